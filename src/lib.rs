@@ -5,3 +5,4 @@
 //! and the engine for every entry point. `plan` and `llm` are leaves.
 
 pub mod untrusted;
+pub mod llm;

@@ -1,0 +1,153 @@
+//! Errors of the model client.
+
+use std::time::Duration;
+
+/// Why a model call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum LlmError {
+    /// The server answered with a non-success HTTP status.
+    #[error("llm: {status} {reason} (status {status}): {body}")]
+    Status {
+        /// HTTP status code.
+        status: u16,
+        /// Canonical reason phrase.
+        reason: String,
+        /// Response body, shortened.
+        body: String,
+        /// `Retry-After`, when the server sent one.
+        retry_after: Option<Duration>,
+    },
+    /// The connection failed (refused, reset, DNS, TLS).
+    #[error("llm: connection error: {0}")]
+    Network(String),
+    /// No complete answer within the request timeout.
+    #[error("llm: request timed out after {}s", .0.as_secs())]
+    Timeout(Duration),
+    /// A stream went silent for longer than the idle timeout.
+    #[error("llm: stream idle for over {}s without an event", .0.as_secs())]
+    StreamIdle(Duration),
+    /// The answer could not be understood (bad JSON, no choices, truncated stream).
+    #[error("llm: {0}")]
+    Protocol(String),
+    /// Every attempt failed with a retryable error.
+    #[error("llm: retry exhausted ({attempts} attempts): {last}")]
+    RetryExhausted {
+        /// How many attempts were made.
+        attempts: u32,
+        /// The last error.
+        last: Box<LlmError>,
+    },
+    /// A replay recording could not be read or ran out.
+    #[error("replay: {0}")]
+    Replay(String),
+}
+
+/// Fragments providers use when a request does not fit the context window.
+const CONTEXT_LENGTH_MARKERS: &[&str] = &[
+    "context_length_exceeded",
+    "maximum context length",
+    "context length",
+    "token limit",
+    "context window",
+    "max_input_tokens",
+    "input length",
+    "too many tokens",
+    "input is too long",
+    "reduce the length",
+];
+
+impl LlmError {
+    /// The innermost error (unwraps `RetryExhausted`).
+    pub fn root(&self) -> &LlmError {
+        match self {
+            LlmError::RetryExhausted { last, .. } => last.root(),
+            other => other,
+        }
+    }
+
+    /// HTTP status of the failure, when there was one.
+    pub fn http_status(&self) -> Option<u16> {
+        match self.root() {
+            LlmError::Status { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+
+    /// True when the provider said the request exceeds the model's context window.
+    pub fn is_context_length(&self) -> bool {
+        match self.root() {
+            LlmError::Status { status, body, .. } if (400..500).contains(status) => {
+                let body = body.to_ascii_lowercase();
+                CONTEXT_LENGTH_MARKERS.iter().any(|m| body.contains(m))
+            }
+            _ => false,
+        }
+    }
+
+    /// True for 401/403: the key is wrong or lacks access.
+    pub fn is_auth(&self) -> bool {
+        matches!(self.http_status(), Some(401 | 403))
+    }
+
+    /// The `error_class` vocabulary of the event stream.
+    pub fn error_class(&self) -> &'static str {
+        match self.root() {
+            LlmError::Status { status, .. } => match status {
+                401 | 403 => "provider_auth",
+                429 => "rate_limited",
+                500.. => "provider_unavailable",
+                _ => "provider_request",
+            },
+            LlmError::Network(msg) => {
+                let m = msg.to_ascii_lowercase();
+                if m.contains("refused") {
+                    "connection_refused"
+                } else if m.contains("dns") || m.contains("resolve") {
+                    "dns_failure"
+                } else if m.contains("certificate") || m.contains("tls") {
+                    "tls_certificate"
+                } else {
+                    "connection_closed"
+                }
+            }
+            LlmError::Timeout(_) => "network_timeout",
+            LlmError::StreamIdle(_) => "stream_idle_timeout",
+            LlmError::Protocol(_) => "invalid_json",
+            LlmError::Replay(_) => "provider_config",
+            LlmError::RetryExhausted { .. } => "error",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status(code: u16, body: &str) -> LlmError {
+        LlmError::Status {
+            status: code,
+            reason: "x".into(),
+            body: body.into(),
+            retry_after: None,
+        }
+    }
+
+    #[test]
+    fn context_length_is_recognised_through_retries() {
+        let e = LlmError::RetryExhausted {
+            attempts: 2,
+            last: Box::new(status(400, "This model's Maximum Context Length is 8192")),
+        };
+        assert!(e.is_context_length());
+        assert!(!status(500, "context length").is_context_length());
+        assert!(!status(400, "bad request").is_context_length());
+    }
+
+    #[test]
+    fn classes() {
+        assert_eq!(status(401, "").error_class(), "provider_auth");
+        assert_eq!(status(429, "").error_class(), "rate_limited");
+        assert_eq!(status(503, "").error_class(), "provider_unavailable");
+        assert!(status(403, "").is_auth());
+    }
+}

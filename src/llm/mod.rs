@@ -1,0 +1,41 @@
+//! The model endpoint: wire types, the `ChatModel` trait, the OpenAI-compatible HTTP client,
+//! and a replay model that plays recorded responses.
+//!
+//! A leaf module: it knows nothing about tools, plans or sessions.
+
+mod error;
+mod types;
+
+pub use error::LlmError;
+pub use types::{
+    ChatRequest, ChatResponse, Delta, FunctionCall, Message, Role, ToolCall, ToolDef, Usage,
+};
+
+use async_trait::async_trait;
+
+/// Callback that receives streamed text as it arrives.
+pub type DeltaSink<'a> = &'a (dyn Fn(Delta<'_>) + Send + Sync);
+
+/// Anything that answers chat requests: the HTTP client, the replay model, test doubles.
+///
+/// Dropping the future returned by `complete` cancels the call (the engine does this on
+/// Ctrl-C), so implementations need no cancellation token of their own.
+#[async_trait]
+pub trait ChatModel: Send + Sync {
+    /// The model name sent to the server (and shown to the user).
+    fn model_name(&self) -> &str;
+
+    /// Sends one request. When `on_delta` is given and the request streams, content and
+    /// reasoning text are handed to it as they arrive.
+    async fn complete(
+        &self,
+        request: &ChatRequest<'_>,
+        on_delta: Option<DeltaSink<'_>>,
+    ) -> Result<ChatResponse, LlmError>;
+
+    /// The context window in tokens, asked of the server (`GET /models`) or taken from the
+    /// model profile table; `None` when unknown.
+    async fn context_window(&self) -> Option<u64> {
+        None
+    }
+}

@@ -1,0 +1,293 @@
+//! Wire types shared by the model client, the engine and the session store.
+//!
+//! The shapes follow the OpenAI chat-completions protocol, which is also the session file
+//! format, so a transcript on disk is exactly what was (or will be) sent.
+
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
+
+/// Who wrote a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Instructions and engine-maintained context (plan, digest, hints).
+    System,
+    /// The human (or the task).
+    User,
+    /// The model.
+    Assistant,
+    /// A tool result answering one tool call.
+    Tool,
+}
+
+impl Role {
+    /// The protocol name of the role.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        }
+    }
+}
+
+/// One chat message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    /// Author of the message.
+    pub role: Role,
+    /// Text; providers send `null` beside tool calls, which reads as empty.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub content: String,
+    /// Tool name on tool results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The call a tool result answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// Tool calls requested by an assistant message.
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_default"
+    )]
+    pub tool_calls: Vec<ToolCall>,
+    /// Reasoning text from thinking models, echoed back on later requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_content: Option<String>,
+}
+
+impl Message {
+    fn new(role: Role, content: impl Into<String>) -> Self {
+        Message {
+            role,
+            content: content.into(),
+            name: None,
+            tool_call_id: None,
+            tool_calls: Vec::new(),
+            reasoning_content: None,
+        }
+    }
+
+    /// A system message.
+    pub fn system(content: impl Into<String>) -> Self {
+        Self::new(Role::System, content)
+    }
+
+    /// A user message.
+    pub fn user(content: impl Into<String>) -> Self {
+        Self::new(Role::User, content)
+    }
+
+    /// An assistant message without tool calls.
+    pub fn assistant(content: impl Into<String>) -> Self {
+        Self::new(Role::Assistant, content)
+    }
+
+    /// A tool result answering `call_id`.
+    pub fn tool_result(
+        call_id: impl Into<String>,
+        name: impl Into<String>,
+        content: impl Into<String>,
+    ) -> Self {
+        let mut m = Self::new(Role::Tool, content);
+        m.tool_call_id = Some(call_id.into());
+        m.name = Some(name.into());
+        m
+    }
+
+    /// True for an assistant message that requests tools.
+    pub fn has_tool_calls(&self) -> bool {
+        self.role == Role::Assistant && !self.tool_calls.is_empty()
+    }
+}
+
+/// One tool call requested by the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// Provider-assigned id (the engine assigns `call_<iter>_<n>` when missing).
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub id: String,
+    /// Always `"function"`.
+    #[serde(rename = "type", default = "function_kind")]
+    pub kind: String,
+    /// Which function and with what arguments.
+    pub function: FunctionCall,
+}
+
+impl ToolCall {
+    /// A function call with the given id, name and raw JSON arguments.
+    pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: impl Into<String>) -> Self {
+        ToolCall {
+            id: id.into(),
+            kind: function_kind(),
+            function: FunctionCall {
+                name: name.into(),
+                arguments: arguments.into(),
+            },
+        }
+    }
+}
+
+fn function_kind() -> String {
+    "function".to_string()
+}
+
+/// Function name and its arguments as a raw JSON string.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FunctionCall {
+    /// Tool name.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub name: String,
+    /// Raw JSON text. Some servers send an object instead of a string; it is re-serialised.
+    #[serde(default, deserialize_with = "string_or_json")]
+    pub arguments: String,
+}
+
+/// A tool as advertised to the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolDef {
+    /// Tool name.
+    pub name: String,
+    /// What the tool does, for the model.
+    pub description: String,
+    /// JSON schema of the arguments.
+    pub parameters: Value,
+}
+
+impl Serialize for ToolDef {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Function<'a> {
+            name: &'a str,
+            description: &'a str,
+            parameters: &'a Value,
+        }
+        #[derive(Serialize)]
+        struct Wire<'a> {
+            #[serde(rename = "type")]
+            kind: &'static str,
+            function: Function<'a>,
+        }
+        Wire {
+            kind: "function",
+            function: Function {
+                name: &self.name,
+                description: &self.description,
+                parameters: &self.parameters,
+            },
+        }
+        .serialize(s)
+    }
+}
+
+/// One request to the model. Model name, endpoint and thinking settings belong to the client.
+#[derive(Debug, Clone, Copy)]
+pub struct ChatRequest<'a> {
+    /// The conversation so far.
+    pub messages: &'a [Message],
+    /// Tools in a stable order (prompt caches depend on it). Empty = no tools field.
+    pub tools: &'a [ToolDef],
+    /// Whether to stream; the client may still fall back to a buffered answer.
+    pub stream: bool,
+    /// Cap on generated tokens (`None` = server default).
+    pub max_tokens: Option<u32>,
+}
+
+/// Token accounting for one call (or a running total).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt tokens, including cached ones.
+    pub input_tokens: u64,
+    /// Completion tokens.
+    pub output_tokens: u64,
+    /// Prompt tokens served from the provider's cache.
+    pub cache_read_tokens: u64,
+    /// Prompt tokens written to the provider's cache.
+    pub cache_write_tokens: u64,
+}
+
+impl Usage {
+    /// Adds another call's usage to this total.
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
+    }
+}
+
+/// The model's answer to one request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatResponse {
+    /// The assistant message (content, reasoning, tool calls).
+    pub message: Message,
+    /// Tokens used by this call.
+    pub usage: Usage,
+    /// Why generation stopped, when the server said.
+    pub finish_reason: Option<String>,
+}
+
+/// A piece of a streamed answer, handed to the terminal as it arrives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delta<'a> {
+    /// Answer text.
+    Content(&'a str),
+    /// Reasoning text of a thinking model.
+    Reasoning(&'a str),
+}
+
+fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
+fn string_or_json<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    Ok(match Value::deserialize(d)? {
+        Value::Null => String::new(),
+        Value::String(s) => s,
+        other => other.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn null_content_and_object_arguments_are_tolerated() {
+        let m: Message = serde_json::from_str(
+            r#"{"role":"assistant","content":null,"tool_calls":[{"function":{"name":"shell","arguments":{"command":"ls"}}}]}"#,
+        )
+        .expect("parses");
+        assert_eq!(m.content, "");
+        assert_eq!(m.tool_calls[0].id, "");
+        assert_eq!(m.tool_calls[0].kind, "function");
+        assert_eq!(m.tool_calls[0].function.arguments, r#"{"command":"ls"}"#);
+    }
+
+    #[test]
+    fn optional_fields_are_omitted_on_the_wire() {
+        let s = serde_json::to_string(&Message::user("hi")).expect("serialises");
+        assert_eq!(s, r#"{"role":"user","content":"hi"}"#);
+        let t = serde_json::to_string(&Message::tool_result("c1", "shell", "ok")).expect("ok");
+        assert_eq!(t, r#"{"role":"tool","content":"ok","name":"shell","tool_call_id":"c1"}"#);
+    }
+
+    #[test]
+    fn tool_defs_serialise_as_functions() {
+        let d = ToolDef {
+            name: "x".into(),
+            description: "d".into(),
+            parameters: serde_json::json!({"type":"object"}),
+        };
+        assert_eq!(
+            serde_json::to_value(&d).expect("ok"),
+            serde_json::json!({"type":"function","function":{"name":"x","description":"d","parameters":{"type":"object"}}})
+        );
+    }
+}
