@@ -6,3 +6,5 @@
 
 pub mod untrusted;
 pub mod llm;
+pub mod config;
+pub mod tools;

@@ -1,0 +1,178 @@
+//! Merging layers onto the defaults while recording where each key came from, and the range
+//! clamps applied afterwards.
+
+use std::collections::BTreeMap;
+
+use super::env::ENV_VARS;
+use super::{Config, PartialConfig, Source};
+
+/// Accumulates layers in precedence order.
+pub(super) struct Merger {
+    config: Config,
+    sources: BTreeMap<String, Source>,
+}
+
+impl Merger {
+    pub(super) fn new() -> Self {
+        Merger {
+            config: Config::default(),
+            sources: BTreeMap::new(),
+        }
+    }
+
+    /// The configuration merged so far (the project policy compares against it).
+    pub(super) fn config(&self) -> &Config {
+        &self.config
+    }
+
+    fn record(&mut self, key: &str, source: &Source) {
+        let source = match source {
+            Source::Env(_) => Source::Env(
+                ENV_VARS
+                    .iter()
+                    .find(|(_, k)| *k == key)
+                    .map_or("ODEK_*", |(v, _)| v)
+                    .to_string(),
+            ),
+            other => other.clone(),
+        };
+        self.sources.insert(key.to_string(), source);
+    }
+
+    /// Applies one layer: every `Some` value overrides what is there.
+    pub(super) fn apply(&mut self, layer: &PartialConfig, source: &Source) {
+        macro_rules! set {
+            ($field:expr, $value:expr, $key:expr) => {
+                if let Some(v) = $value {
+                    $field = v.clone();
+                    self.record($key, source);
+                }
+            };
+        }
+        macro_rules! set_opt {
+            ($field:expr, $value:expr, $key:expr) => {
+                if let Some(v) = $value {
+                    $field = Some(v.clone());
+                    self.record($key, source);
+                }
+            };
+        }
+        // Taken out so the macros can borrow `self` for `record` while writing the config.
+        let mut cfg = std::mem::take(&mut self.config);
+        set!(cfg.model, &layer.model, "model");
+        set!(cfg.base_url, &layer.base_url, "base_url");
+        set_opt!(cfg.api_key, layer.api_key.as_ref().filter(|k| !k.is_empty()), "api_key");
+        set_opt!(cfg.system, layer.system.as_ref().filter(|s| !s.is_empty()), "system");
+        set_opt!(cfg.temperature, &layer.temperature, "temperature");
+        set_opt!(cfg.thinking, layer.thinking.as_ref().filter(|t| !t.is_empty()), "thinking");
+        set!(cfg.max_iterations, &layer.max_iterations, "max_iterations");
+        set!(cfg.max_tool_parallel, &layer.max_tool_parallel, "max_tool_parallel");
+        set!(cfg.stream, &layer.stream, "stream");
+        set!(cfg.compaction, &layer.compaction, "compaction");
+        set!(cfg.context_window, &layer.context_window, "context_window");
+        set!(cfg.no_color, &layer.no_color, "no_color");
+        if let Some(p) = &layer.planning {
+            set!(cfg.planning.enabled, &p.enabled, "planning.enabled");
+            set!(cfg.planning.max_steps, &p.max_steps, "planning.max_steps");
+            set!(cfg.planning.max_render_chars, &p.max_render_chars, "planning.max_render_chars");
+        }
+        set!(cfg.dangerous, &layer.dangerous, "dangerous");
+        if let Some(t) = &layer.tools {
+            set!(cfg.tools.enabled, &t.enabled, "tools.enabled");
+            if let Some(disabled) = &t.disabled {
+                for name in disabled {
+                    if !cfg.tools.disabled.contains(name) {
+                        cfg.tools.disabled.push(name.clone());
+                    }
+                }
+                self.record("tools.disabled", source);
+            }
+        }
+        if let Some(s) = &layer.sessions {
+            set!(cfg.sessions.autosave, &s.autosave, "sessions.autosave");
+        }
+        if let Some(l) = &layer.limits {
+            set!(cfg.limits.max_runtime_seconds, &l.max_runtime_seconds, "limits.max_runtime_seconds");
+            set!(cfg.limits.max_tool_calls, &l.max_tool_calls, "limits.max_tool_calls");
+            set!(cfg.limits.max_input_tokens, &l.max_input_tokens, "limits.max_input_tokens");
+            set!(cfg.limits.max_output_tokens, &l.max_output_tokens, "limits.max_output_tokens");
+        }
+        if let Some(l) = &layer.llm {
+            set!(cfg.llm.timeout_seconds, &l.timeout_seconds, "llm.timeout_seconds");
+            set!(
+                cfg.llm.stream_idle_timeout_seconds,
+                &l.stream_idle_timeout_seconds,
+                "llm.stream_idle_timeout_seconds"
+            );
+            set!(cfg.llm.max_attempts, &l.max_attempts, "llm.max_attempts");
+        }
+        self.config = cfg;
+    }
+
+    /// When no layer set an API key: `DEEPSEEK_API_KEY`, then `OPENAI_API_KEY`.
+    pub(super) fn apply_api_key_fallback(&mut self, env: &BTreeMap<String, String>) {
+        if self.config.api_key.is_some() {
+            return;
+        }
+        for var in ["DEEPSEEK_API_KEY", "OPENAI_API_KEY"] {
+            if let Some(v) = env.get(var).filter(|v| !v.is_empty()) {
+                self.config.api_key = Some(v.clone());
+                self.sources.insert("api_key".into(), Source::Env(var.into()));
+                return;
+            }
+        }
+    }
+
+    /// The informal `NO_COLOR` convention (any non-empty value) turns colour off.
+    pub(super) fn apply_no_color_env(&mut self, env: &BTreeMap<String, String>) {
+        if env.get("NO_COLOR").is_some_and(|v| !v.is_empty()) && !self.config.no_color {
+            self.config.no_color = true;
+            self.sources.insert("no_color".into(), Source::Env("NO_COLOR".into()));
+        }
+    }
+
+    pub(super) fn finish(self) -> (Config, BTreeMap<String, Source>) {
+        (self.config, self.sources)
+    }
+}
+
+/// Clamps out-of-range values into range, with one warning line each.
+pub(super) fn clamp(config: &mut Config, sources: &BTreeMap<String, Source>, warnings: &mut Vec<String>) {
+    let mut clamp = |key: &str, value: u64, min: u64, max: u64| -> u64 {
+        if (min..=max).contains(&value) {
+            return value;
+        }
+        let clamped = value.clamp(min, max);
+        let from = sources.get(key).cloned().unwrap_or(Source::Default);
+        warnings.push(format!(
+            "odek: warning: {key}={value} (from {from}) is outside {min}..{max}; using {clamped}"
+        ));
+        clamped
+    };
+    let mut narrow = |key: &str, value: &mut u32, min: u32, max: u32| {
+        let clamped = clamp(key, u64::from(*value), u64::from(min), u64::from(max));
+        *value = u32::try_from(clamped).unwrap_or(max);
+    };
+    narrow("planning.max_steps", &mut config.planning.max_steps, 1, 50);
+    narrow("planning.max_render_chars", &mut config.planning.max_render_chars, 200, 8000);
+    narrow("max_iterations", &mut config.max_iterations, 1, 10_000);
+    narrow("max_tool_parallel", &mut config.max_tool_parallel, 1, 64);
+    narrow("llm.max_attempts", &mut config.llm.max_attempts, 1, 10);
+    config.llm.timeout_seconds = clamp("llm.timeout_seconds", config.llm.timeout_seconds, 1, 3600);
+    config.llm.stream_idle_timeout_seconds = clamp(
+        "llm.stream_idle_timeout_seconds",
+        config.llm.stream_idle_timeout_seconds,
+        1,
+        3600,
+    );
+    if let Some(t) = config.temperature
+        && !(0.0..=2.0).contains(&t)
+    {
+        let clamped = if t.is_nan() { 0.0 } else { t.clamp(0.0, 2.0) };
+        let from = sources.get("temperature").cloned().unwrap_or(Source::Default);
+        warnings.push(format!(
+            "odek: warning: temperature={t} (from {from}) is outside 0..2; using {clamped}"
+        ));
+        config.temperature = Some(clamped);
+    }
+}

@@ -1,0 +1,476 @@
+//! Layered configuration: built-in defaults → global `<home>/config.json` → project
+//! `./odek.json` → `ODEK_*` environment → command-line flags.
+//!
+//! Every layer is a [`PartialConfig`] (unset = `None`, falls through). The project layer is
+//! filtered first by the project policy (it may only lower limits or opt out), then the layers
+//! are merged onto the defaults while the source of every key is recorded, and finally
+//! out-of-range values are clamped with a warning. The engine and tools only ever see the
+//! resolved [`Config`].
+
+mod env;
+mod file;
+mod merge;
+mod project;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::tools::danger::DangerPolicy;
+
+pub use env::parse_bool;
+pub use file::{KNOWN_KEYS, substitute_env};
+
+/// Name of the project configuration file, looked up in the working directory.
+pub const PROJECT_FILE: &str = "odek.json";
+/// Name of the global configuration file inside the odek home directory.
+pub const GLOBAL_FILE: &str = "config.json";
+/// Largest configuration file accepted.
+pub const MAX_CONFIG_BYTES: u64 = 5 * 1024 * 1024;
+/// Default model name.
+pub const DEFAULT_MODEL: &str = "deepseek-v4-flash";
+/// Default endpoint.
+pub const DEFAULT_BASE_URL: &str = "https://api.deepseek.com/v1";
+/// Values accepted by `thinking`.
+pub const THINKING_LEVELS: &[&str] = &["enabled", "disabled", "low", "medium", "high"];
+
+/// The resolved configuration the program runs with.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Config {
+    /// Model name sent to the endpoint.
+    pub model: String,
+    /// OpenAI-compatible endpoint, e.g. `https://api.openai.com/v1`.
+    pub base_url: String,
+    /// API key (never printed unmasked).
+    pub api_key: Option<String>,
+    /// Replacement for the built-in system prompt.
+    pub system: Option<String>,
+    /// Sampling temperature; `None` leaves it to the server.
+    pub temperature: Option<f64>,
+    /// Thinking / reasoning effort setting.
+    pub thinking: Option<String>,
+    /// Iterations (model calls) per run before the partial summary.
+    pub max_iterations: u32,
+    /// Tool calls of one batch that run at the same time.
+    pub max_tool_parallel: u32,
+    /// Stream answers as they are generated.
+    pub stream: bool,
+    /// Summarise dropped turns into a rolling digest when trimming.
+    pub compaction: bool,
+    /// Context window in tokens; 0 = discover from the server or the model table.
+    pub context_window: u64,
+    /// Plain output without ANSI colours.
+    pub no_color: bool,
+    /// The structured plan.
+    pub planning: PlanningConfig,
+    /// Approval policy for dangerous tool calls.
+    pub dangerous: DangerPolicy,
+    /// Which tools are registered.
+    pub tools: ToolsConfig,
+    /// Session persistence.
+    pub sessions: SessionsConfig,
+    /// Execution budgets (0 = off).
+    pub limits: LimitsConfig,
+    /// Model-client behaviour.
+    pub llm: LlmConfig,
+}
+
+/// The `planning` section.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct PlanningConfig {
+    /// Master switch: false removes the plan tool and every piece of plan logic.
+    pub enabled: bool,
+    /// Most steps a plan may have (1..=50).
+    pub max_steps: u32,
+    /// Largest rendered plan message in bytes (200..=8000).
+    pub max_render_chars: u32,
+}
+
+/// The `tools` section.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ToolsConfig {
+    /// When non-empty, only these tools are registered, in this order.
+    pub enabled: Vec<String>,
+    /// Tools never registered.
+    pub disabled: Vec<String>,
+}
+
+/// The `sessions` section.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SessionsConfig {
+    /// `odek run` saves its transcript unless `--ephemeral`.
+    pub autosave: bool,
+}
+
+/// The `limits` section; 0 means no limit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct LimitsConfig {
+    /// Wall-clock seconds per run.
+    pub max_runtime_seconds: u64,
+    /// Tool calls per run.
+    pub max_tool_calls: u64,
+    /// Input (prompt) tokens per run.
+    pub max_input_tokens: u64,
+    /// Output (completion) tokens per run.
+    pub max_output_tokens: u64,
+}
+
+/// The `llm` section.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct LlmConfig {
+    /// Seconds for a whole buffered call, or until a stream starts.
+    pub timeout_seconds: u64,
+    /// Seconds a stream may stay silent.
+    pub stream_idle_timeout_seconds: u64,
+    /// Attempts per call (1 = no retries).
+    pub max_attempts: u32,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            model: DEFAULT_MODEL.to_string(),
+            base_url: DEFAULT_BASE_URL.to_string(),
+            api_key: None,
+            system: None,
+            temperature: None,
+            thinking: None,
+            max_iterations: 90,
+            max_tool_parallel: 4,
+            stream: true,
+            compaction: true,
+            context_window: 0,
+            no_color: false,
+            planning: PlanningConfig {
+                enabled: true,
+                max_steps: 12,
+                max_render_chars: 2000,
+            },
+            dangerous: DangerPolicy::default(),
+            tools: ToolsConfig::default(),
+            sessions: SessionsConfig { autosave: true },
+            limits: LimitsConfig::default(),
+            llm: LlmConfig {
+                timeout_seconds: 120,
+                stream_idle_timeout_seconds: 120,
+                max_attempts: 4,
+            },
+        }
+    }
+}
+
+/// One configuration layer: every key optional. The CLI builds one of these from its flags.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+pub struct PartialConfig {
+    /// See [`Config::model`].
+    pub model: Option<String>,
+    /// See [`Config::base_url`].
+    pub base_url: Option<String>,
+    /// See [`Config::api_key`].
+    pub api_key: Option<String>,
+    /// See [`Config::system`].
+    pub system: Option<String>,
+    /// See [`Config::temperature`].
+    pub temperature: Option<f64>,
+    /// See [`Config::thinking`].
+    pub thinking: Option<String>,
+    /// See [`Config::max_iterations`].
+    pub max_iterations: Option<u32>,
+    /// See [`Config::max_tool_parallel`].
+    pub max_tool_parallel: Option<u32>,
+    /// See [`Config::stream`].
+    pub stream: Option<bool>,
+    /// See [`Config::compaction`].
+    pub compaction: Option<bool>,
+    /// See [`Config::context_window`].
+    pub context_window: Option<u64>,
+    /// See [`Config::no_color`].
+    pub no_color: Option<bool>,
+    /// See [`Config::planning`].
+    pub planning: Option<PartialPlanning>,
+    /// See [`Config::dangerous`].
+    pub dangerous: Option<DangerPolicy>,
+    /// See [`Config::tools`].
+    pub tools: Option<PartialTools>,
+    /// See [`Config::sessions`].
+    pub sessions: Option<PartialSessions>,
+    /// See [`Config::limits`].
+    pub limits: Option<PartialLimits>,
+    /// See [`Config::llm`].
+    pub llm: Option<PartialLlm>,
+    /// Reserved for the Telegram bot; only accepted from the global file.
+    pub telegram: Option<serde_json::Value>,
+}
+
+/// Partial `planning` section.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+pub struct PartialPlanning {
+    /// See [`PlanningConfig::enabled`].
+    pub enabled: Option<bool>,
+    /// See [`PlanningConfig::max_steps`].
+    pub max_steps: Option<u32>,
+    /// See [`PlanningConfig::max_render_chars`].
+    pub max_render_chars: Option<u32>,
+}
+
+/// Partial `tools` section.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+pub struct PartialTools {
+    /// See [`ToolsConfig::enabled`].
+    pub enabled: Option<Vec<String>>,
+    /// See [`ToolsConfig::disabled`]; lists from every layer add up.
+    pub disabled: Option<Vec<String>>,
+}
+
+/// Partial `sessions` section.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+pub struct PartialSessions {
+    /// See [`SessionsConfig::autosave`].
+    pub autosave: Option<bool>,
+}
+
+/// Partial `limits` section.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+pub struct PartialLimits {
+    /// See [`LimitsConfig::max_runtime_seconds`].
+    pub max_runtime_seconds: Option<u64>,
+    /// See [`LimitsConfig::max_tool_calls`].
+    pub max_tool_calls: Option<u64>,
+    /// See [`LimitsConfig::max_input_tokens`].
+    pub max_input_tokens: Option<u64>,
+    /// See [`LimitsConfig::max_output_tokens`].
+    pub max_output_tokens: Option<u64>,
+}
+
+/// Partial `llm` section.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+pub struct PartialLlm {
+    /// See [`LlmConfig::timeout_seconds`].
+    pub timeout_seconds: Option<u64>,
+    /// See [`LlmConfig::stream_idle_timeout_seconds`].
+    pub stream_idle_timeout_seconds: Option<u64>,
+    /// See [`LlmConfig::max_attempts`].
+    pub max_attempts: Option<u32>,
+}
+
+/// Where a resolved value came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// Built-in default.
+    Default,
+    /// The global file.
+    Global(PathBuf),
+    /// The project file.
+    Project(PathBuf),
+    /// An environment variable.
+    Env(String),
+    /// A command-line flag.
+    Flag,
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Default => f.write_str("default"),
+            Source::Global(p) => write!(f, "global {}", p.display()),
+            Source::Project(p) => write!(f, "project {}", p.display()),
+            Source::Env(v) => write!(f, "env {v}"),
+            Source::Flag => f.write_str("flag"),
+        }
+    }
+}
+
+/// A configuration error: always names the file (or variable), the key and what was expected.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("config {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The file is larger than [`MAX_CONFIG_BYTES`].
+    #[error("config {path}: file is {size} bytes, over the {MAX_CONFIG_BYTES}-byte limit")]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// Its size.
+        size: u64,
+    },
+    /// The file is not valid JSON.
+    #[error("config {path}: invalid JSON at line {line}, column {column}: {message}")]
+    InvalidJson {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// What the parser said.
+        message: String,
+    },
+    /// A key holds a value of the wrong type or an invalid value.
+    #[error("config {origin}: {key}: {message}")]
+    InvalidValue {
+        /// The file path or environment variable.
+        origin: String,
+        /// JSON path of the key, e.g. `planning.max_steps`.
+        key: String,
+        /// What was expected.
+        message: String,
+    },
+}
+
+/// Everything `load` needs; tests build it by hand, the CLI from the process.
+#[derive(Debug, Clone)]
+pub struct LoadOptions {
+    /// The odek home (`$ODEK_HOME` or `~/.odek`).
+    pub home: PathBuf,
+    /// Directory searched for the project file.
+    pub cwd: PathBuf,
+    /// A snapshot of the environment.
+    pub env: BTreeMap<String, String>,
+    /// Overrides from command-line flags.
+    pub flags: PartialConfig,
+}
+
+impl LoadOptions {
+    /// Options for this process: `$ODEK_HOME` (or `~/.odek`), the current directory and the
+    /// current environment.
+    pub fn from_process(flags: PartialConfig) -> Self {
+        let env: BTreeMap<String, String> = std::env::vars().collect();
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        LoadOptions {
+            home: home_dir_from(&env),
+            cwd,
+            env,
+            flags,
+        }
+    }
+}
+
+/// `$ODEK_HOME` when set and non-empty, else `~/.odek`.
+pub fn home_dir_from(env: &BTreeMap<String, String>) -> PathBuf {
+    match env.get("ODEK_HOME").filter(|v| !v.is_empty()) {
+        Some(h) => PathBuf::from(h),
+        None => std::env::home_dir()
+            .unwrap_or_else(|| PathBuf::from("."))
+            .join(".odek"),
+    }
+}
+
+/// The result of loading: the configuration, where each key came from, and the warnings
+/// (already formatted as `odek: …` lines) that the CLI prints.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    /// The configuration to run with.
+    pub config: Config,
+    /// Source of every key, by dotted path.
+    pub sources: BTreeMap<String, Source>,
+    /// Warning lines for stderr.
+    pub warnings: Vec<String>,
+    /// The odek home directory.
+    pub home: PathBuf,
+    /// The global file path (whether or not it exists).
+    pub global_path: PathBuf,
+    /// The project file, when one was found.
+    pub project_path: Option<PathBuf>,
+}
+
+impl Resolved {
+    /// The source recorded for a dotted key path.
+    pub fn source_of(&self, key: &str) -> Source {
+        self.sources.get(key).cloned().unwrap_or(Source::Default)
+    }
+}
+
+/// Loads and resolves the configuration.
+pub fn load(opts: &LoadOptions) -> Result<Resolved, ConfigError> {
+    let mut warnings = Vec::new();
+    let global_path = opts.home.join(GLOBAL_FILE);
+    let project_candidate = opts.cwd.join(PROJECT_FILE);
+
+    let global = file::read_layer(&global_path, &opts.env, &mut warnings)?;
+    let project = file::read_layer(&project_candidate, &opts.env, &mut warnings)?;
+    let project_path = project.as_ref().map(|_| absolute(&project_candidate));
+    let env_layer = env::read_env_layer(&opts.env)?;
+
+    let mut merger = merge::Merger::new();
+    if let Some(g) = &global {
+        merger.apply(g, &Source::Global(global_path.clone()));
+    }
+    if let (Some(p), Some(path)) = (project, &project_path) {
+        let allowed = project::filter_project_layer(p, merger.config(), path, &global_path, &mut warnings);
+        merger.apply(&allowed, &Source::Project(path.clone()));
+    }
+    merger.apply(&env_layer, &Source::Env(String::new()));
+    merger.apply(&opts.flags, &Source::Flag);
+    merger.apply_api_key_fallback(&opts.env);
+    merger.apply_no_color_env(&opts.env);
+    let (mut config, sources) = merger.finish();
+    merge::clamp(&mut config, &sources, &mut warnings);
+    validate(&config, &sources)?;
+    Ok(Resolved {
+        config,
+        sources,
+        warnings,
+        home: opts.home.clone(),
+        global_path,
+        project_path,
+    })
+}
+
+fn validate(config: &Config, sources: &BTreeMap<String, Source>) -> Result<(), ConfigError> {
+    let origin = |key: &str| sources.get(key).cloned().unwrap_or(Source::Default).to_string();
+    if let Some(t) = &config.thinking
+        && !THINKING_LEVELS.contains(&t.as_str())
+    {
+        return Err(ConfigError::InvalidValue {
+            origin: origin("thinking"),
+            key: "thinking".into(),
+            message: format!("expected one of {}, got {t:?}", THINKING_LEVELS.join(", ")),
+        });
+    }
+    let url = config.base_url.as_str();
+    if !(url.starts_with("http://") || url.starts_with("https://")) || url.len() < 10 {
+        return Err(ConfigError::InvalidValue {
+            origin: origin("base_url"),
+            key: "base_url".into(),
+            message: format!("expected an http:// or https:// URL, got {url:?}"),
+        });
+    }
+    config
+        .dangerous
+        .validate()
+        .map_err(|message| ConfigError::InvalidValue {
+            origin: origin("dangerous"),
+            key: "dangerous".into(),
+            message,
+        })
+}
+
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// True when `base_url` points at this machine (a local server needs no API key).
+pub fn is_loopback_url(base_url: &str) -> bool {
+    let rest = base_url
+        .strip_prefix("http://")
+        .or_else(|| base_url.strip_prefix("https://"))
+        .unwrap_or(base_url);
+    let host_port = rest.split('/').next().unwrap_or("");
+    let host = if let Some(v6) = host_port.strip_prefix('[') {
+        v6.split(']').next().unwrap_or("")
+    } else {
+        host_port.split(':').next().unwrap_or("")
+    };
+    host == "localhost" || host == "::1" || host.starts_with("127.") || host == "0.0.0.0"
+}
+
+#[cfg(test)]
+mod tests;
