@@ -7,4 +7,5 @@
 pub mod untrusted;
 pub mod llm;
 pub mod config;
+pub mod plan;
 pub mod tools;

@@ -1,0 +1,187 @@
+//! The approval gate: before a batch runs, every call is classified and the `dangerous` policy
+//! decides allow, deny or ask. Calls that need asking in one batch share one prompt.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+use super::danger::{Action, Classification, DangerClass, DangerPolicy};
+
+/// One call waiting for the user's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApprovalItem {
+    /// Tool name.
+    pub tool: String,
+    /// What it acts on (the command, the path).
+    pub resource: String,
+    /// Its danger class.
+    pub class: DangerClass,
+    /// Why it got that class.
+    pub reason: String,
+}
+
+/// The user's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApprovalAnswer {
+    /// Run these calls.
+    Approve,
+    /// Refuse them.
+    Deny,
+    /// Run them, and stop asking about their classes for the rest of the session.
+    TrustClasses,
+}
+
+/// Something that can ask the user (the terminal). Called on a blocking thread.
+pub trait Approver: Send + Sync {
+    /// Asks about one call or a batch of calls.
+    fn ask(&self, items: &[ApprovalItem]) -> ApprovalAnswer;
+}
+
+/// One call as the gate sees it.
+#[derive(Debug, Clone)]
+pub struct GateRequest {
+    /// Tool name.
+    pub tool: String,
+    /// The tool's classification; `None` = never gated.
+    pub classification: Option<Classification>,
+    /// The shell command, when there is one (allow/deny lists apply to it).
+    pub command: Option<String>,
+    /// What the call acts on, for messages.
+    pub resource: String,
+}
+
+/// Classes a user may never trust for a whole session.
+const NEVER_TRUSTED: &[DangerClass] = &[DangerClass::Destructive, DangerClass::Blocked, DangerClass::Unknown];
+
+/// Applies the policy, asking the approver when there is one.
+pub struct Gate {
+    policy: DangerPolicy,
+    approver: Option<Arc<dyn Approver>>,
+    trusted: Mutex<HashSet<DangerClass>>,
+    config_hint: String,
+}
+
+enum Verdict {
+    Allowed,
+    Denied(String),
+    Ask(ApprovalItem),
+}
+
+impl Gate {
+    /// A gate for this policy; without an approver, `non_interactive` decides what would be
+    /// asked. `config_path` is named in denial messages so the user knows where to allow.
+    pub fn new(policy: DangerPolicy, approver: Option<Arc<dyn Approver>>, config_path: &str) -> Self {
+        Gate {
+            policy,
+            approver,
+            trusted: Mutex::new(HashSet::new()),
+            config_hint: config_path.to_string(),
+        }
+    }
+
+    /// Decides every call of a batch: `Ok(())` runs it, `Err(message)` becomes its result.
+    pub async fn decide(&self, requests: &[GateRequest]) -> Vec<Result<(), String>> {
+        let verdicts: Vec<Verdict> = requests.iter().map(|r| self.verdict(r)).collect();
+        let asks: Vec<ApprovalItem> = verdicts
+            .iter()
+            .filter_map(|v| match v {
+                Verdict::Ask(item) => Some(item.clone()),
+                _ => None,
+            })
+            .collect();
+        let answer = if asks.is_empty() { None } else { Some(self.ask(asks).await) };
+        verdicts
+            .into_iter()
+            .map(|v| match v {
+                Verdict::Allowed => Ok(()),
+                Verdict::Denied(msg) => Err(msg),
+                Verdict::Ask(item) => match &answer {
+                    Some(Ok(())) => Ok(()),
+                    Some(Err(f)) => Err(f(&item)),
+                    None => Ok(()),
+                },
+            })
+            .collect()
+    }
+
+    fn verdict(&self, request: &GateRequest) -> Verdict {
+        let Some(classification) = &request.classification else {
+            return Verdict::Allowed;
+        };
+        let (class, action, reason) = match &request.command {
+            Some(cmd) => {
+                let d = self.policy.decide_command(cmd);
+                (d.class, d.action, d.reason)
+            }
+            None => (
+                classification.class,
+                self.policy.decide_class(classification.class),
+                classification.reason.clone(),
+            ),
+        };
+        match action {
+            Action::Allow => Verdict::Allowed,
+            Action::Deny => Verdict::Denied(format!(
+                "operation denied by configuration: {} (risk: {}{})",
+                request.resource,
+                class.as_str(),
+                reason_suffix(&reason)
+            )),
+            Action::Prompt if self.is_trusted(class) => Verdict::Allowed,
+            Action::Prompt => Verdict::Ask(ApprovalItem {
+                tool: request.tool.clone(),
+                resource: request.resource.clone(),
+                class,
+                reason,
+            }),
+        }
+    }
+
+    fn is_trusted(&self, class: DangerClass) -> bool {
+        self.trusted.lock().map(|t| t.contains(&class)).unwrap_or(false)
+    }
+
+    /// Asks once for all items; the error side renders a denial message per item.
+    async fn ask(&self, items: Vec<ApprovalItem>) -> Result<(), Box<dyn Fn(&ApprovalItem) -> String + Send + Sync>> {
+        let Some(approver) = self.approver.clone() else {
+            return match self.policy.non_interactive_action() {
+                Action::Allow => Ok(()),
+                _ => {
+                    let hint = self.config_hint.clone();
+                    Err(Box::new(move |item: &ApprovalItem| {
+                        format!(
+                            "operation denied (non-interactive mode): {} (risk: {}{}). There is no terminal to ask for approval; to allow this class, set \"dangerous\": {{\"classes\": {{\"{}\": \"allow\"}}}} (or \"non_interactive\": \"allow\") in {hint}",
+                            item.resource,
+                            item.class.as_str(),
+                            reason_suffix(&item.reason),
+                            item.class.as_str()
+                        )
+                    }))
+                }
+            };
+        };
+        let asked = items.clone();
+        let answer = tokio::task::spawn_blocking(move || approver.ask(&asked))
+            .await
+            .unwrap_or(ApprovalAnswer::Deny);
+        match answer {
+            ApprovalAnswer::Approve => Ok(()),
+            ApprovalAnswer::TrustClasses => {
+                if let Ok(mut trusted) = self.trusted.lock() {
+                    trusted.extend(items.iter().map(|i| i.class).filter(|c| !NEVER_TRUSTED.contains(c)));
+                }
+                Ok(())
+            }
+            ApprovalAnswer::Deny => Err(Box::new(|item: &ApprovalItem| {
+                format!("operation denied by user: {}", item.resource)
+            })),
+        }
+    }
+}
+
+fn reason_suffix(reason: &str) -> String {
+    if reason.is_empty() {
+        String::new()
+    } else {
+        format!(" — {reason}")
+    }
+}

@@ -1,0 +1,95 @@
+//! Path handling shared by the file tools: resolving against the working directory and keeping
+//! writes inside it.
+
+use std::path::{Component, Path, PathBuf};
+
+use super::ToolError;
+
+/// `path` resolved against `cwd` and normalised lexically (`.` and `..` removed).
+pub fn resolve(cwd: &Path, path: &str) -> PathBuf {
+    let joined = if Path::new(path).is_absolute() {
+        PathBuf::from(path)
+    } else {
+        cwd.join(path)
+    };
+    normalize(&joined)
+}
+
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// Resolves a write target and refuses anything outside `cwd`, including through symlinks.
+pub fn resolve_inside(cwd: &Path, path: &str, tool: &str) -> Result<PathBuf, ToolError> {
+    if path.trim().is_empty() {
+        return Err(ToolError(format!("{tool}: path is empty")));
+    }
+    let root = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
+    let target = resolve(&root, path);
+    let outside = || {
+        ToolError(format!(
+            "{tool}: {path} is outside the working directory {}; only files under it can be changed",
+            root.display()
+        ))
+    };
+    if !target.starts_with(&root) {
+        return Err(outside());
+    }
+    // The nearest existing ancestor must also resolve inside (a symlinked directory could
+    // otherwise lead out of the tree).
+    let mut probe = target.as_path();
+    loop {
+        if let Ok(real) = probe.canonicalize() {
+            if !real.starts_with(&root) {
+                return Err(outside());
+            }
+            break;
+        }
+        match probe.parent() {
+            Some(parent) => probe = parent,
+            None => break,
+        }
+    }
+    Ok(target)
+}
+
+/// `path` shown relative to `cwd` when it is inside it.
+pub fn display(cwd: &Path, path: &Path) -> String {
+    path.strip_prefix(cwd)
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| path.display().to_string())
+}
+
+/// True when the first 8 KiB contain a NUL byte.
+pub fn looks_binary(bytes: &[u8]) -> bool {
+    bytes.iter().take(8192).any(|&b| b == 0)
+}
+
+/// Writes `content` to `path` atomically (temp file in the same directory, fsync, rename),
+/// creating parent directories and keeping an existing file's permissions.
+pub fn write_atomic(path: &Path, content: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(content)?;
+    tmp.as_file().sync_all()?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        std::fs::set_permissions(tmp.path(), meta.permissions())?;
+    } else {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o644))?;
+    }
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}

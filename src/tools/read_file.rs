@@ -1,0 +1,151 @@
+//! `read_file`: numbered lines of a text file, a window at a time.
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{Tool, ToolContext, ToolError, decode_args, paths};
+
+const DEFAULT_LIMIT: usize = 500;
+const MAX_LIMIT: usize = 2000;
+const MAX_FILE_BYTES: u64 = 50 * 1024 * 1024;
+const MAX_LINE_CHARS: usize = 2000;
+
+/// Reads a text file as numbered lines.
+pub struct ReadFileTool;
+
+#[derive(Deserialize)]
+struct Args {
+    path: String,
+    #[serde(default)]
+    offset: Option<usize>,
+    #[serde(default)]
+    limit: Option<usize>,
+}
+
+#[async_trait]
+impl Tool for ReadFileTool {
+    fn name(&self) -> &str {
+        "read_file"
+    }
+
+    fn description(&self) -> &str {
+        "Read a text file. Returns numbered lines (`<n>|<text>`), at most `limit` lines starting at line `offset` (1-based). Use search_files to find files; directories and binary files are refused."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "File path, relative to the working directory or absolute."},
+                "offset": {"type": "integer", "minimum": 1, "description": "First line to return (1-based, default 1)."},
+                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "description": "Most lines to return (default 500, max 2000)."}
+            },
+            "required": ["path"]
+        })
+    }
+
+    fn untrusted_source(&self, args: &Value) -> Option<String> {
+        Some(format!("read_file:{}", str_arg(args, "path")))
+    }
+
+    fn summary(&self, args: &Value) -> String {
+        str_arg(args, "path").to_string()
+    }
+
+    fn event_summary(&self, args: &Value, _ctx: &ToolContext) -> Option<Value> {
+        Some(json!({"path": str_arg(args, "path"), "class": "safe"}))
+    }
+
+    async fn call(&self, args: &str, ctx: &ToolContext) -> Result<String, ToolError> {
+        let args: Args = decode_args(self.name(), args)?;
+        let path = paths::resolve(&ctx.cwd, &args.path);
+        let meta = tokio::fs::metadata(&path)
+            .await
+            .map_err(|e| ToolError(format!("read_file: {}: {e}", args.path)))?;
+        if meta.is_dir() {
+            return Err(ToolError(format!(
+                "read_file: {} is a directory; use search_files with target \"files\" to list it",
+                args.path
+            )));
+        }
+        if meta.len() > MAX_FILE_BYTES {
+            return Err(ToolError(format!(
+                "read_file: {} is {} bytes, over the {MAX_FILE_BYTES}-byte limit; use shell (head, tail, grep) to look inside",
+                args.path,
+                meta.len()
+            )));
+        }
+        let bytes = tokio::fs::read(&path)
+            .await
+            .map_err(|e| ToolError(format!("read_file: {}: {e}", args.path)))?;
+        if paths::looks_binary(&bytes) {
+            return Err(ToolError(format!(
+                "read_file: {} looks like a binary file; read_file only reads text",
+                args.path
+            )));
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        let offset = args.offset.unwrap_or(1).max(1);
+        let limit = args.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT);
+        number_lines(&text, offset, limit, &args.path)
+    }
+}
+
+fn str_arg<'a>(args: &'a Value, key: &str) -> &'a str {
+    args.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+/// The `offset..offset+limit` window of `text` as `<n>|<line>` rows, with a footer saying how
+/// to read on when the file is longer.
+fn number_lines(text: &str, offset: usize, limit: usize, shown_path: &str) -> Result<String, ToolError> {
+    if text.is_empty() {
+        return Ok("(empty file)".to_string());
+    }
+    let total = text.lines().count();
+    if offset > total {
+        return Err(ToolError(format!(
+            "read_file: offset {offset} is past the end of {shown_path} ({total} lines)"
+        )));
+    }
+    let mut out = String::with_capacity(text.len().min(limit * 80));
+    let last = (offset + limit - 1).min(total);
+    for (i, line) in text.lines().enumerate().skip(offset - 1).take(limit) {
+        out.push_str(&(i + 1).to_string());
+        out.push('|');
+        if line.chars().count() > MAX_LINE_CHARS {
+            out.extend(line.chars().take(MAX_LINE_CHARS));
+            out.push_str(" …[line truncated]");
+        } else {
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    if last < total || offset > 1 {
+        out.push_str(&format!("[lines {offset}-{last} of {total}"));
+        if last < total {
+            out.push_str(&format!("; continue with offset={}", last + 1));
+        }
+        out.push(']');
+    } else {
+        out.pop();
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_and_footer() {
+        let text = "a\nb\nc\nd\n";
+        assert_eq!(number_lines(text, 1, 10, "f").expect("ok"), "1|a\n2|b\n3|c\n4|d");
+        assert_eq!(
+            number_lines(text, 2, 2, "f").expect("ok"),
+            "2|b\n3|c\n[lines 2-3 of 4; continue with offset=4]"
+        );
+        assert!(number_lines(text, 9, 2, "f").is_err());
+        assert_eq!(number_lines("", 1, 2, "f").expect("ok"), "(empty file)");
+    }
+}

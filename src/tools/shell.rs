@@ -1,0 +1,321 @@
+//! `shell`: runs `sh -c COMMAND` in its own process group, killed as a whole on cancel,
+//! timeout or when the call is dropped. The exit code is always reported.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+use super::danger::{Classification, classify_command, command_argv0};
+use super::{Tool, ToolContext, ToolError, decode_args};
+
+const DEFAULT_TIMEOUT_SECS: u64 = 1800;
+const MAX_STREAM_BYTES: usize = 1024 * 1024;
+/// After `sh` exits, how long background children may keep its pipes open.
+const PIPE_GRACE: Duration = Duration::from_secs(2);
+/// Between SIGTERM and SIGKILL when stopping a process group.
+const KILL_GRACE: Duration = Duration::from_millis(300);
+/// Key variables odek itself reads; child processes never see them.
+const HIDDEN_ENV: &[&str] = &["ODEK_API_KEY", "DEEPSEEK_API_KEY", "OPENAI_API_KEY"];
+
+/// Runs shell commands.
+pub struct ShellTool;
+
+#[derive(Deserialize)]
+struct Args {
+    command: String,
+    #[serde(default)]
+    #[allow(dead_code)]
+    description: Option<String>,
+    #[serde(default)]
+    timeout: Option<u64>,
+}
+
+#[async_trait]
+impl Tool for ShellTool {
+    fn name(&self) -> &str {
+        "shell"
+    }
+
+    fn description(&self) -> &str {
+        "Run a shell command with `sh -c` in the working directory and return stdout, stderr and the exit code. stdin is empty; each of stdout and stderr is capped at 1 MiB. Commands are classified by risk and may need approval. Prefer read_file/search_files/patch for reading, finding and editing files."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "description": "The command line, run by sh -c."},
+                "description": {"type": "string", "description": "Why you run it, in a few words (shown when approval is asked)."},
+                "timeout": {"type": "integer", "minimum": 1, "description": "Seconds before the command is killed (default 1800)."}
+            },
+            "required": ["command"]
+        })
+    }
+
+    fn classify(&self, args: &Value, _ctx: &ToolContext) -> Option<Classification> {
+        Some(classify_command(command_of(args)))
+    }
+
+    fn command(&self, args: &Value) -> Option<String> {
+        Some(command_of(args).to_string())
+    }
+
+    fn untrusted_source(&self, args: &Value) -> Option<String> {
+        Some(format!("$ {}", first_line(command_of(args), 200)))
+    }
+
+    fn summary(&self, args: &Value) -> String {
+        first_line(command_of(args), 100)
+    }
+
+    fn event_summary(&self, args: &Value, _ctx: &ToolContext) -> Option<Value> {
+        let command = command_of(args);
+        Some(json!({
+            "argv0": command_argv0(command),
+            "class": classify_command(command).class.as_str(),
+        }))
+    }
+
+    async fn call(&self, args: &str, ctx: &ToolContext) -> Result<String, ToolError> {
+        let args: Args = decode_args(self.name(), args)?;
+        if args.command.trim().is_empty() {
+            return Err(ToolError("shell: command is empty".into()));
+        }
+        let timeout = Duration::from_secs(args.timeout.unwrap_or(DEFAULT_TIMEOUT_SECS).max(1));
+        run(&args.command, ctx, timeout).await
+    }
+}
+
+fn command_of(args: &Value) -> &str {
+    args.get("command").and_then(Value::as_str).unwrap_or("")
+}
+
+fn first_line(s: &str, max_chars: usize) -> String {
+    let line = s.lines().next().unwrap_or("");
+    let mut out: String = line.chars().take(max_chars).collect();
+    if line.chars().count() > max_chars || s.lines().nth(1).is_some() {
+        out.push('…');
+    }
+    out
+}
+
+/// Kills the whole process group when dropped, unless disarmed after a normal exit.
+struct GroupGuard {
+    pgid: Option<i32>,
+}
+
+impl GroupGuard {
+    fn kill_now(&mut self) {
+        if let Some(pgid) = self.pgid.take() {
+            signal_group(pgid, libc::SIGKILL);
+        }
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        self.kill_now();
+    }
+}
+
+fn signal_group(pgid: i32, signal: i32) {
+    // SAFETY: killpg has no memory-safety preconditions; a stale group id only yields ESRCH.
+    unsafe {
+        libc::killpg(pgid, signal);
+    }
+}
+
+enum Ending {
+    Exited(std::process::ExitStatus),
+    Cancelled,
+    TimedOut,
+}
+
+async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<String, ToolError> {
+    let mut cmd = tokio::process::Command::new("sh");
+    cmd.arg("-c")
+        .arg(command)
+        .current_dir(&ctx.cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    for var in HIDDEN_ENV {
+        cmd.env_remove(var);
+    }
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| ToolError(format!("shell: could not start sh: {e}")))?;
+    let pgid = child.id().and_then(|id| i32::try_from(id).ok());
+    let mut guard = GroupGuard { pgid };
+    let stdout = tokio::spawn(read_capped(child.stdout.take()));
+    let stderr = tokio::spawn(read_capped(child.stderr.take()));
+
+    let ending = tokio::select! {
+        status = child.wait() => match status {
+            Ok(s) => Ending::Exited(s),
+            Err(e) => return Err(ToolError(format!("shell: waiting for the command failed: {e}"))),
+        },
+        _ = ctx.cancel.cancelled() => Ending::Cancelled,
+        _ = tokio::time::sleep(timeout) => Ending::TimedOut,
+    };
+    if !matches!(ending, Ending::Exited(_))
+        && let Some(pgid) = pgid
+    {
+        signal_group(pgid, libc::SIGTERM);
+        let _ = tokio::time::timeout(KILL_GRACE, child.wait()).await;
+    }
+    // Background children may hold the pipes open; give them a moment, then stop the group.
+    let out = collect(stdout, &mut guard).await;
+    let err = collect(stderr, &mut guard).await;
+    guard.kill_now();
+    let body = combine(&out, &err);
+    match ending {
+        Ending::Exited(status) => report_exit(body, status),
+        Ending::Cancelled => Err(ToolError(format!("shell: cancelled; the command was stopped\n{body}"))),
+        Ending::TimedOut => Err(ToolError(format!(
+            "shell: command timed out after {}s and was killed: {}\n{body}",
+            timeout.as_secs(),
+            first_line(command, 200)
+        ))),
+    }
+}
+
+async fn collect(
+    handle: tokio::task::JoinHandle<(Vec<u8>, bool)>,
+    guard: &mut GroupGuard,
+) -> (Vec<u8>, bool) {
+    let abort = handle.abort_handle();
+    match tokio::time::timeout(PIPE_GRACE, handle).await {
+        Ok(Ok(v)) => v,
+        Ok(Err(_)) => (Vec::new(), false),
+        Err(_) => {
+            guard.kill_now();
+            abort.abort();
+            (b"[output incomplete: background processes kept the output open and were stopped]".to_vec(), false)
+        }
+    }
+}
+
+/// Reads a pipe to the end, keeping at most [`MAX_STREAM_BYTES`] (the rest is drained so the
+/// child never blocks on a full pipe). Returns the bytes and whether anything was dropped.
+async fn read_capped<R: AsyncRead + Unpin>(pipe: Option<R>) -> (Vec<u8>, bool) {
+    let Some(mut pipe) = pipe else {
+        return (Vec::new(), false);
+    };
+    let mut kept = Vec::new();
+    let mut truncated = false;
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match pipe.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                let room = MAX_STREAM_BYTES.saturating_sub(kept.len());
+                kept.extend_from_slice(&buf[..n.min(room)]);
+                truncated |= n > room;
+            }
+        }
+    }
+    (kept, truncated)
+}
+
+fn combine(out: &(Vec<u8>, bool), err: &(Vec<u8>, bool)) -> String {
+    let mut body = String::new();
+    let text = |(bytes, truncated): &(Vec<u8>, bool)| {
+        let mut s = String::from_utf8_lossy(bytes).into_owned();
+        if *truncated {
+            s.push_str("\n... [output truncated]");
+        }
+        s
+    };
+    let stdout = text(out);
+    let stderr = text(err);
+    body.push_str(stdout.trim_end_matches('\n'));
+    if !stderr.trim().is_empty() {
+        if !body.is_empty() {
+            body.push('\n');
+        }
+        body.push_str("[stderr]\n");
+        body.push_str(stderr.trim_end_matches('\n'));
+    }
+    if body.is_empty() {
+        body.push_str("(no output)");
+    }
+    body
+}
+
+fn report_exit(body: String, status: std::process::ExitStatus) -> Result<String, ToolError> {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(0), _) => Ok(format!("{body}\n[exit code: 0]")),
+        (Some(code), _) => Err(ToolError(format!("{body}\n[exit code: {code}]"))),
+        (None, Some(sig)) => Err(ToolError(format!("{body}\n[killed by signal {sig}]"))),
+        (None, None) => Err(ToolError(format!("{body}\n[exit status unknown]"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio_util::sync::CancellationToken;
+
+    fn ctx() -> ToolContext {
+        ToolContext {
+            cwd: std::env::temp_dir(),
+            cancel: CancellationToken::new(),
+        }
+    }
+
+    #[tokio::test]
+    async fn success_and_failure_report_exit_code() {
+        let ok = run("echo hi", &ctx(), Duration::from_secs(10)).await.expect("ok");
+        assert_eq!(ok, "hi\n[exit code: 0]");
+        let err = run("echo oops >&2; exit 3", &ctx(), Duration::from_secs(10))
+            .await
+            .expect_err("fails");
+        assert_eq!(err.0, "[stderr]\noops\n[exit code: 3]");
+        let empty = run("true", &ctx(), Duration::from_secs(10)).await.expect("ok");
+        assert_eq!(empty, "(no output)\n[exit code: 0]");
+    }
+
+    #[tokio::test]
+    async fn timeout_kills_the_group() {
+        let err = run("sleep 30", &ctx(), Duration::from_millis(200)).await.expect_err("timeout");
+        assert!(err.0.contains("timed out after 0s"), "{}", err.0);
+    }
+
+    #[tokio::test]
+    async fn cancel_stops_the_command() {
+        let c = ctx();
+        let cancel = c.cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            cancel.cancel();
+        });
+        let err = run("sleep 30", &c, Duration::from_secs(60)).await.expect_err("cancelled");
+        assert!(err.0.starts_with("shell: cancelled"), "{}", err.0);
+    }
+
+    #[tokio::test]
+    async fn output_is_capped() {
+        let out = run("head -c 2000000 /dev/zero | tr '\\0' a", &ctx(), Duration::from_secs(10))
+            .await
+            .expect("ok");
+        assert!(out.len() < MAX_STREAM_BYTES + 100);
+        assert!(out.contains("[output truncated]"));
+    }
+
+    #[tokio::test]
+    async fn api_keys_are_hidden_from_children() {
+        // The variable is only visible to the child if odek passed it on.
+        let out = run("echo ${ODEK_API_KEY:-absent}", &ctx(), Duration::from_secs(10))
+            .await
+            .expect("ok");
+        assert!(out.starts_with("absent"));
+    }
+}
