@@ -7,5 +7,7 @@
 pub mod untrusted;
 pub mod llm;
 pub mod config;
+pub mod engine;
 pub mod plan;
+pub mod redact;
 pub mod tools;

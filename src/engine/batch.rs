@@ -1,0 +1,242 @@
+//! One batch of tool calls: approval, parallel execution bounded by `max_tool_parallel`,
+//! results in call order, each shaped for the model (redacted, truncated, wrapped).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::Value;
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+use super::observer::EngineEvent;
+use super::output::truncate_output;
+use super::Engine;
+use crate::llm::{Message, ToolCall};
+use crate::tools::approval::GateRequest;
+use crate::tools::{Tool, ToolContext};
+
+/// The result of one call, ready to append.
+pub(super) struct CallResult {
+    /// The `tool` message for the transcript.
+    pub message: Message,
+    /// False for any error.
+    pub ok: bool,
+}
+
+struct Prepared {
+    call: ToolCall,
+    tool: Option<Arc<dyn Tool>>,
+    args: Option<Value>,
+    summary: String,
+    event_summary: Option<Value>,
+}
+
+impl Engine {
+    /// Runs every call of one assistant message and returns the results in call order.
+    pub(super) async fn run_batch(
+        &self,
+        iteration: u32,
+        calls: &[ToolCall],
+        cancel: &CancellationToken,
+    ) -> Vec<CallResult> {
+        let ctx = ToolContext {
+            cwd: self.settings.cwd.clone(),
+            cancel: cancel.clone(),
+        };
+        let prepared: Vec<Prepared> = calls.iter().map(|c| self.prepare(c, &ctx)).collect();
+        let verdicts = self.gate.decide(&gate_requests(&prepared, &ctx)).await;
+        let permits = Arc::new(Semaphore::new(self.settings.max_tool_parallel.max(1)));
+        let mut handles = Vec::with_capacity(prepared.len());
+        let mut verdicts = verdicts.into_iter();
+        for p in prepared {
+            let verdict = if p.tool.is_some() && p.args.is_some() {
+                verdicts.next().unwrap_or(Ok(()))
+            } else {
+                Ok(())
+            };
+            self.observer.on_event(&EngineEvent::ToolCallStarted {
+                iteration,
+                call: &p.call,
+                summary: &p.summary,
+                event_summary: p.event_summary.as_ref(),
+            });
+            handles.push(self.spawn_call(iteration, p, verdict, &ctx, &permits));
+        }
+        let mut results = Vec::with_capacity(handles.len());
+        for h in handles {
+            results.push(h.await);
+        }
+        results
+    }
+
+    fn prepare(&self, call: &ToolCall, ctx: &ToolContext) -> Prepared {
+        let tool = self.tools.get(&call.function.name).cloned();
+        let args = serde_json::from_str::<Value>(if call.function.arguments.trim().is_empty() {
+            "{}"
+        } else {
+            &call.function.arguments
+        })
+        .ok();
+        let null = Value::Null;
+        let a = args.as_ref().unwrap_or(&null);
+        let summary = tool.as_ref().map(|t| t.summary(a)).unwrap_or_default();
+        let event_summary = tool.as_ref().and_then(|t| t.event_summary(a, ctx));
+        Prepared {
+            call: call.clone(),
+            tool,
+            args,
+            summary,
+            event_summary,
+        }
+    }
+
+    fn spawn_call(
+        &self,
+        iteration: u32,
+        p: Prepared,
+        verdict: Result<(), String>,
+        ctx: &ToolContext,
+        permits: &Arc<Semaphore>,
+    ) -> impl std::future::Future<Output = CallResult> + use<> {
+        let observer = self.observer.clone();
+        let redactor = self.redactor.clone();
+        let available = self.tools.names().join(", ");
+        let ctx = ctx.clone();
+        let permits = permits.clone();
+        let call_id = p.call.id.clone();
+        let call_name = p.call.function.name.clone();
+        let task = tokio::spawn(async move {
+            let started = Instant::now();
+            let source = match (&p.tool, &p.args) {
+                (Some(t), Some(a)) => t.untrusted_source(a),
+                (Some(t), None) => t.untrusted_source(&Value::Null),
+                _ => None,
+            };
+            let raw = execute(&p, verdict, &available, &ctx, &permits).await;
+            let ok = raw.is_ok();
+            let text = match &raw {
+                Ok(s) => s.clone(),
+                Err(e) => format!("error: {e}"),
+            };
+            let redacted = redactor.redact(&text);
+            let shaped = truncate_output(&redacted);
+            let content = match source {
+                Some(src) => crate::untrusted::wrap(&src, &shaped),
+                None => shaped.into_owned(),
+            };
+            let error_line = raw.as_ref().err().map(|e| first_line(e));
+            observer.on_event(&EngineEvent::ToolCallFinished {
+                iteration,
+                call: &p.call,
+                ok,
+                duration: started.elapsed(),
+                result_bytes: content.len(),
+                error: error_line.as_deref(),
+            });
+            let message = Message::tool_result(&p.call.id, &p.call.function.name, content);
+            CallResult { message, ok }
+        });
+        let task = AbortOnDrop(task);
+        async move {
+            match task.join().await {
+                Ok(r) => r,
+                // The task itself only panics if an observer does; keep the transcript whole.
+                Err(e) => CallResult {
+                    message: Message::tool_result(call_id, call_name, format!("error: internal: {e}")),
+                    ok: false,
+                },
+            }
+        }
+    }
+}
+
+fn gate_requests(prepared: &[Prepared], ctx: &ToolContext) -> Vec<GateRequest> {
+    prepared
+        .iter()
+        .filter_map(|p| {
+            let (tool, args) = (p.tool.as_ref()?, p.args.as_ref()?);
+            Some(GateRequest {
+                tool: tool.name().to_string(),
+                classification: tool.classify(args, ctx),
+                command: tool.command(args),
+                resource: if p.summary.is_empty() {
+                    tool.name().to_string()
+                } else {
+                    p.summary.clone()
+                },
+            })
+        })
+        .collect()
+}
+
+/// Runs one call (or explains why it cannot run). A panicking tool becomes an error result.
+async fn execute(
+    p: &Prepared,
+    verdict: Result<(), String>,
+    available: &str,
+    ctx: &ToolContext,
+    permits: &Semaphore,
+) -> Result<String, String> {
+    let name = &p.call.function.name;
+    let Some(tool) = p.tool.clone() else {
+        return Err(format!("tool \"{name}\" not found; available tools: {available}"));
+    };
+    verdict?;
+    let _permit = permits.acquire().await.map_err(|e| e.to_string())?;
+    if ctx.cancel.is_cancelled() {
+        return Err("cancelled before it started".to_string());
+    }
+    let args = p.call.function.arguments.clone();
+    let ctx = ctx.clone();
+    let run = AbortOnDrop(tokio::spawn(async move { tool.call(&args, &ctx).await }));
+    match run.join().await {
+        Ok(Ok(out)) => Ok(out),
+        Ok(Err(e)) => Err(e.0),
+        Err(join) if join.is_panic() => Err(format!(
+            "tool \"{name}\" panicked: {}",
+            panic_message(join.into_panic())
+        )),
+        Err(join) => Err(format!("tool \"{name}\" was aborted: {join}")),
+    }
+}
+
+fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic".to_string()
+    }
+}
+
+fn first_line(s: &str) -> String {
+    s.lines().find(|l| !l.trim().is_empty()).unwrap_or("").chars().take(160).collect()
+}
+
+/// A spawned task that is aborted when its handle is dropped (a cancelled batch must not
+/// leave tools running in the background).
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> AbortOnDrop<T> {
+    async fn join(mut self) -> Result<T, tokio::task::JoinError> {
+        (&mut self.0).await
+    }
+}
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Results for a batch that did not finish within the grace period after cancellation.
+pub(super) fn cancelled_results(calls: &[ToolCall]) -> Vec<CallResult> {
+    calls
+        .iter()
+        .map(|c| CallResult {
+            message: Message::tool_result(&c.id, &c.function.name, "error: cancelled before it finished"),
+            ok: false,
+        })
+        .collect()
+}

@@ -1,0 +1,484 @@
+//! The ReAct loop: ask the model, run the tool calls it requests (in parallel, results in call
+//! order), feed the results back, until it answers without tools or a limit is reached.
+
+mod batch;
+mod hints;
+pub mod observer;
+pub mod output;
+mod summary;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio_util::sync::CancellationToken;
+
+use crate::llm::{ChatModel, ChatRequest, LlmError, Message, Role, Usage};
+use crate::plan::PlanStore;
+use crate::redact::Redactor;
+use crate::tools::ToolRegistry;
+use crate::tools::approval::Gate;
+use hints::HintTracker;
+pub use observer::{EngineEvent, Fanout, NoopObserver, Observer};
+
+/// How long a cancelled batch may take to wind down before its tools are abandoned.
+const CANCEL_GRACE: Duration = Duration::from_secs(3);
+
+/// Saves the transcript after every tool batch and after the final answer. Called on a
+/// blocking thread; an error is reported and the run goes on.
+pub type PersistFn = Arc<dyn Fn(&[Message]) -> Result<(), String> + Send + Sync>;
+
+/// Execution budgets; 0 = no limit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Budgets {
+    /// Wall-clock seconds.
+    pub max_runtime_seconds: u64,
+    /// Tool calls.
+    pub max_tool_calls: u64,
+    /// Input tokens.
+    pub max_input_tokens: u64,
+    /// Output tokens.
+    pub max_output_tokens: u64,
+}
+
+/// Loop settings, all resolved from the configuration.
+#[derive(Debug, Clone)]
+pub struct EngineSettings {
+    /// Model calls per run before the partial summary.
+    pub max_iterations: u32,
+    /// Tool calls of one batch running at once.
+    pub max_tool_parallel: usize,
+    /// Ask for streamed answers.
+    pub stream: bool,
+    /// Execution budgets.
+    pub budgets: Budgets,
+    /// Working directory of the tools.
+    pub cwd: std::path::PathBuf,
+}
+
+/// Why a run did not produce an answer.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// Ctrl-C (or the embedding program) cancelled the run.
+    #[error("interrupted")]
+    Cancelled,
+    /// The model call failed.
+    #[error("iteration {iteration}: {source}")]
+    Model {
+        /// 1-based iteration.
+        iteration: u32,
+        /// The client error.
+        source: LlmError,
+    },
+    /// The iteration cap was reached and no summary could be made.
+    #[error("reached max iterations ({0}) without final answer")]
+    MaxIterations(u32),
+    /// An execution budget ran out.
+    #[error("execution budget exceeded: {limit} observed {observed} (limit {max})")]
+    Budget {
+        /// Which limit (`runtime`, `tool_calls`, `input_tokens`, `output_tokens`).
+        limit: &'static str,
+        /// The value reached.
+        observed: u64,
+        /// The limit.
+        max: u64,
+    },
+}
+
+impl RunError {
+    /// The `error_class` of the event stream.
+    pub fn error_class(&self) -> &'static str {
+        match self {
+            RunError::Cancelled => "context_canceled",
+            RunError::Model { source, .. } => source.error_class(),
+            RunError::MaxIterations(_) => "error",
+            RunError::Budget { .. } => "execution_budget",
+        }
+    }
+}
+
+/// How a run ended, with everything the caller needs to save and report it.
+#[derive(Debug)]
+pub struct RunOutcome {
+    /// The final transcript (what was saved).
+    pub messages: Vec<Message>,
+    /// The answer, or why there is none.
+    pub result: Result<String, RunError>,
+    /// True when the answer is the partial summary made at the iteration cap.
+    pub partial: bool,
+    /// Tokens used by the run.
+    pub usage: Usage,
+    /// Iterations made.
+    pub iterations: u32,
+    /// Wall time.
+    pub duration: Duration,
+}
+
+/// The loop with everything it drives.
+pub struct Engine {
+    model: Arc<dyn ChatModel>,
+    tools: Arc<ToolRegistry>,
+    gate: Arc<Gate>,
+    plan: Option<Arc<PlanStore>>,
+    redactor: Arc<Redactor>,
+    observer: Arc<dyn Observer>,
+    settings: EngineSettings,
+}
+
+/// The parts an engine is built from (see `runtime::build_runtime`).
+pub struct EngineParts {
+    /// The model.
+    pub model: Arc<dyn ChatModel>,
+    /// The tools.
+    pub tools: Arc<ToolRegistry>,
+    /// The approval gate.
+    pub gate: Arc<Gate>,
+    /// The plan store shared with the `plan` tool; `None` = planning off.
+    pub plan: Option<Arc<PlanStore>>,
+    /// Secret redaction for tool output.
+    pub redactor: Arc<Redactor>,
+    /// Who hears about the run.
+    pub observer: Arc<dyn Observer>,
+    /// Settings.
+    pub settings: EngineSettings,
+}
+
+struct RunState {
+    messages: Vec<Message>,
+    usage: Usage,
+    tool_calls: u64,
+    iterations: u32,
+    hints: HintTracker,
+    started: Instant,
+    partial: bool,
+}
+
+enum Step {
+    Continue,
+    Done(String),
+}
+
+impl Engine {
+    /// Assembles an engine.
+    pub fn new(parts: EngineParts) -> Self {
+        Engine {
+            model: parts.model,
+            tools: parts.tools,
+            gate: parts.gate,
+            plan: parts.plan,
+            redactor: parts.redactor,
+            observer: parts.observer,
+            settings: parts.settings,
+        }
+    }
+
+    /// The model this engine talks to.
+    pub fn model(&self) -> &Arc<dyn ChatModel> {
+        &self.model
+    }
+
+    /// The plan store, when planning is on.
+    pub fn plan_store(&self) -> Option<&Arc<PlanStore>> {
+        self.plan.as_ref()
+    }
+
+    /// The tool registry.
+    pub fn tools(&self) -> &Arc<ToolRegistry> {
+        &self.tools
+    }
+
+    /// Runs the loop over `messages` (system prompt, history, the new user message) until a
+    /// final answer, an error, a budget, or `cancel`. The transcript is persisted after every
+    /// tool batch and at the end; a failed run saves what it has.
+    pub async fn run(
+        &self,
+        messages: Vec<Message>,
+        persist: Option<PersistFn>,
+        cancel: CancellationToken,
+    ) -> RunOutcome {
+        let mut state = RunState {
+            messages,
+            usage: Usage::default(),
+            tool_calls: 0,
+            iterations: 0,
+            hints: HintTracker::default(),
+            started: Instant::now(),
+            partial: false,
+        };
+        self.observer.on_event(&EngineEvent::RunStarted {
+            model: self.model.model_name(),
+            max_iterations: self.settings.max_iterations,
+        });
+        let result = self.run_loop(&mut state, persist.as_ref(), &cancel).await;
+        if result.is_err() {
+            drop_unanswered_tool_calls(&mut state.messages);
+            self.persist(persist.as_ref(), &state.messages).await;
+        }
+        let duration = state.started.elapsed();
+        self.observer.on_event(&EngineEvent::RunFinished {
+            result: &result,
+            usage: &state.usage,
+            duration,
+            iterations: state.iterations,
+        });
+        RunOutcome {
+            messages: state.messages,
+            result,
+            partial: state.partial,
+            usage: state.usage,
+            iterations: state.iterations,
+            duration,
+        }
+    }
+
+    async fn run_loop(
+        &self,
+        state: &mut RunState,
+        persist: Option<&PersistFn>,
+        cancel: &CancellationToken,
+    ) -> Result<String, RunError> {
+        let deadline = self.deadline(state.started);
+        // Tools get a child token so a runtime budget can stop them without cancelling the
+        // caller's token.
+        let tool_cancel = cancel.child_token();
+        for i in 1..=self.settings.max_iterations {
+            state.iterations = i;
+            if cancel.is_cancelled() {
+                return Err(RunError::Cancelled);
+            }
+            self.check_runtime(state, deadline)?;
+            match self.iterate(i, state, persist, cancel, &tool_cancel, deadline).await? {
+                Step::Continue => {}
+                Step::Done(answer) => return Ok(answer),
+            }
+        }
+        let answer = self.partial_summary(state, cancel).await?;
+        state.partial = true;
+        state.messages.push(Message::assistant(answer.clone()));
+        self.persist(persist, &state.messages).await;
+        Ok(answer)
+    }
+
+    async fn iterate(
+        &self,
+        iteration: u32,
+        state: &mut RunState,
+        persist: Option<&PersistFn>,
+        cancel: &CancellationToken,
+        tool_cancel: &CancellationToken,
+        deadline: Option<Instant>,
+    ) -> Result<Step, RunError> {
+        let mut message = self.call_model(iteration, state, cancel, deadline).await?;
+        assign_missing_call_ids(&mut message, iteration);
+        if message.tool_calls.is_empty() {
+            let answer = message.content.clone();
+            state.messages.push(message);
+            self.iteration_completed(iteration, state, 0);
+            self.persist(persist, &state.messages).await;
+            return Ok(Step::Done(answer));
+        }
+        self.check_token_budgets(state)?;
+        self.check_tool_budget(state, message.tool_calls.len())?;
+        let calls = message.tool_calls.clone();
+        state.messages.push(message);
+        state.tool_calls += calls.len() as u64;
+        let results = self.run_batch_until(iteration, &calls, cancel, tool_cancel, deadline).await;
+        self.append_results(iteration, state, &calls, results);
+        self.persist(persist, &state.messages).await;
+        self.iteration_completed(iteration, state, calls.len());
+        if cancel.is_cancelled() {
+            return Err(RunError::Cancelled);
+        }
+        self.check_runtime(state, deadline)?;
+        Ok(Step::Continue)
+    }
+
+    /// One model call, raced against cancellation and the runtime budget.
+    async fn call_model(
+        &self,
+        iteration: u32,
+        state: &mut RunState,
+        cancel: &CancellationToken,
+        deadline: Option<Instant>,
+    ) -> Result<Message, RunError> {
+        self.observer.on_event(&EngineEvent::ModelCallStarted { iteration });
+        let request = ChatRequest {
+            messages: &state.messages,
+            tools: self.tools.defs(),
+            stream: self.settings.stream,
+            max_tokens: None,
+        };
+        let streamed = std::sync::atomic::AtomicBool::new(false);
+        let observer = &self.observer;
+        let sink = |delta: crate::llm::Delta<'_>| {
+            streamed.store(true, std::sync::atomic::Ordering::Relaxed);
+            observer.on_event(&EngineEvent::Delta { iteration, delta });
+        };
+        let call = self.model.complete(&request, Some(&sink));
+        let response = tokio::select! {
+            r = call => r,
+            _ = cancel.cancelled() => return Err(RunError::Cancelled),
+            _ = sleep_until(deadline) => return Err(self.runtime_exceeded(state)),
+        };
+        let response = response.map_err(|source| RunError::Model { iteration, source })?;
+        state.usage.add(&response.usage);
+        self.observer.on_event(&EngineEvent::ModelCallFinished {
+            iteration,
+            message: &response.message,
+            usage: &response.usage,
+            streamed: streamed.load(std::sync::atomic::Ordering::Relaxed),
+        });
+        Ok(response.message)
+    }
+
+    async fn run_batch_until(
+        &self,
+        iteration: u32,
+        calls: &[crate::llm::ToolCall],
+        cancel: &CancellationToken,
+        tool_cancel: &CancellationToken,
+        deadline: Option<Instant>,
+    ) -> Vec<batch::CallResult> {
+        let batch = self.run_batch(iteration, calls, tool_cancel);
+        tokio::pin!(batch);
+        tokio::select! {
+            r = &mut batch => return r,
+            _ = cancel.cancelled() => {}
+            _ = sleep_until(deadline) => tool_cancel.cancel(),
+        }
+        // Cancelled: tools see the token and stop; their results still answer every call. A tool
+        // that ignores the token is abandoned (and aborted) after a short grace period.
+        match tokio::time::timeout(CANCEL_GRACE, &mut batch).await {
+            Ok(results) => results,
+            Err(_) => batch::cancelled_results(calls),
+        }
+    }
+
+    fn append_results(
+        &self,
+        iteration: u32,
+        state: &mut RunState,
+        calls: &[crate::llm::ToolCall],
+        results: Vec<batch::CallResult>,
+    ) {
+        let mut hints = Vec::new();
+        for (call, result) in calls.iter().zip(results) {
+            if let Some(h) = state.hints.observe(
+                &call.function.name,
+                &call.function.arguments,
+                result.ok,
+                &result.message.content,
+            ) && !hints.contains(&h)
+            {
+                hints.push(h);
+            }
+            state.messages.push(result.message);
+        }
+        if !hints.is_empty() {
+            let text = hints.join("\n");
+            self.observer.on_event(&EngineEvent::Hint { iteration, text: &text });
+            state.messages.push(Message::system(text));
+        }
+    }
+
+    fn iteration_completed(&self, iteration: u32, state: &RunState, tools_called: usize) {
+        self.observer.on_event(&EngineEvent::IterationCompleted {
+            iteration,
+            usage: &state.usage,
+            tools_called,
+        });
+    }
+
+    async fn persist(&self, persist: Option<&PersistFn>, messages: &[Message]) {
+        let Some(persist) = persist else { return };
+        let persist = persist.clone();
+        let snapshot = messages.to_vec();
+        let count = snapshot.len();
+        let saved = tokio::task::spawn_blocking(move || persist(&snapshot))
+            .await
+            .map_err(|e| e.to_string())
+            .and_then(|r| r);
+        match saved {
+            Ok(()) => self.observer.on_event(&EngineEvent::SessionSaved { message_count: count }),
+            Err(error) => self.observer.on_event(&EngineEvent::SessionSaveFailed { error: &error }),
+        }
+    }
+
+    fn deadline(&self, started: Instant) -> Option<Instant> {
+        match self.settings.budgets.max_runtime_seconds {
+            0 => None,
+            secs => Some(started + Duration::from_secs(secs)),
+        }
+    }
+
+    fn check_runtime(&self, state: &RunState, deadline: Option<Instant>) -> Result<(), RunError> {
+        match deadline {
+            Some(d) if Instant::now() >= d => Err(self.runtime_exceeded(state)),
+            _ => Ok(()),
+        }
+    }
+
+    fn runtime_exceeded(&self, state: &RunState) -> RunError {
+        self.budget_exceeded(
+            "runtime",
+            state.started.elapsed().as_secs(),
+            self.settings.budgets.max_runtime_seconds,
+        )
+    }
+
+    fn check_token_budgets(&self, state: &RunState) -> Result<(), RunError> {
+        let b = &self.settings.budgets;
+        if b.max_input_tokens > 0 && state.usage.input_tokens > b.max_input_tokens {
+            return Err(self.budget_exceeded("input_tokens", state.usage.input_tokens, b.max_input_tokens));
+        }
+        if b.max_output_tokens > 0 && state.usage.output_tokens > b.max_output_tokens {
+            return Err(self.budget_exceeded("output_tokens", state.usage.output_tokens, b.max_output_tokens));
+        }
+        Ok(())
+    }
+
+    fn check_tool_budget(&self, state: &RunState, batch: usize) -> Result<(), RunError> {
+        let max = self.settings.budgets.max_tool_calls;
+        let wanted = state.tool_calls + batch as u64;
+        if max > 0 && wanted > max {
+            return Err(self.budget_exceeded("tool_calls", wanted, max));
+        }
+        Ok(())
+    }
+
+    fn budget_exceeded(&self, limit: &'static str, observed: u64, max: u64) -> RunError {
+        self.observer.on_event(&EngineEvent::BudgetExceeded { limit, observed, max });
+        RunError::Budget { limit, observed, max }
+    }
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Gives every tool call an id (`call_<iteration>_<n>`) when the provider sent none, so each
+/// result can answer its call.
+fn assign_missing_call_ids(message: &mut Message, iteration: u32) {
+    for (n, call) in message.tool_calls.iter_mut().enumerate() {
+        if call.id.trim().is_empty() {
+            call.id = format!("call_{iteration}_{n}");
+        }
+    }
+}
+
+/// Drops trailing assistant messages whose tool calls have no results (a run that stopped
+/// between the model's answer and the tools), so a resumed transcript is valid.
+pub fn drop_unanswered_tool_calls(messages: &mut Vec<Message>) {
+    while let Some(last) = messages.last() {
+        if last.role == Role::Assistant && !last.tool_calls.is_empty() {
+            messages.pop();
+        } else {
+            break;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,162 @@
+//! What the loop reports while it runs. The terminal, the event stream and tests are all just
+//! observers; the loop never prints.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::RunError;
+use crate::llm::{Delta, Message, ToolCall, Usage};
+
+/// One thing that happened in a run. Iterations are 1-based.
+#[derive(Debug)]
+pub enum EngineEvent<'a> {
+    /// The run begins.
+    RunStarted {
+        /// Model name.
+        model: &'a str,
+        /// Iteration cap.
+        max_iterations: u32,
+    },
+    /// A request to the model is about to be sent.
+    ModelCallStarted {
+        /// Iteration number.
+        iteration: u32,
+    },
+    /// The model client will retry after a transient failure.
+    ModelRetry {
+        /// The attempt about to be made (2 = first retry).
+        attempt: u32,
+        /// Attempts allowed.
+        max_attempts: u32,
+        /// How long it waits first.
+        wait: Duration,
+        /// Why (status line or error).
+        reason: &'a str,
+    },
+    /// Streamed text arrived.
+    Delta {
+        /// Iteration number.
+        iteration: u32,
+        /// The text.
+        delta: Delta<'a>,
+    },
+    /// The model answered.
+    ModelCallFinished {
+        /// Iteration number.
+        iteration: u32,
+        /// The assistant message.
+        message: &'a Message,
+        /// Tokens of this call.
+        usage: &'a Usage,
+        /// Whether the text already reached the sink as deltas.
+        streamed: bool,
+    },
+    /// A tool call is about to run (after approval).
+    ToolCallStarted {
+        /// Iteration number.
+        iteration: u32,
+        /// The call.
+        call: &'a ToolCall,
+        /// Short human summary of the arguments.
+        summary: &'a str,
+        /// Structured summary for events.
+        event_summary: Option<&'a Value>,
+    },
+    /// A tool call ended.
+    ToolCallFinished {
+        /// Iteration number.
+        iteration: u32,
+        /// The call.
+        call: &'a ToolCall,
+        /// False for any error result.
+        ok: bool,
+        /// Wall time of the call.
+        duration: Duration,
+        /// Bytes of the result the model receives.
+        result_bytes: usize,
+        /// First line of an error, for the terminal.
+        error: Option<&'a str>,
+    },
+    /// A corrective hint was added for the model.
+    Hint {
+        /// Iteration number.
+        iteration: u32,
+        /// The hint text.
+        text: &'a str,
+    },
+    /// An iteration ended.
+    IterationCompleted {
+        /// Iteration number.
+        iteration: u32,
+        /// Tokens used so far in the run.
+        usage: &'a Usage,
+        /// Tool calls in this iteration.
+        tools_called: usize,
+    },
+    /// The transcript was saved by the persist callback.
+    SessionSaved {
+        /// Messages in the saved transcript.
+        message_count: usize,
+    },
+    /// Saving failed (the run goes on).
+    SessionSaveFailed {
+        /// Why.
+        error: &'a str,
+    },
+    /// The transcript was trimmed to fit the context window.
+    ContextTrimmed {
+        /// `proactive` or `survival`.
+        mode: &'a str,
+        /// Message groups dropped.
+        dropped_groups: usize,
+        /// Tool outputs shortened.
+        truncated_results: usize,
+    },
+    /// An execution budget ran out.
+    BudgetExceeded {
+        /// Which limit.
+        limit: &'a str,
+        /// The value observed.
+        observed: u64,
+        /// The limit.
+        max: u64,
+    },
+    /// The run ended (exactly once per run).
+    RunFinished {
+        /// The final answer or the error.
+        result: &'a Result<String, RunError>,
+        /// Tokens used by the run.
+        usage: &'a Usage,
+        /// Wall time of the run.
+        duration: Duration,
+        /// Iterations made.
+        iterations: u32,
+    },
+}
+
+/// Receives engine events. Called from the loop and from tool tasks, so it must be cheap and
+/// thread-safe.
+pub trait Observer: Send + Sync {
+    /// Handles one event.
+    fn on_event(&self, event: &EngineEvent<'_>);
+}
+
+/// Ignores everything.
+pub struct NoopObserver;
+
+impl Observer for NoopObserver {
+    fn on_event(&self, _event: &EngineEvent<'_>) {}
+}
+
+/// Hands every event to several observers, in order.
+pub struct Fanout(pub Vec<Arc<dyn Observer>>);
+
+impl Observer for Fanout {
+    fn on_event(&self, event: &EngineEvent<'_>) {
+        for o in &self.0 {
+            o.on_event(event);
+        }
+    }
+}

@@ -1,0 +1,72 @@
+//! Shaping tool output before the model sees it: redaction, truncation and the untrusted
+//! wrapper.
+
+/// Outputs longer than this keep only a head and a tail.
+pub const MAX_TOOL_OUTPUT_BYTES: usize = 4096;
+const HEAD_BYTES: usize = 3072;
+const TAIL_BYTES: usize = 1024;
+
+/// Keeps the first 3072 and last 1024 bytes (on UTF-8 boundaries) of outputs over 4096 bytes,
+/// with a line saying how much was left out.
+pub fn truncate_output(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.len() <= MAX_TOOL_OUTPUT_BYTES {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let head_end = floor_char_boundary(text, HEAD_BYTES);
+    let tail_start = ceil_char_boundary(text, text.len() - TAIL_BYTES);
+    let omitted = tail_start - head_end;
+    std::borrow::Cow::Owned(format!(
+        "{}\n\n... [{omitted} bytes omitted — output was {} bytes total] ...\n\n{}",
+        &text[..head_end],
+        text.len(),
+        &text[tail_start..]
+    ))
+}
+
+/// The largest char boundary at or below `i`.
+pub fn floor_char_boundary(s: &str, mut i: usize) -> usize {
+    if i >= s.len() {
+        return s.len();
+    }
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// The smallest char boundary at or above `i`.
+pub fn ceil_char_boundary(s: &str, mut i: usize) -> usize {
+    while i < s.len() && !s.is_char_boundary(i) {
+        i += 1;
+    }
+    i.min(s.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_output_is_untouched() {
+        assert_eq!(truncate_output("abc"), "abc");
+        let exact = "x".repeat(MAX_TOOL_OUTPUT_BYTES);
+        assert_eq!(truncate_output(&exact).len(), MAX_TOOL_OUTPUT_BYTES);
+    }
+
+    #[test]
+    fn long_output_keeps_head_and_tail() {
+        let text = format!("{}{}{}", "h".repeat(3072), "m".repeat(5000), "t".repeat(1024));
+        let out = truncate_output(&text);
+        assert!(out.starts_with(&"h".repeat(3072)));
+        assert!(out.ends_with(&"t".repeat(1024)));
+        assert!(out.contains("... [5000 bytes omitted — output was 9096 bytes total] ..."));
+    }
+
+    #[test]
+    fn multibyte_boundaries_are_respected() {
+        let text = "é".repeat(5000);
+        let out = truncate_output(&text);
+        assert!(out.len() < text.len());
+        assert!(out.starts_with('é') && out.ends_with('é'));
+    }
+}

@@ -1,0 +1,283 @@
+use super::*;
+use crate::llm::{ChatResponse, DeltaSink, ToolCall};
+use crate::tools::approval::Gate;
+use crate::tools::danger::DangerPolicy;
+use crate::tools::{Tool, ToolContext, ToolError};
+use async_trait::async_trait;
+use std::sync::Mutex;
+
+/// Plays scripted assistant messages and records every request's messages.
+struct Scripted {
+    replies: Mutex<Vec<Message>>,
+    seen: Mutex<Vec<Vec<Message>>>,
+}
+
+impl Scripted {
+    fn new(replies: Vec<Message>) -> Arc<Self> {
+        let mut r = replies;
+        r.reverse();
+        Arc::new(Scripted {
+            replies: Mutex::new(r),
+            seen: Mutex::new(Vec::new()),
+        })
+    }
+}
+
+#[async_trait]
+impl ChatModel for Scripted {
+    fn model_name(&self) -> &str {
+        "scripted"
+    }
+    async fn complete(&self, req: &ChatRequest<'_>, _sink: Option<DeltaSink<'_>>) -> Result<ChatResponse, LlmError> {
+        self.seen.lock().expect("lock").push(req.messages.to_vec());
+        let next = self.replies.lock().expect("lock").pop();
+        match next {
+            Some(message) => Ok(ChatResponse {
+                message,
+                usage: Usage {
+                    input_tokens: 10,
+                    output_tokens: 5,
+                    ..Default::default()
+                },
+                finish_reason: None,
+            }),
+            None => Err(LlmError::Protocol("script exhausted".into())),
+        }
+    }
+}
+
+/// Sleeps `ms` then echoes; panics on "boom"; fails on "fail".
+struct Echo;
+
+#[async_trait]
+impl Tool for Echo {
+    fn name(&self) -> &str {
+        "echo"
+    }
+    fn description(&self) -> &str {
+        "echo"
+    }
+    fn parameters(&self) -> serde_json::Value {
+        serde_json::json!({"type":"object","properties":{"text":{"type":"string"},"ms":{"type":"integer"}}})
+    }
+    async fn call(&self, args: &str, _ctx: &ToolContext) -> Result<String, ToolError> {
+        let v: serde_json::Value = serde_json::from_str(args).map_err(|e| ToolError(e.to_string()))?;
+        let text = v["text"].as_str().unwrap_or("").to_string();
+        if let Some(ms) = v["ms"].as_u64() {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+        }
+        match text.as_str() {
+            "boom" => panic!("kaboom"),
+            "fail" => Err(ToolError("it failed".into())),
+            _ => Ok(text),
+        }
+    }
+}
+
+fn call(id: &str, args: &str) -> ToolCall {
+    ToolCall::new(id, "echo", args)
+}
+
+fn with_calls(calls: Vec<ToolCall>) -> Message {
+    let mut m = Message::assistant("");
+    m.tool_calls = calls;
+    m
+}
+
+fn engine(model: Arc<Scripted>, max_iterations: u32, budgets: Budgets) -> Engine {
+    Engine::new(EngineParts {
+        model,
+        tools: Arc::new(ToolRegistry::new(vec![Arc::new(Echo)])),
+        gate: Arc::new(Gate::new(DangerPolicy::default(), None, "config.json")),
+        plan: None,
+        redactor: Arc::new(Redactor::new()),
+        observer: Arc::new(NoopObserver),
+        settings: EngineSettings {
+            max_iterations,
+            max_tool_parallel: 4,
+            stream: false,
+            budgets,
+            cwd: std::env::temp_dir(),
+        },
+    })
+}
+
+fn tool_contents(messages: &[Message]) -> Vec<String> {
+    messages
+        .iter()
+        .filter(|m| m.role == Role::Tool)
+        .map(|m| crate::untrusted::unwrap(&m.content).map_or(m.content.clone(), |u| u.body.to_string()))
+        .collect()
+}
+
+#[tokio::test]
+async fn parallel_results_come_back_in_call_order() {
+    let model = Scripted::new(vec![
+        with_calls(vec![
+            call("a", r#"{"text":"first","ms":120}"#),
+            call("b", r#"{"text":"second","ms":10}"#),
+            call("c", r#"{"text":"third","ms":60}"#),
+            call("d", r#"{"text":"fourth","ms":1}"#),
+        ]),
+        Message::assistant("done"),
+    ]);
+    let e = engine(model.clone(), 5, Budgets::default());
+    let out = e.run(vec![Message::user("go")], None, CancellationToken::new()).await;
+    assert_eq!(out.result.expect("answer"), "done");
+    assert_eq!(tool_contents(&out.messages), vec!["first", "second", "third", "fourth"]);
+    let ids: Vec<_> = out.messages.iter().filter_map(|m| m.tool_call_id.clone()).collect();
+    assert_eq!(ids, vec!["a", "b", "c", "d"]);
+}
+
+#[tokio::test]
+async fn failures_become_results_and_the_run_goes_on() {
+    let model = Scripted::new(vec![
+        with_calls(vec![
+            ToolCall::new("1", "nope", "{}"),
+            call("2", "{not json"),
+            call("3", r#"{"text":"boom"}"#),
+            call("4", r#"{"text":"fail"}"#),
+        ]),
+        Message::assistant("recovered"),
+    ]);
+    let out = engine(model, 5, Budgets::default())
+        .run(vec![Message::user("go")], None, CancellationToken::new())
+        .await;
+    assert_eq!(out.result.expect("answer"), "recovered");
+    let results = tool_contents(&out.messages);
+    assert_eq!(results[0], "error: tool \"nope\" not found; available tools: echo");
+    assert!(results[1].starts_with("error: "), "{}", results[1]);
+    assert_eq!(results[2], "error: tool \"echo\" panicked: kaboom");
+    assert_eq!(results[3], "error: it failed");
+}
+
+#[tokio::test]
+async fn every_result_is_wrapped_with_a_fresh_nonce() {
+    let model = Scripted::new(vec![
+        with_calls(vec![call("a", r#"{"text":"x"}"#), call("b", r#"{"text":"x"}"#)]),
+        Message::assistant("ok"),
+    ]);
+    let out = engine(model, 5, Budgets::default())
+        .run(vec![Message::user("go")], None, CancellationToken::new())
+        .await;
+    let wrapped: Vec<_> = out
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::Tool)
+        .map(|m| crate::untrusted::unwrap(&m.content).expect("wrapped").nonce.to_string())
+        .collect();
+    assert_eq!(wrapped.len(), 2);
+    assert_ne!(wrapped[0], wrapped[1]);
+}
+
+#[tokio::test]
+async fn missing_call_ids_are_assigned() {
+    let model = Scripted::new(vec![with_calls(vec![call("", r#"{"text":"x"}"#)]), Message::assistant("ok")]);
+    let out = engine(model, 5, Budgets::default())
+        .run(vec![Message::user("go")], None, CancellationToken::new())
+        .await;
+    assert_eq!(out.messages[1].tool_calls[0].id, "call_1_0");
+    assert_eq!(out.messages[2].tool_call_id.as_deref(), Some("call_1_0"));
+}
+
+#[tokio::test]
+async fn error_hint_after_three_failures() {
+    let fail = || with_calls(vec![call("", r#"{"text":"fail"}"#)]);
+    let model = Scripted::new(vec![fail(), fail(), fail(), Message::assistant("ok")]);
+    let out = engine(model, 10, Budgets::default())
+        .run(vec![Message::user("go")], None, CancellationToken::new())
+        .await;
+    let hints: Vec<_> = out
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::System && m.content.starts_with("⚠️"))
+        .collect();
+    assert_eq!(hints.len(), 1);
+    assert!(hints[0].content.contains("Tool \"echo\" keeps failing"));
+}
+
+#[tokio::test]
+async fn max_iterations_makes_a_partial_summary() {
+    let loop_call = || with_calls(vec![call("", r#"{"text":"again"}"#)]);
+    let model = Scripted::new(vec![loop_call(), loop_call(), Message::assistant("we got halfway")]);
+    let out = engine(model.clone(), 2, Budgets::default())
+        .run(vec![Message::user("go")], None, CancellationToken::new())
+        .await;
+    let answer = out.result.expect("summary");
+    assert!(out.partial);
+    assert_eq!(answer, "[Iteration budget reached — partial summary]\n\nwe got halfway");
+    let last_request = model.seen.lock().expect("lock").last().cloned().expect("request");
+    assert_eq!(last_request.len(), 2, "the summary call sees an excerpt, not the tools");
+}
+
+#[tokio::test]
+async fn max_iterations_without_summary_is_an_error() {
+    let loop_call = || with_calls(vec![call("", r#"{"text":"again"}"#)]);
+    let model = Scripted::new(vec![loop_call(), loop_call()]);
+    let out = engine(model, 2, Budgets::default())
+        .run(vec![Message::user("go")], None, CancellationToken::new())
+        .await;
+    assert_eq!(
+        out.result.expect_err("fails").to_string(),
+        "reached max iterations (2) without final answer"
+    );
+}
+
+#[tokio::test]
+async fn tool_call_budget_stops_the_run() {
+    let two = || with_calls(vec![call("", r#"{"text":"a"}"#), call("", r#"{"text":"b"}"#)]);
+    let model = Scripted::new(vec![two(), two(), Message::assistant("never")]);
+    let budgets = Budgets {
+        max_tool_calls: 3,
+        ..Default::default()
+    };
+    let out = engine(model, 10, budgets)
+        .run(vec![Message::user("go")], None, CancellationToken::new())
+        .await;
+    let err = out.result.expect_err("budget");
+    assert_eq!(err.to_string(), "execution budget exceeded: tool_calls observed 4 (limit 3)");
+    assert_eq!(err.error_class(), "execution_budget");
+    assert!(out.messages.last().is_some_and(|m| m.role == Role::Tool), "no dangling tool calls");
+}
+
+#[tokio::test]
+async fn cancellation_stops_a_slow_tool_and_answers_every_call() {
+    let model = Scripted::new(vec![with_calls(vec![call("x", r#"{"text":"slow","ms":30000}"#)])]);
+    let e = engine(model, 5, Budgets::default());
+    let cancel = CancellationToken::new();
+    let c2 = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        c2.cancel();
+    });
+    let out = tokio::time::timeout(Duration::from_secs(5), e.run(vec![Message::user("go")], None, cancel))
+        .await
+        .expect("returns promptly");
+    assert!(matches!(out.result, Err(RunError::Cancelled)));
+}
+
+#[tokio::test]
+async fn persist_sees_every_batch_and_the_answer() {
+    let model = Scripted::new(vec![
+        with_calls(vec![call("", r#"{"text":"a"}"#)]),
+        Message::assistant("fin"),
+    ]);
+    let lens = Arc::new(Mutex::new(Vec::new()));
+    let l2 = lens.clone();
+    let persist: PersistFn = Arc::new(move |m: &[Message]| {
+        l2.lock().expect("lock").push(m.len());
+        Ok(())
+    });
+    let out = engine(model, 5, Budgets::default())
+        .run(vec![Message::user("go")], Some(persist), CancellationToken::new())
+        .await;
+    assert!(out.result.is_ok());
+    assert_eq!(*lens.lock().expect("lock"), vec![3, 4]);
+}
+
+#[test]
+fn unanswered_trailing_calls_are_dropped() {
+    let mut m = vec![Message::user("u"), with_calls(vec![call("a", "{}")])];
+    drop_unanswered_tool_calls(&mut m);
+    assert_eq!(m.len(), 1);
+}
