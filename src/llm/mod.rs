@@ -6,6 +6,7 @@
 mod client;
 mod error;
 mod profiles;
+mod replay;
 mod response;
 mod retry;
 mod sse;
@@ -17,6 +18,7 @@ pub use client::{
 };
 pub use error::LlmError;
 pub use profiles::{MODEL_PROFILES, ModelProfile, profile_for};
+pub use replay::{RecordingModel, ReplayModel};
 pub use retry::RetryNotice;
 pub use sse::StreamAccumulator;
 pub use types::{

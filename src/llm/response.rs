@@ -5,7 +5,7 @@
 //! may be an object instead of a string, ids may be missing, and `reasoning_content` (or the
 //! `reasoning` spelling some servers use) is kept beside content and tool calls.
 
-use serde_json::Value;
+use serde_json::{Map, Value, json};
 
 use super::{ChatResponse, LlmError, Message, ToolCall, Usage};
 
@@ -119,6 +119,42 @@ pub(crate) fn parse_usage(value: &Value) -> Usage {
     }
 }
 
+/// Serialises a response in the chat-completion shape that [`parse_completion`] reads back
+/// unchanged (the replay file format).
+pub(crate) fn completion_to_json(response: &ChatResponse) -> Value {
+    let message = serde_json::to_value(&response.message).unwrap_or(Value::Null);
+    let mut choice = Map::new();
+    choice.insert("index".into(), json!(0));
+    choice.insert("message".into(), message);
+    choice.insert(
+        "finish_reason".into(),
+        response
+            .finish_reason
+            .as_deref()
+            .map_or(Value::Null, Value::from),
+    );
+    json!({ "choices": [Value::Object(choice)], "usage": usage_to_json(&response.usage) })
+}
+
+fn usage_to_json(usage: &Usage) -> Value {
+    let mut out = Map::new();
+    out.insert("prompt_tokens".into(), json!(usage.input_tokens));
+    out.insert("completion_tokens".into(), json!(usage.output_tokens));
+    if usage.cache_read_tokens > 0 {
+        out.insert(
+            "prompt_tokens_details".into(),
+            json!({ "cached_tokens": usage.cache_read_tokens }),
+        );
+    }
+    if usage.cache_write_tokens > 0 {
+        out.insert(
+            "prompt_cache_miss_tokens".into(),
+            json!(usage.cache_write_tokens),
+        );
+    }
+    Value::Object(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -190,5 +226,24 @@ mod tests {
         assert!(matches!(parse("{not json"), Err(LlmError::Protocol(_))));
         let e = parse(r#"{"error":{"message":"model overloaded"}}"#).expect_err("error");
         assert!(e.to_string().contains("model overloaded"));
+    }
+
+    #[test]
+    fn serialised_response_round_trips() {
+        let mut message = Message::assistant("done");
+        message.reasoning_content = Some("why".into());
+        message.tool_calls = vec![ToolCall::new("c1", "shell", r#"{"command":"ls"}"#)];
+        let response = ChatResponse {
+            message,
+            usage: Usage {
+                input_tokens: 7,
+                output_tokens: 2,
+                cache_read_tokens: 3,
+                cache_write_tokens: 4,
+            },
+            finish_reason: Some("tool_calls".into()),
+        };
+        let back = parse_completion(&completion_to_json(&response)).expect("parses");
+        assert_eq!(back, response);
     }
 }
