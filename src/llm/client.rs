@@ -202,11 +202,12 @@ impl HttpModel {
                 ))
             })?),
         };
+        let base = config.base_url.trim().trim_end_matches('/').to_string();
+        validate_endpoint(&base, config.api_key.as_deref())?;
         let http = reqwest::Client::builder()
             .user_agent(concat!("odek/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| LlmError::Config(format!("cannot build HTTP client: {e}")))?;
-        let base = config.base_url.trim().trim_end_matches('/').to_string();
         Ok(HttpModel {
             http,
             completions_url: format!("{base}/chat/completions"),
@@ -306,7 +307,7 @@ impl HttpModel {
     }
 
     fn notify_retry(&self, notice: RetryNotice) {
-        tracing::warn!(
+        tracing::debug!(
             "retrying in {:?} (attempt {}/{}): {}",
             notice.wait,
             notice.attempt,
@@ -403,6 +404,25 @@ impl ChatModel for HttpModel {
     }
 }
 
+/// Rejects what could never work, before any request: a base URL that is not http(s) and a
+/// key that cannot be sent as a header.
+fn validate_endpoint(base: &str, api_key: Option<&str>) -> Result<(), LlmError> {
+    let url = reqwest::Url::parse(base)
+        .map_err(|e| LlmError::Config(format!("invalid base URL {base:?}: {e}")))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(LlmError::Config(format!(
+            "invalid base URL {base:?}: expected http:// or https://"
+        )));
+    }
+    let key = api_key.map(str::trim).unwrap_or("");
+    if reqwest::header::HeaderValue::from_str(&format!("Bearer {key}")).is_err() {
+        return Err(LlmError::Config(
+            "the API key contains characters that cannot be sent in a header".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// Turns a non-success answer into [`LlmError::Status`] (body shortened, billing hint added,
 /// `Retry-After` parsed); passes successes through.
 async fn reject_failure_status(response: reqwest::Response) -> Result<reqwest::Response, LlmError> {
@@ -461,6 +481,9 @@ async fn read_body_capped(
 pub(crate) fn transport_error(error: &reqwest::Error, timeout: Duration) -> LlmError {
     if error.is_timeout() {
         return LlmError::Timeout(timeout);
+    }
+    if error.is_builder() {
+        return LlmError::Config(format!("cannot build the request: {error}"));
     }
     let mut text = error.to_string();
     let mut source = std::error::Error::source(error);

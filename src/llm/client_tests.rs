@@ -247,6 +247,17 @@ fn unknown_thinking_mode_is_a_config_error() {
     assert!(e.to_string().contains("maximum"));
 }
 
+#[test]
+fn unusable_endpoints_are_config_errors() {
+    for base in ["", "localhost:8080/v1", "ftp://example.com/v1"] {
+        let e = HttpModel::new(config(base)).expect_err("rejected");
+        assert!(matches!(e, LlmError::Config(_)), "{base}: {e}");
+    }
+    let mut cfg = config("http://127.0.0.1:1/v1");
+    cfg.api_key = Some("sk-with\nnewline".into());
+    assert!(matches!(HttpModel::new(cfg), Err(LlmError::Config(_))));
+}
+
 #[tokio::test]
 async fn streamed_answer_with_interleaved_tool_calls() {
     let server = MockServer::start().await;
