@@ -40,6 +40,9 @@ pub enum LlmError {
     /// A replay recording could not be read or ran out.
     #[error("replay: {0}")]
     Replay(String),
+    /// The client was configured with a value it cannot use (e.g. an unknown thinking mode).
+    #[error("llm: invalid configuration: {0}")]
+    Config(String),
 }
 
 /// Fragments providers use when a request does not fit the context window.
@@ -55,6 +58,21 @@ const CONTEXT_LENGTH_MARKERS: &[&str] = &[
     "input is too long",
     "reduce the length",
 ];
+
+/// Fragments of a 429 body that mean "out of money", not "slow down".
+const BILLING_MARKERS: &[&str] = &["insufficient_quota", "billing", "quota"];
+
+/// True when a status and body say the account is out of credit or over its plan's quota.
+pub(crate) fn is_billing_answer(status: u16, body: &str) -> bool {
+    match status {
+        402 => true,
+        429 => {
+            let body = body.to_ascii_lowercase();
+            BILLING_MARKERS.iter().any(|m| body.contains(m))
+        }
+        _ => false,
+    }
+}
 
 impl LlmError {
     /// The innermost error (unwraps `RetryExhausted`).
@@ -80,6 +98,15 @@ impl LlmError {
                 let body = body.to_ascii_lowercase();
                 CONTEXT_LENGTH_MARKERS.iter().any(|m| body.contains(m))
             }
+            _ => false,
+        }
+    }
+
+    /// True for billing/quota refusals (402, or a 429 that names quota or billing): retrying
+    /// cannot help, the user must check their balance or plan.
+    pub fn is_billing(&self) -> bool {
+        match self.root() {
+            LlmError::Status { status, body, .. } => is_billing_answer(*status, body),
             _ => false,
         }
     }
@@ -113,7 +140,7 @@ impl LlmError {
             LlmError::Timeout(_) => "network_timeout",
             LlmError::StreamIdle(_) => "stream_idle_timeout",
             LlmError::Protocol(_) => "invalid_json",
-            LlmError::Replay(_) => "provider_config",
+            LlmError::Replay(_) | LlmError::Config(_) => "provider_config",
             LlmError::RetryExhausted { .. } => "error",
         }
     }
@@ -149,5 +176,18 @@ mod tests {
         assert_eq!(status(429, "").error_class(), "rate_limited");
         assert_eq!(status(503, "").error_class(), "provider_unavailable");
         assert!(status(403, "").is_auth());
+        assert_eq!(
+            LlmError::Config("x".into()).error_class(),
+            "provider_config"
+        );
+    }
+
+    #[test]
+    fn billing_answers() {
+        assert!(status(402, "").is_billing());
+        assert!(status(429, r#"{"error":{"code":"insufficient_quota"}}"#).is_billing());
+        assert!(status(429, "You exceeded your current Quota").is_billing());
+        assert!(!status(429, "rate limit reached, slow down").is_billing());
+        assert!(!status(503, "billing").is_billing());
     }
 }

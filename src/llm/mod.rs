@@ -3,10 +3,24 @@
 //!
 //! A leaf module: it knows nothing about tools, plans or sessions.
 
+mod client;
 mod error;
+mod profiles;
+mod replay;
+mod response;
+mod retry;
+mod sse;
 mod types;
 
+pub use client::{
+    DEFAULT_BACKOFF_BASE, DEFAULT_MAX_ATTEMPTS, DEFAULT_REQUEST_TIMEOUT,
+    DEFAULT_STREAM_IDLE_TIMEOUT, HttpModel, HttpModelConfig, RetryCallback, ThinkingMode,
+};
 pub use error::LlmError;
+pub use profiles::{MODEL_PROFILES, ModelProfile, profile_for};
+pub use replay::{RecordingModel, ReplayModel};
+pub use retry::RetryNotice;
+pub use sse::StreamAccumulator;
 pub use types::{
     ChatRequest, ChatResponse, Delta, FunctionCall, Message, Role, ToolCall, ToolDef, Usage,
 };

@@ -1,0 +1,536 @@
+//! The OpenAI-compatible HTTP client: `POST {base_url}/chat/completions`, buffered or
+//! streamed, with retries, timeouts and model discovery.
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, SystemTime};
+
+use async_trait::async_trait;
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, RETRY_AFTER};
+use serde::Serialize;
+use serde_json::{Value, json};
+use tokio::sync::OnceCell;
+
+use super::error::is_billing_answer;
+use super::profiles::{context_window_from_listing, profile_for};
+use super::response::{MAX_BODY_BYTES, parse_completion_body};
+use super::retry::{
+    RetryDecision, RetryNotice, RetryPolicy, jitter_unit, parse_retry_after, retry_reason,
+};
+use super::sse::read_event_stream;
+use super::{ChatModel, ChatRequest, ChatResponse, Delta, DeltaSink, LlmError, Message, ToolDef};
+
+/// Default for [`HttpModelConfig::request_timeout`].
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
+/// Default for [`HttpModelConfig::stream_idle_timeout`].
+pub const DEFAULT_STREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
+/// Default for [`HttpModelConfig::max_attempts`] (1 + 3 retries).
+pub const DEFAULT_MAX_ATTEMPTS: u32 = 4;
+/// Default for [`HttpModelConfig::backoff_base`].
+pub const DEFAULT_BACKOFF_BASE: Duration = Duration::from_secs(1);
+
+/// Budget sent with `thinking: enabled`.
+const THINKING_BUDGET_TOKENS: u32 = 5000;
+/// Error bodies are shortened to this many characters.
+const ERROR_BODY_CHARS: usize = 500;
+/// At most this much of an error body is read.
+const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
+/// `GET /models` limits.
+const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(5);
+const MAX_DISCOVERY_BYTES: usize = 1024 * 1024;
+/// Appended to billing/quota errors so the user knows retrying is pointless.
+const BILLING_HINT: &str =
+    " — billing/quota error, not retried (check your provider balance or plan)";
+
+/// Called before each retry (e.g. to print `retrying in 2s (attempt 2/4): 503 …`).
+pub type RetryCallback = Arc<dyn Fn(&RetryNotice) + Send + Sync>;
+
+/// Everything [`HttpModel`] needs to talk to one endpoint.
+#[derive(Clone)]
+pub struct HttpModelConfig {
+    /// Endpoint root, e.g. `https://api.openai.com/v1` (a trailing `/` is ignored).
+    pub base_url: String,
+    /// Bearer token; `None` (or empty) sends no `Authorization` header.
+    pub api_key: Option<String>,
+    /// Model name sent in every request.
+    pub model: String,
+    /// Sampling temperature; `None` omits the field.
+    pub temperature: Option<f64>,
+    /// `enabled`, `disabled`, `low`, `medium` or `high`; `None` sends no thinking fields.
+    pub thinking: Option<String>,
+    /// Whole buffered call; for streams, the time until response headers.
+    pub request_timeout: Duration,
+    /// Longest silence between any bytes of a stream.
+    pub stream_idle_timeout: Duration,
+    /// Attempts per call, the first included.
+    pub max_attempts: u32,
+    /// First retry wait; doubles each retry (capped at 30 s) plus up to 25 % jitter.
+    pub backoff_base: Duration,
+    /// Told about each retry before the client sleeps.
+    pub on_retry: Option<RetryCallback>,
+}
+
+impl HttpModelConfig {
+    /// Defaults for `model` at `base_url`: no key, no temperature, and the request timeout
+    /// and thinking mode of the model's profile (see `profiles`) when it has them.
+    pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
+        let model = model.into();
+        let profile = profile_for(&model);
+        HttpModelConfig {
+            base_url: base_url.into(),
+            api_key: None,
+            temperature: None,
+            thinking: profile.and_then(|p| p.default_thinking).map(str::to_string),
+            request_timeout: profile
+                .and_then(|p| p.request_timeout)
+                .unwrap_or(DEFAULT_REQUEST_TIMEOUT),
+            stream_idle_timeout: DEFAULT_STREAM_IDLE_TIMEOUT,
+            max_attempts: DEFAULT_MAX_ATTEMPTS,
+            backoff_base: DEFAULT_BACKOFF_BASE,
+            on_retry: None,
+            model,
+        }
+    }
+}
+
+impl fmt::Debug for HttpModelConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpModelConfig")
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("model", &self.model)
+            .field("temperature", &self.temperature)
+            .field("thinking", &self.thinking)
+            .field("request_timeout", &self.request_timeout)
+            .field("stream_idle_timeout", &self.stream_idle_timeout)
+            .field("max_attempts", &self.max_attempts)
+            .field("backoff_base", &self.backoff_base)
+            .field("on_retry", &self.on_retry.is_some())
+            .finish()
+    }
+}
+
+/// How much a model thinks before answering (facts §3.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ThinkingMode {
+    /// `thinking: {type: enabled, budget_tokens: 5000}`, temperature forced to 1.
+    Enabled,
+    /// `thinking: {type: disabled}`.
+    Disabled,
+    /// `reasoning_effort: low`.
+    Low,
+    /// `reasoning_effort: medium`.
+    Medium,
+    /// `reasoning_effort: high`.
+    High,
+}
+
+impl ThinkingMode {
+    /// Parses a configured mode (case-insensitive); `None` for anything unknown.
+    pub fn parse(text: &str) -> Option<ThinkingMode> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "enabled" => Some(ThinkingMode::Enabled),
+            "disabled" => Some(ThinkingMode::Disabled),
+            "low" => Some(ThinkingMode::Low),
+            "medium" => Some(ThinkingMode::Medium),
+            "high" => Some(ThinkingMode::High),
+            _ => None,
+        }
+    }
+
+    fn thinking_field(self) -> Option<Value> {
+        match self {
+            ThinkingMode::Enabled => {
+                Some(json!({"type": "enabled", "budget_tokens": THINKING_BUDGET_TOKENS}))
+            }
+            ThinkingMode::Disabled => Some(json!({"type": "disabled"})),
+            _ => None,
+        }
+    }
+
+    fn reasoning_effort(self) -> Option<&'static str> {
+        match self {
+            ThinkingMode::Low => Some("low"),
+            ThinkingMode::Medium => Some("medium"),
+            ThinkingMode::High => Some("high"),
+            ThinkingMode::Enabled | ThinkingMode::Disabled => None,
+        }
+    }
+}
+
+/// The JSON body of `/chat/completions`.
+#[derive(Serialize)]
+struct RequestBody<'a> {
+    model: &'a str,
+    messages: &'a [Message],
+    #[serde(skip_serializing_if = "<[ToolDef]>::is_empty")]
+    tools: &'a [ToolDef],
+    stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream_options: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_effort: Option<&'static str>,
+}
+
+/// A [`ChatModel`] speaking the OpenAI chat-completions protocol over HTTP.
+#[derive(Debug)]
+pub struct HttpModel {
+    http: reqwest::Client,
+    completions_url: String,
+    models_url: String,
+    config: HttpModelConfig,
+    thinking: Option<ThinkingMode>,
+    discovered_context_window: OnceCell<Option<u64>>,
+}
+
+impl HttpModel {
+    /// A client for `config`. Fails on an unknown thinking mode or when no HTTP client can
+    /// be built (TLS initialisation).
+    pub fn new(config: HttpModelConfig) -> Result<HttpModel, LlmError> {
+        let thinking = match config.thinking.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(text) => Some(ThinkingMode::parse(text).ok_or_else(|| {
+                LlmError::Config(format!(
+                    "unknown thinking mode {text:?} (expected enabled, disabled, low, medium or high)"
+                ))
+            })?),
+        };
+        let base = config.base_url.trim().trim_end_matches('/').to_string();
+        validate_endpoint(&base, config.api_key.as_deref())?;
+        let http = reqwest::Client::builder()
+            .user_agent(concat!("odek/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| LlmError::Config(format!("cannot build HTTP client: {e}")))?;
+        Ok(HttpModel {
+            http,
+            completions_url: format!("{base}/chat/completions"),
+            models_url: format!("{base}/models"),
+            config,
+            thinking,
+            discovered_context_window: OnceCell::new(),
+        })
+    }
+
+    /// The configuration the client was built from.
+    pub fn config(&self) -> &HttpModelConfig {
+        &self.config
+    }
+
+    fn encode_request(&self, request: &ChatRequest<'_>) -> Result<Vec<u8>, LlmError> {
+        let temperature = match self.thinking {
+            Some(ThinkingMode::Enabled) => Some(1.0),
+            _ => self.config.temperature,
+        };
+        let body = RequestBody {
+            model: &self.config.model,
+            messages: request.messages,
+            tools: request.tools,
+            stream: request.stream,
+            stream_options: request.stream.then(|| json!({"include_usage": true})),
+            temperature,
+            max_tokens: request.max_tokens.filter(|&n| n > 0),
+            thinking: self.thinking.and_then(ThinkingMode::thinking_field),
+            reasoning_effort: self.thinking.and_then(ThinkingMode::reasoning_effort),
+        };
+        serde_json::to_vec(&body)
+            .map_err(|e| LlmError::Protocol(format!("cannot encode request: {e}")))
+    }
+
+    fn bearer(&self) -> Option<&str> {
+        self.config
+            .api_key
+            .as_deref()
+            .map(str::trim)
+            .filter(|k| !k.is_empty())
+    }
+
+    async fn send(&self, body: &[u8], stream: bool) -> Result<reqwest::Response, LlmError> {
+        let mut builder = self
+            .http
+            .post(&self.completions_url)
+            .header(CONTENT_TYPE, "application/json")
+            .body(body.to_vec());
+        if let Some(key) = self.bearer() {
+            builder = builder.bearer_auth(key);
+        }
+        if stream {
+            builder = builder.header(ACCEPT, "text/event-stream");
+        }
+        let response = builder
+            .send()
+            .await
+            .map_err(|e| transport_error(&e, self.config.request_timeout))?;
+        reject_failure_status(response).await
+    }
+
+    async fn attempt_buffered(&self, body: &[u8]) -> Result<ChatResponse, LlmError> {
+        let timeout = self.config.request_timeout;
+        let call = async {
+            let response = self.send(body, false).await?;
+            let bytes = read_body_capped(response, MAX_BODY_BYTES, timeout).await?;
+            parse_completion_body(&bytes)
+        };
+        tokio::time::timeout(timeout, call)
+            .await
+            .unwrap_or(Err(LlmError::Timeout(timeout)))
+    }
+
+    async fn attempt_streaming(
+        &self,
+        body: &[u8],
+        sink: Option<DeltaSink<'_>>,
+        delivered: &AtomicBool,
+    ) -> Result<ChatResponse, LlmError> {
+        let timeout = self.config.request_timeout;
+        let response = tokio::time::timeout(timeout, self.send(body, true))
+            .await
+            .unwrap_or(Err(LlmError::Timeout(timeout)))?;
+        if is_event_stream(response.headers()) {
+            return read_event_stream(response, self.config.stream_idle_timeout, sink, delivered)
+                .await;
+        }
+        tracing::debug!("streaming requested but the answer is not text/event-stream");
+        let bytes =
+            tokio::time::timeout(timeout, read_body_capped(response, MAX_BODY_BYTES, timeout))
+                .await
+                .unwrap_or(Err(LlmError::Timeout(timeout)))?;
+        let parsed = parse_completion_body(&bytes)?;
+        hand_whole_text_to_sink(&parsed.message, sink, delivered);
+        Ok(parsed)
+    }
+
+    fn notify_retry(&self, notice: RetryNotice) {
+        tracing::debug!(
+            "retrying in {:?} (attempt {}/{}): {}",
+            notice.wait,
+            notice.attempt,
+            notice.max_attempts,
+            notice.reason
+        );
+        if let Some(callback) = &self.config.on_retry {
+            callback(&notice);
+        }
+    }
+
+    async fn discover_context_window(&self) -> Option<u64> {
+        let mut builder = self.http.get(&self.models_url);
+        if let Some(key) = self.bearer() {
+            builder = builder.bearer_auth(key);
+        }
+        let fetch = async {
+            let response = builder.send().await.ok()?.error_for_status().ok()?;
+            read_body_capped(response, MAX_DISCOVERY_BYTES, DISCOVERY_TIMEOUT)
+                .await
+                .ok()
+        };
+        let body = tokio::time::timeout(DISCOVERY_TIMEOUT, fetch)
+            .await
+            .ok()??;
+        let listing: Value = serde_json::from_slice(&body).ok()?;
+        let window = context_window_from_listing(&listing, &self.config.model);
+        tracing::debug!(?window, "context window from {}", self.models_url);
+        window
+    }
+}
+
+#[async_trait]
+impl ChatModel for HttpModel {
+    fn model_name(&self) -> &str {
+        &self.config.model
+    }
+
+    async fn complete(
+        &self,
+        request: &ChatRequest<'_>,
+        on_delta: Option<DeltaSink<'_>>,
+    ) -> Result<ChatResponse, LlmError> {
+        let body = self.encode_request(request)?;
+        let policy = RetryPolicy {
+            max_attempts: self.config.max_attempts.max(1),
+            backoff_base: self.config.backoff_base,
+        };
+        let delivered = AtomicBool::new(false);
+        let mut attempt = 1;
+        loop {
+            let result = if request.stream {
+                self.attempt_streaming(&body, on_delta, &delivered).await
+            } else {
+                self.attempt_buffered(&body).await
+            };
+            let error = match result {
+                Ok(response) => return Ok(response),
+                Err(error) => error,
+            };
+            let delta_delivered = delivered.load(Ordering::SeqCst);
+            match policy.decide(&error, attempt, delta_delivered, jitter_unit()) {
+                RetryDecision::GiveUp => return Err(error),
+                RetryDecision::Exhausted => {
+                    return Err(LlmError::RetryExhausted {
+                        attempts: attempt,
+                        last: Box::new(error),
+                    });
+                }
+                RetryDecision::Retry {
+                    wait,
+                    from_retry_after,
+                } => {
+                    attempt += 1;
+                    self.notify_retry(RetryNotice {
+                        attempt,
+                        max_attempts: policy.max_attempts,
+                        wait,
+                        reason: retry_reason(&error),
+                        from_retry_after,
+                    });
+                    tokio::time::sleep(wait).await;
+                }
+            }
+        }
+    }
+
+    async fn context_window(&self) -> Option<u64> {
+        let discovered = *self
+            .discovered_context_window
+            .get_or_init(|| self.discover_context_window())
+            .await;
+        discovered.or_else(|| profile_for(&self.config.model).and_then(|p| p.context_window))
+    }
+}
+
+/// Rejects what could never work, before any request: a base URL that is not http(s) and a
+/// key that cannot be sent as a header.
+fn validate_endpoint(base: &str, api_key: Option<&str>) -> Result<(), LlmError> {
+    let url = reqwest::Url::parse(base)
+        .map_err(|e| LlmError::Config(format!("invalid base URL {base:?}: {e}")))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(LlmError::Config(format!(
+            "invalid base URL {base:?}: expected http:// or https://"
+        )));
+    }
+    let key = api_key.map(str::trim).unwrap_or("");
+    if reqwest::header::HeaderValue::from_str(&format!("Bearer {key}")).is_err() {
+        return Err(LlmError::Config(
+            "the API key contains characters that cannot be sent in a header".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Turns a non-success answer into [`LlmError::Status`] (body shortened, billing hint added,
+/// `Retry-After` parsed); passes successes through.
+async fn reject_failure_status(response: reqwest::Response) -> Result<reqwest::Response, LlmError> {
+    let status = response.status();
+    if status.is_success() {
+        return Ok(response);
+    }
+    let retry_after = response
+        .headers()
+        .get(RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| parse_retry_after(v, SystemTime::now()));
+    let raw = read_body_capped(response, MAX_ERROR_BODY_BYTES, DEFAULT_REQUEST_TIMEOUT)
+        .await
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+        .unwrap_or_default();
+    let mut body = shorten(raw.trim(), ERROR_BODY_CHARS);
+    if is_billing_answer(status.as_u16(), &raw) {
+        body.push_str(BILLING_HINT);
+    }
+    Err(LlmError::Status {
+        status: status.as_u16(),
+        reason: status.canonical_reason().unwrap_or("").to_string(),
+        body,
+        retry_after,
+    })
+}
+
+/// Reads a whole body, failing once it passes `cap` bytes. `timeout` names the limit in the
+/// error when the transport times out.
+async fn read_body_capped(
+    mut response: reqwest::Response,
+    cap: usize,
+    timeout: Duration,
+) -> Result<Vec<u8>, LlmError> {
+    let too_large = || LlmError::Protocol("response exceeds maximum size".into());
+    if response.content_length().is_some_and(|n| n > cap as u64) {
+        return Err(too_large());
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| transport_error(&e, timeout))?
+    {
+        if body.len() + chunk.len() > cap {
+            return Err(too_large());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+/// Maps a transport failure: timeouts to [`LlmError::Timeout`], everything else to
+/// [`LlmError::Network`] with the whole cause chain (e.g. `… Connection refused`).
+pub(crate) fn transport_error(error: &reqwest::Error, timeout: Duration) -> LlmError {
+    if error.is_timeout() {
+        return LlmError::Timeout(timeout);
+    }
+    if error.is_builder() {
+        return LlmError::Config(format!("cannot build the request: {error}"));
+    }
+    let mut text = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    LlmError::Network(text)
+}
+
+fn is_event_stream(headers: &HeaderMap) -> bool {
+    match headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()) {
+        Some(kind) => kind
+            .trim()
+            .to_ascii_lowercase()
+            .starts_with("text/event-stream"),
+        // Nothing declared: trust that the server honoured `stream: true`.
+        None => true,
+    }
+}
+
+/// A buffered answer to a streaming request still shows up on the terminal.
+fn hand_whole_text_to_sink(message: &Message, sink: Option<DeltaSink<'_>>, delivered: &AtomicBool) {
+    let Some(sink) = sink else { return };
+    if let Some(reasoning) = message
+        .reasoning_content
+        .as_deref()
+        .filter(|r| !r.is_empty())
+    {
+        delivered.store(true, Ordering::SeqCst);
+        sink(Delta::Reasoning(reasoning));
+    }
+    if !message.content.is_empty() {
+        delivered.store(true, Ordering::SeqCst);
+        sink(Delta::Content(&message.content));
+    }
+}
+
+/// `text` cut to at most `max_chars` characters (on a char boundary), with `…` when cut.
+pub(crate) fn shorten(text: &str, max_chars: usize) -> String {
+    match text.char_indices().nth(max_chars) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+#[path = "client_tests.rs"]
+mod tests;
