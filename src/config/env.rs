@@ -40,7 +40,11 @@ impl EnvReader<'_> {
         }
     }
 
-    fn number<T: std::str::FromStr>(&self, var: &str, expected: &str) -> Result<Option<T>, ConfigError> {
+    fn number<T: std::str::FromStr>(
+        &self,
+        var: &str,
+        expected: &str,
+    ) -> Result<Option<T>, ConfigError> {
         match self.string(var) {
             None => Ok(None),
             Some(v) => v
@@ -76,7 +80,8 @@ pub(super) fn read_env_layer(env: &BTreeMap<String, String>) -> Result<PartialCo
     };
     let llm = PartialLlm {
         timeout_seconds: r.number("ODEK_LLM_TIMEOUT_SECONDS", "a positive integer")?,
-        stream_idle_timeout_seconds: r.number("ODEK_STREAM_IDLE_TIMEOUT_SECONDS", "a positive integer")?,
+        stream_idle_timeout_seconds: r
+            .number("ODEK_STREAM_IDLE_TIMEOUT_SECONDS", "a positive integer")?,
         max_attempts: r.number("ODEK_LLM_MAX_ATTEMPTS", "a positive integer")?,
     };
     Ok(PartialConfig {
@@ -119,10 +124,16 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("ODEK_NO_COLOR", "no_color"),
     ("ODEK_PLANNING", "planning.enabled"),
     ("ODEK_PLANNING_MAX_STEPS", "planning.max_steps"),
-    ("ODEK_PLANNING_MAX_RENDER_CHARS", "planning.max_render_chars"),
+    (
+        "ODEK_PLANNING_MAX_RENDER_CHARS",
+        "planning.max_render_chars",
+    ),
     ("ODEK_TOOLS_ENABLED", "tools.enabled"),
     ("ODEK_TOOLS_DISABLED", "tools.disabled"),
     ("ODEK_LLM_TIMEOUT_SECONDS", "llm.timeout_seconds"),
-    ("ODEK_STREAM_IDLE_TIMEOUT_SECONDS", "llm.stream_idle_timeout_seconds"),
+    (
+        "ODEK_STREAM_IDLE_TIMEOUT_SECONDS",
+        "llm.stream_idle_timeout_seconds",
+    ),
     ("ODEK_LLM_MAX_ATTEMPTS", "llm.max_attempts"),
 ];

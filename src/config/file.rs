@@ -94,7 +94,11 @@ pub(super) fn decode_layer(value: Value, origin: &str) -> Result<PartialConfig, 
         let key = e.path().to_string();
         ConfigError::InvalidValue {
             origin: origin.to_string(),
-            key: if key == "." { "(top level)".into() } else { key },
+            key: if key == "." {
+                "(top level)".into()
+            } else {
+                key
+            },
             message: e.into_inner().to_string(),
         }
     })
@@ -241,7 +245,10 @@ pub fn substitute_env(input: &str, env: &BTreeMap<String, String>) -> String {
 
 fn name_len(s: &str) -> usize {
     let bytes = s.as_bytes();
-    if bytes.first().is_none_or(|b| !(b.is_ascii_alphabetic() || *b == b'_')) {
+    if bytes
+        .first()
+        .is_none_or(|b| !(b.is_ascii_alphabetic() || *b == b'_'))
+    {
         return 0;
     }
     bytes

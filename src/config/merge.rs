@@ -61,12 +61,28 @@ impl Merger {
         let mut cfg = std::mem::take(&mut self.config);
         set!(cfg.model, &layer.model, "model");
         set!(cfg.base_url, &layer.base_url, "base_url");
-        set_opt!(cfg.api_key, layer.api_key.as_ref().filter(|k| !k.is_empty()), "api_key");
-        set_opt!(cfg.system, layer.system.as_ref().filter(|s| !s.is_empty()), "system");
+        set_opt!(
+            cfg.api_key,
+            layer.api_key.as_ref().filter(|k| !k.is_empty()),
+            "api_key"
+        );
+        set_opt!(
+            cfg.system,
+            layer.system.as_ref().filter(|s| !s.is_empty()),
+            "system"
+        );
         set_opt!(cfg.temperature, &layer.temperature, "temperature");
-        set_opt!(cfg.thinking, layer.thinking.as_ref().filter(|t| !t.is_empty()), "thinking");
+        set_opt!(
+            cfg.thinking,
+            layer.thinking.as_ref().filter(|t| !t.is_empty()),
+            "thinking"
+        );
         set!(cfg.max_iterations, &layer.max_iterations, "max_iterations");
-        set!(cfg.max_tool_parallel, &layer.max_tool_parallel, "max_tool_parallel");
+        set!(
+            cfg.max_tool_parallel,
+            &layer.max_tool_parallel,
+            "max_tool_parallel"
+        );
         set!(cfg.stream, &layer.stream, "stream");
         set!(cfg.compaction, &layer.compaction, "compaction");
         set!(cfg.context_window, &layer.context_window, "context_window");
@@ -74,7 +90,11 @@ impl Merger {
         if let Some(p) = &layer.planning {
             set!(cfg.planning.enabled, &p.enabled, "planning.enabled");
             set!(cfg.planning.max_steps, &p.max_steps, "planning.max_steps");
-            set!(cfg.planning.max_render_chars, &p.max_render_chars, "planning.max_render_chars");
+            set!(
+                cfg.planning.max_render_chars,
+                &p.max_render_chars,
+                "planning.max_render_chars"
+            );
         }
         set!(cfg.dangerous, &layer.dangerous, "dangerous");
         if let Some(t) = &layer.tools {
@@ -92,13 +112,33 @@ impl Merger {
             set!(cfg.sessions.autosave, &s.autosave, "sessions.autosave");
         }
         if let Some(l) = &layer.limits {
-            set!(cfg.limits.max_runtime_seconds, &l.max_runtime_seconds, "limits.max_runtime_seconds");
-            set!(cfg.limits.max_tool_calls, &l.max_tool_calls, "limits.max_tool_calls");
-            set!(cfg.limits.max_input_tokens, &l.max_input_tokens, "limits.max_input_tokens");
-            set!(cfg.limits.max_output_tokens, &l.max_output_tokens, "limits.max_output_tokens");
+            set!(
+                cfg.limits.max_runtime_seconds,
+                &l.max_runtime_seconds,
+                "limits.max_runtime_seconds"
+            );
+            set!(
+                cfg.limits.max_tool_calls,
+                &l.max_tool_calls,
+                "limits.max_tool_calls"
+            );
+            set!(
+                cfg.limits.max_input_tokens,
+                &l.max_input_tokens,
+                "limits.max_input_tokens"
+            );
+            set!(
+                cfg.limits.max_output_tokens,
+                &l.max_output_tokens,
+                "limits.max_output_tokens"
+            );
         }
         if let Some(l) = &layer.llm {
-            set!(cfg.llm.timeout_seconds, &l.timeout_seconds, "llm.timeout_seconds");
+            set!(
+                cfg.llm.timeout_seconds,
+                &l.timeout_seconds,
+                "llm.timeout_seconds"
+            );
             set!(
                 cfg.llm.stream_idle_timeout_seconds,
                 &l.stream_idle_timeout_seconds,
@@ -117,7 +157,8 @@ impl Merger {
         for var in ["DEEPSEEK_API_KEY", "OPENAI_API_KEY"] {
             if let Some(v) = env.get(var).filter(|v| !v.is_empty()) {
                 self.config.api_key = Some(v.clone());
-                self.sources.insert("api_key".into(), Source::Env(var.into()));
+                self.sources
+                    .insert("api_key".into(), Source::Env(var.into()));
                 return;
             }
         }
@@ -127,7 +168,8 @@ impl Merger {
     pub(super) fn apply_no_color_env(&mut self, env: &BTreeMap<String, String>) {
         if env.get("NO_COLOR").is_some_and(|v| !v.is_empty()) && !self.config.no_color {
             self.config.no_color = true;
-            self.sources.insert("no_color".into(), Source::Env("NO_COLOR".into()));
+            self.sources
+                .insert("no_color".into(), Source::Env("NO_COLOR".into()));
         }
     }
 
@@ -137,7 +179,11 @@ impl Merger {
 }
 
 /// Clamps out-of-range values into range, with one warning line each.
-pub(super) fn clamp(config: &mut Config, sources: &BTreeMap<String, Source>, warnings: &mut Vec<String>) {
+pub(super) fn clamp(
+    config: &mut Config,
+    sources: &BTreeMap<String, Source>,
+    warnings: &mut Vec<String>,
+) {
     let mut clamp = |key: &str, value: u64, min: u64, max: u64| -> u64 {
         if (min..=max).contains(&value) {
             return value;
@@ -154,7 +200,12 @@ pub(super) fn clamp(config: &mut Config, sources: &BTreeMap<String, Source>, war
         *value = u32::try_from(clamped).unwrap_or(max);
     };
     narrow("planning.max_steps", &mut config.planning.max_steps, 1, 50);
-    narrow("planning.max_render_chars", &mut config.planning.max_render_chars, 200, 8000);
+    narrow(
+        "planning.max_render_chars",
+        &mut config.planning.max_render_chars,
+        200,
+        8000,
+    );
     narrow("max_iterations", &mut config.max_iterations, 1, 10_000);
     narrow("max_tool_parallel", &mut config.max_tool_parallel, 1, 64);
     narrow("llm.max_attempts", &mut config.llm.max_attempts, 1, 10);
@@ -169,7 +220,10 @@ pub(super) fn clamp(config: &mut Config, sources: &BTreeMap<String, Source>, war
         && !(0.0..=2.0).contains(&t)
     {
         let clamped = if t.is_nan() { 0.0 } else { t.clamp(0.0, 2.0) };
-        let from = sources.get("temperature").cloned().unwrap_or(Source::Default);
+        let from = sources
+            .get("temperature")
+            .cloned()
+            .unwrap_or(Source::Default);
         warnings.push(format!(
             "odek: warning: temperature={t} (from {from}) is outside 0..2; using {clamped}"
         ));

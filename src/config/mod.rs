@@ -404,7 +404,8 @@ pub fn load(opts: &LoadOptions) -> Result<Resolved, ConfigError> {
         merger.apply(g, &Source::Global(global_path.clone()));
     }
     if let (Some(p), Some(path)) = (project, &project_path) {
-        let allowed = project::filter_project_layer(p, merger.config(), path, &global_path, &mut warnings);
+        let allowed =
+            project::filter_project_layer(p, merger.config(), path, &global_path, &mut warnings);
         merger.apply(&allowed, &Source::Project(path.clone()));
     }
     merger.apply(&env_layer, &Source::Env(String::new()));
@@ -425,7 +426,13 @@ pub fn load(opts: &LoadOptions) -> Result<Resolved, ConfigError> {
 }
 
 fn validate(config: &Config, sources: &BTreeMap<String, Source>) -> Result<(), ConfigError> {
-    let origin = |key: &str| sources.get(key).cloned().unwrap_or(Source::Default).to_string();
+    let origin = |key: &str| {
+        sources
+            .get(key)
+            .cloned()
+            .unwrap_or(Source::Default)
+            .to_string()
+    };
     if let Some(t) = &config.thinking
         && !THINKING_LEVELS.contains(&t.as_str())
     {

@@ -62,7 +62,9 @@ fn filter_planning(
     global_path: &Path,
     warnings: &mut Vec<String>,
 ) {
-    let Some(planning) = &mut layer.planning else { return };
+    let Some(planning) = &mut layer.planning else {
+        return;
+    };
     let p = path.display();
     if planning.enabled == Some(true) && !below.planning.enabled {
         planning.enabled = None;
@@ -72,7 +74,11 @@ fn filter_planning(
         ));
     }
     let caps = [
-        ("max_steps", &mut planning.max_steps, below.planning.max_steps),
+        (
+            "max_steps",
+            &mut planning.max_steps,
+            below.planning.max_steps,
+        ),
         (
             "max_render_chars",
             &mut planning.max_render_chars,
@@ -91,14 +97,35 @@ fn filter_planning(
     }
 }
 
-fn filter_limits(limits: &mut PartialLimits, below: &Config, path: &Path, warnings: &mut Vec<String>) {
+fn filter_limits(
+    limits: &mut PartialLimits,
+    below: &Config,
+    path: &Path,
+    warnings: &mut Vec<String>,
+) {
     let p = path.display();
     let l = &below.limits;
     let entries = [
-        ("max_runtime_seconds", &mut limits.max_runtime_seconds, l.max_runtime_seconds),
-        ("max_tool_calls", &mut limits.max_tool_calls, l.max_tool_calls),
-        ("max_input_tokens", &mut limits.max_input_tokens, l.max_input_tokens),
-        ("max_output_tokens", &mut limits.max_output_tokens, l.max_output_tokens),
+        (
+            "max_runtime_seconds",
+            &mut limits.max_runtime_seconds,
+            l.max_runtime_seconds,
+        ),
+        (
+            "max_tool_calls",
+            &mut limits.max_tool_calls,
+            l.max_tool_calls,
+        ),
+        (
+            "max_input_tokens",
+            &mut limits.max_input_tokens,
+            l.max_input_tokens,
+        ),
+        (
+            "max_output_tokens",
+            &mut limits.max_output_tokens,
+            l.max_output_tokens,
+        ),
     ];
     for (name, value, current) in entries {
         let Some(v) = *value else { continue };
@@ -107,7 +134,11 @@ fn filter_limits(limits: &mut PartialLimits, below: &Config, path: &Path, warnin
         let lowers = v > 0 && (current == 0 || v <= current);
         if !lowers {
             *value = None;
-            let shown = if current == 0 { "none".to_string() } else { current.to_string() };
+            let shown = if current == 0 {
+                "none".to_string()
+            } else {
+                current.to_string()
+            };
             warnings.push(format!(
                 "odek: WARNING: ignoring limits.{name}={v} from project config ({p}) — a project may only lower limits (current: {shown})"
             ));

@@ -84,7 +84,10 @@ fn planning_env_disable() {
     f.env("ODEK_PLANNING", "false");
     let r = f.ok();
     assert!(!r.config.planning.enabled);
-    assert_eq!(r.source_of("planning.enabled"), Source::Env("ODEK_PLANNING".into()));
+    assert_eq!(
+        r.source_of("planning.enabled"),
+        Source::Env("ODEK_PLANNING".into())
+    );
 }
 
 #[test]
@@ -125,7 +128,10 @@ fn planning_project_clamp() {
     let r = f.ok();
     assert!(!r.config.planning.enabled, "project cannot re-enable");
     assert_eq!(r.config.planning.max_steps, 10, "project cannot raise");
-    assert_eq!(r.config.planning.max_render_chars, 1000, "project may lower");
+    assert_eq!(
+        r.config.planning.max_render_chars, 1000,
+        "project may lower"
+    );
     let project = std::path::absolute(f.cwd.join(PROJECT_FILE)).expect("abs");
     let global = f.home.join(GLOBAL_FILE);
     assert_eq!(
@@ -179,7 +185,11 @@ fn project_sensitive_keys_ignored_with_one_warning_each() {
     assert!(r.config.tools.enabled.is_empty());
     assert_eq!(r.config.model, "m2", "model is project-safe");
     assert_eq!(r.warnings.len(), 7, "{:#?}", r.warnings);
-    assert!(r.warnings.iter().all(|w| w.starts_with("odek: WARNING: ignoring ")));
+    assert!(
+        r.warnings
+            .iter()
+            .all(|w| w.starts_with("odek: WARNING: ignoring "))
+    );
     assert!(r.warnings[0].starts_with("odek: WARNING: ignoring base_url from project config ("));
 }
 
@@ -187,11 +197,16 @@ fn project_sensitive_keys_ignored_with_one_warning_each() {
 fn project_limits_only_lower() {
     let f = Fixture::new();
     f.global(r#"{"limits":{"max_tool_calls":10,"max_runtime_seconds":60}}"#);
-    f.project(r#"{"limits":{"max_tool_calls":50,"max_runtime_seconds":0,"max_input_tokens":1000}}"#);
+    f.project(
+        r#"{"limits":{"max_tool_calls":50,"max_runtime_seconds":0,"max_input_tokens":1000}}"#,
+    );
     let r = f.ok();
     assert_eq!(r.config.limits.max_tool_calls, 10);
     assert_eq!(r.config.limits.max_runtime_seconds, 60);
-    assert_eq!(r.config.limits.max_input_tokens, 1000, "setting a limit where none existed lowers");
+    assert_eq!(
+        r.config.limits.max_input_tokens, 1000,
+        "setting a limit where none existed lowers"
+    );
     assert_eq!(r.warnings.len(), 2, "{:?}", r.warnings);
 }
 
@@ -205,7 +220,10 @@ fn env_beats_files_and_flags_beat_env() {
     let r = f.ok();
     assert_eq!(r.config.model, "env-model");
     assert_eq!(r.config.max_iterations, 5);
-    assert_eq!(r.source_of("max_iterations"), Source::Global(f.home.join(GLOBAL_FILE)));
+    assert_eq!(
+        r.source_of("max_iterations"),
+        Source::Global(f.home.join(GLOBAL_FILE))
+    );
     f.flags.model = Some("flag-model".into());
     assert_eq!(f.ok().config.model, "flag-model");
 }
@@ -216,7 +234,10 @@ fn invalid_json_names_file_and_line() {
     f.global("{\n  \"model\": \"x\",\n  oops\n}");
     let e = f.load().expect_err("invalid");
     let msg = e.to_string();
-    assert!(msg.contains(&f.home.join(GLOBAL_FILE).display().to_string()), "{msg}");
+    assert!(
+        msg.contains(&f.home.join(GLOBAL_FILE).display().to_string()),
+        "{msg}"
+    );
     assert!(msg.contains("line 3"), "{msg}");
 }
 
@@ -233,7 +254,10 @@ fn wrong_type_names_key_and_expectation() {
 #[test]
 fn too_large_file_is_an_error() {
     let f = Fixture::new();
-    let big = format!("{{\"system\":\"{}\"}}", "x".repeat(MAX_CONFIG_BYTES as usize));
+    let big = format!(
+        "{{\"system\":\"{}\"}}",
+        "x".repeat(MAX_CONFIG_BYTES as usize)
+    );
     f.global(&big);
     assert!(matches!(f.load(), Err(ConfigError::TooLarge { .. })));
 }
@@ -244,9 +268,19 @@ fn unknown_keys_warn_with_suggestion() {
     f.global(r#"{"planing":{"enabled":true},"planning":{"max_step":3},"totally_unrelated":1}"#);
     let r = f.ok();
     assert_eq!(r.warnings.len(), 3, "{:?}", r.warnings);
-    assert!(r.warnings.iter().any(|w| w.contains("unknown key \"planing\" (did you mean \"planning\"?)")));
-    assert!(r.warnings.iter().any(|w| w.contains("unknown key \"planning.max_step\" (did you mean \"planning.max_steps\"?)")));
-    assert!(r.warnings.iter().any(|w| w.ends_with("unknown key \"totally_unrelated\"")));
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.contains("unknown key \"planing\" (did you mean \"planning\"?)"))
+    );
+    assert!(r.warnings.iter().any(|w| {
+        w.contains("unknown key \"planning.max_step\" (did you mean \"planning.max_steps\"?)")
+    }));
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.ends_with("unknown key \"totally_unrelated\""))
+    );
 }
 
 #[test]
@@ -260,7 +294,11 @@ fn invalid_env_value_is_an_error() {
 
 #[test]
 fn substitution_rules() {
-    let env: BTreeMap<String, String> = [("A".to_string(), "1".to_string()), ("B_2".into(), "two".into())].into();
+    let env: BTreeMap<String, String> = [
+        ("A".to_string(), "1".to_string()),
+        ("B_2".into(), "two".into()),
+    ]
+    .into();
     assert_eq!(substitute_env("${A}-$B_2", &env), "1-two");
     assert_eq!(substitute_env("$$A", &env), "$A");
     assert_eq!(substitute_env("cost $5 and $?", &env), "cost $5 and $?");
@@ -322,7 +360,10 @@ fn disabled_tool_lists_add_up() {
     f.global(r#"{"tools":{"disabled":["patch"]}}"#);
     f.project(r#"{"tools":{"disabled":["shell"]}}"#);
     f.env("ODEK_TOOLS_DISABLED", "write_file");
-    assert_eq!(f.ok().config.tools.disabled, vec!["patch", "shell", "write_file"]);
+    assert_eq!(
+        f.ok().config.tools.disabled,
+        vec!["patch", "shell", "write_file"]
+    );
 }
 
 #[test]

@@ -8,9 +8,9 @@ use serde_json::Value;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
+use super::Engine;
 use super::observer::EngineEvent;
 use super::output::truncate_output;
-use super::Engine;
 use crate::llm::{Message, ToolCall};
 use crate::tools::approval::GateRequest;
 use crate::tools::{Tool, ToolContext};
@@ -142,7 +142,11 @@ impl Engine {
                 Ok(r) => r,
                 // The task itself only panics if an observer does; keep the transcript whole.
                 Err(e) => CallResult {
-                    message: Message::tool_result(call_id, call_name, format!("error: internal: {e}")),
+                    message: Message::tool_result(
+                        call_id,
+                        call_name,
+                        format!("error: internal: {e}"),
+                    ),
                     ok: false,
                 },
             }
@@ -179,7 +183,9 @@ async fn execute(
 ) -> Result<String, String> {
     let name = &p.call.function.name;
     let Some(tool) = p.tool.clone() else {
-        return Err(format!("tool \"{name}\" not found; available tools: {available}"));
+        return Err(format!(
+            "tool \"{name}\" not found; available tools: {available}"
+        ));
     };
     verdict?;
     let _permit = permits.acquire().await.map_err(|e| e.to_string())?;
@@ -211,7 +217,12 @@ fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
 }
 
 fn first_line(s: &str) -> String {
-    s.lines().find(|l| !l.trim().is_empty()).unwrap_or("").chars().take(160).collect()
+    s.lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .chars()
+        .take(160)
+        .collect()
 }
 
 /// A spawned task that is aborted when its handle is dropped (a cancelled batch must not
@@ -235,7 +246,11 @@ pub(super) fn cancelled_results(calls: &[ToolCall]) -> Vec<CallResult> {
     calls
         .iter()
         .map(|c| CallResult {
-            message: Message::tool_result(&c.id, &c.function.name, "error: cancelled before it finished"),
+            message: Message::tool_result(
+                &c.id,
+                &c.function.name,
+                "error: cancelled before it finished",
+            ),
             ok: false,
         })
         .collect()

@@ -18,7 +18,13 @@ pub struct HintTracker {
 
 impl HintTracker {
     /// Records one call's outcome (in call order); returns a hint when one is due.
-    pub fn observe(&mut self, tool: &str, raw_args: &str, ok: bool, output: &str) -> Option<String> {
+    pub fn observe(
+        &mut self,
+        tool: &str,
+        raw_args: &str,
+        ok: bool,
+        output: &str,
+    ) -> Option<String> {
         if ok {
             self.consecutive_errors.remove(tool);
             self.observe_repeat(tool, raw_args)
@@ -70,7 +76,9 @@ fn error_hint(tool: &str, output: &str) -> String {
             "⚠️ Tool \"{tool}\" cannot find the path. Use search_files (target \"files\") to locate the correct path first."
         )
     } else if lower.contains("binary") {
-        format!("⚠️ Tool \"{tool}\" cannot read binary files. Use shell tools such as file, xxd or sha256sum to inspect them.")
+        format!(
+            "⚠️ Tool \"{tool}\" cannot read binary files. Use shell tools such as file, xxd or sha256sum to inspect them."
+        )
     } else {
         format!(
             "⚠️ Tool \"{tool}\" keeps failing. Try a different tool: use shell for shell commands, search_files for finding files, or read_file for reading files."
@@ -85,11 +93,22 @@ mod tests {
     #[test]
     fn third_consecutive_failure_hints_once() {
         let mut t = HintTracker::default();
-        assert!(t.observe("read_file", "{}", false, "error: x: No such file").is_none());
-        assert!(t.observe("read_file", "{}", false, "error: x: No such file").is_none());
-        let h = t.observe("read_file", "{}", false, "error: x: No such file").expect("hint");
+        assert!(
+            t.observe("read_file", "{}", false, "error: x: No such file")
+                .is_none()
+        );
+        assert!(
+            t.observe("read_file", "{}", false, "error: x: No such file")
+                .is_none()
+        );
+        let h = t
+            .observe("read_file", "{}", false, "error: x: No such file")
+            .expect("hint");
         assert!(h.contains("cannot find the path"));
-        assert!(t.observe("read_file", "{}", false, "e").is_none(), "counter reset");
+        assert!(
+            t.observe("read_file", "{}", false, "e").is_none(),
+            "counter reset"
+        );
     }
 
     #[test]
@@ -107,18 +126,31 @@ mod tests {
         for _ in 0..2 {
             t.observe("shell", "a", false, "[exit code: 2]");
         }
-        let h = t.observe("shell", "a", false, "[exit code: 2]").expect("hint");
+        let h = t
+            .observe("shell", "a", false, "[exit code: 2]")
+            .expect("hint");
         assert!(h.starts_with("⚠️ Shell command failed repeatedly."));
     }
 
     #[test]
     fn three_identical_successful_calls_are_a_stall() {
         let mut t = HintTracker::default();
-        assert!(t.observe("shell", r#"{"command":"ls"}"#, true, "").is_none());
-        assert!(t.observe("shell", r#"{"command":"ls"}"#, true, "").is_none());
-        let h = t.observe("shell", r#"{"command":"ls"}"#, true, "").expect("stall");
+        assert!(
+            t.observe("shell", r#"{"command":"ls"}"#, true, "")
+                .is_none()
+        );
+        assert!(
+            t.observe("shell", r#"{"command":"ls"}"#, true, "")
+                .is_none()
+        );
+        let h = t
+            .observe("shell", r#"{"command":"ls"}"#, true, "")
+            .expect("stall");
         assert!(h.contains("identical arguments 3 times in a row"));
-        assert!(t.observe("shell", r#"{"command":"ls"}"#, true, "").is_none());
+        assert!(
+            t.observe("shell", r#"{"command":"ls"}"#, true, "")
+                .is_none()
+        );
     }
 
     #[test]

@@ -246,7 +246,10 @@ impl Engine {
                 return Err(RunError::Cancelled);
             }
             self.check_runtime(state, deadline)?;
-            match self.iterate(i, state, persist, cancel, &tool_cancel, deadline).await? {
+            match self
+                .iterate(i, state, persist, cancel, &tool_cancel, deadline)
+                .await?
+            {
                 Step::Continue => {}
                 Step::Done(answer) => return Ok(answer),
             }
@@ -281,7 +284,9 @@ impl Engine {
         let calls = message.tool_calls.clone();
         state.messages.push(message);
         state.tool_calls += calls.len() as u64;
-        let results = self.run_batch_until(iteration, &calls, cancel, tool_cancel, deadline).await;
+        let results = self
+            .run_batch_until(iteration, &calls, cancel, tool_cancel, deadline)
+            .await;
         self.append_results(iteration, state, &calls, results);
         self.persist(persist, &state.messages).await;
         self.iteration_completed(iteration, state, calls.len());
@@ -300,7 +305,8 @@ impl Engine {
         cancel: &CancellationToken,
         deadline: Option<Instant>,
     ) -> Result<Message, RunError> {
-        self.observer.on_event(&EngineEvent::ModelCallStarted { iteration });
+        self.observer
+            .on_event(&EngineEvent::ModelCallStarted { iteration });
         let request = ChatRequest {
             messages: &state.messages,
             tools: self.tools.defs(),
@@ -375,7 +381,10 @@ impl Engine {
         }
         if !hints.is_empty() {
             let text = hints.join("\n");
-            self.observer.on_event(&EngineEvent::Hint { iteration, text: &text });
+            self.observer.on_event(&EngineEvent::Hint {
+                iteration,
+                text: &text,
+            });
             state.messages.push(Message::system(text));
         }
     }
@@ -398,8 +407,12 @@ impl Engine {
             .map_err(|e| e.to_string())
             .and_then(|r| r);
         match saved {
-            Ok(()) => self.observer.on_event(&EngineEvent::SessionSaved { message_count: count }),
-            Err(error) => self.observer.on_event(&EngineEvent::SessionSaveFailed { error: &error }),
+            Ok(()) => self.observer.on_event(&EngineEvent::SessionSaved {
+                message_count: count,
+            }),
+            Err(error) => self
+                .observer
+                .on_event(&EngineEvent::SessionSaveFailed { error: &error }),
         }
     }
 
@@ -428,10 +441,18 @@ impl Engine {
     fn check_token_budgets(&self, state: &RunState) -> Result<(), RunError> {
         let b = &self.settings.budgets;
         if b.max_input_tokens > 0 && state.usage.input_tokens > b.max_input_tokens {
-            return Err(self.budget_exceeded("input_tokens", state.usage.input_tokens, b.max_input_tokens));
+            return Err(self.budget_exceeded(
+                "input_tokens",
+                state.usage.input_tokens,
+                b.max_input_tokens,
+            ));
         }
         if b.max_output_tokens > 0 && state.usage.output_tokens > b.max_output_tokens {
-            return Err(self.budget_exceeded("output_tokens", state.usage.output_tokens, b.max_output_tokens));
+            return Err(self.budget_exceeded(
+                "output_tokens",
+                state.usage.output_tokens,
+                b.max_output_tokens,
+            ));
         }
         Ok(())
     }
@@ -446,8 +467,16 @@ impl Engine {
     }
 
     fn budget_exceeded(&self, limit: &'static str, observed: u64, max: u64) -> RunError {
-        self.observer.on_event(&EngineEvent::BudgetExceeded { limit, observed, max });
-        RunError::Budget { limit, observed, max }
+        self.observer.on_event(&EngineEvent::BudgetExceeded {
+            limit,
+            observed,
+            max,
+        });
+        RunError::Budget {
+            limit,
+            observed,
+            max,
+        }
     }
 }
 

@@ -55,7 +55,12 @@ mod tests {
 
     #[test]
     fn long_output_keeps_head_and_tail() {
-        let text = format!("{}{}{}", "h".repeat(3072), "m".repeat(5000), "t".repeat(1024));
+        let text = format!(
+            "{}{}{}",
+            "h".repeat(3072),
+            "m".repeat(5000),
+            "t".repeat(1024)
+        );
         let out = truncate_output(&text);
         assert!(out.starts_with(&"h".repeat(3072)));
         assert!(out.ends_with(&"t".repeat(1024)));

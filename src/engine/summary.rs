@@ -38,7 +38,10 @@ impl Engine {
         match response {
             Ok(r) if !r.message.content.trim().is_empty() => {
                 state.usage.add(&r.usage);
-                Ok(format!("{PARTIAL_SUMMARY_MARKER}\n\n{}", r.message.content.trim()))
+                Ok(format!(
+                    "{PARTIAL_SUMMARY_MARKER}\n\n{}",
+                    r.message.content.trim()
+                ))
             }
             _ => Err(RunError::MaxIterations(max)),
         }
@@ -59,7 +62,11 @@ fn transcript_excerpt(messages: &[Message]) -> String {
     for m in tail.into_iter().rev() {
         out.push_str(m.role.as_str());
         if !m.tool_calls.is_empty() {
-            let names: Vec<&str> = m.tool_calls.iter().map(|c| c.function.name.as_str()).collect();
+            let names: Vec<&str> = m
+                .tool_calls
+                .iter()
+                .map(|c| c.function.name.as_str())
+                .collect();
             out.push_str(&format!(" [called tools: {}]", names.join(", ")));
         }
         out.push_str(": ");

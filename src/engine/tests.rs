@@ -28,7 +28,11 @@ impl ChatModel for Scripted {
     fn model_name(&self) -> &str {
         "scripted"
     }
-    async fn complete(&self, req: &ChatRequest<'_>, _sink: Option<DeltaSink<'_>>) -> Result<ChatResponse, LlmError> {
+    async fn complete(
+        &self,
+        req: &ChatRequest<'_>,
+        _sink: Option<DeltaSink<'_>>,
+    ) -> Result<ChatResponse, LlmError> {
         self.seen.lock().expect("lock").push(req.messages.to_vec());
         let next = self.replies.lock().expect("lock").pop();
         match next {
@@ -61,7 +65,8 @@ impl Tool for Echo {
         serde_json::json!({"type":"object","properties":{"text":{"type":"string"},"ms":{"type":"integer"}}})
     }
     async fn call(&self, args: &str, _ctx: &ToolContext) -> Result<String, ToolError> {
-        let v: serde_json::Value = serde_json::from_str(args).map_err(|e| ToolError(e.to_string()))?;
+        let v: serde_json::Value =
+            serde_json::from_str(args).map_err(|e| ToolError(e.to_string()))?;
         let text = v["text"].as_str().unwrap_or("").to_string();
         if let Some(ms) = v["ms"].as_u64() {
             tokio::time::sleep(Duration::from_millis(ms)).await;
@@ -106,7 +111,9 @@ fn tool_contents(messages: &[Message]) -> Vec<String> {
     messages
         .iter()
         .filter(|m| m.role == Role::Tool)
-        .map(|m| crate::untrusted::unwrap(&m.content).map_or(m.content.clone(), |u| u.body.to_string()))
+        .map(|m| {
+            crate::untrusted::unwrap(&m.content).map_or(m.content.clone(), |u| u.body.to_string())
+        })
         .collect()
 }
 
@@ -122,10 +129,19 @@ async fn parallel_results_come_back_in_call_order() {
         Message::assistant("done"),
     ]);
     let e = engine(model.clone(), 5, Budgets::default());
-    let out = e.run(vec![Message::user("go")], None, CancellationToken::new()).await;
+    let out = e
+        .run(vec![Message::user("go")], None, CancellationToken::new())
+        .await;
     assert_eq!(out.result.expect("answer"), "done");
-    assert_eq!(tool_contents(&out.messages), vec!["first", "second", "third", "fourth"]);
-    let ids: Vec<_> = out.messages.iter().filter_map(|m| m.tool_call_id.clone()).collect();
+    assert_eq!(
+        tool_contents(&out.messages),
+        vec!["first", "second", "third", "fourth"]
+    );
+    let ids: Vec<_> = out
+        .messages
+        .iter()
+        .filter_map(|m| m.tool_call_id.clone())
+        .collect();
     assert_eq!(ids, vec!["a", "b", "c", "d"]);
 }
 
@@ -145,7 +161,10 @@ async fn failures_become_results_and_the_run_goes_on() {
         .await;
     assert_eq!(out.result.expect("answer"), "recovered");
     let results = tool_contents(&out.messages);
-    assert_eq!(results[0], "error: tool \"nope\" not found; available tools: echo");
+    assert_eq!(
+        results[0],
+        "error: tool \"nope\" not found; available tools: echo"
+    );
     assert!(results[1].starts_with("error: "), "{}", results[1]);
     assert_eq!(results[2], "error: tool \"echo\" panicked: kaboom");
     assert_eq!(results[3], "error: it failed");
@@ -154,7 +173,10 @@ async fn failures_become_results_and_the_run_goes_on() {
 #[tokio::test]
 async fn every_result_is_wrapped_with_a_fresh_nonce() {
     let model = Scripted::new(vec![
-        with_calls(vec![call("a", r#"{"text":"x"}"#), call("b", r#"{"text":"x"}"#)]),
+        with_calls(vec![
+            call("a", r#"{"text":"x"}"#),
+            call("b", r#"{"text":"x"}"#),
+        ]),
         Message::assistant("ok"),
     ]);
     let out = engine(model, 5, Budgets::default())
@@ -164,7 +186,12 @@ async fn every_result_is_wrapped_with_a_fresh_nonce() {
         .messages
         .iter()
         .filter(|m| m.role == Role::Tool)
-        .map(|m| crate::untrusted::unwrap(&m.content).expect("wrapped").nonce.to_string())
+        .map(|m| {
+            crate::untrusted::unwrap(&m.content)
+                .expect("wrapped")
+                .nonce
+                .to_string()
+        })
         .collect();
     assert_eq!(wrapped.len(), 2);
     assert_ne!(wrapped[0], wrapped[1]);
@@ -172,7 +199,10 @@ async fn every_result_is_wrapped_with_a_fresh_nonce() {
 
 #[tokio::test]
 async fn missing_call_ids_are_assigned() {
-    let model = Scripted::new(vec![with_calls(vec![call("", r#"{"text":"x"}"#)]), Message::assistant("ok")]);
+    let model = Scripted::new(vec![
+        with_calls(vec![call("", r#"{"text":"x"}"#)]),
+        Message::assistant("ok"),
+    ]);
     let out = engine(model, 5, Budgets::default())
         .run(vec![Message::user("go")], None, CancellationToken::new())
         .await;
@@ -199,15 +229,32 @@ async fn error_hint_after_three_failures() {
 #[tokio::test]
 async fn max_iterations_makes_a_partial_summary() {
     let loop_call = || with_calls(vec![call("", r#"{"text":"again"}"#)]);
-    let model = Scripted::new(vec![loop_call(), loop_call(), Message::assistant("we got halfway")]);
+    let model = Scripted::new(vec![
+        loop_call(),
+        loop_call(),
+        Message::assistant("we got halfway"),
+    ]);
     let out = engine(model.clone(), 2, Budgets::default())
         .run(vec![Message::user("go")], None, CancellationToken::new())
         .await;
     let answer = out.result.expect("summary");
     assert!(out.partial);
-    assert_eq!(answer, "[Iteration budget reached — partial summary]\n\nwe got halfway");
-    let last_request = model.seen.lock().expect("lock").last().cloned().expect("request");
-    assert_eq!(last_request.len(), 2, "the summary call sees an excerpt, not the tools");
+    assert_eq!(
+        answer,
+        "[Iteration budget reached — partial summary]\n\nwe got halfway"
+    );
+    let last_request = model
+        .seen
+        .lock()
+        .expect("lock")
+        .last()
+        .cloned()
+        .expect("request");
+    assert_eq!(
+        last_request.len(),
+        2,
+        "the summary call sees an excerpt, not the tools"
+    );
 }
 
 #[tokio::test]
@@ -225,7 +272,12 @@ async fn max_iterations_without_summary_is_an_error() {
 
 #[tokio::test]
 async fn tool_call_budget_stops_the_run() {
-    let two = || with_calls(vec![call("", r#"{"text":"a"}"#), call("", r#"{"text":"b"}"#)]);
+    let two = || {
+        with_calls(vec![
+            call("", r#"{"text":"a"}"#),
+            call("", r#"{"text":"b"}"#),
+        ])
+    };
     let model = Scripted::new(vec![two(), two(), Message::assistant("never")]);
     let budgets = Budgets {
         max_tool_calls: 3,
@@ -235,14 +287,23 @@ async fn tool_call_budget_stops_the_run() {
         .run(vec![Message::user("go")], None, CancellationToken::new())
         .await;
     let err = out.result.expect_err("budget");
-    assert_eq!(err.to_string(), "execution budget exceeded: tool_calls observed 4 (limit 3)");
+    assert_eq!(
+        err.to_string(),
+        "execution budget exceeded: tool_calls observed 4 (limit 3)"
+    );
     assert_eq!(err.error_class(), "execution_budget");
-    assert!(out.messages.last().is_some_and(|m| m.role == Role::Tool), "no dangling tool calls");
+    assert!(
+        out.messages.last().is_some_and(|m| m.role == Role::Tool),
+        "no dangling tool calls"
+    );
 }
 
 #[tokio::test]
 async fn cancellation_stops_a_slow_tool_and_answers_every_call() {
-    let model = Scripted::new(vec![with_calls(vec![call("x", r#"{"text":"slow","ms":30000}"#)])]);
+    let model = Scripted::new(vec![with_calls(vec![call(
+        "x",
+        r#"{"text":"slow","ms":30000}"#,
+    )])]);
     let e = engine(model, 5, Budgets::default());
     let cancel = CancellationToken::new();
     let c2 = cancel.clone();
@@ -250,9 +311,12 @@ async fn cancellation_stops_a_slow_tool_and_answers_every_call() {
         tokio::time::sleep(Duration::from_millis(100)).await;
         c2.cancel();
     });
-    let out = tokio::time::timeout(Duration::from_secs(5), e.run(vec![Message::user("go")], None, cancel))
-        .await
-        .expect("returns promptly");
+    let out = tokio::time::timeout(
+        Duration::from_secs(5),
+        e.run(vec![Message::user("go")], None, cancel),
+    )
+    .await
+    .expect("returns promptly");
     assert!(matches!(out.result, Err(RunError::Cancelled)));
 }
 
@@ -269,7 +333,11 @@ async fn persist_sees_every_batch_and_the_answer() {
         Ok(())
     });
     let out = engine(model, 5, Budgets::default())
-        .run(vec![Message::user("go")], Some(persist), CancellationToken::new())
+        .run(
+            vec![Message::user("go")],
+            Some(persist),
+            CancellationToken::new(),
+        )
         .await;
     assert!(out.result.is_ok());
     assert_eq!(*lens.lock().expect("lock"), vec![3, 4]);

@@ -50,7 +50,11 @@ pub struct GateRequest {
 }
 
 /// Classes a user may never trust for a whole session.
-const NEVER_TRUSTED: &[DangerClass] = &[DangerClass::Destructive, DangerClass::Blocked, DangerClass::Unknown];
+const NEVER_TRUSTED: &[DangerClass] = &[
+    DangerClass::Destructive,
+    DangerClass::Blocked,
+    DangerClass::Unknown,
+];
 
 /// Applies the policy, asking the approver when there is one.
 pub struct Gate {
@@ -69,7 +73,11 @@ enum Verdict {
 impl Gate {
     /// A gate for this policy; without an approver, `non_interactive` decides what would be
     /// asked. `config_path` is named in denial messages so the user knows where to allow.
-    pub fn new(policy: DangerPolicy, approver: Option<Arc<dyn Approver>>, config_path: &str) -> Self {
+    pub fn new(
+        policy: DangerPolicy,
+        approver: Option<Arc<dyn Approver>>,
+        config_path: &str,
+    ) -> Self {
         Gate {
             policy,
             approver,
@@ -88,7 +96,11 @@ impl Gate {
                 _ => None,
             })
             .collect();
-        let answer = if asks.is_empty() { None } else { Some(self.ask(asks).await) };
+        let answer = if asks.is_empty() {
+            None
+        } else {
+            Some(self.ask(asks).await)
+        };
         verdicts
             .into_iter()
             .map(|v| match v {
@@ -137,11 +149,17 @@ impl Gate {
     }
 
     fn is_trusted(&self, class: DangerClass) -> bool {
-        self.trusted.lock().map(|t| t.contains(&class)).unwrap_or(false)
+        self.trusted
+            .lock()
+            .map(|t| t.contains(&class))
+            .unwrap_or(false)
     }
 
     /// Asks once for all items; the error side renders a denial message per item.
-    async fn ask(&self, items: Vec<ApprovalItem>) -> Result<(), Box<dyn Fn(&ApprovalItem) -> String + Send + Sync>> {
+    async fn ask(
+        &self,
+        items: Vec<ApprovalItem>,
+    ) -> Result<(), Box<dyn Fn(&ApprovalItem) -> String + Send + Sync>> {
         let Some(approver) = self.approver.clone() else {
             return match self.policy.non_interactive_action() {
                 Action::Allow => Ok(()),
@@ -167,7 +185,12 @@ impl Gate {
             ApprovalAnswer::Approve => Ok(()),
             ApprovalAnswer::TrustClasses => {
                 if let Ok(mut trusted) = self.trusted.lock() {
-                    trusted.extend(items.iter().map(|i| i.class).filter(|c| !NEVER_TRUSTED.contains(c)));
+                    trusted.extend(
+                        items
+                            .iter()
+                            .map(|i| i.class)
+                            .filter(|c| !NEVER_TRUSTED.contains(c)),
+                    );
                 }
                 Ok(())
             }

@@ -191,7 +191,9 @@ pub fn build_registry(
         all.push(Arc::new(PlanTool::new(store)));
     }
     let chosen: Vec<Arc<dyn Tool>> = if selection.enabled.is_empty() {
-        all.into_iter().filter(|t| selection.keeps(t.name())).collect()
+        all.into_iter()
+            .filter(|t| selection.keeps(t.name()))
+            .collect()
     } else {
         selection
             .enabled

@@ -56,7 +56,10 @@ impl Tool for PatchTool {
     }
 
     fn summary(&self, args: &Value) -> String {
-        args.get("path").and_then(Value::as_str).unwrap_or("").to_string()
+        args.get("path")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
     }
 
     fn event_summary(&self, args: &Value, ctx: &ToolContext) -> Option<Value> {
@@ -72,7 +75,10 @@ impl Tool for PatchTool {
             .await
             .map_err(|e| ToolError(format!("patch: {}: {e}", args.path)))?;
         if paths::looks_binary(&bytes) {
-            return Err(ToolError(format!("patch: {} looks like a binary file", args.path)));
+            return Err(ToolError(format!(
+                "patch: {} looks like a binary file",
+                args.path
+            )));
         }
         let old_text = String::from_utf8(bytes)
             .map_err(|_| ToolError(format!("patch: {} is not valid UTF-8", args.path)))?;
@@ -89,10 +95,14 @@ impl Tool for PatchTool {
 
 fn replace(text: &str, args: &Args) -> Result<String, ToolError> {
     if args.old_string.is_empty() {
-        return Err(ToolError("patch: old_string is empty; use write_file to create a file".into()));
+        return Err(ToolError(
+            "patch: old_string is empty; use write_file to create a file".into(),
+        ));
     }
     if args.old_string == args.new_string {
-        return Err(ToolError("patch: old_string and new_string are identical; nothing to change".into()));
+        return Err(ToolError(
+            "patch: old_string and new_string are identical; nothing to change".into(),
+        ));
     }
     let count = text.matches(&args.old_string).count();
     match count {
@@ -135,10 +145,16 @@ mod tests {
 
     #[test]
     fn unique_replace_and_ambiguity() {
-        assert_eq!(replace("a b a", &args("b", "c", false)).expect("ok"), "a c a");
+        assert_eq!(
+            replace("a b a", &args("b", "c", false)).expect("ok"),
+            "a c a"
+        );
         let e = replace("a b a", &args("a", "c", false)).expect_err("ambiguous");
         assert!(e.0.contains("occurs 2 times"));
-        assert_eq!(replace("a b a", &args("a", "c", true)).expect("ok"), "c b c");
+        assert_eq!(
+            replace("a b a", &args("a", "c", true)).expect("ok"),
+            "c b c"
+        );
         assert!(replace("abc", &args("x", "y", false)).is_err());
         assert!(replace("abc", &args("", "y", false)).is_err());
     }

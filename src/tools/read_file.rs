@@ -98,7 +98,12 @@ fn str_arg<'a>(args: &'a Value, key: &str) -> &'a str {
 
 /// The `offset..offset+limit` window of `text` as `<n>|<line>` rows, with a footer saying how
 /// to read on when the file is longer.
-fn number_lines(text: &str, offset: usize, limit: usize, shown_path: &str) -> Result<String, ToolError> {
+fn number_lines(
+    text: &str,
+    offset: usize,
+    limit: usize,
+    shown_path: &str,
+) -> Result<String, ToolError> {
     if text.is_empty() {
         return Ok("(empty file)".to_string());
     }
@@ -140,7 +145,10 @@ mod tests {
     #[test]
     fn windows_and_footer() {
         let text = "a\nb\nc\nd\n";
-        assert_eq!(number_lines(text, 1, 10, "f").expect("ok"), "1|a\n2|b\n3|c\n4|d");
+        assert_eq!(
+            number_lines(text, 1, 10, "f").expect("ok"),
+            "1|a\n2|b\n3|c\n4|d"
+        );
         assert_eq!(
             number_lines(text, 2, 2, "f").expect("ok"),
             "2|b\n3|c\n[lines 2-3 of 4; continue with offset=4]"

@@ -183,12 +183,19 @@ fn walk(
 
 fn match_names(files: &[PathBuf], pattern: &str, cwd: &Path) -> Result<Vec<String>, ToolError> {
     let is_glob = pattern.contains(['*', '?', '[', '{']);
-    let glob = if is_glob { Some(compile_glob(pattern)?) } else { None };
+    let glob = if is_glob {
+        Some(compile_glob(pattern)?)
+    } else {
+        None
+    };
     let needle = pattern.to_lowercase();
     Ok(files
         .iter()
         .filter(|p| {
-            let name = p.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+                .unwrap_or_default();
             match &glob {
                 Some(g) => g.is_match(&name) || g.is_match(p.strip_prefix(cwd).unwrap_or(p)),
                 None => name.to_lowercase().contains(&needle),
@@ -218,7 +225,9 @@ fn match_contents(
         if std::fs::metadata(path).is_ok_and(|m| m.len() > MAX_SEARCHED_FILE_BYTES) {
             continue;
         }
-        let Ok(bytes) = std::fs::read(path) else { continue };
+        let Ok(bytes) = std::fs::read(path) else {
+            continue;
+        };
         if paths::looks_binary(&bytes) {
             continue;
         }
@@ -246,7 +255,11 @@ fn shorten(line: &str) -> String {
 }
 
 fn format_results(mut lines: Vec<String>, limit: usize, target: Target) -> String {
-    let what = if target == Target::Files { "files" } else { "matches" };
+    let what = if target == Target::Files {
+        "files"
+    } else {
+        "matches"
+    };
     if lines.is_empty() {
         return format!("no {what} found");
     }

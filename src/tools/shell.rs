@@ -177,7 +177,9 @@ async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<Stri
     let body = combine(&out, &err);
     match ending {
         Ending::Exited(status) => report_exit(body, status),
-        Ending::Cancelled => Err(ToolError(format!("shell: cancelled; the command was stopped\n{body}"))),
+        Ending::Cancelled => Err(ToolError(format!(
+            "shell: cancelled; the command was stopped\n{body}"
+        ))),
         Ending::TimedOut => Err(ToolError(format!(
             "shell: command timed out after {}s and was killed: {}\n{body}",
             timeout.as_secs(),
@@ -197,7 +199,11 @@ async fn collect(
         Err(_) => {
             guard.kill_now();
             abort.abort();
-            (b"[output incomplete: background processes kept the output open and were stopped]".to_vec(), false)
+            (
+                b"[output incomplete: background processes kept the output open and were stopped]"
+                    .to_vec(),
+                false,
+            )
         }
     }
 }
@@ -273,19 +279,25 @@ mod tests {
 
     #[tokio::test]
     async fn success_and_failure_report_exit_code() {
-        let ok = run("echo hi", &ctx(), Duration::from_secs(10)).await.expect("ok");
+        let ok = run("echo hi", &ctx(), Duration::from_secs(10))
+            .await
+            .expect("ok");
         assert_eq!(ok, "hi\n[exit code: 0]");
         let err = run("echo oops >&2; exit 3", &ctx(), Duration::from_secs(10))
             .await
             .expect_err("fails");
         assert_eq!(err.0, "[stderr]\noops\n[exit code: 3]");
-        let empty = run("true", &ctx(), Duration::from_secs(10)).await.expect("ok");
+        let empty = run("true", &ctx(), Duration::from_secs(10))
+            .await
+            .expect("ok");
         assert_eq!(empty, "(no output)\n[exit code: 0]");
     }
 
     #[tokio::test]
     async fn timeout_kills_the_group() {
-        let err = run("sleep 30", &ctx(), Duration::from_millis(200)).await.expect_err("timeout");
+        let err = run("sleep 30", &ctx(), Duration::from_millis(200))
+            .await
+            .expect_err("timeout");
         assert!(err.0.contains("timed out after 0s"), "{}", err.0);
     }
 
@@ -297,15 +309,21 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(100)).await;
             cancel.cancel();
         });
-        let err = run("sleep 30", &c, Duration::from_secs(60)).await.expect_err("cancelled");
+        let err = run("sleep 30", &c, Duration::from_secs(60))
+            .await
+            .expect_err("cancelled");
         assert!(err.0.starts_with("shell: cancelled"), "{}", err.0);
     }
 
     #[tokio::test]
     async fn output_is_capped() {
-        let out = run("head -c 2000000 /dev/zero | tr '\\0' a", &ctx(), Duration::from_secs(10))
-            .await
-            .expect("ok");
+        let out = run(
+            "head -c 2000000 /dev/zero | tr '\\0' a",
+            &ctx(),
+            Duration::from_secs(10),
+        )
+        .await
+        .expect("ok");
         assert!(out.len() < MAX_STREAM_BYTES + 100);
         assert!(out.contains("[output truncated]"));
     }
@@ -313,9 +331,13 @@ mod tests {
     #[tokio::test]
     async fn api_keys_are_hidden_from_children() {
         // The variable is only visible to the child if odek passed it on.
-        let out = run("echo ${ODEK_API_KEY:-absent}", &ctx(), Duration::from_secs(10))
-            .await
-            .expect("ok");
+        let out = run(
+            "echo ${ODEK_API_KEY:-absent}",
+            &ctx(),
+            Duration::from_secs(10),
+        )
+        .await
+        .expect("ok");
         assert!(out.starts_with("absent"));
     }
 }

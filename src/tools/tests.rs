@@ -17,7 +17,12 @@ fn default_registry_order_is_stable() {
 fn plan_tool_exactly_when_a_store_exists() {
     let r = build_registry(&ToolSelection::default(), None).expect("builds");
     assert!(r.get("plan").is_none());
-    assert!(build_registry(&ToolSelection::default(), store()).expect("builds").get("plan").is_some());
+    assert!(
+        build_registry(&ToolSelection::default(), store())
+            .expect("builds")
+            .get("plan")
+            .is_some()
+    );
 }
 
 #[test]
@@ -45,10 +50,16 @@ fn every_schema_is_an_object_with_required_fields_declared() {
     let r = build_registry(&ToolSelection::default(), store()).expect("builds");
     for def in r.defs() {
         assert_eq!(def.parameters["type"], "object", "{}", def.name);
-        let props = def.parameters["properties"].as_object().expect("properties");
+        let props = def.parameters["properties"]
+            .as_object()
+            .expect("properties");
         if let Some(req) = def.parameters.get("required").and_then(|v| v.as_array()) {
             for field in req {
-                assert!(props.contains_key(field.as_str().expect("str")), "{}", def.name);
+                assert!(
+                    props.contains_key(field.as_str().expect("str")),
+                    "{}",
+                    def.name
+                );
             }
         }
     }

@@ -53,7 +53,10 @@ impl Tool for WriteFileTool {
 
     fn summary(&self, args: &Value) -> String {
         let path = args.get("path").and_then(Value::as_str).unwrap_or("");
-        let bytes = args.get("content").and_then(Value::as_str).map_or(0, str::len);
+        let bytes = args
+            .get("content")
+            .and_then(Value::as_str)
+            .map_or(0, str::len);
         format!("{path} ({bytes} bytes)")
     }
 
@@ -73,7 +76,10 @@ impl Tool for WriteFileTool {
         }
         let target = paths::resolve_inside(&ctx.cwd, &args.path, "write_file")?;
         if target.is_dir() {
-            return Err(ToolError(format!("write_file: {} is a directory", args.path)));
+            return Err(ToolError(format!(
+                "write_file: {} is a directory",
+                args.path
+            )));
         }
         let previous = std::fs::metadata(&target).ok().map(|m| m.len());
         let content = args.content.into_bytes();
@@ -89,7 +95,10 @@ impl Tool for WriteFileTool {
         };
         Ok(format!(
             "wrote {len} bytes to {} ({what})",
-            paths::display(&ctx.cwd.canonicalize().unwrap_or_else(|_| ctx.cwd.clone()), &target)
+            paths::display(
+                &ctx.cwd.canonicalize().unwrap_or_else(|_| ctx.cwd.clone()),
+                &target
+            )
         ))
     }
 }
