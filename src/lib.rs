@@ -4,10 +4,13 @@
 //! `runtime`, which builds the model client, the tool registry (with the shared plan store)
 //! and the engine for every entry point. `plan` and `llm` are leaves.
 
+pub mod cli;
 pub mod config;
 pub mod engine;
 pub mod llm;
 pub mod plan;
+pub mod prompt;
 pub mod redact;
+pub mod runtime;
 pub mod tools;
 pub mod untrusted;

@@ -1,0 +1,152 @@
+//! Flags shared by every command that runs turns (`run`, `continue`, `repl`), turned into a
+//! plain configuration layer for `config::load`.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::config::{PartialConfig, PartialLimits, PartialPlanning, PartialTools};
+
+/// Per-turn flags.
+#[derive(Debug, Clone, Default, Args)]
+pub struct TurnFlags {
+    /// Model name (e.g. gpt-4.1, deepseek-v4-flash, qwen3:8b)
+    #[arg(long, value_name = "NAME", help_heading = "Model")]
+    pub model: Option<String>,
+    /// OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1
+    #[arg(long, value_name = "URL", help_heading = "Model")]
+    pub base_url: Option<String>,
+    /// Replace the built-in system prompt
+    #[arg(long, value_name = "TEXT", help_heading = "Model")]
+    pub system: Option<String>,
+    /// Sampling temperature (0..2; omitted = the server's default)
+    #[arg(long, value_name = "F", help_heading = "Model")]
+    pub temperature: Option<f64>,
+    /// Thinking / reasoning effort
+    #[arg(long, value_name = "LEVEL", value_parser = ["enabled", "disabled", "low", "medium", "high"], help_heading = "Model")]
+    pub thinking: Option<String>,
+    /// Stream answers as they are generated (default on)
+    #[arg(long, overrides_with = "no_stream", help_heading = "Model")]
+    pub stream: bool,
+    /// Wait for whole answers instead of streaming
+    #[arg(long, overrides_with = "stream", help_heading = "Model")]
+    pub no_stream: bool,
+    /// Play model answers from a recorded JSONL file instead of calling a server
+    #[arg(long, value_name = "FILE", help_heading = "Model")]
+    pub replay: Option<PathBuf>,
+    /// Append every model answer to FILE (a recording for --replay)
+    #[arg(long, value_name = "FILE", help_heading = "Model")]
+    pub record: Option<PathBuf>,
+
+    /// Model calls before the run stops with a partial summary (default 90)
+    #[arg(long = "max-iter", value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Loop")]
+    pub max_iter: Option<u32>,
+    /// Keep a structured plan with the plan tool (default on)
+    #[arg(long, overrides_with = "no_planning", help_heading = "Loop")]
+    pub planning: bool,
+    /// Turn the plan tool and every piece of plan logic off
+    #[arg(long, overrides_with = "planning", help_heading = "Loop")]
+    pub no_planning: bool,
+    /// Summarise dropped turns when the context is trimmed (default on)
+    #[arg(long, overrides_with = "no_compaction", help_heading = "Loop")]
+    pub compaction: bool,
+    /// Drop old turns without summarising them
+    #[arg(long, overrides_with = "compaction", help_heading = "Loop")]
+    pub no_compaction: bool,
+    /// Only register this tool (repeatable; order is kept)
+    #[arg(long = "tool", value_name = "NAME", help_heading = "Loop")]
+    pub tools: Vec<String>,
+    /// Do not register this tool (repeatable)
+    #[arg(long = "no-tool", value_name = "NAME", help_heading = "Loop")]
+    pub no_tools: Vec<String>,
+    /// Attach files as context (comma-separated, repeatable)
+    #[arg(long, short = 'c', value_name = "FILE[,FILE]", value_delimiter = ',', help_heading = "Loop")]
+    pub ctx: Vec<String>,
+
+    /// Stop after this many seconds
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..), help_heading = "Budgets")]
+    pub max_runtime: Option<u64>,
+    /// Stop after this many tool calls
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), help_heading = "Budgets")]
+    pub max_tool_calls: Option<u64>,
+    /// Stop after this many input tokens
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), help_heading = "Budgets")]
+    pub max_input_tokens: Option<u64>,
+    /// Stop after this many output tokens
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), help_heading = "Budgets")]
+    pub max_output_tokens: Option<u64>,
+
+    /// Write odek.event/v1 JSON lines to PATH (appended), or to stdout with -
+    #[arg(long, value_name = "PATH|-", help_heading = "Output")]
+    pub events_jsonl: Option<String>,
+    /// Include (redacted) tool arguments in tool_call_started events
+    #[arg(long, help_heading = "Output")]
+    pub events_include_args: bool,
+    /// No colours
+    #[arg(long, help_heading = "Output")]
+    pub no_color: bool,
+    /// Print only the final answer
+    #[arg(short, long, help_heading = "Output")]
+    pub quiet: bool,
+    /// More detail: hints and reasoning (-v), debug logs (-vv)
+    #[arg(short, long, action = clap::ArgAction::Count, help_heading = "Output")]
+    pub verbose: u8,
+}
+
+fn toggle(on: bool, off: bool) -> Option<bool> {
+    match (on, off) {
+        (true, _) => Some(true),
+        (_, true) => Some(false),
+        _ => None,
+    }
+}
+
+impl TurnFlags {
+    /// The configuration layer these flags set.
+    pub fn overrides(&self) -> PartialConfig {
+        let planning = toggle(self.planning, self.no_planning).map(|enabled| PartialPlanning {
+            enabled: Some(enabled),
+            ..Default::default()
+        });
+        let tools = (!self.tools.is_empty() || !self.no_tools.is_empty()).then(|| PartialTools {
+            enabled: (!self.tools.is_empty()).then(|| self.tools.clone()),
+            disabled: (!self.no_tools.is_empty()).then(|| self.no_tools.clone()),
+        });
+        let limits = PartialLimits {
+            max_runtime_seconds: self.max_runtime,
+            max_tool_calls: self.max_tool_calls,
+            max_input_tokens: self.max_input_tokens,
+            max_output_tokens: self.max_output_tokens,
+        };
+        PartialConfig {
+            model: self.model.clone(),
+            base_url: self.base_url.clone(),
+            system: self.system.clone(),
+            temperature: self.temperature,
+            thinking: self.thinking.clone(),
+            max_iterations: self.max_iter,
+            stream: toggle(self.stream, self.no_stream),
+            compaction: toggle(self.compaction, self.no_compaction),
+            no_color: self.no_color.then_some(true),
+            planning,
+            tools,
+            limits: (limits != PartialLimits::default()).then_some(limits),
+            ..Default::default()
+        }
+    }
+
+    /// The flags a resumed session may not change, by name, when given.
+    pub fn session_fixed_flags(&self) -> Vec<&'static str> {
+        let mut fixed = Vec::new();
+        if self.model.is_some() {
+            fixed.push("--model");
+        }
+        if self.base_url.is_some() {
+            fixed.push("--base-url");
+        }
+        if self.system.is_some() {
+            fixed.push("--system");
+        }
+        fixed
+    }
+}

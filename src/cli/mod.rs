@@ -1,0 +1,127 @@
+//! The command line: parse, run, map the outcome to an exit code. Each subcommand is one file;
+//! all of them build their engine through `runtime::build_runtime`.
+
+mod flags;
+mod run;
+mod style;
+pub mod terminal;
+mod turn;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+pub use flags::TurnFlags;
+
+/// `odek --version` and `odek version`.
+pub const VERSION_LINE: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (",
+    env!("ODEK_TARGET"),
+    ", commit ",
+    env!("ODEK_COMMIT"),
+    ")"
+);
+
+/// Exit codes of the program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// The task completed.
+    Success = 0,
+    /// A run or setup error.
+    Failure = 1,
+    /// Bad command-line usage.
+    Usage = 2,
+    /// An execution budget ran out.
+    Budget = 4,
+    /// Interrupted by Ctrl-C.
+    Interrupted = 130,
+}
+
+impl From<Exit> for ExitCode {
+    fn from(e: Exit) -> Self {
+        ExitCode::from(e as u8)
+    }
+}
+
+/// odek: an autonomous agent for any OpenAI-compatible chat model.
+#[derive(Debug, Parser)]
+#[command(name = "odek", version = VERSION_LINE, about, long_about = None, max_term_width = 100)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run one task to a final answer
+    Run(run::RunArgs),
+    /// Print the version, target and commit
+    Version,
+}
+
+/// Runs the program and returns its exit code.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return match e.kind() {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => Exit::Success,
+                clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => Exit::Usage,
+                _ => Exit::Usage,
+            }
+            .into();
+        }
+    };
+    let exit = match cli.command {
+        Command::Version => {
+            println!("odek {VERSION_LINE}");
+            Ok(Exit::Success)
+        }
+        Command::Run(args) => run::run(args),
+    };
+    match exit {
+        Ok(code) => code.into(),
+        Err(e) => {
+            report_error(&e);
+            Exit::Failure.into()
+        }
+    }
+}
+
+/// Prints `odek: <error>` (with causes) and a hint when one helps.
+fn report_error(e: &anyhow::Error) {
+    let style = style::Style::new(
+        std::io::IsTerminal::is_terminal(&std::io::stderr()) && std::env::var_os("NO_COLOR").is_none(),
+    );
+    eprintln!("{} {e:#}", style.red("odek:"));
+    if let Some(hint) = hint_for(e) {
+        eprintln!("  {}", style.dim(&format!("hint: {hint}")));
+    }
+}
+
+fn hint_for(e: &anyhow::Error) -> Option<String> {
+    let text = format!("{e:#}");
+    if text.contains("(status 401)") || text.contains("(status 403)") {
+        Some("the server refused the API key: check ODEK_API_KEY (or DEEPSEEK_API_KEY / OPENAI_API_KEY) and that it matches --base-url".into())
+    } else if text.contains("connection error") && text.contains("refused") {
+        Some("nothing is listening at the base URL: is the model server running? (see `odek config` for the endpoint in use)".into())
+    } else if text.contains("(status 404)") {
+        Some("the endpoint or model was not found: check --base-url (it usually ends in /v1) and --model".into())
+    } else {
+        None
+    }
+}
+
+/// Sets up `tracing` on stderr: warnings by default, debug with `-vv`, or `RUST_LOG`.
+fn init_tracing(verbose: u8) {
+    use tracing_subscriber::EnvFilter;
+    let default = if verbose >= 2 { "odek=debug" } else { "odek=warn" };
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
+}
