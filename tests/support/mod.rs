@@ -1,0 +1,282 @@
+//! A scripted OpenAI-protocol server (wiremock) and helpers to run the real `odek` binary
+//! against it in an isolated `ODEK_HOME`.
+#![allow(dead_code)]
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate, matchers};
+
+/// One scripted answer.
+#[derive(Clone, Debug)]
+pub enum Reply {
+    /// An assistant message; sent as SSE when the request streams, else as one JSON body.
+    Message(Value),
+    /// A raw HTTP answer (status, headers, body).
+    Status(u16, Vec<(String, String)>, String),
+    /// Wait, then answer.
+    Delayed(Duration, Box<Reply>),
+}
+
+/// An assistant message with text only.
+pub fn text(content: &str) -> Reply {
+    Reply::Message(json!({"role": "assistant", "content": content}))
+}
+
+/// An assistant message calling tools: `(name, arguments)` pairs, ids `call_<n>`.
+pub fn tools(calls: &[(&str, Value)]) -> Reply {
+    tools_with_text("", calls)
+}
+
+/// An assistant message with narration and tool calls.
+pub fn tools_with_text(content: &str, calls: &[(&str, Value)]) -> Reply {
+    let calls: Vec<Value> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, (name, args))| {
+            json!({"id": format!("call_{}", unique()), "type": "function", "index": i,
+                   "function": {"name": name, "arguments": args.to_string()}})
+        })
+        .collect();
+    Reply::Message(json!({"role": "assistant", "content": content, "tool_calls": calls}))
+}
+
+/// A tool call whose arguments are sent verbatim (e.g. invalid JSON).
+pub fn raw_tool_call(name: &str, raw_args: &str) -> Reply {
+    Reply::Message(json!({"role": "assistant", "content": null, "tool_calls": [
+        {"id": format!("call_{}", unique()), "type": "function", "function": {"name": name, "arguments": raw_args}}]}))
+}
+
+fn unique() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(1);
+    N.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Shared script state.
+#[derive(Default)]
+struct Script {
+    replies: Mutex<VecDeque<Reply>>,
+    requests: Mutex<Vec<Value>>,
+    checks: Mutex<Vec<Box<dyn Fn(&Value) -> Result<(), String> + Send + Sync>>>,
+    failures: Mutex<Vec<String>>,
+}
+
+struct Responder(Arc<Script>);
+
+impl Respond for Responder {
+    fn respond(&self, request: &Request) -> ResponseTemplate {
+        let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+        for check in self.0.checks.lock().expect("lock").iter() {
+            if let Err(e) = check(&body) {
+                let n = self.0.requests.lock().expect("lock").len() + 1;
+                self.0.failures.lock().expect("lock").push(format!("request {n}: {e}"));
+            }
+        }
+        self.0.requests.lock().expect("lock").push(body.clone());
+        let reply = self.0.replies.lock().expect("lock").pop_front();
+        let stream = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
+        match reply {
+            Some(r) => render(r, stream),
+            None => ResponseTemplate::new(500).set_body_string("script exhausted"),
+        }
+    }
+}
+
+fn render(reply: Reply, stream: bool) -> ResponseTemplate {
+    match reply {
+        Reply::Delayed(d, inner) => render(*inner, stream).set_delay(d),
+        Reply::Status(code, headers, body) => {
+            let mut t = ResponseTemplate::new(code).set_body_string(body);
+            for (k, v) in headers {
+                t = t.insert_header(k.as_str(), v.as_str());
+            }
+            t
+        }
+        Reply::Message(message) if stream => {
+            ResponseTemplate::new(200).set_body_raw(sse_body(&message), "text/event-stream")
+        }
+        Reply::Message(message) => ResponseTemplate::new(200).set_body_json(json!({
+            "id": "cmpl", "object": "chat.completion",
+            "choices": [{"index": 0, "message": message, "finish_reason": finish_reason(&message)}],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
+        })),
+    }
+}
+
+fn finish_reason(message: &Value) -> &'static str {
+    if message.get("tool_calls").is_some_and(|t| t.as_array().is_some_and(|a| !a.is_empty())) {
+        "tool_calls"
+    } else {
+        "stop"
+    }
+}
+
+/// The message as SSE chunks: text in pieces, each tool call in fragments, usage, [DONE].
+fn sse_body(message: &Value) -> String {
+    let mut chunks = vec![json!({"choices": [{"index": 0, "delta": {"role": "assistant"}}]})];
+    let content = message.get("content").and_then(Value::as_str).unwrap_or("");
+    let chars: Vec<char> = content.chars().collect();
+    for piece in chars.chunks(7) {
+        let s: String = piece.iter().collect();
+        chunks.push(json!({"choices": [{"index": 0, "delta": {"content": s}}]}));
+    }
+    if let Some(calls) = message.get("tool_calls").and_then(Value::as_array) {
+        for (i, call) in calls.iter().enumerate() {
+            let args = call["function"]["arguments"].as_str().unwrap_or("");
+            let (a, b) = args.split_at(args.len() / 2);
+            chunks.push(json!({"choices": [{"index": 0, "delta": {"tool_calls": [
+                {"index": i, "id": call["id"], "type": "function", "function": {"name": call["function"]["name"], "arguments": a}}]}}]}));
+            chunks.push(json!({"choices": [{"index": 0, "delta": {"tool_calls": [
+                {"index": i, "function": {"arguments": b}}]}}]}));
+        }
+    }
+    chunks.push(json!({"choices": [{"index": 0, "delta": {}, "finish_reason": finish_reason(message)}]}));
+    chunks.push(json!({"choices": [], "usage": {"prompt_tokens": 100, "completion_tokens": 20}}));
+    let mut body = String::new();
+    for c in chunks {
+        body.push_str(&format!("data: {c}\n\n"));
+    }
+    body.push_str("data: [DONE]\n\n");
+    body
+}
+
+/// A scripted server on 127.0.0.1 (port 0).
+pub struct ScriptedServer {
+    server: MockServer,
+    script: Arc<Script>,
+}
+
+impl ScriptedServer {
+    /// Starts a server that plays `replies` in order to `POST /v1/chat/completions`.
+    pub async fn start(replies: Vec<Reply>) -> Self {
+        let server = MockServer::start().await;
+        let script = Arc::new(Script::default());
+        script.replies.lock().expect("lock").extend(replies);
+        Mock::given(matchers::method("POST"))
+            .and(matchers::path("/v1/chat/completions"))
+            .respond_with(Responder(script.clone()))
+            .mount(&server)
+            .await;
+        ScriptedServer { server, script }
+    }
+
+    /// The base URL to give odek (`http://127.0.0.1:PORT/v1`).
+    pub fn base_url(&self) -> String {
+        format!("{}/v1", self.server.uri())
+    }
+
+    /// The JSON bodies of every chat request so far.
+    pub fn requests(&self) -> Vec<Value> {
+        self.script.requests.lock().expect("lock").clone()
+    }
+
+    /// Adds a check run on every request; failures are collected for [`Self::assert_checks`].
+    pub fn check(&self, f: impl Fn(&Value) -> Result<(), String> + Send + Sync + 'static) {
+        self.script.checks.lock().expect("lock").push(Box::new(f));
+    }
+
+    /// Fails the test when any request check failed.
+    pub fn assert_checks(&self) {
+        let failures = self.script.failures.lock().expect("lock");
+        assert!(failures.is_empty(), "request checks failed:\n{}", failures.join("\n"));
+    }
+
+    /// Queues more replies.
+    pub fn push(&self, replies: Vec<Reply>) {
+        self.script.replies.lock().expect("lock").extend(replies);
+    }
+
+    /// The underlying server (to mount more routes such as `/v1/models`).
+    pub fn mock(&self) -> &MockServer {
+        &self.server
+    }
+}
+
+/// The messages of request `i`.
+pub fn messages(request: &Value) -> Vec<Value> {
+    request["messages"].as_array().cloned().unwrap_or_default()
+}
+
+/// The tool results (contents) of a request, in order.
+pub fn tool_results(request: &Value) -> Vec<String> {
+    messages(request)
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+/// The body of an untrusted wrapper, or the text itself.
+pub fn unwrap_untrusted(text: &str) -> String {
+    odek::untrusted::unwrap(text).map_or_else(|| text.to_string(), |u| u.body.to_string())
+}
+
+/// An isolated home and working directory for one test.
+pub struct Sandbox {
+    pub dir: tempfile::TempDir,
+    pub home: PathBuf,
+    pub work: PathBuf,
+}
+
+impl Sandbox {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let home = dir.path().join("odek-home");
+        let work = dir.path().join("work");
+        std::fs::create_dir_all(&home).expect("home");
+        std::fs::create_dir_all(&work).expect("work");
+        Sandbox { dir, home, work }
+    }
+
+    /// Writes the global config file (mode 0600).
+    pub fn global_config(&self, json: &str) {
+        use std::os::unix::fs::PermissionsExt;
+        let p = self.home.join("config.json");
+        std::fs::write(&p, json).expect("write");
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    }
+
+    /// Writes the project config file in the working directory.
+    pub fn project_config(&self, json: &str) {
+        std::fs::write(self.work.join("odek.json"), json).expect("write");
+    }
+
+    /// `odek` with a clean environment: only PATH, HOME, ODEK_HOME and the base URL.
+    pub fn odek(&self, base_url: &str) -> std::process::Command {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_odek"));
+        cmd.env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", self.dir.path())
+            .env("ODEK_HOME", &self.home)
+            .env("ODEK_BASE_URL", base_url)
+            .env("ODEK_MODEL", "test-model")
+            .current_dir(&self.work);
+        cmd
+    }
+}
+
+/// Runs a command to completion off the async runtime.
+pub async fn output(mut cmd: std::process::Command) -> std::process::Output {
+    tokio::task::spawn_blocking(move || cmd.output().expect("odek runs"))
+        .await
+        .expect("join")
+}
+
+/// Stdout and stderr as text, for assertion messages.
+pub fn show(out: &std::process::Output) -> String {
+    format!(
+        "exit: {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Path helper.
+pub fn read(path: impl AsRef<Path>) -> String {
+    std::fs::read_to_string(path).expect("read")
+}
