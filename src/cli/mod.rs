@@ -1,7 +1,9 @@
 //! The command line: parse, run, map the outcome to an exit code. Each subcommand is one file;
 //! all of them build their engine through `runtime::build_runtime`.
 
+mod config_cmd;
 mod flags;
+mod init;
 mod run;
 mod style;
 pub mod terminal;
@@ -56,6 +58,10 @@ pub struct Cli {
 enum Command {
     /// Run one task to a final answer
     Run(run::RunArgs),
+    /// Write a starting config: ./odek.json, or the global one with --global
+    Init(init::InitArgs),
+    /// Show the resolved configuration and where each value came from
+    Config(config_cmd::ConfigArgs),
     /// Print the version, target and commit
     Version,
 }
@@ -67,7 +73,9 @@ pub fn main() -> ExitCode {
         Err(e) => {
             let _ = e.print();
             return match e.kind() {
-                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => Exit::Success,
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                    Exit::Success
+                }
                 clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => Exit::Usage,
                 _ => Exit::Usage,
             }
@@ -80,6 +88,8 @@ pub fn main() -> ExitCode {
             Ok(Exit::Success)
         }
         Command::Run(args) => run::run(args),
+        Command::Init(args) => init::run(args),
+        Command::Config(args) => config_cmd::run(args),
     };
     match exit {
         Ok(code) => code.into(),
@@ -93,7 +103,8 @@ pub fn main() -> ExitCode {
 /// Prints `odek: <error>` (with causes) and a hint when one helps.
 fn report_error(e: &anyhow::Error) {
     let style = style::Style::new(
-        std::io::IsTerminal::is_terminal(&std::io::stderr()) && std::env::var_os("NO_COLOR").is_none(),
+        std::io::IsTerminal::is_terminal(&std::io::stderr())
+            && std::env::var_os("NO_COLOR").is_none(),
     );
     eprintln!("{} {e:#}", style.red("odek:"));
     if let Some(hint) = hint_for(e) {
@@ -117,7 +128,11 @@ fn hint_for(e: &anyhow::Error) -> Option<String> {
 /// Sets up `tracing` on stderr: warnings by default, debug with `-vv`, or `RUST_LOG`.
 fn init_tracing(verbose: u8) {
     use tracing_subscriber::EnvFilter;
-    let default = if verbose >= 2 { "odek=debug" } else { "odek=warn" };
+    let default = if verbose >= 2 {
+        "odek=debug"
+    } else {
+        "odek=warn"
+    };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)

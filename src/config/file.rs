@@ -69,11 +69,14 @@ pub(super) fn read_layer(
         path: path.to_path_buf(),
         source,
     })?;
-    let mut value: Value = serde_json::from_str(&text).map_err(|e| ConfigError::InvalidJson {
-        path: path.to_path_buf(),
-        line: e.line(),
-        column: e.column(),
-        message: strip_position(&e.to_string()),
+    let mut value: Value = serde_json::from_str(&text).map_err(|e| {
+        let (line, column) = error_position(&text, e.line(), e.column());
+        ConfigError::InvalidJson {
+            path: path.to_path_buf(),
+            line,
+            column,
+            message: strip_position(&e.to_string()),
+        }
     })?;
     if !value.is_object() {
         return Err(ConfigError::InvalidValue {
@@ -102,6 +105,16 @@ pub(super) fn decode_layer(value: Value, origin: &str) -> Result<PartialConfig, 
             message: e.into_inner().to_string(),
         }
     })
+}
+
+/// serde_json reports errors found at a newline as "line N+1, column 0"; point at the end of
+/// the line the user has to fix instead.
+fn error_position(text: &str, line: usize, column: usize) -> (usize, usize) {
+    if column > 0 || line < 2 {
+        return (line, column.max(1));
+    }
+    let previous = text.lines().nth(line - 2).unwrap_or("");
+    (line - 1, previous.chars().count().max(1))
 }
 
 /// serde_json appends " at line L column C"; the error already says where.

@@ -11,6 +11,7 @@ mod env;
 mod file;
 mod merge;
 mod project;
+pub mod template;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -20,7 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::tools::danger::DangerPolicy;
 
-pub use env::parse_bool;
+pub use env::{ENV_VARS, parse_bool};
 pub use file::{KNOWN_KEYS, substitute_env};
 
 /// Name of the project configuration file, looked up in the working directory.

@@ -373,3 +373,57 @@ fn loopback_detection() {
     assert!(is_loopback_url("http://[::1]:8000/v1"));
     assert!(!is_loopback_url("https://api.openai.com/v1"));
 }
+
+#[test]
+fn templates_load_cleanly_and_match_the_defaults() {
+    let mut f = Fixture::new();
+    f.global(&template::global_template());
+    f.project(&template::project_template());
+    let r = f.ok();
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    assert_eq!(
+        r.config.dangerous.non_interactive,
+        Some(crate::tools::danger::Action::Deny)
+    );
+    let mut expected = Config::default();
+    expected.dangerous = r.config.dangerous.clone();
+    assert_eq!(r.config, expected);
+    f.env("ODEK_API_KEY", "sk-from-env-0123456789");
+    assert_eq!(
+        f.ok().config.api_key.as_deref(),
+        Some("sk-from-env-0123456789")
+    );
+}
+
+#[test]
+fn config_example_is_the_global_template() {
+    let example =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/config.example.json"))
+            .expect("config.example.json exists");
+    assert_eq!(
+        example,
+        template::global_template(),
+        "regenerate config.example.json with `odek init --global`"
+    );
+}
+
+#[test]
+fn every_known_key_is_in_the_template() {
+    let t: serde_json::Value = serde_json::from_str(&template::global_template()).expect("json");
+    for key in KNOWN_KEYS {
+        if key.ends_with(".*") {
+            let section = key.trim_end_matches(".*");
+            assert!(
+                section.starts_with("telegram")
+                    || t.pointer(&format!("/{}", section.replace('.', "/")))
+                        .is_some(),
+                "{key}"
+            );
+            continue;
+        }
+        assert!(
+            t.pointer(&format!("/{}", key.replace('.', "/"))).is_some(),
+            "{key} missing from the template"
+        );
+    }
+}

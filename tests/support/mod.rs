@@ -61,6 +61,7 @@ fn unique() -> u64 {
 struct Script {
     replies: Mutex<VecDeque<Reply>>,
     requests: Mutex<Vec<Value>>,
+    auth: Mutex<Vec<Option<String>>>,
     checks: Mutex<Vec<Box<dyn Fn(&Value) -> Result<(), String> + Send + Sync>>>,
     failures: Mutex<Vec<String>>,
 }
@@ -73,10 +74,20 @@ impl Respond for Responder {
         for check in self.0.checks.lock().expect("lock").iter() {
             if let Err(e) = check(&body) {
                 let n = self.0.requests.lock().expect("lock").len() + 1;
-                self.0.failures.lock().expect("lock").push(format!("request {n}: {e}"));
+                self.0
+                    .failures
+                    .lock()
+                    .expect("lock")
+                    .push(format!("request {n}: {e}"));
             }
         }
         self.0.requests.lock().expect("lock").push(body.clone());
+        let auth = request
+            .headers
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        self.0.auth.lock().expect("lock").push(auth);
         let reply = self.0.replies.lock().expect("lock").pop_front();
         let stream = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
         match reply {
@@ -108,7 +119,10 @@ fn render(reply: Reply, stream: bool) -> ResponseTemplate {
 }
 
 fn finish_reason(message: &Value) -> &'static str {
-    if message.get("tool_calls").is_some_and(|t| t.as_array().is_some_and(|a| !a.is_empty())) {
+    if message
+        .get("tool_calls")
+        .is_some_and(|t| t.as_array().is_some_and(|a| !a.is_empty()))
+    {
         "tool_calls"
     } else {
         "stop"
@@ -134,7 +148,9 @@ fn sse_body(message: &Value) -> String {
                 {"index": i, "function": {"arguments": b}}]}}]}));
         }
     }
-    chunks.push(json!({"choices": [{"index": 0, "delta": {}, "finish_reason": finish_reason(message)}]}));
+    chunks.push(
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": finish_reason(message)}]}),
+    );
     chunks.push(json!({"choices": [], "usage": {"prompt_tokens": 100, "completion_tokens": 20}}));
     let mut body = String::new();
     for c in chunks {
@@ -174,6 +190,11 @@ impl ScriptedServer {
         self.script.requests.lock().expect("lock").clone()
     }
 
+    /// The `Authorization` header of every chat request so far.
+    pub fn auth_headers(&self) -> Vec<Option<String>> {
+        self.script.auth.lock().expect("lock").clone()
+    }
+
     /// Adds a check run on every request; failures are collected for [`Self::assert_checks`].
     pub fn check(&self, f: impl Fn(&Value) -> Result<(), String> + Send + Sync + 'static) {
         self.script.checks.lock().expect("lock").push(Box::new(f));
@@ -182,7 +203,11 @@ impl ScriptedServer {
     /// Fails the test when any request check failed.
     pub fn assert_checks(&self) {
         let failures = self.script.failures.lock().expect("lock");
-        assert!(failures.is_empty(), "request checks failed:\n{}", failures.join("\n"));
+        assert!(
+            failures.is_empty(),
+            "request checks failed:\n{}",
+            failures.join("\n")
+        );
     }
 
     /// Queues more replies.

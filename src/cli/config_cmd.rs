@@ -1,0 +1,109 @@
+//! `odek config`: the resolved configuration and the layer each value came from.
+
+use clap::Args;
+use serde_json::Value;
+
+use super::Exit;
+use super::flags::TurnFlags;
+use crate::config::{LoadOptions, Resolved, Source};
+
+/// Arguments of `odek config`.
+#[derive(Debug, Args)]
+pub struct ConfigArgs {
+    /// Print JSON ({"key": {"value": …, "source": …}}) instead of a table
+    #[arg(long)]
+    json: bool,
+    /// Flags to apply on top, exactly as `odek run` would
+    #[command(flatten)]
+    turn: TurnFlags,
+}
+
+/// Runs `odek config`.
+pub fn run(args: ConfigArgs) -> anyhow::Result<Exit> {
+    let resolved = crate::config::load(&LoadOptions::from_process(args.turn.overrides()))?;
+    for w in &resolved.warnings {
+        eprintln!("{w}");
+    }
+    let rows = rows(&resolved);
+    if args.json {
+        let map: serde_json::Map<String, Value> = rows
+            .into_iter()
+            .map(|(k, v, s)| (k, serde_json::json!({"value": v, "source": s})))
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&Value::Object(map))?);
+        return Ok(Exit::Success);
+    }
+    println!(
+        "global config:  {}{}",
+        resolved.global_path.display(),
+        found(resolved.global_path.exists())
+    );
+    match &resolved.project_path {
+        Some(p) => println!("project config: {}", p.display()),
+        None => println!("project config: (none in this directory)"),
+    }
+    println!();
+    let width = rows.iter().map(|(k, _, _)| k.len()).max().unwrap_or(10);
+    for (key, value, source) in rows {
+        let shown = match &value {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        println!("{key:<width$}  {shown}  ({source})");
+    }
+    Ok(Exit::Success)
+}
+
+fn found(exists: bool) -> &'static str {
+    if exists { "" } else { " (not present)" }
+}
+
+/// Every leaf key with its (masked) value and source, in a stable order.
+fn rows(resolved: &Resolved) -> Vec<(String, Value, String)> {
+    let mut value = serde_json::to_value(&resolved.config).unwrap_or(Value::Null);
+    if let Some(key) = value.get_mut("api_key")
+        && let Some(k) = key.as_str()
+    {
+        *key = Value::String(mask(k));
+    }
+    let mut out = Vec::new();
+    flatten("", &value, &mut |key, v| {
+        let source = source_for(resolved, key);
+        out.push((key.to_string(), v.clone(), source.to_string()));
+    });
+    out
+}
+
+/// Sections printed as one value rather than key by key.
+const OPAQUE: &[&str] = &["dangerous"];
+
+fn flatten(prefix: &str, value: &Value, emit: &mut dyn FnMut(&str, &Value)) {
+    match value {
+        Value::Object(map) if !OPAQUE.contains(&prefix) => {
+            for (k, v) in map {
+                let key = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                flatten(&key, v, emit);
+            }
+        }
+        other => emit(prefix, other),
+    }
+}
+
+fn source_for(resolved: &Resolved, key: &str) -> Source {
+    resolved.source_of(key)
+}
+
+/// Shows only enough of a secret to recognise it.
+pub fn mask(secret: &str) -> String {
+    let n = secret.chars().count();
+    if n <= 8 {
+        return "•".repeat(n.max(4));
+    }
+    let tail: String = secret.chars().skip(n - 4).collect();
+    let head: String = secret.chars().take(3).collect();
+    format!("{head}…{tail} ({n} chars)")
+}
