@@ -16,8 +16,8 @@ pub fn parse_bool(value: &str) -> Option<bool> {
 
 fn invalid(var: &str, value: &str, expected: &str) -> ConfigError {
     ConfigError::InvalidValue {
-        origin: format!("environment {var}={value:?}"),
-        key: var.to_string(),
+        origin: "environment".to_string(),
+        key: format!("{var}={value:?}"),
         message: format!("expected {expected}"),
     }
 }
