@@ -7,6 +7,7 @@
 pub mod cli;
 pub mod config;
 pub mod engine;
+pub mod events;
 pub mod llm;
 pub mod plan;
 pub mod prompt;

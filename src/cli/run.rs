@@ -26,9 +26,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<Exit> {
     let files = read_context_files(&args.turn.ctx, &setup.cwd).map_err(anyhow::Error::msg)?;
     let messages = initial_messages(config, &setup.cwd, &files, &task);
     let rt = tokio_runtime()?;
-    let engine = setup.engine(&args.turn, setup.terminal.clone())?;
-    let outcome = rt.block_on(run_with_interrupts(&engine, messages, None));
-    setup.terminal.shutdown();
+    let engine = setup.engine(&args.turn)?;
+    let outcome = rt.block_on(run_with_interrupts(&setup, &engine, messages, None));
+    setup.finish();
     let exit = exit_for(&outcome.result);
     match &outcome.result {
         Ok(answer) => {

@@ -12,7 +12,10 @@ use super::Exit;
 use super::flags::TurnFlags;
 use super::terminal::{AnswerStream, Terminal, TerminalOptions};
 use crate::config::{LoadOptions, Resolved};
-use crate::engine::{Engine, Observer, PersistFn, RunError, RunOutcome};
+use crate::engine::{Engine, Fanout, Observer, PersistFn, RunError, RunOutcome};
+use crate::events::{
+    Emitter, EmitterOptions, EventSink, EventsObserver, StdoutSink, open_jsonl_file,
+};
 use crate::llm::Message;
 use crate::redact::Redactor;
 use crate::runtime::{ModelSource, RuntimeOptions, build_redactor, build_runtime};
@@ -27,6 +30,8 @@ pub struct Setup {
     pub redactor: Arc<Redactor>,
     /// The working directory.
     pub cwd: PathBuf,
+    /// The event stream, when `--events-jsonl` was given.
+    pub events: Option<Emitter>,
 }
 
 impl Setup {
@@ -52,16 +57,53 @@ impl Setup {
             terminal.line(&terminal.style().yellow(w));
         }
         let redactor = build_redactor(&resolved.config);
+        let events = match &flags.events_jsonl {
+            Some(target) => Some(open_events(target, &redactor, flags.events_include_args)?),
+            None => None,
+        };
         Ok(Setup {
             resolved,
             terminal,
             redactor,
             cwd,
+            events,
         })
     }
 
+    /// The terminal, plus the event stream when there is one.
+    pub fn observer(&self) -> Arc<dyn Observer> {
+        match &self.events {
+            Some(e) => Arc::new(Fanout(vec![
+                self.terminal.clone(),
+                Arc::new(EventsObserver::new(e.clone())),
+            ])),
+            None => self.terminal.clone(),
+        }
+    }
+
+    /// Stops the spinner and flushes the event stream.
+    pub fn finish(&self) {
+        self.terminal.shutdown();
+        if let Some(e) = &self.events {
+            e.close();
+            if e.dropped() > 0 {
+                self.terminal.line(&format!(
+                    "odek: warning: {} event(s) were dropped because the reader was too slow",
+                    e.dropped()
+                ));
+            }
+            if e.write_errors() > 0 {
+                self.terminal.line(&format!(
+                    "odek: events-jsonl: {} line(s) could not be written",
+                    e.write_errors()
+                ));
+            }
+        }
+    }
+
     /// Builds the engine for this setup.
-    pub fn engine(&self, flags: &TurnFlags, observer: Arc<dyn Observer>) -> anyhow::Result<Engine> {
+    pub fn engine(&self, flags: &TurnFlags) -> anyhow::Result<Engine> {
+        let observer = self.observer();
         let approver: Option<Arc<dyn crate::tools::approval::Approver>> = if interactive() {
             Some(self.terminal.clone())
         } else {
@@ -80,7 +122,7 @@ impl Setup {
                 observer,
                 approver,
                 redactor: self.redactor.clone(),
-                on_plan_change: None,
+                on_plan_change: self.events.clone().map(EventsObserver::plan_callback),
             },
         )?;
         Ok(engine)
@@ -96,19 +138,31 @@ pub fn interactive() -> bool {
 /// Runs the engine until it finishes or Ctrl-C. The first Ctrl-C cancels the run (tools are
 /// stopped, the transcript saved); a second one exits at once.
 pub async fn run_with_interrupts(
+    setup: &Setup,
     engine: &Engine,
     messages: Vec<Message>,
     persist: Option<PersistFn>,
 ) -> RunOutcome {
     let cancel = CancellationToken::new();
     let interrupted = Arc::new(AtomicBool::new(false));
-    let watcher = tokio::spawn(watch_signals(cancel.clone(), interrupted.clone()));
+    if let Some(e) = &setup.events {
+        e.begin_run();
+    }
+    let watcher = tokio::spawn(watch_signals(
+        cancel.clone(),
+        interrupted.clone(),
+        setup.events.clone(),
+    ));
     let outcome = engine.run(messages, persist, cancel).await;
     watcher.abort();
     outcome
 }
 
-async fn watch_signals(cancel: CancellationToken, interrupted: Arc<AtomicBool>) {
+async fn watch_signals(
+    cancel: CancellationToken,
+    interrupted: Arc<AtomicBool>,
+    events: Option<Emitter>,
+) {
     use tokio::signal::unix::{SignalKind, signal};
     let (Ok(mut int), Ok(mut term)) = (
         signal(SignalKind::interrupt()),
@@ -123,6 +177,9 @@ async fn watch_signals(cancel: CancellationToken, interrupted: Arc<AtomicBool>) 
         }
         if interrupted.swap(true, Ordering::SeqCst) {
             eprintln!("\nodek: interrupted twice; exiting without waiting");
+            if let Some(e) = &events {
+                e.abort_run("context_canceled", "interrupted");
+            }
             std::process::exit(Exit::Interrupted as i32);
         }
         eprintln!("\nodek: interrupting… (press Ctrl-C again to exit at once)");
@@ -163,4 +220,22 @@ pub fn tokio_runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .enable_all()
         .build()
         .context("starting the async runtime")
+}
+
+fn open_events(
+    target: &str,
+    redactor: &Arc<Redactor>,
+    include_args: bool,
+) -> anyhow::Result<Emitter> {
+    let sink: Box<dyn EventSink> = if target == "-" {
+        Box::new(StdoutSink)
+    } else {
+        let path = std::path::Path::new(target);
+        Box::new(open_jsonl_file(path).with_context(|| format!("events-jsonl {target}"))?)
+    };
+    Ok(Emitter::new(
+        sink,
+        redactor.clone(),
+        EmitterOptions { include_args },
+    ))
 }
