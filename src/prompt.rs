@@ -66,7 +66,11 @@ fn runtime_context(cwd: &Path) -> String {
         "Runtime context:\n- Host: {} {}{}\n- Current working directory: {}\n- Date: {date}",
         std::env::consts::OS,
         std::env::consts::ARCH,
-        if host.is_empty() { String::new() } else { format!(" ({host})") },
+        if host.is_empty() {
+            String::new()
+        } else {
+            format!(" ({host})")
+        },
         cwd.display()
     );
     if let Some(home) = std::env::home_dir() {
@@ -101,7 +105,8 @@ pub fn read_context_files(names: &[String], cwd: &Path) -> Result<Vec<ContextFil
                 ));
             }
             let bytes = std::fs::read(&path).map_err(|e| format!("--ctx {name}: {e}"))?;
-            let text = String::from_utf8(bytes).map_err(|_| format!("--ctx {name}: not a UTF-8 text file"))?;
+            let text = String::from_utf8(bytes)
+                .map_err(|_| format!("--ctx {name}: not a UTF-8 text file"))?;
             Ok(ContextFile {
                 name: name.clone(),
                 text,
@@ -127,7 +132,12 @@ pub fn context_files_message(files: &[ContextFile]) -> Option<Message> {
 }
 
 /// The opening messages of a new conversation: the system prompt, attached files, the task.
-pub fn initial_messages(config: &Config, cwd: &Path, files: &[ContextFile], task: &str) -> Vec<Message> {
+pub fn initial_messages(
+    config: &Config,
+    cwd: &Path,
+    files: &[ContextFile],
+    task: &str,
+) -> Vec<Message> {
     let mut messages = vec![Message::system(system_prompt(config, cwd))];
     messages.extend(context_files_message(files));
     messages.push(Message::user(task));

@@ -67,7 +67,11 @@ pub enum RuntimeError {
 
 /// Builds the engine for this configuration.
 pub fn build_runtime(config: &Config, opts: RuntimeOptions) -> Result<Engine, RuntimeError> {
-    let global_config = opts.home.join(crate::config::GLOBAL_FILE).display().to_string();
+    let global_config = opts
+        .home
+        .join(crate::config::GLOBAL_FILE)
+        .display()
+        .to_string();
     let model = build_model(config, &opts, &global_config)?;
     let selection = ToolSelection {
         enabled: config.tools.enabled.clone(),

@@ -13,7 +13,10 @@ async fn five_iteration_task(stream: bool) {
     let server = ScriptedServer::start(vec![
         tools_with_text(
             "I'll write the notes first.",
-            &[("write_file", json!({"path": "notes.txt", "content": "alpha\nbeta\ngamma\n"}))],
+            &[(
+                "write_file",
+                json!({"path": "notes.txt", "content": "alpha\nbeta\ngamma\n"}),
+            )],
         ),
         tools(&[("shell", json!({"command": "cat notes.txt"}))]),
         tools(&[("shell", json!({"command": "wc -l notes.txt"}))]),
@@ -23,24 +26,56 @@ async fn five_iteration_task(stream: bool) {
     .await;
     let sb = Sandbox::new();
     let mut cmd = sb.odek(&server.base_url());
-    cmd.args(["run", if stream { "--stream" } else { "--no-stream" }, "count", "the", "lines"]);
+    cmd.args([
+        "run",
+        if stream { "--stream" } else { "--no-stream" },
+        "count",
+        "the",
+        "lines",
+    ]);
     let out = output(cmd).await;
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "notes.txt has 3 lines.\n", "{}", show(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "notes.txt has 3 lines.\n",
+        "{}",
+        show(&out)
+    );
     let reqs = server.requests();
     assert_eq!(reqs.len(), 5);
     for r in &reqs {
         assert_eq!(r["stream"], json!(stream));
         assert_eq!(r["model"], "test-model");
-        let names: Vec<&str> = r["tools"].as_array().expect("tools").iter().map(|t| t["function"]["name"].as_str().unwrap_or("")).collect();
-        assert_eq!(names, vec!["read_file", "write_file", "search_files", "patch", "shell", "plan"]);
+        let names: Vec<&str> = r["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap_or(""))
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                "read_file",
+                "write_file",
+                "search_files",
+                "patch",
+                "shell",
+                "plan"
+            ]
+        );
     }
     let first = messages(&reqs[0]);
     assert_eq!(first[0]["role"], "system");
     assert_eq!(first.last().expect("task")["content"], "count the lines");
-    let results: Vec<String> = tool_results(&reqs[4]).iter().map(|r| unwrap_untrusted(r)).collect();
+    let results: Vec<String> = tool_results(&reqs[4])
+        .iter()
+        .map(|r| unwrap_untrusted(r))
+        .collect();
     assert_eq!(results.len(), 4);
-    assert!(results[0].starts_with("wrote 17 bytes to notes.txt"), "{results:?}");
+    assert!(
+        results[0].starts_with("wrote 17 bytes to notes.txt"),
+        "{results:?}"
+    );
     assert_eq!(results[1], "alpha\nbeta\ngamma\n[exit code: 0]");
     assert_eq!(results[2], "3 notes.txt\n[exit code: 0]");
     assert_eq!(results[3], "3\n[exit code: 0]");
@@ -63,10 +98,13 @@ async fn five_iteration_shell_task_buffered() {
 async fn parallel_batch_runs_concurrently_and_answers_in_call_order() {
     // Each call waits until all four have started: run one at a time, they would time out.
     let barrier = |i: u32| {
-        ("shell", json!({
-            "command": format!("touch started.{i}; n=0; while [ $(ls started.* | wc -l) -lt 4 ]; do n=$((n+1)); [ $n -gt 200 ] && exit 9; sleep 0.05; done; echo call-{i}"),
-            "timeout": 30
-        }))
+        (
+            "shell",
+            json!({
+                "command": format!("touch started.{i}; n=0; while [ $(ls started.* | wc -l) -lt 4 ]; do n=$((n+1)); [ $n -gt 200 ] && exit 9; sleep 0.05; done; echo call-{i}"),
+                "timeout": 30
+            }),
+        )
     };
     let server = ScriptedServer::start(vec![
         tools(&[barrier(1), barrier(2), barrier(3), barrier(4)]),
@@ -79,17 +117,26 @@ async fn parallel_batch_runs_concurrently_and_answers_in_call_order() {
     cmd.args(["run", "go"]);
     let out = output(cmd).await;
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
-    let results: Vec<String> = tool_results(&server.requests()[1]).iter().map(|r| unwrap_untrusted(r)).collect();
+    let results: Vec<String> = tool_results(&server.requests()[1])
+        .iter()
+        .map(|r| unwrap_untrusted(r))
+        .collect();
     assert_eq!(
         results,
-        (1..=4).map(|i| format!("call-{i}\n[exit code: 0]")).collect::<Vec<_>>()
+        (1..=4)
+            .map(|i| format!("call-{i}\n[exit code: 0]"))
+            .collect::<Vec<_>>()
     );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retries_503_and_honours_retry_after() {
     let server = ScriptedServer::start(vec![
-        Reply::Status(503, vec![("Retry-After".into(), "1".into())], "overloaded".into()),
+        Reply::Status(
+            503,
+            vec![("Retry-After".into(), "1".into())],
+            "overloaded".into(),
+        ),
         text("second time lucky"),
     ])
     .await;
@@ -101,7 +148,10 @@ async fn retries_503_and_honours_retry_after() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "second time lucky\n");
     assert_eq!(request_count(&server), 2);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("retrying in 1.0s (attempt 2/4)"), "{stderr}");
+    assert!(
+        stderr.contains("retrying in 1.0s (attempt 2/4)"),
+        "{stderr}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -120,8 +170,14 @@ async fn unauthorized_fails_once_with_a_clear_message() {
     assert_eq!(out.status.code(), Some(1), "{}", show(&out));
     assert_eq!(request_count(&server), 1, "401 is never retried");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("odek: iteration 1: llm: 401 Unauthorized (status 401)"), "{stderr}");
-    assert!(stderr.contains("hint: the server refused the API key"), "{stderr}");
+    assert!(
+        stderr.contains("odek: iteration 1: llm: 401 Unauthorized (status 401)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("hint: the server refused the API key"),
+        "{stderr}"
+    );
     assert!(out.stdout.is_empty());
 }
 
@@ -140,15 +196,24 @@ async fn invalid_arguments_and_unknown_tools_become_error_results() {
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let reqs = server.requests();
     let bad_args = unwrap_untrusted(&tool_results(&reqs[1])[0]);
-    assert!(bad_args.starts_with("error: shell: invalid arguments:"), "{bad_args}");
+    assert!(
+        bad_args.starts_with("error: shell: invalid arguments:"),
+        "{bad_args}"
+    );
     let unknown = tool_results(&reqs[2])[1].clone();
-    assert!(unknown.starts_with("error: tool \"teleport\" not found; available tools: read_file"), "{unknown}");
+    assert!(
+        unknown.starts_with("error: tool \"teleport\" not found; available tools: read_file"),
+        "{unknown}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dangerous_command_is_denied_without_a_terminal() {
     let server = ScriptedServer::start(vec![
-        tools(&[("shell", json!({"command": "python3 -c \"open('marker','w').write('x')\""}))]),
+        tools(&[(
+            "shell",
+            json!({"command": "python3 -c \"open('marker','w').write('x')\""}),
+        )]),
         text("it was denied"),
     ])
     .await;
@@ -158,7 +223,10 @@ async fn dangerous_command_is_denied_without_a_terminal() {
     let out = output(cmd).await;
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let result = unwrap_untrusted(&tool_results(&server.requests()[1])[0]);
-    assert!(result.starts_with("error: operation denied (non-interactive mode)"), "{result}");
+    assert!(
+        result.starts_with("error: operation denied (non-interactive mode)"),
+        "{result}"
+    );
     assert!(result.contains("code_execution"), "{result}");
     assert!(!sb.work.join("marker").exists(), "the command must not run");
 }
@@ -168,7 +236,9 @@ async fn replay_runs_with_no_server() {
     let sb = Sandbox::new();
     let demo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo.jsonl");
     let mut cmd = sb.odek("http://127.0.0.1:9/v1");
-    cmd.args(["run", "--replay"]).arg(&demo).arg("describe this directory");
+    cmd.args(["run", "--replay"])
+        .arg(&demo)
+        .arg("describe this directory");
     let out = output(cmd).await;
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert!(String::from_utf8_lossy(&out.stdout).contains("replayed from `examples/demo.jsonl`"));
@@ -179,7 +249,10 @@ async fn replay_runs_with_no_server() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigint_mid_run_exits_130_and_leaves_no_child() {
     let server = ScriptedServer::start(vec![
-        tools(&[("shell", json!({"command": "sleep 60 & echo $! > sleep.pid; wait"}))]),
+        tools(&[(
+            "shell",
+            json!({"command": "sleep 60 & echo $! > sleep.pid; wait"}),
+        )]),
         text("never reached"),
     ])
     .await;
@@ -187,7 +260,8 @@ async fn sigint_mid_run_exits_130_and_leaves_no_child() {
     sb.global_config(r#"{"dangerous": {"action": "allow"}}"#);
     let mut cmd = sb.odek(&server.base_url());
     cmd.args(["run", "sleep a while"]);
-    cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    cmd.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
     let child = cmd.spawn().expect("spawn");
     let pid_file = sb.work.join("sleep.pid");
     for _ in 0..200 {
@@ -199,10 +273,19 @@ async fn sigint_mid_run_exits_130_and_leaves_no_child() {
     let sleep_pid: i32 = read(&pid_file).trim().parse().expect("pid");
     // SAFETY: sending a signal to our own child process.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let out = tokio::task::spawn_blocking(move || child.wait_with_output().expect("wait")).await.expect("join");
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output().expect("wait"))
+        .await
+        .expect("join");
     assert_eq!(out.status.code(), Some(130), "{}", show(&out));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("odek: interrupted"), "{}", show(&out));
-    assert!(!process_alive(sleep_pid), "the shell's child {sleep_pid} survived");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("odek: interrupted"),
+        "{}",
+        show(&out)
+    );
+    assert!(
+        !process_alive(sleep_pid),
+        "the shell's child {sleep_pid} survived"
+    );
 }
 
 /// Alive = exists and is not a zombie waiting to be reaped.
@@ -230,14 +313,18 @@ async fn usage_errors_exit_2_and_task_can_come_from_stdin() {
 
     let server = ScriptedServer::start(vec![text("got it")]).await;
     let mut cmd = sb.odek(&server.base_url());
-    cmd.args(["run", "-"]).stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped());
+    cmd.args(["run", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped());
     let mut child = cmd.spawn().expect("spawn");
     {
         use std::io::Write;
         let mut stdin = child.stdin.take().expect("stdin");
         stdin.write_all(b"task from stdin\n").expect("write");
     }
-    let out = tokio::task::spawn_blocking(move || child.wait_with_output().expect("wait")).await.expect("join");
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output().expect("wait"))
+        .await
+        .expect("join");
     assert_eq!(out.status.code(), Some(0));
     let task = messages(&server.requests()[0]).last().expect("m")["content"].clone();
     assert_eq!(task, "task from stdin");

@@ -60,7 +60,13 @@ pub struct TurnFlags {
     #[arg(long = "no-tool", value_name = "NAME", help_heading = "Loop")]
     pub no_tools: Vec<String>,
     /// Attach files as context (comma-separated, repeatable)
-    #[arg(long, short = 'c', value_name = "FILE[,FILE]", value_delimiter = ',', help_heading = "Loop")]
+    #[arg(
+        long,
+        short = 'c',
+        value_name = "FILE[,FILE]",
+        value_delimiter = ',',
+        help_heading = "Loop"
+    )]
     pub ctx: Vec<String>,
 
     /// Stop after this many seconds

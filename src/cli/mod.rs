@@ -67,7 +67,9 @@ pub fn main() -> ExitCode {
         Err(e) => {
             let _ = e.print();
             return match e.kind() {
-                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => Exit::Success,
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                    Exit::Success
+                }
                 clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => Exit::Usage,
                 _ => Exit::Usage,
             }
@@ -93,7 +95,8 @@ pub fn main() -> ExitCode {
 /// Prints `odek: <error>` (with causes) and a hint when one helps.
 fn report_error(e: &anyhow::Error) {
     let style = style::Style::new(
-        std::io::IsTerminal::is_terminal(&std::io::stderr()) && std::env::var_os("NO_COLOR").is_none(),
+        std::io::IsTerminal::is_terminal(&std::io::stderr())
+            && std::env::var_os("NO_COLOR").is_none(),
     );
     eprintln!("{} {e:#}", style.red("odek:"));
     if let Some(hint) = hint_for(e) {
@@ -117,7 +120,11 @@ fn hint_for(e: &anyhow::Error) -> Option<String> {
 /// Sets up `tracing` on stderr: warnings by default, debug with `-vv`, or `RUST_LOG`.
 fn init_tracing(verbose: u8) {
     use tracing_subscriber::EnvFilter;
-    let default = if verbose >= 2 { "odek=debug" } else { "odek=warn" };
+    let default = if verbose >= 2 {
+        "odek=debug"
+    } else {
+        "odek=warn"
+    };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)

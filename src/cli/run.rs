@@ -41,7 +41,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<Exit> {
             }
         }
         Err(RunError::Cancelled) => setup.terminal.line("odek: interrupted"),
-        Err(e @ RunError::Budget { .. }) => setup.terminal.line(&format!("{} {e}", setup.terminal.style().red("odek:"))),
+        Err(e @ RunError::Budget { .. }) => setup
+            .terminal
+            .line(&format!("{} {e}", setup.terminal.style().red("odek:"))),
         Err(e) => return Err(anyhow::anyhow!("{e}")),
     }
     Ok(exit)

@@ -178,7 +178,11 @@ impl Terminal {
         close_answer_line(self.opts.answer, &mut st);
         let narration = !message.tool_calls.is_empty() && !message.content.trim().is_empty();
         if narration && !streamed && !self.opts.quiet {
-            let _ = writeln!(std::io::stderr(), "{}", self.err_style.dim(message.content.trim()));
+            let _ = writeln!(
+                std::io::stderr(),
+                "{}",
+                self.err_style.dim(message.content.trim())
+            );
         }
         if !message.tool_calls.is_empty() {
             // Narration before tool calls is not the answer; the final call decides.
@@ -186,7 +190,14 @@ impl Terminal {
         }
     }
 
-    fn on_tool_finished(&self, name: &str, ok: bool, duration: Duration, error: Option<&str>, summary: &str) {
+    fn on_tool_finished(
+        &self,
+        name: &str,
+        ok: bool,
+        duration: Duration,
+        error: Option<&str>,
+        summary: &str,
+    ) {
         {
             let mut st = self.lock();
             st.running_tools = st.running_tools.saturating_sub(1);
@@ -267,7 +278,8 @@ impl Observer for Terminal {
 
 /// The terminal line summary of a call, from its raw arguments.
 fn summary_of(call: &crate::llm::ToolCall) -> String {
-    let args: serde_json::Value = serde_json::from_str(&call.function.arguments).unwrap_or_default();
+    let args: serde_json::Value =
+        serde_json::from_str(&call.function.arguments).unwrap_or_default();
     for key in ["command", "path", "pattern", "verb"] {
         if let Some(v) = args.get(key).and_then(|v| v.as_str()) {
             return v.lines().next().unwrap_or("").to_string();
@@ -323,7 +335,9 @@ fn spawn_spinner(state: Arc<Mutex<State>>, stop: Arc<AtomicBool>) {
             while !stop.load(Ordering::Relaxed) {
                 std::thread::sleep(Duration::from_millis(100));
                 let mut st = state.lock().unwrap_or_else(|p| p.into_inner());
-                let Some((label, since)) = st.spinner.clone() else { continue };
+                let Some((label, since)) = st.spinner.clone() else {
+                    continue;
+                };
                 // Show the spinner only for waits longer than a blink.
                 if since.elapsed() < Duration::from_millis(300) {
                     continue;
@@ -331,7 +345,11 @@ fn spawn_spinner(state: Arc<Mutex<State>>, stop: Arc<AtomicBool>) {
                 st.frame = (st.frame + 1) % FRAMES.len();
                 let frame = FRAMES[st.frame];
                 let mut err = std::io::stderr().lock();
-                let _ = write!(err, "\r\x1b[2K{frame} {label} {:.0}s", since.elapsed().as_secs_f64());
+                let _ = write!(
+                    err,
+                    "\r\x1b[2K{frame} {label} {:.0}s",
+                    since.elapsed().as_secs_f64()
+                );
                 let _ = err.flush();
                 st.spinner_drawn = true;
             }
@@ -343,7 +361,11 @@ impl Approver for Terminal {
         let mut st = self.lock();
         st.spinner = None;
         clear_spinner(&mut st);
-        let Ok(tty) = std::fs::OpenOptions::new().read(true).write(true).open("/dev/tty") else {
+        let Ok(tty) = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/tty")
+        else {
             return ApprovalAnswer::Deny;
         };
         let s = self.err_style;
@@ -361,7 +383,11 @@ impl Approver for Terminal {
                 i + 1,
                 s.cyan(&item.tool),
                 item.resource,
-                s.dim(&format!("[risk: {}{}]", item.class.as_str(), reason(&item.reason)))
+                s.dim(&format!(
+                    "[risk: {}{}]",
+                    item.class.as_str(),
+                    reason(&item.reason)
+                ))
             );
         }
         let trust_allowed = items.iter().all(|i| trustable(i.class));
@@ -389,9 +415,16 @@ impl Approver for Terminal {
 }
 
 fn trustable(class: DangerClass) -> bool {
-    !matches!(class, DangerClass::Destructive | DangerClass::Blocked | DangerClass::Unknown)
+    !matches!(
+        class,
+        DangerClass::Destructive | DangerClass::Blocked | DangerClass::Unknown
+    )
 }
 
 fn reason(r: &str) -> String {
-    if r.is_empty() { String::new() } else { format!(" — {r}") }
+    if r.is_empty() {
+        String::new()
+    } else {
+        format!(" — {r}")
+    }
 }

@@ -8,9 +8,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::Context;
 use tokio_util::sync::CancellationToken;
 
+use super::Exit;
 use super::flags::TurnFlags;
 use super::terminal::{AnswerStream, Terminal, TerminalOptions};
-use super::Exit;
 use crate::config::{LoadOptions, Resolved};
 use crate::engine::{Engine, Observer, PersistFn, RunError, RunOutcome};
 use crate::llm::Message;
@@ -110,7 +110,10 @@ pub async fn run_with_interrupts(
 
 async fn watch_signals(cancel: CancellationToken, interrupted: Arc<AtomicBool>) {
     use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut int), Ok(mut term)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) else {
+    let (Ok(mut int), Ok(mut term)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
         return;
     };
     loop {
@@ -141,7 +144,8 @@ pub fn exit_for(result: &Result<String, RunError>) -> Exit {
 pub fn read_task(words: &[String]) -> anyhow::Result<String> {
     let task = if words.len() == 1 && words[0] == "-" {
         let mut text = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text).context("reading the task from stdin")?;
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+            .context("reading the task from stdin")?;
         text
     } else {
         words.join(" ")

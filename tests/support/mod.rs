@@ -73,7 +73,11 @@ impl Respond for Responder {
         for check in self.0.checks.lock().expect("lock").iter() {
             if let Err(e) = check(&body) {
                 let n = self.0.requests.lock().expect("lock").len() + 1;
-                self.0.failures.lock().expect("lock").push(format!("request {n}: {e}"));
+                self.0
+                    .failures
+                    .lock()
+                    .expect("lock")
+                    .push(format!("request {n}: {e}"));
             }
         }
         self.0.requests.lock().expect("lock").push(body.clone());
@@ -108,7 +112,10 @@ fn render(reply: Reply, stream: bool) -> ResponseTemplate {
 }
 
 fn finish_reason(message: &Value) -> &'static str {
-    if message.get("tool_calls").is_some_and(|t| t.as_array().is_some_and(|a| !a.is_empty())) {
+    if message
+        .get("tool_calls")
+        .is_some_and(|t| t.as_array().is_some_and(|a| !a.is_empty()))
+    {
         "tool_calls"
     } else {
         "stop"
@@ -134,7 +141,9 @@ fn sse_body(message: &Value) -> String {
                 {"index": i, "function": {"arguments": b}}]}}]}));
         }
     }
-    chunks.push(json!({"choices": [{"index": 0, "delta": {}, "finish_reason": finish_reason(message)}]}));
+    chunks.push(
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": finish_reason(message)}]}),
+    );
     chunks.push(json!({"choices": [], "usage": {"prompt_tokens": 100, "completion_tokens": 20}}));
     let mut body = String::new();
     for c in chunks {
@@ -182,7 +191,11 @@ impl ScriptedServer {
     /// Fails the test when any request check failed.
     pub fn assert_checks(&self) {
         let failures = self.script.failures.lock().expect("lock");
-        assert!(failures.is_empty(), "request checks failed:\n{}", failures.join("\n"));
+        assert!(
+            failures.is_empty(),
+            "request checks failed:\n{}",
+            failures.join("\n")
+        );
     }
 
     /// Queues more replies.
