@@ -164,10 +164,45 @@ fn format_unix_seconds(seconds: i64) -> String {
 }
 
 /// Seconds since the epoch of an RFC 3339 timestamp; `None` when it does not parse.
+/// The canonical form this store writes takes a fast path (`list` sorts thousands of them).
 fn parse_unix_seconds(timestamp: &str) -> Option<i64> {
-    time::OffsetDateTime::parse(timestamp, &time::format_description::well_known::Rfc3339)
-        .ok()
-        .map(|t| t.unix_timestamp())
+    parse_canonical_utc(timestamp).or_else(|| {
+        time::OffsetDateTime::parse(timestamp, &time::format_description::well_known::Rfc3339)
+            .ok()
+            .map(|t| t.unix_timestamp())
+    })
+}
+
+/// Parses exactly `YYYY-MM-DDTHH:MM:SSZ`; anything else is `None` (left to the full parser).
+fn parse_canonical_utc(timestamp: &str) -> Option<i64> {
+    let b = timestamp.as_bytes();
+    let shape_ok = b.len() == 20
+        && [4, 7].iter().all(|&at| b[at] == b'-')
+        && b[10] == b'T'
+        && [13, 16].iter().all(|&at| b[at] == b':')
+        && b[19] == b'Z';
+    if !shape_ok {
+        return None;
+    }
+    let number = |range: std::ops::Range<usize>| -> Option<u32> {
+        let digits = &timestamp[range];
+        digits
+            .bytes()
+            .all(|d| d.is_ascii_digit())
+            .then(|| digits.parse().ok())
+            .flatten()
+    };
+    let year = i32::try_from(number(0..4)?).ok()?;
+    let month = time::Month::try_from(u8::try_from(number(5..7)?).ok()?).ok()?;
+    let day = u8::try_from(number(8..10)?).ok()?;
+    let date = time::Date::from_calendar_date(year, month, day).ok()?;
+    let clock = time::Time::from_hms(
+        u8::try_from(number(11..13)?).ok()?,
+        u8::try_from(number(14..16)?).ok()?,
+        u8::try_from(number(17..19)?).ok()?,
+    )
+    .ok()?;
+    Some(date.with_time(clock).assume_utc().unix_timestamp())
 }
 
 #[cfg(test)]
@@ -186,9 +221,31 @@ mod tests {
             Some(1_796_004_080)
         );
         assert_eq!(parse_unix_seconds("yesterday"), None);
+        assert_eq!(parse_unix_seconds("2026-02-30T00:00:00Z"), None);
+        assert_eq!(
+            parse_unix_seconds("2026-11-30T02:01:20.5Z"),
+            Some(1_796_004_080)
+        );
         let now = now_rfc3339();
         assert_eq!(now.len(), 20, "{now}");
         assert!(now.ends_with('Z'), "{now}");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_fast_timestamp_path_agrees_with_the_full_parser(
+            seconds in -62_135_596_800i64..253_402_300_799,
+        ) {
+            let text = format_unix_seconds(seconds);
+            let full = time::OffsetDateTime::parse(
+                &text,
+                &time::format_description::well_known::Rfc3339,
+            )
+            .map(|t| t.unix_timestamp())
+            .ok();
+            proptest::prop_assert_eq!(parse_canonical_utc(&text), full);
+            proptest::prop_assert_eq!(full, Some(seconds));
+        }
     }
 
     #[test]

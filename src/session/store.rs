@@ -210,7 +210,11 @@ impl SessionStore {
         }
         // Decide under the lock, so a session saved meanwhile is judged by its new time.
         let _lock = self.lock("cleanup")?;
-        let (mut entries, previous, _) = self.reconcile_locked()?;
+        let Reconciled {
+            mut entries,
+            previous,
+            ..
+        } = self.reconcile_locked()?;
         let victims = sessions_older_than(&entries, older_than_days);
         let mut deleted = 0;
         for id in &victims {
@@ -289,7 +293,11 @@ impl SessionStore {
         if let Err(e) = &lock {
             problems.push(format!("{e}; the index is rebuilt in memory only"));
         }
-        let (sessions, previous, mut found) = self.reconcile_locked()?;
+        let Reconciled {
+            entries: sessions,
+            previous,
+            problems: mut found,
+        } = self.reconcile_locked()?;
         problems.append(&mut found);
         if lock.is_ok()
             && previous.as_ref() != Some(&sessions)
@@ -301,19 +309,8 @@ impl SessionStore {
         Ok(SessionList { sessions, problems })
     }
 
-    /// The current index (if usable) reconciled with the directory: (entries, the index as
-    /// read, problems). Call with the lock held.
-    #[allow(clippy::type_complexity)]
-    fn reconcile_locked(
-        &self,
-    ) -> Result<
-        (
-            Vec<SessionSummary>,
-            Option<Vec<SessionSummary>>,
-            Vec<String>,
-        ),
-        SessionError,
-    > {
+    /// The current index (if usable) reconciled with the directory. Call with the lock held.
+    fn reconcile_locked(&self) -> Result<Reconciled, SessionError> {
         let previous = match index::read_index(&self.dir) {
             IndexState::Entries(entries) => Some(entries),
             IndexState::Missing => None,
@@ -325,7 +322,11 @@ impl SessionStore {
         let ids = self.ids_on_disk()?.unwrap_or_default();
         let known = previous.clone().unwrap_or_default();
         let (entries, problems) = index::reconcile(&self.dir, known, &ids, self.size_limit);
-        Ok((entries, previous, problems))
+        Ok(Reconciled {
+            entries,
+            previous,
+            problems,
+        })
     }
 
     /// Replaces (or adds) `summary` in the index. Call with the lock held.
@@ -333,7 +334,7 @@ impl SessionStore {
         let mut entries = match index::read_index(&self.dir) {
             IndexState::Entries(entries) => entries,
             IndexState::Missing | IndexState::Unusable(_) => {
-                self.reconcile_locked().map_err(|e| e.to_string())?.0
+                self.reconcile_locked().map_err(|e| e.to_string())?.entries
             }
         };
         entries.retain(|e| e.id != summary.id);
@@ -358,7 +359,11 @@ impl SessionStore {
     /// Drops `ids` from the index. Call with the lock held.
     fn remove_from_index_locked(&self, ids: &HashSet<String>) {
         match self.reconcile_locked() {
-            Ok((mut entries, previous, _)) => {
+            Ok(Reconciled {
+                mut entries,
+                previous,
+                ..
+            }) => {
                 entries.retain(|e| !ids.contains(&e.id));
                 self.write_index_if_changed(&entries, previous.as_deref());
             }
@@ -412,6 +417,16 @@ impl SessionStore {
         }
         Ok(())
     }
+}
+
+/// The index brought in line with the directory.
+struct Reconciled {
+    /// Entries for exactly the parseable session files, newest first.
+    entries: Vec<SessionSummary>,
+    /// The index as it was on disk, when it was usable.
+    previous: Option<Vec<SessionSummary>>,
+    /// One line per session file that could not be used.
+    problems: Vec<String>,
 }
 
 /// Ids of the sessions last updated before now − `days` (all of them for 0; unparseable
