@@ -13,5 +13,6 @@ pub mod plan;
 pub mod prompt;
 pub mod redact;
 pub mod runtime;
+pub mod session;
 pub mod tools;
 pub mod untrusted;

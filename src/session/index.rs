@@ -1,0 +1,209 @@
+//! `index.json`: the list of [`SessionSummary`] that `list` reads instead of every file, and
+//! its reconciliation with the directory when it is missing, unreadable or stale.
+
+use std::collections::HashSet;
+use std::io;
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::files::{self, CappedRead};
+use super::{SessionError, SessionSummary, shorten_title};
+
+/// Name of the index file inside the sessions directory.
+pub(crate) const INDEX_FILE: &str = "index.json";
+/// Name of the lock file serialising writers of the index (and of session files).
+pub(crate) const LOCK_FILE: &str = ".index.lock";
+/// An index larger than this is treated as unreadable and rebuilt (10,000 entries are ~3 MB).
+const MAX_INDEX_BYTES: u64 = 256 * 1024 * 1024;
+
+/// What was found at `index.json`.
+#[derive(Debug)]
+pub(crate) enum IndexState {
+    /// There is no index yet.
+    Missing,
+    /// The index exists but cannot be used (why).
+    Unusable(String),
+    /// The parsed entries.
+    Entries(Vec<SessionSummary>),
+}
+
+/// Reads `<dir>/index.json`.
+pub(crate) fn read_index(dir: &Path) -> IndexState {
+    let path = dir.join(INDEX_FILE);
+    match files::read_capped(&path, MAX_INDEX_BYTES) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => IndexState::Missing,
+        Err(e) => IndexState::Unusable(format!("cannot read {}: {e}", path.display())),
+        Ok(CappedRead::TooLarge(size)) => {
+            IndexState::Unusable(format!("{} is {size} bytes", path.display()))
+        }
+        Ok(CappedRead::Bytes(bytes)) => match serde_json::from_slice(&bytes) {
+            Ok(entries) => IndexState::Entries(entries),
+            Err(e) => IndexState::Unusable(format!("{} is corrupt: {e}", path.display())),
+        },
+    }
+}
+
+/// Atomically replaces `<dir>/index.json` with `entries`.
+pub(crate) fn write_index(dir: &Path, entries: &[SessionSummary]) -> io::Result<()> {
+    let bytes = serde_json::to_vec(entries).map_err(io::Error::other)?;
+    files::write_atomically(dir, INDEX_FILE, &bytes)
+}
+
+/// Ids of the `<id>.json` session files in `dir`, from one `readdir` (no `stat`, no parse).
+pub(crate) fn session_ids_on_disk(dir: &Path) -> io::Result<HashSet<String>> {
+    let mut ids = HashSet::new();
+    for entry in std::fs::read_dir(dir)? {
+        let name = entry?.file_name();
+        if let Some(id) = name.to_str().and_then(files::session_id_of_file_name) {
+            ids.insert(id.to_string());
+        }
+    }
+    Ok(ids)
+}
+
+/// True when the index names exactly the session files on disk, each once.
+pub(crate) fn index_matches(entries: &[SessionSummary], ids_on_disk: &HashSet<String>) -> bool {
+    if entries.len() != ids_on_disk.len() {
+        return false;
+    }
+    let mut seen = HashSet::with_capacity(entries.len());
+    entries
+        .iter()
+        .all(|e| ids_on_disk.contains(&e.id) && seen.insert(e.id.as_str()))
+}
+
+/// The index entries `known` brought in line with `ids_on_disk`: entries without a file are
+/// dropped, duplicates collapse, and files without an entry are parsed. Files that cannot be
+/// parsed are left out and described in the returned problems.
+pub(crate) fn reconcile(
+    dir: &Path,
+    known: Vec<SessionSummary>,
+    ids_on_disk: &HashSet<String>,
+    limit: u64,
+) -> (Vec<SessionSummary>, Vec<String>) {
+    let mut entries = Vec::with_capacity(ids_on_disk.len());
+    let mut covered: HashSet<String> = HashSet::with_capacity(ids_on_disk.len());
+    for entry in known {
+        if ids_on_disk.contains(&entry.id) && covered.insert(entry.id.clone()) {
+            entries.push(entry);
+        }
+    }
+    let mut unindexed: Vec<&String> = ids_on_disk.difference(&covered).collect();
+    unindexed.sort();
+    let mut problems = Vec::new();
+    for id in unindexed {
+        match summary_from_file(dir, id, limit) {
+            Ok(summary) => entries.push(summary),
+            Err(e) => problems.push(e.to_string()),
+        }
+    }
+    sort_newest_first(&mut entries);
+    (entries, problems)
+}
+
+/// The fields of a session file that an index entry needs; the transcript is skipped
+/// (still checked for JSON syntax, so a torn file is reported).
+#[derive(Deserialize)]
+struct SummaryFields {
+    id: String,
+    created_at: String,
+    updated_at: String,
+    #[serde(default)]
+    model: String,
+    #[serde(default)]
+    turns: u32,
+    #[serde(default)]
+    task: String,
+}
+
+/// The index entry of `<dir>/<id>.json`, read from the file.
+pub(crate) fn summary_from_file(
+    dir: &Path,
+    id: &str,
+    limit: u64,
+) -> Result<SessionSummary, SessionError> {
+    let fields: SummaryFields = files::read_session_json(dir, id, limit)?;
+    if fields.id != id {
+        return Err(SessionError::IdMismatch {
+            id: id.to_string(),
+            path: files::session_path(dir, id),
+            found: fields.id,
+        });
+    }
+    Ok(SessionSummary {
+        id: fields.id,
+        title: shorten_title(&fields.task),
+        created_at: fields.created_at,
+        updated_at: fields.updated_at,
+        turns: fields.turns,
+        model: fields.model,
+    })
+}
+
+/// Sorts by `updated_at`, newest first (then `created_at`, then id); timestamps that do not
+/// parse sort last.
+pub(crate) fn sort_newest_first(entries: &mut [SessionSummary]) {
+    let key = |e: &SessionSummary| {
+        let updated = super::parse_unix_seconds(&e.updated_at).unwrap_or(i64::MIN);
+        let created = super::parse_unix_seconds(&e.created_at).unwrap_or(i64::MIN);
+        std::cmp::Reverse((updated, created, e.id.clone()))
+    };
+    entries.sort_by_cached_key(key);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(id: &str, updated_at: &str) -> SessionSummary {
+        SessionSummary {
+            id: id.into(),
+            title: String::new(),
+            created_at: "2026-01-01T00:00:00Z".into(),
+            updated_at: updated_at.into(),
+            turns: 0,
+            model: String::new(),
+        }
+    }
+
+    #[test]
+    fn entries_sort_newest_updated_first_and_bad_times_last() {
+        let mut entries = vec![
+            entry("old", "2026-01-02T00:00:00Z"),
+            entry("bad", "not a time"),
+            entry("new", "2026-03-01T00:00:00Z"),
+            entry("offset", "2026-02-01T05:00:00+04:00"),
+        ];
+        sort_newest_first(&mut entries);
+        let ids: Vec<&str> = entries.iter().map(|e| e.id.as_str()).collect();
+        assert_eq!(ids, ["new", "offset", "old", "bad"]);
+    }
+
+    #[test]
+    fn the_index_matches_only_the_exact_id_set() {
+        let ids: HashSet<String> = ["a", "b"].iter().map(|s| s.to_string()).collect();
+        let ok = [entry("a", ""), entry("b", "")];
+        assert!(index_matches(&ok, &ids));
+        assert!(!index_matches(&ok[..1], &ids));
+        assert!(!index_matches(&[entry("a", ""), entry("a", "")], &ids));
+        assert!(!index_matches(&[entry("a", ""), entry("c", "")], &ids));
+    }
+
+    #[test]
+    fn only_session_files_count_as_sessions() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for name in [
+            "a.json",
+            "index.json",
+            ".a.json.tmp-123",
+            ".index.lock",
+            "notes.txt",
+            "bad name.json",
+        ] {
+            std::fs::write(dir.path().join(name), "{}").expect("write");
+        }
+        let ids = session_ids_on_disk(dir.path()).expect("readdir");
+        assert_eq!(ids, HashSet::from(["a".to_string()]));
+    }
+}

@@ -1,0 +1,272 @@
+//! Sessions: JSON transcripts on disk under `<home>/sessions/`.
+//!
+//! One file `<id>.json` per conversation plus `index.json`, an array of [`SessionSummary`]
+//! that keeps `list` fast however many sessions exist. Every write goes through a temp file
+//! in the same directory, `fsync`, rename and a directory `fsync`, so a crash leaves either
+//! the old or the new file and never a torn one. Secrets are redacted in the written copy
+//! only (content, reasoning, tool-call arguments, task). Index updates are serialised across
+//! processes by an exclusive `flock` on `<sessions>/.index.lock`.
+
+mod error;
+mod files;
+mod id;
+mod index;
+mod redaction;
+mod store;
+mod transcript;
+
+pub use error::SessionError;
+pub use id::{MAX_ID_LEN, new_session_id, validate_id};
+pub use store::SessionStore;
+pub use transcript::trim_transcript;
+
+use serde::{Deserialize, Serialize};
+
+use crate::llm::{Message, Role};
+
+/// Largest session file that is written or loaded (32 MiB).
+pub const MAX_SESSION_BYTES: u64 = 32 * 1024 * 1024;
+
+/// Longest index title, in characters.
+pub const MAX_TITLE_CHARS: usize = 200;
+
+/// One saved conversation, exactly as stored in `<id>.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Session {
+    /// `YYYYMMDD-<32 hex>`; also the file stem.
+    pub id: String,
+    /// When the session was created (RFC 3339 UTC, second precision).
+    pub created_at: String,
+    /// When the session was last saved (RFC 3339 UTC, second precision).
+    pub updated_at: String,
+    /// Model the session talks to (`continue` keeps it).
+    #[serde(default)]
+    pub model: String,
+    /// Endpoint the session was made with (`continue` keeps it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// Number of user messages; recounted on every save.
+    #[serde(default)]
+    pub turns: u32,
+    /// The first user message, or a label such as `interactive session`.
+    #[serde(default)]
+    pub task: String,
+    /// The transcript, in the chat-completions wire format.
+    pub messages: Vec<Message>,
+    /// Prompt tokens used over the session's life.
+    #[serde(default)]
+    pub input_tokens: u64,
+    /// Completion tokens used over the session's life.
+    #[serde(default)]
+    pub output_tokens: u64,
+}
+
+impl Session {
+    /// The index entry describing this session.
+    pub fn summary(&self) -> SessionSummary {
+        SessionSummary {
+            id: self.id.clone(),
+            title: shorten_title(&self.task),
+            created_at: self.created_at.clone(),
+            updated_at: self.updated_at.clone(),
+            turns: self.turns,
+            model: self.model.clone(),
+        }
+    }
+}
+
+/// One `index.json` entry: enough to list sessions without opening their files.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionSummary {
+    /// The session id.
+    pub id: String,
+    /// The task, shortened to at most 200 characters (redacted like the file).
+    #[serde(default)]
+    pub title: String,
+    /// Creation time (RFC 3339 UTC).
+    #[serde(default)]
+    pub created_at: String,
+    /// Last save time (RFC 3339 UTC).
+    #[serde(default)]
+    pub updated_at: String,
+    /// Number of user messages.
+    #[serde(default)]
+    pub turns: u32,
+    /// Model of the session (empty in indexes written by the Go original).
+    #[serde(default)]
+    pub model: String,
+}
+
+/// The result of [`SessionStore::list`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SessionList {
+    /// Sessions, most recently updated first.
+    pub sessions: Vec<SessionSummary>,
+    /// One line per file that could not be used (corrupt, unreadable, oversized), naming it.
+    pub problems: Vec<String>,
+}
+
+/// Message counts around [`SessionStore::trim`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TrimOutcome {
+    /// Messages before trimming.
+    pub before: usize,
+    /// Messages after trimming (may be a little under the request, to keep groups whole).
+    pub after: usize,
+}
+
+/// What [`SessionStore::save`] did beyond writing the file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SaveReport {
+    /// Size of the written file in bytes.
+    pub bytes_written: u64,
+    /// Messages dropped (oldest groups first) to keep the file under [`MAX_SESSION_BYTES`];
+    /// they were dropped from the in-memory session too, so memory and disk agree.
+    pub trimmed_messages: usize,
+    /// Ready-to-print lines for the user (size trimming, an index that could not be updated).
+    pub warnings: Vec<String>,
+}
+
+/// Number of user messages in a transcript (a session's `turns`).
+pub fn count_turns(messages: &[Message]) -> u32 {
+    let users = messages.iter().filter(|m| m.role == Role::User).count();
+    u32::try_from(users).unwrap_or(u32::MAX)
+}
+
+/// `text` cut to at most [`MAX_TITLE_CHARS`] characters, ending in `…` when cut.
+fn shorten_title(text: &str) -> String {
+    match text.char_indices().nth(MAX_TITLE_CHARS) {
+        None => text.to_string(),
+        Some(_) => {
+            let keep = text
+                .char_indices()
+                .nth(MAX_TITLE_CHARS - 1)
+                .map_or(text.len(), |(at, _)| at);
+            format!("{}…", &text[..keep])
+        }
+    }
+}
+
+/// The current time as RFC 3339 UTC with second precision, e.g. `2026-11-30T02:01:20Z`.
+fn now_rfc3339() -> String {
+    format_unix_seconds(time::OffsetDateTime::now_utc().unix_timestamp())
+}
+
+/// `seconds` since the epoch as RFC 3339 UTC, e.g. `2026-11-30T02:01:20Z`.
+fn format_unix_seconds(seconds: i64) -> String {
+    time::OffsetDateTime::from_unix_timestamp(seconds)
+        .ok()
+        .and_then(|t| {
+            t.format(&time::format_description::well_known::Rfc3339)
+                .ok()
+        })
+        .unwrap_or_else(|| "1970-01-01T00:00:00Z".to_string())
+}
+
+/// Seconds since the epoch of an RFC 3339 timestamp; `None` when it does not parse.
+/// The canonical form this store writes takes a fast path (`list` sorts thousands of them).
+fn parse_unix_seconds(timestamp: &str) -> Option<i64> {
+    parse_canonical_utc(timestamp).or_else(|| {
+        time::OffsetDateTime::parse(timestamp, &time::format_description::well_known::Rfc3339)
+            .ok()
+            .map(|t| t.unix_timestamp())
+    })
+}
+
+/// Parses exactly `YYYY-MM-DDTHH:MM:SSZ`; anything else is `None` (left to the full parser).
+fn parse_canonical_utc(timestamp: &str) -> Option<i64> {
+    let b = timestamp.as_bytes();
+    let shape_ok = b.len() == 20
+        && [4, 7].iter().all(|&at| b[at] == b'-')
+        && b[10] == b'T'
+        && [13, 16].iter().all(|&at| b[at] == b':')
+        && b[19] == b'Z';
+    if !shape_ok {
+        return None;
+    }
+    let number = |range: std::ops::Range<usize>| -> Option<u32> {
+        let digits = &timestamp[range];
+        digits
+            .bytes()
+            .all(|d| d.is_ascii_digit())
+            .then(|| digits.parse().ok())
+            .flatten()
+    };
+    let year = i32::try_from(number(0..4)?).ok()?;
+    let month = time::Month::try_from(u8::try_from(number(5..7)?).ok()?).ok()?;
+    let day = u8::try_from(number(8..10)?).ok()?;
+    let date = time::Date::from_calendar_date(year, month, day).ok()?;
+    let clock = time::Time::from_hms(
+        u8::try_from(number(11..13)?).ok()?,
+        u8::try_from(number(14..16)?).ok()?,
+        u8::try_from(number(17..19)?).ok()?,
+    )
+    .ok()?;
+    Some(date.with_time(clock).assume_utc().unix_timestamp())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_rfc3339_utc_with_seconds() {
+        assert_eq!(format_unix_seconds(1_796_004_080), "2026-11-30T02:01:20Z");
+        assert_eq!(
+            parse_unix_seconds("2026-11-30T02:01:20Z"),
+            Some(1_796_004_080)
+        );
+        assert_eq!(
+            parse_unix_seconds("2026-11-30T03:01:20+01:00"),
+            Some(1_796_004_080)
+        );
+        assert_eq!(parse_unix_seconds("yesterday"), None);
+        assert_eq!(parse_unix_seconds("2026-02-30T00:00:00Z"), None);
+        assert_eq!(
+            parse_unix_seconds("2026-11-30T02:01:20.5Z"),
+            Some(1_796_004_080)
+        );
+        let now = now_rfc3339();
+        assert_eq!(now.len(), 20, "{now}");
+        assert!(now.ends_with('Z'), "{now}");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_fast_timestamp_path_agrees_with_the_full_parser(
+            seconds in -62_135_596_800i64..253_402_300_799,
+        ) {
+            let text = format_unix_seconds(seconds);
+            let full = time::OffsetDateTime::parse(
+                &text,
+                &time::format_description::well_known::Rfc3339,
+            )
+            .map(|t| t.unix_timestamp())
+            .ok();
+            proptest::prop_assert_eq!(parse_canonical_utc(&text), full);
+            proptest::prop_assert_eq!(full, Some(seconds));
+        }
+    }
+
+    #[test]
+    fn turns_count_user_messages() {
+        let messages = vec![
+            Message::system("s"),
+            Message::user("a"),
+            Message::assistant("b"),
+            Message::user("c"),
+        ];
+        assert_eq!(count_turns(&messages), 2);
+        assert_eq!(count_turns(&[]), 0);
+    }
+
+    #[test]
+    fn titles_are_shortened_to_200_characters() {
+        assert_eq!(shorten_title("short"), "short");
+        let exact = "é".repeat(MAX_TITLE_CHARS);
+        assert_eq!(shorten_title(&exact), exact);
+        let long = shorten_title(&"é".repeat(MAX_TITLE_CHARS + 1));
+        assert_eq!(long.chars().count(), MAX_TITLE_CHARS);
+        assert!(long.ends_with('…'));
+    }
+}

@@ -1,0 +1,125 @@
+//! Redaction at save: the copy written to disk never holds a registered or recognisable
+//! secret, while the caller's in-memory session keeps its text.
+
+use std::borrow::Cow;
+
+use super::Session;
+use crate::redact::Redactor;
+
+/// A copy of `session` with the task, the endpoint, every message's content and reasoning and
+/// every tool call's arguments redacted.
+pub(crate) fn redacted_copy(session: &Session, redactor: &Redactor) -> Session {
+    let mut copy = session.clone();
+    redact_text(redactor, &mut copy.task);
+    if let Some(base_url) = copy.base_url.as_mut() {
+        redact_text(redactor, base_url);
+    }
+    for message in &mut copy.messages {
+        redact_text(redactor, &mut message.content);
+        if let Some(reasoning) = message.reasoning_content.as_mut() {
+            redact_text(redactor, reasoning);
+        }
+        for call in &mut message.tool_calls {
+            redact_arguments(redactor, &mut call.function.arguments);
+        }
+    }
+    copy
+}
+
+fn redact_text(redactor: &Redactor, text: &mut String) {
+    if let Cow::Owned(redacted) = redactor.redact(text) {
+        *text = redacted;
+    }
+}
+
+/// Arguments are JSON text: a secret inside a JSON string may be escaped there (a quote, a
+/// backslash, `\u` forms), which plain-text matching misses. So after the text pass, the
+/// parsed value is redacted too and re-serialised only when that found something more.
+fn redact_arguments(redactor: &Redactor, arguments: &mut String) {
+    redact_text(redactor, arguments);
+    let Ok(parsed) = serde_json::from_str::<serde_json::Value>(arguments) else {
+        return;
+    };
+    let mut redacted = parsed.clone();
+    redactor.redact_json(&mut redacted);
+    if redacted != parsed {
+        *arguments = redacted.to_string();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::{Message, ToolCall};
+
+    const SECRET: &str = "hunter2-very-secret-value";
+
+    fn redactor() -> Redactor {
+        let mut r = Redactor::new();
+        r.add_secret(SECRET);
+        r
+    }
+
+    fn session_with_secret_everywhere() -> Session {
+        let mut assistant = Message::assistant(format!("I will use {SECRET}"));
+        assistant.reasoning_content = Some(format!("the key is {SECRET}"));
+        assistant.tool_calls = vec![ToolCall::new(
+            "c1",
+            "shell",
+            serde_json::json!({ "command": format!("curl -H 'k: {SECRET}'") }).to_string(),
+        )];
+        Session {
+            id: "s1".into(),
+            created_at: String::new(),
+            updated_at: String::new(),
+            model: "m".into(),
+            base_url: Some(format!("https://x.test/v1?key={SECRET}")),
+            turns: 1,
+            task: format!("deploy with {SECRET}"),
+            messages: vec![
+                Message::user(format!("deploy with {SECRET}")),
+                assistant,
+                Message::tool_result("c1", "shell", format!("echo {SECRET}")),
+            ],
+            input_tokens: 0,
+            output_tokens: 0,
+        }
+    }
+
+    #[test]
+    fn every_text_field_is_redacted_in_the_copy_only() {
+        let original = session_with_secret_everywhere();
+        let copy = redacted_copy(&original, &redactor());
+        let written = serde_json::to_string(&copy).expect("serialises");
+        assert!(!written.contains(SECRET), "{written}");
+        assert!(written.contains(crate::redact::REDACTED));
+        assert_eq!(
+            original,
+            session_with_secret_everywhere(),
+            "the original is untouched"
+        );
+        let args: serde_json::Value =
+            serde_json::from_str(&copy.messages[1].tool_calls[0].function.arguments)
+                .expect("arguments stay valid JSON");
+        assert!(
+            args["command"]
+                .as_str()
+                .is_some_and(|c| c.contains("[REDACTED]"))
+        );
+    }
+
+    #[test]
+    fn secrets_escaped_inside_json_arguments_are_redacted() {
+        let mut r = Redactor::new();
+        let quoted = "pass\"word\\with-escapes";
+        r.add_secret(quoted);
+        let mut arguments = serde_json::json!({ "password": quoted }).to_string();
+        assert!(
+            !arguments.contains(quoted),
+            "the raw text holds the escaped form"
+        );
+        redact_arguments(&r, &mut arguments);
+        let value: serde_json::Value = serde_json::from_str(&arguments).expect("valid JSON");
+        assert_eq!(value["password"], crate::redact::REDACTED);
+    }
+}
