@@ -4,6 +4,7 @@
 mod config_cmd;
 mod flags;
 mod init;
+mod persist;
 mod run;
 mod style;
 pub mod terminal;

@@ -1,11 +1,13 @@
 //! `odek run`: one task to a final answer.
 
+use std::sync::Arc;
+
 use clap::Args;
 
 use super::Exit;
 use super::flags::TurnFlags;
-use super::turn::{Setup, exit_for, read_task, run_with_interrupts, tokio_runtime};
-use crate::engine::RunError;
+use super::persist::LiveSession;
+use super::turn::{Setup, exit_for, read_task, report_outcome, run_with_interrupts, tokio_runtime};
 use crate::prompt::{initial_messages, read_context_files};
 
 /// Arguments of `odek run`.
@@ -13,6 +15,12 @@ use crate::prompt::{initial_messages, read_context_files};
 pub struct RunArgs {
     #[command(flatten)]
     turn: TurnFlags,
+    /// Do not save this run as a session (overrides sessions.autosave)
+    #[arg(long, conflicts_with = "session", help_heading = "Sessions")]
+    ephemeral: bool,
+    /// Save this run as a session even when sessions.autosave is false
+    #[arg(long, help_heading = "Sessions")]
+    session: bool,
     /// The task; words are joined with spaces, `-` reads it from stdin, `--` ends the flags
     #[arg(value_name = "TASK", required = true)]
     task: Vec<String>,
@@ -27,24 +35,32 @@ pub fn run(args: RunArgs) -> anyhow::Result<Exit> {
     let messages = initial_messages(config, &setup.cwd, &files, &task);
     let rt = tokio_runtime()?;
     let engine = setup.engine(&args.turn)?;
-    let outcome = rt.block_on(run_with_interrupts(&setup, &engine, messages, None));
-    setup.finish();
-    let exit = exit_for(&outcome.result);
-    match &outcome.result {
-        Ok(answer) => {
-            setup.terminal.print_answer(answer);
-            if outcome.partial {
-                setup.terminal.info(&setup.terminal.style().yellow(&format!(
-                    "odek: reached max iterations ({}); the answer above is a partial summary",
-                    config.max_iterations
-                )));
-            }
+    let save = args.session || (config.sessions.autosave && !args.ephemeral);
+    let live = if save {
+        let store = Arc::new(setup.session_store());
+        let session = store.new_session(&config.model, Some(&config.base_url), &task, messages.clone());
+        let live = LiveSession::new(store, session, setup.warn_fn());
+        // Saved before the first model call, so even a crash there leaves the task on disk.
+        live.save_messages(&messages)?;
+        if let Some(e) = &setup.events {
+            e.set_session_id(Some(live.id()));
         }
-        Err(RunError::Cancelled) => setup.terminal.line("odek: interrupted"),
-        Err(e @ RunError::Budget { .. }) => setup
-            .terminal
-            .line(&format!("{} {e}", setup.terminal.style().red("odek:"))),
-        Err(e) => return Err(anyhow::anyhow!("{e}")),
+        Some(live)
+    } else {
+        None
+    };
+    let persist = live.as_ref().map(LiveSession::persist_fn);
+    let outcome = rt.block_on(run_with_interrupts(&setup, &engine, messages, persist));
+    if let Some(live) = &live {
+        match live.finish_run(&outcome) {
+            Ok(()) => setup.terminal.info(&setup.terminal.style().dim(&format!(
+                "odek: session {} saved — continue with: odek continue \"…\"",
+                live.id()
+            ))),
+            Err(e) => setup.terminal.line(&format!("odek: warning: could not save the session: {e}")),
+        }
     }
-    Ok(exit)
+    setup.finish();
+    report_outcome(&setup, &outcome, config.max_iterations)?;
+    Ok(exit_for(&outcome.result))
 }

@@ -81,6 +81,17 @@ impl Setup {
         }
     }
 
+    /// The session store under this configuration's home.
+    pub fn session_store(&self) -> crate::session::SessionStore {
+        crate::session::SessionStore::new(&self.resolved.home, self.redactor.clone())
+    }
+
+    /// Prints a warning line on the terminal (for callbacks that outlive a borrow).
+    pub fn warn_fn(&self) -> Arc<dyn Fn(&str) + Send + Sync> {
+        let t = self.terminal.clone();
+        Arc::new(move |w: &str| t.line(&format!("odek: warning: {w}")))
+    }
+
     /// Stops the spinner and flushes the event stream.
     pub fn finish(&self) {
         self.terminal.shutdown();
@@ -238,4 +249,30 @@ fn open_events(
         redactor.clone(),
         EmitterOptions { include_args },
     ))
+}
+
+/// Prints the answer (or the reason there is none). Model and other run errors are returned
+/// so the caller's error path prints them with a hint.
+pub fn report_outcome(setup: &Setup, outcome: &RunOutcome, max_iterations: u32) -> anyhow::Result<()> {
+    let t = &setup.terminal;
+    match &outcome.result {
+        Ok(answer) => {
+            t.print_answer(answer);
+            if outcome.partial {
+                t.info(&t.style().yellow(&format!(
+                    "odek: reached max iterations ({max_iterations}); the answer above is a partial summary"
+                )));
+            }
+            Ok(())
+        }
+        Err(RunError::Cancelled) => {
+            t.line("odek: interrupted");
+            Ok(())
+        }
+        Err(e @ RunError::Budget { .. }) => {
+            t.line(&format!("{} {e}", t.style().red("odek:")));
+            Ok(())
+        }
+        Err(e) => Err(anyhow::anyhow!("{e}")),
+    }
 }
