@@ -6,3 +6,4 @@
 
 pub mod untrusted;
 pub mod llm;
+pub mod plan;
