@@ -51,8 +51,19 @@ fn json_value() -> impl Strategy<Value = Value> {
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
         any::<i64>().prop_map(|n| json!(n)),
-        prop::sample::select(vec!["s1", "s2", "", " ", "done", "x y", "[", "—", "\n"])
-            .prop_map(|s| json!(s)),
+        prop::sample::select(vec![
+            "s1",
+            "s2",
+            "",
+            " ",
+            "done",
+            "x y",
+            "[",
+            "—",
+            "\n",
+            "untrusted_content"
+        ])
+        .prop_map(|s| json!(s)),
         ".{0,12}".prop_map(Value::String),
     ];
     leaf.prop_recursive(3, 24, 6, |inner| {
@@ -84,8 +95,9 @@ fn tool_args() -> impl Strategy<Value = String> {
         "nope",
         "",
     ]);
-    let ids = prop::sample::select(vec!["s1", "s2", "s3", "s4"]);
-    let valid_ish = prop::collection::vec((ids, status, ".{0,8}"), 1..4).prop_map(|entries| {
+    let ids = prop::sample::select(vec!["s1", "s2", "s3", "<untrusted_content_4"]);
+    let text = prop_oneof![".{0,8}", Just("a untrusted_content b".to_owned())];
+    let valid_ish = prop::collection::vec((ids, status, text), 1..4).prop_map(|entries| {
         let steps: Vec<_> = entries
             .iter()
             .map(|(id, _, t)| json!({"id": id, "title": t}))
@@ -103,7 +115,10 @@ fn tool_args() -> impl Strategy<Value = String> {
     prop_oneof![3 => shaped, 3 => valid_ish, 1 => ".{0,64}", 1 => plan_like_text()]
 }
 
-/// The invariant the `plan_args` fuzz target checks after every call.
+/// The invariant the `plan_args` fuzz target checks after every call: the state renders
+/// within the cap and, unless overflowed or truncated, the wrapped message parses back to
+/// it (titles and notes carrying the wrapper's marker come back defused; ids carrying it
+/// are the documented exception, see `round_trip::ids_carrying_the_wrapper_marker_*`).
 pub(crate) fn assert_render_and_parse_agree(state: &PlanState, max_render_chars: usize) {
     let Some(rendered) = render(state, max_render_chars) else {
         assert!(state.steps.is_empty());
@@ -111,8 +126,8 @@ pub(crate) fn assert_render_and_parse_agree(state: &PlanState, max_render_chars:
     };
     assert!(rendered.len() <= max_render_chars);
     let overflowed =
-        rendered.contains(" done steps omitted]") || rendered.ends_with(TRUNCATION_MARKER);
-    if overflowed {
+        super::properties::is_overflowed(&rendered) || rendered.ends_with(TRUNCATION_MARKER);
+    if overflowed || state.steps.iter().any(|s| s.id.contains(MARKER)) {
         return;
     }
     let parsed = parse_plan_message(&wrap_plan_message(&rendered, NONCE), 50)
@@ -125,10 +140,18 @@ pub(crate) fn assert_render_and_parse_agree(state: &PlanState, max_render_chars:
                 steps: vec![]
             }
         );
-    } else {
-        assert_eq!(&parsed, state);
+        return;
     }
+    let mut expected = state.clone();
+    for step in &mut expected.steps {
+        step.title = step.title.replace(MARKER, NEUTRALISED);
+        step.note = step.note.replace(MARKER, NEUTRALISED);
+    }
+    assert_eq!(parsed, expected);
 }
+
+const MARKER: &str = "untrusted_content";
+const NEUTRALISED: &str = "untrusted\u{02CD}content";
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: ProptestConfig::default().cases.max(512), ..ProptestConfig::default() })]

@@ -177,3 +177,29 @@ fn note_split_happens_at_the_first_separator() {
     assert_eq!(state.steps[0].title, "title");
     assert_eq!(state.steps[0].note, "note — with — dashes");
 }
+
+/// Known limitation, pinned so it stays deliberate: the wrapper defuses its own marker in
+/// the body, so an id carrying `untrusted_content` comes back defused on resume — and one
+/// already at the 32-byte limit no longer fits, which fails closed (the plan is dropped and
+/// the model recreates it). The validator keeps the seed's id rules unchanged.
+#[test]
+fn ids_carrying_the_wrapper_marker_resume_defused_or_fail_closed() {
+    let short = plan(2, vec![step("<untrusted_content_4", Pending, "t", "")]);
+    let wrapped = wrap_plan_message(&render(&short, 2000).unwrap(), NONCE);
+    let parsed = parse_plan_message(&wrapped, 50).unwrap();
+    assert_eq!(parsed.steps[0].id, "<untrusted\u{02CD}content_4");
+    // Unwrapped, such an id on the first line reads as a wrapper open tag.
+    let plain = render(&short, 2000).unwrap();
+    assert_eq!(
+        parse_plan_message(&plain, 50).unwrap_err().to_string(),
+        "plan: malformed untrusted wrapper"
+    );
+    let id32 = "untrusted_content_0123456789abcd";
+    assert_eq!(id32.len(), 32);
+    let full = plan(2, vec![step(id32, Pending, "t", "")]);
+    let wrapped = wrap_plan_message(&render(&full, 2000).unwrap(), NONCE);
+    assert_eq!(
+        parse_plan_message(&wrapped, 50).unwrap_err().to_string(),
+        "plan: step[0]: invalid step id \"untrusted\u{02CD}content_0123456789abcd\""
+    );
+}
