@@ -219,8 +219,8 @@ fn parse_header_counts(text: &str) -> Option<ClaimedCounts> {
 /// The non-blank step lines of the body, unwrapping one untrusted wrapper when the body
 /// starts with one; rejects overflowed renders.
 fn unwrap_body<'a>(body: &[&'a str]) -> Result<Vec<&'a str>, PlanParseError> {
-    let lines = match body.first() {
-        Some(first) if first.starts_with(OPEN_TAG_PREFIX) => wrapped_lines(first, &body[1..])?,
+    let lines = match body.split_first() {
+        Some((first, rest)) if first.starts_with(OPEN_TAG_PREFIX) => wrapped_lines(first, rest)?,
         _ => non_blank(body),
     };
     if lines.first().is_some_and(|line| is_omission_marker(line)) {
@@ -236,7 +236,12 @@ fn wrapped_lines<'a>(open_line: &str, rest: &[&'a str]) -> Result<Vec<&'a str>, 
         .iter()
         .position(|line| line.starts_with(CLOSE_TAG_PREFIX))
         .ok_or(PlanParseError::UnterminatedWrapper)?;
-    let close_line = rest[close_at];
+    let (inner, from_close) = rest
+        .split_at_checked(close_at)
+        .ok_or(PlanParseError::UnterminatedWrapper)?;
+    let (close_line, after_close) = from_close
+        .split_first()
+        .ok_or(PlanParseError::UnterminatedWrapper)?;
     let nonce_matches = close_line
         .strip_prefix(CLOSE_TAG_PREFIX)
         .and_then(|tail| tail.strip_suffix('>'))
@@ -244,10 +249,10 @@ fn wrapped_lines<'a>(open_line: &str, rest: &[&'a str]) -> Result<Vec<&'a str>, 
     if !nonce_matches {
         return Err(PlanParseError::UnterminatedWrapper);
     }
-    if close_at + 1 < rest.len() {
+    if !after_close.is_empty() {
         return Err(PlanParseError::ContentAfterWrapper);
     }
-    let inner = non_blank(&rest[..close_at]);
+    let inner = non_blank(inner);
     if inner.is_empty() {
         return Err(PlanParseError::EmptyWrapper);
     }

@@ -93,11 +93,11 @@ fn render_omitting_done(
 ) -> Option<String> {
     let mut kept_len = header.len() + lines.iter().map(|l| 1 + l.len()).sum::<usize>();
     let mut dropped: Vec<usize> = Vec::new();
-    for (index, step) in state.steps.iter().enumerate() {
+    for (index, (step, line)) in state.steps.iter().zip(lines).enumerate() {
         if step.status != StepStatus::Done {
             continue;
         }
-        kept_len -= 1 + lines[index].len();
+        kept_len -= 1 + line.len();
         dropped.push(index);
         let marker = omission_marker(dropped.len());
         if kept_len + 1 + marker.len() <= max_render_chars {
