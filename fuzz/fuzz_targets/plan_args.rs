@@ -21,7 +21,11 @@ fuzz_target!(|data: &[u8]| {
     for args in text.split('\0').take(16) {
         let before = store.snapshot();
         if store.call(args).is_err() {
-            assert_eq!(store.snapshot(), before, "a rejected call changed the state");
+            assert_eq!(
+                store.snapshot(),
+                before,
+                "a rejected call changed the state"
+            );
         }
         check_render_parse_agree(&store.snapshot(), store.limits().max_render_chars);
     }
@@ -43,7 +47,11 @@ fn check_render_parse_agree(state: &PlanState, cap: usize) {
     // The wrapper defuses its own marker inside the body; ids carrying it are the one
     // documented case where resume may legitimately fail (the neutralised id can exceed 32
     // bytes), so only titles and notes are compared after neutralising.
-    if state.steps.iter().any(|s| s.id.contains("untrusted_content")) {
+    if state
+        .steps
+        .iter()
+        .any(|s| s.id.contains("untrusted_content"))
+    {
         return;
     }
     let parsed = parse_plan_message(&wrap_plan_message(&rendered, "00ff00ff00ff00ff"), 50)
