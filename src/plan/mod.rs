@@ -1,117 +1,54 @@
-//! TEMPORARY placeholder with the agreed API; replaced by the `plan` branch.
-#![allow(missing_docs, dead_code)]
-use serde::{Deserialize, Serialize};
+//! The structured plan: the state the model keeps with the `plan` tool, the store that
+//! serialises its mutations, the renderer that turns it into the protected
+//! `[Current plan:` system message, and the strict parser that reads that message back on
+//! resume.
+//!
+//! A leaf module: it knows nothing about the engine, the model client or sessions. The
+//! engine owns one [`PlanStore`] (shared with the tool), calls [`render`] after every tool
+//! batch, wraps the body with [`wrap_plan_message`], and on resume feeds the transcript to
+//! [`parse_plan_message`] / [`extract_plan`]. See `docs/PLANNING.md`.
 
-pub const PLAN_MESSAGE_PREFIX: &str = "[Current plan:";
-pub const ABSOLUTE_MAX_STEPS: usize = 50;
-pub const TOOL_NAME: &str = "plan";
-pub const TOOL_DESCRIPTION: &str = "Maintain your task plan.";
-pub const SYSTEM_PROMPT_SENTENCE: &str = "For multi-step work, maintain a plan with the plan tool: create steps up front, keep statuses current, replan when blocked. The plan survives context trimming — trust it over your memory of earlier turns.";
-pub fn tool_schema() -> serde_json::Value {
-    serde_json::json!({"type":"object","properties":{"verb":{"enum":["create","update","complete","get"]}},"required":["verb"]})
-}
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StepStatus {
-    Pending,
-    InProgress,
-    Done,
-    Blocked,
-}
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PlanStep {
-    pub id: String,
-    pub title: String,
-    pub status: StepStatus,
-    pub note: String,
-}
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PlanState {
-    pub version: u64,
-    pub steps: Vec<PlanStep>,
-}
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PlanLimits {
-    pub max_steps: usize,
-    pub max_render_chars: usize,
-}
-impl Default for PlanLimits {
-    fn default() -> Self {
-        PlanLimits {
-            max_steps: 12,
-            max_render_chars: 2000,
+mod args;
+mod events;
+mod parse;
+mod render;
+mod state;
+mod store;
+mod text;
+mod tool;
+mod validate;
+
+#[cfg(test)]
+mod tests;
+
+pub use args::{NewStep, PlanArgs, StepUpdate, decode_args};
+pub use events::{PLAN_CREATED, PLAN_UPDATED, PlanEvent};
+pub use parse::{
+    PLAN_WRAPPER_SOURCE, PlanParseError, extract_plan, is_plan_message, parse_plan_message,
+};
+pub use render::{
+    NO_ACTIVE_PLAN, PLAN_MESSAGE_PREFIX, TRUNCATION_MARKER, collapsed_header, header_line, render,
+    step_line,
+};
+pub use state::{
+    ABSOLUTE_MAX_STEPS, DEFAULT_MAX_RENDER_CHARS, DEFAULT_MAX_STEPS, MAX_ID_BYTES,
+    MAX_RENDER_CHARS, MAX_TITLE_BYTES, MIN_RENDER_CHARS, PlanCounts, PlanLimits, PlanState,
+    PlanStep, StepStatus,
+};
+pub use store::{ChangeCallback, PlanStore};
+pub use text::{go_quote, normalize_text};
+pub use tool::{SYSTEM_PROMPT_SENTENCE, TOOL_DESCRIPTION, TOOL_NAME, tool_schema};
+pub use validate::{PlanError, StepProblem};
+
+/// The plan message as the engine stores it: the header line stays plain (recognition
+/// depends on it) and the step lines go inside the untrusted wrapper with source `plan`.
+/// A single-line (collapsed) render has no body and is returned unchanged.
+pub fn wrap_plan_message(rendered: &str, nonce: &str) -> String {
+    match rendered.split_once('\n') {
+        Some((header, body)) => {
+            let wrapped = crate::untrusted::wrap_with_nonce(nonce, PLAN_WRAPPER_SOURCE, body);
+            format!("{header}\n{wrapped}")
         }
+        None => rendered.to_owned(),
     }
-}
-pub enum PlanEvent {
-    Created {
-        steps: usize,
-        version: u64,
-    },
-    Updated {
-        steps: usize,
-        done: usize,
-        in_progress: usize,
-        blocked: usize,
-        pending: usize,
-        version: u64,
-    },
-}
-impl PlanEvent {
-    pub fn kind(&self) -> &'static str {
-        match self {
-            PlanEvent::Created { .. } => "plan_created",
-            PlanEvent::Updated { .. } => "plan_updated",
-        }
-    }
-    pub fn payload(&self) -> serde_json::Value {
-        serde_json::json!({})
-    }
-}
-#[derive(Debug, thiserror::Error)]
-#[error("plan: not available")]
-pub struct PlanError;
-#[derive(Debug, thiserror::Error)]
-#[error("bad plan header")]
-pub struct PlanParseError;
-pub struct PlanStore {
-    limits: PlanLimits,
-    state: std::sync::Mutex<PlanState>,
-}
-impl PlanStore {
-    pub fn new(limits: PlanLimits) -> Self {
-        PlanStore {
-            limits,
-            state: Default::default(),
-        }
-    }
-    pub fn limits(&self) -> PlanLimits {
-        self.limits
-    }
-    pub fn set_on_change(&self, _f: Box<dyn Fn(&PlanEvent) + Send + Sync>) {}
-    pub fn call(&self, _args_json: &str) -> Result<String, PlanError> {
-        Err(PlanError)
-    }
-    pub fn snapshot(&self) -> PlanState {
-        self.state.lock().map(|s| s.clone()).unwrap_or_default()
-    }
-    pub fn version(&self) -> u64 {
-        0
-    }
-    pub fn restore(&self, _state: PlanState) {}
-    pub fn reset(&self) {}
-}
-pub fn render(_state: &PlanState, _max_render_chars: usize) -> Option<String> {
-    None
-}
-pub fn is_plan_message(role: &str, content: &str) -> bool {
-    role == "system" && content.starts_with(PLAN_MESSAGE_PREFIX)
-}
-pub fn parse_plan_message(_content: &str, _cap: usize) -> Result<PlanState, PlanParseError> {
-    Err(PlanParseError)
-}
-pub fn extract_plan<'a>(
-    _messages: impl DoubleEndedIterator<Item = (&'a str, &'a str)>,
-) -> Option<PlanState> {
-    None
 }
