@@ -98,6 +98,8 @@ pub fn build_runtime(config: &Config, opts: RuntimeOptions) -> Result<Engine, Ru
                 max_output_tokens: config.limits.max_output_tokens,
             },
             cwd: opts.cwd,
+            context_window: config.context_window,
+            compaction: config.compaction,
         },
     }))
 }

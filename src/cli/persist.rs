@@ -17,7 +17,11 @@ pub struct LiveSession {
 
 impl LiveSession {
     /// Wraps a session; `warn` prints save warnings (e.g. the size cap trimmed it).
-    pub fn new(store: Arc<SessionStore>, session: Session, warn: Arc<dyn Fn(&str) + Send + Sync>) -> Self {
+    pub fn new(
+        store: Arc<SessionStore>,
+        session: Session,
+        warn: Arc<dyn Fn(&str) + Send + Sync>,
+    ) -> Self {
         LiveSession {
             store,
             session: Arc::new(Mutex::new(session)),

@@ -38,7 +38,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<Exit> {
     let save = args.session || (config.sessions.autosave && !args.ephemeral);
     let live = if save {
         let store = Arc::new(setup.session_store());
-        let session = store.new_session(&config.model, Some(&config.base_url), &task, messages.clone());
+        let session = store.new_session(
+            &config.model,
+            Some(&config.base_url),
+            &task,
+            messages.clone(),
+        );
         let live = LiveSession::new(store, session, setup.warn_fn());
         // Saved before the first model call, so even a crash there leaves the task on disk.
         live.save_messages(&messages)?;
@@ -57,7 +62,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<Exit> {
                 "odek: session {} saved — continue with: odek continue \"…\"",
                 live.id()
             ))),
-            Err(e) => setup.terminal.line(&format!("odek: warning: could not save the session: {e}")),
+            Err(e) => setup
+                .terminal
+                .line(&format!("odek: warning: could not save the session: {e}")),
         }
     }
     setup.finish();

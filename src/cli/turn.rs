@@ -253,7 +253,11 @@ fn open_events(
 
 /// Prints the answer (or the reason there is none). Model and other run errors are returned
 /// so the caller's error path prints them with a hint.
-pub fn report_outcome(setup: &Setup, outcome: &RunOutcome, max_iterations: u32) -> anyhow::Result<()> {
+pub fn report_outcome(
+    setup: &Setup,
+    outcome: &RunOutcome,
+    max_iterations: u32,
+) -> anyhow::Result<()> {
     let t = &setup.terminal;
     match &outcome.result {
         Ok(answer) => {

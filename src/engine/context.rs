@@ -234,11 +234,19 @@ impl Context {
         Some(report)
     }
 
-    fn truncate_old_outputs(&mut self, sizes: &mut [u64], total: &mut u64, budget: u64, report: &mut TrimReport) {
+    fn truncate_old_outputs(
+        &mut self,
+        sizes: &mut [u64],
+        total: &mut u64,
+        budget: u64,
+        report: &mut TrimReport,
+    ) {
         let tool_positions: Vec<usize> = (self.head_len()..self.messages.len())
             .filter(|&i| self.messages[i].role == Role::Tool)
             .collect();
-        let eligible = tool_positions.len().saturating_sub(KEEP_RECENT_TOOL_OUTPUTS);
+        let eligible = tool_positions
+            .len()
+            .saturating_sub(KEEP_RECENT_TOOL_OUTPUTS);
         for &i in &tool_positions[..eligible] {
             if *total <= budget {
                 break;
@@ -276,8 +284,17 @@ impl Context {
         out
     }
 
-    fn drop_old_groups(&mut self, sizes: &[u64], total: &mut u64, budget: u64, report: &mut TrimReport) {
-        let protected: Vec<usize> = [self.first_user(), self.last_user()].into_iter().flatten().collect();
+    fn drop_old_groups(
+        &mut self,
+        sizes: &[u64],
+        total: &mut u64,
+        budget: u64,
+        report: &mut TrimReport,
+    ) {
+        let protected: Vec<usize> = [self.first_user(), self.last_user()]
+            .into_iter()
+            .flatten()
+            .collect();
         let groups = self.groups(self.head_len());
         let newest = groups.len().saturating_sub(1);
         let mut drop = vec![false; self.messages.len()];
@@ -285,7 +302,9 @@ impl Context {
             if *total <= budget || gi == newest {
                 break;
             }
-            let keep = g.clone().any(|i| protected.contains(&i) || is_pinned(&self.messages[i]));
+            let keep = g
+                .clone()
+                .any(|i| protected.contains(&i) || is_pinned(&self.messages[i]));
             if keep {
                 continue;
             }
@@ -331,7 +350,10 @@ impl Context {
         );
         if !t.dropped_tools.is_empty() {
             let names: Vec<&str> = t.dropped_tools.iter().take(5).map(String::as_str).collect();
-            s.push_str(&format!(" Earlier calls to these tools were dropped: {}.", names.join(", ")));
+            s.push_str(&format!(
+                " Earlier calls to these tools were dropped: {}.",
+                names.join(", ")
+            ));
         }
         if self.find(Kind::Digest).is_some() {
             s.push_str(" A model-generated summary of the dropped turns is available in the '[Compacted earlier context:...' system message.");
@@ -344,7 +366,9 @@ impl Context {
     pub fn digest_body(&self) -> Option<String> {
         let m = &self.messages[self.find(Kind::Digest)?];
         let body = m.content.split_once('\n').map_or("", |(_, b)| b);
-        Some(crate::untrusted::unwrap(body).map_or_else(|| body.to_string(), |u| u.body.to_string()))
+        Some(
+            crate::untrusted::unwrap(body).map_or_else(|| body.to_string(), |u| u.body.to_string()),
+        )
     }
 
     /// Inserts or updates the compaction digest (wrapped as untrusted, source `compaction`).
@@ -379,9 +403,15 @@ impl Context {
             }
         }
         let removed = n - kept.len();
-        let at = usize::from(kept.first().is_some_and(|m| m.role == Role::System && kind(m) == Kind::System));
+        let at = usize::from(
+            kept.first()
+                .is_some_and(|m| m.role == Role::System && kind(m) == Kind::System),
+        );
         kept.insert(at, Message::system(SURVIVAL_WARNING));
-        for m in kept.iter_mut().filter(|m| m.role == Role::Tool && m.content.len() > TRUNCATE_ABOVE_BYTES) {
+        for m in kept
+            .iter_mut()
+            .filter(|m| m.role == Role::Tool && m.content.len() > TRUNCATE_ABOVE_BYTES)
+        {
             m.content = format!(
                 "[tool output trimmed: {} bytes dropped to survive the context window]",
                 m.content.len()
@@ -450,7 +480,9 @@ impl Context {
                 Err(_) => remove.push(i),
             }
         }
-        let kept_content = newest.as_ref().map(|(i, _)| self.messages[*i].content.clone());
+        let kept_content = newest
+            .as_ref()
+            .map(|(i, _)| self.messages[*i].content.clone());
         for i in remove.into_iter().rev() {
             self.messages.remove(i);
         }

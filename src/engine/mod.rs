@@ -2,6 +2,9 @@
 //! order), feed the results back, until it answers without tools or a limit is reached.
 
 mod batch;
+mod compaction;
+pub mod context;
+mod fit;
 mod hints;
 pub mod observer;
 pub mod output;
@@ -53,6 +56,10 @@ pub struct EngineSettings {
     pub budgets: Budgets,
     /// Working directory of the tools.
     pub cwd: std::path::PathBuf,
+    /// Context window in tokens; 0 = ask the model client (discovery, profile table).
+    pub context_window: u64,
+    /// Summarise dropped turns into a rolling digest.
+    pub compaction: bool,
 }
 
 /// Why a run did not produce an answer.
@@ -143,7 +150,7 @@ pub struct EngineParts {
 }
 
 struct RunState {
-    messages: Vec<Message>,
+    ctx: context::Context,
     usage: Usage,
     tool_calls: u64,
     iterations: u32,
@@ -195,8 +202,9 @@ impl Engine {
         persist: Option<PersistFn>,
         cancel: CancellationToken,
     ) -> RunOutcome {
+        let window = self.context_window().await;
         let mut state = RunState {
-            messages,
+            ctx: context::Context::new(messages, window),
             usage: Usage::default(),
             tool_calls: 0,
             iterations: 0,
@@ -208,10 +216,13 @@ impl Engine {
             model: self.model.model_name(),
             max_iterations: self.settings.max_iterations,
         });
+        if let Some(store) = &self.plan {
+            state.ctx.sync_plan(store);
+        }
         let result = self.run_loop(&mut state, persist.as_ref(), &cancel).await;
         if result.is_err() {
-            drop_unanswered_tool_calls(&mut state.messages);
-            self.persist(persist.as_ref(), &state.messages).await;
+            drop_unanswered_tool_calls(&mut state.ctx.messages);
+            self.persist(persist.as_ref(), &state.ctx.messages).await;
         }
         let duration = state.started.elapsed();
         self.observer.on_event(&EngineEvent::RunFinished {
@@ -221,7 +232,7 @@ impl Engine {
             iterations: state.iterations,
         });
         RunOutcome {
-            messages: state.messages,
+            messages: state.ctx.messages,
             result,
             partial: state.partial,
             usage: state.usage,
@@ -256,8 +267,8 @@ impl Engine {
         }
         let answer = self.partial_summary(state, cancel).await?;
         state.partial = true;
-        state.messages.push(Message::assistant(answer.clone()));
-        self.persist(persist, &state.messages).await;
+        state.ctx.messages.push(Message::assistant(answer.clone()));
+        self.persist(persist, &state.ctx.messages).await;
         Ok(answer)
     }
 
@@ -270,25 +281,29 @@ impl Engine {
         tool_cancel: &CancellationToken,
         deadline: Option<Instant>,
     ) -> Result<Step, RunError> {
-        let mut message = self.call_model(iteration, state, cancel, deadline).await?;
+        self.fit_context(state, cancel).await;
+        let mut message = self
+            .call_model_surviving(iteration, state, cancel, deadline)
+            .await?;
         assign_missing_call_ids(&mut message, iteration);
         if message.tool_calls.is_empty() {
             let answer = message.content.clone();
-            state.messages.push(message);
+            state.ctx.messages.push(message);
             self.iteration_completed(iteration, state, 0);
-            self.persist(persist, &state.messages).await;
+            self.persist(persist, &state.ctx.messages).await;
             return Ok(Step::Done(answer));
         }
         self.check_token_budgets(state)?;
         self.check_tool_budget(state, message.tool_calls.len())?;
         let calls = message.tool_calls.clone();
-        state.messages.push(message);
+        state.ctx.messages.push(message);
         state.tool_calls += calls.len() as u64;
         let results = self
             .run_batch_until(iteration, &calls, cancel, tool_cancel, deadline)
             .await;
         self.append_results(iteration, state, &calls, results);
-        self.persist(persist, &state.messages).await;
+        self.refresh_plan(state);
+        self.persist(persist, &state.ctx.messages).await;
         self.iteration_completed(iteration, state, calls.len());
         if cancel.is_cancelled() {
             return Err(RunError::Cancelled);
@@ -307,8 +322,9 @@ impl Engine {
     ) -> Result<Message, RunError> {
         self.observer
             .on_event(&EngineEvent::ModelCallStarted { iteration });
+        state.ctx.note_request_estimate(self.tools.defs());
         let request = ChatRequest {
-            messages: &state.messages,
+            messages: &state.ctx.messages,
             tools: self.tools.defs(),
             stream: self.settings.stream,
             max_tokens: None,
@@ -327,6 +343,9 @@ impl Engine {
         };
         let response = response.map_err(|source| RunError::Model { iteration, source })?;
         state.usage.add(&response.usage);
+        if state.ctx.calibrate(response.usage.input_tokens) {
+            tracing::debug!("token estimate ran low; context budget lowered to 65% of the window");
+        }
         self.observer.on_event(&EngineEvent::ModelCallFinished {
             iteration,
             message: &response.message,
@@ -377,7 +396,7 @@ impl Engine {
             {
                 hints.push(h);
             }
-            state.messages.push(result.message);
+            state.ctx.messages.push(result.message);
         }
         if !hints.is_empty() {
             let text = hints.join("\n");
@@ -385,7 +404,7 @@ impl Engine {
                 iteration,
                 text: &text,
             });
-            state.messages.push(Message::system(text));
+            state.ctx.messages.push(Message::system(text));
         }
     }
 

@@ -114,6 +114,14 @@ pub enum EngineEvent<'a> {
         /// Tool outputs shortened.
         truncated_results: usize,
     },
+    /// Externally derived text was injected into the model's context (the plan render, the
+    /// compaction digest); the session's audit log records it.
+    ContentIngested {
+        /// What it is (`plan`, `compaction`).
+        source: &'a str,
+        /// The text.
+        content: &'a str,
+    },
     /// An execution budget ran out.
     BudgetExceeded {
         /// Which limit.

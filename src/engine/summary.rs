@@ -23,7 +23,7 @@ impl Engine {
         let max = self.settings.max_iterations;
         let messages = vec![
             Message::system(SUMMARY_INSTRUCTIONS),
-            Message::user(transcript_excerpt(&state.messages)),
+            Message::user(transcript_excerpt(&state.ctx.messages)),
         ];
         let request = ChatRequest {
             messages: &messages,

@@ -1,5 +1,6 @@
 use super::*;
 use crate::llm::{ChatResponse, DeltaSink, ToolCall};
+use crate::plan::PlanStore;
 use crate::tools::approval::Gate;
 use crate::tools::danger::DangerPolicy;
 use crate::tools::{Tool, ToolContext, ToolError};
@@ -103,6 +104,8 @@ fn engine(model: Arc<Scripted>, max_iterations: u32, budgets: Budgets) -> Engine
             stream: false,
             budgets,
             cwd: std::env::temp_dir(),
+            context_window: 0,
+            compaction: false,
         },
     })
 }
@@ -348,4 +351,173 @@ fn unanswered_trailing_calls_are_dropped() {
     let mut m = vec![Message::user("u"), with_calls(vec![call("a", "{}")])];
     drop_unanswered_tool_calls(&mut m);
     assert_eq!(m.len(), 1);
+}
+
+fn plan_engine(
+    model: Arc<Scripted>,
+    approver: Option<Arc<dyn crate::tools::approval::Approver>>,
+) -> (Engine, Arc<PlanStore>) {
+    let store = Arc::new(PlanStore::new(crate::plan::PlanLimits::default()));
+    let tools: Vec<Arc<dyn Tool>> = vec![
+        Arc::new(Echo),
+        Arc::new(crate::tools::PlanTool::new(store.clone())),
+    ];
+    let e = Engine::new(EngineParts {
+        model,
+        tools: Arc::new(ToolRegistry::new(tools)),
+        gate: Arc::new(Gate::new(DangerPolicy::default(), approver, "config.json")),
+        plan: Some(store.clone()),
+        redactor: Arc::new(Redactor::new()),
+        observer: Arc::new(NoopObserver),
+        settings: EngineSettings {
+            max_iterations: 10,
+            max_tool_parallel: 4,
+            stream: false,
+            budgets: Budgets::default(),
+            cwd: std::env::temp_dir(),
+            context_window: 0,
+            compaction: false,
+        },
+    });
+    (e, store)
+}
+
+fn plan_call(args: serde_json::Value) -> ToolCall {
+    ToolCall::new("", "plan", args.to_string())
+}
+
+#[tokio::test]
+async fn plan_lifecycle_keeps_the_plan_in_the_protected_head() {
+    let model = Scripted::new(vec![
+        with_calls(vec![plan_call(
+            serde_json::json!({"verb": "create", "steps": [
+            {"id": "s1", "title": "look around"}, {"id": "s2", "title": "report"}]}),
+        )]),
+        with_calls(vec![
+            plan_call(
+                serde_json::json!({"verb": "update", "updates": [{"id": "s1", "status": "in_progress"}]}),
+            ),
+            call("", r#"{"text":"working"}"#),
+        ]),
+        with_calls(vec![plan_call(
+            serde_json::json!({"verb": "complete", "step_id": "s1"}),
+        )]),
+        with_calls(vec![plan_call(
+            serde_json::json!({"verb": "complete", "step_id": "s2"}),
+        )]),
+        Message::assistant("all done"),
+    ]);
+    let (e, store) = plan_engine(model.clone(), None);
+    let out = e
+        .run(
+            vec![Message::system("sys"), Message::user("task")],
+            None,
+            CancellationToken::new(),
+        )
+        .await;
+    assert_eq!(out.result.expect("answer"), "all done");
+    assert_eq!(store.version(), 4);
+    let seen = model.seen.lock().expect("lock").clone();
+    assert!(
+        !seen[0]
+            .iter()
+            .any(|m| m.content.starts_with("[Current plan:")),
+        "no plan before create"
+    );
+    let expected_headers = [
+        "[Current plan: v1 — 0/2 done, 0 blocked.",
+        "[Current plan: v2 — 0/2 done, 0 blocked.",
+        "[Current plan: v3 — 1/2 done, 0 blocked.",
+        "[Current plan: v4 — all 2 steps complete.]",
+    ];
+    for (request, header) in seen[1..].iter().zip(expected_headers) {
+        assert_eq!(request[0].content, "sys");
+        assert_eq!(request[1].content, "task");
+        assert_eq!(
+            request[2].role,
+            Role::System,
+            "plan sits right after the task"
+        );
+        assert!(
+            request[2].content.starts_with(header),
+            "{}",
+            request[2].content
+        );
+        let plans = request
+            .iter()
+            .filter(|m| m.role == Role::System && m.content.starts_with("[Current plan:"))
+            .count();
+        assert_eq!(plans, 1, "exactly one plan message");
+    }
+    let plan_results: Vec<&Message> = out
+        .messages
+        .iter()
+        .filter(|m| m.name.as_deref() == Some("plan"))
+        .collect();
+    assert!(
+        plan_results
+            .iter()
+            .all(|m| m.content.starts_with("[Current plan:")),
+        "plan output is not wrapped"
+    );
+}
+
+struct DenyAll;
+
+impl crate::tools::approval::Approver for DenyAll {
+    fn ask(
+        &self,
+        _items: &[crate::tools::approval::ApprovalItem],
+    ) -> crate::tools::approval::ApprovalAnswer {
+        panic!("the plan tool must never ask for approval")
+    }
+}
+
+#[tokio::test]
+async fn plan_calls_never_prompt_even_in_a_batch() {
+    let model = Scripted::new(vec![
+        with_calls(vec![
+            plan_call(serde_json::json!({"verb": "create", "steps": [{"id": "a", "title": "x"}]})),
+            plan_call(serde_json::json!({"verb": "get"})),
+        ]),
+        Message::assistant("ok"),
+    ]);
+    let (e, store) = plan_engine(model, Some(Arc::new(DenyAll)));
+    let out = e
+        .run(vec![Message::user("t")], None, CancellationToken::new())
+        .await;
+    assert!(out.result.is_ok());
+    assert_eq!(store.version(), 1);
+}
+
+#[tokio::test]
+async fn a_resumed_run_restores_the_plan_before_the_first_request() {
+    let model = Scripted::new(vec![
+        with_calls(vec![plan_call(
+            serde_json::json!({"verb": "create", "steps": [{"id": "a", "title": "x"}, {"id": "b", "title": "y"}]}),
+        )]),
+        Message::assistant("first"),
+    ]);
+    let (e, _) = plan_engine(model, None);
+    let first = e
+        .run(vec![Message::user("t")], None, CancellationToken::new())
+        .await;
+    let mut history = first.messages;
+    history.push(Message::user("continue"));
+    let model2 = Scripted::new(vec![
+        with_calls(vec![plan_call(
+            serde_json::json!({"verb": "complete", "step_id": "a"}),
+        )]),
+        Message::assistant("second"),
+    ]);
+    let (e2, store2) = plan_engine(model2.clone(), None);
+    let out = e2.run(history, None, CancellationToken::new()).await;
+    assert!(out.result.is_ok());
+    assert_eq!(store2.version(), 2, "continued from the restored v1");
+    let first_request = model2.seen.lock().expect("lock")[0].clone();
+    assert!(
+        first_request
+            .iter()
+            .any(|m| m.content.starts_with("[Current plan: v1 — 0/2 done"))
+    );
 }
