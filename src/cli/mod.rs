@@ -1,11 +1,15 @@
 //! The command line: parse, run, map the outcome to an exit code. Each subcommand is one file;
 //! all of them build their engine through `runtime::build_runtime`.
 
+mod audit;
 mod config_cmd;
+mod continue_cmd;
 mod flags;
 mod init;
 mod persist;
+mod repl;
 mod run;
+mod session_cmd;
 mod style;
 pub mod terminal;
 mod turn;
@@ -59,6 +63,12 @@ pub struct Cli {
 enum Command {
     /// Run one task to a final answer
     Run(run::RunArgs),
+    /// Resume the latest (or a given) session with a follow-up
+    Continue(continue_cmd::ContinueArgs),
+    /// Interactive, multi-turn session with line editing and history
+    Repl(repl::ReplArgs),
+    /// Manage saved sessions
+    Session(session_cmd::SessionArgs),
     /// Write a starting config: ./odek.json, or the global one with --global
     Init(init::InitArgs),
     /// Show the resolved configuration and where each value came from
@@ -89,6 +99,9 @@ pub fn main() -> ExitCode {
             Ok(Exit::Success)
         }
         Command::Run(args) => run::run(args),
+        Command::Continue(args) => continue_cmd::run(args),
+        Command::Session(args) => session_cmd::run(args),
+        Command::Repl(args) => repl::run(args),
         Command::Init(args) => init::run(args),
         Command::Config(args) => config_cmd::run(args),
     };

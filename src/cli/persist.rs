@@ -44,6 +44,11 @@ impl LiveSession {
         self.lock().turns
     }
 
+    /// Replaces the session's task label (a REPL session is named by its first input).
+    pub fn set_task(&self, task: &str) {
+        self.lock().task = task.to_string();
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Session> {
         self.session.lock().unwrap_or_else(|p| p.into_inner())
     }

@@ -47,9 +47,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<Exit> {
         let live = LiveSession::new(store, session, setup.warn_fn());
         // Saved before the first model call, so even a crash there leaves the task on disk.
         live.save_messages(&messages)?;
-        if let Some(e) = &setup.events {
-            e.set_session_id(Some(live.id()));
-        }
+        setup.attach_session(&live.id());
         Some(live)
     } else {
         None

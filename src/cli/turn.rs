@@ -9,6 +9,7 @@ use anyhow::Context;
 use tokio_util::sync::CancellationToken;
 
 use super::Exit;
+use super::audit::AuditLog;
 use super::flags::TurnFlags;
 use super::terminal::{AnswerStream, Terminal, TerminalOptions};
 use crate::config::{LoadOptions, Resolved};
@@ -32,6 +33,8 @@ pub struct Setup {
     pub cwd: PathBuf,
     /// The event stream, when `--events-jsonl` was given.
     pub events: Option<Emitter>,
+    /// The audit log of ingested content.
+    pub audit: Arc<AuditLog>,
 }
 
 impl Setup {
@@ -61,24 +64,43 @@ impl Setup {
             Some(target) => Some(open_events(target, &redactor, flags.events_include_args)?),
             None => None,
         };
+        let audit = Arc::new(AuditLog::new(
+            resolved.home.join("sessions"),
+            redactor.clone(),
+        ));
         Ok(Setup {
             resolved,
             terminal,
             redactor,
             cwd,
             events,
+            audit,
         })
     }
 
     /// The terminal, plus the event stream when there is one.
     pub fn observer(&self) -> Arc<dyn Observer> {
-        match &self.events {
-            Some(e) => Arc::new(Fanout(vec![
-                self.terminal.clone(),
-                Arc::new(EventsObserver::new(e.clone())),
-            ])),
-            None => self.terminal.clone(),
+        let mut observers: Vec<Arc<dyn Observer>> = vec![self.terminal.clone(), self.audit.clone()];
+        if let Some(e) = &self.events {
+            observers.push(Arc::new(EventsObserver::new(e.clone())));
         }
+        Arc::new(Fanout(observers))
+    }
+
+    /// Points the event stream and the audit log at a session.
+    pub fn attach_session(&self, id: &str) {
+        self.audit.set_session(id);
+        if let Some(e) = &self.events {
+            e.set_session_id(Some(id.to_string()));
+        }
+    }
+
+    /// The session store, located from the environment alone (before the configuration is
+    /// resolved — `continue` needs the session's model first).
+    pub fn probe_store(flags: &TurnFlags) -> anyhow::Result<crate::session::SessionStore> {
+        let opts = LoadOptions::from_process(flags.overrides());
+        let redactor = Arc::new(Redactor::new());
+        Ok(crate::session::SessionStore::new(&opts.home, redactor))
     }
 
     /// The session store under this configuration's home.
@@ -154,6 +176,18 @@ pub async fn run_with_interrupts(
     messages: Vec<Message>,
     persist: Option<PersistFn>,
 ) -> RunOutcome {
+    run_with_interrupts_in(setup, engine, messages, persist, true).await
+}
+
+/// Like [`run_with_interrupts`]; with `exit_on_second` false (the REPL) a second Ctrl-C only
+/// repeats the cancellation, so the REPL always gets its prompt back.
+pub async fn run_with_interrupts_in(
+    setup: &Setup,
+    engine: &Engine,
+    messages: Vec<Message>,
+    persist: Option<PersistFn>,
+    exit_on_second: bool,
+) -> RunOutcome {
     let cancel = CancellationToken::new();
     let interrupted = Arc::new(AtomicBool::new(false));
     if let Some(e) = &setup.events {
@@ -163,6 +197,7 @@ pub async fn run_with_interrupts(
         cancel.clone(),
         interrupted.clone(),
         setup.events.clone(),
+        exit_on_second,
     ));
     let outcome = engine.run(messages, persist, cancel).await;
     watcher.abort();
@@ -173,6 +208,7 @@ async fn watch_signals(
     cancel: CancellationToken,
     interrupted: Arc<AtomicBool>,
     events: Option<Emitter>,
+    exit_on_second: bool,
 ) {
     use tokio::signal::unix::{SignalKind, signal};
     let (Ok(mut int), Ok(mut term)) = (
@@ -186,14 +222,18 @@ async fn watch_signals(
             _ = int.recv() => {},
             _ = term.recv() => {},
         }
-        if interrupted.swap(true, Ordering::SeqCst) {
+        if interrupted.swap(true, Ordering::SeqCst) && exit_on_second {
             eprintln!("\nodek: interrupted twice; exiting without waiting");
             if let Some(e) = &events {
                 e.abort_run("context_canceled", "interrupted");
             }
             std::process::exit(Exit::Interrupted as i32);
         }
-        eprintln!("\nodek: interrupting… (press Ctrl-C again to exit at once)");
+        if exit_on_second {
+            eprintln!("\nodek: interrupting… (press Ctrl-C again to exit at once)");
+        } else {
+            eprintln!("\nodek: interrupting this turn…");
+        }
         cancel.cancel();
     }
 }

@@ -1,0 +1,71 @@
+//! The session's audit log of ingested content: every externally derived block odek put into
+//! the model's context on its own (a fresh plan render, a compaction digest) is appended to
+//! `<home>/sessions/audit/<session id>.jsonl`, redacted.
+
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use sha2::{Digest, Sha256};
+
+use crate::engine::{EngineEvent, Observer};
+use crate::redact::Redactor;
+
+/// Appends ingested content to the current session's audit file.
+pub struct AuditLog {
+    dir: PathBuf,
+    redactor: Arc<Redactor>,
+    session: Mutex<Option<String>>,
+}
+
+impl AuditLog {
+    /// An audit log under `<sessions dir>/audit`.
+    pub fn new(sessions_dir: PathBuf, redactor: Arc<Redactor>) -> Self {
+        AuditLog {
+            dir: sessions_dir.join("audit"),
+            redactor,
+            session: Mutex::new(None),
+        }
+    }
+
+    /// From now on, records go to this session's file (nothing is recorded before).
+    pub fn set_session(&self, id: &str) {
+        if let Ok(mut s) = self.session.lock() {
+            *s = Some(id.to_string());
+        }
+    }
+
+    fn record(&self, source: &str, content: &str) -> std::io::Result<()> {
+        let Some(id) = self.session.lock().ok().and_then(|s| s.clone()) else {
+            return Ok(());
+        };
+        std::fs::create_dir_all(&self.dir)?;
+        let line = serde_json::json!({
+            "timestamp": time::OffsetDateTime::now_utc()
+                .format(&time::format_description::well_known::Rfc3339)
+                .unwrap_or_default(),
+            "source": source,
+            "bytes": content.len(),
+            "sha256": crate::untrusted::hex(&Sha256::digest(content.as_bytes())),
+            "content": self.redactor.redact(content),
+        });
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(self.dir.join(format!("{id}.jsonl")))?;
+        file.write_all(format!("{line}\n").as_bytes())
+    }
+}
+
+impl Observer for AuditLog {
+    fn on_event(&self, event: &EngineEvent<'_>) {
+        if let EngineEvent::ContentIngested { source, content } = event
+            && let Err(e) = self.record(source, content)
+        {
+            tracing::warn!("could not write the audit log: {e}");
+        }
+    }
+}

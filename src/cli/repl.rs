@@ -1,0 +1,276 @@
+//! `odek repl`: an interactive, multi-turn session with line editing and history.
+
+use std::io::Write;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use clap::Args;
+use rustyline::error::ReadlineError;
+
+use super::Exit;
+use super::continue_cmd::{load_session, refuse_session_fixed_flags};
+use super::flags::TurnFlags;
+use super::persist::LiveSession;
+use super::turn::{Setup, run_with_interrupts_in, tokio_runtime};
+use crate::engine::{Engine, RunError};
+use crate::llm::Message;
+use crate::prompt::{context_files_message, read_context_files, system_prompt};
+
+/// Arguments of `odek repl`.
+#[derive(Debug, Args)]
+pub struct ReplArgs {
+    /// Resume this session instead of starting a new one
+    #[arg(long, value_name = "ID")]
+    id: Option<String>,
+    #[command(flatten)]
+    turn: TurnFlags,
+}
+
+const HISTORY_FILE: &str = "repl_history";
+const HISTORY_SIZE: usize = 500;
+const NEW_SESSION_LABEL: &str = "interactive session";
+
+const HELP: &str = "\
+Commands:
+  /help         this list
+  /info         session, model, turns and tokens used
+  /plan         the current plan
+  /exit, /quit  leave (the session is saved; resume with odek repl --id ID)
+Ctrl-C stops the running turn; Ctrl-D at the prompt leaves.";
+
+struct Repl {
+    setup: Setup,
+    engine: Engine,
+    live: LiveSession,
+    rt: tokio::runtime::Runtime,
+    saved: bool,
+}
+
+/// Runs `odek repl`.
+pub fn run(args: ReplArgs) -> anyhow::Result<Exit> {
+    let mut repl = match &args.id {
+        Some(id) => {
+            if let Err(e) = refuse_session_fixed_flags(&args.turn, "repl --id") {
+                eprintln!("odek: {e}");
+                return Ok(Exit::Usage);
+            }
+            resume(&args.turn, id)?
+        }
+        None => start(&args.turn)?,
+    };
+    repl.banner();
+    let mut editor = editor(&repl.setup.resolved.home)?;
+    loop {
+        let prompt = format!("odek {}> ", repl.live.turns() + 1);
+        match editor.readline(&prompt) {
+            Ok(line) => {
+                let line = line.trim().to_string();
+                if line.is_empty() {
+                    continue;
+                }
+                let _ = editor.add_history_entry(line.as_str());
+                save_history(&mut editor, &repl.setup.resolved.home);
+                if line.starts_with('/') {
+                    if repl.slash(&line) {
+                        break;
+                    }
+                    continue;
+                }
+                repl.turn(&line);
+            }
+            Err(ReadlineError::Interrupted) => {
+                println!("(To leave, press Ctrl-D or type /exit)");
+            }
+            Err(ReadlineError::Eof) => break,
+            Err(e) => {
+                repl.setup.finish();
+                return Err(e.into());
+            }
+        }
+    }
+    repl.goodbye();
+    repl.setup.finish();
+    Ok(Exit::Success)
+}
+
+fn start(flags: &TurnFlags) -> anyhow::Result<Repl> {
+    let setup = Setup::new(flags)?;
+    let config = &setup.resolved.config;
+    let files = read_context_files(&flags.ctx, &setup.cwd).map_err(anyhow::Error::msg)?;
+    let mut messages = vec![Message::system(system_prompt(config, &setup.cwd))];
+    messages.extend(context_files_message(&files));
+    let store = Arc::new(setup.session_store());
+    let session = store.new_session(
+        &config.model,
+        Some(&config.base_url),
+        NEW_SESSION_LABEL,
+        messages,
+    );
+    let live = LiveSession::new(store, session, setup.warn_fn());
+    finish_setup(setup, flags, live, false)
+}
+
+fn resume(flags: &TurnFlags, id: &str) -> anyhow::Result<Repl> {
+    let probe = Setup::probe_store(flags)?;
+    let session = load_session(&probe, Some(id))?;
+    let mut flags = flags.clone();
+    flags.model = Some(session.model.clone());
+    flags.base_url = session.base_url.clone();
+    let setup = Setup::new(&flags)?;
+    let live = LiveSession::new(Arc::new(setup.session_store()), session, setup.warn_fn());
+    finish_setup(setup, &flags, live, true)
+}
+
+fn finish_setup(
+    setup: Setup,
+    flags: &TurnFlags,
+    live: LiveSession,
+    saved: bool,
+) -> anyhow::Result<Repl> {
+    let engine = setup.engine(flags)?;
+    setup.attach_session(&live.id());
+    Ok(Repl {
+        rt: tokio_runtime()?,
+        setup,
+        engine,
+        live,
+        saved,
+    })
+}
+
+impl Repl {
+    fn banner(&self) {
+        let s = self.setup.terminal.style();
+        println!(
+            "{} ⚡ {} · session {}",
+            s.bold("odek"),
+            self.setup.resolved.config.model,
+            self.live.id()
+        );
+        println!("  {}", s.dim("Type /help for commands, /exit to quit."));
+    }
+
+    fn goodbye(&self) {
+        if self.saved {
+            println!(
+                "Session {id} saved. Continue later with: odek repl --id {id}",
+                id = self.live.id()
+            );
+        }
+    }
+
+    /// Handles a slash command; true when the REPL should end.
+    fn slash(&self, line: &str) -> bool {
+        let command = line
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        match command.as_str() {
+            "/exit" | "/quit" => return true,
+            "/help" => println!("{HELP}"),
+            "/info" => self.info(),
+            "/plan" => println!("{}", self.plan_text()),
+            other => println!("Unknown command: {other}  (/help for commands)"),
+        }
+        false
+    }
+
+    fn info(&self) {
+        let s = self.live.snapshot();
+        println!(
+            "Session: {}{}",
+            s.id,
+            if self.saved { "" } else { " (not saved yet)" }
+        );
+        println!("Model:   {}", self.setup.resolved.config.model);
+        println!("Turns:   {}", s.turns);
+        println!("Tokens:  {} in, {} out", s.input_tokens, s.output_tokens);
+    }
+
+    fn plan_text(&self) -> String {
+        let config = &self.setup.resolved.config;
+        if self.engine.plan_store().is_none() {
+            return "Planning is disabled (--no-planning, ODEK_PLANNING=false or planning.enabled: false).".into();
+        }
+        let messages = self.live.snapshot().messages;
+        let pairs = messages
+            .iter()
+            .map(|m| (m.role.as_str(), m.content.as_str()));
+        crate::plan::extract_plan(pairs)
+            .and_then(|state| {
+                crate::plan::render(&state, config.planning.max_render_chars as usize)
+            })
+            .unwrap_or_else(|| crate::plan::NO_ACTIVE_PLAN.to_string())
+    }
+
+    fn turn(&mut self, input: &str) {
+        let mut messages = self.live.snapshot().messages;
+        messages.push(Message::user(input));
+        if !self.saved {
+            self.live.set_task(input);
+        }
+        let outcome = self.rt.block_on(run_with_interrupts_in(
+            &self.setup,
+            &self.engine,
+            messages,
+            Some(self.live.persist_fn()),
+            false,
+        ));
+        match self.live.finish_run(&outcome) {
+            Ok(()) => self.saved = true,
+            Err(e) => self
+                .setup
+                .terminal
+                .line(&format!("odek: warning: could not save the session: {e}")),
+        }
+        let t = &self.setup.terminal;
+        match &outcome.result {
+            Ok(answer) => t.print_answer(answer),
+            Err(RunError::Cancelled) => {
+                t.line("odek: turn interrupted; the session is saved and the next prompt is yours")
+            }
+            Err(e) => t.line(&format!("{} {e}", t.style().red("odek:"))),
+        }
+        let _ = std::io::stdout().flush();
+    }
+}
+
+fn history_path(home: &Path) -> PathBuf {
+    home.join(HISTORY_FILE)
+}
+
+fn editor(home: &Path) -> anyhow::Result<rustyline::DefaultEditor> {
+    let config = rustyline::Config::builder()
+        .max_history_size(HISTORY_SIZE)?
+        .history_ignore_dups(true)?
+        .auto_add_history(false)
+        .bracketed_paste(true)
+        .build();
+    let mut editor = rustyline::DefaultEditor::with_config(config)?;
+    let path = history_path(home);
+    if path.exists() {
+        let _ = editor.load_history(&path);
+    }
+    Ok(editor)
+}
+
+/// Writes the history file, creating it (and the home) private on first use.
+fn save_history(editor: &mut rustyline::DefaultEditor, home: &Path) {
+    let path = history_path(home);
+    if !path.exists() {
+        if std::fs::create_dir_all(home).is_ok() {
+            let _ = std::fs::set_permissions(home, std::fs::Permissions::from_mode(0o700));
+        }
+        let _ = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path);
+    }
+    if let Err(e) = editor.save_history(&path) {
+        tracing::warn!("could not save the REPL history to {}: {e}", path.display());
+    }
+    let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600));
+}
