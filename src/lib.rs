@@ -4,5 +4,6 @@
 //! `runtime`, which builds the model client, the tool registry (with the shared plan store)
 //! and the engine for every entry point. `plan` and `llm` are leaves.
 
-pub mod untrusted;
 pub mod llm;
+pub mod redact;
+pub mod untrusted;

@@ -118,7 +118,11 @@ pub struct ToolCall {
 
 impl ToolCall {
     /// A function call with the given id, name and raw JSON arguments.
-    pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: impl Into<String>) -> Self {
+    pub fn new(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: impl Into<String>,
+    ) -> Self {
         ToolCall {
             id: id.into(),
             kind: function_kind(),
@@ -275,7 +279,10 @@ mod tests {
         let s = serde_json::to_string(&Message::user("hi")).expect("serialises");
         assert_eq!(s, r#"{"role":"user","content":"hi"}"#);
         let t = serde_json::to_string(&Message::tool_result("c1", "shell", "ok")).expect("ok");
-        assert_eq!(t, r#"{"role":"tool","content":"ok","name":"shell","tool_call_id":"c1"}"#);
+        assert_eq!(
+            t,
+            r#"{"role":"tool","content":"ok","name":"shell","tool_call_id":"c1"}"#
+        );
     }
 
     #[test]
