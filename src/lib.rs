@@ -6,4 +6,5 @@
 
 pub mod llm;
 pub mod redact;
+pub mod tools;
 pub mod untrusted;
