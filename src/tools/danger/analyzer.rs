@@ -10,6 +10,11 @@ use super::{Classification, DangerClass};
 /// deeper is blocked (no real command nests this far, and nothing hidden there may run).
 pub(super) const MAX_DEPTH: usize = 16;
 
+/// Most simple commands analysed for one command string (wrappers with unknown option
+/// grammars are analysed at several positions, which multiplies); beyond it the command is
+/// blocked.
+const MAX_COMMANDS: usize = 10_000;
+
 /// Classifies shell text and remembers every simple command it saw (for the denylist).
 #[derive(Debug, Default)]
 pub(super) struct Analyzer {
@@ -226,6 +231,12 @@ impl Analyzer {
         if context.depth > MAX_DEPTH {
             return Some(too_deep());
         }
+        if self.commands_seen.len() >= MAX_COMMANDS {
+            return Some(Classification::new(
+                DangerClass::Blocked,
+                "the command is too complex to be analysed",
+            ));
+        }
         let mut result = Worst::default();
         let mut index = 0;
         while let Some(word) = words.get(index) {
@@ -246,6 +257,25 @@ impl Analyzer {
         result.0
     }
 
+    /// For programs that run another command somewhere in their arguments, with an option
+    /// grammar not modelled here (`strace -o f rm …`, `uv run rm …`): the worst of the
+    /// commands starting at each of the first few non-option words, and of every argument
+    /// that looks like a command string.
+    pub fn trailing_commands(&mut self, words: &[Word], context: &Context) -> Classification {
+        const CANDIDATES: usize = 4;
+        let mut result = Worst::default();
+        let starts = (0..words.len())
+            .filter(|start| !words[*start].text.starts_with('-'))
+            .take(CANDIDATES);
+        for start in starts {
+            result.add(self.wrapped_command(&words[start..], context));
+        }
+        for word in words.iter().filter(|word| word.text.contains(' ')) {
+            result.add(self.script(&word.text, context.depth + 1, context.cwd, &[]));
+        }
+        result.or_safe("no command to run")
+    }
+
     /// [`Analyzer::command_words`] for a wrapped command: nothing to run is safe.
     pub fn wrapped_command(&mut self, words: &[Word], context: &Context) -> Classification {
         self.command_words(words, &context.deeper())
@@ -254,13 +284,7 @@ impl Analyzer {
 
     fn program(&mut self, program: &Word, arguments: &[Word], context: &Context) -> Classification {
         if program.dynamic {
-            return Classification::new(
-                DangerClass::Unknown,
-                format!(
-                    "the program name ({}) is only known at run time",
-                    program.text
-                ),
-            );
+            return self.computed_program(program, arguments, context);
         }
         let text = program.text.as_str();
         let (directory, name) = match text.rfind('/') {
@@ -276,7 +300,12 @@ impl Analyzer {
         if directory.is_none() && context.functions.iter().any(|f| f == name) {
             return safe(format!("calls the function {name} defined in the command"));
         }
-        let known = self.known_program(name, arguments, context);
+        let lower_case = name.to_ascii_lowercase();
+        let known = match self.known_program(name, arguments, context) {
+            // Case-insensitive file systems (macOS) run `/bin/rm` for `RM`.
+            None if lower_case != name => self.known_program(&lower_case, arguments, context),
+            known => known,
+        };
         let outside_system = directory.is_some_and(|dir| !is_system_bin_dir(dir));
         let by_path = || {
             Classification::new(
@@ -292,6 +321,43 @@ impl Analyzer {
                 Classification::new(DangerClass::Unknown, format!("unknown command {name}"))
             }
         }
+    }
+}
+
+impl Analyzer {
+    /// A program whose name is computed (`$CMD -rf /`, `$(echo rm) …`): unknown at best. The
+    /// expansion may be empty or a wrapper, so the remaining words are classified as a
+    /// command too, and a root-like argument blocks it.
+    fn computed_program(
+        &mut self,
+        program: &Word,
+        arguments: &[Word],
+        context: &Context,
+    ) -> Classification {
+        let mut result = Worst::default();
+        if let Some(target) = arguments
+            .iter()
+            .find(|word| is_root_like(&normalize(&word.text), context.cwd))
+        {
+            result.add(Classification::new(
+                DangerClass::Blocked,
+                format!(
+                    "a program only known at run time ({}) acts on {}",
+                    program.text, target.text
+                ),
+            ));
+        }
+        result.add(Classification::new(
+            DangerClass::Unknown,
+            format!(
+                "the program name ({}) is only known at run time",
+                program.text
+            ),
+        ));
+        if !arguments.is_empty() {
+            result.add(self.wrapped_command(arguments, context));
+        }
+        result.or_safe("")
     }
 }
 

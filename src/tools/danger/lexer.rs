@@ -196,6 +196,7 @@ impl Lexer {
             };
             match c {
                 ' ' | '\t' | '\r' => self.pos += 1,
+                '\\' if self.peek_at(1) == Some('\n') => self.pos += 2,
                 '\n' => {
                     self.pos += 1;
                     self.finish_command(false);
@@ -703,8 +704,12 @@ impl Lexer {
             return;
         }
         self.pos += length;
-        while self.peek().is_some_and(is_blank) {
-            self.pos += 1;
+        loop {
+            match self.peek() {
+                Some(c) if is_blank(c) => self.pos += 1,
+                Some('\\') if self.peek_at(1) == Some('\n') => self.pos += 2,
+                _ => break,
+            }
         }
         let target = match self.peek() {
             Some(c) if !ends_word(c) => self.read_word(),

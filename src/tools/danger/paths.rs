@@ -149,10 +149,11 @@ const PERSISTENCE_PREFIXES: &[&str] = &[
     "~/.config/fish/",
 ];
 
-/// Block devices: writing to them destroys file systems.
+/// Block devices (and raw memory): writing to them destroys file systems or the running
+/// system.
 const BLOCK_DEVICE_PREFIXES: &[&str] = &[
     "sd", "hd", "vd", "xvd", "nvme", "mmcblk", "disk", "rdisk", "md", "dm-", "loop", "sr", "nbd",
-    "zd", "mapper", "root",
+    "zd", "mapper", "root", "mem", "kmem", "port",
 ];
 
 /// Device files that are harmless to write to.

@@ -200,6 +200,74 @@ const SAFE_PROGRAMS: &[&str] = &[
     "in",
 ];
 
+/// Programs that run a command given somewhere in their arguments (tracers, sandboxes,
+/// schedulers of their own), analysed with [`Analyzer::trailing_commands`].
+const RUNNERS: &[&str] = &[
+    "strace",
+    "ltrace",
+    "valgrind",
+    "gdb",
+    "lldb",
+    "perf",
+    "hyperfine",
+    "parallel",
+    "firejail",
+    "bwrap",
+    "unshare",
+    "nsenter",
+    "systemd-run",
+    "script",
+    "tmux",
+    "screen",
+    "entr",
+    "faketime",
+    "proxychains",
+    "proxychains4",
+    "torsocks",
+    "xvfb-run",
+    "sg",
+    "runuser",
+    "ssh-agent",
+    "dbus-launch",
+    "catchsegv",
+    "taskset",
+    "chrt",
+    "cpulimit",
+    "numactl",
+    "prlimit",
+    "direnv",
+    "nix-shell",
+    "expect",
+];
+
+/// Source formatters: they rewrite files in the working tree.
+const FORMATTERS: &[&str] = &[
+    "rustfmt",
+    "black",
+    "isort",
+    "gofmt",
+    "goimports",
+    "clang-format",
+    "prettier",
+    "ruff",
+    "autopep8",
+    "yapf",
+    "shfmt",
+    "taplo",
+    "dprint",
+];
+
+/// Static analysers that only read and report.
+const ANALYSERS: &[&str] = &[
+    "shellcheck",
+    "tokei",
+    "cloc",
+    "scc",
+    "yamllint",
+    "hadolint",
+    "envsubst",
+];
+
 /// Shells: `-c` strings are analysed, scripts and standard input are code execution.
 const SHELLS: &[&str] = &[
     "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "fish", "csh", "tcsh",
@@ -246,9 +314,8 @@ impl Analyzer {
             "command" if args.iter().any(|w| w.text == "-v" || w.text == "-V") => {
                 return Some(safe("command -v only looks a name up"));
             }
-            "command" | "builtin" | "nohup" | "setsid" | "unbuffer" | "chronic" | "busybox" => {
-                options::first_operand(args, "", &[])
-            }
+            "command" | "builtin" | "nohup" | "setsid" | "unbuffer" | "chronic" | "busybox"
+            | "toybox" => options::first_operand(args, "", &[]),
             "exec" => options::first_operand(args, "a", &[]),
             "time" => options::first_operand(args, "fo", &["format", "output"]),
             "nice" => options::first_operand(args, "n", &["adjustment"]),
@@ -258,6 +325,13 @@ impl Analyzer {
             }
             "stdbuf" => options::first_operand(args, "ioe", &["input", "output", "error"]),
             "caffeinate" => options::first_operand(args, "tw", &[]),
+            _ if RUNNERS.contains(&name) => {
+                let floor = classified(
+                    DangerClass::CodeExecution,
+                    format!("{name} runs another program"),
+                );
+                return Some(floor.worse(self.trailing_commands(args, context)));
+            }
             "env" => return Some(self.env(args, context)),
             "xargs" => return Some(self.xargs(args, context)),
             "sudo" | "doas" | "sudoedit" | "run0" | "pkexec" => {
@@ -596,6 +670,11 @@ impl Analyzer {
                 classified(DangerClass::LocalWrite, "yq -i edits files in place")
             }
             "yq" => safe("yq only reads or prints"),
+            _ if FORMATTERS.contains(&name) => classified(
+                DangerClass::LocalWrite,
+                format!("{name} formats source files"),
+            ),
+            _ if ANALYSERS.contains(&name) => safe(format!("{name} only reads and reports")),
             _ => return None,
         };
         Some(found)
@@ -723,6 +802,16 @@ fn rm(args: &[Word], context: &Context) -> Classification {
                 ),
             );
         }
+        let if_empty = without_leading_expansion(&target.text);
+        if recursive && if_empty.is_some_and(|rest| is_root_like(&normalize(rest), context.cwd)) {
+            return classified(
+                DangerClass::Blocked,
+                format!(
+                    "rm -r on {} wipes the system when the variable is empty",
+                    target.text
+                ),
+            );
+        }
     }
     let outside = line.operands.iter().any(|t| !is_inside_tree(t, context));
     let computed = line.operands.iter().any(|t| t.dynamic);
@@ -750,6 +839,29 @@ fn rm(args: &[Word], context: &Context) -> Classification {
             "rm removes files inside the working directory",
         ),
     }
+}
+
+/// What `$DIR/…` becomes when `DIR` is empty or unset (`/…`). `None` when the word does not
+/// start with an expansion followed by `/`, when the expansion is `$HOME` (handled as the
+/// home directory), or when it is guarded with `${DIR:?}`.
+fn without_leading_expansion(text: &str) -> Option<&str> {
+    let rest = if let Some(braced) = text.strip_prefix("${") {
+        let close = braced.find('}')?;
+        if braced[..close].contains('?') || &braced[..close] == "HOME" {
+            return None;
+        }
+        &braced[close + 1..]
+    } else {
+        let unbraced = text.strip_prefix('$')?;
+        let name_length = unbraced
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(unbraced.len());
+        if name_length == 0 || &unbraced[..name_length] == "HOME" {
+            return None;
+        }
+        &unbraced[name_length..]
+    };
+    rest.starts_with('/').then_some(rest)
 }
 
 fn writes_operands(

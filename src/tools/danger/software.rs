@@ -47,7 +47,7 @@ const BUILD_TOOLS: &[&str] = &[
     "mvn", "mvnw", "ant", "sbt", "just", "rake", "gcc", "g++", "cc", "c++", "clang", "clang++",
     "rustc", "javac", "tsc", "esbuild", "vite", "webpack", "rollup", "zig", "nasm", "as", "ld",
     "tox", "nox", "pytest", "jest", "vitest", "mocha", "phpunit", "rspec", "ctest", "dotnet",
-    "npx", "pnpx", "bunx", "uvx",
+    "npx", "pnpx", "bunx", "uvx", "eslint", "mypy", "pyright", "pylint", "flake8",
 ];
 
 /// System and language package managers (subcommand rules in [`package_manager`]).
@@ -213,7 +213,11 @@ impl Analyzer {
             _ if PACKAGE_MANAGERS.contains(&name) => package_manager(name, args),
             _ => return None,
         };
-        Some(found)
+        let ran = match runner_tail(name, args) {
+            Some(tail) => self.trailing_commands(tail, context),
+            None => safe("no command to run"),
+        };
+        Some(found.worse(ran))
     }
 
     fn git(&mut self, args: &[Word], context: &Context) -> Classification {
@@ -417,6 +421,26 @@ impl Analyzer {
             _ => classified(DangerClass::LocalWrite, "git bisect moves the working tree"),
         }
     }
+}
+
+/// The words after a "run this command" subcommand (`npx X`, `uv run X`, `bundle exec X`,
+/// `npm exec X`): they may name any program.
+fn runner_tail<'w>(name: &str, args: &'w [Word]) -> Option<&'w [Word]> {
+    if matches!(name, "npx" | "pnpx" | "bunx" | "uvx") {
+        return Some(args);
+    }
+    let position = args.iter().position(|word| !word.text.starts_with('-'))?;
+    let runs = matches!(
+        (name, args[position].text.as_str()),
+        ("npm" | "pnpm" | "yarn" | "bun", "exec" | "x" | "dlx")
+            | (
+                "uv" | "poetry" | "pipx" | "conda" | "mamba" | "micromamba" | "pdm" | "hatch",
+                "run"
+            )
+            | ("uv", "tool")
+            | ("bundle" | "opam", "exec")
+    );
+    runs.then(|| args.get(position + 1..).unwrap_or(&[]))
 }
 
 /// `git checkout .`, `git checkout -- .`, `git restore .`: the whole tree reverts.
