@@ -240,9 +240,10 @@ pub fn classify_command(command: &str) -> Classification {
 }
 
 /// Classifies a `write_file`/`patch` target: inside `cwd` → local_write; shell start-up
-/// files, `.git/hooks`, `~/.ssh`, cron and init directories → persistence; system
-/// directories and everything else outside `cwd` → system_write (temporary directories are
-/// local_write); block devices → blocked.
+/// files, `.git/hooks`, `.git/config`, `~/.ssh`, cron, systemd and launchd directories →
+/// persistence; system directories and everything else outside `cwd` → system_write; block
+/// devices → blocked. (Shell redirections into `/tmp` count as local writes; these targets
+/// do not.)
 pub fn classify_write_path(path: &str, cwd: &Path) -> Classification {
     paths::classify_write(path, Some(cwd), WorkingDirectory::Tree)
 }
@@ -259,7 +260,8 @@ pub fn command_argv0(command: &str) -> String {
         return String::new();
     };
     let text = program.text.trim_end_matches('/');
-    text.rsplit('/').next().unwrap_or(text).to_string()
+    let base = text.rsplit('/').next().unwrap_or(text);
+    base.replace(lexer::SUBSTITUTION_MARKER, "$(…)")
 }
 
 /// The `dangerous` configuration section (facts §8.4).

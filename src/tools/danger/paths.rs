@@ -161,6 +161,7 @@ const HARMLESS_DEVICES: &[&str] = &[
     "null", "zero", "full", "stdout", "stderr", "stdin", "tty", "random", "urandom", "fd",
 ];
 
+/// Scratch directories: a shell redirection into them is a local write.
 const TEMPORARY_DIRS: &[&str] = &["/tmp", "/var/tmp", "/private/tmp"];
 
 /// Normalises `text` lexically.
@@ -314,10 +315,12 @@ fn classify_absolute_write(path: &NormalPath, cwd: Option<&Path>) -> Classificat
             );
         }
     }
-    if TEMPORARY_DIRS
+    // Shell commands scribble in /tmp all the time; `write_file` targets (known `cwd`) are
+    // held to the working directory.
+    let in_temporary_dir = TEMPORARY_DIRS
         .iter()
-        .any(|dir| shown == *dir || shown.starts_with(&format!("{dir}/")))
-    {
+        .any(|dir| shown == *dir || shown.starts_with(&format!("{dir}/")));
+    if cwd.is_none() && in_temporary_dir {
         return Classification::new(DangerClass::LocalWrite, "writes in a temporary directory");
     }
     Classification::new(

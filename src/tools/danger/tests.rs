@@ -515,7 +515,7 @@ fn write_paths() {
         ("/usr/local/bin/tool", SystemWrite),
         ("/bin/sh", SystemWrite),
         ("/boot/grub/grub.cfg", SystemWrite),
-        ("/tmp/scratch", LocalWrite),
+        ("/tmp/scratch", SystemWrite),
         ("/home/me/.bashrc", Persistence),
         ("~/.zshrc", Persistence),
         ("~/.profile", Persistence),
@@ -557,6 +557,7 @@ fn argv0() {
         ("", ""),
         ("FOO=1", ""),
         ("/usr/local/bin/", "bin"),
+        ("$(which python3) x.py", "$(…)"),
     ];
     for (command, expected) in cases {
         assert_eq!(command_argv0(command), expected, "{command}");
