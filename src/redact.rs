@@ -706,6 +706,16 @@ mod tests {
     }
 
     #[test]
+    fn telegram_prefilter_accepts_tokens_and_skips_code() {
+        assert!(may_contain_telegram_token(
+            "bot 123456789:AAHfakeTokenValueExample0123456789abc"
+        ));
+        assert!(!may_contain_telegram_token(
+            "12:34:56 std::mem 1234:short 99999:"
+        ));
+    }
+
+    #[test]
     fn already_redacted_text_stays_borrowed() {
         assert_clean(r#"{"password": "[REDACTED]"}"#);
         assert_clean("api_key=[REDACTED]");

@@ -150,7 +150,10 @@ impl fmt::Display for DangerClass {
 #[error(
     "unknown danger class \"{0}\" (expected one of: safe, local_write, install, network_egress, network_upload, code_execution, system_write, persistence, unknown, destructive, blocked)"
 )]
-pub struct UnknownDangerClass(pub String);
+pub struct UnknownDangerClass(
+    /// The name that was given.
+    pub String,
+);
 
 impl FromStr for DangerClass {
     type Err = UnknownDangerClass;
@@ -210,7 +213,9 @@ pub fn default_action(class: DangerClass) -> Action {
 /// A class and a short human reason, e.g. "rm -rf outside the working directory".
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Classification {
+    /// The class (the worst over every part of a command).
     pub class: DangerClass,
+    /// Why, in a few words, for prompts and events.
     pub reason: String,
 }
 
@@ -284,8 +289,11 @@ pub struct DangerPolicy {
 /// The verdict on one command.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Decision {
+    /// The command's class (computed even when a list decided).
     pub class: DangerClass,
+    /// What to do.
     pub action: Action,
+    /// Why: the classification reason, or the allowlist/denylist entry that decided.
     pub reason: String,
 }
 
