@@ -10,7 +10,8 @@
 //! expansion) and collects what runs inside `$(…)`, backticks and `<(…)`. Each simple
 //! command is classified after skipping `NAME=value` assignments and keywords; the command's
 //! class is the worst (highest rank) over all of them. Nested text (`sh -c '…'`, `eval`,
-//! substitutions, `env -S`, `watch`, `su -c`, `find -exec`, `xargs`, `git rebase --exec`) is
+//! substitutions, `env -S`, `watch`, `su -c`, `find -exec`, `xargs`, `git rebase --exec`,
+//! `man -P`, tracers and runners such as `strace`, `uv run`, `bundle exec`) is
 //! classified recursively; nesting deeper than 16 levels is blocked.
 //!
 //! Programs named by path count as the program (`/bin/rm` is `rm`); a program outside the

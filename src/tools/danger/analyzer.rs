@@ -91,6 +91,7 @@ const RISKY_VARIABLES: &[&str] = &[
     "SSH_ASKPASS",
     "PAGER",
     "MANPAGER",
+    "SYSTEMD_PAGER",
     "EDITOR",
     "VISUAL",
     "LESSOPEN",

@@ -5,7 +5,8 @@
 //! anywhere is an unknown command (fail closed).
 
 use super::analyzer::{
-    Analyzer, Context, Stdin, is_assignment, join_words, risky_assignment, safe, write_target,
+    Analyzer, Context, Stdin, Worst, is_assignment, join_words, risky_assignment, safe,
+    write_target,
 };
 use super::lexer::Word;
 use super::options::{self, OptionSpec};
@@ -116,7 +117,6 @@ const SAFE_PROGRAMS: &[&str] = &[
     "less",
     "more",
     "most",
-    "man",
     "info",
     "apropos",
     "whatis",
@@ -315,7 +315,7 @@ impl Analyzer {
                 return Some(safe("command -v only looks a name up"));
             }
             "command" | "builtin" | "nohup" | "setsid" | "unbuffer" | "chronic" | "busybox"
-            | "toybox" => options::first_operand(args, "", &[]),
+            | "toybox" | "coproc" | "noglob" | "nocorrect" => options::first_operand(args, "", &[]),
             "exec" => options::first_operand(args, "a", &[]),
             "time" => options::first_operand(args, "fo", &["format", "output"]),
             "nice" => options::first_operand(args, "n", &["adjustment"]),
@@ -533,6 +533,7 @@ impl Analyzer {
     ) -> Option<Classification> {
         let found = match name {
             _ if SHELLS.contains(&name) => self.shell(name, args, context),
+            "man" => self.man(args, context),
             "eval" => {
                 let floor = classified(
                     DangerClass::CodeExecution,
@@ -551,6 +552,31 @@ impl Analyzer {
             _ => return None,
         };
         Some(found)
+    }
+
+    /// `man -P CMD`, `man -H CMD`: the pager or browser is a shell command.
+    fn man(&mut self, args: &[Word], context: &Context) -> Classification {
+        let spec = OptionSpec::new(
+            "PHCMLmSs",
+            &[
+                "pager",
+                "config-file",
+                "manpath",
+                "locale",
+                "systems",
+                "sections",
+            ],
+        );
+        let line = options::parse(args, spec);
+        let mut result = Worst::default();
+        for command in line.values('P', "pager").chain(line.values('H', "html")) {
+            result.add(Classification::new(
+                DangerClass::CodeExecution,
+                "man runs a chosen pager or browser",
+            ));
+            result.add(self.script(&command.text, context.depth + 1, context.cwd, &[]));
+        }
+        result.or_safe("man only prints")
     }
 
     fn shell(&mut self, name: &str, args: &[Word], context: &Context) -> Classification {

@@ -409,6 +409,12 @@ const CASES: &[(&str, DangerClass)] = &[
     ("npm --version", Safe),
     ("git remote -v", Safe),
     ("git branch --show-current", Safe),
+    ("coproc rm -rf /", Blocked),
+    ("noglob rm -rf /", Blocked),
+    ("man ls", Safe),
+    ("man -P 'rm -rf /' ls", Blocked),
+    ("man --pager=cat ls", CodeExecution),
+    ("SYSTEMD_PAGER=x journalctl", CodeExecution),
     ("ls # && rm -rf /", Safe),
     ("echo 'a' \\; rm -rf /", Safe),
 ];
