@@ -1,0 +1,93 @@
+//! Redaction throughput: 64 KiB of clean source-like text, and the same text with ten
+//! secrets sprinkled in. The redactor has three known values registered, as a real run
+//! does (API key, Telegram token, one secret environment value).
+
+use std::hint::black_box;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use odek::redact::Redactor;
+
+const TARGET_BYTES: usize = 64 * 1024;
+
+/// Rust-like source with URLs, numbers, colons and capitalised words, the things the
+/// pattern prefilter has to look at without matching.
+fn clean_text() -> String {
+    let mut text = String::with_capacity(TARGET_BYTES + 512);
+    let mut line = 0usize;
+    while text.len() < TARGET_BYTES {
+        text.push_str(&format!(
+            "/// Handles request {line} (see https://example.com/docs/{line}).\n\
+             pub fn handle_{line}(ctx: &mut Context, input: &str) -> Result<Output, Error> {{\n    \
+             let value = ctx.lookup(\"key_{line}\").unwrap_or_default();\n    \
+             if value.len() > {line} {{ return Err(Error::TooLong {{ max: {line} }}); }}\n    \
+             let password_hint = Some(\"Enter the password\");\n    \
+             tracing::debug!(target: \"odek::tools\", \"value={{value}} at 12:34:56\");\n    \
+             Ok(Output::new(value, MAX_TOKENS, \"Ünïcödé – 日本語\"))\n}}\n\n",
+        ));
+        line += 1;
+    }
+    text
+}
+
+const SECRETS: [&str; 10] = [
+    "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789",
+    "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+    "AKIAIOSFODNN7EXAMPLE",
+    "api_key=abcdefghijklmnopqrstuvwxyz0123",
+    "Authorization: Bearer abcdefghijklmnopqrstuvwxyz",
+    "postgres://app:s3cretpassword@db.internal:5432/app",
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    "xoxb-1234567890-1234567890-abcdefghijklmnopqrstuvwx",
+    "123456789:AAHfakeTokenValueExample0123456789abc",
+    "registered-known-secret-value",
+];
+
+fn text_with_secrets(clean: &str) -> String {
+    let step = clean.len() / SECRETS.len();
+    let mut text = String::with_capacity(clean.len() + 1024);
+    let mut start = 0;
+    for (index, secret) in SECRETS.iter().enumerate() {
+        let mut end = ((index + 1) * step).min(clean.len());
+        while !clean.is_char_boundary(end) {
+            end += 1;
+        }
+        text.push_str(&clean[start..end]);
+        text.push_str(&format!("\n// leaked: {secret}\n"));
+        start = end;
+    }
+    text.push_str(&clean[start..]);
+    text
+}
+
+fn redactor() -> Redactor {
+    let mut redactor = Redactor::new();
+    redactor.add_secret("registered-known-secret-value");
+    redactor.add_secret("123456789:AAHfakeTokenValueExample0123456789abc");
+    redactor.add_secrets_from_env([("DB_PASSWORD".to_string(), "hunter2hunter2".to_string())]);
+    redactor
+}
+
+fn bench_redact(c: &mut Criterion) {
+    let redactor = redactor();
+    let clean = clean_text();
+    let dirty = text_with_secrets(&clean);
+    assert!(matches!(
+        redactor.redact(&clean),
+        std::borrow::Cow::Borrowed(_)
+    ));
+    assert!(!redactor.redact(&dirty).contains("ghp_abcdefghij"));
+
+    let mut group = c.benchmark_group("redact");
+    group.throughput(Throughput::Bytes(clean.len() as u64));
+    group.bench_function("clean_64k", |b| {
+        b.iter(|| redactor.redact(black_box(&clean)).len())
+    });
+    group.throughput(Throughput::Bytes(dirty.len() as u64));
+    group.bench_function("ten_secrets_64k", |b| {
+        b.iter(|| redactor.redact(black_box(&dirty)).len())
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench_redact);
+criterion_main!(benches);

@@ -1,0 +1,1077 @@
+//! A small shell lexer: enough of POSIX sh and bash syntax to find every simple command a
+//! string would run, without running anything.
+//!
+//! It understands quoting (`'…'`, `"…"`, `$'…'` with escapes, backslashes), operators
+//! (`;`, `&&`, `||`, `|`, `|&`, `&`, newlines, `(`/`)`), redirections (with file descriptors,
+//! here-documents and here-strings), command substitutions (`$(…)`, backticks), process
+//! substitutions (`<(…)`, `>(…)`), parameter and arithmetic expansions, comments, function
+//! definitions, `case` patterns, array assignments and brace expansion.
+//!
+//! The lexer never recurses: the bodies of substitutions are returned as text, and the
+//! classifier analyses them with its own depth limit. Anything it does not understand ends
+//! up as an ordinary word, which the classifier treats as an unknown command (fail closed).
+
+/// Text that stands for a command substitution inside a word. It is itself a parameter
+/// expansion, so analysing the word again (in `sh -c "…"`) still sees a dynamic value.
+pub(super) const SUBSTITUTION_MARKER: &str = "$__SUBST__";
+/// Text that stands for an arithmetic expansion inside a word.
+const ARITHMETIC_MARKER: &str = "$__ARITH__";
+/// What a process substitution (`<(…)`) becomes as an argument.
+const PROCESS_SUBSTITUTION_PATH: &str = "/dev/fd/63";
+/// Most words one brace expansion may produce.
+const MAX_BRACE_WORDS: usize = 64;
+
+/// One shell word after quote removal.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(super) struct Word {
+    /// The value. Expansions are kept verbatim (`$HOME`, `${X}`), substitutions become
+    /// [`SUBSTITUTION_MARKER`].
+    pub text: String,
+    /// Contains a parameter expansion or a substitution: the real value is only known when
+    /// the command runs.
+    pub dynamic: bool,
+    /// Contains an unquoted `*`, `?` or `[`.
+    pub glob: bool,
+    /// Any part of it was quoted or escaped.
+    pub quoted: bool,
+    /// Contains an unquoted `{` and `,` (a brace expansion candidate).
+    brace: bool,
+}
+
+impl Word {
+    /// A plain word, as a classifier-made argument.
+    pub fn literal(text: &str) -> Self {
+        Self {
+            text: text.to_string(),
+            ..Self::default()
+        }
+    }
+
+    /// A word whose value is only known at run time.
+    pub fn dynamic(text: &str) -> Self {
+        Self {
+            text: text.to_string(),
+            dynamic: true,
+            ..Self::default()
+        }
+    }
+
+    /// The same kind of word (dynamic, quoted, glob) with another text.
+    pub fn with_text(&self, text: &str) -> Self {
+        Self {
+            text: text.to_string(),
+            ..self.clone()
+        }
+    }
+}
+
+/// What a redirection does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum RedirectKind {
+    /// `>`, `>>`, `>|`, `&>`, `&>>`, `<>`, `>&file`: opens the target for writing.
+    Write,
+    /// `<`: opens the target for reading.
+    Read,
+    /// `2>&1`, `<&3`, `>&-`: duplicates or closes a descriptor.
+    Duplicate,
+    /// `<<`, `<<-`: a here-document (the body is in [`SimpleCommand::stdin_text`]).
+    HereDocument,
+    /// `<<<`: a here-string.
+    HereString,
+}
+
+/// One redirection and its target word.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Redirect {
+    pub kind: RedirectKind,
+    pub target: Word,
+}
+
+/// One simple command: words, redirections, and how it is connected to its neighbours.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(super) struct SimpleCommand {
+    pub words: Vec<Word>,
+    pub redirects: Vec<Redirect>,
+    /// The text fed on standard input by a here-document or here-string.
+    pub stdin_text: Option<String>,
+    /// Standard input comes from the previous command through a pipe.
+    pub piped_from_previous: bool,
+}
+
+/// Everything found in one piece of shell text.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(super) struct Parsed {
+    pub commands: Vec<SimpleCommand>,
+    /// Bodies of command and process substitutions: shell text that runs too.
+    pub substitutions: Vec<String>,
+    /// Text that is expanded but not run (parameter-expansion bodies, arithmetic, unquoted
+    /// here-document bodies, array literals): it may still contain substitutions.
+    pub expansions: Vec<String>,
+    /// Names of the functions the text defines.
+    pub functions: Vec<String>,
+}
+
+/// Splits shell text into simple commands.
+pub(super) fn parse_script(text: &str) -> Parsed {
+    Lexer::new(text).run_script()
+}
+
+/// Scans text that undergoes expansion without being run (the inside of `${…}`, `$((…))`,
+/// an unquoted here-document) for the substitutions it contains.
+pub(super) fn parse_expansion(text: &str) -> Parsed {
+    Lexer::new(text).run_expansion()
+}
+
+struct PendingHereDocument {
+    command_index: usize,
+    delimiter: String,
+    strip_tabs: bool,
+    expand: bool,
+}
+
+struct Lexer {
+    chars: Vec<char>,
+    pos: usize,
+    out: Parsed,
+    current: SimpleCommand,
+    pending_here_documents: Vec<PendingHereDocument>,
+    case_depth: usize,
+    expect_case_pattern: bool,
+}
+
+fn is_blank(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\r')
+}
+
+fn ends_word(c: char) -> bool {
+    is_blank(c) || matches!(c, '\n' | ';' | '&' | '|' | '(' | ')' | '<' | '>')
+}
+
+fn is_name_start(c: char) -> bool {
+    c.is_ascii_alphabetic() || c == '_'
+}
+
+fn is_name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+/// True for `NAME=` and `NAME+=` (the start of an assignment).
+fn is_assignment_prefix(text: &str) -> bool {
+    let name = text
+        .strip_suffix("+=")
+        .or_else(|| text.strip_suffix('='))
+        .unwrap_or("");
+    let mut chars = name.chars();
+    chars.next().is_some_and(is_name_start) && chars.all(is_name_char)
+}
+
+impl Lexer {
+    fn new(text: &str) -> Self {
+        Self {
+            chars: text.chars().collect(),
+            pos: 0,
+            out: Parsed::default(),
+            current: SimpleCommand::default(),
+            pending_here_documents: Vec::new(),
+            case_depth: 0,
+            expect_case_pattern: false,
+        }
+    }
+
+    fn peek(&self) -> Option<char> {
+        self.chars.get(self.pos).copied()
+    }
+
+    fn peek_at(&self, offset: usize) -> Option<char> {
+        self.chars.get(self.pos + offset).copied()
+    }
+
+    fn run_script(mut self) -> Parsed {
+        loop {
+            if self.expect_case_pattern && self.skip_case_pattern() {
+                continue;
+            }
+            let Some(c) = self.peek() else {
+                break;
+            };
+            match c {
+                ' ' | '\t' | '\r' => self.pos += 1,
+                '\\' if self.peek_at(1) == Some('\n') => self.pos += 2,
+                '\n' => {
+                    self.pos += 1;
+                    self.finish_command(false);
+                    self.read_here_document_bodies();
+                }
+                '#' => self.skip_comment(),
+                ';' => self.read_semicolon(),
+                '&' => self.read_ampersand(),
+                '|' => self.read_pipe(),
+                '(' => self.read_open_paren(),
+                ')' => {
+                    self.pos += 1;
+                    self.finish_command(false);
+                }
+                '<' | '>' => self.read_redirect(),
+                _ => self.read_word_or_fd_redirect(),
+            }
+        }
+        self.finish_command(false);
+        self.out
+    }
+
+    fn run_expansion(mut self) -> Parsed {
+        let mut scratch = Word::default();
+        while let Some(c) = self.peek() {
+            match c {
+                '\\' => self.pos += 2,
+                '$' => self.read_dollar(&mut scratch, true),
+                '`' => self.read_backtick(&mut scratch),
+                _ => self.pos += 1,
+            }
+        }
+        self.out
+    }
+
+    fn skip_comment(&mut self) {
+        while let Some(c) = self.peek() {
+            if c == '\n' {
+                break;
+            }
+            self.pos += 1;
+        }
+    }
+
+    fn read_semicolon(&mut self) {
+        self.pos += 1;
+        let mut case_separator = false;
+        if self.peek() == Some(';') {
+            self.pos += 1;
+            case_separator = true;
+        }
+        if self.peek() == Some('&') {
+            self.pos += 1;
+            case_separator = true;
+        }
+        self.finish_command(false);
+        if case_separator && self.case_depth > 0 {
+            self.expect_case_pattern = true;
+        }
+    }
+
+    fn read_ampersand(&mut self) {
+        match self.peek_at(1) {
+            Some('&') => {
+                self.pos += 2;
+                self.finish_command(false);
+            }
+            Some('>') => self.read_redirect(),
+            _ => {
+                self.pos += 1;
+                self.finish_command(false);
+            }
+        }
+    }
+
+    fn read_pipe(&mut self) {
+        match self.peek_at(1) {
+            Some('|') => {
+                self.pos += 2;
+                self.finish_command(false);
+            }
+            Some('&') => {
+                self.pos += 2;
+                self.finish_command(true);
+            }
+            _ => {
+                self.pos += 1;
+                self.finish_command(true);
+            }
+        }
+    }
+
+    /// `((…))` arithmetic command, `name()` function definition, or a subshell `(`.
+    fn read_open_paren(&mut self) {
+        if self.peek_at(1) == Some('(') && self.current.words.is_empty() {
+            let body = self.read_balanced('(', ')');
+            self.out.expansions.push(body);
+            return;
+        }
+        if self.current.words.len() == 1 && self.next_non_blank_after(1) == Some(')') {
+            let name = self.current.words[0].text.clone();
+            self.out.functions.push(name);
+            self.current.words.clear();
+            self.pos += 1;
+            self.skip_past(')');
+            return;
+        }
+        self.pos += 1;
+        self.finish_command(false);
+    }
+
+    fn next_non_blank_after(&self, offset: usize) -> Option<char> {
+        self.chars
+            .iter()
+            .skip(self.pos + offset)
+            .copied()
+            .find(|c| !is_blank(*c))
+    }
+
+    /// At the start of a `case` pattern: skips it up to and including its `)`. Returns false
+    /// (and stops expecting a pattern) when the next word is `esac`.
+    fn skip_case_pattern(&mut self) -> bool {
+        while let Some(c) = self.peek() {
+            if is_blank(c) || c == '\n' {
+                self.pos += 1;
+            } else {
+                break;
+            }
+        }
+        self.expect_case_pattern = false;
+        let rest: String = self.chars.iter().skip(self.pos).take(5).collect();
+        if rest.starts_with("esac") && rest.chars().nth(4).is_none_or(ends_word) {
+            return false;
+        }
+        while let Some(c) = self.peek() {
+            self.pos += 1;
+            match c {
+                ')' => break,
+                '\\' => self.pos += 1,
+                '\'' => self.skip_past('\''),
+                '"' => self.skip_past('"'),
+                _ => {}
+            }
+        }
+        true
+    }
+
+    fn skip_past(&mut self, close: char) {
+        while let Some(c) = self.peek() {
+            self.pos += 1;
+            if c == close {
+                break;
+            }
+        }
+    }
+
+    fn finish_command(&mut self, pipes_to_next: bool) {
+        let command = std::mem::take(&mut self.current);
+        let is_empty = command.words.is_empty()
+            && command.redirects.is_empty()
+            && command.stdin_text.is_none();
+        if !is_empty {
+            self.note_function_keyword(&command);
+            self.out.commands.push(command);
+        }
+        self.current.piped_from_previous = pipes_to_next;
+    }
+
+    /// Records `function name …` definitions.
+    fn note_function_keyword(&mut self, command: &SimpleCommand) {
+        if let [first, name, ..] = command.words.as_slice() {
+            if first.text == "function" && !first.quoted {
+                let name = name.text.trim_end_matches("()").to_string();
+                self.out.functions.push(name);
+            }
+        }
+    }
+
+    fn push_word(&mut self, word: Word) {
+        let is_first = self.current.words.is_empty();
+        if !word.quoted && is_first && word.text == "case" {
+            self.case_depth += 1;
+        }
+        if !word.quoted && is_first && word.text == "esac" {
+            self.case_depth = self.case_depth.saturating_sub(1);
+        }
+        let closes_case_header = !word.quoted
+            && word.text == "in"
+            && self.current.words.len() == 2
+            && self.current.words[0].text == "case";
+        if word.brace {
+            self.current.words.extend(expand_braces(&word));
+        } else {
+            self.current.words.push(word);
+        }
+        if closes_case_header {
+            self.finish_command(false);
+            self.expect_case_pattern = true;
+        }
+    }
+
+    fn read_word_or_fd_redirect(&mut self) {
+        let word = self.read_word();
+        let is_fd = !word.quoted
+            && !word.text.is_empty()
+            && word.text.chars().all(|c| c.is_ascii_digit())
+            && matches!(self.peek(), Some('<' | '>'));
+        if is_fd {
+            self.read_redirect();
+        } else {
+            self.push_word(word);
+        }
+    }
+
+    fn read_word(&mut self) -> Word {
+        let mut word = Word::default();
+        let mut saw_open_brace = false;
+        let mut saw_comma = false;
+        while let Some(c) = self.peek() {
+            if c == '(' && !word.quoted && is_assignment_prefix(&word.text) {
+                let body = self.read_balanced('(', ')');
+                self.out.expansions.push(body);
+                word.text.push_str("(…)");
+                continue;
+            }
+            if ends_word(c) {
+                break;
+            }
+            match c {
+                '\'' => {
+                    self.pos += 1;
+                    word.quoted = true;
+                    self.read_single_quoted(&mut word);
+                }
+                '"' => {
+                    self.pos += 1;
+                    word.quoted = true;
+                    self.read_double_quoted(&mut word);
+                }
+                '\\' => self.read_backslash(&mut word),
+                '$' => self.read_dollar(&mut word, false),
+                '`' => self.read_backtick(&mut word),
+                _ => {
+                    match c {
+                        '*' | '?' | '[' => word.glob = true,
+                        '{' => saw_open_brace = true,
+                        ',' => saw_comma = true,
+                        _ => {}
+                    }
+                    word.text.push(c);
+                    self.pos += 1;
+                }
+            }
+        }
+        word.brace = saw_open_brace && saw_comma;
+        word
+    }
+
+    fn read_backslash(&mut self, word: &mut Word) {
+        self.pos += 1;
+        match self.peek() {
+            Some('\n') => self.pos += 1,
+            Some(next) => {
+                word.text.push(next);
+                word.quoted = true;
+                self.pos += 1;
+            }
+            None => word.text.push('\\'),
+        }
+    }
+
+    fn read_single_quoted(&mut self, word: &mut Word) {
+        while let Some(c) = self.peek() {
+            self.pos += 1;
+            if c == '\'' {
+                return;
+            }
+            word.text.push(c);
+        }
+    }
+
+    fn read_double_quoted(&mut self, word: &mut Word) {
+        while let Some(c) = self.peek() {
+            match c {
+                '"' => {
+                    self.pos += 1;
+                    return;
+                }
+                '\\' => {
+                    self.pos += 1;
+                    match self.peek() {
+                        Some('\n') => self.pos += 1,
+                        Some(next @ ('$' | '`' | '"' | '\\')) => {
+                            word.text.push(next);
+                            self.pos += 1;
+                        }
+                        _ => word.text.push('\\'),
+                    }
+                }
+                '$' => self.read_dollar(word, true),
+                '`' => self.read_backtick(word),
+                _ => {
+                    word.text.push(c);
+                    self.pos += 1;
+                }
+            }
+        }
+    }
+
+    /// At a `$`: an expansion, a substitution, ANSI-C quoting, or a literal dollar.
+    fn read_dollar(&mut self, word: &mut Word, in_double_quotes: bool) {
+        self.pos += 1;
+        match self.peek() {
+            Some('(') if self.peek_at(1) == Some('(') => {
+                let body = self.read_balanced('(', ')');
+                self.out.expansions.push(body);
+                word.text.push_str(ARITHMETIC_MARKER);
+                word.dynamic = true;
+            }
+            Some('(') => {
+                let body = self.read_balanced('(', ')');
+                self.out.substitutions.push(body);
+                word.text.push_str(SUBSTITUTION_MARKER);
+                word.dynamic = true;
+            }
+            Some('{') => {
+                let body = self.read_balanced('{', '}');
+                word.text.push_str("${");
+                word.text.push_str(&body);
+                word.text.push('}');
+                self.out.expansions.push(body);
+                word.dynamic = true;
+            }
+            Some('\'') if !in_double_quotes => {
+                self.pos += 1;
+                word.quoted = true;
+                self.read_ansi_c_quoted(word);
+            }
+            Some('"') if !in_double_quotes => {
+                self.pos += 1;
+                word.quoted = true;
+                self.read_double_quoted(word);
+            }
+            Some(c) if is_name_start(c) => {
+                word.text.push('$');
+                while let Some(c) = self.peek().filter(|c| is_name_char(*c)) {
+                    word.text.push(c);
+                    self.pos += 1;
+                }
+                word.dynamic = true;
+            }
+            Some(c) if c.is_ascii_digit() || "@*#?$!-".contains(c) => {
+                word.text.push('$');
+                word.text.push(c);
+                self.pos += 1;
+                word.dynamic = true;
+            }
+            _ => word.text.push('$'),
+        }
+    }
+
+    fn read_backtick(&mut self, word: &mut Word) {
+        self.pos += 1;
+        let mut body = String::new();
+        while let Some(c) = self.peek() {
+            self.pos += 1;
+            match c {
+                '`' => break,
+                '\\' => match self.peek() {
+                    Some(next @ ('`' | '\\' | '$')) => {
+                        body.push(next);
+                        self.pos += 1;
+                    }
+                    _ => body.push('\\'),
+                },
+                _ => body.push(c),
+            }
+        }
+        self.out.substitutions.push(body);
+        word.text.push_str(SUBSTITUTION_MARKER);
+        word.dynamic = true;
+    }
+
+    /// `$'…'`: decodes the escapes bash understands there (`\x72\x6d` is `rm`).
+    fn read_ansi_c_quoted(&mut self, word: &mut Word) {
+        while let Some(c) = self.peek() {
+            self.pos += 1;
+            match c {
+                '\'' => return,
+                '\\' => self.read_ansi_c_escape(word),
+                _ => word.text.push(c),
+            }
+        }
+    }
+
+    fn read_ansi_c_escape(&mut self, word: &mut Word) {
+        let Some(c) = self.peek() else {
+            word.text.push('\\');
+            return;
+        };
+        self.pos += 1;
+        let simple = match c {
+            'a' => Some('\u{7}'),
+            'b' => Some('\u{8}'),
+            'e' | 'E' => Some('\u{1b}'),
+            'f' => Some('\u{c}'),
+            'n' => Some('\n'),
+            'r' => Some('\r'),
+            't' => Some('\t'),
+            'v' => Some('\u{b}'),
+            '\\' | '\'' | '"' | '?' => Some(c),
+            _ => None,
+        };
+        if let Some(decoded) = simple {
+            word.text.push(decoded);
+            return;
+        }
+        let decoded = match c {
+            'x' => self.read_code_point(16, 2),
+            'u' => self.read_code_point(16, 4),
+            'U' => self.read_code_point(16, 8),
+            '0'..='7' => {
+                self.pos -= 1;
+                self.read_code_point(8, 3)
+            }
+            _ => None,
+        };
+        match decoded {
+            Some(decoded) => word.text.push(decoded),
+            None => {
+                word.text.push('\\');
+                word.text.push(c);
+            }
+        }
+    }
+
+    fn read_code_point(&mut self, radix: u32, max_digits: usize) -> Option<char> {
+        let mut value: u32 = 0;
+        let mut digits = 0;
+        while digits < max_digits {
+            let Some(digit) = self.peek().and_then(|c| c.to_digit(radix)) else {
+                break;
+            };
+            value = value.saturating_mul(radix).saturating_add(digit);
+            self.pos += 1;
+            digits += 1;
+        }
+        if digits == 0 {
+            return None;
+        }
+        char::from_u32(value)
+    }
+
+    /// At `open`: returns the text up to the matching `close` (exclusive) and moves past it.
+    /// Quotes and escapes are respected; an unterminated body runs to the end of the input.
+    fn read_balanced(&mut self, open: char, close: char) -> String {
+        self.pos += 1;
+        let start = self.pos;
+        let mut depth = 1usize;
+        while let Some(c) = self.peek() {
+            self.pos += 1;
+            match c {
+                '\\' => self.pos += 1,
+                '\'' => self.skip_past('\''),
+                '"' => self.skip_double_quoted(),
+                '`' => self.skip_past('`'),
+                _ if c == open => depth += 1,
+                _ if c == close => {
+                    depth -= 1;
+                    if depth == 0 {
+                        let end = self.pos - 1;
+                        return self.chars[start..end].iter().collect();
+                    }
+                }
+                _ => {}
+            }
+        }
+        let end = self.chars.len().min(self.pos).max(start);
+        self.pos = self.chars.len();
+        self.chars[start..end].iter().collect()
+    }
+
+    fn skip_double_quoted(&mut self) {
+        while let Some(c) = self.peek() {
+            self.pos += 1;
+            match c {
+                '"' => return,
+                '\\' => self.pos += 1,
+                _ => {}
+            }
+        }
+    }
+
+    /// At `<`, `>` or `&>`: one redirection and its target.
+    fn read_redirect(&mut self) {
+        let operator: String = self.chars.iter().skip(self.pos).take(3).collect();
+        let (kind, length) = redirect_operator(&operator);
+        if matches!(operator.as_bytes(), [b'<' | b'>', b'(', ..]) {
+            self.pos += 1;
+            let body = self.read_balanced('(', ')');
+            self.out.substitutions.push(body);
+            self.current
+                .words
+                .push(Word::literal(PROCESS_SUBSTITUTION_PATH));
+            return;
+        }
+        self.pos += length;
+        loop {
+            match self.peek() {
+                Some(c) if is_blank(c) => self.pos += 1,
+                Some('\\') if self.peek_at(1) == Some('\n') => self.pos += 2,
+                _ => break,
+            }
+        }
+        let target = match self.peek() {
+            Some(c) if !ends_word(c) => self.read_word(),
+            _ => Word::default(),
+        };
+        match kind {
+            OperatorKind::HereDocument { strip_tabs } => {
+                self.pending_here_documents.push(PendingHereDocument {
+                    command_index: self.out.commands.len(),
+                    delimiter: target.text.clone(),
+                    strip_tabs,
+                    expand: !target.quoted,
+                });
+                self.push_redirect(RedirectKind::HereDocument, target);
+            }
+            OperatorKind::HereString => {
+                self.current.stdin_text = Some(target.text.clone());
+                self.push_redirect(RedirectKind::HereString, target);
+            }
+            OperatorKind::WriteOrDuplicate => {
+                let is_descriptor =
+                    target.text == "-" || target.text.chars().all(|c| c.is_ascii_digit());
+                let kind = if is_descriptor && !target.text.is_empty() {
+                    RedirectKind::Duplicate
+                } else {
+                    RedirectKind::Write
+                };
+                self.push_redirect(kind, target);
+            }
+            OperatorKind::Plain(kind) => self.push_redirect(kind, target),
+        }
+    }
+
+    fn push_redirect(&mut self, kind: RedirectKind, target: Word) {
+        self.current.redirects.push(Redirect { kind, target });
+    }
+
+    /// After a newline: the bodies of the here-documents opened on the line just ended.
+    fn read_here_document_bodies(&mut self) {
+        for pending in std::mem::take(&mut self.pending_here_documents) {
+            let body = self.read_here_document_body(&pending);
+            if pending.expand {
+                self.out.expansions.push(body.clone());
+            }
+            if let Some(command) = self.out.commands.get_mut(pending.command_index) {
+                command.stdin_text = Some(body);
+            }
+        }
+    }
+
+    fn read_here_document_body(&mut self, pending: &PendingHereDocument) -> String {
+        let mut body = String::new();
+        while self.pos < self.chars.len() {
+            let mut line = String::new();
+            while let Some(c) = self.peek() {
+                self.pos += 1;
+                if c == '\n' {
+                    break;
+                }
+                line.push(c);
+            }
+            let line = if pending.strip_tabs {
+                line.trim_start_matches('\t').to_string()
+            } else {
+                line
+            };
+            if line == pending.delimiter {
+                break;
+            }
+            body.push_str(&line);
+            body.push('\n');
+        }
+        body
+    }
+}
+
+#[derive(Clone, Copy)]
+enum OperatorKind {
+    Plain(RedirectKind),
+    WriteOrDuplicate,
+    HereDocument { strip_tabs: bool },
+    HereString,
+}
+
+/// The redirection operator at the start of `text` and its length in characters.
+fn redirect_operator(text: &str) -> (OperatorKind, usize) {
+    use OperatorKind::{HereDocument, HereString, Plain, WriteOrDuplicate};
+    let table = [
+        ("&>>", Plain(RedirectKind::Write)),
+        ("&>", Plain(RedirectKind::Write)),
+        ("<<<", HereString),
+        ("<<-", HereDocument { strip_tabs: true }),
+        ("<<", HereDocument { strip_tabs: false }),
+        ("<&", Plain(RedirectKind::Duplicate)),
+        ("<>", Plain(RedirectKind::Write)),
+        (">>", Plain(RedirectKind::Write)),
+        (">|", Plain(RedirectKind::Write)),
+        (">&", WriteOrDuplicate),
+        ("<", Plain(RedirectKind::Read)),
+        (">", Plain(RedirectKind::Write)),
+    ];
+    for (operator, kind) in table {
+        if text.starts_with(operator) {
+            return (kind, operator.chars().count());
+        }
+    }
+    (Plain(RedirectKind::Read), 1)
+}
+
+/// Bash brace expansion of one word (`{rm,-rf,/}` is three words, `r{m,}` is `rm r`).
+fn expand_braces(word: &Word) -> Vec<Word> {
+    let mut results = vec![word.text.clone()];
+    // Each round expands the first brace group of every result; a handful of rounds covers
+    // any realistic nesting, and the word cap bounds the output.
+    for _ in 0..4 {
+        let mut next = Vec::new();
+        let mut expanded_any = false;
+        for text in &results {
+            match expand_first_brace_group(text) {
+                Some(parts) => {
+                    expanded_any = true;
+                    next.extend(parts);
+                }
+                None => next.push(text.clone()),
+            }
+            if next.len() > MAX_BRACE_WORDS {
+                next.truncate(MAX_BRACE_WORDS);
+                break;
+            }
+        }
+        results = next;
+        if !expanded_any {
+            break;
+        }
+    }
+    results
+        .into_iter()
+        .filter(|text| !text.is_empty())
+        .map(|text| Word {
+            glob: word.glob,
+            dynamic: word.dynamic,
+            quoted: word.quoted,
+            text,
+            brace: false,
+        })
+        .collect()
+}
+
+/// Expands the first `{a,b,…}` group of `text`, or `None` when there is none.
+fn expand_first_brace_group(text: &str) -> Option<Vec<String>> {
+    let chars: Vec<char> = text.chars().collect();
+    for open in 0..chars.len() {
+        if chars[open] != '{' {
+            continue;
+        }
+        let mut depth = 0usize;
+        let mut commas = Vec::new();
+        for (index, &c) in chars.iter().enumerate().skip(open) {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        if commas.is_empty() {
+                            break;
+                        }
+                        return Some(brace_alternatives(&chars, open, index, &commas));
+                    }
+                }
+                ',' if depth == 1 => commas.push(index),
+                _ => {}
+            }
+        }
+    }
+    None
+}
+
+fn brace_alternatives(chars: &[char], open: usize, close: usize, commas: &[usize]) -> Vec<String> {
+    let prefix: String = chars[..open].iter().collect();
+    let suffix: String = chars[close + 1..].iter().collect();
+    let mut bounds = vec![open];
+    bounds.extend_from_slice(commas);
+    bounds.push(close);
+    bounds
+        .windows(2)
+        .map(|pair| {
+            let middle: String = chars[pair[0] + 1..pair[1]].iter().collect();
+            format!("{prefix}{middle}{suffix}")
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(command: &SimpleCommand) -> Vec<&str> {
+        command.words.iter().map(|w| w.text.as_str()).collect()
+    }
+
+    fn all_words(text: &str) -> Vec<Vec<String>> {
+        parse_script(text)
+            .commands
+            .iter()
+            .map(|c| c.words.iter().map(|w| w.text.clone()).collect())
+            .collect()
+    }
+
+    #[test]
+    fn splits_on_every_operator() {
+        assert_eq!(
+            all_words("a 1; b 2 && c || d | e & f\ng |& h"),
+            vec![
+                vec!["a", "1"],
+                vec!["b", "2"],
+                vec!["c"],
+                vec!["d"],
+                vec!["e"],
+                vec!["f"],
+                vec!["g"],
+                vec!["h"],
+            ]
+        );
+    }
+
+    #[test]
+    fn removes_quotes_and_escapes() {
+        assert_eq!(
+            all_words(r#"'r''m' "rm" r\m $'\x72\x6d' $'\162m'"#),
+            vec![vec!["rm", "rm", "rm", "rm", "rm"]]
+        );
+    }
+
+    #[test]
+    fn collects_substitutions() {
+        let parsed = parse_script("echo $(rm -rf /) `id` \"$(a \"b\")\" <(c) >(d)");
+        assert_eq!(
+            parsed.substitutions,
+            vec!["rm -rf /", "id", "a \"b\"", "c", "d"]
+        );
+        assert!(parsed.commands[0].words[1].dynamic);
+    }
+
+    #[test]
+    fn nested_substitution_is_returned_whole() {
+        let parsed = parse_script("echo $(echo $(rm -rf /))");
+        assert_eq!(parsed.substitutions, vec!["echo $(rm -rf /)"]);
+    }
+
+    #[test]
+    fn redirections() {
+        let parsed = parse_script("cmd >out 2>&1 >>log <in &>all 3>&- >&file");
+        let command = &parsed.commands[0];
+        assert_eq!(words(command), vec!["cmd"]);
+        let kinds: Vec<(RedirectKind, &str)> = command
+            .redirects
+            .iter()
+            .map(|r| (r.kind, r.target.text.as_str()))
+            .collect();
+        assert_eq!(
+            kinds,
+            vec![
+                (RedirectKind::Write, "out"),
+                (RedirectKind::Duplicate, "1"),
+                (RedirectKind::Write, "log"),
+                (RedirectKind::Read, "in"),
+                (RedirectKind::Write, "all"),
+                (RedirectKind::Duplicate, "-"),
+                (RedirectKind::Write, "file"),
+            ]
+        );
+    }
+
+    #[test]
+    fn here_documents_become_stdin() {
+        let parsed = parse_script("cat <<EOF > f\nrm -rf /\n$(id)\nEOF\necho done");
+        assert_eq!(parsed.commands.len(), 2);
+        assert_eq!(
+            parsed.commands[0].stdin_text.as_deref(),
+            Some("rm -rf /\n$(id)\n")
+        );
+        assert_eq!(words(&parsed.commands[1]), vec!["echo", "done"]);
+        assert_eq!(parsed.expansions, vec!["rm -rf /\n$(id)\n"]);
+        let quoted = parse_script("cat <<'EOF'\n$(id)\nEOF\n");
+        assert!(quoted.expansions.is_empty());
+    }
+
+    #[test]
+    fn here_string_becomes_stdin() {
+        let parsed = parse_script("bash <<< 'rm -rf /'");
+        assert_eq!(parsed.commands[0].stdin_text.as_deref(), Some("rm -rf /"));
+    }
+
+    #[test]
+    fn function_definitions_are_recorded() {
+        let parsed = parse_script("greet() { echo hi; }; greet; function other { ls; }");
+        assert_eq!(parsed.functions, vec!["greet", "other"]);
+        assert_eq!(
+            all_words("greet() { echo hi; }"),
+            vec![vec!["{", "echo", "hi"], vec!["}"]]
+        );
+    }
+
+    #[test]
+    fn case_patterns_are_skipped() {
+        let text = "case $x in\n start) run_a;;\n stop|halt) run_b;;\n *) run_c;;\nesac";
+        assert_eq!(
+            all_words(text),
+            vec![
+                vec!["case", "$x", "in"],
+                vec!["run_a"],
+                vec!["run_b"],
+                vec!["run_c"],
+                vec!["esac"],
+            ]
+        );
+    }
+
+    #[test]
+    fn brace_expansion() {
+        assert_eq!(all_words("{rm,-rf,/}"), vec![vec!["rm", "-rf", "/"]]);
+        assert_eq!(all_words("r{m,} x"), vec![vec!["rm", "r", "x"]]);
+        assert_eq!(all_words("echo '{a,b}'"), vec![vec!["echo", "{a,b}"]]);
+    }
+
+    #[test]
+    fn comments_and_continuations() {
+        assert_eq!(
+            all_words("ls # rm -rf /\nr\\\nm x"),
+            vec![vec!["ls"], vec!["rm", "x"]]
+        );
+        assert_eq!(all_words("echo a#b"), vec![vec!["echo", "a#b"]]);
+    }
+
+    #[test]
+    fn array_and_arithmetic() {
+        let parsed = parse_script("arr=(a $(id) c); ((i++)); echo $((1+2))");
+        assert_eq!(all_words("arr=(a b)"), vec![vec!["arr=(…)"]]);
+        assert_eq!(parsed.expansions, vec!["a $(id) c", "(i++)", "(1+2)"]);
+    }
+
+    #[test]
+    fn parameter_expansion_bodies_are_scanned() {
+        let parsed = parse_script("echo ${x:-$(rm -rf /)}");
+        assert_eq!(parsed.expansions, vec!["x:-$(rm -rf /)"]);
+        let inner = parse_expansion(&parsed.expansions[0]);
+        assert_eq!(inner.substitutions, vec!["rm -rf /"]);
+    }
+
+    #[test]
+    fn unterminated_input_does_not_hang() {
+        for text in [
+            "echo 'abc",
+            "echo \"abc",
+            "$(",
+            "${",
+            "`abc",
+            "a <<",
+            "x=(",
+            "\\",
+        ] {
+            let _ = parse_script(text);
+        }
+    }
+}

@@ -1,0 +1,865 @@
+//! Per-program rules, part two: git, interpreters, build tools and package managers.
+
+use super::analyzer::{Analyzer, Context, Worst, join_words, safe};
+use super::lexer::Word;
+use super::options::{self, OptionSpec};
+use super::programs::classified;
+use super::{Classification, DangerClass};
+
+/// Interpreters and runtimes: anything they run is arbitrary code.
+const INTERPRETERS: &[&str] = &[
+    "node",
+    "nodejs",
+    "ruby",
+    "irb",
+    "perl",
+    "php",
+    "lua",
+    "luajit",
+    "Rscript",
+    "R",
+    "julia",
+    "java",
+    "groovy",
+    "scala",
+    "kotlin",
+    "swift",
+    "osascript",
+    "pwsh",
+    "powershell",
+    "tclsh",
+    "wish",
+    "expect",
+    "erl",
+    "elixir",
+    "iex",
+    "ghci",
+    "runghc",
+    "deno",
+    "open",
+    "xdg-open",
+];
+
+/// Build tools, compilers and test runners: they run project code (build scripts, tests,
+/// compiler plugins).
+const BUILD_TOOLS: &[&str] = &[
+    "make", "gmake", "cmake", "ninja", "meson", "bazel", "bazelisk", "buck", "gradle", "gradlew",
+    "mvn", "mvnw", "ant", "sbt", "just", "rake", "gcc", "g++", "cc", "c++", "clang", "clang++",
+    "rustc", "javac", "tsc", "esbuild", "vite", "webpack", "rollup", "zig", "nasm", "as", "ld",
+    "tox", "nox", "pytest", "jest", "vitest", "mocha", "phpunit", "rspec", "ctest", "dotnet",
+    "npx", "pnpx", "bunx", "uvx", "eslint", "mypy", "pyright", "pylint", "flake8",
+];
+
+/// System and language package managers (subcommand rules in [`package_manager`]).
+const PACKAGE_MANAGERS: &[&str] = &[
+    "apt",
+    "apt-get",
+    "aptitude",
+    "yum",
+    "dnf",
+    "microdnf",
+    "zypper",
+    "apk",
+    "brew",
+    "port",
+    "snap",
+    "flatpak",
+    "emerge",
+    "pkg",
+    "gem",
+    "conda",
+    "mamba",
+    "micromamba",
+    "composer",
+    "bundle",
+    "cpan",
+    "cpanm",
+    "luarocks",
+    "opam",
+    "pipx",
+    "poetry",
+    "rustup",
+    "winget",
+    "choco",
+    "scoop",
+];
+
+/// Git subcommands that only read.
+const GIT_READ_ONLY: &[&str] = &[
+    "status",
+    "log",
+    "diff",
+    "show",
+    "rev-parse",
+    "ls-files",
+    "ls-tree",
+    "blame",
+    "annotate",
+    "shortlog",
+    "describe",
+    "cat-file",
+    "rev-list",
+    "whatchanged",
+    "show-ref",
+    "for-each-ref",
+    "name-rev",
+    "merge-base",
+    "count-objects",
+    "version",
+    "help",
+    "check-ignore",
+    "check-attr",
+    "check-ref-format",
+    "var",
+    "cherry",
+    "range-diff",
+    "diff-tree",
+    "diff-files",
+    "diff-index",
+    "verify-commit",
+    "verify-tag",
+    "show-branch",
+    "fsck",
+    "request-pull",
+];
+
+/// Git subcommands that change only the local repository or working tree.
+const GIT_LOCAL_WRITE: &[&str] = &[
+    "add",
+    "commit",
+    "merge",
+    "cherry-pick",
+    "revert",
+    "am",
+    "apply",
+    "mv",
+    "rm",
+    "init",
+    "notes",
+    "worktree",
+    "sparse-checkout",
+    "gc",
+    "prune",
+    "repack",
+    "pack-refs",
+    "maintenance",
+    "update-index",
+    "read-tree",
+    "write-tree",
+    "commit-tree",
+    "symbolic-ref",
+    "replace",
+    "format-patch",
+    "archive",
+    "bundle",
+    "rerere",
+    "hash-object",
+    "mktag",
+    "mktree",
+    "stripspace",
+];
+
+/// Keys that make git run a program (`alias.x=!cmd`, `core.pager`, `core.sshCommand`, …).
+const RISKY_GIT_CONFIG_WORDS: &[&str] = &[
+    "alias.",
+    "pager",
+    "editor",
+    "sshcommand",
+    "fsmonitor",
+    "hookspath",
+    "askpass",
+    "program",
+    "helper",
+    "textconv",
+    "external",
+    "command",
+    "proxy",
+    "exec",
+    "filter.",
+    "cmd",
+    "tool",
+];
+
+fn is_risky_git_config(key_and_value: &str) -> bool {
+    let key = key_and_value
+        .split('=')
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    RISKY_GIT_CONFIG_WORDS.iter().any(|word| key.contains(word))
+}
+
+impl Analyzer {
+    /// git, interpreters, build tools and package managers.
+    pub(super) fn software_program(
+        &mut self,
+        name: &str,
+        args: &[Word],
+        context: &Context,
+    ) -> Option<Classification> {
+        let found = match name {
+            "git" => self.git(args, context),
+            "cargo" => cargo(args),
+            "go" => go(args),
+            "npm" | "pnpm" | "yarn" | "bun" => node_package_manager(name, args),
+            "uv" => uv(args),
+            "dpkg" | "rpm" | "pacman" | "yay" | "paru" | "nix-env" => {
+                package_tool_by_flag(name, args)
+            }
+            _ if is_python(name) => python(name, args),
+            _ if is_pip(name) => pip(args),
+            _ if INTERPRETERS.contains(&name) => interpreter(name, args),
+            _ if BUILD_TOOLS.contains(&name) => build_tool(name, args),
+            _ if PACKAGE_MANAGERS.contains(&name) => package_manager(name, args),
+            _ => return None,
+        };
+        let ran = match runner_tail(name, args) {
+            Some(tail) => self.trailing_commands(tail, context),
+            None => safe("no command to run"),
+        };
+        Some(found.worse(ran))
+    }
+
+    fn git(&mut self, args: &[Word], context: &Context) -> Classification {
+        let mut result = Worst::default();
+        let mut index = 0;
+        while let Some(word) = args.get(index) {
+            let text = word.text.as_str();
+            match text {
+                "-c" => {
+                    if args
+                        .get(index + 1)
+                        .is_some_and(|kv| is_risky_git_config(&kv.text))
+                    {
+                        result.add(classified(
+                            DangerClass::CodeExecution,
+                            "git -c sets a key that runs a program",
+                        ));
+                    }
+                    index += 2;
+                }
+                "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--super-prefix" => {
+                    index += 2;
+                }
+                _ if text.starts_with("--exec-path=") || text.starts_with("--config-env") => {
+                    result.add(classified(
+                        DangerClass::CodeExecution,
+                        "git runs programs from a chosen path",
+                    ));
+                    index += 1;
+                }
+                _ if text.starts_with('-') => index += 1,
+                _ => break,
+            }
+        }
+        let Some(subcommand) = args.get(index) else {
+            return result.or_safe("git without a subcommand only prints help");
+        };
+        if subcommand.dynamic {
+            result.add(classified(
+                DangerClass::Unknown,
+                "the git subcommand is only known at run time",
+            ));
+            return result.or_safe("");
+        }
+        let rest = args.get(index + 1..).unwrap_or(&[]);
+        let runs_remote_program = rest.iter().any(|word| {
+            ["--upload-pack", "--receive-pack", "--exec="]
+                .iter()
+                .any(|prefix| word.text.starts_with(prefix))
+        });
+        if runs_remote_program {
+            result.add(classified(
+                DangerClass::CodeExecution,
+                "git runs a chosen pack program",
+            ));
+        }
+        result.add(self.git_subcommand(&subcommand.text, rest, context));
+        result.or_safe("")
+    }
+
+    fn git_subcommand(
+        &mut self,
+        subcommand: &str,
+        rest: &[Word],
+        context: &Context,
+    ) -> Classification {
+        let line = options::parse(rest, OptionSpec::new("", &[]));
+        let local = |reason: &str| classified(DangerClass::LocalWrite, format!("git {reason}"));
+        let destructive =
+            |reason: &str| classified(DangerClass::Destructive, format!("git {reason}"));
+        match subcommand {
+            "grep" if line.has('O', "open-files-in-pager") => classified(
+                DangerClass::CodeExecution,
+                "git grep -O runs a pager program",
+            ),
+            _ if GIT_READ_ONLY.contains(&subcommand) => {
+                safe(format!("git {subcommand} only reads"))
+            }
+            "grep" => safe("git grep only reads"),
+            "branch" => git_branch(&line),
+            "tag" => {
+                if line.operands.is_empty() || line.has('l', "list") || line.has('v', "verify") {
+                    safe("git tag lists tags")
+                } else {
+                    local("tag changes tags")
+                }
+            }
+            "remote" => git_remote(&line),
+            "config" => git_config(&line),
+            "stash" => match line.operands.first().map(|w| w.text.as_str()) {
+                Some("list" | "show") => safe("git stash list only reads"),
+                Some("drop" | "clear") => destructive("stash drop/clear discards stashed work"),
+                _ => local("stash saves changes"),
+            },
+            "reset" if line.has_long("hard") || line.has_long("merge") => {
+                destructive("reset --hard discards uncommitted changes")
+            }
+            "reset" => local("reset moves the branch"),
+            "clean" if line.has('f', "force") => destructive("clean -f deletes untracked files"),
+            "clean" if line.has('n', "dry-run") => safe("git clean -n only lists"),
+            "clean" => local("clean"),
+            "checkout" if line.has('f', "force") || discards_all(&line) => {
+                destructive("checkout discards uncommitted changes")
+            }
+            "restore" if discards_all(&line) && !line.has('S', "staged") => {
+                destructive("restore discards uncommitted changes")
+            }
+            "switch" if line.has('f', "force") || line.has_long("discard-changes") => {
+                destructive("switch discards uncommitted changes")
+            }
+            "checkout" | "switch" | "restore" => {
+                local(&format!("{subcommand} changes the working tree"))
+            }
+            "rebase" => self.git_rebase(rest, context),
+            "reflog" => match line.operands.first().map(|w| w.text.as_str()) {
+                Some("expire" | "delete") => destructive("reflog expire/delete discards history"),
+                _ => safe("git reflog only reads"),
+            },
+            "update-ref" if line.has_short('d') => destructive("update-ref -d deletes a ref"),
+            "update-ref" => local("update-ref moves a ref"),
+            "filter-branch" | "filter-repo" => destructive("rewrites the whole history"),
+            _ if GIT_LOCAL_WRITE.contains(&subcommand) => {
+                local(&format!("{subcommand} changes the repository"))
+            }
+            "fetch" | "pull" | "clone" | "ls-remote" => classified(
+                DangerClass::NetworkEgress,
+                format!("git {subcommand} downloads from a remote"),
+            ),
+            "push" => git_push(&line),
+            "send-email" | "daemon" => classified(
+                DangerClass::NetworkUpload,
+                format!("git {subcommand} sends data out"),
+            ),
+            "submodule" => self.git_submodule(rest, context),
+            "bisect" => self.git_bisect(rest, context),
+            "lfs" => match line.operands.first().map(|w| w.text.as_str()) {
+                Some("push") => classified(DangerClass::NetworkUpload, "git lfs push uploads"),
+                Some("pull" | "fetch" | "clone") => {
+                    classified(DangerClass::NetworkEgress, "git lfs downloads")
+                }
+                _ => local("lfs changes the repository"),
+            },
+            "difftool" | "mergetool" | "gui" | "citool" | "instaweb" => classified(
+                DangerClass::CodeExecution,
+                format!("git {subcommand} runs an external program"),
+            ),
+            _ => classified(
+                DangerClass::Unknown,
+                format!("unknown git subcommand {subcommand} (aliases are not resolved)"),
+            ),
+        }
+    }
+
+    fn git_rebase(&mut self, rest: &[Word], context: &Context) -> Classification {
+        let line = options::parse(rest, OptionSpec::new("x", &["exec"]));
+        let mut result = classified(DangerClass::LocalWrite, "git rebase rewrites commits");
+        for command in line.values('x', "exec") {
+            result = result
+                .worse(classified(
+                    DangerClass::CodeExecution,
+                    "git rebase --exec runs commands",
+                ))
+                .worse(self.script(&command.text, context.depth + 1, context.cwd, &[]));
+        }
+        result
+    }
+
+    fn git_submodule(&mut self, rest: &[Word], context: &Context) -> Classification {
+        let line = options::parse(rest, OptionSpec::new("", &[]));
+        let Some(action) = line.operands.first() else {
+            return safe("git submodule lists submodules");
+        };
+        match action.text.as_str() {
+            "status" | "summary" => safe("git submodule status only reads"),
+            "foreach" => {
+                let position = rest.iter().position(|w| w.text == "foreach").unwrap_or(0);
+                let command = join_words(rest.get(position + 1..).unwrap_or(&[]));
+                classified(
+                    DangerClass::CodeExecution,
+                    "git submodule foreach runs commands",
+                )
+                .worse(self.script(&command, context.depth + 1, context.cwd, &[]))
+            }
+            "update" | "add" | "init" | "sync" => classified(
+                DangerClass::NetworkEgress,
+                "git submodule downloads from remotes",
+            ),
+            _ => classified(
+                DangerClass::LocalWrite,
+                "git submodule changes the repository",
+            ),
+        }
+    }
+
+    fn git_bisect(&mut self, rest: &[Word], context: &Context) -> Classification {
+        match rest.split_first() {
+            Some((action, command)) if action.text == "run" => {
+                classified(DangerClass::CodeExecution, "git bisect run runs a command")
+                    .worse(self.wrapped_command(command, context))
+            }
+            _ => classified(DangerClass::LocalWrite, "git bisect moves the working tree"),
+        }
+    }
+}
+
+/// The words after a "run this command" subcommand (`npx X`, `uv run X`, `bundle exec X`,
+/// `npm exec X`): they may name any program.
+fn runner_tail<'w>(name: &str, args: &'w [Word]) -> Option<&'w [Word]> {
+    if matches!(name, "npx" | "pnpx" | "bunx" | "uvx") {
+        return Some(args);
+    }
+    let position = args.iter().position(|word| !word.text.starts_with('-'))?;
+    let runs = matches!(
+        (name, args[position].text.as_str()),
+        ("npm" | "pnpm" | "yarn" | "bun", "exec" | "x" | "dlx")
+            | (
+                "uv" | "poetry" | "pipx" | "conda" | "mamba" | "micromamba" | "pdm" | "hatch",
+                "run"
+            )
+            | ("uv", "tool")
+            | ("bundle" | "opam", "exec")
+    );
+    runs.then(|| args.get(position + 1..).unwrap_or(&[]))
+}
+
+/// `git checkout .`, `git checkout -- .`, `git restore .`: the whole tree reverts.
+fn discards_all(line: &options::CommandLine) -> bool {
+    line.operands
+        .iter()
+        .any(|word| matches!(word.text.as_str(), "." | "./" | ":/" | "*"))
+}
+
+fn git_branch(line: &options::CommandLine) -> Classification {
+    let listing = ['l', 'a', 'r', 'v']
+        .iter()
+        .any(|flag| line.has_short(*flag))
+        || [
+            "list",
+            "show-current",
+            "contains",
+            "merged",
+            "no-merged",
+            "points-at",
+            "all",
+            "remotes",
+        ]
+        .iter()
+        .any(|long| line.has_long(long));
+    if line.has_short('D') || (line.has('d', "delete") && line.has('f', "force")) {
+        return classified(
+            DangerClass::Destructive,
+            "git branch -D deletes a branch even when unmerged",
+        );
+    }
+    let changes = ['d', 'm', 'M', 'c', 'C', 'u']
+        .iter()
+        .any(|flag| line.has_short(*flag))
+        || [
+            "delete",
+            "move",
+            "copy",
+            "set-upstream-to",
+            "unset-upstream",
+            "edit-description",
+        ]
+        .iter()
+        .any(|long| line.has_long(long));
+    if changes || (!listing && !line.operands.is_empty()) {
+        return classified(DangerClass::LocalWrite, "git branch changes branches");
+    }
+    safe("git branch lists branches")
+}
+
+fn git_remote(line: &options::CommandLine) -> Classification {
+    match line.operands.first().map(|w| w.text.as_str()) {
+        None | Some("show" | "get-url") => safe("git remote only reads"),
+        Some("update") => classified(DangerClass::NetworkEgress, "git remote update fetches"),
+        Some(_) => classified(DangerClass::LocalWrite, "git remote changes remotes"),
+    }
+}
+
+fn git_config(line: &options::CommandLine) -> Classification {
+    let reads = [
+        "get",
+        "get-all",
+        "get-regexp",
+        "get-urlmatch",
+        "list",
+        "show-origin",
+    ]
+    .iter()
+    .any(|long| line.has_long(long))
+        || line.has_short('l');
+    let operands: Vec<&str> = line.operands.iter().map(|w| w.text.as_str()).collect();
+    let (action, keys) = match operands.split_first() {
+        Some((&"get" | &"list", _)) => return safe("git config only reads"),
+        Some((&"set" | &"unset", keys)) => ("set", keys),
+        _ => ("legacy", operands.as_slice()),
+    };
+    if reads || (action == "legacy" && keys.len() <= 1 && !line.has_long("unset")) {
+        return safe("git config only reads");
+    }
+    if keys.first().is_some_and(|key| is_risky_git_config(key)) {
+        return classified(
+            DangerClass::Persistence,
+            "git config sets a key that runs a program on later git commands",
+        );
+    }
+    if line.has_long("global") || line.has_long("system") || line.has_long("file") {
+        return classified(
+            DangerClass::SystemWrite,
+            "git config writes configuration outside the repository",
+        );
+    }
+    classified(
+        DangerClass::LocalWrite,
+        "git config changes the repository configuration",
+    )
+}
+
+fn git_push(line: &options::CommandLine) -> Classification {
+    let forced = line.has('f', "force")
+        || [
+            "force-with-lease",
+            "force-if-includes",
+            "mirror",
+            "delete",
+            "prune",
+        ]
+        .iter()
+        .any(|long| line.has_long_prefix(long))
+        || line.has_short('d')
+        || line
+            .operands
+            .iter()
+            .any(|refspec| refspec.text.starts_with('+') || refspec.text.starts_with(':'));
+    if forced {
+        return classified(
+            DangerClass::Destructive,
+            "git push --force/--delete rewrites or deletes remote history",
+        );
+    }
+    classified(DangerClass::NetworkUpload, "git push uploads commits")
+}
+
+fn is_python(name: &str) -> bool {
+    let version = name
+        .strip_prefix("python")
+        .or_else(|| name.strip_prefix("pypy"));
+    version.is_some_and(|rest| rest.chars().all(|c| c.is_ascii_digit() || c == '.'))
+        || name == "ipython"
+}
+
+fn is_pip(name: &str) -> bool {
+    name.strip_prefix("pip")
+        .is_some_and(|rest| rest.chars().all(|c| c.is_ascii_digit() || c == '.'))
+}
+
+fn prints_version(args: &[Word]) -> bool {
+    matches!(
+        args,
+        [only] if matches!(only.text.as_str(), "--version" | "-V" | "-v" | "version" | "--help" | "-h")
+    )
+}
+
+fn python(name: &str, args: &[Word]) -> Classification {
+    if prints_version(args) {
+        return safe(format!("{name} prints its version"));
+    }
+    let module = args
+        .iter()
+        .position(|w| w.text == "-m")
+        .and_then(|index| Some((args.get(index + 1)?, args.get(index + 2..)?)));
+    match module {
+        Some((module, rest)) if is_pip(&module.text) => pip(rest),
+        Some((module, _)) if matches!(module.text.as_str(), "venv" | "virtualenv") => {
+            classified(DangerClass::LocalWrite, "creates a virtual environment")
+        }
+        _ => classified(
+            DangerClass::CodeExecution,
+            format!("{name} runs Python code"),
+        ),
+    }
+}
+
+fn interpreter(name: &str, args: &[Word]) -> Classification {
+    if prints_version(args) {
+        return safe(format!("{name} prints its version"));
+    }
+    classified(DangerClass::CodeExecution, format!("{name} runs code"))
+}
+
+fn build_tool(name: &str, args: &[Word]) -> Classification {
+    if prints_version(args) {
+        return safe(format!("{name} prints its version"));
+    }
+    classified(
+        DangerClass::CodeExecution,
+        format!("{name} builds or runs project code"),
+    )
+}
+
+/// The first word that is not an option (a subcommand), lower-cased.
+fn subcommand(args: &[Word]) -> Option<String> {
+    args.iter()
+        .find(|word| !word.text.starts_with('-') && !word.text.starts_with('+'))
+        .map(|word| word.text.to_ascii_lowercase())
+}
+
+fn pip(args: &[Word]) -> Classification {
+    match subcommand(args).as_deref() {
+        None => safe("pip prints its help"),
+        Some("install" | "uninstall") => classified(DangerClass::Install, "pip installs packages"),
+        Some("download" | "search" | "index") => {
+            classified(DangerClass::NetworkEgress, "pip downloads package data")
+        }
+        Some(
+            "list" | "show" | "freeze" | "check" | "config" | "debug" | "hash" | "help" | "cache"
+            | "inspect",
+        ) => safe("pip only reads"),
+        Some("wheel") => classified(DangerClass::CodeExecution, "pip wheel builds packages"),
+        Some(other) => classified(DangerClass::Unknown, format!("unknown pip command {other}")),
+    }
+}
+
+fn uv(args: &[Word]) -> Classification {
+    let words: Vec<&str> = args
+        .iter()
+        .filter(|w| !w.text.starts_with('-'))
+        .map(|w| w.text.as_str())
+        .collect();
+    match words.as_slice() {
+        [] | ["version" | "help", ..] => safe("uv prints information"),
+        ["pip", ..] => pip(args.get(1..).unwrap_or(&[])),
+        ["run" | "tool" | "build", ..] => classified(DangerClass::CodeExecution, "uv runs code"),
+        ["tree", ..] => safe("uv tree only reads"),
+        ["venv", ..] => classified(DangerClass::LocalWrite, "uv venv creates an environment"),
+        ["publish", ..] => classified(DangerClass::NetworkUpload, "uv publish uploads a package"),
+        _ => classified(DangerClass::Install, "uv installs or syncs packages"),
+    }
+}
+
+fn cargo(args: &[Word]) -> Classification {
+    match subcommand(args).as_deref() {
+        None => safe("cargo prints its version or help"),
+        Some(
+            "version" | "help" | "tree" | "metadata" | "locate-project" | "pkgid"
+            | "verify-project" | "read-manifest",
+        ) => safe("cargo only reads"),
+        Some(
+            "install" | "uninstall" | "add" | "remove" | "rm" | "update" | "fetch" | "vendor"
+            | "generate-lockfile",
+        ) => classified(DangerClass::Install, "cargo changes dependencies"),
+        Some("publish" | "yank" | "owner" | "login") => {
+            classified(DangerClass::NetworkUpload, "cargo publishes to a registry")
+        }
+        Some("search" | "info") => {
+            classified(DangerClass::NetworkEgress, "cargo queries a registry")
+        }
+        Some("fmt" | "new" | "init" | "clean") => {
+            classified(DangerClass::LocalWrite, "cargo changes project files")
+        }
+        Some(_) => classified(
+            DangerClass::CodeExecution,
+            "cargo builds or runs project code (build scripts, tests)",
+        ),
+    }
+}
+
+fn go(args: &[Word]) -> Classification {
+    let words: Vec<&str> = args
+        .iter()
+        .filter(|w| !w.text.starts_with('-'))
+        .map(|w| w.text.as_str())
+        .collect();
+    let writes_env = args.iter().any(|w| w.text == "-w" || w.text == "-u");
+    match words.as_slice() {
+        [] | ["version" | "help" | "doc" | "list", ..] => safe("go only reads"),
+        ["env", ..] if writes_env => {
+            classified(DangerClass::SystemWrite, "go env -w changes user settings")
+        }
+        ["env", ..] | ["mod", "graph" | "why" | "verify", ..] => safe("go only reads"),
+        ["install" | "get", ..] | ["mod", "download" | "tidy" | "vendor", ..] => {
+            classified(DangerClass::Install, "go installs modules")
+        }
+        ["fmt" | "clean" | "work", ..] | ["mod", ..] => {
+            classified(DangerClass::LocalWrite, "go changes project files")
+        }
+        _ => classified(DangerClass::CodeExecution, "go builds or runs project code"),
+    }
+}
+
+fn node_package_manager(name: &str, args: &[Word]) -> Classification {
+    let Some(sub) = subcommand(args) else {
+        return if name == "yarn" {
+            classified(DangerClass::Install, "yarn installs dependencies")
+        } else {
+            safe(format!("{name} prints its help"))
+        };
+    };
+    match sub.as_str() {
+        "install" | "i" | "in" | "isntall" | "add" | "ci" | "clean-install" | "update" | "up"
+        | "upgrade" | "uninstall" | "un" | "unlink" | "remove" | "rm" | "r" | "link" | "ln"
+        | "dedupe" | "prune" | "rebuild" => classified(
+            DangerClass::Install,
+            format!("{name} {sub} changes dependencies"),
+        ),
+        "publish" | "unpublish" | "deprecate" | "dist-tag" | "owner" | "access" | "login"
+        | "adduser" | "logout" | "team" | "token" | "star" | "unstar" | "hook" => classified(
+            DangerClass::NetworkUpload,
+            format!("{name} {sub} sends data to the registry"),
+        ),
+        "view" | "v" | "info" | "show" | "search" | "s" | "outdated" | "audit" | "ping"
+        | "whoami" | "fund" | "doctor" | "repo" | "docs" | "bugs" | "home" => classified(
+            DangerClass::NetworkEgress,
+            format!("{name} {sub} queries the registry"),
+        ),
+        "ls" | "list" | "la" | "ll" | "get" | "prefix" | "root" | "bin" | "help" | "explain"
+        | "why" | "query" | "--version" => safe(format!("{name} {sub} only reads")),
+        "version" if args.len() <= 1 => safe(format!("{name} version only reads")),
+        "version" | "pack" => classified(
+            DangerClass::LocalWrite,
+            format!("{name} {sub} writes files"),
+        ),
+        "config" | "set" => classified(
+            DangerClass::SystemWrite,
+            format!("{name} {sub} changes user configuration"),
+        ),
+        _ if name == "npm" && !is_npm_runner(&sub) => {
+            classified(DangerClass::Unknown, format!("unknown npm command {sub}"))
+        }
+        _ => classified(
+            DangerClass::CodeExecution,
+            format!("{name} {sub} runs package scripts"),
+        ),
+    }
+}
+
+fn is_npm_runner(sub: &str) -> bool {
+    matches!(
+        sub,
+        "run"
+            | "run-script"
+            | "rum"
+            | "urn"
+            | "exec"
+            | "x"
+            | "test"
+            | "t"
+            | "tst"
+            | "start"
+            | "stop"
+            | "restart"
+            | "init"
+            | "create"
+            | "explore"
+    )
+}
+
+/// Package tools whose action is a flag (`dpkg -i`, `rpm -e`, `pacman -S`).
+fn package_tool_by_flag(name: &str, args: &[Word]) -> Classification {
+    let first_flag = args
+        .iter()
+        .find(|w| w.text.starts_with('-'))
+        .map(|w| w.text.as_str())
+        .unwrap_or("");
+    let install = classified(DangerClass::Install, format!("{name} installs packages"));
+    let remove = classified(DangerClass::SystemWrite, format!("{name} removes packages"));
+    let read = safe(format!("{name} only queries packages"));
+    match (name, first_flag) {
+        (_, "--version" | "--help" | "-h" | "-V") => read,
+        ("dpkg", "-i" | "--install" | "--unpack") => install,
+        (
+            "dpkg",
+            "-l"
+            | "-L"
+            | "-s"
+            | "-S"
+            | "-c"
+            | "-I"
+            | "--list"
+            | "--listfiles"
+            | "--status"
+            | "--search"
+            | "--contents"
+            | "--info"
+            | "--get-selections"
+            | "--print-architecture",
+        ) => read,
+        ("dpkg", _) => remove,
+        ("rpm", flag) if flag.starts_with("-q") || flag == "--query" || flag.starts_with("-V") => {
+            read
+        }
+        ("rpm", flag) if flag.starts_with("-e") || flag == "--erase" => remove,
+        ("rpm", _) => install,
+        ("nix-env", flag) if flag.starts_with("-q") || flag == "--query" => read,
+        ("nix-env", flag) if flag.starts_with("-e") || flag == "--uninstall" => remove,
+        ("nix-env", _) => install,
+        (_, flag) if flag.starts_with("-Q") || flag.starts_with("-F") => read,
+        (_, flag)
+            if flag.starts_with("-S")
+                && flag[2..].contains(['s', 'i', 'l', 'g'])
+                && !flag.contains('y') =>
+        {
+            read
+        }
+        (_, flag) if flag.starts_with("-R") || flag.starts_with("-D") => remove,
+        _ => install,
+    }
+}
+
+fn package_manager(name: &str, args: &[Word]) -> Classification {
+    let Some(sub) = subcommand(args) else {
+        return if name == "bundle" {
+            classified(DangerClass::Install, "bundle installs gems")
+        } else {
+            safe(format!("{name} prints its help"))
+        };
+    };
+    match sub.as_str() {
+        "list" | "search" | "show" | "info" | "policy" | "madison" | "depends" | "rdepends"
+        | "outdated" | "version" | "help" | "doctor" | "config" | "deps" | "leaves" | "desc"
+        | "home" | "contents" | "files" | "query" | "check" | "which" | "env" | "why" | "audit"
+        | "status" | "provides" | "whatprovides" | "repolist" | "licenses" => {
+            safe(format!("{name} {sub} only reads"))
+        }
+        "remove" | "purge" | "autoremove" | "uninstall" | "rm" | "erase" | "del" | "delete"
+        | "autoclean" | "clean" => classified(
+            DangerClass::SystemWrite,
+            format!("{name} {sub} removes packages"),
+        ),
+        "exec" | "run" | "run-script" | "shell" => classified(
+            DangerClass::CodeExecution,
+            format!("{name} {sub} runs code"),
+        ),
+        "publish" | "push" => classified(
+            DangerClass::NetworkUpload,
+            format!("{name} {sub} uploads a package"),
+        ),
+        _ => classified(
+            DangerClass::Install,
+            format!("{name} {sub} installs or updates software"),
+        ),
+    }
+}
