@@ -7,11 +7,16 @@ use support::*;
 
 fn session_files(sb: &Sandbox) -> Vec<std::path::PathBuf> {
     let dir = sb.home.join("sessions");
-    let Ok(entries) = std::fs::read_dir(&dir) else { return Vec::new() };
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
     let mut files: Vec<_> = entries
         .filter_map(Result::ok)
         .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json") && p.file_name().is_some_and(|n| n != "index.json"))
+        .filter(|p| {
+            p.extension().is_some_and(|e| e == "json")
+                && p.file_name().is_some_and(|n| n != "index.json")
+        })
         .collect();
     files.sort();
     files
@@ -45,14 +50,22 @@ async fn run_then_continue_sends_the_whole_transcript() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     let session = only_session(&sb);
     let id = session["id"].as_str().expect("id").to_string();
-    assert!(stderr.contains(&format!("odek: session {id} saved — continue with: odek continue \"…\"")), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "odek: session {id} saved — continue with: odek continue \"…\""
+        )),
+        "{stderr}"
+    );
     assert_eq!(session["turns"], 1);
     assert_eq!(session["task"], "first task");
     let saved: Vec<Value> = session["messages"].as_array().expect("messages").clone();
 
     let out = odek_ok(&sb, &server, &["continue", "and", "now", "tests"]).await;
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains(&format!("odek: continuing session {id} (turn 1 → 2)")), "{stderr}");
+    assert!(
+        stderr.contains(&format!("odek: continuing session {id} (turn 1 → 2)")),
+        "{stderr}"
+    );
     assert_eq!(String::from_utf8_lossy(&out.stdout), "second answer\n");
     let reqs = server.requests();
     let sent = messages(&reqs[2]);
@@ -62,7 +75,10 @@ async fn run_then_continue_sends_the_whole_transcript() {
         assert_eq!(a["content"], b["content"]);
     }
     assert_eq!(sent.last().expect("new")["content"], "and now tests");
-    assert_eq!(reqs[2]["model"], "test-model", "the session keeps its model");
+    assert_eq!(
+        reqs[2]["model"], "test-model",
+        "the session keeps its model"
+    );
 
     let out = odek_ok(&sb, &server, &["continue", "--id", &id, "once", "more"]).await;
     assert_eq!(String::from_utf8_lossy(&out.stdout), "third answer\n");
@@ -110,14 +126,27 @@ async fn secrets_never_reach_the_saved_file() {
     odek_ok(&sb, &server, &["run", "remember", OPENAI_KEY, "please"]).await;
     // The tool really printed them, so the model saw them and they reached the transcript.
     let result = tool_results(&server.requests()[1]).join("\n");
-    assert!(result.contains("[REDACTED]"), "tool output is redacted before the model sees it: {result}");
+    assert!(
+        result.contains("[REDACTED]"),
+        "tool output is redacted before the model sees it: {result}"
+    );
     let raw = read(&session_files(&sb)[0]);
-    for secret in [OPENAI_KEY, GITHUB_TOKEN, "MIIEowIBAAKCAQEAx4fGq2n1sHk8Zc9YwQ3mV5tL0pR7uJ2bN6dF8gH1jK4lM"] {
-        assert!(!raw.contains(secret), "{secret} leaked into the session file:\n{raw}");
+    for secret in [
+        OPENAI_KEY,
+        GITHUB_TOKEN,
+        "MIIEowIBAAKCAQEAx4fGq2n1sHk8Zc9YwQ3mV5tL0pR7uJ2bN6dF8gH1jK4lM",
+    ] {
+        assert!(
+            !raw.contains(secret),
+            "{secret} leaked into the session file:\n{raw}"
+        );
     }
     assert!(raw.contains("[REDACTED]"));
     let index = read(sb.home.join("sessions/index.json"));
-    assert!(!index.contains(OPENAI_KEY), "the task title in the index is redacted too");
+    assert!(
+        !index.contains(OPENAI_KEY),
+        "the task title in the index is redacted too"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -128,29 +157,46 @@ async fn corrupt_session_is_reported_by_name_and_list_still_works() {
     odek_ok(&sb, &server, &["run", "second"]).await;
     let files = session_files(&sb);
     assert_eq!(files.len(), 2);
-    let corrupt_id = files[0].file_stem().expect("stem").to_string_lossy().to_string();
+    let corrupt_id = files[0]
+        .file_stem()
+        .expect("stem")
+        .to_string_lossy()
+        .to_string();
     std::fs::write(&files[0], "{\"id\": \"torn").expect("corrupt");
     std::fs::remove_file(sb.home.join("sessions/index.json")).expect("force a rebuild");
 
     let out = odek_ok(&sb, &server, &["session", "list"]).await;
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let good_id = files[1].file_stem().expect("stem").to_string_lossy().to_string();
+    let good_id = files[1]
+        .file_stem()
+        .expect("stem")
+        .to_string_lossy()
+        .to_string();
     assert!(stdout.contains(&good_id), "{stdout}");
-    assert!(stderr.contains(&corrupt_id) && stderr.contains("corrupt"), "{stderr}");
+    assert!(
+        stderr.contains(&corrupt_id) && stderr.contains("corrupt"),
+        "{stderr}"
+    );
 
     let mut cmd = sb.odek(&server.base_url());
     cmd.args(["session", "show", &corrupt_id]);
     let out = output(cmd).await;
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains(&format!("{corrupt_id}.json is corrupt")), "{stderr}");
+    assert!(
+        stderr.contains(&format!("{corrupt_id}.json is corrupt")),
+        "{stderr}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn session_commands_show_trim_delete_cleanup() {
     let server = ScriptedServer::start(vec![
-        tools(&[("shell", json!({"command": "echo a"})), ("shell", json!({"command": "echo b"}))]),
+        tools(&[
+            ("shell", json!({"command": "echo a"})),
+            ("shell", json!({"command": "echo b"})),
+        ]),
         tools(&[("shell", json!({"command": "echo c"}))]),
         text("done"),
     ])
@@ -161,8 +207,14 @@ async fn session_commands_show_trim_delete_cleanup() {
 
     let out = odek_ok(&sb, &server, &["session", "show"]).await;
     let shown = String::from_utf8_lossy(&out.stdout);
-    assert!(shown.starts_with(&format!("Session: {id}\nModel:   test-model\nTurns:   1\n")), "{shown}");
-    assert!(shown.contains("── [USER Turn 1] ──\nthree groups"), "{shown}");
+    assert!(
+        shown.starts_with(&format!("Session: {id}\nModel:   test-model\nTurns:   1\n")),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("── [USER Turn 1] ──\nthree groups"),
+        "{shown}"
+    );
     assert!(shown.contains("── [TOOL CALL: shell #call_"), "{shown}");
     assert!(shown.contains("── [TOOL RESULT: shell #call_"), "{shown}");
 
@@ -174,17 +226,29 @@ async fn session_commands_show_trim_delete_cleanup() {
     let mut calls = Vec::new();
     for m in msgs {
         if let Some(tc) = m["tool_calls"].as_array() {
-            calls.extend(tc.iter().map(|c| c["id"].as_str().unwrap_or("").to_string()));
+            calls.extend(
+                tc.iter()
+                    .map(|c| c["id"].as_str().unwrap_or("").to_string()),
+            );
         }
         if m["role"] == "tool" {
-            assert!(calls.contains(&m["tool_call_id"].as_str().unwrap_or("").to_string()), "orphan: {m}");
+            assert!(
+                calls.contains(&m["tool_call_id"].as_str().unwrap_or("").to_string()),
+                "orphan: {m}"
+            );
         }
     }
 
     let out = odek_ok(&sb, &server, &["session", "cleanup", "30"]).await;
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "No sessions to clean up.\n");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "No sessions to clean up.\n"
+    );
     let out = odek_ok(&sb, &server, &["session", "delete", &id]).await;
-    assert_eq!(String::from_utf8_lossy(&out.stdout), format!("Deleted session {id}\n"));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("Deleted session {id}\n")
+    );
     let out = odek_ok(&sb, &server, &["session", "list"]).await;
     assert_eq!(String::from_utf8_lossy(&out.stdout), "No sessions found.\n");
 
@@ -197,18 +261,21 @@ async fn session_commands_show_trim_delete_cleanup() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_9_at_any_moment_leaves_a_session_that_parses_and_continues() {
-    let step = |i: u32| tools(&[("write_file", json!({"path": format!("f{i}.txt"), "content": "x".repeat(2000)}))]);
+    let step = |i: u32| {
+        tools(&[(
+            "write_file",
+            json!({"path": format!("f{i}.txt"), "content": "x".repeat(2000)}),
+        )])
+    };
     let server = ScriptedServer::start(Vec::new()).await;
     let sb = Sandbox::new();
     let mut seed = 0x2545_f491_u64;
     for round in 0..50 {
         server.push((0..40).map(step).collect());
         let mut cmd = sb.odek(&server.base_url());
-        cmd.args(["run", "--ephemeral"]).arg("--session").arg(format!("long task {round}"));
-        // --ephemeral and --session conflict; use only --session.
-        let mut cmd = sb.odek(&server.base_url());
         cmd.args(["run", "--session", &format!("long task {round}")]);
-        cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
+        cmd.stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
         let mut child = cmd.spawn().expect("spawn");
         seed ^= seed << 13;
         seed ^= seed >> 7;
@@ -220,23 +287,34 @@ async fn kill_9_at_any_moment_leaves_a_session_that_parses_and_continues() {
         for f in session_files(&sb) {
             let text = read(&f);
             let v: Result<Value, _> = serde_json::from_str(&text);
-            assert!(v.is_ok(), "round {round}: {} is torn after kill -9 at {delay} ms", f.display());
+            assert!(
+                v.is_ok(),
+                "round {round}: {} is torn after kill -9 at {delay} ms",
+                f.display()
+            );
         }
-        server.push(vec![]);
+        server.clear();
     }
     assert!(!session_files(&sb).is_empty());
-    // Drain leftovers, then continue the newest session.
-    let fresh = ScriptedServer::start(vec![text("resumed fine")]).await;
-    let out = odek_ok(&sb, &fresh, &["continue", "go", "on"]).await;
+    // The session keeps its endpoint: the same server answers the continuation.
+    let before = server.requests().len();
+    server.push(vec![text("resumed fine")]);
+    let out = odek_ok(&sb, &server, &["continue", "go", "on"]).await;
     assert_eq!(String::from_utf8_lossy(&out.stdout), "resumed fine\n");
-    let sent = messages(&fresh.requests()[0]);
+    let sent = messages(&server.requests()[before]);
     let mut calls = Vec::new();
     for m in &sent {
         if let Some(tc) = m["tool_calls"].as_array() {
-            calls.extend(tc.iter().map(|c| c["id"].as_str().unwrap_or("").to_string()));
+            calls.extend(
+                tc.iter()
+                    .map(|c| c["id"].as_str().unwrap_or("").to_string()),
+            );
         }
         if m["role"] == "tool" {
-            assert!(calls.contains(&m["tool_call_id"].as_str().unwrap_or("").to_string()), "orphan in the resumed transcript");
+            assert!(
+                calls.contains(&m["tool_call_id"].as_str().unwrap_or("").to_string()),
+                "orphan in the resumed transcript"
+            );
         }
     }
 }

@@ -251,14 +251,12 @@ impl Observer for Terminal {
             }
             EngineEvent::ToolCallFinished {
                 call,
+                summary,
                 ok,
                 duration,
                 error,
                 ..
-            } => {
-                let summary = summary_of(call);
-                self.on_tool_finished(&call.function.name, *ok, *duration, *error, &summary);
-            }
+            } => self.on_tool_finished(&call.function.name, *ok, *duration, *error, summary),
             EngineEvent::Hint { text, .. } if self.opts.verbose > 0 => self.line(&self.err_style.yellow(text)),
             EngineEvent::SessionSaveFailed { error } => self.line(&self.err_style.yellow(&format!(
                 "odek: warning: could not save the session: {error}"
@@ -274,18 +272,6 @@ impl Observer for Terminal {
             _ => {}
         }
     }
-}
-
-/// The terminal line summary of a call, from its raw arguments.
-fn summary_of(call: &crate::llm::ToolCall) -> String {
-    let args: serde_json::Value =
-        serde_json::from_str(&call.function.arguments).unwrap_or_default();
-    for key in ["command", "path", "pattern", "verb"] {
-        if let Some(v) = args.get(key).and_then(|v| v.as_str()) {
-            return v.lines().next().unwrap_or("").to_string();
-        }
-    }
-    String::new()
 }
 
 fn shorten(s: &str, max: usize) -> String {

@@ -79,7 +79,10 @@ impl Engine {
         .ok();
         let null = Value::Null;
         let a = args.as_ref().unwrap_or(&null);
-        let summary = tool.as_ref().map(|t| t.summary(a)).unwrap_or_default();
+        let summary = tool
+            .as_ref()
+            .map(|t| self.redactor.redact(&t.summary(a)).into_owned())
+            .unwrap_or_default();
         let event_summary = tool.as_ref().and_then(|t| t.event_summary(a, ctx));
         Prepared {
             call: call.clone(),
@@ -121,13 +124,14 @@ impl Engine {
             let redacted = redactor.redact(&text);
             let shaped = truncate_output(&redacted);
             let content = match source {
-                Some(src) => crate::untrusted::wrap(&src, &shaped),
+                Some(src) => crate::untrusted::wrap(&redactor.redact(&src), &shaped),
                 None => shaped.into_owned(),
             };
-            let error_line = raw.as_ref().err().map(|e| first_line(e));
+            let error_line = raw.as_ref().err().map(|e| first_line(&redactor.redact(e)));
             observer.on_event(&EngineEvent::ToolCallFinished {
                 iteration,
                 call: &p.call,
+                summary: &p.summary,
                 ok,
                 duration: started.elapsed(),
                 result_bytes: content.len(),

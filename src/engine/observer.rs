@@ -70,6 +70,8 @@ pub enum EngineEvent<'a> {
         iteration: u32,
         /// The call.
         call: &'a ToolCall,
+        /// Short human summary of the arguments (redacted).
+        summary: &'a str,
         /// False for any error result.
         ok: bool,
         /// Wall time of the call.

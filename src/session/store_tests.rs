@@ -212,12 +212,9 @@ fn raw_file_after_saving_pattern_secret(secret: &str) -> String {
     std::fs::read_to_string(store.dir().join(format!("{}.json", session.id))).expect("read")
 }
 
-// The next three tests need the real pattern-based redactor (the `pure` branch); the
-// placeholder in this branch only knows registered secrets, so they are ignored here.
-// After the merge run them with `cargo test --lib session -- --ignored`.
+// The next three tests register no secret: only the redactor's patterns can pass them.
 
 #[test]
-#[ignore = "needs the real pattern-based redactor"]
 fn openai_style_keys_are_redacted_by_pattern() {
     let secret = "sk-proj0123456789abcdefghijklmnopqrstuvwxyzABCD";
     let raw = raw_file_after_saving_pattern_secret(secret);
@@ -229,7 +226,6 @@ fn openai_style_keys_are_redacted_by_pattern() {
 }
 
 #[test]
-#[ignore = "needs the real pattern-based redactor"]
 fn github_tokens_are_redacted_by_pattern() {
     let secret = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB";
     let raw = raw_file_after_saving_pattern_secret(secret);
@@ -241,7 +237,6 @@ fn github_tokens_are_redacted_by_pattern() {
 }
 
 #[test]
-#[ignore = "needs the real pattern-based redactor"]
 fn pem_private_keys_are_redacted_by_pattern() {
     let body = "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun";
     let secret = format!("-----BEGIN RSA PRIVATE KEY-----\n{body}\n-----END RSA PRIVATE KEY-----");

@@ -210,6 +210,11 @@ impl ScriptedServer {
         );
     }
 
+    /// Drops every queued reply.
+    pub fn clear(&self) {
+        self.script.replies.lock().expect("lock").clear();
+    }
+
     /// Queues more replies.
     pub fn push(&self, replies: Vec<Reply>) {
         self.script.replies.lock().expect("lock").extend(replies);
