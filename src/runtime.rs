@@ -9,7 +9,7 @@ use std::time::Duration;
 use crate::config::{Config, is_loopback_url};
 use crate::engine::{Budgets, Engine, EngineEvent, EngineParts, EngineSettings, Observer};
 use crate::llm::{ChatModel, HttpModel, HttpModelConfig, RecordingModel, ReplayModel};
-use crate::plan::{PlanEvent, PlanLimits, PlanStore};
+use crate::plan::{ChangeCallback, PlanLimits, PlanStore};
 use crate::redact::Redactor;
 use crate::tools::approval::{Approver, Gate};
 use crate::tools::{ToolSelection, build_registry};
@@ -41,7 +41,7 @@ pub struct RuntimeOptions {
     /// Redaction of secrets in tool output.
     pub redactor: Arc<Redactor>,
     /// Told about every effective plan change (the event stream hooks in here).
-    pub on_plan_change: Option<Box<dyn Fn(&PlanEvent) + Send + Sync>>,
+    pub on_plan_change: Option<ChangeCallback>,
 }
 
 /// Why a runtime could not be built.
@@ -109,7 +109,7 @@ pub fn build_runtime(config: &Config, opts: RuntimeOptions) -> Result<Engine, Ru
 fn build_plan_store(
     config: &Config,
     selection: &ToolSelection,
-    on_change: Option<Box<dyn Fn(&PlanEvent) + Send + Sync>>,
+    on_change: Option<ChangeCallback>,
 ) -> Option<Arc<PlanStore>> {
     if !config.planning.enabled || !selection.keeps(crate::plan::TOOL_NAME) {
         return None;

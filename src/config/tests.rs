@@ -385,8 +385,10 @@ fn templates_load_cleanly_and_match_the_defaults() {
         r.config.dangerous.non_interactive,
         Some(crate::tools::danger::Action::Deny)
     );
-    let mut expected = Config::default();
-    expected.dangerous = r.config.dangerous.clone();
+    let expected = Config {
+        dangerous: r.config.dangerous.clone(),
+        ..Config::default()
+    };
     assert_eq!(r.config, expected);
     f.env("ODEK_API_KEY", "sk-from-env-0123456789");
     assert_eq!(

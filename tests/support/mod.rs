@@ -56,13 +56,16 @@ fn unique() -> u64 {
     N.fetch_add(1, Ordering::Relaxed)
 }
 
+/// A check run against every request body.
+type RequestCheck = Box<dyn Fn(&Value) -> Result<(), String> + Send + Sync>;
+
 /// Shared script state.
 #[derive(Default)]
 struct Script {
     replies: Mutex<VecDeque<Reply>>,
     requests: Mutex<Vec<Value>>,
     auth: Mutex<Vec<Option<String>>>,
-    checks: Mutex<Vec<Box<dyn Fn(&Value) -> Result<(), String> + Send + Sync>>>,
+    checks: Mutex<Vec<RequestCheck>>,
     failures: Mutex<Vec<String>>,
 }
 
