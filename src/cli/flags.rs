@@ -88,6 +88,9 @@ pub struct TurnFlags {
     /// Include (redacted) tool arguments in tool_call_started events
     #[arg(long, help_heading = "Output")]
     pub events_include_args: bool,
+    /// Do not read ./AGENTS.md project instructions
+    #[arg(long, help_heading = "Loop")]
+    pub no_agents: bool,
     /// No colours
     #[arg(long, help_heading = "Output")]
     pub no_color: bool,
@@ -134,6 +137,7 @@ impl TurnFlags {
             stream: toggle(self.stream, self.no_stream),
             compaction: toggle(self.compaction, self.no_compaction),
             no_color: self.no_color.then_some(true),
+            no_agents: self.no_agents.then_some(true),
             planning,
             tools,
             limits: (limits != PartialLimits::default()).then_some(limits),

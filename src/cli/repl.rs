@@ -15,7 +15,6 @@ use super::persist::LiveSession;
 use super::turn::{Setup, run_with_interrupts_in, tokio_runtime};
 use crate::engine::{Engine, RunError};
 use crate::llm::Message;
-use crate::prompt::{context_files_message, read_context_files, system_prompt};
 
 /// Arguments of `odek repl`.
 #[derive(Debug, Args)]
@@ -97,9 +96,8 @@ pub fn run(args: ReplArgs) -> anyhow::Result<Exit> {
 fn start(flags: &TurnFlags) -> anyhow::Result<Repl> {
     let setup = Setup::new(flags)?;
     let config = &setup.resolved.config;
-    let files = read_context_files(&flags.ctx, &setup.cwd).map_err(anyhow::Error::msg)?;
-    let mut messages = vec![Message::system(system_prompt(config, &setup.cwd))];
-    messages.extend(context_files_message(&files));
+    let mut messages = vec![setup.system_message()];
+    messages.extend(setup.injections(&flags.ctx)?);
     let store = Arc::new(setup.session_store());
     let session = store.new_session(
         &config.model,

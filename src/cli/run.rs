@@ -8,7 +8,7 @@ use super::Exit;
 use super::flags::TurnFlags;
 use super::persist::LiveSession;
 use super::turn::{Setup, exit_for, read_task, report_outcome, run_with_interrupts, tokio_runtime};
-use crate::prompt::{initial_messages, read_context_files};
+use crate::prompt::initial_messages;
 
 /// Arguments of `odek run`.
 #[derive(Debug, Args)]
@@ -31,8 +31,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<Exit> {
     let task = read_task(&args.task)?;
     let setup = Setup::new(&args.turn)?;
     let config = &setup.resolved.config;
-    let files = read_context_files(&args.turn.ctx, &setup.cwd).map_err(anyhow::Error::msg)?;
-    let messages = initial_messages(config, &setup.cwd, &files, &task);
+    let injections = setup.injections(&args.turn.ctx)?;
+    let messages = initial_messages(setup.system_message(), injections, &task);
     let rt = tokio_runtime()?;
     let engine = setup.engine(&args.turn)?;
     let save = args.session || (config.sessions.autosave && !args.ephemeral);

@@ -103,6 +103,30 @@ impl Setup {
         Ok(crate::session::SessionStore::new(&opts.home, redactor))
     }
 
+    /// The leading injections of a new conversation: `./AGENTS.md` (unless `no_agents`) and
+    /// the `--ctx` files.
+    pub fn injections(&self, ctx: &[String]) -> anyhow::Result<Vec<Message>> {
+        let mut out = Vec::new();
+        if !self.resolved.config.no_agents {
+            match crate::prompt::agents_message(&self.cwd) {
+                Ok(m) => out.extend(m),
+                Err(e) => self.terminal.line(&format!("odek: warning: {e}")),
+            }
+        }
+        let files =
+            crate::prompt::read_context_files(ctx, &self.cwd).map_err(anyhow::Error::msg)?;
+        out.extend(crate::prompt::context_files_message(&files));
+        Ok(out)
+    }
+
+    /// The system prompt message for this configuration.
+    pub fn system_message(&self) -> Message {
+        Message::system(crate::prompt::system_prompt(
+            &self.resolved.config,
+            &self.cwd,
+        ))
+    }
+
     /// The session store under this configuration's home.
     pub fn session_store(&self) -> crate::session::SessionStore {
         crate::session::SessionStore::new(&self.resolved.home, self.redactor.clone())

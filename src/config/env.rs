@@ -97,6 +97,7 @@ pub(super) fn read_env_layer(env: &BTreeMap<String, String>) -> Result<PartialCo
         compaction: r.boolean("ODEK_COMPACTION")?,
         context_window: r.number("ODEK_CONTEXT_WINDOW", "a non-negative integer")?,
         no_color: r.boolean("ODEK_NO_COLOR")?,
+        no_agents: r.boolean("ODEK_NO_AGENTS")?,
         planning: (planning != PartialPlanning::default()).then_some(planning),
         dangerous: None,
         tools: (tools != PartialTools::default()).then_some(tools),
@@ -122,6 +123,7 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("ODEK_COMPACTION", "compaction"),
     ("ODEK_CONTEXT_WINDOW", "context_window"),
     ("ODEK_NO_COLOR", "no_color"),
+    ("ODEK_NO_AGENTS", "no_agents"),
     ("ODEK_PLANNING", "planning.enabled"),
     ("ODEK_PLANNING_MAX_STEPS", "planning.max_steps"),
     (

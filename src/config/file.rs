@@ -22,6 +22,7 @@ pub const KNOWN_KEYS: &[&str] = &[
     "compaction",
     "context_window",
     "no_color",
+    "no_agents",
     "planning.enabled",
     "planning.max_steps",
     "planning.max_render_chars",

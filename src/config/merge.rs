@@ -87,6 +87,7 @@ impl Merger {
         set!(cfg.compaction, &layer.compaction, "compaction");
         set!(cfg.context_window, &layer.context_window, "context_window");
         set!(cfg.no_color, &layer.no_color, "no_color");
+        set!(cfg.no_agents, &layer.no_agents, "no_agents");
         if let Some(p) = &layer.planning {
             set!(cfg.planning.enabled, &p.enabled, "planning.enabled");
             set!(cfg.planning.max_steps, &p.max_steps, "planning.max_steps");

@@ -64,6 +64,8 @@ pub struct Config {
     pub context_window: u64,
     /// Plain output without ANSI colours.
     pub no_color: bool,
+    /// Do not read `./AGENTS.md` project instructions.
+    pub no_agents: bool,
     /// The structured plan.
     pub planning: PlanningConfig,
     /// Approval policy for dangerous tool calls.
@@ -144,6 +146,7 @@ impl Default for Config {
             compaction: true,
             context_window: 0,
             no_color: false,
+            no_agents: false,
             planning: PlanningConfig {
                 enabled: true,
                 max_steps: 12,
@@ -189,6 +192,8 @@ pub struct PartialConfig {
     pub context_window: Option<u64>,
     /// See [`Config::no_color`].
     pub no_color: Option<bool>,
+    /// See [`Config::no_agents`].
+    pub no_agents: Option<bool>,
     /// See [`Config::planning`].
     pub planning: Option<PartialPlanning>,
     /// See [`Config::dangerous`].

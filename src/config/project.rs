@@ -48,6 +48,13 @@ pub(super) fn filter_project_layer(
             &format!("{g}, ODEK_TOOLS_ENABLED or --tool"),
         );
     }
+    if layer.no_agents == Some(false) && below.no_agents {
+        layer.no_agents = None;
+        ignore(
+            "no_agents=false (a project may only opt out of AGENTS.md)",
+            &g.to_string(),
+        );
+    }
     filter_planning(&mut layer, below, path, global_path, warnings);
     if let Some(limits) = &mut layer.limits {
         filter_limits(limits, below, path, warnings);

@@ -22,6 +22,7 @@ pub fn global_template() -> String {
         "compaction": d.compaction,
         "context_window": d.context_window,
         "no_color": d.no_color,
+        "no_agents": d.no_agents,
         "planning": planning(&d),
         "dangerous": {
             "action": null,
