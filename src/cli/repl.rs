@@ -58,6 +58,7 @@ pub fn run(args: ReplArgs) -> anyhow::Result<Exit> {
         }
         None => start(&args.turn)?,
     };
+    repl.keep_sigint_from_killing_the_repl();
     repl.banner();
     let mut editor = editor(&repl.setup.resolved.home)?;
     loop {
@@ -138,6 +139,15 @@ fn finish_setup(
 }
 
 impl Repl {
+    /// From here on SIGINT never kills the REPL: during a turn it cancels the turn, at the
+    /// prompt the line editor reads Ctrl-C as a key (even on terminals it cannot drive, where
+    /// it falls back to plain line input).
+    fn keep_sigint_from_killing_the_repl(&self) {
+        let _ = self.rt.block_on(async {
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+        });
+    }
+
     fn banner(&self) {
         let s = self.setup.terminal.style();
         println!(

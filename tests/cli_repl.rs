@@ -1,0 +1,142 @@
+//! `odek repl` driven through a pseudo-terminal.
+
+mod support;
+
+use std::time::Duration;
+
+use support::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_turns_ctrl_c_during_a_slow_turn_then_a_working_turn_and_exit() {
+    let server = ScriptedServer::start(vec![
+        text("answer one"),
+        text("answer two"),
+        Reply::Delayed(Duration::from_secs(20), Box::new(text("too slow"))),
+        text("answer three"),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let cmd = {
+        let mut c = sb.odek(&server.base_url());
+        c.env("TERM", "xterm").arg("repl");
+        c
+    };
+    let requests = std::sync::Arc::new(server);
+    let watch = requests.clone();
+    let transcript =
+        tokio::task::spawn_blocking(move || -> Result<String, rexpect::error::Error> {
+            let mut p = rexpect::session::spawn_command(cmd, Some(15_000))?;
+            p.exp_string("Type /help for commands, /exit to quit.")?;
+            p.exp_string("odek 1> ")?;
+            p.send_line("first question")?;
+            p.exp_string("answer one")?;
+            p.exp_string("odek 2> ")?;
+            p.send_line("/info")?;
+            p.exp_string("Turns:   1")?;
+            p.send_line("second question")?;
+            p.exp_string("answer two")?;
+            p.exp_string("odek 3> ")?;
+            p.send_line("a slow one")?;
+            // Wait until the slow request reached the server, then interrupt the turn.
+            for _ in 0..200 {
+                if watch.requests().len() >= 3 {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(25));
+            }
+            std::thread::sleep(Duration::from_millis(200));
+            p.send_control('c')?;
+            p.exp_string("turn interrupted")?;
+            p.exp_string("odek 4> ")?;
+            p.send_line("third question")?;
+            p.exp_string("answer three")?;
+            p.send_line("/plan")?;
+            p.exp_string("No active plan.")?;
+            p.send_line("/exit")?;
+            let (_, rest) = p.exp_regex("Continue later with: odek repl --id [0-9a-f-]+")?;
+            p.exp_eof()?;
+            Ok(rest)
+        })
+        .await
+        .expect("join")
+        .expect("the REPL conversation went as expected");
+    assert!(transcript.contains("odek repl --id"));
+
+    let reqs = requests.requests();
+    assert_eq!(reqs.len(), 4);
+    let last = messages(&reqs[3]);
+    let users: Vec<&str> = last
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    assert_eq!(
+        users,
+        vec![
+            "first question",
+            "second question",
+            "a slow one",
+            "third question"
+        ]
+    );
+
+    use std::os::unix::fs::PermissionsExt;
+    let history = sb.home.join("repl_history");
+    let mode = std::fs::metadata(&history)
+        .expect("history created")
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(mode, 0o600);
+    assert!(read(&history).contains("third question"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_d_exits_and_repl_id_resumes() {
+    let server = ScriptedServer::start(vec![text("hello back"), text("resumed answer")]).await;
+    let sb = Sandbox::new();
+    let cmd = {
+        let mut c = sb.odek(&server.base_url());
+        c.env("TERM", "xterm").arg("repl");
+        c
+    };
+    let id = tokio::task::spawn_blocking(move || -> Result<String, rexpect::error::Error> {
+        let mut p = rexpect::session::spawn_command(cmd, Some(15_000))?;
+        p.exp_string("odek 1> ")?;
+        p.send_control('c')?;
+        p.exp_string("(To leave, press Ctrl-D or type /exit)")?;
+        p.send_line("hello")?;
+        p.exp_string("hello back")?;
+        p.exp_string("odek 2> ")?;
+        p.send_control('d')?;
+        let (_, id) = p.exp_regex("[0-9]{8}-[0-9a-f]{32}")?;
+        p.exp_eof()?;
+        Ok(id)
+    })
+    .await
+    .expect("join")
+    .expect("conversation");
+
+    let cmd = {
+        let mut c = sb.odek(&server.base_url());
+        c.env("TERM", "xterm").args(["repl", "--id", &id]);
+        c
+    };
+    tokio::task::spawn_blocking(move || -> Result<(), rexpect::error::Error> {
+        let mut p = rexpect::session::spawn_command(cmd, Some(15_000))?;
+        p.exp_string("odek 2> ")?;
+        p.send_line("again")?;
+        p.exp_string("resumed answer")?;
+        p.send_line("/quit")?;
+        p.exp_eof()?;
+        Ok(())
+    })
+    .await
+    .expect("join")
+    .expect("resumed conversation");
+    let sent = messages(&server.requests()[1]);
+    assert!(
+        sent.iter().any(|m| m["content"] == "hello"),
+        "the resumed turn sees the first one"
+    );
+}
