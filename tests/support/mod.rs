@@ -63,6 +63,7 @@ type RequestCheck = Box<dyn Fn(&Value) -> Result<(), String> + Send + Sync>;
 #[derive(Default)]
 struct Script {
     replies: Mutex<VecDeque<Reply>>,
+    side_requests: Mutex<Vec<Value>>,
     requests: Mutex<Vec<Value>>,
     auth: Mutex<Vec<Option<String>>>,
     checks: Mutex<Vec<RequestCheck>>,
@@ -74,6 +75,13 @@ struct Responder(Arc<Script>);
 impl Respond for Responder {
     fn respond(&self, request: &Request) -> ResponseTemplate {
         let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+        if is_side_call(&body) {
+            self.0.side_requests.lock().expect("lock").push(body);
+            return render(
+                text("Digest: the agent listed files and read outputs; nothing failed."),
+                false,
+            );
+        }
         for check in self.0.checks.lock().expect("lock").iter() {
             if let Err(e) = check(&body) {
                 let n = self.0.requests.lock().expect("lock").len() + 1;
@@ -98,6 +106,15 @@ impl Respond for Responder {
             None => ResponseTemplate::new(500).set_body_string("script exhausted"),
         }
     }
+}
+
+/// Side calls (compaction digest, partial summary) send no tools; the loop always does.
+fn is_side_call(body: &Value) -> bool {
+    body.get("tools")
+        .is_none_or(|t| t.as_array().is_none_or(|a| a.is_empty()))
+        && body["messages"][0]["content"]
+            .as_str()
+            .is_some_and(|c| c.starts_with("You are a compaction assistant"))
 }
 
 fn render(reply: Reply, stream: bool) -> ResponseTemplate {
@@ -191,6 +208,11 @@ impl ScriptedServer {
     /// The JSON bodies of every chat request so far.
     pub fn requests(&self) -> Vec<Value> {
         self.script.requests.lock().expect("lock").clone()
+    }
+
+    /// Side calls (the compaction digest) answered with a canned digest.
+    pub fn side_requests(&self) -> Vec<Value> {
+        self.script.side_requests.lock().expect("lock").clone()
     }
 
     /// The `Authorization` header of every chat request so far.
