@@ -223,21 +223,7 @@ async fn session_commands_show_trim_delete_cleanup() {
     assert!(String::from_utf8_lossy(&out.stdout).starts_with(&format!("Trimmed session {id}: ")));
     let session = only_session(&sb);
     let msgs = session["messages"].as_array().expect("messages");
-    let mut calls = Vec::new();
-    for m in msgs {
-        if let Some(tc) = m["tool_calls"].as_array() {
-            calls.extend(
-                tc.iter()
-                    .map(|c| c["id"].as_str().unwrap_or("").to_string()),
-            );
-        }
-        if m["role"] == "tool" {
-            assert!(
-                calls.contains(&m["tool_call_id"].as_str().unwrap_or("").to_string()),
-                "orphan: {m}"
-            );
-        }
-    }
+    assert_no_orphans(msgs);
 
     let out = odek_ok(&sb, &server, &["session", "cleanup", "30"]).await;
     assert_eq!(
@@ -302,19 +288,5 @@ async fn kill_9_at_any_moment_leaves_a_session_that_parses_and_continues() {
     let out = odek_ok(&sb, &server, &["continue", "go", "on"]).await;
     assert_eq!(String::from_utf8_lossy(&out.stdout), "resumed fine\n");
     let sent = messages(&server.requests()[before]);
-    let mut calls = Vec::new();
-    for m in &sent {
-        if let Some(tc) = m["tool_calls"].as_array() {
-            calls.extend(
-                tc.iter()
-                    .map(|c| c["id"].as_str().unwrap_or("").to_string()),
-            );
-        }
-        if m["role"] == "tool" {
-            assert!(
-                calls.contains(&m["tool_call_id"].as_str().unwrap_or("").to_string()),
-                "orphan in the resumed transcript"
-            );
-        }
-    }
+    assert_no_orphans(&sent);
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::Engine;
-use super::output::floor_char_boundary;
+use super::output::excerpt_line;
 use crate::llm::{ChatRequest, Message, Usage};
 
 const SIDE_CALL_TIMEOUT: Duration = Duration::from_secs(30);
@@ -64,21 +64,7 @@ pub(super) fn compaction_input(previous: Option<&str>, dropped: &[Message]) -> S
         if out.len() > MAX_INPUT_BYTES {
             break;
         }
-        out.push_str(m.role.as_str());
-        if !m.tool_calls.is_empty() {
-            let names: Vec<&str> = m
-                .tool_calls
-                .iter()
-                .map(|c| c.function.name.as_str())
-                .collect();
-            out.push_str(&format!(" [called tools: {}]", names.join(", ")));
-        }
-        out.push_str(": ");
-        let end = floor_char_boundary(&m.content, SNIPPET_BYTES);
-        out.push_str(&m.content[..end]);
-        if end < m.content.len() {
-            out.push('…');
-        }
+        out.push_str(&excerpt_line(m, SNIPPET_BYTES));
         out.push('\n');
     }
     out

@@ -23,6 +23,27 @@ pub fn truncate_output(text: &str) -> std::borrow::Cow<'_, str> {
     ))
 }
 
+/// One message as a `role [called tools: …]: text` line for a side call's input, its text cut
+/// to `max_bytes` (on a character boundary) with `…` when longer.
+pub fn excerpt_line(m: &crate::llm::Message, max_bytes: usize) -> String {
+    let mut out = String::from(m.role.as_str());
+    if !m.tool_calls.is_empty() {
+        let names: Vec<&str> = m
+            .tool_calls
+            .iter()
+            .map(|c| c.function.name.as_str())
+            .collect();
+        out.push_str(&format!(" [called tools: {}]", names.join(", ")));
+    }
+    out.push_str(": ");
+    let end = floor_char_boundary(&m.content, max_bytes);
+    out.push_str(&m.content[..end]);
+    if end < m.content.len() {
+        out.push('…');
+    }
+    out
+}
+
 /// The largest char boundary at or below `i`.
 pub fn floor_char_boundary(s: &str, mut i: usize) -> usize {
     if i >= s.len() {

@@ -60,21 +60,7 @@ fn transcript_excerpt(messages: &[Message]) -> String {
         .collect();
     let mut out = String::from("Transcript excerpt (oldest first):\n\n");
     for m in tail.into_iter().rev() {
-        out.push_str(m.role.as_str());
-        if !m.tool_calls.is_empty() {
-            let names: Vec<&str> = m
-                .tool_calls
-                .iter()
-                .map(|c| c.function.name.as_str())
-                .collect();
-            out.push_str(&format!(" [called tools: {}]", names.join(", ")));
-        }
-        out.push_str(": ");
-        let end = super::output::floor_char_boundary(&m.content, SNIPPET_BYTES);
-        out.push_str(&m.content[..end]);
-        if end < m.content.len() {
-            out.push('…');
-        }
+        out.push_str(&super::output::excerpt_line(m, SNIPPET_BYTES));
         out.push_str("\n\n");
     }
     out

@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::danger::{Classification, classify_write_path};
+use super::danger::Classification;
 use super::{Tool, ToolContext, ToolError, decode_args, paths};
 
 /// Replaces an exact string in a file.
@@ -44,28 +44,19 @@ impl Tool for PatchTool {
     }
 
     fn classify(&self, args: &Value, ctx: &ToolContext) -> Option<Classification> {
-        let path = args.get("path").and_then(Value::as_str).unwrap_or("");
-        Some(classify_write_path(path, &ctx.cwd))
+        Some(paths::write_classification(args, ctx))
     }
 
     fn untrusted_source(&self, args: &Value) -> Option<String> {
-        Some(format!(
-            "patch:{}",
-            args.get("path").and_then(Value::as_str).unwrap_or("")
-        ))
+        Some(format!("patch:{}", paths::path_arg(args)))
     }
 
     fn summary(&self, args: &Value) -> String {
-        args.get("path")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string()
+        paths::path_arg(args).to_string()
     }
 
     fn event_summary(&self, args: &Value, ctx: &ToolContext) -> Option<Value> {
-        let path = args.get("path").and_then(Value::as_str).unwrap_or("");
-        let class = classify_write_path(path, &ctx.cwd).class;
-        Some(json!({"path": path, "class": class.as_str()}))
+        Some(paths::write_event_summary(args, ctx))
     }
 
     async fn call(&self, args: &str, ctx: &ToolContext) -> Result<String, ToolError> {

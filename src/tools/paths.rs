@@ -3,7 +3,25 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use super::ToolError;
+use serde_json::{Value, json};
+
+use super::danger::{Classification, classify_write_path};
+use super::{ToolContext, ToolError};
+
+/// The `path` argument of a call (empty when missing).
+pub fn path_arg(args: &Value) -> &str {
+    args.get("path").and_then(Value::as_str).unwrap_or("")
+}
+
+/// The risk of writing the call's `path` (write_file, patch).
+pub fn write_classification(args: &Value, ctx: &ToolContext) -> Classification {
+    classify_write_path(path_arg(args), &ctx.cwd)
+}
+
+/// `{path, class}` for the events of a writing call.
+pub fn write_event_summary(args: &Value, ctx: &ToolContext) -> Value {
+    json!({"path": path_arg(args), "class": write_classification(args, ctx).class.as_str()})
+}
 
 /// `path` resolved against `cwd` and normalised lexically (`.` and `..` removed).
 pub fn resolve(cwd: &Path, path: &str) -> PathBuf {

@@ -46,15 +46,15 @@ impl Tool for ReadFileTool {
     }
 
     fn untrusted_source(&self, args: &Value) -> Option<String> {
-        Some(format!("read_file:{}", str_arg(args, "path")))
+        Some(format!("read_file:{}", paths::path_arg(args)))
     }
 
     fn summary(&self, args: &Value) -> String {
-        str_arg(args, "path").to_string()
+        paths::path_arg(args).to_string()
     }
 
     fn event_summary(&self, args: &Value, _ctx: &ToolContext) -> Option<Value> {
-        Some(json!({"path": str_arg(args, "path"), "class": "safe"}))
+        Some(json!({"path": paths::path_arg(args), "class": "safe"}))
     }
 
     async fn call(&self, args: &str, ctx: &ToolContext) -> Result<String, ToolError> {
@@ -90,10 +90,6 @@ impl Tool for ReadFileTool {
         let limit = args.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT);
         number_lines(&text, offset, limit, &args.path)
     }
-}
-
-fn str_arg<'a>(args: &'a Value, key: &str) -> &'a str {
-    args.get(key).and_then(Value::as_str).unwrap_or("")
 }
 
 /// The `offset..offset+limit` window of `text` as `<n>|<line>` rows, with a footer saying how

@@ -335,3 +335,23 @@ pub fn show(out: &std::process::Output) -> String {
 pub fn read(path: impl AsRef<Path>) -> String {
     std::fs::read_to_string(path).expect("read")
 }
+
+/// Fails when a tool result in `messages` answers no call of an earlier assistant message.
+pub fn assert_no_orphans(messages: &[Value]) {
+    let mut calls = Vec::new();
+    for m in messages {
+        if let Some(tc) = m["tool_calls"].as_array() {
+            calls.extend(
+                tc.iter()
+                    .map(|c| c["id"].as_str().unwrap_or("").to_string()),
+            );
+        }
+        if m["role"] == "tool" {
+            let id = m["tool_call_id"].as_str().unwrap_or("").to_string();
+            assert!(
+                calls.contains(&id),
+                "tool result {id} answers no earlier call: {m}"
+            );
+        }
+    }
+}
