@@ -30,6 +30,18 @@ pub const VERSION_LINE: &str = concat!(
     ")"
 );
 
+const AFTER_HELP: &str = "\
+Examples:
+  odek run \"find the TODOs in this repository and summarise them\"
+  odek run --replay examples/demo.jsonl \"describe this directory\"   # no server needed
+  odek continue \"now write tests for it\"
+  odek run --events-jsonl - \"fix the build\" | jq -c .type
+  odek repl --base-url http://127.0.0.1:8080/v1 --model local
+
+The API key comes from ODEK_API_KEY (or DEEPSEEK_API_KEY, OPENAI_API_KEY); `odek config`
+shows every setting and where it came from.
+Exit codes: 0 done, 1 error, 2 usage, 4 budget exhausted, 130 interrupted.";
+
 /// Exit codes of the program.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {
@@ -53,7 +65,14 @@ impl From<Exit> for ExitCode {
 
 /// odek: an autonomous agent for any OpenAI-compatible chat model.
 #[derive(Debug, Parser)]
-#[command(name = "odek", version = VERSION_LINE, about, long_about = None, max_term_width = 100)]
+#[command(
+    name = "odek",
+    version = VERSION_LINE,
+    about,
+    long_about = None,
+    max_term_width = 100,
+    after_help = AFTER_HELP
+)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
