@@ -244,6 +244,7 @@ async fn replay_runs_with_no_server() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("replayed from `examples/demo.jsonl`"));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(stderr.matches("✓ shell").count(), 3, "{stderr}");
+    assert_eq!(stderr.matches("✓ plan").count(), 4, "{stderr}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -46,9 +46,14 @@ impl Engine {
         let prepared: Vec<Prepared> = calls.iter().map(|c| self.prepare(c, &ctx)).collect();
         let verdicts = self.gate.decide(&gate_requests(&prepared, &ctx)).await;
         let permits = Arc::new(Semaphore::new(self.settings.max_tool_parallel.max(1)));
-        let mut handles = Vec::with_capacity(prepared.len());
+        let fallbacks: Vec<(String, String)> = prepared
+            .iter()
+            .map(|p| (p.call.id.clone(), p.call.function.name.clone()))
+            .collect();
+        let mut parallel = Vec::new();
+        let mut ordered = Vec::new();
         let mut verdicts = verdicts.into_iter();
-        for p in prepared {
+        for (index, p) in prepared.into_iter().enumerate() {
             let verdict = if p.tool.is_some() && p.args.is_some() {
                 verdicts.next().unwrap_or(Ok(()))
             } else {
@@ -60,13 +65,35 @@ impl Engine {
                 summary: &p.summary,
                 event_summary: p.event_summary.as_ref(),
             });
-            handles.push(self.spawn_call(iteration, p, verdict, &ctx, &permits));
+            let in_call_order = p.tool.as_ref().is_some_and(|t| t.runs_in_call_order());
+            let call = self.call_future(iteration, p, verdict, &ctx, &permits);
+            if in_call_order {
+                ordered.push((index, call));
+            } else {
+                parallel.push((index, AbortOnDrop(tokio::spawn(call))));
+            }
         }
-        let mut results = Vec::with_capacity(handles.len());
-        for h in handles {
-            results.push(h.await);
+        // Calls of tools that must see each other's effects (the plan) run one after another,
+        // in call order, while the other calls run in parallel.
+        let ordered = AbortOnDrop(tokio::spawn(async move {
+            let mut done = Vec::with_capacity(ordered.len());
+            for (index, call) in ordered {
+                done.push((index, call.await));
+            }
+            done
+        }));
+        let mut slots: Vec<Option<CallResult>> = fallbacks.iter().map(|_| None).collect();
+        for (index, handle) in parallel {
+            slots[index] = handle.join().await.ok();
         }
-        results
+        for (index, result) in ordered.join().await.unwrap_or_default() {
+            slots[index] = Some(result);
+        }
+        slots
+            .into_iter()
+            .zip(fallbacks)
+            .map(|(slot, (id, name))| slot.unwrap_or_else(|| internal_failure(id, name)))
+            .collect()
     }
 
     fn prepare(&self, call: &ToolCall, ctx: &ToolContext) -> Prepared {
@@ -93,22 +120,22 @@ impl Engine {
         }
     }
 
-    fn spawn_call(
+    /// One call, approved or not, executed and shaped for the model (redacted, truncated,
+    /// wrapped); reports its end to the observer.
+    fn call_future(
         &self,
         iteration: u32,
         p: Prepared,
         verdict: Result<(), String>,
         ctx: &ToolContext,
         permits: &Arc<Semaphore>,
-    ) -> impl std::future::Future<Output = CallResult> + use<> {
+    ) -> impl std::future::Future<Output = CallResult> + Send + use<> {
         let observer = self.observer.clone();
         let redactor = self.redactor.clone();
         let available = self.tools.names().join(", ");
         let ctx = ctx.clone();
         let permits = permits.clone();
-        let call_id = p.call.id.clone();
-        let call_name = p.call.function.name.clone();
-        let task = tokio::spawn(async move {
+        async move {
             let started = Instant::now();
             let source = match (&p.tool, &p.args) {
                 (Some(t), Some(a)) => t.untrusted_source(a),
@@ -139,21 +166,6 @@ impl Engine {
             });
             let message = Message::tool_result(&p.call.id, &p.call.function.name, content);
             CallResult { message, ok }
-        });
-        let task = AbortOnDrop(task);
-        async move {
-            match task.join().await {
-                Ok(r) => r,
-                // The task itself only panics if an observer does; keep the transcript whole.
-                Err(e) => CallResult {
-                    message: Message::tool_result(
-                        call_id,
-                        call_name,
-                        format!("error: internal: {e}"),
-                    ),
-                    ok: false,
-                },
-            }
         }
     }
 }
@@ -242,6 +254,15 @@ impl<T> AbortOnDrop<T> {
 impl<T> Drop for AbortOnDrop<T> {
     fn drop(&mut self) {
         self.0.abort();
+    }
+}
+
+/// The result when a call's task itself failed (only an observer panic can cause it); the
+/// transcript stays whole.
+fn internal_failure(call_id: String, name: String) -> CallResult {
+    CallResult {
+        message: Message::tool_result(call_id, name, "error: internal: the call's task failed"),
+        ok: false,
     }
 }
 

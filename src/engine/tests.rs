@@ -521,3 +521,43 @@ async fn a_resumed_run_restores_the_plan_before_the_first_request() {
             .any(|m| m.content.starts_with("[Current plan: v1 — 0/2 done"))
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn plan_calls_in_one_batch_apply_in_call_order() {
+    for _ in 0..25 {
+        let model = Scripted::new(vec![
+            with_calls(vec![
+                call("", r#"{"text":"slow","ms":5}"#),
+                plan_call(
+                    serde_json::json!({"verb": "create", "steps": [{"id": "s1", "title": "x"}, {"id": "s2", "title": "y"}]}),
+                ),
+                call("", r#"{"text":"fast"}"#),
+                plan_call(
+                    serde_json::json!({"verb": "update", "updates": [{"id": "s1", "status": "in_progress"}]}),
+                ),
+                plan_call(serde_json::json!({"verb": "complete", "step_id": "s1"})),
+            ]),
+            Message::assistant("ok"),
+        ]);
+        let (e, store) = plan_engine(model, None);
+        let out = e
+            .run(vec![Message::user("t")], None, CancellationToken::new())
+            .await;
+        assert!(out.result.is_ok());
+        assert_eq!(
+            store.version(),
+            3,
+            "create, then update, then complete — never out of order"
+        );
+        let results: Vec<&Message> = out
+            .messages
+            .iter()
+            .filter(|m| m.role == Role::Tool)
+            .collect();
+        assert!(
+            results
+                .iter()
+                .all(|m| !m.content.contains("unknown step id"))
+        );
+    }
+}

@@ -81,6 +81,11 @@ pub trait Tool: Send + Sync {
     fn event_summary(&self, _args: &Value, _ctx: &ToolContext) -> Option<Value> {
         None
     }
+    /// True when calls of this tool within one batch must run one at a time, in call order
+    /// (the plan: an `update` riding the same batch as its `create` must see the new plan).
+    fn runs_in_call_order(&self) -> bool {
+        false
+    }
     /// Runs the call. `args` is the raw JSON text the model sent.
     async fn call(&self, args: &str, ctx: &ToolContext) -> Result<String, ToolError>;
 }

@@ -41,6 +41,10 @@ impl Tool for PlanTool {
         None
     }
 
+    fn runs_in_call_order(&self) -> bool {
+        true
+    }
+
     fn summary(&self, args: &Value) -> String {
         let verb = args.get("verb").and_then(Value::as_str).unwrap_or("?");
         match args.get("step_id").and_then(Value::as_str) {
