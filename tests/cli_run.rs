@@ -344,3 +344,196 @@ async fn remote_endpoint_without_key_is_a_clear_error() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("no API key provided for https://api.example.com/v1 (set ODEK_API_KEY, DEEPSEEK_API_KEY or OPENAI_API_KEY"), "{stderr}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn version_names_version_target_and_commit() {
+    let sb = Sandbox::new();
+    for args in [&["version"][..], &["--version"][..]] {
+        let mut cmd = sb.odek("http://127.0.0.1:9/v1");
+        cmd.args(args);
+        let out = output(cmd).await;
+        assert_eq!(out.status.code(), Some(0));
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.starts_with(&format!("odek {} (", env!("CARGO_PKG_VERSION"))),
+            "{text}"
+        );
+        assert!(text.contains(", commit "), "{text}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctx_files_and_agents_md_are_injected_before_the_task() {
+    let server = ScriptedServer::start(vec![text("seen"), text("seen again")]).await;
+    let sb = Sandbox::new();
+    std::fs::write(sb.work.join("AGENTS.md"), "Always answer in haiku.\n").expect("write");
+    std::fs::write(sb.work.join("spec.txt"), "the spec says 42").expect("write");
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["run", "--ctx", "spec.txt", "read the spec"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let sent = messages(&server.requests()[0]);
+    assert_eq!(sent.len(), 4, "system, AGENTS.md, --ctx, task");
+    let agents = sent[1]["content"].as_str().expect("text");
+    assert!(
+        agents.starts_with("[Injected context: project instructions from ./AGENTS.md"),
+        "{agents}"
+    );
+    assert!(agents.contains("Always answer in haiku."));
+    let ctx = sent[2]["content"].as_str().expect("text");
+    assert!(
+        ctx.contains("--- spec.txt ---\n<untrusted_content_") && ctx.contains("the spec says 42"),
+        "{ctx}"
+    );
+    assert_eq!(sent[3]["content"], "read the spec");
+
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["run", "--no-agents", "again"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(
+        messages(&server.requests()[1]).len(),
+        2,
+        "no AGENTS.md with --no-agents"
+    );
+
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["run", "--ctx", "missing.txt", "x"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--ctx missing.txt: No such file"),
+        "{}",
+        show(&out)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn record_then_replay_reproduces_the_run() {
+    let server = ScriptedServer::start(vec![
+        tools(&[("shell", json!({"command": "echo recorded"}))]),
+        text("recorded answer"),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let recording = sb.dir.path().join("rec.jsonl");
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["run", "--ephemeral", "--record"])
+        .arg(&recording)
+        .arg("go");
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let mut cmd = sb.odek("http://127.0.0.1:9/v1");
+    cmd.args(["run", "--ephemeral", "--replay"])
+        .arg(&recording)
+        .arg("go");
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "recorded answer\n");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("✓ shell echo recorded"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quiet_prints_only_the_answer() {
+    let server = ScriptedServer::start(vec![
+        tools(&[("shell", json!({"command": "echo x"}))]),
+        text("just this"),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["run", "-q", "go"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "just this\n");
+    assert!(out.stderr.is_empty(), "{}", show(&out));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_iter_ends_with_a_partial_summary() {
+    let server = ScriptedServer::start(vec![
+        tools(&[("shell", json!({"command": "echo 1"}))]),
+        tools(&[("shell", json!({"command": "echo 2"}))]),
+        text("Half done: ran two commands."),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["run", "--max-iter", "2", "go"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "[Iteration budget reached — partial summary]\n\nHalf done: ran two commands.\n"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("reached max iterations (2)"));
+    let summary_request = &server.requests()[2];
+    assert!(
+        summary_request.get("tools").is_none(),
+        "the summary call offers no tools"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runtime_budget_stops_a_slow_tool_and_exits_4() {
+    let server = ScriptedServer::start(vec![
+        tools(&[("shell", json!({"command": "sleep 20"}))]),
+        text("never"),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["run", "--max-runtime", "1", "wait"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(4), "{}", show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("execution budget exceeded: runtime"),
+        "{}",
+        show(&out)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_terminal_user_approves_or_denies_risky_commands() {
+    let server = ScriptedServer::start(vec![
+        tools(&[(
+            "shell",
+            json!({"command": "python3 -c \"open('approved','w')\""}),
+        )]),
+        tools(&[(
+            "shell",
+            json!({"command": "python3 -c \"open('denied','w')\""}),
+        )]),
+        text("asked twice"),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let cmd = {
+        let mut c = sb.odek(&server.base_url());
+        c.env("TERM", "xterm")
+            .args(["run", "--no-stream", "make two files"]);
+        c
+    };
+    tokio::task::spawn_blocking(move || -> Result<(), rexpect::error::Error> {
+        let mut p = rexpect::session::spawn_command(cmd, Some(20_000))?;
+        p.exp_string("requires approval")?;
+        p.exp_string("risk: code_execution")?;
+        p.exp_string("[a]pprove")?;
+        p.send_line("a")?;
+        p.exp_string("requires approval")?;
+        p.send_line("d")?;
+        p.exp_string("asked twice")?;
+        p.exp_eof()?;
+        Ok(())
+    })
+    .await
+    .expect("join")
+    .expect("the approval conversation");
+    assert!(sb.work.join("approved").exists());
+    assert!(!sb.work.join("denied").exists());
+    let denied = unwrap_untrusted(&tool_results(&server.requests()[2])[1]);
+    assert!(
+        denied.starts_with("error: operation denied by user"),
+        "{denied}"
+    );
+}
