@@ -48,6 +48,10 @@ struct Repl {
 
 /// Runs `odek repl`.
 pub fn run(args: ReplArgs) -> anyhow::Result<Exit> {
+    if args.turn.events_jsonl.as_deref() == Some("-") {
+        eprintln!("odek: repl: --events-jsonl - would mix the event stream with the REPL on stdout; give a file path instead");
+        return Ok(Exit::Usage);
+    }
     let mut repl = match &args.id {
         Some(id) => {
             if let Err(e) = refuse_session_fixed_flags(&args.turn, "repl --id") {
