@@ -34,7 +34,7 @@ def log(*args):
 
 
 class Sample:
-    """Wall times (s), CPU times (s) and peak RSS (KiB) of repeated runs."""
+    """Wall times and CPU times (s) of repeated runs, and peak RSS (KiB) of a few more."""
 
     def __init__(self):
         self.wall, self.cpu, self.rss = [], [], []
@@ -42,7 +42,6 @@ class Sample:
     def add(self, wall, rusage):
         self.wall.append(wall)
         self.cpu.append(rusage.ru_utime + rusage.ru_stime)
-        self.rss.append(rusage.ru_maxrss)
 
     def ms(self, values=None):
         v = [x * 1000 for x in (values if values is not None else self.wall)]
@@ -85,6 +84,65 @@ def run_once(argv, env, cwd=None, sample=None, check=None):
         raise SystemExit(f"{' '.join(argv)} exited {proc.returncode}")
     if sample is not None:
         sample.add(wall, rusage)
+
+
+def gnu_time():
+    """`/usr/bin/time` when it is GNU time (it can write `%M`, the peak RSS in KiB)."""
+    try:
+        with tempfile.NamedTemporaryFile() as out:
+            subprocess.run(
+                ["/usr/bin/time", "-f", "%M", "-o", out.name, "true"],
+                check=True,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            int(open(out.name).read().split()[-1])
+        return "/usr/bin/time"
+    except (OSError, ValueError, IndexError, subprocess.CalledProcessError):
+        return None
+
+
+GNU_TIME = gnu_time()
+
+
+def measure_rss(argv, env, cwd=None, sample=None, runs=3):
+    """Peak RSS (KiB) of `runs` runs, added to `sample.rss`.
+
+    Measured through GNU time, whose own RSS (~2 MiB) is what the child inherits before it
+    execs odek. Without GNU time the fallback is the rusage from `os.wait4`, but Linux counts
+    the pre-exec address space of a child forked from this Python process (~20-30 MiB here)
+    in its peak, so the fallback is an upper bound and is labelled as such."""
+    for _ in range(runs):
+        if GNU_TIME:
+            with tempfile.NamedTemporaryFile() as out:
+                subprocess.run(
+                    [GNU_TIME, "-f", "%M", "-o", out.name] + argv,
+                    env=env,
+                    cwd=cwd,
+                    check=True,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+                kib = int(open(out.name).read().split()[-1])
+        else:
+            proc = subprocess.Popen(
+                argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            )
+            _, status, rusage = os.wait4(proc.pid, 0)
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            kib = rusage.ru_maxrss
+        sample.rss.append(kib)
+
+
+def rss_text(sample):
+    """Median and max peak RSS in MiB, marked as an upper bound without GNU time."""
+    bound = "" if GNU_TIME else "≤ "
+    return (
+        f"{bound}{statistics.median(sample.rss) / 1024:.1f} MiB "
+        f"(max {max(sample.rss) / 1024:.1f}, {len(sample.rss)} runs)"
+    )
 
 
 def expect_ok(what, needle=None):
@@ -164,7 +222,8 @@ def version_startup(binary, runs, env):
         run_once([binary, "--version"], env)
     for _ in range(runs):
         run_once([binary, "--version"], env, sample=sample)
-    log(f"odek --version: {fmt_ms(sample.ms())}")
+    measure_rss([binary, "--version"], env, sample=sample)
+    log(f"odek --version: {fmt_ms(sample.ms())}, peak RSS {rss_text(sample)}")
     return sample
 
 
@@ -228,6 +287,8 @@ def agent_run(binary, reps, iterations, root):
         made = server_requests(port) - before
         if made != iterations * reps * len(variants):
             raise SystemExit(f"timed runs made {made} model calls, expected {iterations * reps * 2}")
+        for name, argv in variants.items():
+            measure_rss(argv, env, cwd=work, sample=samples[name], runs=5)
         sessions = os.path.join(odek_home, "sessions")
         if os.path.isdir(sessions) and os.listdir(sessions):
             raise SystemExit("--ephemeral runs saved a session")
@@ -235,11 +296,9 @@ def agent_run(binary, reps, iterations, root):
         server.terminate()
         server.wait()
     for name, s in samples.items():
-        rss = [r / 1024 for r in s.rss]
         log(
             f"{iterations}-iteration run, {name}: wall {fmt_ms(s.ms())}; "
-            f"CPU {statistics.median(s.cpu) * 1000:.1f} ms; "
-            f"peak RSS {statistics.median(rss):.1f} MiB (max {max(rss):.1f})"
+            f"CPU {statistics.median(s.cpu) * 1000:.1f} ms; peak RSS {rss_text(s)}"
         )
     return samples
 
@@ -346,12 +405,14 @@ def session_list(binary, count, runs, root):
     for _ in range(runs):
         for name, argv in commands.items():
             run_once(argv, env, sample=samples[name])
+    for name, argv in commands.items():
+        measure_rss(argv, env, sample=samples[name])
     if os.stat(index).st_mtime_ns != mtime:
         raise SystemExit("index.json was rewritten during the timed runs")
     for name, s in samples.items():
         log(
             f"{' '.join(commands[name][1:])} ({count} sessions): {fmt_ms(s.ms())}, "
-            f"peak RSS {statistics.median(s.rss) / 1024:.1f} MiB"
+            f"peak RSS {rss_text(s)}"
         )
     return samples
 
@@ -364,9 +425,9 @@ def main():
     p.add_argument("--bin", required=True, help="the odek binary")
     p.add_argument("--version-runs", type=int, default=200)
     p.add_argument("--iterations", type=int, default=20)
-    p.add_argument("--run-reps", type=int, default=10)
+    p.add_argument("--run-reps", type=int, default=20)
     p.add_argument("--sessions", type=int, default=10_000)
-    p.add_argument("--list-runs", type=int, default=50)
+    p.add_argument("--list-runs", type=int, default=100)
     args = p.parse_args()
     binary = os.path.abspath(args.bin)
 
@@ -384,12 +445,12 @@ def main():
         listing["list"].ms(),
         listing["list_all"].ms(),
     )
-    mib = lambda kib: f"{kib / 1024:.1f} MiB"
     rows = [
         ("binary size (`target/release/odek`)", f"{size:,} bytes ({size / 2**20:.2f} MiB)"),
         (
             f"`odek --version`, {v['n']} runs",
-            f"median {v['median']:.2f} ms, mean {v['mean']:.2f} ms, min {v['min']:.2f} ms",
+            f"median {v['median']:.2f} ms, mean {v['mean']:.2f} ms, min {v['min']:.2f} ms; "
+            f"peak RSS {rss_text(version)}",
         ),
     ]
     for name, s in runs.items():
@@ -400,15 +461,14 @@ def main():
                 f"`odek run --ephemeral{' --no-stream' if name == 'buffered' else ''}`, "
                 f"{args.iterations} iterations ({args.iterations - 1} tool calls), {w['n']} runs",
                 f"median {w['median']:.1f} ms, mean {w['mean']:.1f} ms, min {w['min']:.1f} ms; "
-                f"CPU (odek + tools) median {cpu['median']:.1f} ms; "
-                f"peak RSS median {mib(statistics.median(s.rss))}, max {mib(max(s.rss))}",
+                f"CPU (odek + tools) median {cpu['median']:.1f} ms; peak RSS {rss_text(s)}",
             )
         )
     rows += [
         (
             f"`odek session list`, {args.sessions:,} sessions, {l['n']} runs",
             f"median {l['median']:.2f} ms, mean {l['mean']:.2f} ms, min {l['min']:.2f} ms; "
-            f"peak RSS {mib(statistics.median(listing['list'].rss))}",
+            f"peak RSS {rss_text(listing['list'])}",
         ),
         (
             f"`odek session list --all` (prints all {args.sessions:,}), {la['n']} runs",

@@ -5,8 +5,8 @@
 #
 # Needs bash, coreutils, python3 (standard library only) and cargo. Builds the release
 # binary first; set ODEK_BENCH_NO_BUILD=1 to measure an existing one (ODEK_BIN=path picks
-# it). Knobs, with their defaults: ODEK_BENCH_VERSION_RUNS=200 ODEK_BENCH_RUN_REPS=10
-# ODEK_BENCH_SESSIONS=10000 ODEK_BENCH_LIST_RUNS=50. Progress goes to stderr; the Markdown
+# it). Knobs, with their defaults: ODEK_BENCH_VERSION_RUNS=200 ODEK_BENCH_RUN_REPS=20
+# ODEK_BENCH_SESSIONS=10000 ODEK_BENCH_LIST_RUNS=100. Progress goes to stderr; the Markdown
 # table for docs/PERFORMANCE.md goes to stdout.
 set -euo pipefail
 
@@ -31,6 +31,6 @@ fi
 exec python3 "$root/bench/measure.py" \
     --bin "$bin" \
     --version-runs "${ODEK_BENCH_VERSION_RUNS:-200}" \
-    --run-reps "${ODEK_BENCH_RUN_REPS:-10}" \
+    --run-reps "${ODEK_BENCH_RUN_REPS:-20}" \
     --sessions "${ODEK_BENCH_SESSIONS:-10000}" \
-    --list-runs "${ODEK_BENCH_LIST_RUNS:-50}"
+    --list-runs "${ODEK_BENCH_LIST_RUNS:-100}"
