@@ -84,7 +84,7 @@ fn call(rng: &mut Rng, id: &str, n: usize) -> ToolCall {
 
 /// A transcript of exactly `len` messages: the system prompt, the task, the plan message,
 /// then assistant messages with 1–3 tool calls (some with narration or reasoning) and their
-/// wrapped results, a corrective hint now and then, and a follow-up user turn every ~300
+/// wrapped results, a corrective hint now and then, and a follow-up user turn every ~200
 /// messages (a session continued a few times). Returns the messages (with the plan message
 /// in place) and the plan store whose render cache the context holds.
 fn transcript(len: usize) -> (Vec<Message>, Arc<PlanStore>) {
