@@ -6,7 +6,7 @@ Measures, with nothing but the Python standard library:
   1. the size of the binary;
   2. `odek --version` start-up time;
   3. a 20-iteration `odek run` against bench/scripted_server.py (streamed and buffered):
-     wall time, CPU time and peak RSS;
+     wall time, CPU time and peak RSS (through GNU time when it is installed);
   4. `odek session list` with 10,000 sessions on disk, interleaved with `odek --version`.
 
 Every timing spawns the process from Python (`subprocess.Popen` + `os.wait4`), so the fixed
