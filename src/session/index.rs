@@ -144,12 +144,26 @@ pub(crate) fn summary_from_file(
 /// Sorts by `updated_at`, newest first (then `created_at`, then id); timestamps that do not
 /// parse sort last.
 pub(crate) fn sort_newest_first(entries: &mut [SessionSummary]) {
-    let key = |e: &SessionSummary| {
+    let times = |e: &SessionSummary| {
         let updated = super::parse_unix_seconds(&e.updated_at).unwrap_or(i64::MIN);
         let created = super::parse_unix_seconds(&e.created_at).unwrap_or(i64::MIN);
-        std::cmp::Reverse((updated, created, e.id.clone()))
+        (updated, created)
     };
-    entries.sort_by_cached_key(key);
+    // The index is written in this order, so `list` nearly always finds it sorted already:
+    // checking costs one pass of timestamp parsing and no per-entry allocation, where the
+    // sort also clones every id into its key.
+    let keys: Vec<(i64, i64)> = entries.iter().map(times).collect();
+    let in_order = entries
+        .windows(2)
+        .zip(keys.windows(2))
+        .all(|(e, t)| (t[0], e[0].id.as_str()) >= (t[1], e[1].id.as_str()));
+    if in_order {
+        return;
+    }
+    entries.sort_by_cached_key(|e| {
+        let (updated, created) = times(e);
+        std::cmp::Reverse((updated, created, e.id.clone()))
+    });
 }
 
 #[cfg(test)]
@@ -178,6 +192,57 @@ mod tests {
         sort_newest_first(&mut entries);
         let ids: Vec<&str> = entries.iter().map(|e| e.id.as_str()).collect();
         assert_eq!(ids, ["new", "offset", "old", "bad"]);
+    }
+
+    /// The plain sort `sort_newest_first` must agree with, whether or not it skips sorting.
+    fn reference_sort(entries: &mut [SessionSummary]) {
+        entries.sort_by_cached_key(|e| {
+            let updated = crate::session::parse_unix_seconds(&e.updated_at).unwrap_or(i64::MIN);
+            let created = crate::session::parse_unix_seconds(&e.created_at).unwrap_or(i64::MIN);
+            std::cmp::Reverse((updated, created, e.id.clone()))
+        });
+    }
+
+    fn arbitrary_entries() -> impl proptest::strategy::Strategy<Value = Vec<SessionSummary>> {
+        // Few distinct values, so equal times, equal ids and unparseable stamps all occur.
+        let stamp = proptest::sample::select(vec![
+            "2026-01-01T00:00:00Z",
+            "2026-01-01T00:00:01Z",
+            "2026-03-01T12:00:00Z",
+            "2026-03-01T13:00:00+01:00",
+            "not a time",
+            "",
+        ]);
+        let id = proptest::sample::select(vec!["a", "b", "c", "d"]);
+        proptest::collection::vec((id, stamp.clone(), stamp), 0..12).prop_map(|raw| {
+            raw.into_iter()
+                .enumerate()
+                .map(|(n, (id, created, updated))| SessionSummary {
+                    id: id.into(),
+                    title: format!("entry {n}"),
+                    created_at: created.into(),
+                    updated_at: updated.into(),
+                    turns: 0,
+                    model: String::new(),
+                })
+                .collect()
+        })
+    }
+
+    use proptest::strategy::Strategy as _;
+
+    proptest::proptest! {
+        #[test]
+        fn sorting_agrees_with_the_plain_sort(entries in arbitrary_entries()) {
+            let mut expected = entries.clone();
+            reference_sort(&mut expected);
+            let mut got = entries;
+            sort_newest_first(&mut got);
+            proptest::prop_assert_eq!(&got, &expected);
+            // An index already in order (the usual case) is left exactly as it is.
+            sort_newest_first(&mut got);
+            proptest::prop_assert_eq!(got, expected);
+        }
     }
 
     #[test]

@@ -1,0 +1,494 @@
+#!/usr/bin/env python3
+"""End-to-end measurements of a built odek binary (called by bench/run.sh).
+
+Measures, with nothing but the Python standard library:
+
+  1. the size of the binary;
+  2. `odek --version` start-up time;
+  3. a 20-iteration `odek run` against bench/scripted_server.py (streamed and buffered):
+     wall time, CPU time and peak RSS (through GNU time when it is installed);
+  4. `odek session list` with 10,000 sessions on disk, interleaved with `odek --version`.
+
+Every timing spawns the process from Python (`subprocess.Popen` + `os.wait4`), so the fixed
+cost of spawning is in every figure alike; the comparisons interleave their commands so
+that a busy neighbour slows both sides equally. Prints the figures as it goes and a
+Markdown table at the end.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def log(*args):
+    print(*args, file=sys.stderr, flush=True)
+
+
+class Sample:
+    """Wall times and CPU times (s) of repeated runs, and peak RSS (KiB) of a few more."""
+
+    def __init__(self):
+        self.wall, self.cpu, self.rss = [], [], []
+
+    def add(self, wall, rusage):
+        self.wall.append(wall)
+        self.cpu.append(rusage.ru_utime + rusage.ru_stime)
+
+    def ms(self, values=None):
+        v = [x * 1000 for x in (values if values is not None else self.wall)]
+        return {
+            "n": len(v),
+            "mean": statistics.fmean(v),
+            "median": statistics.median(v),
+            "min": min(v),
+            "max": max(v),
+        }
+
+
+def fmt_ms(stats):
+    return f"{stats['median']:.2f} ms (mean {stats['mean']:.2f}, min {stats['min']:.2f}, n={stats['n']})"
+
+
+def run_once(argv, env, cwd=None, sample=None, check=None):
+    """Runs argv to completion; records wall time and the child's rusage in `sample`."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        argv,
+        env=env,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE if check else subprocess.DEVNULL,
+        stderr=subprocess.PIPE if check else subprocess.DEVNULL,
+    )
+    out = err = b""
+    if check:
+        out, err = proc.communicate()
+        # communicate() reaped the child; its rusage is the delta of RUSAGE_CHILDREN, so
+        # checked runs are not timed. Callers time unchecked runs only.
+        rc = proc.returncode
+        check(rc, out.decode(errors="replace"), err.decode(errors="replace"))
+        return
+    _, status, rusage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} exited {proc.returncode}")
+    if sample is not None:
+        sample.add(wall, rusage)
+
+
+def gnu_time():
+    """`/usr/bin/time` when it is GNU time (it can write `%M`, the peak RSS in KiB)."""
+    try:
+        with tempfile.NamedTemporaryFile() as out:
+            subprocess.run(
+                ["/usr/bin/time", "-f", "%M", "-o", out.name, "true"],
+                check=True,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            int(open(out.name).read().split()[-1])
+        return "/usr/bin/time"
+    except (OSError, ValueError, IndexError, subprocess.CalledProcessError):
+        return None
+
+
+GNU_TIME = gnu_time()
+
+
+def measure_rss(argv, env, cwd=None, sample=None, runs=3):
+    """Peak RSS (KiB) of `runs` runs, added to `sample.rss`.
+
+    Measured through GNU time, whose own RSS (~2 MiB) is what the child inherits before it
+    execs odek. Without GNU time the fallback is the rusage from `os.wait4`, but Linux counts
+    the pre-exec address space of a child forked from this Python process (~20-30 MiB here)
+    in its peak, so the fallback is an upper bound and is labelled as such."""
+    for _ in range(runs):
+        if GNU_TIME:
+            with tempfile.NamedTemporaryFile() as out:
+                subprocess.run(
+                    [GNU_TIME, "-f", "%M", "-o", out.name] + argv,
+                    env=env,
+                    cwd=cwd,
+                    check=True,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+                kib = int(open(out.name).read().split()[-1])
+        else:
+            proc = subprocess.Popen(
+                argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            )
+            _, status, rusage = os.wait4(proc.pid, 0)
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            kib = rusage.ru_maxrss
+        sample.rss.append(kib)
+
+
+def rss_text(sample):
+    """Median and max peak RSS in MiB, marked as an upper bound without GNU time."""
+    bound = "" if GNU_TIME else "≤ "
+    return (
+        f"{bound}{statistics.median(sample.rss) / 1024:.1f} MiB "
+        f"(max {max(sample.rss) / 1024:.1f}, {len(sample.rss)} runs)"
+    )
+
+
+def expect_ok(what, needle=None):
+    def check(rc, out, err):
+        if rc != 0 or (needle is not None and needle not in out):
+            raise SystemExit(f"{what}: exit {rc}\n--- stdout ---\n{out}\n--- stderr ---\n{err}")
+
+    return check
+
+
+def clean_env(home, odek_home, extra=None):
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": home,
+        "ODEK_HOME": odek_home,
+        "NO_COLOR": "1",
+        "LANG": "C.UTF-8",
+    }
+    env.update(extra or {})
+    return env
+
+
+def machine():
+    cpu = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    load = os.getloadavg()
+    return (
+        f"{os.cpu_count()} × {cpu}, Linux {platform.release()}, "
+        f"load average at start {load[0]:.2f}"
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# 1–2. size and start-up
+
+
+def has_symbol_table(binary):
+    """True when the ELF file has a SHT_SYMTAB section, i.e. it was not stripped. The release
+    profile strips; `cargo bench` links an unstripped bench-profile binary to the same path."""
+    import struct
+
+    with open(binary, "rb") as f:
+        header = f.read(64)
+        if header[:4] != b"\x7fELF" or header[4] != 2:  # ELF64 only
+            return False
+        shoff = struct.unpack_from("<Q", header, 0x28)[0]
+        shentsize, shnum = struct.unpack_from("<HH", header, 0x3A)
+        f.seek(shoff)
+        table = f.read(shentsize * shnum)
+    return any(
+        struct.unpack_from("<I", table, i * shentsize + 4)[0] == 2 for i in range(shnum)
+    )
+
+
+def binary_size(binary):
+    size = os.path.getsize(binary)
+    if has_symbol_table(binary):
+        log(
+            f"warning: {binary} is not stripped: it is probably the bench-profile binary "
+            "that `cargo bench` leaves there; rebuild with `cargo build --release --locked`"
+        )
+    log(f"binary: {binary}: {size} bytes ({size / 2**20:.2f} MiB)")
+    return size
+
+
+def version_startup(binary, runs, env):
+    run_once([binary, "--version"], env, check=expect_ok("odek --version", "odek"))
+    sample = Sample()
+    for _ in range(5):
+        run_once([binary, "--version"], env)
+    for _ in range(runs):
+        run_once([binary, "--version"], env, sample=sample)
+    measure_rss([binary, "--version"], env, sample=sample)
+    log(f"odek --version: {fmt_ms(sample.ms())}, peak RSS {rss_text(sample)}")
+    return sample
+
+
+# ---------------------------------------------------------------------------------------
+# 3. a 20-iteration run against the scripted server
+
+
+def start_server(iterations):
+    server = subprocess.Popen(
+        [sys.executable, os.path.join(HERE, "scripted_server.py"), "--iterations", str(iterations)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    port = int(server.stdout.readline())
+    return server, port
+
+
+def server_requests(port):
+    import urllib.request
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/stats", timeout=5) as r:
+        return json.load(r)["chat_requests"]
+
+
+def agent_run(binary, reps, iterations, root):
+    home = os.path.join(root, "run-home")
+    odek_home = os.path.join(home, ".odek")
+    work = os.path.join(root, "run-work")
+    os.makedirs(odek_home)
+    os.makedirs(work)
+    config = os.path.join(odek_home, "config.json")
+    with open(config, "w") as f:
+        json.dump({"dangerous": {"action": "allow"}}, f)
+    os.chmod(config, 0o600)
+    with open(os.path.join(work, "notes.txt"), "w") as f:
+        f.write("".join(f"line {i}: notes for the benchmark run\n" for i in range(1, 41)))
+
+    server, port = start_server(iterations)
+    try:
+        env = clean_env(
+            home,
+            odek_home,
+            {"ODEK_BASE_URL": f"http://127.0.0.1:{port}/v1", "ODEK_MODEL": "bench-model"},
+        )
+        task = "Run the scripted steps and report."
+        variants = {
+            "streamed": [binary, "run", "--ephemeral", task],
+            "buffered": [binary, "run", "--ephemeral", "--no-stream", task],
+        }
+        samples = {name: Sample() for name in variants}
+        for name, argv in variants.items():
+            before = server_requests(port)
+            run_once(argv, env, cwd=work, check=expect_ok(f"odek run ({name})", "Finished: ran"))
+            made = server_requests(port) - before
+            if made != iterations:
+                raise SystemExit(f"odek run ({name}) made {made} model calls, expected {iterations}")
+        before = server_requests(port)
+        for _ in range(reps):
+            for name, argv in variants.items():
+                run_once(argv, env, cwd=work, sample=samples[name])
+        made = server_requests(port) - before
+        if made != iterations * reps * len(variants):
+            raise SystemExit(f"timed runs made {made} model calls, expected {iterations * reps * 2}")
+        for name, argv in variants.items():
+            measure_rss(argv, env, cwd=work, sample=samples[name], runs=5)
+        sessions = os.path.join(odek_home, "sessions")
+        if os.path.isdir(sessions) and os.listdir(sessions):
+            raise SystemExit("--ephemeral runs saved a session")
+    finally:
+        server.terminate()
+        server.wait()
+    for name, s in samples.items():
+        log(
+            f"{iterations}-iteration run, {name}: wall {fmt_ms(s.ms())}; "
+            f"CPU {statistics.median(s.cpu) * 1000:.1f} ms; peak RSS {rss_text(s)}"
+        )
+    return samples
+
+
+# ---------------------------------------------------------------------------------------
+# 4. session list with many sessions
+
+
+def write_sessions(odek_home, count):
+    """Writes `count` session files and a consistent index.json, in the format of
+    src/session/ (Session and SessionSummary, serde field order)."""
+    sessions = os.path.join(odek_home, "sessions")
+    os.makedirs(sessions, mode=0o700)
+    index = []
+    base = 1_767_225_600  # 2026-01-01T00:00:00Z
+    for n in range(count):
+        created = base + n * 2_917  # spread over about a year
+        updated = created + (n % 50) * 60
+        stamp = lambda t: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+        day = time.strftime("%Y%m%d", time.gmtime(created))
+        sid = f"{day}-{hashlib.md5(str(n).encode()).hexdigest()}"
+        task = f"task number {n}: refactor the request parser into its own module and add tests"
+        messages = [
+            {"role": "system", "content": "You are odek, an autonomous agent. " * 8},
+            {"role": "user", "content": task},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {
+                        "id": f"call_{n}",
+                        "type": "function",
+                        "function": {"name": "read_file", "arguments": '{"path":"src/parser.rs"}'},
+                    }
+                ],
+            },
+            {
+                "role": "tool",
+                "content": "1|fn parse(input: &str) -> Result<Request, Error> {\n" * 10,
+                "name": "read_file",
+                "tool_call_id": f"call_{n}",
+            },
+            {"role": "assistant", "content": "Done: the parser lives in src/parser/ now."},
+        ]
+        session = {
+            "id": sid,
+            "created_at": stamp(created),
+            "updated_at": stamp(updated),
+            "model": "deepseek-v4-flash",
+            "turns": 1,
+            "task": task,
+            "messages": messages,
+            "input_tokens": 12000 + n,
+            "output_tokens": 900,
+        }
+        path = os.path.join(sessions, f"{sid}.json")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            json.dump(session, f, separators=(",", ":"))
+        index.append(
+            {
+                "id": sid,
+                "title": task,
+                "created_at": session["created_at"],
+                "updated_at": session["updated_at"],
+                "turns": 1,
+                "model": session["model"],
+            }
+        )
+    index.sort(key=lambda e: (e["updated_at"], e["created_at"], e["id"]), reverse=True)
+    path = os.path.join(sessions, "index.json")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as f:
+        json.dump(index, f, separators=(",", ":"))
+    return sessions
+
+
+def session_list(binary, count, runs, root):
+    home = os.path.join(root, "list-home")
+    odek_home = os.path.join(home, ".odek")
+    os.makedirs(odek_home)
+    start = time.perf_counter()
+    sessions = write_sessions(odek_home, count)
+    index = os.path.join(sessions, "index.json")
+    log(
+        f"wrote {count} sessions in {time.perf_counter() - start:.1f} s "
+        f"(index.json {os.path.getsize(index)} bytes)"
+    )
+    env = clean_env(home, odek_home)
+    mtime = os.stat(index).st_mtime_ns
+    more = f"and {count - 20} more" if count > 20 else None
+    run_once([binary, "session", "list"], env, check=expect_ok("odek session list", more))
+    if os.stat(index).st_mtime_ns != mtime:
+        raise SystemExit("odek session list rewrote index.json: the generated index is not consistent")
+    commands = {
+        "version": [binary, "--version"],
+        "list": [binary, "session", "list"],
+        "list_all": [binary, "session", "list", "--all"],
+    }
+    samples = {name: Sample() for name in commands}
+    for _ in range(3):
+        for argv in commands.values():
+            run_once(argv, env)
+    for _ in range(runs):
+        for name, argv in commands.items():
+            run_once(argv, env, sample=samples[name])
+    for name, argv in commands.items():
+        measure_rss(argv, env, sample=samples[name])
+    if os.stat(index).st_mtime_ns != mtime:
+        raise SystemExit("index.json was rewritten during the timed runs")
+    for name, s in samples.items():
+        log(
+            f"{' '.join(commands[name][1:])} ({count} sessions): {fmt_ms(s.ms())}, "
+            f"peak RSS {rss_text(s)}"
+        )
+    return samples
+
+
+# ---------------------------------------------------------------------------------------
+
+
+def main():
+    p = argparse.ArgumentParser(description="end-to-end measurements of the odek binary")
+    p.add_argument("--bin", required=True, help="the odek binary")
+    p.add_argument("--version-runs", type=int, default=200)
+    p.add_argument("--iterations", type=int, default=20)
+    p.add_argument("--run-reps", type=int, default=20)
+    p.add_argument("--sessions", type=int, default=10_000)
+    p.add_argument("--list-runs", type=int, default=100)
+    args = p.parse_args()
+    binary = os.path.abspath(args.bin)
+
+    host = machine()
+    log(f"machine: {host}")
+    size = binary_size(binary)
+    with tempfile.TemporaryDirectory(prefix="odek-bench-") as root:
+        version = version_startup(binary, args.version_runs, clean_env(root, os.path.join(root, "v")))
+        runs = agent_run(binary, args.run_reps, args.iterations, root)
+        listing = session_list(binary, args.sessions, args.list_runs, root)
+
+    v, lv, l, la = (
+        version.ms(),
+        listing["version"].ms(),
+        listing["list"].ms(),
+        listing["list_all"].ms(),
+    )
+    rows = [
+        ("binary size (`target/release/odek`)", f"{size:,} bytes ({size / 2**20:.2f} MiB)"),
+        (
+            f"`odek --version`, {v['n']} runs",
+            f"median {v['median']:.2f} ms, mean {v['mean']:.2f} ms, min {v['min']:.2f} ms; "
+            f"peak RSS {rss_text(version)}",
+        ),
+    ]
+    for name, s in runs.items():
+        w = s.ms()
+        cpu = s.ms(s.cpu)
+        rows.append(
+            (
+                f"`odek run --ephemeral{' --no-stream' if name == 'buffered' else ''}`, "
+                f"{args.iterations} iterations ({args.iterations - 1} tool calls), {w['n']} runs",
+                f"median {w['median']:.1f} ms, mean {w['mean']:.1f} ms, min {w['min']:.1f} ms; "
+                f"CPU (odek + tools) median {cpu['median']:.1f} ms; peak RSS {rss_text(s)}",
+            )
+        )
+    rows += [
+        (
+            f"`odek session list`, {args.sessions:,} sessions, {l['n']} runs",
+            f"median {l['median']:.2f} ms, mean {l['mean']:.2f} ms, min {l['min']:.2f} ms; "
+            f"peak RSS {rss_text(listing['list'])}",
+        ),
+        (
+            f"`odek session list --all` (prints all {args.sessions:,}), {la['n']} runs",
+            f"median {la['median']:.2f} ms, mean {la['mean']:.2f} ms, min {la['min']:.2f} ms",
+        ),
+        (
+            f"`odek --version`, interleaved with the two above, {lv['n']} runs",
+            f"median {lv['median']:.2f} ms, mean {lv['mean']:.2f} ms, min {lv['min']:.2f} ms",
+        ),
+        (
+            "`session list` minus `--version` (medians)",
+            f"{l['median'] - lv['median']:.2f} ms ({l['median'] / lv['median']:.1f}×)",
+        ),
+    ]
+    print(f"\nMachine: {host}.\n")
+    print("| measurement | figure |")
+    print("|---|---|")
+    for what, figure in rows:
+        print(f"| {what} | {figure} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# End-to-end figures for odek: binary size, `odek --version` start-up, a 20-iteration run
+# against a local scripted OpenAI-protocol server (bench/scripted_server.py), and
+# `odek session list` with 10,000 sessions on disk next to `odek --version`.
+#
+# Needs bash, coreutils, python3 (standard library only) and cargo. Builds the release
+# binary first; set ODEK_BENCH_NO_BUILD=1 to measure an existing one (ODEK_BIN=path picks
+# it). Knobs, with their defaults: ODEK_BENCH_VERSION_RUNS=200 ODEK_BENCH_RUN_REPS=20
+# ODEK_BENCH_SESSIONS=10000 ODEK_BENCH_LIST_RUNS=100. Progress goes to stderr; the Markdown
+# table for docs/PERFORMANCE.md goes to stdout.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+cargo="${CARGO:-cargo}"
+
+if [[ "${ODEK_BENCH_NO_BUILD:-0}" != 1 ]]; then
+    echo "building the release binary (cargo build --release --locked)…" >&2
+    "$cargo" build --release --locked >&2
+fi
+
+if [[ -n "${ODEK_BIN:-}" ]]; then
+    bin="$ODEK_BIN"
+else
+    target_dir="$("$cargo" metadata --format-version 1 --no-deps --locked |
+        python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
+    bin="$target_dir/release/odek"
+fi
+[[ -x "$bin" ]] || { echo "bench/run.sh: no odek binary at $bin" >&2; exit 1; }
+
+exec python3 "$root/bench/measure.py" \
+    --bin "$bin" \
+    --version-runs "${ODEK_BENCH_VERSION_RUNS:-200}" \
+    --run-reps "${ODEK_BENCH_RUN_REPS:-20}" \
+    --sessions "${ODEK_BENCH_SESSIONS:-10000}" \
+    --list-runs "${ODEK_BENCH_LIST_RUNS:-100}"
