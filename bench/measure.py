@@ -393,6 +393,10 @@ def session_list(binary, count, runs, root):
     run_once([binary, "session", "list"], env, check=expect_ok("odek session list", more))
     if os.stat(index).st_mtime_ns != mtime:
         raise SystemExit("odek session list rewrote index.json: the generated index is not consistent")
+    # That first list checked the index against the directory and recorded the index stamp.
+    # The stamp is trusted once the directory has been unchanged for 2 s (as it is in real use
+    # between sessions); then `list` reads only the index head.
+    time.sleep(2.2)
     commands = {
         "version": [binary, "--version"],
         "list": [binary, "session", "list"],

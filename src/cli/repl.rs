@@ -49,7 +49,9 @@ struct Repl {
 /// Runs `odek repl`.
 pub fn run(args: ReplArgs) -> anyhow::Result<Exit> {
     if args.turn.events_jsonl.as_deref() == Some("-") {
-        eprintln!("odek: repl: --events-jsonl - would mix the event stream with the REPL on stdout; give a file path instead");
+        eprintln!(
+            "odek: repl: --events-jsonl - would mix the event stream with the REPL on stdout; give a file path instead"
+        );
         return Ok(Exit::Usage);
     }
     let mut repl = match &args.id {

@@ -98,7 +98,7 @@ pub fn run(args: SessionArgs) -> anyhow::Result<Exit> {
 }
 
 fn list(store: &SessionStore, limit: usize) -> anyhow::Result<Exit> {
-    let listing = store.list()?;
+    let listing = store.list_recent(limit)?;
     for p in &listing.problems {
         eprintln!("odek: warning: {p}");
     }
@@ -113,7 +113,7 @@ fn list(store: &SessionStore, limit: usize) -> anyhow::Result<Exit> {
     ));
     out.push_str(&"─".repeat(100));
     out.push('\n');
-    for s in listing.sessions.iter().take(limit) {
+    for s in &listing.sessions {
         out.push_str(&format!(
             "{:<41} {:>5}  {:<20}  {}\n",
             s.id,
@@ -122,10 +122,10 @@ fn list(store: &SessionStore, limit: usize) -> anyhow::Result<Exit> {
             shorten(&one_line(&s.title), 50)
         ));
     }
-    if listing.sessions.len() > limit {
+    if listing.total > listing.sessions.len() {
         out.push_str(&format!(
             "… and {} more (--all shows every session)\n",
-            listing.sessions.len() - limit
+            listing.total - listing.sessions.len()
         ));
     }
     print_out(&out);

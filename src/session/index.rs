@@ -44,10 +44,123 @@ pub(crate) fn read_index(dir: &Path) -> IndexState {
     }
 }
 
-/// Atomically replaces `<dir>/index.json` with `entries`.
+/// Name of the file recording the directory's modification time as of the last index write.
+pub(crate) const STAMP_FILE: &str = "index.stamp";
+/// The stamp is trusted only when the directory has not changed for this long, so a change
+/// within one tick of a coarse file-system clock cannot hide behind an equal time.
+const STAMP_SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Atomically replaces `<dir>/index.json` with `entries` (newest first: sorted here if the
+/// caller's order is off), then records the directory's state in the stamp.
 pub(crate) fn write_index(dir: &Path, entries: &[SessionSummary]) -> io::Result<()> {
+    let mut sorted;
+    let entries = if is_newest_first(entries) {
+        entries
+    } else {
+        sorted = entries.to_vec();
+        sort_newest_first(&mut sorted);
+        &sorted
+    };
     let bytes = serde_json::to_vec(entries).map_err(io::Error::other)?;
-    files::write_atomically(dir, INDEX_FILE, &bytes)
+    files::write_atomically(dir, INDEX_FILE, &bytes)?;
+    write_stamp(dir)
+}
+
+/// The directory's modification time.
+pub(crate) fn dir_mtime(dir: &Path) -> io::Result<std::time::SystemTime> {
+    std::fs::metadata(dir)?.modified()
+}
+
+fn nanos(t: std::time::SystemTime) -> u128 {
+    t.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos())
+}
+
+/// Records the directory's current modification time. The stamp is rewritten in place, which
+/// leaves the directory untouched; only its first creation changes the directory, so the time
+/// is read after that.
+pub(crate) fn write_stamp(dir: &Path) -> io::Result<()> {
+    use std::io::Write;
+    let path = dir.join(STAMP_FILE);
+    if !path.exists() {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&path)?;
+    }
+    let stamp = nanos(dir_mtime(dir)?).to_string();
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(&path)?;
+    f.write_all(stamp.as_bytes())
+}
+
+/// True when nothing was added to, removed from or renamed in the directory since the last
+/// index write (and that was long enough ago to be sure): the index can then be trusted
+/// without listing the directory.
+pub(crate) fn stamp_is_current(dir: &Path) -> bool {
+    let Ok(recorded) = std::fs::read_to_string(dir.join(STAMP_FILE)) else {
+        return false;
+    };
+    let Ok(modified) = dir_mtime(dir) else {
+        return false;
+    };
+    let settled = modified.elapsed().is_ok_and(|age| age >= STAMP_SETTLE);
+    settled && recorded.trim() == nanos(modified).to_string()
+}
+
+/// The first `limit` entries of the index and the total count, parsing only those entries
+/// (the rest is skimmed). Only meaningful for an index this module wrote (newest first).
+pub(crate) fn read_index_head(dir: &Path, limit: usize) -> Option<(Vec<SessionSummary>, usize)> {
+    let path = dir.join(INDEX_FILE);
+    let bytes = match files::read_capped(&path, MAX_INDEX_BYTES) {
+        Ok(CappedRead::Bytes(bytes)) => bytes,
+        _ => return None,
+    };
+    let mut de = serde_json::Deserializer::from_slice(&bytes);
+    let head = serde::de::DeserializeSeed::deserialize(HeadSeed(limit), &mut de).ok()?;
+    de.end().ok()?;
+    Some(head)
+}
+
+struct HeadSeed(usize);
+
+impl<'de> serde::de::DeserializeSeed<'de> for HeadSeed {
+    type Value = (Vec<SessionSummary>, usize);
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for HeadSeed {
+    type Value = (Vec<SessionSummary>, usize);
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("an array of session summaries")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut head = Vec::with_capacity(self.0.min(1024));
+        while head.len() < self.0 {
+            match seq.next_element::<SessionSummary>()? {
+                Some(entry) => head.push(entry),
+                None => {
+                    let total = head.len();
+                    return Ok((head, total));
+                }
+            }
+        }
+        let mut total = head.len();
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {
+            total += 1;
+        }
+        Ok((head, total))
+    }
 }
 
 /// Ids of the `<id>.json` session files in `dir`, from one `readdir` (no `stat`, no parse).
@@ -141,6 +254,20 @@ pub(crate) fn summary_from_file(
     })
 }
 
+/// True when `entries` are already in [`sort_newest_first`] order.
+fn is_newest_first(entries: &[SessionSummary]) -> bool {
+    let times = |e: &SessionSummary| {
+        let updated = super::parse_unix_seconds(&e.updated_at).unwrap_or(i64::MIN);
+        let created = super::parse_unix_seconds(&e.created_at).unwrap_or(i64::MIN);
+        (updated, created)
+    };
+    let keys: Vec<(i64, i64)> = entries.iter().map(times).collect();
+    entries
+        .windows(2)
+        .zip(keys.windows(2))
+        .all(|(e, t)| (t[0], e[0].id.as_str()) >= (t[1], e[1].id.as_str()))
+}
+
 /// Sorts by `updated_at`, newest first (then `created_at`, then id); timestamps that do not
 /// parse sort last.
 pub(crate) fn sort_newest_first(entries: &mut [SessionSummary]) {
@@ -152,12 +279,7 @@ pub(crate) fn sort_newest_first(entries: &mut [SessionSummary]) {
     // The index is written in this order, so `list` nearly always finds it sorted already:
     // checking costs one pass of timestamp parsing and no per-entry allocation, where the
     // sort also clones every id into its key.
-    let keys: Vec<(i64, i64)> = entries.iter().map(times).collect();
-    let in_order = entries
-        .windows(2)
-        .zip(keys.windows(2))
-        .all(|(e, t)| (t[0], e[0].id.as_str()) >= (t[1], e[1].id.as_str()));
-    if in_order {
+    if is_newest_first(entries) {
         return;
     }
     entries.sort_by_cached_key(|e| {

@@ -106,6 +106,17 @@ pub struct SessionList {
     pub problems: Vec<String>,
 }
 
+/// The most recent sessions and how many exist ([`SessionStore::list_recent`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SessionPage {
+    /// Up to the requested number of sessions, most recently updated first.
+    pub sessions: Vec<SessionSummary>,
+    /// How many sessions there are in all.
+    pub total: usize,
+    /// One line per file that could not be used, naming it.
+    pub problems: Vec<String>,
+}
+
 /// Message counts around [`SessionStore::trim`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TrimOutcome {

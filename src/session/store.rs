@@ -9,8 +9,8 @@ use super::files::{self, DirLock};
 use super::index::{self, INDEX_FILE, IndexState, LOCK_FILE};
 use super::transcript::{self, size_cut, without_oldest_groups};
 use super::{
-    MAX_SESSION_BYTES, SaveReport, Session, SessionError, SessionList, SessionSummary, TrimOutcome,
-    count_turns, new_session_id, now_rfc3339, parse_unix_seconds, validate_id,
+    MAX_SESSION_BYTES, SaveReport, Session, SessionError, SessionList, SessionPage, SessionSummary,
+    TrimOutcome, count_turns, new_session_id, now_rfc3339, parse_unix_seconds, validate_id,
 };
 use crate::llm::Message;
 use crate::redact::Redactor;
@@ -139,6 +139,16 @@ impl SessionStore {
     /// unreadable) it is reconciled with the directory and rewritten. Unusable files are
     /// reported in `problems` by name and never hide the other sessions.
     pub fn list(&self) -> Result<SessionList, SessionError> {
+        if index::stamp_is_current(&self.dir)
+            && let IndexState::Entries(mut entries) = index::read_index(&self.dir)
+        {
+            index::sort_newest_first(&mut entries);
+            return Ok(SessionList {
+                sessions: entries,
+                problems: Vec::new(),
+            });
+        }
+        let listed_at = index::dir_mtime(&self.dir).ok();
         let ids = match self.ids_on_disk()? {
             Some(ids) => ids,
             None => return Ok(SessionList::default()),
@@ -146,6 +156,7 @@ impl SessionStore {
         if let IndexState::Entries(mut entries) = index::read_index(&self.dir)
             && index::index_matches(&entries, &ids)
         {
+            self.stamp_if_unchanged(listed_at);
             index::sort_newest_first(&mut entries);
             return Ok(SessionList {
                 sessions: entries,
@@ -155,9 +166,35 @@ impl SessionStore {
         self.rebuild_index()
     }
 
+    /// The `limit` most recently updated sessions and how many there are in all. When the
+    /// directory has not changed since the index was written, only those entries are read
+    /// from it (fast with thousands of sessions); otherwise this is [`Self::list`] cut short.
+    pub fn list_recent(&self, limit: usize) -> Result<SessionPage, SessionError> {
+        if index::stamp_is_current(&self.dir)
+            && let Some((sessions, total)) = index::read_index_head(&self.dir, limit)
+        {
+            return Ok(SessionPage {
+                sessions,
+                total,
+                problems: Vec::new(),
+            });
+        }
+        let SessionList {
+            mut sessions,
+            problems,
+        } = self.list()?;
+        let total = sessions.len();
+        sessions.truncate(limit);
+        Ok(SessionPage {
+            sessions,
+            total,
+            problems,
+        })
+    }
+
     /// The most recently updated session, if any.
     pub fn latest(&self) -> Result<Option<SessionSummary>, SessionError> {
-        Ok(self.list()?.sessions.into_iter().next())
+        Ok(self.list_recent(1)?.sessions.into_iter().next())
     }
 
     /// Deletes `<id>.json` and its index entry. Idempotent: `Ok(false)` when there was no
@@ -286,6 +323,19 @@ impl SessionStore {
         }
     }
 
+    /// Records the stamp after a `list` found the index consistent with the directory as it
+    /// was at `listed_at` — under the lock, and only if nothing changed since, so a save in
+    /// between can never be hidden behind the stamp.
+    fn stamp_if_unchanged(&self, listed_at: Option<std::time::SystemTime>) {
+        let Some(listed_at) = listed_at else { return };
+        let Ok(_lock) = self.lock("index") else { return };
+        if index::dir_mtime(&self.dir).is_ok_and(|now| now == listed_at)
+            && let Err(e) = index::write_stamp(&self.dir)
+        {
+            tracing::debug!("cannot write the index stamp: {e}");
+        }
+    }
+
     /// The index reconciled with the directory under the lock, rewritten when it changed.
     fn rebuild_index(&self) -> Result<SessionList, SessionError> {
         let lock = self.lock("index");
@@ -299,12 +349,17 @@ impl SessionStore {
             problems: mut found,
         } = self.reconcile_locked()?;
         problems.append(&mut found);
-        if lock.is_ok()
-            && previous.as_ref() != Some(&sessions)
-            && let Err(e) = index::write_index(&self.dir, &sessions)
-        {
-            let path = self.dir.join(INDEX_FILE);
-            problems.push(format!("cannot rewrite {}: {e}", path.display()));
+        if lock.is_ok() {
+            let written = if previous.as_ref() == Some(&sessions) {
+                // Same content: only the stamp is refreshed, so later lists take the fast path.
+                index::write_stamp(&self.dir)
+            } else {
+                index::write_index(&self.dir, &sessions)
+            };
+            if let Err(e) = written {
+                let path = self.dir.join(INDEX_FILE);
+                problems.push(format!("cannot rewrite {}: {e}", path.display()));
+            }
         }
         Ok(SessionList { sessions, problems })
     }

@@ -137,7 +137,8 @@ fn no_temp_file_is_left_behind_after_saves() {
         [
             ".index.lock".to_string(),
             format!("{}.json", session.id),
-            "index.json".to_string()
+            "index.json".to_string(),
+            "index.stamp".to_string()
         ]
     );
 }
@@ -742,4 +743,58 @@ fn the_real_size_cap_trims_a_session_over_32_mib() {
     assert_eq!(report.trimmed_messages, 3, "one 9 MiB group is enough");
     assert!(report.bytes_written <= MAX_SESSION_BYTES);
     assert_eq!(store.load(&session.id).expect("load").messages.len(), 10);
+}
+
+/// Sets a directory's modification time (the stamp logic only trusts settled directories).
+fn set_dir_mtime(dir: &std::path::Path, age: std::time::Duration) {
+    let f = std::fs::File::open(dir).expect("open dir");
+    f.set_modified(std::time::SystemTime::now() - age)
+        .expect("set mtime");
+}
+
+#[test]
+fn list_trusts_a_settled_stamp_and_notices_any_change() {
+    let (_dir, store) = temp_store();
+    let mut ids = Vec::new();
+    for i in 0..3 {
+        let mut s = store.new_session("m", None, &format!("task {i}"), vec![Message::user("hi")]);
+        store.save(&mut s).expect("save");
+        ids.push(s.id.clone());
+    }
+    let page = store.list_recent(2).expect("list");
+    assert_eq!(page.total, 3);
+    assert_eq!(page.sessions.len(), 2);
+    // Settle the directory and record it: from now on `list_recent` reads only the index head.
+    set_dir_mtime(store.dir(), std::time::Duration::from_secs(60));
+    super::index::write_stamp(store.dir()).expect("stamp");
+    assert!(super::index::stamp_is_current(store.dir()));
+    let fast = store.list_recent(2).expect("list");
+    assert_eq!(fast.sessions, page.sessions);
+    assert_eq!(fast.total, 3);
+    // A file that appears (changing the directory) is noticed: the stamp no longer matches.
+    let copy = std::fs::read(store.dir().join(format!("{}.json", ids[0]))).expect("read");
+    let text = String::from_utf8(copy)
+        .expect("utf8")
+        .replace(&ids[0], "20990101-0000000000000000000000000000beef");
+    std::fs::write(
+        store
+            .dir()
+            .join("20990101-0000000000000000000000000000beef.json"),
+        text,
+    )
+    .expect("write");
+    assert!(!super::index::stamp_is_current(store.dir()));
+    assert_eq!(store.list_recent(10).expect("list").total, 4);
+}
+
+#[test]
+fn a_fresh_stamp_is_not_trusted() {
+    let (_dir, store) = temp_store();
+    let mut s = store.new_session("m", None, "t", vec![Message::user("hi")]);
+    store.save(&mut s).expect("save");
+    assert!(store.dir().join("index.stamp").exists());
+    assert!(
+        !super::index::stamp_is_current(store.dir()),
+        "written just now: not settled"
+    );
 }
