@@ -317,17 +317,16 @@ impl Context {
             }
             report.dropped_groups += 1;
         }
-        let mut index = 0;
-        let mut dropped = Vec::new();
-        self.messages.retain(|m| {
-            let d = drop[index];
-            index += 1;
-            if d {
-                dropped.push(m.clone());
+        // Moved, not copied: the dropped messages go to the digest and are freed there.
+        let mut kept = Vec::with_capacity(self.messages.len());
+        for (i, m) in std::mem::take(&mut self.messages).into_iter().enumerate() {
+            if drop[i] {
+                report.dropped.push(m);
+            } else {
+                kept.push(m);
             }
-            !d
-        });
-        report.dropped = dropped;
+        }
+        self.messages = kept;
     }
 
     /// Inserts or updates the trim warning (cumulative totals) right before the latest user

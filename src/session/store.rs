@@ -328,7 +328,9 @@ impl SessionStore {
     /// between can never be hidden behind the stamp.
     fn stamp_if_unchanged(&self, listed_at: Option<std::time::SystemTime>) {
         let Some(listed_at) = listed_at else { return };
-        let Ok(_lock) = self.lock("index") else { return };
+        let Ok(_lock) = self.lock("index") else {
+            return;
+        };
         if index::dir_mtime(&self.dir).is_ok_and(|now| now == listed_at)
             && let Err(e) = index::write_stamp(&self.dir)
         {
