@@ -321,8 +321,15 @@ mod tests {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/demo.jsonl");
         let demo = ReplayModel::load(path).expect("examples/demo.jsonl is a valid recording");
         assert_eq!(demo.len(), 4);
-        assert_eq!(demo.responses[0].message.tool_calls.len(), 4, "plan create + update, two shells");
-        assert!(demo.responses[3].message.tool_calls.is_empty(), "then the answer");
+        assert_eq!(
+            demo.responses[0].message.tool_calls.len(),
+            4,
+            "plan create + update, two shells"
+        );
+        assert!(
+            demo.responses[3].message.tool_calls.is_empty(),
+            "then the answer"
+        );
     }
 
     #[test]
