@@ -243,3 +243,45 @@ async fn config_command_shows_sources_and_masks_the_key() {
     assert_eq!(v["model"]["source"], "env ODEK_MODEL");
     assert_eq!(v["stream"]["source"], "default");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn model_flags_reach_the_request() {
+    let server = ScriptedServer::start(vec![text("ok")]).await;
+    let sb = Sandbox::new();
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args([
+        "run",
+        "--temperature",
+        "0.3",
+        "--thinking",
+        "high",
+        "--tool",
+        "shell",
+        "--tool",
+        "read_file",
+        "--no-stream",
+        "hi",
+    ]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let req = &server.requests()[0];
+    assert_eq!(req["temperature"], json!(0.3));
+    assert_eq!(req["reasoning_effort"], "high");
+    assert_eq!(req["stream"], false);
+    assert_eq!(
+        tool_names(req),
+        vec!["shell", "read_file"],
+        "--tool selects and orders"
+    );
+    assert!(req.get("tool_choice").is_none());
+
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["run", "--no-tool", "shel", "hi"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("unknown tool \"shel\""),
+        "{}",
+        show(&out)
+    );
+}
