@@ -290,3 +290,26 @@ async fn kill_9_at_any_moment_leaves_a_session_that_parses_and_continues() {
     let sent = messages(&server.requests()[before]);
     assert_no_orphans(&sent);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_shows_the_newest_first_and_counts_the_rest() {
+    let server =
+        ScriptedServer::start((0..4).map(|i| text(&format!("answer {i}"))).collect()).await;
+    let sb = Sandbox::new();
+    for i in 0..4 {
+        odek_ok(&sb, &server, &["run", &format!("task number {i}")]).await;
+    }
+    let out = odek_ok(&sb, &server, &["session", "list", "-n", "2"]).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let rows: Vec<&str> = stdout.lines().skip(2).collect();
+    assert_eq!(rows.len(), 3, "{stdout}");
+    assert!(
+        rows[0].ends_with("task number 3") && rows[1].ends_with("task number 2"),
+        "{stdout}"
+    );
+    assert_eq!(rows[2], "… and 2 more (--all shows every session)");
+    let out = odek_ok(&sb, &server, &["session", "list", "--all"]).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(stdout.lines().skip(2).count(), 4, "{stdout}");
+    assert!(!stdout.contains("more"));
+}

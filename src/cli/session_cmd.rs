@@ -211,10 +211,10 @@ fn match_call(calls: &mut Vec<(String, String)>, id: Option<&str>) -> String {
     }
 }
 
-/// `2026-11-30T02:01:20Z` → `2026-11-30 02:01:20 UTC`.
+/// `2026-11-30T02:01:20.123Z` (or without the milliseconds) → `2026-11-30 02:01:20 UTC`.
 fn human_time(rfc3339: &str) -> String {
     match rfc3339.strip_suffix('Z') {
-        Some(t) => format!("{} UTC", t.replacen('T', " ", 1)),
+        Some(t) => format!("{} UTC", t.get(..19).unwrap_or(t).replacen('T', " ", 1)),
         None => rfc3339.to_string(),
     }
 }

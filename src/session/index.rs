@@ -257,11 +257,11 @@ pub(crate) fn summary_from_file(
 /// True when `entries` are already in [`sort_newest_first`] order.
 fn is_newest_first(entries: &[SessionSummary]) -> bool {
     let times = |e: &SessionSummary| {
-        let updated = super::parse_unix_seconds(&e.updated_at).unwrap_or(i64::MIN);
-        let created = super::parse_unix_seconds(&e.created_at).unwrap_or(i64::MIN);
+        let updated = super::parse_timestamp(&e.updated_at).unwrap_or((i64::MIN, 0));
+        let created = super::parse_timestamp(&e.created_at).unwrap_or((i64::MIN, 0));
         (updated, created)
     };
-    let keys: Vec<(i64, i64)> = entries.iter().map(times).collect();
+    let keys: Vec<((i64, u32), (i64, u32))> = entries.iter().map(times).collect();
     entries
         .windows(2)
         .zip(keys.windows(2))
@@ -272,8 +272,8 @@ fn is_newest_first(entries: &[SessionSummary]) -> bool {
 /// parse sort last.
 pub(crate) fn sort_newest_first(entries: &mut [SessionSummary]) {
     let times = |e: &SessionSummary| {
-        let updated = super::parse_unix_seconds(&e.updated_at).unwrap_or(i64::MIN);
-        let created = super::parse_unix_seconds(&e.created_at).unwrap_or(i64::MIN);
+        let updated = super::parse_timestamp(&e.updated_at).unwrap_or((i64::MIN, 0));
+        let created = super::parse_timestamp(&e.created_at).unwrap_or((i64::MIN, 0));
         (updated, created)
     };
     // The index is written in this order, so `list` nearly always finds it sorted already:
@@ -319,8 +319,8 @@ mod tests {
     /// The plain sort `sort_newest_first` must agree with, whether or not it skips sorting.
     fn reference_sort(entries: &mut [SessionSummary]) {
         entries.sort_by_cached_key(|e| {
-            let updated = crate::session::parse_unix_seconds(&e.updated_at).unwrap_or(i64::MIN);
-            let created = crate::session::parse_unix_seconds(&e.created_at).unwrap_or(i64::MIN);
+            let updated = crate::session::parse_timestamp(&e.updated_at).unwrap_or((i64::MIN, 0));
+            let created = crate::session::parse_timestamp(&e.created_at).unwrap_or((i64::MIN, 0));
             std::cmp::Reverse((updated, created, e.id.clone()))
         });
     }

@@ -10,7 +10,7 @@ use super::index::{self, INDEX_FILE, IndexState, LOCK_FILE};
 use super::transcript::{self, size_cut, without_oldest_groups};
 use super::{
     MAX_SESSION_BYTES, SaveReport, Session, SessionError, SessionList, SessionPage, SessionSummary,
-    TrimOutcome, count_turns, new_session_id, now_rfc3339, parse_unix_seconds, validate_id,
+    TrimOutcome, count_turns, new_session_id, now_rfc3339, parse_timestamp, validate_id,
 };
 use crate::llm::Message;
 use crate::redact::Redactor;
@@ -496,7 +496,7 @@ fn sessions_older_than(sessions: &[SessionSummary], days: u64) -> HashSet<String
     let cutoff = now.saturating_sub(age);
     sessions
         .iter()
-        .filter(|s| days == 0 || parse_unix_seconds(&s.updated_at).is_some_and(|t| t < cutoff))
+        .filter(|s| days == 0 || parse_timestamp(&s.updated_at).is_some_and(|(t, _)| t < cutoff))
         .map(|s| s.id.clone())
         .collect()
 }

@@ -109,7 +109,7 @@ fn save_sets_timestamps_and_recounts_turns() {
     assert_eq!(session.turns, 2);
     assert_ne!(session.updated_at, "2020-01-01T00:00:00Z");
     assert_eq!(session.created_at, session.updated_at);
-    assert!(parse_unix_seconds(&session.updated_at).is_some());
+    assert!(parse_timestamp(&session.updated_at).is_some());
 }
 
 #[test]
@@ -622,7 +622,10 @@ fn cleanup_deletes_sessions_by_age() {
     let mut ages = Vec::new();
     for days in [1i64, 10, 40, 400] {
         let mut session = store.new_session("m", None, &format!("{days} days old"), vec![]);
-        session.updated_at = super::super::format_unix_seconds(now - days * SECONDS_PER_DAY - 60);
+        session.updated_at = super::super::format_timestamp(
+            time::OffsetDateTime::from_unix_timestamp(now - days * SECONDS_PER_DAY - 60)
+                .expect("time"),
+        );
         write_raw_session(&store, &session);
         ages.push((days, session.id));
     }
