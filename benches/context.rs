@@ -104,7 +104,7 @@ fn transcript(len: usize) -> (Vec<Message>, Arc<PlanStore>) {
     // Leave room for the plan message (inserted below) and up to two closing messages.
     while messages.len() + 1 + 4 + 2 <= len {
         n += 1;
-        if n % 75 == 0 {
+        if n.is_multiple_of(75) {
             messages.push(Message::assistant(format!(
                 "Step {n} is finished: the parser module compiles and its tests pass. "
             )));
@@ -113,18 +113,18 @@ fn transcript(len: usize) -> (Vec<Message>, Arc<PlanStore>) {
             )));
             continue;
         }
-        if n % 40 == 0 {
+        if n.is_multiple_of(40) {
             messages.push(Message::system(
                 "[Hint: the last 3 tool calls failed. Read the error messages carefully and try a different approach.]",
             ));
         }
         let calls = [1, 1, 2, 1, 3][n % 5];
-        let mut assistant = Message::assistant(if n % 3 == 0 {
+        let mut assistant = Message::assistant(if n.is_multiple_of(3) {
             format!("Now I will look at module {n} and run its tests.")
         } else {
             String::new()
         });
-        if n % 4 == 0 {
+        if n.is_multiple_of(4) {
             assistant.reasoning_content = Some(
                 "The failure comes from the borrow of `input` outliving the parser; moving the \
                  allocation up one level should fix it. "

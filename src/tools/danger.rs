@@ -309,12 +309,12 @@ impl DangerPolicy {
                     .to_string(),
             );
         }
-        if let Some(action) = self.classes.get(&DangerClass::Blocked) {
-            if *action != Action::Deny {
-                return Err(format!(
-                    "dangerous.classes.blocked cannot be \"{action}\": blocked commands are always denied"
-                ));
-            }
+        if let Some(action) = self.classes.get(&DangerClass::Blocked)
+            && *action != Action::Deny
+        {
+            return Err(format!(
+                "dangerous.classes.blocked cannot be \"{action}\": blocked commands are always denied"
+            ));
         }
         if self.denylist.iter().any(|entry| entry.trim().is_empty()) {
             return Err(

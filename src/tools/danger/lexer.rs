@@ -367,11 +367,12 @@ impl Lexer {
 
     /// Records `function name …` definitions.
     fn note_function_keyword(&mut self, command: &SimpleCommand) {
-        if let [first, name, ..] = command.words.as_slice() {
-            if first.text == "function" && !first.quoted {
-                let name = name.text.trim_end_matches("()").to_string();
-                self.out.functions.push(name);
-            }
+        if let [first, name, ..] = command.words.as_slice()
+            && first.text == "function"
+            && !first.quoted
+        {
+            let name = name.text.trim_end_matches("()").to_string();
+            self.out.functions.push(name);
         }
     }
 

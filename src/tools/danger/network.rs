@@ -357,10 +357,10 @@ fn openssl(args: &[Word], context: &Context) -> Classification {
     };
     let mut words = args.iter();
     while let Some(word) = words.next() {
-        if word.text == "-out" {
-            if let Some(target) = words.next() {
-                result = result.worse(write_target(target, context));
-            }
+        if word.text == "-out"
+            && let Some(target) = words.next()
+        {
+            result = result.worse(write_target(target, context));
         }
     }
     result

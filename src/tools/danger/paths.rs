@@ -260,10 +260,10 @@ pub(super) fn classify_write(
     working_directory: WorkingDirectory,
 ) -> Classification {
     let mut path = normalize(text);
-    if path.anchor == Anchor::Relative {
-        if let Some(cwd) = cwd {
-            path = normalize(&format!("{}/{}", cwd.display(), text));
-        }
+    if path.anchor == Anchor::Relative
+        && let Some(cwd) = cwd
+    {
+        path = normalize(&format!("{}/{}", cwd.display(), text));
     }
     if let Some(persistent) = persistence_reason(&path) {
         return Classification::new(DangerClass::Persistence, persistent);

@@ -1304,11 +1304,12 @@ fn sed(args: &[Word], context: &Context) -> Classification {
         .collect();
     let script_file = line.value('f', "file");
     let mut files: &[&Word] = &line.operands;
-    if scripts.is_empty() && script_file.is_none() {
-        if let Some((script, rest)) = line.operands.split_first() {
-            scripts.push(script.text.as_str());
-            files = rest;
-        }
+    if scripts.is_empty()
+        && script_file.is_none()
+        && let Some((script, rest)) = line.operands.split_first()
+    {
+        scripts.push(script.text.as_str());
+        files = rest;
     }
     let mut result = if in_place {
         classified(DangerClass::LocalWrite, "sed -i edits files in place")
