@@ -285,3 +285,40 @@ async fn model_flags_reach_the_request() {
         show(&out)
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn config_table_names_the_files_and_each_source() {
+    let sb = Sandbox::new();
+    sb.global_config(r#"{"max_iterations": 12}"#);
+    let mut cmd = sb.odek("http://127.0.0.1:9/v1");
+    cmd.env("ODEK_API_KEY", "sk-abcdefghijklmnopqrstuvwxyz123456");
+    cmd.arg("config");
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let global = sb.home.join("config.json");
+    assert!(
+        stdout.starts_with(&format!("global config:  {}\n", global.display())),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("project config: (none in this directory)"),
+        "{stdout}"
+    );
+    let line = |key: &str| {
+        stdout
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(key))
+            .unwrap_or_else(|| panic!("no {key} line in {stdout}"))
+            .to_string()
+    };
+    assert!(line("max_iterations").ends_with(&format!("12  (global {})", global.display())));
+    assert!(line("api_key").ends_with("(env ODEK_API_KEY)"));
+    assert!(
+        line("api_key").contains("sk-…3456"),
+        "masked: {}",
+        line("api_key")
+    );
+    assert!(!stdout.contains("abcdefghijklmnop"), "the key leaked");
+    assert!(line("planning.max_steps").ends_with("12  (default)"));
+}

@@ -60,12 +60,7 @@ pub fn run(args: ContinueArgs) -> anyhow::Result<Exit> {
     }
     let task = read_task(&args.task)?;
     // The session decides the model and endpoint: read it before the configuration.
-    let probe = Setup::probe_store(&args.turn)?;
-    let session = load_session(&probe, args.id.as_deref())?;
-    let mut flags = args.turn.clone();
-    flags.model = Some(session.model.clone());
-    flags.base_url = session.base_url.clone();
-    let setup = Setup::new(&flags)?;
+    let (setup, flags, session) = Setup::resume(&args.turn, args.id.as_deref())?;
     let files = read_context_files(&args.turn.ctx, &setup.cwd).map_err(anyhow::Error::msg)?;
     let mut messages = session.messages.clone();
     messages.extend(context_files_message(&files));

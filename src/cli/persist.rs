@@ -54,9 +54,9 @@ impl LiveSession {
     }
 
     /// Saves `messages` as the session's transcript.
-    pub fn save_messages(&self, messages: &[Message]) -> Result<(), SessionError> {
+    pub fn save_messages(&self, messages: Vec<Message>) -> Result<(), SessionError> {
         let mut s = self.lock();
-        s.messages = messages.to_vec();
+        s.messages = messages;
         let report = self.store.save(&mut s)?;
         for w in &report.warnings {
             (self.warn)(w);
@@ -67,7 +67,9 @@ impl LiveSession {
     /// The callback the engine calls after every tool batch and the final answer.
     pub fn persist_fn(&self) -> PersistFn {
         let me = self.clone();
-        Arc::new(move |messages: &[Message]| me.save_messages(messages).map_err(|e| e.to_string()))
+        Arc::new(move |messages: Vec<Message>| {
+            me.save_messages(messages).map_err(|e| e.to_string())
+        })
     }
 
     /// The final save of a run: its transcript and its token usage.
@@ -77,6 +79,6 @@ impl LiveSession {
             s.input_tokens += outcome.usage.input_tokens;
             s.output_tokens += outcome.usage.output_tokens;
         }
-        self.save_messages(&outcome.messages)
+        self.save_messages(outcome.messages.clone())
     }
 }

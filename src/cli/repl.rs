@@ -9,7 +9,7 @@ use clap::Args;
 use rustyline::error::ReadlineError;
 
 use super::Exit;
-use super::continue_cmd::{load_session, refuse_session_fixed_flags};
+use super::continue_cmd::refuse_session_fixed_flags;
 use super::flags::TurnFlags;
 use super::persist::LiveSession;
 use super::turn::{Setup, run_with_interrupts_in, tokio_runtime};
@@ -117,12 +117,7 @@ fn start(flags: &TurnFlags) -> anyhow::Result<Repl> {
 }
 
 fn resume(flags: &TurnFlags, id: &str) -> anyhow::Result<Repl> {
-    let probe = Setup::probe_store(flags)?;
-    let session = load_session(&probe, Some(id))?;
-    let mut flags = flags.clone();
-    flags.model = Some(session.model.clone());
-    flags.base_url = session.base_url.clone();
-    let setup = Setup::new(&flags)?;
+    let (setup, flags, session) = Setup::resume(flags, Some(id))?;
     let live = LiveSession::new(Arc::new(setup.session_store()), session, setup.warn_fn());
     finish_setup(setup, &flags, live, true)
 }

@@ -46,7 +46,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<Exit> {
         );
         let live = LiveSession::new(store, session, setup.warn_fn());
         // Saved before the first model call, so even a crash there leaves the task on disk.
-        live.save_messages(&messages)?;
+        live.save_messages(messages.clone())?;
         setup.attach_session(&live.id());
         Some(live)
     } else {

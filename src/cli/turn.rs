@@ -20,6 +20,7 @@ use crate::events::{
 use crate::llm::Message;
 use crate::redact::Redactor;
 use crate::runtime::{ModelSource, RuntimeOptions, build_redactor, build_runtime};
+use crate::session::{Session, SessionStore};
 
 /// Everything a command needs before it runs turns.
 pub struct Setup {
@@ -95,12 +96,22 @@ impl Setup {
         }
     }
 
-    /// The session store, located from the environment alone (before the configuration is
-    /// resolved — `continue` needs the session's model first).
-    pub fn probe_store(flags: &TurnFlags) -> anyhow::Result<crate::session::SessionStore> {
-        let opts = LoadOptions::from_process(flags.overrides());
-        let redactor = Arc::new(Redactor::new());
-        Ok(crate::session::SessionStore::new(&opts.home, redactor))
+    /// Setup for resuming a saved session (`continue`, `repl --id`): the session is read
+    /// first, because it decides the model and the endpoint; the returned flags carry them.
+    pub fn resume(
+        flags: &TurnFlags,
+        id: Option<&str>,
+    ) -> anyhow::Result<(Setup, TurnFlags, Session)> {
+        let env = std::env::vars().collect();
+        let probe = SessionStore::new(
+            &crate::config::home_dir_from(&env),
+            Arc::new(Redactor::new()),
+        );
+        let session = super::continue_cmd::load_session(&probe, id)?;
+        let mut flags = flags.clone();
+        flags.model = Some(session.model.clone());
+        flags.base_url = session.base_url.clone();
+        Ok((Setup::new(&flags)?, flags, session))
     }
 
     /// The leading injections of a new conversation: `./AGENTS.md` (unless `no_agents`) and
@@ -128,8 +139,8 @@ impl Setup {
     }
 
     /// The session store under this configuration's home.
-    pub fn session_store(&self) -> crate::session::SessionStore {
-        crate::session::SessionStore::new(&self.resolved.home, self.redactor.clone())
+    pub fn session_store(&self) -> SessionStore {
+        SessionStore::new(&self.resolved.home, self.redactor.clone())
     }
 
     /// Prints a warning line on the terminal (for callbacks that outlive a borrow).

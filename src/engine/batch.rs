@@ -50,6 +50,7 @@ impl Engine {
             .iter()
             .map(|p| (p.call.id.clone(), p.call.function.name.clone()))
             .collect();
+        let available: Arc<str> = self.tools.names().join(", ").into();
         let mut parallel = Vec::new();
         let mut ordered = Vec::new();
         let mut verdicts = verdicts.into_iter();
@@ -66,7 +67,7 @@ impl Engine {
                 event_summary: p.event_summary.as_ref(),
             });
             let in_call_order = p.tool.as_ref().is_some_and(|t| t.runs_in_call_order());
-            let call = self.call_future(iteration, p, verdict, &ctx, &permits);
+            let call = self.call_future(iteration, p, verdict, &ctx, &permits, available.clone());
             if in_call_order {
                 ordered.push((index, call));
             } else {
@@ -129,10 +130,10 @@ impl Engine {
         verdict: Result<(), String>,
         ctx: &ToolContext,
         permits: &Arc<Semaphore>,
+        available: Arc<str>,
     ) -> impl std::future::Future<Output = CallResult> + Send + use<> {
         let observer = self.observer.clone();
         let redactor = self.redactor.clone();
-        let available = self.tools.names().join(", ");
         let ctx = ctx.clone();
         let permits = permits.clone();
         async move {

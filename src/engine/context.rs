@@ -164,6 +164,10 @@ impl Context {
 
     /// Remembers the estimate of the request about to be sent (for calibration).
     pub fn note_request_estimate(&mut self, tools: &[ToolDef]) {
+        // Calibration only matters when there is a budget to protect.
+        if self.window.is_none() {
+            return;
+        }
         self.last_estimate = Some(self.estimate(tools));
     }
 

@@ -28,7 +28,8 @@ const CANCEL_GRACE: Duration = Duration::from_secs(3);
 
 /// Saves the transcript after every tool batch and after the final answer. Called on a
 /// blocking thread; an error is reported and the run goes on.
-pub type PersistFn = Arc<dyn Fn(&[Message]) -> Result<(), String> + Send + Sync>;
+/// The snapshot is handed over by value: the saver owns it and no second copy is made.
+pub type PersistFn = Arc<dyn Fn(Vec<Message>) -> Result<(), String> + Send + Sync>;
 
 /// Execution budgets; 0 = no limit.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -178,19 +179,9 @@ impl Engine {
         }
     }
 
-    /// The model this engine talks to.
-    pub fn model(&self) -> &Arc<dyn ChatModel> {
-        &self.model
-    }
-
     /// The plan store, when planning is on.
     pub fn plan_store(&self) -> Option<&Arc<PlanStore>> {
         self.plan.as_ref()
-    }
-
-    /// The tool registry.
-    pub fn tools(&self) -> &Arc<ToolRegistry> {
-        &self.tools
     }
 
     /// Runs the loop over `messages` (system prompt, history, the new user message) until a
@@ -421,7 +412,7 @@ impl Engine {
         let persist = persist.clone();
         let snapshot = messages.to_vec();
         let count = snapshot.len();
-        let saved = tokio::task::spawn_blocking(move || persist(&snapshot))
+        let saved = tokio::task::spawn_blocking(move || persist(snapshot))
             .await
             .map_err(|e| e.to_string())
             .and_then(|r| r);

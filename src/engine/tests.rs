@@ -331,7 +331,7 @@ async fn persist_sees_every_batch_and_the_answer() {
     ]);
     let lens = Arc::new(Mutex::new(Vec::new()));
     let l2 = lens.clone();
-    let persist: PersistFn = Arc::new(move |m: &[Message]| {
+    let persist: PersistFn = Arc::new(move |m: Vec<Message>| {
         l2.lock().expect("lock").push(m.len());
         Ok(())
     });

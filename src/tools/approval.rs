@@ -96,19 +96,18 @@ impl Gate {
                 _ => None,
             })
             .collect();
-        let answer = if asks.is_empty() {
+        let refusal = if asks.is_empty() {
             None
         } else {
-            Some(self.ask(asks).await)
+            self.ask(asks).await
         };
         verdicts
             .into_iter()
             .map(|v| match v {
                 Verdict::Allowed => Ok(()),
                 Verdict::Denied(msg) => Err(msg),
-                Verdict::Ask(item) => match &answer {
-                    Some(Ok(())) => Ok(()),
-                    Some(Err(f)) => Err(f(&item)),
+                Verdict::Ask(item) => match refusal {
+                    Some(r) => Err(self.refusal_message(r, &item)),
                     None => Ok(()),
                 },
             })
@@ -155,26 +154,12 @@ impl Gate {
             .unwrap_or(false)
     }
 
-    /// Asks once for all items; the error side renders a denial message per item.
-    async fn ask(
-        &self,
-        items: Vec<ApprovalItem>,
-    ) -> Result<(), Box<dyn Fn(&ApprovalItem) -> String + Send + Sync>> {
+    /// Asks once for all items: `None` when they may run, else who refused.
+    async fn ask(&self, items: Vec<ApprovalItem>) -> Option<Refusal> {
         let Some(approver) = self.approver.clone() else {
             return match self.policy.non_interactive_action() {
-                Action::Allow => Ok(()),
-                _ => {
-                    let hint = self.config_hint.clone();
-                    Err(Box::new(move |item: &ApprovalItem| {
-                        format!(
-                            "operation denied (non-interactive mode): {} (risk: {}{}). There is no terminal to ask for approval; to allow this class, set \"dangerous\": {{\"classes\": {{\"{}\": \"allow\"}}}} (or \"non_interactive\": \"allow\") in {hint}",
-                            item.resource,
-                            item.class.as_str(),
-                            reason_suffix(&item.reason),
-                            item.class.as_str()
-                        )
-                    }))
-                }
+                Action::Allow => None,
+                _ => Some(Refusal::NoTerminal),
             };
         };
         let asked = items.clone();
@@ -182,7 +167,7 @@ impl Gate {
             .await
             .unwrap_or(ApprovalAnswer::Deny);
         match answer {
-            ApprovalAnswer::Approve => Ok(()),
+            ApprovalAnswer::Approve => None,
             ApprovalAnswer::TrustClasses => {
                 if let Ok(mut trusted) = self.trusted.lock() {
                     trusted.extend(
@@ -192,13 +177,35 @@ impl Gate {
                             .filter(|c| !NEVER_TRUSTED.contains(c)),
                     );
                 }
-                Ok(())
+                None
             }
-            ApprovalAnswer::Deny => Err(Box::new(|item: &ApprovalItem| {
-                format!("operation denied by user: {}", item.resource)
-            })),
+            ApprovalAnswer::Deny => Some(Refusal::User),
         }
     }
+
+    /// The message the model gets for a refused call.
+    fn refusal_message(&self, refusal: Refusal, item: &ApprovalItem) -> String {
+        match refusal {
+            Refusal::User => format!("operation denied by user: {}", item.resource),
+            Refusal::NoTerminal => format!(
+                "operation denied (non-interactive mode): {} (risk: {}{}). There is no terminal to ask for approval; to allow this class, set \"dangerous\": {{\"classes\": {{\"{}\": \"allow\"}}}} (or \"non_interactive\": \"allow\") in {}",
+                item.resource,
+                item.class.as_str(),
+                reason_suffix(&item.reason),
+                item.class.as_str(),
+                self.config_hint
+            ),
+        }
+    }
+}
+
+/// Why calls that needed approval were refused.
+#[derive(Debug, Clone, Copy)]
+enum Refusal {
+    /// The user said no.
+    User,
+    /// Nobody could be asked and `non_interactive` is deny.
+    NoTerminal,
 }
 
 fn reason_suffix(reason: &str) -> String {
