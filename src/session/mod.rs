@@ -35,9 +35,9 @@ pub const MAX_TITLE_CHARS: usize = 200;
 pub struct Session {
     /// `YYYYMMDD-<32 hex>`; also the file stem.
     pub id: String,
-    /// When the session was created (RFC 3339 UTC, second precision).
+    /// When the session was created (RFC 3339 UTC, millisecond precision).
     pub created_at: String,
-    /// When the session was last saved (RFC 3339 UTC, second precision).
+    /// When the session was last saved (RFC 3339 UTC, millisecond precision).
     pub updated_at: String,
     /// Model the session talks to (`continue` keeps it).
     #[serde(default)]
