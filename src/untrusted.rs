@@ -21,9 +21,7 @@ const NEUTRALISED_MARKER: &str = "untrusted\u{02CD}content";
 
 /// A fresh nonce: 8 random bytes as 16 lowercase hex characters.
 pub fn new_nonce() -> String {
-    let mut bytes = [0u8; 8];
-    fill_random(&mut bytes);
-    hex(&bytes)
+    crate::random::hex_id::<8>()
 }
 
 /// Wraps `body` with a fresh nonce. Empty content is returned unchanged.
@@ -99,32 +97,6 @@ fn sanitize_source(source: &str) -> String {
             other => other,
         })
         .collect()
-}
-
-/// Lowercase hex of `bytes`.
-pub fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        out.push(DIGITS[(b >> 4) as usize] as char);
-        out.push(DIGITS[(b & 0x0f) as usize] as char);
-    }
-    out
-}
-
-/// Fills `buf` from the operating system's random source.
-pub fn fill_random(buf: &mut [u8]) {
-    // The OS random source failing is not recoverable in any useful way; a zeroed nonce would
-    // silently weaken the boundary, so fall back to time-derived bytes and never panic.
-    if getrandom::fill(buf).is_err() {
-        let seed = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
-        for (i, b) in buf.iter_mut().enumerate() {
-            *b = (seed >> ((i % 16) * 8)) as u8 ^ (i as u8).wrapping_mul(151);
-        }
-    }
 }
 
 #[cfg(test)]

@@ -47,7 +47,7 @@ impl AuditLog {
                 .unwrap_or_default(),
             "source": source,
             "bytes": content.len(),
-            "sha256": crate::untrusted::hex(&Sha256::digest(content.as_bytes())),
+            "sha256": crate::random::hex(&Sha256::digest(content.as_bytes())),
             "content": self.redactor.redact(content),
         });
         let mut file = std::fs::OpenOptions::new()

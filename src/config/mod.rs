@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::tools::danger::DangerPolicy;
+use crate::policy::DangerPolicy;
 
 pub use env::{ENV_VARS, parse_bool};
 pub use file::{KNOWN_KEYS, substitute_env};

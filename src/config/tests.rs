@@ -383,7 +383,7 @@ fn templates_load_cleanly_and_match_the_defaults() {
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
     assert_eq!(
         r.config.dangerous.non_interactive,
-        Some(crate::tools::danger::Action::Deny)
+        Some(crate::policy::Action::Deny)
     );
     let expected = Config {
         dangerous: r.config.dangerous.clone(),

@@ -255,9 +255,7 @@ fn spawn_writer(
 
 /// 32 lowercase hex characters.
 fn new_run_id() -> String {
-    let mut b = [0u8; 16];
-    crate::untrusted::fill_random(&mut b);
-    crate::untrusted::hex(&b)
+    crate::random::hex_id::<16>()
 }
 
 /// UTC RFC 3339 with nanoseconds.

@@ -34,7 +34,7 @@ impl EventsObserver {
         let args = &call.function.arguments;
         let mut data = json!({
             "call_id": call.id,
-            "args_sha256": crate::untrusted::hex(&Sha256::digest(args.as_bytes())),
+            "args_sha256": crate::random::hex(&Sha256::digest(args.as_bytes())),
             "args_bytes": args.len(),
         });
         if let Some(s) = summary {

@@ -15,9 +15,7 @@ use tokio::sync::OnceCell;
 use super::error::is_billing_answer;
 use super::profiles::{context_window_from_listing, profile_for};
 use super::response::{MAX_BODY_BYTES, parse_completion_body};
-use super::retry::{
-    RetryDecision, RetryNotice, RetryPolicy, jitter_unit, parse_retry_after, retry_reason,
-};
+use super::retry::{RetryDecision, RetryNotice, RetryPolicy, parse_retry_after, retry_reason};
 use super::sse::read_event_stream;
 use super::{ChatModel, ChatRequest, ChatResponse, Delta, DeltaSink, LlmError, Message, ToolDef};
 
@@ -369,7 +367,7 @@ impl ChatModel for HttpModel {
                 Err(error) => error,
             };
             let delta_delivered = delivered.load(Ordering::SeqCst);
-            match policy.decide(&error, attempt, delta_delivered, jitter_unit()) {
+            match policy.decide(&error, attempt, delta_delivered, crate::random::unit()) {
                 RetryDecision::GiveUp => return Err(error),
                 RetryDecision::Exhausted => {
                     return Err(LlmError::RetryExhausted {

@@ -153,13 +153,6 @@ pub(crate) fn retry_reason(error: &LlmError) -> String {
     }
 }
 
-/// A random number in `[0, 1)` for jitter.
-pub(crate) fn jitter_unit() -> f64 {
-    let mut bytes = [0u8; 8];
-    crate::untrusted::fill_random(&mut bytes);
-    (u64::from_le_bytes(bytes) >> 11) as f64 / (1u64 << 53) as f64
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -185,7 +178,7 @@ mod tests {
         assert_eq!(backoff_delay(SECOND, 2, 1.0), Duration::from_millis(2500));
         assert_eq!(backoff_delay(SECOND, 2, 7.0), Duration::from_millis(2500));
         assert_eq!(backoff_delay(SECOND, 0, 0.0), SECOND);
-        let jittered = backoff_delay(SECOND, 1, jitter_unit());
+        let jittered = backoff_delay(SECOND, 1, crate::random::unit());
         assert!(jittered >= SECOND && jittered <= Duration::from_millis(1250));
     }
 

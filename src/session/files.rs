@@ -3,7 +3,6 @@
 
 use std::fs::{self, File, OpenOptions, Permissions};
 use std::io::{self, Read, Write};
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
@@ -65,26 +64,22 @@ pub(crate) struct DirLock {
 impl DirLock {
     /// Blocks until the lock on `path` (created 0600 when missing) is held.
     pub(crate) fn acquire(path: &Path) -> io::Result<Self> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(FILE_MODE)
-            .open(path)?;
-        loop {
-            // SAFETY: flock only reads the descriptor, which `file` keeps open.
-            let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
-            if rc == 0 {
-                // Closing the descriptor on drop releases the lock.
-                return Ok(DirLock { _file: file });
-            }
-            let err = io::Error::last_os_error();
-            if err.kind() != io::ErrorKind::Interrupted {
-                return Err(err);
-            }
-        }
+        let file = open_lock_file(path)?;
+        // Closing the descriptor on drop releases the lock.
+        file.lock()?;
+        Ok(DirLock { _file: file })
     }
+}
+
+/// Opens (creating 0600 when missing) a lock file without truncating it.
+pub(crate) fn open_lock_file(path: &Path) -> io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(FILE_MODE)
+        .open(path)
 }
 
 /// The outcome of [`read_capped`].

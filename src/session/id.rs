@@ -11,14 +11,12 @@ const SHOWN_ID_CHARS: usize = 64;
 /// A fresh id: the UTC date as `YYYYMMDD`, `-`, then 16 random bytes as 32 lowercase hex.
 pub fn new_session_id() -> String {
     let today = time::OffsetDateTime::now_utc().date();
-    let mut random = [0u8; 16];
-    crate::untrusted::fill_random(&mut random);
     format!(
         "{:04}{:02}{:02}-{}",
         today.year(),
         u8::from(today.month()),
         today.day(),
-        crate::untrusted::hex(&random)
+        crate::random::hex_id::<16>()
     )
 }
 

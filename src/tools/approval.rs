@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
-use super::danger::{Action, Classification, DangerClass, DangerPolicy};
+use super::danger::{Action, Classification, DangerClass, DangerPolicy, decide_command};
 
 /// One call waiting for the user's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -120,7 +120,7 @@ impl Gate {
         };
         let (class, action, reason) = match &request.command {
             Some(cmd) => {
-                let d = self.policy.decide_command(cmd);
+                let d = decide_command(&self.policy, cmd);
                 (d.class, d.action, d.reason)
             }
             None => (

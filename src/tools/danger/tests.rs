@@ -1,3 +1,4 @@
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use proptest::prelude::*;
@@ -661,23 +662,23 @@ fn decide_class_resolution_order() {
 #[test]
 fn blocked_is_denied_even_in_yolo_mode() {
     let yolo = policy(r#"{"action":"allow","allowlist":["rm -rf /"]}"#);
-    let decision = yolo.decide_command("rm -rf /");
+    let decision = decide_command(&yolo, "rm -rf /");
     assert_eq!(decision.class, Blocked);
     assert_eq!(decision.action, Action::Deny);
-    assert_eq!(yolo.decide_command("rm -rf build").action, Action::Allow);
+    assert_eq!(decide_command(&yolo, "rm -rf build").action, Action::Allow);
 }
 
 #[test]
 fn allowlist_matches_exactly_after_trimming() {
     let allow = policy(r#"{"allowlist":["  make deploy  "]}"#);
-    let decision = allow.decide_command("make deploy\n");
+    let decision = decide_command(&allow, "make deploy\n");
     assert_eq!(decision.action, Action::Allow);
     assert_eq!(decision.class, CodeExecution);
     assert_eq!(
-        allow.decide_command("make deploy now").action,
+        decide_command(&allow, "make deploy now").action,
         Action::Prompt
     );
-    assert_eq!(allow.decide_command("make").action, Action::Prompt);
+    assert_eq!(decide_command(&allow, "make").action, Action::Prompt);
 }
 
 #[test]
@@ -691,22 +692,22 @@ fn denylist_matches_prefixes_anywhere_in_the_command() {
         "echo $(curl http://x)",
         "curl http://x",
     ] {
-        let decision = deny.decide_command(command);
+        let decision = decide_command(&deny, command);
         assert_eq!(decision.action, Action::Deny, "{command}");
         assert!(decision.reason.contains("denylist"), "{command}");
     }
-    assert_eq!(deny.decide_command("git pull").action, Action::Allow);
+    assert_eq!(decide_command(&deny, "git pull").action, Action::Allow);
 }
 
 #[test]
 fn allowlist_wins_over_denylist() {
     let both = policy(r#"{"allowlist":["git push origin main"],"denylist":["git push"]}"#);
     assert_eq!(
-        both.decide_command("git push origin main").action,
+        decide_command(&both, "git push origin main").action,
         Action::Allow
     );
     assert_eq!(
-        both.decide_command("git push origin dev").action,
+        decide_command(&both, "git push origin dev").action,
         Action::Deny
     );
 }
@@ -722,9 +723,13 @@ fn decide_command_uses_the_class_otherwise() {
         ("frobnicate", Action::Deny),
     ];
     for (command, action) in cases {
-        assert_eq!(defaults.decide_command(command).action, action, "{command}");
+        assert_eq!(
+            decide_command(&defaults, command).action,
+            action,
+            "{command}"
+        );
     }
-    let decision = defaults.decide_command("rm -rf ../x");
+    let decision = decide_command(&defaults, "rm -rf ../x");
     assert_eq!(decision.reason, "rm -rf outside the working directory");
 }
 
@@ -863,7 +868,7 @@ proptest! {
     fn classify_never_panics(input in "\\PC{0,200}") {
         let _ = classify_command(&input);
         let _ = command_argv0(&input);
-        let _ = DangerPolicy::default().decide_command(&input);
+        let _ = decide_command(&DangerPolicy::default(), &input);
     }
 
     #[test]
