@@ -170,8 +170,8 @@ fn transcript(len: usize) -> (Vec<Message>, Arc<PlanStore>) {
     }
     let mut ctx = Context::new(messages, None);
     assert!(ctx.refresh_plan(&store).is_some(), "the plan is rendered");
-    assert_eq!(ctx.messages.len(), len);
-    (ctx.messages, store)
+    assert_eq!(ctx.len(), len);
+    (ctx.into_messages(), store)
 }
 
 /// The tool definitions sent with every request (the built-in tools and `plan`).
@@ -201,7 +201,7 @@ fn bench_context(c: &mut Criterion) {
              {} outputs truncated, {} groups dropped, {} messages left",
             report.truncated,
             report.dropped_groups,
-            probe.messages.len()
+            probe.len()
         );
         let mut survivor = Context::new(messages.clone(), Some(WINDOW));
         let removed = survivor.survival_trim();
@@ -237,7 +237,7 @@ fn bench_context(c: &mut Criterion) {
         // A context whose cache holds the current plan version: the refresh after a tool
         // batch that did not touch the plan.
         let mut cached = Context::new(messages.clone(), Some(WINDOW));
-        cached.sync_plan(&store).expect("the plan restores");
+        cached.sync_plan(&store, None).expect("the plan restores");
         assert!(cached.refresh_plan(&store).is_none(), "cache hit");
         group.bench_function("refresh_plan_cached", |b| {
             b.iter(|| cached.refresh_plan(black_box(&store)))

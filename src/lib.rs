@@ -17,4 +17,5 @@ pub mod redact;
 pub mod runtime;
 pub mod session;
 pub mod tools;
+pub mod transcript;
 pub mod untrusted;

@@ -168,15 +168,6 @@ pub fn agents_message(cwd: &Path) -> Result<Option<Message>, String> {
     ))))
 }
 
-/// The opening messages of a new conversation: the system prompt, the leading injections
-/// (project instructions, attached files), the task.
-pub fn initial_messages(system: Message, injections: Vec<Message>, task: &str) -> Vec<Message> {
-    let mut messages = vec![system];
-    messages.extend(injections);
-    messages.push(Message::user(task));
-    messages
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,16 +1,16 @@
 //! `odek continue`: resume a saved session with a follow-up.
 
-use std::sync::Arc;
-
 use clap::Args;
 
 use super::Exit;
 use super::flags::TurnFlags;
-use super::persist::LiveSession;
-use super::turn::{Setup, exit_for, read_task, report_outcome, run_with_interrupts, tokio_runtime};
+use super::turn::{Setup, exit_for, read_task, report_outcome, tokio_runtime};
 use crate::llm::Message;
 use crate::prompt::{context_files_message, read_context_files};
 use crate::session::{Session, SessionStore};
+
+/// Who holds a session while `odek continue` writes it.
+const HOLDER: &str = "odek continue";
 
 /// Arguments of `odek continue`.
 #[derive(Debug, Args)]
@@ -37,11 +37,11 @@ pub fn refuse_session_fixed_flags(flags: &TurnFlags, command: &str) -> anyhow::R
     )
 }
 
-/// Loads `id`, or the most recently updated session.
+/// Loads `id`, or the most recently updated session started by the command line.
 pub fn load_session(store: &SessionStore, id: Option<&str>) -> anyhow::Result<Session> {
     let id = match id {
         Some(id) => id.to_string(),
-        None => match store.latest()? {
+        None => match store.latest_cli()? {
             Some(s) => s.id,
             None => anyhow::bail!(
                 "no saved sessions to continue (in {}); start one with `odek run`",
@@ -60,37 +60,26 @@ pub fn run(args: ContinueArgs) -> anyhow::Result<Exit> {
     }
     let task = read_task(&args.task)?;
     // The session decides the model and endpoint: read it before the configuration.
-    let (setup, flags, session) = Setup::resume(&args.turn, args.id.as_deref())?;
-    let files = read_context_files(&args.turn.ctx, &setup.cwd).map_err(anyhow::Error::msg)?;
-    let mut messages = session.messages.clone();
-    messages.extend(context_files_message(&files));
-    messages.push(Message::user(task));
-    let turns = session.turns;
+    let (setup, session) = Setup::resume(&args.turn, args.id.as_deref(), HOLDER)?;
+    let files = read_context_files(&args.turn.ctx, setup.cwd()).map_err(anyhow::Error::msg)?;
+    let mut input: Vec<Message> = context_files_message(&files).into_iter().collect();
+    input.push(Message::user(task));
+    let turns = session.saved().turns;
     setup.terminal.info(&format!(
         "odek: continuing session {} (turn {turns} → {})",
-        session.id,
+        session.id(),
         turns + 1
     ));
     let rt = tokio_runtime()?;
-    let engine = setup.engine(&flags)?;
-    let live = LiveSession::new(Arc::new(setup.session_store()), session, setup.warn_fn());
-    setup.attach_session(&live.id());
-    let outcome = rt.block_on(run_with_interrupts(
-        &setup,
-        &engine,
-        messages,
-        Some(live.persist_fn()),
-    ));
-    match live.finish_run(&outcome) {
-        Ok(()) => setup.terminal.info(&setup.terminal.style().dim(&format!(
+    let outcome = setup.run_turn(&rt, Some(&session), input, true)?;
+    if matches!(outcome.saved, Some(Ok(_))) {
+        setup.terminal.info(&setup.terminal.style().dim(&format!(
             "odek: session {} saved ({} turns)",
-            live.id(),
-            live.turns()
-        ))),
-        Err(e) => setup
-            .terminal
-            .line(&format!("odek: warning: could not save the session: {e}")),
+            session.id(),
+            session.saved().turns
+        )));
     }
+    drop(session);
     setup.finish();
     report_outcome(&setup, &outcome, setup.resolved.config.max_iterations)?;
     Ok(exit_for(&outcome.result))

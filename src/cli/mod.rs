@@ -1,12 +1,10 @@
 //! The command line: parse, run, map the outcome to an exit code. Each subcommand is one file;
 //! all of them build their engine through `runtime::build_runtime`.
 
-mod audit;
 mod config_cmd;
 mod continue_cmd;
 mod flags;
 mod init;
-mod persist;
 mod repl;
 mod run;
 mod session_cmd;

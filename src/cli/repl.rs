@@ -11,10 +11,11 @@ use rustyline::error::ReadlineError;
 use super::Exit;
 use super::continue_cmd::refuse_session_fixed_flags;
 use super::flags::TurnFlags;
-use super::persist::LiveSession;
-use super::turn::{Setup, run_with_interrupts_in, tokio_runtime};
-use crate::engine::{Engine, RunError};
+use super::turn::{Setup, tokio_runtime};
+use crate::engine::RunError;
 use crate::llm::Message;
+use crate::runtime::SessionHandle;
+use crate::session::ORIGIN_CLI;
 
 /// Arguments of `odek repl`.
 #[derive(Debug, Args)]
@@ -26,6 +27,8 @@ pub struct ReplArgs {
     turn: TurnFlags,
 }
 
+/// Who holds the session while the REPL is open.
+const HOLDER: &str = "odek repl";
 const HISTORY_FILE: &str = "repl_history";
 const HISTORY_SIZE: usize = 500;
 const NEW_SESSION_LABEL: &str = "interactive session";
@@ -40,10 +43,9 @@ Ctrl-C stops the running turn; Ctrl-D at the prompt leaves.";
 
 struct Repl {
     setup: Setup,
-    engine: Engine,
-    live: LiveSession,
+    /// Held (locked) for as long as the REPL is open.
+    session: Arc<SessionHandle>,
     rt: tokio::runtime::Runtime,
-    saved: bool,
 }
 
 /// Runs `odek repl`.
@@ -68,7 +70,7 @@ pub fn run(args: ReplArgs) -> anyhow::Result<Exit> {
     repl.banner();
     let mut editor = editor(&repl.setup.resolved.home)?;
     loop {
-        let prompt = format!("odek {}> ", repl.live.turns() + 1);
+        let prompt = format!("odek {}> ", repl.session.saved().turns + 1);
         match editor.readline(&prompt) {
             Ok(line) => {
                 let line = line.trim().to_string();
@@ -102,40 +104,24 @@ pub fn run(args: ReplArgs) -> anyhow::Result<Exit> {
 
 fn start(flags: &TurnFlags) -> anyhow::Result<Repl> {
     let setup = Setup::new(flags)?;
-    let config = &setup.resolved.config;
-    let mut messages = vec![setup.system_message()];
-    messages.extend(setup.injections(&flags.ctx)?);
-    let store = Arc::new(setup.session_store());
-    let session = store.new_session(
-        &config.model,
-        Some(&config.base_url),
-        NEW_SESSION_LABEL,
-        messages,
-    );
-    let live = LiveSession::new(store, session, setup.warn_fn());
-    finish_setup(setup, flags, live, false)
-}
-
-fn resume(flags: &TurnFlags, id: &str) -> anyhow::Result<Repl> {
-    let (setup, flags, session) = Setup::resume(flags, Some(id))?;
-    let live = LiveSession::new(Arc::new(setup.session_store()), session, setup.warn_fn());
-    finish_setup(setup, &flags, live, true)
-}
-
-fn finish_setup(
-    setup: Setup,
-    flags: &TurnFlags,
-    live: LiveSession,
-    saved: bool,
-) -> anyhow::Result<Repl> {
-    let engine = setup.engine(flags)?;
-    setup.attach_session(&live.id());
+    let mut head = vec![setup.system_message()];
+    head.extend(setup.injections(&flags.ctx)?);
+    let session = setup
+        .runtime
+        .new_session(NEW_SESSION_LABEL, head, ORIGIN_CLI, HOLDER)?;
     Ok(Repl {
         rt: tokio_runtime()?,
         setup,
-        engine,
-        live,
-        saved,
+        session,
+    })
+}
+
+fn resume(flags: &TurnFlags, id: &str) -> anyhow::Result<Repl> {
+    let (setup, session) = Setup::resume(flags, Some(id), HOLDER)?;
+    Ok(Repl {
+        rt: tokio_runtime()?,
+        setup,
+        session,
     })
 }
 
@@ -155,16 +141,16 @@ impl Repl {
             "{} ⚡ {} · session {}",
             s.bold("odek"),
             self.setup.resolved.config.model,
-            self.live.id()
+            self.session.id()
         );
         println!("  {}", s.dim("Type /help for commands, /exit to quit."));
     }
 
     fn goodbye(&self) {
-        if self.saved {
+        if self.session.is_saved() {
             println!(
                 "Session {id} saved. Continue later with: odek repl --id {id}",
-                id = self.live.id()
+                id = self.session.id()
             );
         }
     }
@@ -187,60 +173,52 @@ impl Repl {
     }
 
     fn info(&self) {
-        let s = self.live.snapshot();
+        let s = self.session.saved();
         println!(
             "Session: {}{}",
             s.id,
-            if self.saved { "" } else { " (not saved yet)" }
+            if self.session.is_saved() {
+                ""
+            } else {
+                " (not saved yet)"
+            }
         );
         println!("Model:   {}", self.setup.resolved.config.model);
         println!("Turns:   {}", s.turns);
         println!("Tokens:  {} in, {} out", s.input_tokens, s.output_tokens);
     }
 
+    /// The live plan: the state the last turn left (or the saved state of a resumed
+    /// session), rendered as the model sees it.
     fn plan_text(&self) -> String {
-        let config = &self.setup.resolved.config;
-        if self.engine.plan_store().is_none() {
+        if !self.setup.runtime.planning_enabled() {
             return "Planning is disabled (--no-planning, ODEK_PLANNING=false or planning.enabled: false).".into();
         }
-        let messages = self.live.snapshot().messages;
-        let pairs = messages
-            .iter()
-            .map(|m| (m.role.as_str(), m.content.as_str()));
-        crate::plan::extract_plan(pairs)
-            .and_then(|state| {
-                crate::plan::render(&state, config.planning.max_render_chars as usize)
-            })
+        let max_render_chars = self.setup.resolved.config.planning.max_render_chars as usize;
+        self.session
+            .plan()
+            .and_then(|state| crate::plan::render(&state, max_render_chars))
             .unwrap_or_else(|| crate::plan::NO_ACTIVE_PLAN.to_string())
     }
 
     fn turn(&mut self, input: &str) {
-        let mut messages = self.live.snapshot().messages;
-        messages.push(Message::user(input));
-        if !self.saved {
-            self.live.set_task(input);
+        if !self.session.is_saved() {
+            self.session.set_task(input);
         }
-        let outcome = self.rt.block_on(run_with_interrupts_in(
-            &self.setup,
-            &self.engine,
-            messages,
-            Some(self.live.persist_fn()),
+        let outcome = self.setup.run_turn(
+            &self.rt,
+            Some(&self.session),
+            vec![Message::user(input)],
             false,
-        ));
-        match self.live.finish_run(&outcome) {
-            Ok(()) => self.saved = true,
-            Err(e) => self
-                .setup
-                .terminal
-                .line(&format!("odek: warning: could not save the session: {e}")),
-        }
+        );
         let t = &self.setup.terminal;
-        match &outcome.result {
-            Ok(answer) => t.print_answer(answer),
-            Err(RunError::Cancelled) => {
+        match outcome.map(|o| o.result) {
+            Ok(Ok(answer)) => t.print_answer(&answer),
+            Ok(Err(RunError::Cancelled)) => {
                 t.line("odek: turn interrupted; the session is saved and the next prompt is yours")
             }
-            Err(e) => t.line(&format!("{} {e}", t.style().red("odek:"))),
+            Ok(Err(e)) => t.line(&format!("{} {e}", t.style().red("odek:"))),
+            Err(e) => t.line(&format!("{} {e:#}", t.style().red("odek:"))),
         }
         let _ = std::io::stdout().flush();
     }

@@ -1,14 +1,15 @@
 //! `odek run`: one task to a final answer.
 
-use std::sync::Arc;
-
 use clap::Args;
 
 use super::Exit;
 use super::flags::TurnFlags;
-use super::persist::LiveSession;
-use super::turn::{Setup, exit_for, read_task, report_outcome, run_with_interrupts, tokio_runtime};
-use crate::prompt::initial_messages;
+use super::turn::{Setup, exit_for, read_task, report_outcome, tokio_runtime};
+use crate::llm::Message;
+use crate::session::ORIGIN_CLI;
+
+/// Who holds a session while `odek run` writes it.
+const HOLDER: &str = "odek run";
 
 /// Arguments of `odek run`.
 #[derive(Debug, Args)]
@@ -31,40 +32,29 @@ pub fn run(args: RunArgs) -> anyhow::Result<Exit> {
     let task = read_task(&args.task)?;
     let setup = Setup::new(&args.turn)?;
     let config = &setup.resolved.config;
-    let injections = setup.injections(&args.turn.ctx)?;
-    let messages = initial_messages(setup.system_message(), injections, &task);
+    let mut head = vec![setup.system_message()];
+    head.extend(setup.injections(&args.turn.ctx)?);
     let rt = tokio_runtime()?;
-    let engine = setup.engine(&args.turn)?;
     let save = args.session || (config.sessions.autosave && !args.ephemeral);
-    let live = if save {
-        let store = Arc::new(setup.session_store());
-        let session = store.new_session(
-            &config.model,
-            Some(&config.base_url),
-            &task,
-            messages.clone(),
-        );
-        let live = LiveSession::new(store, session, setup.warn_fn());
-        // Saved before the first model call, so even a crash there leaves the task on disk.
-        live.save_messages(messages.clone())?;
-        setup.attach_session(&live.id());
-        Some(live)
+    // The session is held from here to the end; its first snapshot (with the task) is
+    // written before the first model call, so even a crash there leaves the task on disk.
+    let (session, input) = if save {
+        let session = setup.runtime.new_session(&task, head, ORIGIN_CLI, HOLDER)?;
+        (Some(session), vec![Message::user(&task)])
     } else {
-        None
+        head.push(Message::user(&task));
+        (None, head)
     };
-    let persist = live.as_ref().map(LiveSession::persist_fn);
-    let outcome = rt.block_on(run_with_interrupts(&setup, &engine, messages, persist));
-    if let Some(live) = &live {
-        match live.finish_run(&outcome) {
-            Ok(()) => setup.terminal.info(&setup.terminal.style().dim(&format!(
-                "odek: session {} saved — continue with: odek continue \"…\"",
-                live.id()
-            ))),
-            Err(e) => setup
-                .terminal
-                .line(&format!("odek: warning: could not save the session: {e}")),
-        }
+    let outcome = setup.run_turn(&rt, session.as_ref(), input, true)?;
+    if let Some(s) = &session
+        && matches!(outcome.saved, Some(Ok(_)))
+    {
+        setup.terminal.info(&setup.terminal.style().dim(&format!(
+            "odek: session {} saved — continue with: odek continue \"…\"",
+            s.id()
+        )));
     }
+    drop(session);
     setup.finish();
     report_outcome(&setup, &outcome, config.max_iterations)?;
     Ok(exit_for(&outcome.result))

@@ -88,9 +88,17 @@ pub fn run(args: SessionArgs) -> anyhow::Result<Exit> {
             Ok(Exit::Success)
         }
         SessionCommand::Cleanup { days } => {
-            match store.cleanup(days)? {
+            let outcome = store.cleanup(days)?;
+            match outcome.deleted {
                 0 => println!("No sessions to clean up."),
                 n => println!("Cleaned up {n} session(s) older than {days} days."),
+            }
+            if !outcome.skipped_busy.is_empty() {
+                println!(
+                    "Skipped {} session(s) in use: {}",
+                    outcome.skipped_busy.len(),
+                    outcome.skipped_busy.join(", ")
+                );
             }
             Ok(Exit::Success)
         }

@@ -1,7 +1,6 @@
 //! What every turn-running command shares: resolving the configuration, the terminal, the
-//! runtime, and running the engine with Ctrl-C wired to cancellation.
+//! runtime, and running a turn with Ctrl-C wired to cancellation.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -9,18 +8,17 @@ use anyhow::Context;
 use tokio_util::sync::CancellationToken;
 
 use super::Exit;
-use super::audit::AuditLog;
 use super::flags::TurnFlags;
 use super::terminal::{AnswerStream, Terminal, TerminalOptions};
 use crate::config::{LoadOptions, Resolved};
-use crate::engine::{Engine, Fanout, Observer, PersistFn, RunError, RunOutcome};
-use crate::events::{
-    Emitter, EmitterOptions, EventSink, EventsObserver, StdoutSink, open_jsonl_file,
-};
+use crate::engine::RunError;
+use crate::events::{Emitter, EmitterOptions, EventSink, EventWriter, StdoutSink, open_jsonl_file};
 use crate::llm::Message;
 use crate::redact::Redactor;
-use crate::runtime::{ModelSource, RuntimeOptions, build_redactor, build_runtime};
-use crate::session::{Session, SessionStore};
+use crate::runtime::{
+    ModelSource, Runtime, RuntimeOptions, SessionHandle, Surface, TurnOutcome, build_redactor,
+};
+use crate::session::SessionStore;
 
 /// Everything a command needs before it runs turns.
 pub struct Setup {
@@ -28,18 +26,13 @@ pub struct Setup {
     pub resolved: Resolved,
     /// The terminal observer.
     pub terminal: Arc<Terminal>,
-    /// Secret redaction for this process.
-    pub redactor: Arc<Redactor>,
-    /// The working directory.
-    pub cwd: PathBuf,
-    /// The event stream, when `--events-jsonl` was given.
-    pub events: Option<Emitter>,
-    /// The audit log of ingested content.
-    pub audit: Arc<AuditLog>,
+    /// The runtime every turn is built from.
+    pub runtime: Runtime,
 }
 
 impl Setup {
-    /// Resolves the configuration (printing its warnings) and prepares the terminal.
+    /// Resolves the configuration (printing its warnings), prepares the terminal and the
+    /// event stream, and builds the runtime.
     pub fn new(flags: &TurnFlags) -> anyhow::Result<Setup> {
         super::init_tracing(flags.verbose);
         let opts = LoadOptions::from_process(flags.overrides());
@@ -65,53 +58,52 @@ impl Setup {
             Some(target) => Some(open_events(target, &redactor, flags.events_include_args)?),
             None => None,
         };
-        let audit = Arc::new(AuditLog::new(
-            resolved.home.join("sessions"),
-            redactor.clone(),
-        ));
+        let runtime = Runtime::build(
+            resolved.config.clone(),
+            RuntimeOptions {
+                home: resolved.home.clone(),
+                cwd,
+                model_source: match &flags.replay {
+                    Some(p) => ModelSource::Replay(p.clone()),
+                    None => ModelSource::Http,
+                },
+                record: flags.record.clone(),
+                events,
+                redactor,
+            },
+        )?;
         Ok(Setup {
             resolved,
             terminal,
-            redactor,
-            cwd,
-            events,
-            audit,
+            runtime,
         })
     }
 
-    /// The terminal, plus the event stream when there is one.
-    pub fn observer(&self) -> Arc<dyn Observer> {
-        let mut observers: Vec<Arc<dyn Observer>> = vec![self.terminal.clone(), self.audit.clone()];
-        if let Some(e) = &self.events {
-            observers.push(Arc::new(EventsObserver::new(e.clone())));
-        }
-        Arc::new(Fanout(observers))
-    }
-
-    /// Points the event stream and the audit log at a session.
-    pub fn attach_session(&self, id: &str) {
-        self.audit.set_session(id);
-        if let Some(e) = &self.events {
-            e.set_session_id(Some(id.to_string()));
-        }
-    }
-
-    /// Setup for resuming a saved session (`continue`, `repl --id`): the session is read
-    /// first, because it decides the model and the endpoint; the returned flags carry them.
+    /// Setup for resuming a saved session (`continue`, `repl --id`), held for writing by
+    /// `holder` (refused at once when another writer holds it). The session decides the
+    /// model and the endpoint, so it is read before the configuration is resolved.
     pub fn resume(
         flags: &TurnFlags,
         id: Option<&str>,
-    ) -> anyhow::Result<(Setup, TurnFlags, Session)> {
+        holder: &str,
+    ) -> anyhow::Result<(Setup, Arc<SessionHandle>)> {
         let env = std::env::vars().collect();
         let probe = SessionStore::new(
             &crate::config::home_dir_from(&env),
             Arc::new(Redactor::new()),
         );
-        let session = super::continue_cmd::load_session(&probe, id)?;
+        let peek = super::continue_cmd::load_session(&probe, id)?;
         let mut flags = flags.clone();
-        flags.model = Some(session.model.clone());
-        flags.base_url = session.base_url.clone();
-        Ok((Setup::new(&flags)?, flags, session))
+        flags.model = Some(peek.model.clone());
+        flags.base_url = peek.base_url.clone();
+        let setup = Setup::new(&flags)?;
+        let session = setup.runtime.open_session(&peek.id, holder)?;
+        Ok((setup, session))
+    }
+
+    /// The working directory.
+    pub fn cwd(&self) -> &std::path::Path {
+        self.runtime.cwd()
     }
 
     /// The leading injections of a new conversation: `./AGENTS.md` (unless `no_agents`) and
@@ -119,13 +111,13 @@ impl Setup {
     pub fn injections(&self, ctx: &[String]) -> anyhow::Result<Vec<Message>> {
         let mut out = Vec::new();
         if !self.resolved.config.no_agents {
-            match crate::prompt::agents_message(&self.cwd) {
+            match crate::prompt::agents_message(self.cwd()) {
                 Ok(m) => out.extend(m),
                 Err(e) => self.terminal.line(&format!("odek: warning: {e}")),
             }
         }
         let files =
-            crate::prompt::read_context_files(ctx, &self.cwd).map_err(anyhow::Error::msg)?;
+            crate::prompt::read_context_files(ctx, self.cwd()).map_err(anyhow::Error::msg)?;
         out.extend(crate::prompt::context_files_message(&files));
         Ok(out)
     }
@@ -134,25 +126,62 @@ impl Setup {
     pub fn system_message(&self) -> Message {
         Message::system(crate::prompt::system_prompt(
             &self.resolved.config,
-            &self.cwd,
+            self.cwd(),
         ))
     }
 
-    /// The session store under this configuration's home.
-    pub fn session_store(&self) -> SessionStore {
-        SessionStore::new(&self.resolved.home, self.redactor.clone())
+    /// The terminal as a surface: it shows the run and, when a person is there, answers
+    /// approval prompts.
+    pub fn surface(&self) -> Surface {
+        Surface {
+            approver: interactive()
+                .then(|| self.terminal.clone() as Arc<dyn crate::tools::approval::Approver>),
+            output: self.terminal.clone(),
+        }
     }
 
-    /// Prints a warning line on the terminal (for callbacks that outlive a borrow).
-    pub fn warn_fn(&self) -> Arc<dyn Fn(&str) + Send + Sync> {
-        let t = self.terminal.clone();
-        Arc::new(move |w: &str| t.line(&format!("odek: warning: {w}")))
+    /// Runs one turn of `session` (or an unsaved conversation) with Ctrl-C wired to
+    /// cancellation: the first Ctrl-C cancels the turn (tools are stopped, the transcript
+    /// saved); a second one exits at once when `exit_on_second` (in the REPL it only repeats
+    /// the cancellation, so the REPL always gets its prompt back).
+    pub fn run_turn(
+        &self,
+        rt: &tokio::runtime::Runtime,
+        session: Option<&Arc<SessionHandle>>,
+        input: Vec<Message>,
+        exit_on_second: bool,
+    ) -> anyhow::Result<TurnOutcome> {
+        let turn = self.runtime.turn(session, self.surface())?;
+        let outcome = rt.block_on(async {
+            let cancel = CancellationToken::new();
+            let watcher = tokio::spawn(watch_signals(
+                cancel.clone(),
+                Arc::new(AtomicBool::new(false)),
+                turn.events().cloned(),
+                exit_on_second,
+            ));
+            let outcome = turn.run(input, cancel).await;
+            watcher.abort();
+            outcome
+        })?;
+        if let Some(saved) = &outcome.saved {
+            match saved {
+                Ok(report) => report.warnings.iter().for_each(|w| self.warn(w)),
+                Err(e) => self.warn(&format!("could not save the session: {e}")),
+            }
+        }
+        Ok(outcome)
+    }
+
+    /// Prints `odek: warning: …`.
+    pub fn warn(&self, text: &str) {
+        self.terminal.line(&format!("odek: warning: {text}"));
     }
 
     /// Stops the spinner and flushes the event stream.
     pub fn finish(&self) {
         self.terminal.shutdown();
-        if let Some(e) = &self.events {
+        if let Some(e) = self.runtime.events() {
             e.close();
             if e.dropped() > 0 {
                 self.terminal.line(&format!(
@@ -168,75 +197,12 @@ impl Setup {
             }
         }
     }
-
-    /// Builds the engine for this setup.
-    pub fn engine(&self, flags: &TurnFlags) -> anyhow::Result<Engine> {
-        let observer = self.observer();
-        let approver: Option<Arc<dyn crate::tools::approval::Approver>> = if interactive() {
-            Some(self.terminal.clone())
-        } else {
-            None
-        };
-        let engine = build_runtime(
-            &self.resolved.config,
-            RuntimeOptions {
-                home: self.resolved.home.clone(),
-                cwd: self.cwd.clone(),
-                model_source: match &flags.replay {
-                    Some(p) => ModelSource::Replay(p.clone()),
-                    None => ModelSource::Http,
-                },
-                record: flags.record.clone(),
-                observer,
-                approver,
-                redactor: self.redactor.clone(),
-                on_plan_change: self.events.clone().map(EventsObserver::plan_callback),
-            },
-        )?;
-        Ok(engine)
-    }
 }
 
 /// True when a person can answer approval prompts (stdin and stderr are terminals).
 pub fn interactive() -> bool {
     use std::io::IsTerminal;
     std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
-}
-
-/// Runs the engine until it finishes or Ctrl-C. The first Ctrl-C cancels the run (tools are
-/// stopped, the transcript saved); a second one exits at once.
-pub async fn run_with_interrupts(
-    setup: &Setup,
-    engine: &Engine,
-    messages: Vec<Message>,
-    persist: Option<PersistFn>,
-) -> RunOutcome {
-    run_with_interrupts_in(setup, engine, messages, persist, true).await
-}
-
-/// Like [`run_with_interrupts`]; with `exit_on_second` false (the REPL) a second Ctrl-C only
-/// repeats the cancellation, so the REPL always gets its prompt back.
-pub async fn run_with_interrupts_in(
-    setup: &Setup,
-    engine: &Engine,
-    messages: Vec<Message>,
-    persist: Option<PersistFn>,
-    exit_on_second: bool,
-) -> RunOutcome {
-    let cancel = CancellationToken::new();
-    let interrupted = Arc::new(AtomicBool::new(false));
-    if let Some(e) = &setup.events {
-        e.begin_run();
-    }
-    let watcher = tokio::spawn(watch_signals(
-        cancel.clone(),
-        interrupted.clone(),
-        setup.events.clone(),
-        exit_on_second,
-    ));
-    let outcome = engine.run(messages, persist, cancel).await;
-    watcher.abort();
-    outcome
 }
 
 async fn watch_signals(
@@ -312,14 +278,14 @@ fn open_events(
     target: &str,
     redactor: &Arc<Redactor>,
     include_args: bool,
-) -> anyhow::Result<Emitter> {
+) -> anyhow::Result<EventWriter> {
     let sink: Box<dyn EventSink> = if target == "-" {
         Box::new(StdoutSink)
     } else {
         let path = std::path::Path::new(target);
         Box::new(open_jsonl_file(path).with_context(|| format!("events-jsonl {target}"))?)
     };
-    Ok(Emitter::new(
+    Ok(EventWriter::new(
         sink,
         redactor.clone(),
         EmitterOptions { include_args },
@@ -330,7 +296,7 @@ fn open_events(
 /// so the caller's error path prints them with a hint.
 pub fn report_outcome(
     setup: &Setup,
-    outcome: &RunOutcome,
+    outcome: &TurnOutcome,
     max_iterations: u32,
 ) -> anyhow::Result<()> {
     let t = &setup.terminal;

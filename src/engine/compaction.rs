@@ -33,6 +33,7 @@ impl Engine {
             tools: &[],
             stream: false,
             max_tokens: Some(600),
+            on_retry: None,
         };
         let call = tokio::time::timeout(SIDE_CALL_TIMEOUT, self.model.complete(&request, None));
         let response = tokio::select! {

@@ -18,6 +18,7 @@ use std::collections::BTreeSet;
 
 use crate::llm::{Message, Role, ToolDef};
 use crate::plan::{self, PlanState, PlanStore};
+use crate::transcript::Edit;
 
 /// Prefix of the rolling compaction digest (a system message).
 pub const DIGEST_PREFIX: &str = "[Compacted earlier context:";
@@ -129,14 +130,18 @@ struct Totals {
 }
 
 /// The transcript and everything needed to keep it within budget.
+///
+/// Every change to the messages goes through this type, which records it as an [`Edit`]
+/// when edit tracking is on (a run that saves its session), so a save only writes what
+/// changed since the previous one.
 pub struct Context {
-    /// The messages, in order.
-    pub messages: Vec<Message>,
+    messages: Vec<Message>,
     window: Option<u64>,
     ratio: f64,
     totals: Totals,
     plan_cache: Option<(u64, String)>,
     last_estimate: Option<u64>,
+    edits: Option<Vec<Edit>>,
 }
 
 impl Context {
@@ -149,6 +154,127 @@ impl Context {
             totals: Totals::default(),
             plan_cache: None,
             last_estimate: None,
+            edits: None,
+        }
+    }
+
+    /// The messages, in order.
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    /// Number of messages.
+    pub fn len(&self) -> usize {
+        self.messages.len()
+    }
+
+    /// True when there are no messages.
+    pub fn is_empty(&self) -> bool {
+        self.messages.is_empty()
+    }
+
+    /// The messages, giving up the context.
+    pub fn into_messages(self) -> Vec<Message> {
+        self.messages
+    }
+
+    /// From now on every change is recorded for [`Self::take_edits`]. The messages from
+    /// `saved_len` on are not saved yet, so they start the record as appends.
+    pub fn track_edits(&mut self, saved_len: usize) {
+        let start = saved_len.min(self.messages.len());
+        let unsaved = self.messages[start..]
+            .iter()
+            .map(|m| Edit::Append { message: m.clone() });
+        let mut edits: Vec<Edit> = Vec::new();
+        if start < saved_len {
+            // More was saved than the run starts from: nothing to do but rewrite it all.
+            edits.push(Edit::Reset {
+                messages: self.messages.clone(),
+            });
+        } else {
+            edits.extend(unsaved);
+        }
+        self.edits = Some(edits);
+    }
+
+    /// The changes recorded since the previous call (empty when tracking is off).
+    pub fn take_edits(&mut self) -> Vec<Edit> {
+        self.edits.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
+    fn record(&mut self, edit: impl FnOnce(&[Message]) -> Edit) {
+        if let Some(edits) = self.edits.as_mut() {
+            edits.push(edit(&self.messages));
+        }
+    }
+
+    /// Appends a message.
+    pub fn push(&mut self, message: Message) {
+        self.messages.push(message);
+        self.record(|m| Edit::Append {
+            message: m[m.len() - 1].clone(),
+        });
+    }
+
+    /// Inserts a message at `index` (at most the length).
+    pub fn insert(&mut self, index: usize, message: Message) {
+        let index = index.min(self.messages.len());
+        self.messages.insert(index, message);
+        self.record(|m| Edit::Insert {
+            index,
+            message: m[index].clone(),
+        });
+    }
+
+    /// Replaces the content of the message at `index`.
+    fn set_content(&mut self, index: usize, content: String) {
+        self.messages[index].content = content;
+        self.record(|m| Edit::Replace {
+            index,
+            message: m[index].clone(),
+        });
+    }
+
+    /// Removes `messages[range]`, returning the removed messages.
+    fn remove_range(&mut self, range: std::ops::Range<usize>) -> Vec<Message> {
+        let removed: Vec<Message> = self.messages.drain(range.clone()).collect();
+        self.record(|_| Edit::Remove {
+            start: range.start,
+            end: range.end,
+        });
+        removed
+    }
+
+    /// Removes the messages whose flag is set, oldest first in the returned list. Runs of
+    /// neighbours are removed (and recorded) as one range, the newest run first, so the
+    /// recorded positions stay valid when replayed in order.
+    fn remove_flagged(&mut self, flags: &[bool]) -> Vec<Message> {
+        let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
+        for (i, _) in flags.iter().enumerate().filter(|(_, f)| **f) {
+            match runs.last_mut() {
+                Some(run) if run.end == i => run.end = i + 1,
+                _ => runs.push(i..i + 1),
+            }
+        }
+        let mut removed: Vec<Vec<Message>> = Vec::with_capacity(runs.len());
+        for run in runs.into_iter().rev() {
+            removed.push(self.remove_range(run));
+        }
+        removed.into_iter().rev().flatten().collect()
+    }
+
+    /// Drops trailing assistant messages whose tool calls have no results (a run that stopped
+    /// between the model's answer and the tools), so a resumed transcript is valid.
+    pub fn drop_unanswered_tool_calls(&mut self) {
+        let mut end = self.messages.len();
+        while end > 0 && self.messages[end - 1].role == Role::Assistant {
+            if self.messages[end - 1].tool_calls.is_empty() {
+                break;
+            }
+            end -= 1;
+        }
+        if end < self.messages.len() {
+            self.remove_range(end..self.messages.len());
         }
     }
 
@@ -255,13 +381,13 @@ impl Context {
             if *total <= budget {
                 break;
             }
-            let m = &mut self.messages[i];
-            if m.content.len() > TRUNCATE_ABOVE_BYTES {
-                m.content = format!(
-                    "[tool output trimmed: {} bytes dropped to fit context budget]",
-                    m.content.len()
+            let length = self.messages[i].content.len();
+            if length > TRUNCATE_ABOVE_BYTES {
+                self.set_content(
+                    i,
+                    format!("[tool output trimmed: {length} bytes dropped to fit context budget]"),
                 );
-                let new_size = estimate_message(m);
+                let new_size = estimate_message(&self.messages[i]);
                 *total -= sizes[i] - new_size;
                 sizes[i] = new_size;
                 report.truncated += 1;
@@ -322,15 +448,7 @@ impl Context {
             report.dropped_groups += 1;
         }
         // Moved, not copied: the dropped messages go to the digest and are freed there.
-        let mut kept = Vec::with_capacity(self.messages.len());
-        for (i, m) in std::mem::take(&mut self.messages).into_iter().enumerate() {
-            if drop[i] {
-                report.dropped.push(m);
-            } else {
-                kept.push(m);
-            }
-        }
-        self.messages = kept;
+        report.dropped = self.remove_flagged(&drop);
     }
 
     /// Inserts or updates the trim warning (cumulative totals) right before the latest user
@@ -338,11 +456,13 @@ impl Context {
     pub fn upsert_trim_warning(&mut self) {
         let text = self.trim_warning_text();
         if let Some(i) = self.find(Kind::TrimWarning) {
-            self.messages[i].content = text;
+            if self.messages[i].content != text {
+                self.set_content(i, text);
+            }
             return;
         }
         let at = self.last_user().unwrap_or(self.messages.len()).max(1);
-        self.messages.insert(at, Message::system(text));
+        self.insert(at, Message::system(text));
     }
 
     fn trim_warning_text(&self) -> String {
@@ -381,10 +501,10 @@ impl Context {
             crate::untrusted::wrap("compaction", summary.trim())
         );
         match self.find(Kind::Digest) {
-            Some(i) => self.messages[i].content = content,
+            Some(i) => self.set_content(i, content),
             None => {
                 let at = self.head_len();
-                self.messages.insert(at, Message::system(content));
+                self.insert(at, Message::system(content));
             }
         }
     }
@@ -422,6 +542,10 @@ impl Context {
         }
         kept.push(Message::system(SURVIVAL_NOTE));
         self.messages = kept;
+        // Rare and small: the whole (short) survivor list is recorded.
+        self.record(|m| Edit::Reset {
+            messages: m.to_vec(),
+        });
         self.totals.dropped_groups += removed;
         removed
     }
@@ -460,40 +584,85 @@ impl Context {
         keep
     }
 
-    /// Rebuilds the store from the newest plan message that parses (against the store's
-    /// current step cap); removes every plan message that fails to parse and any older
-    /// duplicate; seeds the render cache so the next refresh is a no-op. Returns the restored
-    /// version, if any.
-    pub fn sync_plan(&mut self, store: &PlanStore) -> Option<u64> {
+    /// Rebuilds the store at the start of a run and leaves exactly one plan message that
+    /// matches it (or none). With `saved`, the structured state saved with the session, that
+    /// state is restored exactly (even when its render overflowed `max_render_chars`);
+    /// without it (a transcript from the Go original), the newest plan message that parses
+    /// against the store's step cap is. Plan messages that fail to parse, older duplicates,
+    /// and every plan message when there is no plan, are removed. When the kept message is
+    /// the render of the restored version it is reused as is (same nonce, so the next
+    /// refresh is a no-op); otherwise the next [`Self::refresh_plan`] re-renders it in place
+    /// (the engine refreshes right after syncing). Returns the restored version.
+    pub fn sync_plan(&mut self, store: &PlanStore, saved: Option<PlanState>) -> Option<u64> {
         store.reset();
         self.plan_cache = None;
         let cap = store.limits().max_steps;
-        let mut newest: Option<(usize, PlanState)> = None;
-        let mut remove = Vec::new();
-        for (i, m) in self.messages.iter().enumerate() {
-            if !plan::is_plan_message(m.role.as_str(), &m.content) {
-                continue;
+        let restored = match saved {
+            Some(state) => self.keep_newest_plan_message(|_| true).and(Some(state)),
+            None => {
+                let mut parsed = None;
+                self.keep_newest_plan_message(|content| {
+                    parsed = plan::parse_plan_message(content, cap).ok();
+                    parsed.is_some()
+                });
+                parsed
             }
-            match plan::parse_plan_message(&m.content, cap) {
-                Ok(state) => {
-                    if let Some((older, _)) = newest.replace((i, state)) {
-                        remove.push(older);
-                    }
-                }
-                Err(_) => remove.push(i),
-            }
-        }
-        let kept_content = newest
-            .as_ref()
-            .map(|(i, _)| self.messages[*i].content.clone());
-        for i in remove.into_iter().rev() {
-            self.messages.remove(i);
-        }
-        let (_, state) = newest?;
+        };
+        // An empty or over-cap state is no plan: resuming it would be lossy (fail closed).
+        let Some(state) = restored.filter(|s| s.version > 0 && s.steps.len() <= cap) else {
+            self.remove_plan_messages();
+            return None;
+        };
         let version = state.version;
         store.restore(state);
-        self.plan_cache = kept_content.map(|c| (version, c));
+        if let Some(i) = self.find(Kind::Plan)
+            && self.is_render_of(&self.messages[i].content, store)
+        {
+            self.plan_cache = Some((version, self.messages[i].content.clone()));
+        }
         Some(version)
+    }
+
+    /// Keeps only the newest plan message that `accept` takes (checked newest first, so
+    /// `accept` sees the winner last); every other plan message is removed. Returns `Some`
+    /// when one was kept.
+    fn keep_newest_plan_message(&mut self, mut accept: impl FnMut(&str) -> bool) -> Option<()> {
+        let positions: Vec<usize> = (0..self.messages.len())
+            .filter(|&i| kind(&self.messages[i]) == Kind::Plan)
+            .collect();
+        let kept = positions
+            .iter()
+            .rev()
+            .copied()
+            .find(|&i| accept(&self.messages[i].content));
+        let flags: Vec<bool> = (0..self.messages.len())
+            .map(|i| positions.contains(&i) && Some(i) != kept)
+            .collect();
+        self.remove_flagged(&flags);
+        kept.map(|_| ())
+    }
+
+    fn remove_plan_messages(&mut self) {
+        let flags: Vec<bool> = self
+            .messages
+            .iter()
+            .map(|m| kind(m) == Kind::Plan)
+            .collect();
+        self.remove_flagged(&flags);
+    }
+
+    /// True when `content` is exactly the wrapped render of the store's plan (with the nonce
+    /// `content` carries).
+    fn is_render_of(&self, content: &str, store: &PlanStore) -> bool {
+        let Some(rendered) = plan::render(&store.snapshot(), store.limits().max_render_chars)
+        else {
+            return false;
+        };
+        let nonce = content
+            .split_once('\n')
+            .and_then(|(_, body)| crate::untrusted::unwrap(body))
+            .map_or("", |u| u.nonce);
+        plan::wrap_plan_message(&rendered, nonce) == content
     }
 
     /// Brings the plan message up to date with the store: updated in place when present
@@ -514,10 +683,10 @@ impl Context {
         };
         match self.find(Kind::Plan) {
             Some(i) if self.messages[i].content == content => {}
-            Some(i) => self.messages[i].content = content,
+            Some(i) => self.set_content(i, content),
             None => {
                 let at = self.head_len();
-                self.messages.insert(at, Message::system(content));
+                self.insert(at, Message::system(content));
             }
         }
         fresh

@@ -42,7 +42,7 @@ fn transcript(groups: usize, output_bytes: usize) -> Vec<Message> {
 }
 
 fn plan_positions(ctx: &Context) -> Vec<usize> {
-    ctx.messages
+    ctx.messages()
         .iter()
         .enumerate()
         .filter(|(_, m)| kind(m) == Kind::Plan)
@@ -69,23 +69,25 @@ fn plan_is_inserted_after_the_task_and_updated_in_place() {
     assert!(ctx.refresh_plan(&s).is_some(), "first render is fresh");
     assert_eq!(plan_positions(&ctx), vec![2]);
     assert_eq!(ctx.head_len(), 3);
-    let before = ctx.messages[2].content.clone();
+    let before = ctx.messages()[2].content.clone();
     assert!(
         ctx.refresh_plan(&s).is_none(),
         "same version: cached, no new render"
     );
-    assert_eq!(ctx.messages[2].content, before, "same nonce, same text");
-    ctx.messages.extend(group(9, 10));
+    assert_eq!(ctx.messages()[2].content, before, "same nonce, same text");
+    for m in group(9, 10) {
+        ctx.push(m);
+    }
     s.call(r#"{"verb":"complete","step_id":"s1"}"#)
         .expect("complete");
     assert!(ctx.refresh_plan(&s).is_some());
     assert_eq!(plan_positions(&ctx), vec![2], "position fixed");
     assert!(
-        ctx.messages[2]
+        ctx.messages()[2]
             .content
             .starts_with("[Current plan: v2 — 1/4 done, 0 blocked.")
     );
-    assert_ne!(ctx.messages[2].content, before);
+    assert_ne!(ctx.messages()[2].content, before);
 }
 
 #[test]
@@ -94,7 +96,7 @@ fn plan_body_is_wrapped_and_header_is_not() {
     plan_with(&s, 1);
     let mut ctx = Context::new(transcript(0, 0), None);
     ctx.refresh_plan(&s);
-    let content = &ctx.messages[2].content;
+    let content = &ctx.messages()[2].content;
     let (header, body) = content.split_once('\n').expect("two parts");
     assert!(header.starts_with("[Current plan: v2"));
     let u = crate::untrusted::unwrap(body).expect("wrapped body");
@@ -112,17 +114,17 @@ fn trimming_never_drops_the_plan() {
     assert!(report.dropped_groups > 0);
     assert!(ctx.estimate(&[]) <= ctx.budget().expect("budget"));
     assert_eq!(plan_positions(&ctx).len(), 1);
-    assert_eq!(ctx.messages[1].content, "the task", "task kept");
-    assert_no_orphans(&ctx.messages);
+    assert_eq!(ctx.messages()[1].content, "the task", "task kept");
+    assert_no_orphans(ctx.messages());
     ctx.upsert_trim_warning();
     assert_eq!(
-        ctx.messages[1].role,
+        ctx.messages()[1].role,
         Role::System,
         "warning sits before the latest user message"
     );
-    assert!(ctx.messages[1].content.starts_with(TRIM_WARNING_PREFIX));
+    assert!(ctx.messages()[1].content.starts_with(TRIM_WARNING_PREFIX));
     assert!(
-        ctx.messages[1]
+        ctx.messages()[1]
             .content
             .contains("Earlier calls to these tools were dropped: shell.")
     );
@@ -158,8 +160,8 @@ fn trimming_with_a_plan_after_a_leading_injection() {
         vec![1],
         "plan survives; the injection went first"
     );
-    assert!(ctx.messages.iter().all(|m| kind(m) != Kind::Injection));
-    assert!(ctx.messages.iter().any(|m| m.content == "the task"));
+    assert!(ctx.messages().iter().all(|m| kind(m) != Kind::Injection));
+    assert!(ctx.messages().iter().any(|m| m.content == "the task"));
 }
 
 #[test]
@@ -168,7 +170,7 @@ fn old_large_outputs_are_truncated_before_groups_drop() {
     let report = ctx.trim_to_budget(&[]).expect("over budget");
     assert!(report.truncated > 0);
     let tool_msgs: Vec<&Message> = ctx
-        .messages
+        .messages()
         .iter()
         .filter(|m| m.role == Role::Tool)
         .collect();
@@ -187,7 +189,7 @@ fn survival_trim_keeps_the_plan_exactly_once() {
     let mut ctx = Context::new(transcript(8, 100), None);
     ctx.refresh_plan(&s);
     // A hint right after the plan would be "a preceding system message" of the first group.
-    ctx.messages.insert(3, Message::system("⚠️ a hint"));
+    ctx.insert(3, Message::system("⚠️ a hint"));
     ctx.upsert_digest("earlier: listed files");
     let removed = ctx.survival_trim();
     assert!(removed > 0);
@@ -197,25 +199,25 @@ fn survival_trim_keeps_the_plan_exactly_once() {
         "no duplicate plan from group absorption"
     );
     assert_eq!(
-        ctx.messages
+        ctx.messages()
             .iter()
             .filter(|m| kind(m) == Kind::Digest)
             .count(),
         1
     );
-    assert_eq!(ctx.messages[1].content, SURVIVAL_WARNING);
+    assert_eq!(ctx.messages()[1].content, SURVIVAL_WARNING);
     assert_eq!(
-        ctx.messages.last().map(|m| m.content.as_str()),
+        ctx.messages().last().map(|m| m.content.as_str()),
         Some(SURVIVAL_NOTE)
     );
-    let groups = ctx.messages.iter().filter(|m| m.has_tool_calls()).count();
+    let groups = ctx.messages().iter().filter(|m| m.has_tool_calls()).count();
     assert_eq!(groups, 2, "the last two complete groups");
     assert!(
-        ctx.messages
+        ctx.messages()
             .iter()
             .any(|m| m.tool_call_id.as_deref() == Some("c7"))
     );
-    assert_no_orphans(&ctx.messages);
+    assert_no_orphans(ctx.messages());
 }
 
 #[test]
@@ -224,24 +226,28 @@ fn resume_restores_the_plan_and_the_next_refresh_is_a_no_op() {
     plan_with(&s, 1);
     let mut ctx = Context::new(transcript(3, 10), None);
     ctx.refresh_plan(&s);
-    let saved = ctx.messages.clone();
+    let saved = ctx.messages().to_vec();
 
     let fresh = store();
     let mut resumed = Context::new(saved.clone(), None);
-    assert_eq!(resumed.sync_plan(&fresh), Some(2));
+    assert_eq!(resumed.sync_plan(&fresh, None), Some(2));
     assert_eq!(fresh.snapshot(), s.snapshot());
     assert!(
         resumed.refresh_plan(&fresh).is_none(),
         "seeded cache: no re-render"
     );
-    assert_eq!(resumed.messages, saved, "nothing moved, same nonce");
+    assert_eq!(
+        resumed.messages(),
+        saved.as_slice(),
+        "nothing moved, same nonce"
+    );
     fresh
         .call(r#"{"verb":"complete","step_id":"s2"}"#)
         .expect("complete");
     resumed.refresh_plan(&fresh);
     assert_eq!(plan_positions(&resumed), vec![2], "upserted in place");
     assert!(
-        resumed.messages[2]
+        resumed.messages()[2]
             .content
             .starts_with("[Current plan: v3 — 2/4 done")
     );
@@ -253,13 +259,13 @@ fn resume_drops_a_corrupt_plan_and_an_older_valid_one_restores() {
     plan_with(&s, 1);
     let mut ctx = Context::new(transcript(2, 10), None);
     ctx.refresh_plan(&s);
-    let good = ctx.messages[2].content.clone();
+    let good = ctx.messages()[2].content.clone();
     let corrupt = good.replace("1/4 done", "3/4 done");
-    ctx.messages.push(Message::system(corrupt));
+    ctx.push(Message::system(corrupt));
     let fresh = store();
-    assert_eq!(ctx.sync_plan(&fresh), Some(2));
+    assert_eq!(ctx.sync_plan(&fresh, None), Some(2));
     assert_eq!(plan_positions(&ctx), vec![2]);
-    assert_eq!(ctx.messages[2].content, good);
+    assert_eq!(ctx.messages()[2].content, good);
     assert_eq!(fresh.version(), 2);
 }
 
@@ -269,7 +275,7 @@ fn resume_with_only_corrupt_plans_starts_clean() {
     m.insert(2, Message::system("[Current plan: v9 — 1/2 done, 0 blocked. Structured state, not instructions.]\n[+1 done steps omitted]\ns2 [pending] x"));
     let mut ctx = Context::new(m, None);
     let fresh = store();
-    assert_eq!(ctx.sync_plan(&fresh), None);
+    assert_eq!(ctx.sync_plan(&fresh, None), None);
     assert!(
         plan_positions(&ctx).is_empty(),
         "the failed message is removed"
@@ -291,11 +297,11 @@ fn forged_plan_text_in_tool_or_assistant_messages_is_never_the_plan() {
     let mut ctx = Context::new(m, None);
     let fresh = store();
     assert_eq!(
-        ctx.sync_plan(&fresh),
+        ctx.sync_plan(&fresh, None),
         None,
         "only system messages can be plans"
     );
-    assert_eq!(ctx.messages.len(), 5, "nothing removed either");
+    assert_eq!(ctx.messages().len(), 5, "nothing removed either");
     ctx.refresh_plan(&s);
     assert_eq!(
         plan_positions(&ctx),
@@ -308,11 +314,11 @@ fn forged_plan_text_in_tool_or_assistant_messages_is_never_the_plan() {
 fn digest_is_upserted_in_place_after_the_head() {
     let mut ctx = Context::new(transcript(2, 10), None);
     ctx.upsert_digest("first summary");
-    assert_eq!(kind(&ctx.messages[2]), Kind::Digest);
+    assert_eq!(kind(&ctx.messages()[2]), Kind::Digest);
     assert_eq!(ctx.digest_body().as_deref(), Some("first summary"));
     ctx.upsert_digest("second summary");
     assert_eq!(
-        ctx.messages
+        ctx.messages()
             .iter()
             .filter(|m| kind(m) == Kind::Digest)
             .count(),
@@ -320,7 +326,7 @@ fn digest_is_upserted_in_place_after_the_head() {
     );
     assert_eq!(ctx.digest_body().as_deref(), Some("second summary"));
     assert!(
-        crate::untrusted::unwrap(ctx.messages[2].content.split_once('\n').expect("body").1)
+        crate::untrusted::unwrap(ctx.messages()[2].content.split_once('\n').expect("body").1)
             .is_some_and(|u| u.source == "compaction")
     );
 }

@@ -15,21 +15,46 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use crate::llm::{ChatModel, ChatRequest, LlmError, Message, Role, Usage};
-use crate::plan::PlanStore;
+use crate::llm::{ChatModel, ChatRequest, LlmError, Message, Usage};
+use crate::plan::{PlanState, PlanStore};
 use crate::redact::Redactor;
 use crate::tools::ToolRegistry;
 use crate::tools::approval::Gate;
+use crate::transcript::TranscriptDelta;
 use hints::HintTracker;
 pub use observer::{EngineEvent, Fanout, NoopObserver, Observer};
 
 /// How long a cancelled batch may take to wind down before its tools are abandoned.
 const CANCEL_GRACE: Duration = Duration::from_secs(3);
 
-/// Saves the transcript after every tool batch and after the final answer. Called on a
-/// blocking thread; an error is reported and the run goes on.
-/// The snapshot is handed over by value: the saver owns it and no second copy is made.
-pub type PersistFn = Arc<dyn Fn(Vec<Message>) -> Result<(), String> + Send + Sync>;
+/// Saves what changed: called at the start of a run when there is anything unsaved, after
+/// every tool batch, and after the final answer, with the edits made since the previous call
+/// (never the whole history). Called on a blocking thread; an error is reported and the run
+/// goes on.
+pub type PersistFn = Arc<dyn Fn(TranscriptDelta) -> Result<(), String> + Send + Sync>;
+
+/// What a run starts from.
+#[derive(Debug, Clone, Default)]
+pub struct Conversation {
+    /// System prompt, history and the new input.
+    pub messages: Vec<Message>,
+    /// How many of `messages` are saved already; the rest is saved when the run starts.
+    pub saved_len: usize,
+    /// The plan's structured state saved with the conversation; `None` = rebuild the plan
+    /// from the newest plan message that parses (transcripts of the Go original).
+    pub saved_plan: Option<PlanState>,
+}
+
+impl Conversation {
+    /// A conversation of which nothing is saved yet and no plan state is known.
+    pub fn new(messages: Vec<Message>) -> Self {
+        Conversation {
+            messages,
+            saved_len: 0,
+            saved_plan: None,
+        }
+    }
+}
 
 /// Execution budgets; 0 = no limit.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -109,6 +134,8 @@ impl RunError {
 pub struct RunOutcome {
     /// The final transcript (what was saved).
     pub messages: Vec<Message>,
+    /// The plan's final state (`None` when planning is off).
+    pub plan: Option<PlanState>,
     /// The answer, or why there is none.
     pub result: Result<String, RunError>,
     /// True when the answer is the partial summary made at the iteration cap.
@@ -152,6 +179,8 @@ pub struct EngineParts {
 
 struct RunState {
     ctx: context::Context,
+    /// Plan version of the last save (`None` = no plan state saved yet).
+    saved_plan_version: Option<u64>,
     usage: Usage,
     tool_calls: u64,
     iterations: u32,
@@ -184,18 +213,24 @@ impl Engine {
         self.plan.as_ref()
     }
 
-    /// Runs the loop over `messages` (system prompt, history, the new user message) until a
-    /// final answer, an error, a budget, or `cancel`. The transcript is persisted after every
-    /// tool batch and at the end; a failed run saves what it has.
+    /// Runs the loop over the conversation (system prompt, history, the new user message)
+    /// until a final answer, an error, a budget, or `cancel`. What changed is persisted when
+    /// the run starts (the unsaved input), after every tool batch and at the end; a failed
+    /// run saves what it has.
     pub async fn run(
         &self,
-        messages: Vec<Message>,
+        conversation: Conversation,
         persist: Option<PersistFn>,
         cancel: CancellationToken,
     ) -> RunOutcome {
         let window = self.context_window().await;
+        let mut ctx = context::Context::new(conversation.messages, window);
+        if persist.is_some() {
+            ctx.track_edits(conversation.saved_len);
+        }
         let mut state = RunState {
-            ctx: context::Context::new(messages, window),
+            ctx,
+            saved_plan_version: conversation.saved_plan.as_ref().map(|p| p.version),
             usage: Usage::default(),
             tool_calls: 0,
             iterations: 0,
@@ -208,12 +243,14 @@ impl Engine {
             max_iterations: self.settings.max_iterations,
         });
         if let Some(store) = &self.plan {
-            state.ctx.sync_plan(store);
+            state.ctx.sync_plan(store, conversation.saved_plan);
+            self.refresh_plan(&mut state);
         }
+        self.persist_if_changed(persist.as_ref(), &mut state).await;
         let result = self.run_loop(&mut state, persist.as_ref(), &cancel).await;
         if result.is_err() {
-            drop_unanswered_tool_calls(&mut state.ctx.messages);
-            self.persist(persist.as_ref(), &state.ctx.messages).await;
+            state.ctx.drop_unanswered_tool_calls();
+            self.persist(persist.as_ref(), &mut state).await;
         }
         let duration = state.started.elapsed();
         self.observer.on_event(&EngineEvent::RunFinished {
@@ -223,7 +260,8 @@ impl Engine {
             iterations: state.iterations,
         });
         RunOutcome {
-            messages: state.ctx.messages,
+            plan: self.plan.as_ref().map(|p| p.snapshot()),
+            messages: state.ctx.into_messages(),
             result,
             partial: state.partial,
             usage: state.usage,
@@ -258,8 +296,8 @@ impl Engine {
         }
         let answer = self.partial_summary(state, cancel).await?;
         state.partial = true;
-        state.ctx.messages.push(Message::assistant(answer.clone()));
-        self.persist(persist, &state.ctx.messages).await;
+        state.ctx.push(Message::assistant(answer.clone()));
+        self.persist(persist, state).await;
         Ok(answer)
     }
 
@@ -279,22 +317,22 @@ impl Engine {
         assign_missing_call_ids(&mut message, iteration);
         if message.tool_calls.is_empty() {
             let answer = message.content.clone();
-            state.ctx.messages.push(message);
+            state.ctx.push(message);
             self.iteration_completed(iteration, state, 0);
-            self.persist(persist, &state.ctx.messages).await;
+            self.persist(persist, state).await;
             return Ok(Step::Done(answer));
         }
         self.check_token_budgets(state)?;
         self.check_tool_budget(state, message.tool_calls.len())?;
         let calls = message.tool_calls.clone();
-        state.ctx.messages.push(message);
+        state.ctx.push(message);
         state.tool_calls += calls.len() as u64;
         let results = self
             .run_batch_until(iteration, &calls, cancel, tool_cancel, deadline)
             .await;
         self.append_results(iteration, state, &calls, results);
         self.refresh_plan(state);
-        self.persist(persist, &state.ctx.messages).await;
+        self.persist(persist, state).await;
         self.iteration_completed(iteration, state, calls.len());
         if cancel.is_cancelled() {
             return Err(RunError::Cancelled);
@@ -314,14 +352,23 @@ impl Engine {
         self.observer
             .on_event(&EngineEvent::ModelCallStarted { iteration });
         state.ctx.note_request_estimate(self.tools.defs());
+        let observer = &self.observer;
+        let on_retry = |n: &crate::llm::RetryNotice| {
+            observer.on_event(&EngineEvent::ModelRetry {
+                attempt: n.attempt,
+                max_attempts: n.max_attempts,
+                wait: n.wait,
+                reason: &n.reason,
+            })
+        };
         let request = ChatRequest {
-            messages: &state.ctx.messages,
+            messages: state.ctx.messages(),
             tools: self.tools.defs(),
             stream: self.settings.stream,
             max_tokens: None,
+            on_retry: Some(&on_retry),
         };
         let streamed = std::sync::atomic::AtomicBool::new(false);
-        let observer = &self.observer;
         let sink = |delta: crate::llm::Delta<'_>| {
             streamed.store(true, std::sync::atomic::Ordering::Relaxed);
             observer.on_event(&EngineEvent::Delta { iteration, delta });
@@ -387,7 +434,7 @@ impl Engine {
             {
                 hints.push(h);
             }
-            state.ctx.messages.push(result.message);
+            state.ctx.push(result.message);
         }
         if !hints.is_empty() {
             let text = hints.join("\n");
@@ -395,7 +442,7 @@ impl Engine {
                 iteration,
                 text: &text,
             });
-            state.ctx.messages.push(Message::system(text));
+            state.ctx.push(Message::system(text));
         }
     }
 
@@ -407,22 +454,61 @@ impl Engine {
         });
     }
 
-    async fn persist(&self, persist: Option<&PersistFn>, messages: &[Message]) {
-        let Some(persist) = persist else { return };
-        let persist = persist.clone();
-        let snapshot = messages.to_vec();
-        let count = snapshot.len();
-        let saved = tokio::task::spawn_blocking(move || persist(snapshot))
+    /// Saves what changed since the previous save (the edits and, when its version moved,
+    /// the plan state) and reports it, even when nothing changed, so every batch shows up in
+    /// the event stream.
+    async fn persist(&self, persist: Option<&PersistFn>, state: &mut RunState) {
+        self.save_changes(persist, state, true).await;
+    }
+
+    /// Like [`Self::persist`] at the start of a run: only when there is something unsaved
+    /// (the new input, a plan restored from the transcript), and unreported when it works.
+    async fn persist_if_changed(&self, persist: Option<&PersistFn>, state: &mut RunState) {
+        self.save_changes(persist, state, false).await;
+    }
+
+    async fn save_changes(
+        &self,
+        persist: Option<&PersistFn>,
+        state: &mut RunState,
+        report_success: bool,
+    ) {
+        let Some(persist) = persist.cloned() else {
+            return;
+        };
+        let delta = self.take_delta(state);
+        if delta.is_empty() && !report_success {
+            return;
+        }
+        let count = delta.len;
+        let saved = tokio::task::spawn_blocking(move || persist(delta))
             .await
             .map_err(|e| e.to_string())
             .and_then(|r| r);
         match saved {
-            Ok(()) => self.observer.on_event(&EngineEvent::SessionSaved {
+            Ok(()) if report_success => self.observer.on_event(&EngineEvent::SessionSaved {
                 message_count: count,
             }),
+            Ok(()) => {}
             Err(error) => self
                 .observer
                 .on_event(&EngineEvent::SessionSaveFailed { error: &error }),
+        }
+    }
+
+    fn take_delta(&self, state: &mut RunState) -> TranscriptDelta {
+        let plan = self
+            .plan
+            .as_ref()
+            .map(|store| store.snapshot())
+            .filter(|p| state.saved_plan_version != Some(p.version) && p.version > 0);
+        if let Some(p) = &plan {
+            state.saved_plan_version = Some(p.version);
+        }
+        TranscriptDelta {
+            edits: state.ctx.take_edits(),
+            len: state.ctx.len(),
+            plan,
         }
     }
 
@@ -503,18 +589,6 @@ fn assign_missing_call_ids(message: &mut Message, iteration: u32) {
     for (n, call) in message.tool_calls.iter_mut().enumerate() {
         if call.id.trim().is_empty() {
             call.id = format!("call_{iteration}_{n}");
-        }
-    }
-}
-
-/// Drops trailing assistant messages whose tool calls have no results (a run that stopped
-/// between the model's answer and the tools), so a resumed transcript is valid.
-pub fn drop_unanswered_tool_calls(messages: &mut Vec<Message>) {
-    while let Some(last) = messages.last() {
-        if last.role == Role::Assistant && !last.tool_calls.is_empty() {
-            messages.pop();
-        } else {
-            break;
         }
     }
 }

@@ -23,13 +23,14 @@ impl Engine {
         let max = self.settings.max_iterations;
         let messages = vec![
             Message::system(SUMMARY_INSTRUCTIONS),
-            Message::user(transcript_excerpt(&state.ctx.messages)),
+            Message::user(transcript_excerpt(state.ctx.messages())),
         ];
         let request = ChatRequest {
             messages: &messages,
             tools: &[],
             stream: false,
             max_tokens: Some(1024),
+            on_retry: None,
         };
         let response = tokio::select! {
             r = self.model.complete(&request, None) => r,

@@ -1,5 +1,5 @@
 use super::*;
-use crate::llm::{ChatResponse, DeltaSink, ToolCall};
+use crate::llm::{ChatResponse, DeltaSink, Role, ToolCall};
 use crate::plan::PlanStore;
 use crate::tools::approval::Gate;
 use crate::tools::danger::DangerPolicy;
@@ -94,7 +94,12 @@ fn engine(model: Arc<Scripted>, max_iterations: u32, budgets: Budgets) -> Engine
     Engine::new(EngineParts {
         model,
         tools: Arc::new(ToolRegistry::new(vec![Arc::new(Echo)])),
-        gate: Arc::new(Gate::new(DangerPolicy::default(), None, "config.json")),
+        gate: Arc::new(Gate::new(
+            DangerPolicy::default(),
+            None,
+            "config.json",
+            Default::default(),
+        )),
         plan: None,
         redactor: Arc::new(Redactor::new()),
         observer: Arc::new(NoopObserver),
@@ -133,7 +138,11 @@ async fn parallel_results_come_back_in_call_order() {
     ]);
     let e = engine(model.clone(), 5, Budgets::default());
     let out = e
-        .run(vec![Message::user("go")], None, CancellationToken::new())
+        .run(
+            Conversation::new(vec![Message::user("go")]),
+            None,
+            CancellationToken::new(),
+        )
         .await;
     assert_eq!(out.result.expect("answer"), "done");
     assert_eq!(
@@ -160,7 +169,11 @@ async fn failures_become_results_and_the_run_goes_on() {
         Message::assistant("recovered"),
     ]);
     let out = engine(model, 5, Budgets::default())
-        .run(vec![Message::user("go")], None, CancellationToken::new())
+        .run(
+            Conversation::new(vec![Message::user("go")]),
+            None,
+            CancellationToken::new(),
+        )
         .await;
     assert_eq!(out.result.expect("answer"), "recovered");
     let results = tool_contents(&out.messages);
@@ -183,7 +196,11 @@ async fn every_result_is_wrapped_with_a_fresh_nonce() {
         Message::assistant("ok"),
     ]);
     let out = engine(model, 5, Budgets::default())
-        .run(vec![Message::user("go")], None, CancellationToken::new())
+        .run(
+            Conversation::new(vec![Message::user("go")]),
+            None,
+            CancellationToken::new(),
+        )
         .await;
     let wrapped: Vec<_> = out
         .messages
@@ -207,7 +224,11 @@ async fn missing_call_ids_are_assigned() {
         Message::assistant("ok"),
     ]);
     let out = engine(model, 5, Budgets::default())
-        .run(vec![Message::user("go")], None, CancellationToken::new())
+        .run(
+            Conversation::new(vec![Message::user("go")]),
+            None,
+            CancellationToken::new(),
+        )
         .await;
     assert_eq!(out.messages[1].tool_calls[0].id, "call_1_0");
     assert_eq!(out.messages[2].tool_call_id.as_deref(), Some("call_1_0"));
@@ -218,7 +239,11 @@ async fn error_hint_after_three_failures() {
     let fail = || with_calls(vec![call("", r#"{"text":"fail"}"#)]);
     let model = Scripted::new(vec![fail(), fail(), fail(), Message::assistant("ok")]);
     let out = engine(model, 10, Budgets::default())
-        .run(vec![Message::user("go")], None, CancellationToken::new())
+        .run(
+            Conversation::new(vec![Message::user("go")]),
+            None,
+            CancellationToken::new(),
+        )
         .await;
     let hints: Vec<_> = out
         .messages
@@ -238,7 +263,11 @@ async fn max_iterations_makes_a_partial_summary() {
         Message::assistant("we got halfway"),
     ]);
     let out = engine(model.clone(), 2, Budgets::default())
-        .run(vec![Message::user("go")], None, CancellationToken::new())
+        .run(
+            Conversation::new(vec![Message::user("go")]),
+            None,
+            CancellationToken::new(),
+        )
         .await;
     let answer = out.result.expect("summary");
     assert!(out.partial);
@@ -265,7 +294,11 @@ async fn max_iterations_without_summary_is_an_error() {
     let loop_call = || with_calls(vec![call("", r#"{"text":"again"}"#)]);
     let model = Scripted::new(vec![loop_call(), loop_call()]);
     let out = engine(model, 2, Budgets::default())
-        .run(vec![Message::user("go")], None, CancellationToken::new())
+        .run(
+            Conversation::new(vec![Message::user("go")]),
+            None,
+            CancellationToken::new(),
+        )
         .await;
     assert_eq!(
         out.result.expect_err("fails").to_string(),
@@ -287,7 +320,11 @@ async fn tool_call_budget_stops_the_run() {
         ..Default::default()
     };
     let out = engine(model, 10, budgets)
-        .run(vec![Message::user("go")], None, CancellationToken::new())
+        .run(
+            Conversation::new(vec![Message::user("go")]),
+            None,
+            CancellationToken::new(),
+        )
         .await;
     let err = out.result.expect_err("budget");
     assert_eq!(
@@ -316,7 +353,7 @@ async fn cancellation_stops_a_slow_tool_and_answers_every_call() {
     });
     let out = tokio::time::timeout(
         Duration::from_secs(5),
-        e.run(vec![Message::user("go")], None, cancel),
+        e.run(Conversation::new(vec![Message::user("go")]), None, cancel),
     )
     .await
     .expect("returns promptly");
@@ -330,27 +367,74 @@ async fn persist_sees_every_batch_and_the_answer() {
         Message::assistant("fin"),
     ]);
     let lens = Arc::new(Mutex::new(Vec::new()));
-    let l2 = lens.clone();
-    let persist: PersistFn = Arc::new(move |m: Vec<Message>| {
-        l2.lock().expect("lock").push(m.len());
+    let mirror = Arc::new(Mutex::new(Vec::new()));
+    let (l2, m2) = (lens.clone(), mirror.clone());
+    let persist: PersistFn = Arc::new(move |delta: TranscriptDelta| {
+        let mut saved = m2.lock().expect("lock");
+        crate::transcript::apply_all(&mut saved, delta.edits).map_err(|e| e.to_string())?;
+        assert_eq!(saved.len(), delta.len);
+        l2.lock().expect("lock").push(delta.len);
         Ok(())
     });
     let out = engine(model, 5, Budgets::default())
         .run(
-            vec![Message::user("go")],
+            Conversation::new(vec![Message::user("go")]),
             Some(persist),
             CancellationToken::new(),
         )
         .await;
     assert!(out.result.is_ok());
-    assert_eq!(*lens.lock().expect("lock"), vec![3, 4]);
+    // The unsaved input when the run starts, then every batch and the answer.
+    assert_eq!(*lens.lock().expect("lock"), vec![1, 3, 4]);
+    assert_eq!(
+        *mirror.lock().expect("lock"),
+        out.messages,
+        "the edits rebuild the run"
+    );
+}
+
+#[tokio::test]
+async fn a_conversation_saved_up_to_its_end_saves_nothing_at_the_start() {
+    let model = Scripted::new(vec![Message::assistant("fin")]);
+    let deltas = Arc::new(Mutex::new(Vec::new()));
+    let d2 = deltas.clone();
+    let persist: PersistFn = Arc::new(move |delta: TranscriptDelta| {
+        d2.lock().expect("lock").push(delta);
+        Ok(())
+    });
+    let history = vec![Message::system("s"), Message::user("go")];
+    let conversation = Conversation {
+        saved_len: history.len(),
+        messages: history,
+        saved_plan: None,
+    };
+    let out = engine(model, 5, Budgets::default())
+        .run(conversation, Some(persist), CancellationToken::new())
+        .await;
+    assert!(out.result.is_ok());
+    let deltas = deltas.lock().expect("lock");
+    assert_eq!(deltas.len(), 1, "only the answer: {deltas:?}");
+    assert_eq!(
+        deltas[0].edits,
+        vec![crate::transcript::Edit::Append {
+            message: Message::assistant("fin")
+        }]
+    );
 }
 
 #[test]
 fn unanswered_trailing_calls_are_dropped() {
-    let mut m = vec![Message::user("u"), with_calls(vec![call("a", "{}")])];
-    drop_unanswered_tool_calls(&mut m);
-    assert_eq!(m.len(), 1);
+    let mut ctx = context::Context::new(
+        vec![Message::user("u"), with_calls(vec![call("a", "{}")])],
+        None,
+    );
+    ctx.track_edits(2);
+    ctx.drop_unanswered_tool_calls();
+    assert_eq!(ctx.len(), 1);
+    assert_eq!(
+        ctx.take_edits(),
+        vec![crate::transcript::Edit::Remove { start: 1, end: 2 }]
+    );
 }
 
 fn plan_engine(
@@ -365,7 +449,12 @@ fn plan_engine(
     let e = Engine::new(EngineParts {
         model,
         tools: Arc::new(ToolRegistry::new(tools)),
-        gate: Arc::new(Gate::new(DangerPolicy::default(), approver, "config.json")),
+        gate: Arc::new(Gate::new(
+            DangerPolicy::default(),
+            approver,
+            "config.json",
+            Default::default(),
+        )),
         plan: Some(store.clone()),
         redactor: Arc::new(Redactor::new()),
         observer: Arc::new(NoopObserver),
@@ -410,7 +499,7 @@ async fn plan_lifecycle_keeps_the_plan_in_the_protected_head() {
     let (e, store) = plan_engine(model.clone(), None);
     let out = e
         .run(
-            vec![Message::system("sys"), Message::user("task")],
+            Conversation::new(vec![Message::system("sys"), Message::user("task")]),
             None,
             CancellationToken::new(),
         )
@@ -484,7 +573,11 @@ async fn plan_calls_never_prompt_even_in_a_batch() {
     ]);
     let (e, store) = plan_engine(model, Some(Arc::new(DenyAll)));
     let out = e
-        .run(vec![Message::user("t")], None, CancellationToken::new())
+        .run(
+            Conversation::new(vec![Message::user("t")]),
+            None,
+            CancellationToken::new(),
+        )
         .await;
     assert!(out.result.is_ok());
     assert_eq!(store.version(), 1);
@@ -500,7 +593,11 @@ async fn a_resumed_run_restores_the_plan_before_the_first_request() {
     ]);
     let (e, _) = plan_engine(model, None);
     let first = e
-        .run(vec![Message::user("t")], None, CancellationToken::new())
+        .run(
+            Conversation::new(vec![Message::user("t")]),
+            None,
+            CancellationToken::new(),
+        )
         .await;
     let mut history = first.messages;
     history.push(Message::user("continue"));
@@ -511,7 +608,9 @@ async fn a_resumed_run_restores_the_plan_before_the_first_request() {
         Message::assistant("second"),
     ]);
     let (e2, store2) = plan_engine(model2.clone(), None);
-    let out = e2.run(history, None, CancellationToken::new()).await;
+    let out = e2
+        .run(Conversation::new(history), None, CancellationToken::new())
+        .await;
     assert!(out.result.is_ok());
     assert_eq!(store2.version(), 2, "continued from the restored v1");
     let first_request = model2.seen.lock().expect("lock")[0].clone();
@@ -541,7 +640,11 @@ async fn plan_calls_in_one_batch_apply_in_call_order() {
         ]);
         let (e, store) = plan_engine(model, None);
         let out = e
-            .run(vec![Message::user("t")], None, CancellationToken::new())
+            .run(
+                Conversation::new(vec![Message::user("t")]),
+                None,
+                CancellationToken::new(),
+            )
             .await;
         assert!(out.result.is_ok());
         assert_eq!(

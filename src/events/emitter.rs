@@ -37,25 +37,38 @@ struct Shared {
     room: Condvar,
 }
 
-/// Writes `odek.event/v1` lines. Cheap to clone; all clones share one writer.
+/// The process's event stream: one sink and one background writer thread, shared by every
+/// run (concurrent turns of `serve` included). Cheap to clone. Each run writes through its
+/// own [`Emitter`] from [`EventWriter::run`].
 #[derive(Clone)]
-pub struct Emitter {
-    inner: Arc<Inner>,
+pub struct EventWriter {
+    inner: Arc<WriterInner>,
 }
 
-struct Inner {
+struct WriterInner {
     shared: Arc<Shared>,
-    run_id: Mutex<String>,
-    session_id: Mutex<Option<String>>,
     redactor: Arc<Redactor>,
     options: EmitterOptions,
     dropped: AtomicU64,
-    terminal_written: AtomicBool,
     writer: Mutex<Option<JoinHandle<()>>>,
     write_errors: Arc<AtomicU64>,
 }
 
-impl Emitter {
+/// The events of one run: its run id, its session id and its terminal-event guard, over the
+/// shared [`EventWriter`]. Cheap to clone; clones belong to the same run.
+#[derive(Clone)]
+pub struct Emitter {
+    writer: EventWriter,
+    run: Arc<RunContext>,
+}
+
+struct RunContext {
+    run_id: String,
+    session_id: Option<String>,
+    terminal_written: AtomicBool,
+}
+
+impl EventWriter {
     /// Starts the writer thread for `sink`.
     pub fn new(sink: Box<dyn EventSink>, redactor: Arc<Redactor>, options: EmitterOptions) -> Self {
         let shared = Arc::new(Shared {
@@ -68,63 +81,34 @@ impl Emitter {
         });
         let write_errors = Arc::new(AtomicU64::new(0));
         let writer = spawn_writer(shared.clone(), sink, write_errors.clone());
-        Emitter {
-            inner: Arc::new(Inner {
+        EventWriter {
+            inner: Arc::new(WriterInner {
                 shared,
-                run_id: Mutex::new(new_run_id()),
-                session_id: Mutex::new(None),
                 redactor,
                 options,
                 dropped: AtomicU64::new(0),
-                terminal_written: AtomicBool::new(false),
                 writer: Mutex::new(writer),
                 write_errors,
             }),
         }
     }
 
-    /// Options this emitter was made with.
+    /// The emitter of a new run: a fresh run id, the session's id on every event, and its
+    /// own guard for the one terminal event.
+    pub fn run(&self, session_id: Option<String>) -> Emitter {
+        Emitter {
+            writer: self.clone(),
+            run: Arc::new(RunContext {
+                run_id: new_run_id(),
+                session_id,
+                terminal_written: AtomicBool::new(false),
+            }),
+        }
+    }
+
+    /// Options this writer was made with.
     pub fn options(&self) -> &EmitterOptions {
         &self.inner.options
-    }
-
-    /// Starts a new run: a fresh run id, and the terminal-event guard re-armed.
-    pub fn begin_run(&self) -> String {
-        let id = new_run_id();
-        if let Ok(mut r) = self.inner.run_id.lock() {
-            *r = id.clone();
-        }
-        self.inner.terminal_written.store(false, Ordering::SeqCst);
-        id
-    }
-
-    /// Sets the session id stamped on later events.
-    pub fn set_session_id(&self, id: Option<String>) {
-        if let Ok(mut s) = self.inner.session_id.lock() {
-            *s = id;
-        }
-    }
-
-    /// Emits one event. `iteration` and `tool` are omitted when `None`.
-    pub fn emit(&self, kind: &str, iteration: Option<u32>, tool: Option<&str>, data: Value) {
-        let terminal = kind == super::types::RUN_COMPLETED || kind == super::types::RUN_FAILED;
-        if terminal && self.inner.terminal_written.swap(true, Ordering::SeqCst) {
-            return; // exactly one terminal event per run
-        }
-        let line = self.envelope(kind, iteration, tool, data);
-        self.enqueue(line, terminal);
-    }
-
-    /// Writes `run_failed` now unless the run already ended (used when the process must exit
-    /// at once, e.g. a second Ctrl-C), then drains the writer.
-    pub fn abort_run(&self, error_class: &str, message: &str) {
-        self.emit(
-            super::types::RUN_FAILED,
-            None,
-            None,
-            serde_json::json!({"error_class": error_class, "error": message}),
-        );
-        self.close();
     }
 
     /// Events dropped because the reader was too slow.
@@ -153,41 +137,6 @@ impl Emitter {
                 let _ = handle.join();
             }
         }
-    }
-
-    fn envelope(
-        &self,
-        kind: &str,
-        iteration: Option<u32>,
-        tool: Option<&str>,
-        mut data: Value,
-    ) -> String {
-        self.inner.redactor.redact_json(&mut data);
-        let mut env = Map::new();
-        env.insert("schema".into(), Value::from(SCHEMA));
-        env.insert("type".into(), Value::from(kind));
-        let run_id = self
-            .inner
-            .run_id
-            .lock()
-            .map(|r| r.clone())
-            .unwrap_or_default();
-        env.insert("run_id".into(), Value::from(run_id));
-        if let Some(s) = self.inner.session_id.lock().ok().and_then(|s| s.clone()) {
-            env.insert("session_id".into(), Value::from(s));
-        }
-        if let Some(i) = iteration {
-            env.insert("iteration".into(), Value::from(i));
-        }
-        if let Some(t) = tool {
-            env.insert(
-                "tool".into(),
-                Value::from(self.inner.redactor.redact(t).into_owned()),
-            );
-        }
-        env.insert("timestamp".into(), Value::from(timestamp()));
-        env.insert("data".into(), data);
-        Value::Object(env).to_string()
     }
 
     fn enqueue(&self, line: String, must_keep: bool) {
@@ -219,6 +168,77 @@ impl Emitter {
         q.lines.push_back(line);
         drop(q);
         shared.ready.notify_one();
+    }
+}
+
+impl Emitter {
+    /// This run's id (32 hex).
+    pub fn run_id(&self) -> &str {
+        &self.run.run_id
+    }
+
+    /// The session this run writes, if any.
+    pub fn session_id(&self) -> Option<&str> {
+        self.run.session_id.as_deref()
+    }
+
+    /// Options of the underlying writer.
+    pub fn options(&self) -> &EmitterOptions {
+        self.writer.options()
+    }
+
+    /// The shared writer.
+    pub fn writer(&self) -> &EventWriter {
+        &self.writer
+    }
+
+    /// Emits one event. `iteration` and `tool` are omitted when `None`.
+    pub fn emit(&self, kind: &str, iteration: Option<u32>, tool: Option<&str>, data: Value) {
+        let terminal = kind == super::types::RUN_COMPLETED || kind == super::types::RUN_FAILED;
+        if terminal && self.run.terminal_written.swap(true, Ordering::SeqCst) {
+            return; // exactly one terminal event per run
+        }
+        let line = self.envelope(kind, iteration, tool, data);
+        self.writer.enqueue(line, terminal);
+    }
+
+    /// Writes `run_failed` now unless the run already ended (used when the process must exit
+    /// at once, e.g. a second Ctrl-C), then drains the writer.
+    pub fn abort_run(&self, error_class: &str, message: &str) {
+        self.emit(
+            super::types::RUN_FAILED,
+            None,
+            None,
+            serde_json::json!({"error_class": error_class, "error": message}),
+        );
+        self.writer.close();
+    }
+
+    fn envelope(
+        &self,
+        kind: &str,
+        iteration: Option<u32>,
+        tool: Option<&str>,
+        mut data: Value,
+    ) -> String {
+        let redactor = &self.writer.inner.redactor;
+        redactor.redact_json(&mut data);
+        let mut env = Map::new();
+        env.insert("schema".into(), Value::from(SCHEMA));
+        env.insert("type".into(), Value::from(kind));
+        env.insert("run_id".into(), Value::from(self.run.run_id.as_str()));
+        if let Some(s) = &self.run.session_id {
+            env.insert("session_id".into(), Value::from(s.as_str()));
+        }
+        if let Some(i) = iteration {
+            env.insert("iteration".into(), Value::from(i));
+        }
+        if let Some(t) = tool {
+            env.insert("tool".into(), Value::from(redactor.redact(t).into_owned()));
+        }
+        env.insert("timestamp".into(), Value::from(timestamp()));
+        env.insert("data".into(), data);
+        Value::Object(env).to_string()
     }
 }
 
@@ -263,4 +283,56 @@ fn timestamp() -> String {
     time::OffsetDateTime::now_utc()
         .format(&time::format_description::well_known::Rfc3339)
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::CallbackSink;
+
+    fn collecting_writer() -> (EventWriter, Arc<Mutex<Vec<Value>>>) {
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let sink_lines = lines.clone();
+        let sink = CallbackSink(Box::new(move |line: &str| {
+            if let (Ok(mut l), Ok(v)) = (sink_lines.lock(), serde_json::from_str(line)) {
+                l.push(v);
+            }
+        }));
+        let writer = EventWriter::new(
+            Box::new(sink),
+            Arc::new(Redactor::new()),
+            EmitterOptions::default(),
+        );
+        (writer, lines)
+    }
+
+    #[test]
+    fn runs_on_one_writer_keep_their_own_ids_and_terminal_guard() {
+        let (writer, lines) = collecting_writer();
+        let a = writer.run(Some("session-a".into()));
+        let b = writer.run(Some("session-b".into()));
+        assert_ne!(a.run_id(), b.run_id());
+        for e in [&a, &b, &a, &b] {
+            e.emit("run_completed", None, None, serde_json::json!({}));
+        }
+        writer.close();
+        let lines = lines.lock().expect("lines").clone();
+        assert_eq!(lines.len(), 2, "one terminal event per run: {lines:?}");
+        assert_eq!(lines[0]["run_id"], a.run_id());
+        assert_eq!(lines[0]["session_id"], "session-a");
+        assert_eq!(lines[1]["run_id"], b.run_id());
+        assert_eq!(lines[1]["session_id"], "session-b");
+    }
+
+    #[test]
+    fn a_run_without_a_session_has_no_session_id() {
+        let (writer, lines) = collecting_writer();
+        writer
+            .run(None)
+            .emit("run_started", None, None, serde_json::json!({}));
+        writer.close();
+        let lines = lines.lock().expect("lines").clone();
+        assert!(lines[0].get("session_id").is_none(), "{:?}", lines[0]);
+        assert_eq!(lines[0]["schema"], SCHEMA);
+    }
 }

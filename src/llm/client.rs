@@ -2,7 +2,6 @@
 //! streamed, with retries, timeouts and model discovery.
 
 use std::fmt;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
 
@@ -41,9 +40,6 @@ const MAX_DISCOVERY_BYTES: usize = 1024 * 1024;
 const BILLING_HINT: &str =
     " — billing/quota error, not retried (check your provider balance or plan)";
 
-/// Called before each retry (e.g. to print `retrying in 2s (attempt 2/4): 503 …`).
-pub type RetryCallback = Arc<dyn Fn(&RetryNotice) + Send + Sync>;
-
 /// Everything [`HttpModel`] needs to talk to one endpoint.
 #[derive(Clone)]
 pub struct HttpModelConfig {
@@ -65,8 +61,6 @@ pub struct HttpModelConfig {
     pub max_attempts: u32,
     /// First retry wait; doubles each retry (capped at 30 s) plus up to 25 % jitter.
     pub backoff_base: Duration,
-    /// Told about each retry before the client sleeps.
-    pub on_retry: Option<RetryCallback>,
 }
 
 impl HttpModelConfig {
@@ -86,7 +80,6 @@ impl HttpModelConfig {
             stream_idle_timeout: DEFAULT_STREAM_IDLE_TIMEOUT,
             max_attempts: DEFAULT_MAX_ATTEMPTS,
             backoff_base: DEFAULT_BACKOFF_BASE,
-            on_retry: None,
             model,
         }
     }
@@ -104,7 +97,6 @@ impl fmt::Debug for HttpModelConfig {
             .field("stream_idle_timeout", &self.stream_idle_timeout)
             .field("max_attempts", &self.max_attempts)
             .field("backoff_base", &self.backoff_base)
-            .field("on_retry", &self.on_retry.is_some())
             .finish()
     }
 }
@@ -304,7 +296,7 @@ impl HttpModel {
         Ok(parsed)
     }
 
-    fn notify_retry(&self, notice: RetryNotice) {
+    fn notify_retry(&self, request: &ChatRequest<'_>, notice: RetryNotice) {
         tracing::debug!(
             "retrying in {:?} (attempt {}/{}): {}",
             notice.wait,
@@ -312,7 +304,7 @@ impl HttpModel {
             notice.max_attempts,
             notice.reason
         );
-        if let Some(callback) = &self.config.on_retry {
+        if let Some(callback) = request.on_retry {
             callback(&notice);
         }
     }
@@ -380,13 +372,16 @@ impl ChatModel for HttpModel {
                     from_retry_after,
                 } => {
                     attempt += 1;
-                    self.notify_retry(RetryNotice {
-                        attempt,
-                        max_attempts: policy.max_attempts,
-                        wait,
-                        reason: retry_reason(&error),
-                        from_retry_after,
-                    });
+                    self.notify_retry(
+                        request,
+                        RetryNotice {
+                            attempt,
+                            max_attempts: policy.max_attempts,
+                            wait,
+                            reason: retry_reason(&error),
+                            from_retry_after,
+                        },
+                    );
                     tokio::time::sleep(wait).await;
                 }
             }

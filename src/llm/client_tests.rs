@@ -1,8 +1,8 @@
 //! HTTP tests of the client against a real local server (wiremock, or a raw socket where a
 //! stream must stall mid-body).
 
-use std::sync::Mutex;
 use std::sync::atomic::AtomicUsize;
+use std::sync::{Arc, Mutex};
 
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -42,6 +42,7 @@ fn request<'a>(messages: &'a [Message], tools: &'a [ToolDef], stream: bool) -> C
         tools,
         stream,
         max_tokens: None,
+        on_retry: None,
     }
 }
 
@@ -67,15 +68,19 @@ impl Collected {
 }
 
 /// Collects retry notices.
-fn notices(config: &mut HttpModelConfig) -> Arc<Mutex<Vec<RetryNotice>>> {
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let sink = Arc::clone(&seen);
-    config.on_retry = Some(Arc::new(move |n: &RetryNotice| {
-        if let Ok(mut v) = sink.lock() {
+#[derive(Default)]
+struct Notices(Mutex<Vec<RetryNotice>>);
+
+impl Notices {
+    fn record(&self, n: &RetryNotice) {
+        if let Ok(mut v) = self.0.lock() {
             v.push(n.clone());
         }
-    }));
-    seen
+    }
+
+    fn seen(&self) -> Vec<RetryNotice> {
+        self.0.lock().map(|v| v.clone()).unwrap_or_default()
+    }
 }
 
 async fn received(server: &MockServer) -> Vec<Request> {
@@ -398,16 +403,19 @@ async fn service_unavailable_then_success_is_retried() {
         None,
     )
     .await;
-    let mut cfg = config(&format!("{}/v1", server.uri()));
-    let seen = notices(&mut cfg);
+    let cfg = config(&format!("{}/v1", server.uri()));
+    let notices = Notices::default();
+    let record = |n: &RetryNotice| notices.record(n);
     let messages = [Message::user("go")];
+    let mut req = request(&messages, &[], false);
+    req.on_retry = Some(&record);
     let response = model(cfg)
-        .complete(&request(&messages, &[], false), None)
+        .complete(&req, None)
         .await
         .expect("second attempt succeeds");
     assert_eq!(response.message.content, "finally");
     assert_eq!(received(&server).await.len(), 2);
-    let seen = seen.lock().map(|v| v.clone()).unwrap_or_default();
+    let seen = notices.seen();
     assert_eq!(seen.len(), 1);
     assert_eq!(seen[0].attempt, 2);
     assert_eq!(seen[0].max_attempts, 4);
@@ -429,14 +437,14 @@ async fn retry_after_is_honoured() {
         None,
     )
     .await;
-    let mut cfg = config(&format!("{}/v1", server.uri()));
-    let seen = notices(&mut cfg);
+    let cfg = config(&format!("{}/v1", server.uri()));
+    let notices = Notices::default();
+    let record = |n: &RetryNotice| notices.record(n);
     let messages = [Message::user("go")];
-    model(cfg)
-        .complete(&request(&messages, &[], false), None)
-        .await
-        .expect("ok");
-    let seen = seen.lock().map(|v| v.clone()).unwrap_or_default();
+    let mut req = request(&messages, &[], false);
+    req.on_retry = Some(&record);
+    model(cfg).complete(&req, None).await.expect("ok");
+    let seen = notices.seen();
     assert_eq!(seen.len(), 1);
     assert!(seen[0].from_retry_after);
     assert_eq!(seen[0].wait, Duration::from_secs(1));
@@ -506,22 +514,19 @@ async fn exhausted_retries_name_the_attempts_and_last_error() {
     .await;
     let mut cfg = config(&format!("{}/v1", server.uri()));
     cfg.max_attempts = 3;
-    let seen = notices(&mut cfg);
+    let notices = Notices::default();
+    let record = |n: &RetryNotice| notices.record(n);
     let messages = [Message::user("go")];
-    let e = model(cfg)
-        .complete(&request(&messages, &[], false), None)
-        .await
-        .expect_err("down");
+    let mut req = request(&messages, &[], false);
+    req.on_retry = Some(&record);
+    let e = model(cfg).complete(&req, None).await.expect_err("down");
     assert_eq!(received(&server).await.len(), 3);
     assert_eq!(
         e.to_string(),
         "llm: retry exhausted (3 attempts): llm: 502 Bad Gateway (status 502): upstream down"
     );
     assert_eq!(e.http_status(), Some(502));
-    let attempts: Vec<u32> = seen
-        .lock()
-        .map(|v| v.iter().map(|n| n.attempt).collect())
-        .unwrap_or_default();
+    let attempts: Vec<u32> = notices.seen().iter().map(|n| n.attempt).collect();
     assert_eq!(attempts, [2, 3]);
 }
 

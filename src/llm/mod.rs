@@ -14,7 +14,7 @@ mod types;
 
 pub use client::{
     DEFAULT_BACKOFF_BASE, DEFAULT_MAX_ATTEMPTS, DEFAULT_REQUEST_TIMEOUT,
-    DEFAULT_STREAM_IDLE_TIMEOUT, HttpModel, HttpModelConfig, RetryCallback, ThinkingMode,
+    DEFAULT_STREAM_IDLE_TIMEOUT, HttpModel, HttpModelConfig, ThinkingMode,
 };
 pub use error::LlmError;
 pub use profiles::{MODEL_PROFILES, ModelProfile, profile_for};

@@ -254,6 +254,7 @@ mod tests {
             tools: &[],
             stream,
             max_tokens: None,
+            on_retry: None,
         }
     }
 

@@ -187,7 +187,7 @@ impl Serialize for ToolDef {
 }
 
 /// One request to the model. Model name, endpoint and thinking settings belong to the client.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct ChatRequest<'a> {
     /// The conversation so far.
     pub messages: &'a [Message],
@@ -197,6 +197,21 @@ pub struct ChatRequest<'a> {
     pub stream: bool,
     /// Cap on generated tokens (`None` = server default).
     pub max_tokens: Option<u32>,
+    /// Told about each retry before the client waits (e.g. to print `retrying in 2s
+    /// (attempt 2/4): 503 …`); per request, so concurrent turns each hear their own.
+    pub on_retry: Option<&'a (dyn Fn(&super::RetryNotice) + Sync)>,
+}
+
+impl std::fmt::Debug for ChatRequest<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChatRequest")
+            .field("messages", &self.messages.len())
+            .field("tools", &self.tools.len())
+            .field("stream", &self.stream)
+            .field("max_tokens", &self.max_tokens)
+            .field("on_retry", &self.on_retry.is_some())
+            .finish()
+    }
 }
 
 /// Token accounting for one call (or a running total).

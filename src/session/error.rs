@@ -66,6 +66,14 @@ pub enum SessionError {
         /// The cap in bytes.
         limit: u64,
     },
+    /// Another writer holds the session (a run, an open REPL, a serve or Telegram turn).
+    #[error("session {id} is in use by {}", holder.as_deref().unwrap_or("another odek process"))]
+    Busy {
+        /// The session id.
+        id: String,
+        /// Who holds it (`odek repl (pid 123)`), when its lock file says.
+        holder: Option<String>,
+    },
     /// `trim` was asked to keep fewer than two messages.
     #[error(
         "cannot trim session {id}: n must be at least 2 (system + at least 1 message), got {keep}"

@@ -113,12 +113,11 @@ pub(crate) fn session_path(dir: &Path, id: &str) -> PathBuf {
     dir.join(format!("{id}.json"))
 }
 
-/// The session id named by a directory entry, for `<id>.json` files other than the index and
-/// temp files; `None` for anything else.
+/// The session id named by a directory entry: `YYYYMMDD-<32 hex>.json` only; `None` for the
+/// index, temp files, journals, locks and anything else.
 pub(crate) fn session_id_of_file_name(name: &str) -> Option<&str> {
     let stem = name.strip_suffix(".json")?;
-    let is_session = stem != "index" && super::validate_id(stem).is_ok();
-    is_session.then_some(stem)
+    super::is_standard_id(stem).then_some(stem)
 }
 
 /// Reads and parses `<dir>/<id>.json` into `T`, refusing files over `limit` bytes before

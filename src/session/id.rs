@@ -48,6 +48,19 @@ pub fn validate_id(id: &str) -> Result<(), SessionError> {
     Ok(())
 }
 
+/// True for ids of the form this store makes: `YYYYMMDD-` and 32 lowercase hex digits.
+/// Only files named so are sessions; anything else in the directory (the Go original's
+/// `vectors_meta.json`, notes of the user) is not one and is skipped silently.
+pub fn is_standard_id(id: &str) -> bool {
+    let b = id.as_bytes();
+    b.len() == 8 + 1 + 32
+        && b[..8].iter().all(u8::is_ascii_digit)
+        && b[8] == b'-'
+        && b[9..]
+            .iter()
+            .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c))
+}
+
 fn shorten_for_display(id: &str) -> String {
     match id.char_indices().nth(SHOWN_ID_CHARS) {
         Some((cut, _)) => format!("{}…", &id[..cut]),
@@ -75,6 +88,17 @@ mod tests {
         );
         assert_ne!(new_session_id(), id, "ids must be random");
         assert!(validate_id(&id).is_ok());
+        assert!(is_standard_id(&id));
+        for other in [
+            "vectors_meta",
+            "index",
+            "20261130-0123456789ABCDEF0123456789abcdef",
+            "20261130-0123456789abcdef0123456789abcde",
+            "2026113-0123456789abcdef0123456789abcdef0",
+            "20261130_0123456789abcdef0123456789abcdef",
+        ] {
+            assert!(!is_standard_id(other), "{other}");
+        }
     }
 
     #[test]

@@ -116,18 +116,42 @@ pub(crate) fn stamp_is_current(dir: &Path) -> bool {
 /// The first `limit` entries of the index and the total count, parsing only those entries
 /// (the rest is skimmed). Only meaningful for an index this module wrote (newest first).
 pub(crate) fn read_index_head(dir: &Path, limit: usize) -> Option<(Vec<SessionSummary>, usize)> {
+    read_index_with(
+        dir,
+        HeadSeed {
+            limit,
+            keep: |_| true,
+        },
+    )
+}
+
+/// The first (newest) index entry that `keep` accepts: `Some(None)` when none does, `None`
+/// when the index cannot be read. Entries after the match are only skimmed.
+pub(crate) fn first_matching(
+    dir: &Path,
+    keep: fn(&SessionSummary) -> bool,
+) -> Option<Option<SessionSummary>> {
+    let (mut head, _) = read_index_with(dir, HeadSeed { limit: 1, keep })?;
+    Some(head.pop())
+}
+
+fn read_index_with(dir: &Path, seed: HeadSeed) -> Option<(Vec<SessionSummary>, usize)> {
     let path = dir.join(INDEX_FILE);
     let bytes = match files::read_capped(&path, MAX_INDEX_BYTES) {
         Ok(CappedRead::Bytes(bytes)) => bytes,
         _ => return None,
     };
     let mut de = serde_json::Deserializer::from_slice(&bytes);
-    let head = serde::de::DeserializeSeed::deserialize(HeadSeed(limit), &mut de).ok()?;
+    let head = serde::de::DeserializeSeed::deserialize(seed, &mut de).ok()?;
     de.end().ok()?;
     Some(head)
 }
 
-struct HeadSeed(usize);
+/// Reads the first `limit` entries that `keep` accepts, and counts all entries.
+struct HeadSeed {
+    limit: usize,
+    keep: fn(&SessionSummary) -> bool,
+}
 
 impl<'de> serde::de::DeserializeSeed<'de> for HeadSeed {
     type Value = (Vec<SessionSummary>, usize);
@@ -145,17 +169,19 @@ impl<'de> serde::de::Visitor<'de> for HeadSeed {
     }
 
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut head = Vec::with_capacity(self.0.min(1024));
-        while head.len() < self.0 {
+        let mut head = Vec::with_capacity(self.limit.min(1024));
+        let mut total = 0;
+        while head.len() < self.limit {
             match seq.next_element::<SessionSummary>()? {
-                Some(entry) => head.push(entry),
-                None => {
-                    let total = head.len();
-                    return Ok((head, total));
+                Some(entry) => {
+                    total += 1;
+                    if (self.keep)(&entry) {
+                        head.push(entry);
+                    }
                 }
+                None => return Ok((head, total)),
             }
         }
-        let mut total = head.len();
         while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {
             total += 1;
         }
@@ -228,6 +254,8 @@ struct SummaryFields {
     turns: u32,
     #[serde(default)]
     task: String,
+    #[serde(default)]
+    origin: Option<String>,
 }
 
 /// The index entry of `<dir>/<id>.json`, read from the file.
@@ -251,6 +279,7 @@ pub(crate) fn summary_from_file(
         updated_at: fields.updated_at,
         turns: fields.turns,
         model: fields.model,
+        origin: fields.origin,
     })
 }
 
@@ -300,6 +329,7 @@ mod tests {
             updated_at: updated_at.into(),
             turns: 0,
             model: String::new(),
+            origin: None,
         }
     }
 
@@ -346,6 +376,7 @@ mod tests {
                     updated_at: updated.into(),
                     turns: 0,
                     model: String::new(),
+                    origin: None,
                 })
                 .collect()
         })
@@ -380,8 +411,13 @@ mod tests {
     #[test]
     fn only_session_files_count_as_sessions() {
         let dir = tempfile::tempdir().expect("tempdir");
+        let id = "20261130-0123456789abcdef0123456789abcdef";
         for name in [
+            &format!("{id}.json"),
+            &format!("{id}.journal"),
+            &format!("{id}.lock"),
             "a.json",
+            "vectors_meta.json",
             "index.json",
             ".a.json.tmp-123",
             ".index.lock",
@@ -391,6 +427,6 @@ mod tests {
             std::fs::write(dir.path().join(name), "{}").expect("write");
         }
         let ids = session_ids_on_disk(dir.path()).expect("readdir");
-        assert_eq!(ids, HashSet::from(["a".to_string()]));
+        assert_eq!(ids, HashSet::from([id.to_string()]));
     }
 }

@@ -11,18 +11,27 @@ mod error;
 mod files;
 mod id;
 mod index;
+mod journal;
+mod lock;
 mod redaction;
 mod store;
 mod transcript;
+mod writer;
 
 pub use error::SessionError;
-pub use id::{MAX_ID_LEN, new_session_id, validate_id};
+pub use id::{MAX_ID_LEN, is_standard_id, new_session_id, validate_id};
+pub use lock::{Holder, SessionLock};
 pub use store::SessionStore;
 pub use transcript::trim_transcript;
+pub use writer::SessionWriter;
 
 use serde::{Deserialize, Serialize};
 
 use crate::llm::{Message, Role};
+use crate::plan::PlanState;
+
+/// Where a session was started: `origin` of sessions made by the command line.
+pub const ORIGIN_CLI: &str = "cli";
 
 /// Largest session file that is written or loaded (32 MiB).
 pub const MAX_SESSION_BYTES: u64 = 32 * 1024 * 1024;
@@ -45,6 +54,10 @@ pub struct Session {
     /// Endpoint the session was made with (`continue` keeps it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_url: Option<String>,
+    /// Where it was started: `cli`, `serve` or `telegram` (absent in files of the Go
+    /// original and of earlier versions, which count as `cli`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
     /// Number of user messages; recounted on every save.
     #[serde(default)]
     pub turns: u32,
@@ -59,6 +72,19 @@ pub struct Session {
     /// Completion tokens used over the session's life.
     #[serde(default)]
     pub output_tokens: u64,
+    /// The plan's structured state (redacted like the messages), so a plan whose render
+    /// overflowed `max_render_chars` still resumes exactly. Absent in files of the Go
+    /// original: those resume from the newest plan message that parses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<PlanState>,
+    /// How many journal lines this file holds, folded in (see `journal.rs`); 0 for a file
+    /// that was never journaled.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub revision: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Session {
@@ -71,7 +97,33 @@ impl Session {
             updated_at: self.updated_at.clone(),
             turns: self.turns,
             model: self.model.clone(),
+            origin: self.origin.clone(),
         }
+    }
+
+    /// A copy of everything but the transcript and the plan (cheap however long the history).
+    pub fn metadata(&self) -> Session {
+        Session {
+            id: self.id.clone(),
+            created_at: self.created_at.clone(),
+            updated_at: self.updated_at.clone(),
+            model: self.model.clone(),
+            base_url: self.base_url.clone(),
+            origin: self.origin.clone(),
+            turns: self.turns,
+            task: self.task.clone(),
+            messages: Vec::new(),
+            input_tokens: self.input_tokens,
+            output_tokens: self.output_tokens,
+            plan: None,
+            revision: self.revision,
+        }
+    }
+
+    /// True when the session was started by the command line (or its origin is unknown, as
+    /// in files of the Go original).
+    pub fn is_cli(&self) -> bool {
+        self.origin.as_deref().is_none_or(|o| o == ORIGIN_CLI)
     }
 }
 
@@ -95,6 +147,16 @@ pub struct SessionSummary {
     /// Model of the session (empty in indexes written by the Go original).
     #[serde(default)]
     pub model: String,
+    /// Where the session was started (`cli`, `serve`, `telegram`; absent = `cli`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
+}
+
+impl SessionSummary {
+    /// True when the session was started by the command line (or its origin is unknown).
+    pub fn is_cli(&self) -> bool {
+        self.origin.as_deref().is_none_or(|o| o == ORIGIN_CLI)
+    }
 }
 
 /// The result of [`SessionStore::list`].

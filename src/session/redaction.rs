@@ -4,10 +4,12 @@
 use std::borrow::Cow;
 
 use super::Session;
+use crate::llm::Message;
+use crate::plan::PlanState;
 use crate::redact::Redactor;
 
-/// A copy of `session` with the task, the endpoint, every message's content and reasoning and
-/// every tool call's arguments redacted.
+/// A copy of `session` with the task, the endpoint, every message's content and reasoning,
+/// every tool call's arguments and the plan's titles and notes redacted.
 pub(crate) fn redacted_copy(session: &Session, redactor: &Redactor) -> Session {
     let mut copy = session.clone();
     redact_text(redactor, &mut copy.task);
@@ -15,18 +17,34 @@ pub(crate) fn redacted_copy(session: &Session, redactor: &Redactor) -> Session {
         redact_text(redactor, base_url);
     }
     for message in &mut copy.messages {
-        redact_text(redactor, &mut message.content);
-        if let Some(reasoning) = message.reasoning_content.as_mut() {
-            redact_text(redactor, reasoning);
-        }
-        for call in &mut message.tool_calls {
-            redact_arguments(redactor, &mut call.function.arguments);
-        }
+        redact_message(redactor, message);
+    }
+    if let Some(plan) = copy.plan.as_mut() {
+        redact_plan(redactor, plan);
     }
     copy
 }
 
-fn redact_text(redactor: &Redactor, text: &mut String) {
+/// Redacts a message's content, reasoning and tool-call arguments in place.
+pub(crate) fn redact_message(redactor: &Redactor, message: &mut Message) {
+    redact_text(redactor, &mut message.content);
+    if let Some(reasoning) = message.reasoning_content.as_mut() {
+        redact_text(redactor, reasoning);
+    }
+    for call in &mut message.tool_calls {
+        redact_arguments(redactor, &mut call.function.arguments);
+    }
+}
+
+/// Redacts the plan's step titles and notes in place (they can echo secrets of the task).
+pub(crate) fn redact_plan(redactor: &Redactor, plan: &mut PlanState) {
+    for step in &mut plan.steps {
+        redact_text(redactor, &mut step.title);
+        redact_text(redactor, &mut step.note);
+    }
+}
+
+pub(crate) fn redact_text(redactor: &Redactor, text: &mut String) {
     if let Cow::Owned(redacted) = redactor.redact(text) {
         *text = redacted;
     }
@@ -74,6 +92,7 @@ mod tests {
             updated_at: String::new(),
             model: "m".into(),
             base_url: Some(format!("https://x.test/v1?key={SECRET}")),
+            origin: None,
             turns: 1,
             task: format!("deploy with {SECRET}"),
             messages: vec![
@@ -83,6 +102,16 @@ mod tests {
             ],
             input_tokens: 0,
             output_tokens: 0,
+            plan: Some(crate::plan::PlanState {
+                version: 1,
+                steps: vec![crate::plan::PlanStep {
+                    id: "s1".into(),
+                    title: format!("use {SECRET}"),
+                    status: crate::plan::StepStatus::Pending,
+                    note: format!("key {SECRET}"),
+                }],
+            }),
+            revision: 0,
         }
     }
 

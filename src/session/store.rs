@@ -7,13 +7,20 @@ use std::sync::Arc;
 
 use super::files::{self, DirLock};
 use super::index::{self, INDEX_FILE, IndexState, LOCK_FILE};
+use super::journal;
+use super::lock::{Holder, SessionLock};
 use super::transcript::{self, size_cut, without_oldest_groups};
+use super::writer::SessionWriter;
 use super::{
-    MAX_SESSION_BYTES, SaveReport, Session, SessionError, SessionList, SessionPage, SessionSummary,
-    TrimOutcome, count_turns, new_session_id, now_rfc3339, parse_timestamp, validate_id,
+    MAX_SESSION_BYTES, ORIGIN_CLI, SaveReport, Session, SessionError, SessionList, SessionPage,
+    SessionSummary, TrimOutcome, count_turns, new_session_id, now_rfc3339, parse_timestamp,
+    validate_id,
 };
 use crate::llm::Message;
 use crate::redact::Redactor;
+
+/// The holder named when `session delete|trim|cleanup` or a direct save holds a session.
+const MAINTENANCE: &str = "odek session";
 
 /// Seconds in a day, for `cleanup`.
 const SECONDS_PER_DAY: i64 = 24 * 60 * 60;
@@ -57,7 +64,13 @@ impl SessionStore {
         &self.dir
     }
 
-    /// A new session with a fresh id and timestamps and its turns counted; not saved yet.
+    /// The redactor applied to everything written.
+    pub(crate) fn redactor(&self) -> &Arc<Redactor> {
+        &self.redactor
+    }
+
+    /// A new session with a fresh id and timestamps and its turns counted, started by the
+    /// command line (set `origin` for other surfaces); not saved yet.
     pub fn new_session(
         &self,
         model: &str,
@@ -72,28 +85,76 @@ impl SessionStore {
             updated_at: now,
             model: model.to_string(),
             base_url: base_url.map(str::to_string),
+            origin: Some(ORIGIN_CLI.to_string()),
             turns: count_turns(&messages),
             task: task.to_string(),
             messages,
             input_tokens: 0,
             output_tokens: 0,
+            plan: None,
+            revision: 0,
         }
     }
 
-    /// Writes `session` atomically and updates the index. Sets `updated_at` (and a missing
-    /// `created_at`) and recounts turns. Only the written copy is redacted; the caller's
-    /// session keeps its text. When the file would exceed 32 MiB the oldest message groups
-    /// after the leading system messages are dropped, from the written copy and from
-    /// `session` alike, and the report says how many.
+    /// Takes a new session for writing: its lock is held until the writer is dropped. Nothing
+    /// is written before the writer's first [`SessionWriter::begin_turn`].
+    pub fn create(&self, session: Session, holder: &Holder) -> Result<SessionWriter, SessionError> {
+        let lock = SessionLock::acquire(&self.dir, &session.id, holder)?;
+        let mirror = super::redaction::redacted_copy(&session, &self.redactor);
+        Ok(SessionWriter::new(self.clone(), lock, mirror, false))
+    }
+
+    /// Takes a saved session for writing, or refuses at once when another writer holds it
+    /// ([`SessionError::Busy`]). A journal left by a writer that crashed is folded in now.
+    pub fn open(&self, id: &str, holder: &Holder) -> Result<SessionWriter, SessionError> {
+        validate_id(id)?;
+        let lock = SessionLock::acquire(&self.dir, id, holder)?;
+        let (session, replay) = self.load_with_journal(id)?;
+        if let Some(problem) = &replay.problem {
+            tracing::warn!("session {id}: journal replay stopped early: {problem}");
+        }
+        let mut writer = SessionWriter::new(self.clone(), lock, session, true);
+        if replay.present {
+            writer.recover()?;
+        }
+        Ok(writer)
+    }
+
+    /// Writes `session` atomically and updates the index, as its writer: refused when
+    /// another writer holds the session. Sets `updated_at` (and a missing `created_at`) and
+    /// recounts turns. Only the written copy is redacted; the caller's session keeps its
+    /// text. When the file would exceed 32 MiB the oldest message groups after the leading
+    /// system messages are dropped, from the written copy and from `session` alike, and the
+    /// report says how many. A journal beside the file is superseded and removed.
     pub fn save(&self, session: &mut Session) -> Result<SaveReport, SessionError> {
         validate_id(&session.id)?;
-        session.updated_at = now_rfc3339();
-        if session.created_at.is_empty() {
-            session.created_at = session.updated_at.clone();
-        }
-        session.turns = count_turns(&session.messages);
+        let _held =
+            SessionLock::acquire(&self.dir, &session.id, &Holder::this_process(MAINTENANCE))?;
         let mut on_disk = super::redaction::redacted_copy(session, &self.redactor);
-        let (bytes, trimmed_messages) = self.serialize_within_limit(session, &mut on_disk)?;
+        let report = self.write_snapshot(&mut on_disk, Some(&mut session.messages))?;
+        session.updated_at = on_disk.updated_at;
+        session.created_at = on_disk.created_at;
+        session.turns = on_disk.turns;
+        self.remove_journal(&session.id)?;
+        Ok(report)
+    }
+
+    /// Writes an already redacted session as `<id>.json` (atomically) and updates the index.
+    /// The caller holds the session's lock. Sets `updated_at` (and a missing `created_at`)
+    /// and recounts turns; over the size cap, the oldest groups are dropped from `on_disk`
+    /// and from `live` (the caller's unredacted messages, index-aligned) alike.
+    pub(crate) fn write_snapshot(
+        &self,
+        on_disk: &mut Session,
+        live: Option<&mut Vec<Message>>,
+    ) -> Result<SaveReport, SessionError> {
+        validate_id(&on_disk.id)?;
+        on_disk.updated_at = now_rfc3339();
+        if on_disk.created_at.is_empty() {
+            on_disk.created_at = on_disk.updated_at.clone();
+        }
+        on_disk.turns = count_turns(&on_disk.messages);
+        let (bytes, trimmed_messages) = self.serialize_within_limit(on_disk, live)?;
         let mut report = SaveReport {
             bytes_written: bytes.len() as u64,
             trimmed_messages,
@@ -102,26 +163,59 @@ impl SessionStore {
         if trimmed_messages > 0 {
             report.warnings.push(format!(
                 "session {} exceeded {} bytes on write — {trimmed_messages} oldest messages dropped to stay within the load cap",
-                session.id, self.size_limit
+                on_disk.id, self.size_limit
             ));
         }
-        let _lock = self.lock(&session.id)?;
-        let file_name = format!("{}.json", session.id);
+        // The index lock is held from the temp file to the index update: `cleanup` removes
+        // temp files only under it.
+        let _index = self.index_lock(&on_disk.id)?;
+        let file_name = format!("{}.json", on_disk.id);
         files::write_atomically(&self.dir, &file_name, &bytes).map_err(|e| {
-            let context = format!("session {}: cannot write", session.id);
+            let context = format!("session {}: cannot write", on_disk.id);
             SessionError::io(context, self.dir.join(&file_name), e)
         })?;
         if let Err(problem) = self.upsert_index_locked(on_disk.summary()) {
             report
                 .warnings
-                .push(self.give_up_on_index(&session.id, &problem));
+                .push(self.give_up_on_index(&on_disk.id, &problem));
         }
         Ok(report)
     }
 
-    /// Loads `<id>.json`: validates the id, refuses files over 32 MiB before reading them,
-    /// and checks that the file holds the session its name says.
+    /// Replaces (or adds) the index entry of a session; a failure becomes a warning.
+    pub(crate) fn update_index(&self, summary: &SessionSummary, warnings: &mut Vec<String>) {
+        let updated = self
+            .index_lock(&summary.id)
+            .map_err(|e| e.to_string())
+            .and_then(|_lock| self.upsert_index_locked(summary.clone()));
+        if let Err(problem) = updated {
+            warnings.push(self.give_up_on_index(&summary.id, &problem));
+        }
+    }
+
+    /// Loads a session as it stands: `<id>.json`, then its journal when a writer has one
+    /// (so a session being written shows its latest saved batch). Validates the id, refuses
+    /// files over 32 MiB before reading them, and checks that the file holds the session its
+    /// name says. Never waits for a writer.
     pub fn load(&self, id: &str) -> Result<Session, SessionError> {
+        Ok(self.load_with_journal(id)?.0)
+    }
+
+    /// [`Self::load`], with what the journal replay found. A gap between snapshot and journal
+    /// (the writer folded between the two reads) is retried once with a fresh snapshot.
+    fn load_with_journal(&self, id: &str) -> Result<(Session, journal::Replay), SessionError> {
+        let mut attempt = 0;
+        loop {
+            let mut session = self.load_snapshot(id)?;
+            let replay = journal::replay(&self.dir, &mut session)?;
+            attempt += 1;
+            if !replay.gap || attempt > 1 {
+                return Ok((session, replay));
+            }
+        }
+    }
+
+    fn load_snapshot(&self, id: &str) -> Result<Session, SessionError> {
         validate_id(id)?;
         let session: Session = files::read_session_json(&self.dir, id, self.size_limit)?;
         if session.id != id {
@@ -132,6 +226,16 @@ impl SessionStore {
             });
         }
         Ok(session)
+    }
+
+    fn remove_journal(&self, id: &str) -> Result<(), SessionError> {
+        journal::remove(&self.dir, id).map_err(|e| {
+            SessionError::io(
+                format!("session {id}: cannot remove"),
+                journal::journal_path(&self.dir, id),
+                e,
+            )
+        })
     }
 
     /// All sessions, most recently updated first, from the index. One `readdir` checks that
@@ -197,16 +301,36 @@ impl SessionStore {
         Ok(self.list_recent(1)?.sessions.into_iter().next())
     }
 
-    /// Deletes `<id>.json` and its index entry. Idempotent: `Ok(false)` when there was no
+    /// The most recently updated session started by the command line (`continue` and `repl`
+    /// without `--id` resume it, never a chat of the Telegram bot or a run of `serve`).
+    pub fn latest_cli(&self) -> Result<Option<SessionSummary>, SessionError> {
+        if index::stamp_is_current(&self.dir)
+            && let Some(found) = index::first_matching(&self.dir, SessionSummary::is_cli)
+        {
+            return Ok(found);
+        }
+        Ok(self
+            .list()?
+            .sessions
+            .into_iter()
+            .find(SessionSummary::is_cli))
+    }
+
+    /// Deletes `<id>.json`, its journal and its index entry, as the session's writer
+    /// (refused while another writer holds it). Idempotent: `Ok(false)` when there was no
     /// such file.
     pub fn delete(&self, id: &str) -> Result<bool, SessionError> {
         validate_id(id)?;
         if !self.dir.is_dir() {
             return Ok(false);
         }
-        let _lock = self.lock(id)?;
-        let existed = self.remove_session_file(id)?;
-        self.remove_from_index_locked(&HashSet::from([id.to_string()]));
+        let held = SessionLock::acquire(&self.dir, id, &Holder::this_process(MAINTENANCE))?;
+        let existed = self.remove_session_files(id)?;
+        {
+            let _index = self.index_lock(id)?;
+            self.remove_from_index_locked(&HashSet::from([id.to_string()]));
+        }
+        held.remove_file();
         Ok(existed)
     }
 
@@ -221,6 +345,7 @@ impl SessionStore {
                 keep,
             });
         }
+        let _held = SessionLock::acquire(&self.dir, id, &Holder::this_process(MAINTENANCE))?;
         let mut session = self.load(id)?;
         let before = session.messages.len();
         let kept = transcript::trim_transcript(&session.messages, keep);
@@ -231,7 +356,8 @@ impl SessionStore {
             });
         }
         session.messages = kept;
-        self.save(&mut session)?;
+        self.write_snapshot(&mut session, None)?;
+        self.remove_journal(id)?;
         Ok(TrimOutcome {
             before,
             after: session.messages.len(),
@@ -239,61 +365,76 @@ impl SessionStore {
     }
 
     /// Deletes every session last updated more than `older_than_days` days ago (0 = all
-    /// sessions) and any temp file left by a crashed write. Files that cannot be parsed are
-    /// left alone (they are reported by `list`). Returns how many sessions were deleted.
-    pub fn cleanup(&self, older_than_days: u64) -> Result<usize, SessionError> {
+    /// sessions) and any temp file left by a crashed write. Sessions held by a writer are
+    /// skipped, as are files that cannot be parsed (they are reported by `list`); lock files
+    /// of sessions that no longer exist are removed.
+    pub fn cleanup(&self, older_than_days: u64) -> Result<Cleanup, SessionError> {
+        let mut outcome = Cleanup::default();
         if !self.dir.is_dir() {
-            return Ok(0);
+            return Ok(outcome);
         }
         // Decide under the lock, so a session saved meanwhile is judged by its new time.
-        let _lock = self.lock("cleanup")?;
+        let _lock = self.index_lock("cleanup")?;
         let Reconciled {
             mut entries,
             previous,
             ..
         } = self.reconcile_locked()?;
-        let victims = sessions_older_than(&entries, older_than_days);
-        let mut deleted = 0;
-        for id in &victims {
-            if self.remove_session_file(id)? {
-                deleted += 1;
+        let holder = Holder::this_process(MAINTENANCE);
+        let mut removed = HashSet::new();
+        for id in sessions_older_than(&entries, older_than_days) {
+            let held = match SessionLock::acquire(&self.dir, &id, &holder) {
+                Ok(held) => held,
+                Err(SessionError::Busy { .. }) => {
+                    outcome.skipped_busy.push(id);
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            if self.remove_session_files(&id)? {
+                outcome.deleted += 1;
             }
+            held.remove_file();
+            removed.insert(id);
         }
-        self.remove_temp_files()?;
-        entries.retain(|e| !victims.contains(&e.id));
+        self.remove_leftovers()?;
+        entries.retain(|e| !removed.contains(&e.id));
         self.write_index_if_changed(&entries, previous.as_deref());
-        Ok(deleted)
+        Ok(outcome)
     }
 
-    /// Serializes `on_disk`, dropping the oldest message groups (from it and from `session`
+    /// Serializes `on_disk`, dropping the oldest message groups (from it and from `live`,
     /// identically) when it is over the size limit. Returns the bytes and the number of
     /// messages dropped.
     fn serialize_within_limit(
         &self,
-        session: &mut Session,
         on_disk: &mut Session,
+        live: Option<&mut Vec<Message>>,
     ) -> Result<(Vec<u8>, usize), SessionError> {
         let bytes = self.serialize(on_disk)?;
         if bytes.len() as u64 <= self.size_limit {
             return Ok((bytes, 0));
         }
+        let too_large = |size: u64| SessionError::TooLargeToSave {
+            id: on_disk.id.clone(),
+            size,
+            limit: self.size_limit,
+        };
+        let Some(live) = live else {
+            return Err(too_large(bytes.len() as u64));
+        };
         let sizes: Vec<u64> = on_disk.messages.iter().map(json_len).collect();
         let excess = bytes.len() as u64 - self.size_limit;
         let cut = size_cut(&on_disk.messages, &sizes, excess);
-        let before = session.messages.len();
-        for copy in [&mut *session, &mut *on_disk] {
-            copy.messages = without_oldest_groups(std::mem::take(&mut copy.messages), cut);
-            copy.turns = count_turns(&copy.messages);
-        }
+        let before = on_disk.messages.len();
+        on_disk.messages = without_oldest_groups(std::mem::take(&mut on_disk.messages), cut);
+        *live = without_oldest_groups(std::mem::take(live), cut);
+        on_disk.turns = count_turns(&on_disk.messages);
         let bytes = self.serialize(on_disk)?;
         if bytes.len() as u64 > self.size_limit {
-            return Err(SessionError::TooLargeToSave {
-                id: session.id.clone(),
-                size: bytes.len() as u64,
-                limit: self.size_limit,
-            });
+            return Err(too_large(bytes.len() as u64));
         }
-        Ok((bytes, before - session.messages.len()))
+        Ok((bytes, before - on_disk.messages.len()))
     }
 
     fn serialize(&self, session: &Session) -> Result<Vec<u8>, SessionError> {
@@ -303,9 +444,9 @@ impl SessionStore {
         })
     }
 
-    /// Creates the directory if needed and takes the store-wide lock; `subject` names the
-    /// session (or operation) in errors.
-    fn lock(&self, subject: &str) -> Result<DirLock, SessionError> {
+    /// Creates the directory if needed and takes the lock of the index (held briefly by every
+    /// index update); `subject` names the session (or operation) in errors.
+    fn index_lock(&self, subject: &str) -> Result<DirLock, SessionError> {
         files::ensure_dir(&self.dir).map_err(|e| {
             SessionError::io(format!("session {subject}: cannot create"), &self.dir, e)
         })?;
@@ -328,7 +469,7 @@ impl SessionStore {
     /// between can never be hidden behind the stamp.
     fn stamp_if_unchanged(&self, listed_at: Option<std::time::SystemTime>) {
         let Some(listed_at) = listed_at else { return };
-        let Ok(_lock) = self.lock("index") else {
+        let Ok(_lock) = self.index_lock("index") else {
             return;
         };
         if index::dir_mtime(&self.dir).is_ok_and(|now| now == listed_at)
@@ -340,7 +481,7 @@ impl SessionStore {
 
     /// The index reconciled with the directory under the lock, rewritten when it changed.
     fn rebuild_index(&self) -> Result<SessionList, SessionError> {
-        let lock = self.lock("index");
+        let lock = self.index_lock("index");
         let mut problems = Vec::new();
         if let Err(e) = &lock {
             problems.push(format!("{e}; the index is rebuilt in memory only"));
@@ -444,8 +585,9 @@ impl SessionStore {
         }
     }
 
-    /// Removes `<id>.json`; `Ok(false)` when it was not there.
-    fn remove_session_file(&self, id: &str) -> Result<bool, SessionError> {
+    /// Removes `<id>.json` and its journal; `Ok(false)` when there was no session file.
+    fn remove_session_files(&self, id: &str) -> Result<bool, SessionError> {
+        self.remove_journal(id)?;
         let path = files::session_path(&self.dir, id);
         match std::fs::remove_file(&path) {
             Ok(()) => {
@@ -461,19 +603,38 @@ impl SessionStore {
         }
     }
 
-    /// Removes temp files of interrupted writes. Call with the lock held: every writer holds
-    /// it while its temp file exists, so any temp file seen now is a crash leftover.
-    fn remove_temp_files(&self) -> Result<(), SessionError> {
+    /// Removes temp files of interrupted writes, and lock files of sessions that have no file
+    /// (a REPL that never saved, a crash during `delete`) and nobody holds. Call with the
+    /// index lock held: every snapshot writer holds it while its temp file exists, so any
+    /// temp file seen now is a crash leftover.
+    fn remove_leftovers(&self) -> Result<(), SessionError> {
         let entries = std::fs::read_dir(&self.dir)
             .map_err(|e| SessionError::io("cannot list sessions in", &self.dir, e))?;
+        let holder = Holder::this_process(MAINTENANCE);
         for entry in entries.flatten() {
             let name = entry.file_name();
-            if name.to_str().is_some_and(files::is_temp_file_name) {
+            let Some(name) = name.to_str() else { continue };
+            if files::is_temp_file_name(name) {
                 let _ = std::fs::remove_file(entry.path());
+            } else if let Some(id) = name.strip_suffix(".lock")
+                && super::is_standard_id(id)
+                && !files::session_path(&self.dir, id).exists()
+                && let Ok(held) = SessionLock::acquire(&self.dir, id, &holder)
+            {
+                held.remove_file();
             }
         }
         Ok(())
     }
+}
+
+/// What [`SessionStore::cleanup`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Cleanup {
+    /// Sessions deleted.
+    pub deleted: usize,
+    /// Sessions old enough that were left alone because a writer holds them.
+    pub skipped_busy: Vec<String>,
 }
 
 /// The index brought in line with the directory.

@@ -137,6 +137,7 @@ fn no_temp_file_is_left_behind_after_saves() {
         [
             ".index.lock".to_string(),
             format!("{}.json", session.id),
+            format!("{}.lock", session.id),
             "index.json".to_string(),
             "index.stamp".to_string()
         ]
@@ -260,7 +261,7 @@ fn a_crashed_write_leaves_the_good_file_and_the_listing_intact() {
     let list = store.list().expect("list");
     assert_eq!(listed_ids(&list), std::slice::from_ref(&session.id));
     assert!(list.problems.is_empty(), "{:?}", list.problems);
-    assert_eq!(store.cleanup(365).expect("cleanup"), 0);
+    assert_eq!(store.cleanup(365).expect("cleanup").deleted, 0);
     assert!(
         !torn.exists() && !index_torn.exists(),
         "cleanup removes leftovers"
@@ -630,16 +631,16 @@ fn cleanup_deletes_sessions_by_age() {
         ages.push((days, session.id));
     }
     let fresh = saved_session(&store, "fresh");
-    assert_eq!(store.cleanup(30).expect("cleanup"), 2);
+    assert_eq!(store.cleanup(30).expect("cleanup").deleted, 2);
     let mut expected = vec![ages[0].1.clone(), ages[1].1.clone(), fresh.id.clone()];
     expected.sort();
     assert_eq!(listed_ids(&store.list().expect("list")), expected);
     assert_eq!(raw_index_ids(&store), expected);
-    assert_eq!(store.cleanup(5).expect("cleanup"), 1);
-    assert_eq!(store.cleanup(0).expect("cleanup all"), 2);
+    assert_eq!(store.cleanup(5).expect("cleanup").deleted, 1);
+    assert_eq!(store.cleanup(0).expect("cleanup all").deleted, 2);
     assert!(store.list().expect("list").sessions.is_empty());
     let (_empty_home, empty) = temp_store();
-    assert_eq!(empty.cleanup(0).expect("no directory"), 0);
+    assert_eq!(empty.cleanup(0).expect("no directory").deleted, 0);
 }
 
 #[test]

@@ -49,6 +49,36 @@ pub struct GateRequest {
     pub resource: String,
 }
 
+/// The classes the user trusted for the rest of a session (answer `[t]rust`). One per
+/// session, shared by the gates of all its turns; a turn without a session has its own.
+#[derive(Debug, Default)]
+pub struct TrustSet(Mutex<HashSet<DangerClass>>);
+
+impl TrustSet {
+    /// True when `class` was trusted.
+    pub fn contains(&self, class: DangerClass) -> bool {
+        self.0.lock().map(|t| t.contains(&class)).unwrap_or(false)
+    }
+
+    /// The trusted classes, in rank order.
+    pub fn classes(&self) -> Vec<DangerClass> {
+        let mut classes: Vec<DangerClass> = self
+            .0
+            .lock()
+            .map(|t| t.iter().copied().collect())
+            .unwrap_or_default();
+        classes.sort();
+        classes
+    }
+
+    /// Trusts `classes`, except those that may never be trusted.
+    fn extend(&self, classes: impl IntoIterator<Item = DangerClass>) {
+        if let Ok(mut trusted) = self.0.lock() {
+            trusted.extend(classes.into_iter().filter(|c| !NEVER_TRUSTED.contains(c)));
+        }
+    }
+}
+
 /// Classes a user may never trust for a whole session.
 const NEVER_TRUSTED: &[DangerClass] = &[
     DangerClass::Destructive,
@@ -60,7 +90,7 @@ const NEVER_TRUSTED: &[DangerClass] = &[
 pub struct Gate {
     policy: DangerPolicy,
     approver: Option<Arc<dyn Approver>>,
-    trusted: Mutex<HashSet<DangerClass>>,
+    trusted: Arc<TrustSet>,
     config_hint: String,
 }
 
@@ -73,15 +103,17 @@ enum Verdict {
 impl Gate {
     /// A gate for this policy; without an approver, `non_interactive` decides what would be
     /// asked. `config_path` is named in denial messages so the user knows where to allow.
+    /// `trusted` is the session's trust set (shared by its turns).
     pub fn new(
         policy: DangerPolicy,
         approver: Option<Arc<dyn Approver>>,
         config_path: &str,
+        trusted: Arc<TrustSet>,
     ) -> Self {
         Gate {
             policy,
             approver,
-            trusted: Mutex::new(HashSet::new()),
+            trusted,
             config_hint: config_path.to_string(),
         }
     }
@@ -148,10 +180,7 @@ impl Gate {
     }
 
     fn is_trusted(&self, class: DangerClass) -> bool {
-        self.trusted
-            .lock()
-            .map(|t| t.contains(&class))
-            .unwrap_or(false)
+        self.trusted.contains(class)
     }
 
     /// Asks once for all items: `None` when they may run, else who refused.
@@ -169,14 +198,7 @@ impl Gate {
         match answer {
             ApprovalAnswer::Approve => None,
             ApprovalAnswer::TrustClasses => {
-                if let Ok(mut trusted) = self.trusted.lock() {
-                    trusted.extend(
-                        items
-                            .iter()
-                            .map(|i| i.class)
-                            .filter(|c| !NEVER_TRUSTED.contains(c)),
-                    );
-                }
+                self.trusted.extend(items.iter().map(|i| i.class));
                 None
             }
             ApprovalAnswer::Deny => Some(Refusal::User),

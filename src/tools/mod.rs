@@ -164,7 +164,8 @@ impl ToolSelection {
             && (self.enabled.is_empty() || self.enabled.iter().any(|e| e == name))
     }
 
-    fn check_names(&self) -> Result<(), String> {
+    /// Refuses names that are not built-in tools.
+    pub fn check_names(&self) -> Result<(), String> {
         for name in self.enabled.iter().chain(&self.disabled) {
             if !BUILTIN_TOOL_NAMES.contains(&name.as_str()) {
                 return Err(format!(

@@ -4,42 +4,33 @@
 
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
 use crate::engine::{EngineEvent, Observer};
 use crate::redact::Redactor;
 
-/// Appends ingested content to the current session's audit file.
+/// Appends ingested content to one session's audit file (one log per turn of a session).
 pub struct AuditLog {
     dir: PathBuf,
     redactor: Arc<Redactor>,
-    session: Mutex<Option<String>>,
+    session_id: String,
 }
 
 impl AuditLog {
-    /// An audit log under `<sessions dir>/audit`.
-    pub fn new(sessions_dir: PathBuf, redactor: Arc<Redactor>) -> Self {
+    /// The audit log of session `session_id`, under `<sessions dir>/audit`.
+    pub fn new(sessions_dir: &Path, redactor: Arc<Redactor>, session_id: &str) -> Self {
         AuditLog {
             dir: sessions_dir.join("audit"),
             redactor,
-            session: Mutex::new(None),
-        }
-    }
-
-    /// From now on, records go to this session's file (nothing is recorded before).
-    pub fn set_session(&self, id: &str) {
-        if let Ok(mut s) = self.session.lock() {
-            *s = Some(id.to_string());
+            session_id: session_id.to_string(),
         }
     }
 
     fn record(&self, source: &str, content: &str) -> std::io::Result<()> {
-        let Some(id) = self.session.lock().ok().and_then(|s| s.clone()) else {
-            return Ok(());
-        };
+        let id = &self.session_id;
         std::fs::create_dir_all(&self.dir)?;
         let line = serde_json::json!({
             "timestamp": time::OffsetDateTime::now_utc()

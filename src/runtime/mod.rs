@@ -1,0 +1,279 @@
+//! The one runtime every surface runs turns through: `run`, `continue`, `repl`, and later
+//! `serve` and `telegram`.
+//!
+//! A [`Runtime`] is a per-process factory. Built once from the resolved configuration, it
+//! owns what all turns share: the model client, the redactor, the session store and the
+//! event stream's writer. Each turn ([`Runtime::turn`]) gets its own engine, plan store, tool
+//! registry (whose `plan` tool is bound to that store), approval gate, audit log and event
+//! run context (run id, session id, terminal-event guard); a turn of a session also shares
+//! that session's trust set and writes through its [`SessionHandle`], which holds the
+//! session's lock. A surface supplies only its approver and its output ([`Surface`]).
+
+mod audit;
+mod session;
+mod turn;
+
+pub use audit::AuditLog;
+pub use session::SessionHandle;
+pub use turn::{Surface, Turn, TurnOutcome};
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::config::{Config, is_loopback_url};
+use crate::engine::{Budgets, EngineSettings};
+use crate::events::EventWriter;
+use crate::llm::{ChatModel, HttpModel, HttpModelConfig, Message, RecordingModel, ReplayModel};
+use crate::redact::Redactor;
+use crate::session::{Holder, SessionError, SessionStore};
+use crate::tools::ToolSelection;
+
+/// Where the model's answers come from.
+#[derive(Debug, Clone, Default)]
+pub enum ModelSource {
+    /// The configured OpenAI-compatible endpoint.
+    #[default]
+    Http,
+    /// A recorded file (`--replay`).
+    Replay(PathBuf),
+}
+
+/// Everything the builder needs besides the configuration.
+pub struct RuntimeOptions {
+    /// The odek home (`~/.odek` or `$ODEK_HOME`): sessions and the config file live there.
+    pub home: PathBuf,
+    /// Working directory of the tools.
+    pub cwd: PathBuf,
+    /// HTTP endpoint or replay file.
+    pub model_source: ModelSource,
+    /// Also append every answer to this file (`--record`).
+    pub record: Option<PathBuf>,
+    /// The process's event stream (`--events-jsonl`), shared by every turn.
+    pub events: Option<EventWriter>,
+    /// Secret redaction for this process (see [`build_redactor`]).
+    pub redactor: Arc<Redactor>,
+}
+
+/// Why a runtime, a session or a turn could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    /// No key for a remote endpoint.
+    #[error(
+        "no API key provided for {base_url} (set ODEK_API_KEY, DEEPSEEK_API_KEY or OPENAI_API_KEY, or api_key in {config})"
+    )]
+    MissingApiKey {
+        /// The endpoint.
+        base_url: String,
+        /// The global config file.
+        config: String,
+    },
+    /// The model client could not be created.
+    #[error("{0}")]
+    Model(#[from] crate::llm::LlmError),
+    /// The tool selection names unknown tools.
+    #[error("{0}")]
+    Tools(String),
+    /// The session could not be opened, created or saved (busy, missing, corrupt, I/O).
+    #[error("{0}")]
+    Session(#[from] SessionError),
+    /// A turn was started on a session that is already running one.
+    #[error("session {0} is already running a turn")]
+    TurnInProgress(String),
+}
+
+/// What every turn of this process shares; see the module docs.
+pub struct Runtime {
+    config: Config,
+    home: PathBuf,
+    cwd: PathBuf,
+    redactor: Arc<Redactor>,
+    model: Arc<dyn ChatModel>,
+    sessions: SessionStore,
+    events: Option<EventWriter>,
+    global_config: String,
+}
+
+impl Runtime {
+    /// Builds the runtime: the model client (HTTP, replay, recording) and the session store.
+    pub fn build(config: Config, opts: RuntimeOptions) -> Result<Runtime, RuntimeError> {
+        let global_config = opts
+            .home
+            .join(crate::config::GLOBAL_FILE)
+            .display()
+            .to_string();
+        let model = build_model(&config, &opts, &global_config)?;
+        tool_selection(&config)
+            .check_names()
+            .map_err(RuntimeError::Tools)?;
+        Ok(Runtime {
+            sessions: SessionStore::new(&opts.home, opts.redactor.clone()),
+            config,
+            home: opts.home,
+            cwd: opts.cwd,
+            redactor: opts.redactor,
+            model,
+            events: opts.events,
+            global_config,
+        })
+    }
+
+    /// The resolved configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The odek home.
+    pub fn home(&self) -> &Path {
+        &self.home
+    }
+
+    /// The working directory of the tools.
+    pub fn cwd(&self) -> &Path {
+        &self.cwd
+    }
+
+    /// True when turns keep a plan: planning is enabled and the tool selection keeps `plan`.
+    pub fn planning_enabled(&self) -> bool {
+        self.config.planning.enabled && tool_selection(&self.config).keeps(crate::plan::TOOL_NAME)
+    }
+
+    /// The session store (writes are redacted with this process's redactor).
+    pub fn sessions(&self) -> &SessionStore {
+        &self.sessions
+    }
+
+    /// The process's event stream, when there is one.
+    pub fn events(&self) -> Option<&EventWriter> {
+        self.events.as_ref()
+    }
+
+    /// A new session, started by `origin` (`cli`, `serve`, `telegram`) and held for writing
+    /// by `holder` (e.g. `odek run`) until the handle is dropped. `messages` are its first
+    /// messages (system prompt, injections); nothing is written before its first turn.
+    pub fn new_session(
+        &self,
+        task: &str,
+        messages: Vec<Message>,
+        origin: &str,
+        holder: &str,
+    ) -> Result<Arc<SessionHandle>, RuntimeError> {
+        let mut session = self.sessions.new_session(
+            &self.config.model,
+            Some(&self.config.base_url),
+            task,
+            messages,
+        );
+        session.origin = Some(origin.to_string());
+        let live = session.messages.clone();
+        let writer = self
+            .sessions
+            .create(session, &Holder::this_process(holder))?;
+        Ok(Arc::new(SessionHandle::new(writer, live, None)))
+    }
+
+    /// A saved session held for writing by `holder`, or refused at once with
+    /// `session <id> is in use by <holder> (pid N)` when another writer holds it.
+    pub fn open_session(&self, id: &str, holder: &str) -> Result<Arc<SessionHandle>, RuntimeError> {
+        let writer = self.sessions.open(id, &Holder::this_process(holder))?;
+        let live = writer.session().messages.clone();
+        let plan = writer.session().plan.clone();
+        Ok(Arc::new(SessionHandle::new(writer, live, plan)))
+    }
+
+    fn engine_settings(&self) -> EngineSettings {
+        let config = &self.config;
+        EngineSettings {
+            max_iterations: config.max_iterations,
+            max_tool_parallel: config.max_tool_parallel as usize,
+            stream: config.stream,
+            budgets: Budgets {
+                max_runtime_seconds: config.limits.max_runtime_seconds,
+                max_tool_calls: config.limits.max_tool_calls,
+                max_input_tokens: config.limits.max_input_tokens,
+                max_output_tokens: config.limits.max_output_tokens,
+            },
+            cwd: self.cwd.clone(),
+            context_window: config.context_window,
+            compaction: config.compaction,
+        }
+    }
+}
+
+/// The tools this configuration registers.
+fn tool_selection(config: &Config) -> ToolSelection {
+    ToolSelection {
+        enabled: config.tools.enabled.clone(),
+        disabled: config.tools.disabled.clone(),
+    }
+}
+
+fn build_model(
+    config: &Config,
+    opts: &RuntimeOptions,
+    global_config: &str,
+) -> Result<Arc<dyn ChatModel>, RuntimeError> {
+    let inner: Box<dyn ChatModel> = match &opts.model_source {
+        ModelSource::Replay(path) => Box::new(ReplayModel::load(path)?),
+        ModelSource::Http => Box::new(http_model(config, global_config)?),
+    };
+    Ok(match &opts.record {
+        Some(path) => Arc::new(RecordingModel::create(BoxedModel(inner), path.clone())?),
+        None => Arc::from(inner),
+    })
+}
+
+fn http_model(config: &Config, global_config: &str) -> Result<HttpModel, RuntimeError> {
+    if config.api_key.is_none() && !is_loopback_url(&config.base_url) {
+        return Err(RuntimeError::MissingApiKey {
+            base_url: config.base_url.clone(),
+            config: global_config.to_string(),
+        });
+    }
+    let mut http = HttpModelConfig::new(config.base_url.clone(), config.model.clone());
+    http.api_key = config.api_key.clone();
+    http.temperature = config.temperature;
+    if config.thinking.is_some() {
+        http.thinking = config.thinking.clone();
+    }
+    http.request_timeout = Duration::from_secs(config.llm.timeout_seconds);
+    http.stream_idle_timeout = Duration::from_secs(config.llm.stream_idle_timeout_seconds);
+    http.max_attempts = config.llm.max_attempts;
+    Ok(HttpModel::new(http)?)
+}
+
+/// Lets a boxed model be wrapped by the generic recorder.
+struct BoxedModel(Box<dyn ChatModel>);
+
+#[async_trait::async_trait]
+impl ChatModel for BoxedModel {
+    fn model_name(&self) -> &str {
+        self.0.model_name()
+    }
+
+    async fn complete(
+        &self,
+        request: &crate::llm::ChatRequest<'_>,
+        on_delta: Option<crate::llm::DeltaSink<'_>>,
+    ) -> Result<crate::llm::ChatResponse, crate::llm::LlmError> {
+        self.0.complete(request, on_delta).await
+    }
+
+    async fn context_window(&self) -> Option<u64> {
+        self.0.context_window().await
+    }
+}
+
+/// The redactor for this process: the configured API key and every secret-looking
+/// environment value, plus the built-in patterns.
+pub fn build_redactor(config: &Config) -> Arc<Redactor> {
+    let mut r = Redactor::new();
+    if let Some(key) = &config.api_key {
+        r.add_secret(key);
+    }
+    r.add_secrets_from_env(std::env::vars());
+    Arc::new(r)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,95 @@
+//! [`SessionHandle`]: a session held for writing by this process, between and during turns.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use crate::llm::Message;
+use crate::plan::PlanState;
+use crate::session::{Session, SessionWriter};
+use crate::tools::approval::TrustSet;
+
+/// A session this process holds: its writer (and with it the session's lock, released when
+/// the handle is dropped), the live transcript the next turn continues (unredacted, in step
+/// with what is saved), the live plan state, and the classes the user trusted for the rest
+/// of the session. One turn at a time.
+pub struct SessionHandle {
+    id: String,
+    writer: Mutex<SessionWriter>,
+    live: Mutex<Live>,
+    trust: Arc<TrustSet>,
+    running: AtomicBool,
+}
+
+/// The conversation as this process knows it (with the text redaction removes from disk).
+pub(crate) struct Live {
+    pub messages: Vec<Message>,
+    pub plan: Option<PlanState>,
+}
+
+impl SessionHandle {
+    pub(crate) fn new(
+        writer: SessionWriter,
+        messages: Vec<Message>,
+        plan: Option<PlanState>,
+    ) -> Self {
+        SessionHandle {
+            id: writer.id().to_string(),
+            writer: Mutex::new(writer),
+            live: Mutex::new(Live { messages, plan }),
+            trust: Arc::new(TrustSet::default()),
+            running: AtomicBool::new(false),
+        }
+    }
+
+    /// The session id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The session's metadata as saved (model, task, turns, tokens), without the transcript.
+    pub fn saved(&self) -> Session {
+        self.writer().session().metadata()
+    }
+
+    /// True once the session has a file on disk.
+    pub fn is_saved(&self) -> bool {
+        self.writer().is_saved()
+    }
+
+    /// The live plan: the state the last turn left (or the saved state before any turn).
+    pub fn plan(&self) -> Option<PlanState> {
+        self.live().plan.clone()
+    }
+
+    /// Number of messages of the live transcript.
+    pub fn message_count(&self) -> usize {
+        self.live().messages.len()
+    }
+
+    /// Names the session by its task (a REPL session is named by its first input).
+    pub fn set_task(&self, task: &str) {
+        self.writer().set_task(task);
+    }
+
+    /// The classes trusted for the rest of this session.
+    pub fn trust(&self) -> &Arc<TrustSet> {
+        &self.trust
+    }
+
+    pub(crate) fn writer(&self) -> MutexGuard<'_, SessionWriter> {
+        self.writer.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(crate) fn live(&self) -> MutexGuard<'_, Live> {
+        self.live.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Marks a turn as running; false when one already is.
+    pub(crate) fn start_turn(&self) -> bool {
+        !self.running.swap(true, Ordering::SeqCst)
+    }
+
+    pub(crate) fn end_turn(&self) {
+        self.running.store(false, Ordering::SeqCst);
+    }
+}

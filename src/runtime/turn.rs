@@ -1,0 +1,215 @@
+//! One turn: everything a single run of the loop needs, built fresh by [`Runtime::turn`].
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use super::{AuditLog, Runtime, RuntimeError, SessionHandle, tool_selection};
+use crate::engine::{
+    Conversation, Engine, EngineParts, Fanout, Observer, PersistFn, RunError, RunOutcome,
+};
+use crate::events::{Emitter, EventsObserver};
+use crate::llm::{Message, Usage};
+use crate::plan::{PlanLimits, PlanState, PlanStore};
+use crate::session::{SaveReport, SessionError};
+use crate::tools::approval::{Approver, Gate, TrustSet};
+use crate::tools::build_registry;
+
+/// What a surface brings to a turn: who answers approval prompts (`None` = nobody, the
+/// policy's `non_interactive` decides) and who hears about the run (the terminal, an HTTP
+/// stream, a chat).
+pub struct Surface {
+    /// Asks the user about dangerous calls.
+    pub approver: Option<Arc<dyn Approver>>,
+    /// The surface's output.
+    pub output: Arc<dyn Observer>,
+}
+
+/// One run of the loop, ready to go: see [`Runtime::turn`].
+pub struct Turn {
+    engine: Engine,
+    events: Option<Emitter>,
+    session: Option<Arc<SessionHandle>>,
+}
+
+/// How a turn ended.
+#[derive(Debug)]
+pub struct TurnOutcome {
+    /// The answer, or why there is none.
+    pub result: Result<String, RunError>,
+    /// True when the answer is the partial summary made at the iteration cap.
+    pub partial: bool,
+    /// Tokens used by the turn.
+    pub usage: Usage,
+    /// Iterations made.
+    pub iterations: u32,
+    /// Wall time.
+    pub duration: Duration,
+    /// The plan's final state (`None` when planning is off).
+    pub plan: Option<PlanState>,
+    /// The final transcript of a turn without a session (a session keeps its own).
+    pub messages: Vec<Message>,
+    /// For a turn of a session: the end-of-turn save (the journal folded into the
+    /// session file), or why it failed.
+    pub saved: Option<Result<SaveReport, SessionError>>,
+}
+
+impl TurnOutcome {
+    fn from_run(run: RunOutcome, saved: Option<Result<SaveReport, SessionError>>) -> Self {
+        TurnOutcome {
+            result: run.result,
+            partial: run.partial,
+            usage: run.usage,
+            iterations: run.iterations,
+            duration: run.duration,
+            plan: run.plan,
+            messages: run.messages,
+            saved,
+        }
+    }
+}
+
+impl Runtime {
+    /// A turn for `session` (or a conversation that is not saved): its own engine, plan
+    /// store, tools and gate, its own event run context, the session's trust set, and the
+    /// surface's approver and output. Turns of different sessions can run at once.
+    pub fn turn(
+        &self,
+        session: Option<&Arc<SessionHandle>>,
+        surface: Surface,
+    ) -> Result<Turn, RuntimeError> {
+        let events = self
+            .events
+            .as_ref()
+            .map(|writer| writer.run(session.map(|s| s.id().to_string())));
+        let mut observers: Vec<Arc<dyn Observer>> = vec![surface.output];
+        if let Some(s) = session {
+            let audit = AuditLog::new(self.sessions.dir(), self.redactor.clone(), s.id());
+            observers.push(Arc::new(audit));
+        }
+        if let Some(e) = &events {
+            observers.push(Arc::new(EventsObserver::new(e.clone())));
+        }
+        let selection = tool_selection(&self.config);
+        let plan = self.plan_store(events.as_ref());
+        let tools = build_registry(&selection, plan.clone()).map_err(RuntimeError::Tools)?;
+        let trust = session.map_or_else(|| Arc::new(TrustSet::default()), |s| s.trust().clone());
+        let gate = Gate::new(
+            self.config.dangerous.clone(),
+            surface.approver,
+            &self.global_config,
+            trust,
+        );
+        let engine = Engine::new(EngineParts {
+            model: self.model.clone(),
+            tools: Arc::new(tools),
+            gate: Arc::new(gate),
+            plan,
+            redactor: self.redactor.clone(),
+            observer: Arc::new(Fanout(observers)),
+            settings: self.engine_settings(),
+        });
+        Ok(Turn {
+            engine,
+            events,
+            session: session.cloned(),
+        })
+    }
+
+    /// Planning is on when the configuration enables it and the tool selection keeps `plan`;
+    /// otherwise there is no store at all (and so no plan logic anywhere). Plan events go
+    /// to the turn's event stream.
+    fn plan_store(&self, events: Option<&Emitter>) -> Option<Arc<PlanStore>> {
+        if !self.planning_enabled() {
+            return None;
+        }
+        let planning = &self.config.planning;
+        let store = PlanStore::new(PlanLimits {
+            max_steps: planning.max_steps as usize,
+            max_render_chars: planning.max_render_chars as usize,
+        });
+        if let Some(e) = events {
+            store.set_on_change(EventsObserver::plan_callback(e.clone()));
+        }
+        Some(Arc::new(store))
+    }
+}
+
+impl Turn {
+    /// This turn's event stream (for an exit that cannot wait for the run to end).
+    pub fn events(&self) -> Option<&Emitter> {
+        self.events.as_ref()
+    }
+
+    /// This turn's plan store, when planning is on.
+    pub fn plan_store(&self) -> Option<&Arc<PlanStore>> {
+        self.engine.plan_store()
+    }
+
+    /// Runs the turn: `input` (the new user message, attachments) continues the session's
+    /// transcript — or, without a session, is the whole conversation. The session is saved
+    /// as the turn goes (a journal line per batch) and folded into its file at the end.
+    pub async fn run(
+        self,
+        input: Vec<Message>,
+        cancel: CancellationToken,
+    ) -> Result<TurnOutcome, RuntimeError> {
+        let Some(session) = self.session.clone() else {
+            let run = self
+                .engine
+                .run(Conversation::new(input), None, cancel)
+                .await;
+            return Ok(TurnOutcome::from_run(run, None));
+        };
+        if !session.start_turn() {
+            return Err(RuntimeError::TurnInProgress(session.id().to_string()));
+        }
+        let _running = RunningTurn(&session);
+        let saved_len = {
+            let mut writer = session.writer();
+            writer.begin_turn()?;
+            writer.len()
+        };
+        let conversation = {
+            let mut live = session.live();
+            let mut messages = std::mem::take(&mut live.messages);
+            messages.extend(input);
+            Conversation {
+                messages,
+                saved_len,
+                saved_plan: live.plan.clone(),
+            }
+        };
+        let writes_to = session.clone();
+        let persist: PersistFn = Arc::new(move |delta| {
+            writes_to
+                .writer()
+                .save_delta(delta)
+                .map_err(|e| e.to_string())
+        });
+        let mut run = self.engine.run(conversation, Some(persist), cancel).await;
+        let saved = session.writer().finish_turn(
+            &mut run.messages,
+            run.usage.input_tokens,
+            run.usage.output_tokens,
+        );
+        {
+            let mut live = session.live();
+            live.messages = std::mem::take(&mut run.messages);
+            if run.plan.is_some() {
+                live.plan = run.plan.clone();
+            }
+        }
+        Ok(TurnOutcome::from_run(run, Some(saved)))
+    }
+}
+
+/// Marks the session free for its next turn when the turn ends, however it ends.
+struct RunningTurn<'a>(&'a SessionHandle);
+
+impl Drop for RunningTurn<'_> {
+    fn drop(&mut self) {
+        self.0.end_turn();
+    }
+}

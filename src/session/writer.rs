@@ -1,0 +1,264 @@
+//! [`SessionWriter`]: the one writer of a session while it is held.
+//!
+//! It holds the session's lock, a redacted mirror of what is on disk, and the journal. A
+//! turn goes: [`SessionWriter::begin_turn`] (a new session's first snapshot, the index entry
+//! refreshed), one [`SessionWriter::save_delta`] per save of the engine (one journal line: the
+//! batch's edits, redacted once), and [`SessionWriter::finish_turn`] (the journal folded into
+//! a complete `<id>.json` that the Go original can read, the index entry refreshed). Saving a
+//! batch therefore costs the size of the batch; only the turn's end pays for the history.
+
+use std::path::Path;
+
+use super::journal::{self, JournalFile, JournalLine};
+use super::lock::SessionLock;
+use super::redaction::{redact_message, redact_plan, redact_text, redacted_copy};
+use super::{SaveReport, Session, SessionError, SessionStore, count_turns, now_rfc3339};
+use crate::llm::Message;
+use crate::transcript::{self, TranscriptDelta};
+
+/// A journal is folded into the snapshot once it is larger than this and than twice the
+/// snapshot, so folding stays a small share of the saving however long a turn runs.
+const MIN_FOLD_BYTES: u64 = 1024 * 1024;
+
+/// The writer of one session; see the module docs. Dropping it folds what is still only in
+/// the journal and releases the lock (a session never written leaves no lock file behind).
+#[derive(Debug)]
+pub struct SessionWriter {
+    store: SessionStore,
+    lock: SessionLock,
+    /// What is on disk (snapshot plus journal), redacted.
+    mirror: Session,
+    journal: Option<JournalFile>,
+    snapshot_bytes: u64,
+    on_disk: bool,
+    /// A delta did not fit the mirror (a bug): the turn's end rewrites the session from the
+    /// caller's messages instead of trusting the mirror.
+    diverged: bool,
+}
+
+impl SessionWriter {
+    pub(crate) fn new(
+        store: SessionStore,
+        lock: SessionLock,
+        mirror: Session,
+        on_disk: bool,
+    ) -> Self {
+        SessionWriter {
+            store,
+            lock,
+            mirror,
+            journal: None,
+            snapshot_bytes: 0,
+            on_disk,
+            diverged: false,
+        }
+    }
+
+    /// The session id.
+    pub fn id(&self) -> &str {
+        &self.mirror.id
+    }
+
+    /// The session as saved (redacted): metadata, messages, plan state.
+    pub fn session(&self) -> &Session {
+        &self.mirror
+    }
+
+    /// Number of saved messages.
+    pub fn len(&self) -> usize {
+        self.mirror.messages.len()
+    }
+
+    /// True when no message is saved.
+    pub fn is_empty(&self) -> bool {
+        self.mirror.messages.is_empty()
+    }
+
+    /// True once the session has a file on disk.
+    pub fn is_saved(&self) -> bool {
+        self.on_disk
+    }
+
+    /// Replaces the task label (a REPL session is named by its first input).
+    pub fn set_task(&mut self, task: &str) {
+        let mut task = task.to_string();
+        redact_text(self.store.redactor(), &mut task);
+        self.mirror.task = task;
+    }
+
+    /// The start of a turn: a new session gets its first snapshot; the index entry is
+    /// brought up to date (the only index write until the turn ends).
+    pub fn begin_turn(&mut self) -> Result<SaveReport, SessionError> {
+        if !self.on_disk {
+            return self.fold(None);
+        }
+        self.mirror.updated_at = now_rfc3339();
+        let mut report = SaveReport::default();
+        self.store
+            .update_index(&self.mirror.summary(), &mut report.warnings);
+        Ok(report)
+    }
+
+    /// Saves one delta of the engine: its edits (redacted here, once) and plan state as one
+    /// synced journal line. A delta that does not fit what is saved is not journaled; the
+    /// turn's end then rewrites the session whole.
+    pub fn save_delta(&mut self, mut delta: TranscriptDelta) -> Result<(), SessionError> {
+        if delta.is_empty() {
+            return Ok(());
+        }
+        if self.diverged {
+            return Ok(());
+        }
+        let redactor = self.store.redactor().clone();
+        for edit in &mut delta.edits {
+            edit.messages_mut()
+                .iter_mut()
+                .for_each(|m| redact_message(&redactor, m));
+        }
+        if let Some(plan) = delta.plan.as_mut() {
+            redact_plan(&redactor, plan);
+        }
+        let line = JournalLine {
+            rev: self.mirror.revision + 1,
+            at: now_rfc3339(),
+            edits: delta.edits,
+            plan: delta.plan,
+        };
+        let json = serde_json::to_vec(&line).map_err(|source| SessionError::Serialize {
+            id: self.mirror.id.clone(),
+            source,
+        })?;
+        let mut messages = std::mem::take(&mut self.mirror.messages);
+        let applied = transcript::apply_all(&mut messages, line.edits);
+        self.mirror.messages = messages;
+        if let Err(e) = applied.map_err(|e| e.to_string()).and_then(|()| {
+            (self.mirror.messages.len() == delta.len)
+                .then_some(())
+                .ok_or_else(|| format!("{} messages saved, {} expected", self.len(), delta.len))
+        }) {
+            tracing::warn!(
+                "session {}: a save did not fit the saved transcript ({e}); it is rewritten whole at the end of the turn",
+                self.mirror.id
+            );
+            self.diverged = true;
+            return Ok(());
+        }
+        self.append_line(&json)?;
+        if line.plan.is_some() {
+            self.mirror.plan = line.plan;
+        }
+        self.mirror.revision = line.rev;
+        self.mirror.updated_at = line.at;
+        if self.journal_bytes() > MIN_FOLD_BYTES.max(2 * self.snapshot_bytes) {
+            self.fold_within_limit()?;
+        }
+        Ok(())
+    }
+
+    /// The end of a turn: the token usage added, the journal folded into a complete
+    /// snapshot, the index entry refreshed. When the file would exceed the size cap, the
+    /// oldest message groups are dropped from it and from `messages` (the caller's copy of
+    /// the transcript) alike.
+    pub fn finish_turn(
+        &mut self,
+        messages: &mut Vec<Message>,
+        input_tokens: u64,
+        output_tokens: u64,
+    ) -> Result<SaveReport, SessionError> {
+        if self.diverged || self.mirror.messages.len() != messages.len() {
+            let mut rebuilt = self.mirror.clone();
+            rebuilt.messages = messages.clone();
+            rebuilt.plan = None;
+            let redacted = redacted_copy(&rebuilt, self.store.redactor());
+            self.mirror.messages = redacted.messages;
+            self.diverged = false;
+        }
+        self.mirror.input_tokens += input_tokens;
+        self.mirror.output_tokens += output_tokens;
+        self.fold(Some(messages))
+    }
+
+    fn journal_bytes(&self) -> u64 {
+        self.journal.as_ref().map_or(0, JournalFile::bytes)
+    }
+
+    fn append_line(&mut self, json: &[u8]) -> Result<(), SessionError> {
+        let dir = self.store.dir().to_path_buf();
+        let id = self.mirror.id.clone();
+        let failed = |e| {
+            SessionError::io(
+                format!("session {id}: cannot write"),
+                journal::journal_path(&dir, &id),
+                e,
+            )
+        };
+        if self.journal.is_none() {
+            self.journal = Some(JournalFile::create(&dir, &id).map_err(failed)?);
+        }
+        let Some(journal) = self.journal.as_mut() else {
+            return Ok(());
+        };
+        journal.append(json).map_err(failed)
+    }
+
+    /// Folds a journal left by a writer that crashed into the snapshot (when a session is
+    /// opened), dropping the oldest groups if it no longer fits the size cap.
+    pub(crate) fn recover(&mut self) -> Result<(), SessionError> {
+        let mut scratch = self.mirror.messages.clone();
+        for w in self.fold(Some(&mut scratch))?.warnings {
+            tracing::warn!("{w}");
+        }
+        Ok(())
+    }
+
+    /// A fold in the middle of a turn, skipped when the snapshot would exceed the size cap
+    /// (only the turn's end may drop messages: the caller's copy must drop them too).
+    fn fold_within_limit(&mut self) -> Result<(), SessionError> {
+        match self.fold(None) {
+            Err(SessionError::TooLargeToSave { .. }) => Ok(()),
+            other => other.map(|_| ()),
+        }
+    }
+
+    /// Writes the mirror as the complete snapshot, removes the journal, updates the index.
+    fn fold(&mut self, live: Option<&mut Vec<Message>>) -> Result<SaveReport, SessionError> {
+        let report = self.store.write_snapshot(&mut self.mirror, live)?;
+        self.on_disk = true;
+        self.snapshot_bytes = report.bytes_written;
+        if self.journal.take().is_some() || self.journal_exists() {
+            journal::remove(self.store.dir(), &self.mirror.id).map_err(|e| {
+                SessionError::io(
+                    format!("session {}: cannot remove", self.mirror.id),
+                    journal::journal_path(self.store.dir(), &self.mirror.id),
+                    e,
+                )
+            })?;
+        }
+        self.mirror.turns = count_turns(&self.mirror.messages);
+        Ok(report)
+    }
+
+    fn journal_exists(&self) -> bool {
+        journal_file_exists(self.store.dir(), &self.mirror.id)
+    }
+}
+
+fn journal_file_exists(dir: &Path, id: &str) -> bool {
+    journal::journal_path(dir, id).exists()
+}
+
+impl Drop for SessionWriter {
+    fn drop(&mut self) {
+        if self.journal.is_some()
+            && let Err(e) = self.fold(None)
+        {
+            tracing::warn!(
+                "session {}: the journal could not be folded in ({e}); the next writer will",
+                self.mirror.id
+            );
+        }
+        if !self.on_disk {
+            self.lock.remove_file();
+        }
+    }
+}
