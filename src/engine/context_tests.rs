@@ -347,3 +347,189 @@ fn no_window_means_no_trimming() {
     let mut ctx = Context::new(transcript(50, 5000), None);
     assert!(ctx.trim_to_budget(&[]).is_none());
 }
+
+/// A 12-step plan whose titles are near the 200-byte cap: its render overflows the default
+/// 2000-byte `max_render_chars` and ends in the truncation marker, which the strict parser
+/// refuses.
+fn overflowing_plan(store: &PlanStore) {
+    let steps: Vec<serde_json::Value> = (1..=12)
+        .map(|i| {
+            serde_json::json!({"id": format!("s{i}"), "title": format!("{i:02} {}", "long title words ".repeat(11))})
+        })
+        .collect();
+    store
+        .call(&serde_json::json!({"verb": "create", "steps": steps}).to_string())
+        .expect("create");
+    store
+        .call(r#"{"verb":"update","updates":[{"id":"s1","status":"in_progress"}]}"#)
+        .expect("update");
+}
+
+#[test]
+fn a_saved_plan_state_restores_a_plan_whose_render_overflowed() {
+    let s = store();
+    overflowing_plan(&s);
+    let mut ctx = Context::new(transcript(2, 10), None);
+    ctx.refresh_plan(&s);
+    let saved = ctx.messages().to_vec();
+    let content = &saved[plan_positions(&ctx)[0]].content;
+    assert!(
+        content.contains(crate::plan::TRUNCATION_MARKER),
+        "overflowed"
+    );
+
+    let by_parse = store();
+    assert_eq!(
+        Context::new(saved.clone(), None).sync_plan(&by_parse, None),
+        None,
+        "the strict parser alone loses it"
+    );
+
+    let fresh = store();
+    let mut resumed = Context::new(saved.clone(), None);
+    assert_eq!(resumed.sync_plan(&fresh, Some(s.snapshot())), Some(2));
+    assert_eq!(fresh.snapshot(), s.snapshot(), "exactly, version included");
+    assert!(
+        resumed.refresh_plan(&fresh).is_none(),
+        "its own render: kept"
+    );
+    assert_eq!(
+        resumed.messages(),
+        saved.as_slice(),
+        "same text, same nonce"
+    );
+}
+
+#[test]
+fn a_saved_state_newer_than_the_plan_message_re_renders_it_in_place() {
+    let s = store();
+    plan_with(&s, 1);
+    let mut ctx = Context::new(transcript(2, 10), None);
+    ctx.refresh_plan(&s);
+    let at = plan_positions(&ctx);
+    s.call(r#"{"verb":"complete","step_id":"s2"}"#)
+        .expect("complete");
+    let fresh = store();
+    let mut resumed = Context::new(ctx.messages().to_vec(), None);
+    assert_eq!(resumed.sync_plan(&fresh, Some(s.snapshot())), Some(3));
+    assert!(resumed.refresh_plan(&fresh).is_some(), "re-rendered");
+    assert_eq!(plan_positions(&resumed), at, "in place");
+    assert!(
+        resumed.messages()[at[0]]
+            .content
+            .starts_with("[Current plan: v3 — 2/4 done")
+    );
+}
+
+#[test]
+fn a_saved_state_over_the_step_cap_or_empty_is_no_plan() {
+    let big = PlanStore::new(PlanLimits {
+        max_steps: 12,
+        max_render_chars: 8000,
+    });
+    overflowing_plan(&big);
+    let mut ctx = Context::new(transcript(1, 10), None);
+    ctx.refresh_plan(&big);
+    let small = PlanStore::new(PlanLimits {
+        max_steps: 5,
+        max_render_chars: 2000,
+    });
+    let mut resumed = Context::new(ctx.messages().to_vec(), None);
+    assert_eq!(resumed.sync_plan(&small, Some(big.snapshot())), None);
+    assert!(
+        plan_positions(&resumed).is_empty(),
+        "the stale message goes too"
+    );
+    let mut empty = Context::new(ctx.messages().to_vec(), None);
+    assert_eq!(empty.sync_plan(&small, Some(PlanState::default())), None);
+    assert!(plan_positions(&empty).is_empty());
+}
+
+/// One change a run can make to its context.
+#[derive(Debug, Clone)]
+enum Op {
+    Group(usize),
+    Hint,
+    Plan(usize),
+    Trim,
+    Digest,
+    Survival,
+    DropUnanswered,
+    Sync(bool),
+    Save,
+}
+
+fn op() -> impl proptest::strategy::Strategy<Value = Op> {
+    use proptest::prelude::*;
+    prop_oneof![
+        4 => (0usize..3000).prop_map(Op::Group),
+        1 => Just(Op::Hint),
+        2 => (0usize..4).prop_map(Op::Plan),
+        2 => Just(Op::Trim),
+        1 => Just(Op::Digest),
+        1 => Just(Op::Survival),
+        1 => Just(Op::DropUnanswered),
+        1 => any::<bool>().prop_map(Op::Sync),
+        2 => Just(Op::Save),
+    ]
+}
+
+proptest::proptest! {
+    /// Whatever a run does to its transcript, the edits it records rebuild exactly that
+    /// transcript from what was saved: the journal never drifts from the engine.
+    #[test]
+    fn recorded_edits_replay_to_the_same_transcript(
+        ops in proptest::collection::vec(op(), 1..60),
+        saved in 0usize..4,
+    ) {
+        let start = transcript(2, 10);
+        let saved = saved.min(start.len());
+        let mut mirror = start[..saved].to_vec();
+        let s = store();
+        let mut ctx = Context::new(start, Some(6_000));
+        ctx.track_edits(saved);
+        let mut n = 100;
+        for op in ops {
+            match op {
+                Op::Group(bytes) => {
+                    n += 1;
+                    for m in group(n, bytes) {
+                        ctx.push(m);
+                    }
+                }
+                Op::Hint => ctx.push(Message::system("⚠️ hint")),
+                Op::Plan(done) => {
+                    plan_with(&s, done);
+                    ctx.refresh_plan(&s);
+                }
+                Op::Trim => {
+                    if ctx.trim_to_budget(&[]).is_some() {
+                        ctx.upsert_trim_warning();
+                    }
+                }
+                Op::Digest => ctx.upsert_digest(&format!("digest {n}")),
+                Op::Survival => {
+                    ctx.survival_trim();
+                }
+                Op::DropUnanswered => {
+                    let mut a = Message::assistant("");
+                    a.tool_calls = vec![ToolCall::new("dangling", "shell", "{}")];
+                    ctx.push(a);
+                    ctx.drop_unanswered_tool_calls();
+                }
+                Op::Sync(with_state) => {
+                    let fresh = store();
+                    ctx.sync_plan(&fresh, with_state.then(|| s.snapshot()));
+                    ctx.refresh_plan(&fresh);
+                }
+                Op::Save => {
+                    crate::transcript::apply_all(&mut mirror, ctx.take_edits())
+                        .map_err(|e| proptest::test_runner::TestCaseError::fail(e.to_string()))?;
+                }
+            }
+        }
+        crate::transcript::apply_all(&mut mirror, ctx.take_edits())
+            .map_err(|e| proptest::test_runner::TestCaseError::fail(e.to_string()))?;
+        proptest::prop_assert_eq!(mirror.as_slice(), ctx.messages());
+    }
+}

@@ -14,7 +14,7 @@ use super::lock::SessionLock;
 use super::redaction::{redact_message, redact_plan, redact_text, redacted_copy};
 use super::{SaveReport, Session, SessionError, SessionStore, count_turns, now_rfc3339};
 use crate::llm::Message;
-use crate::transcript::{self, TranscriptDelta};
+use crate::transcript::{self, Edit, TranscriptDelta};
 
 /// A journal is folded into the snapshot once it is larger than this and than twice the
 /// snapshot, so folding stays a small share of the saving however long a turn runs.
@@ -102,40 +102,17 @@ impl SessionWriter {
     /// Saves one delta of the engine: its edits (redacted here, once) and plan state as one
     /// synced journal line. A delta that does not fit what is saved is not journaled; the
     /// turn's end then rewrites the session whole.
-    pub fn save_delta(&mut self, mut delta: TranscriptDelta) -> Result<(), SessionError> {
-        if delta.is_empty() {
+    pub fn save_delta(&mut self, delta: TranscriptDelta) -> Result<(), SessionError> {
+        if delta.is_empty() || self.diverged {
             return Ok(());
         }
-        if self.diverged {
-            return Ok(());
-        }
-        let redactor = self.store.redactor().clone();
-        for edit in &mut delta.edits {
-            edit.messages_mut()
-                .iter_mut()
-                .for_each(|m| redact_message(&redactor, m));
-        }
-        if let Some(plan) = delta.plan.as_mut() {
-            redact_plan(&redactor, plan);
-        }
-        let line = JournalLine {
-            rev: self.mirror.revision + 1,
-            at: now_rfc3339(),
-            edits: delta.edits,
-            plan: delta.plan,
-        };
+        let expected_len = delta.len;
+        let line = self.journal_line(delta);
         let json = serde_json::to_vec(&line).map_err(|source| SessionError::Serialize {
             id: self.mirror.id.clone(),
             source,
         })?;
-        let mut messages = std::mem::take(&mut self.mirror.messages);
-        let applied = transcript::apply_all(&mut messages, line.edits);
-        self.mirror.messages = messages;
-        if let Err(e) = applied.map_err(|e| e.to_string()).and_then(|()| {
-            (self.mirror.messages.len() == delta.len)
-                .then_some(())
-                .ok_or_else(|| format!("{} messages saved, {} expected", self.len(), delta.len))
-        }) {
+        if let Err(e) = self.apply_to_mirror(line.edits, expected_len) {
             tracing::warn!(
                 "session {}: a save did not fit the saved transcript ({e}); it is rewritten whole at the end of the turn",
                 self.mirror.id
@@ -143,16 +120,49 @@ impl SessionWriter {
             self.diverged = true;
             return Ok(());
         }
-        self.append_line(&json)?;
         if line.plan.is_some() {
             self.mirror.plan = line.plan;
         }
         self.mirror.revision = line.rev;
         self.mirror.updated_at = line.at;
+        if let Err(e) = self.append_line(&json) {
+            // The journal may now end in a torn line: rewrite the session whole instead.
+            self.journal = None;
+            self.fold(None).map_err(|_| e)?;
+            return Ok(());
+        }
         if self.journal_bytes() > MIN_FOLD_BYTES.max(2 * self.snapshot_bytes) {
             self.fold_within_limit()?;
         }
         Ok(())
+    }
+
+    /// The journal line of `delta`: the next revision, now, and the delta redacted.
+    fn journal_line(&self, mut delta: TranscriptDelta) -> JournalLine {
+        let redactor = self.store.redactor();
+        for edit in &mut delta.edits {
+            for message in edit.messages_mut() {
+                redact_message(redactor, message);
+            }
+        }
+        if let Some(plan) = delta.plan.as_mut() {
+            redact_plan(redactor, plan);
+        }
+        JournalLine {
+            rev: self.mirror.revision + 1,
+            at: now_rfc3339(),
+            edits: delta.edits,
+            plan: delta.plan,
+        }
+    }
+
+    /// Applies redacted edits to the mirror and checks the length the engine expects.
+    fn apply_to_mirror(&mut self, edits: Vec<Edit>, expected_len: usize) -> Result<(), String> {
+        transcript::apply_all(&mut self.mirror.messages, edits).map_err(|e| e.to_string())?;
+        match self.mirror.messages.len() {
+            n if n == expected_len => Ok(()),
+            n => Err(format!("{n} messages saved, {expected_len} expected")),
+        }
     }
 
     /// The end of a turn: the token usage added, the journal folded into a complete
@@ -262,3 +272,7 @@ impl Drop for SessionWriter {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "writer_tests.rs"]
+mod tests;

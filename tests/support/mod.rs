@@ -19,6 +19,55 @@ pub enum Reply {
     Status(u16, Vec<(String, String)>, String),
     /// Wait, then answer.
     Delayed(Duration, Box<Reply>),
+    /// Hold the answer until [`Hold::release`] (or 60 s), e.g. to keep one process in its
+    /// model call while a test runs another one.
+    Held(Arc<Hold>, Box<Reply>),
+}
+
+/// A gate for [`Reply::Held`]. The server answers nothing else while one is held.
+#[derive(Default, Debug)]
+pub struct Hold {
+    released: Mutex<bool>,
+    changed: std::sync::Condvar,
+    reached: std::sync::atomic::AtomicBool,
+}
+
+impl Hold {
+    /// A closed gate.
+    pub fn new() -> Arc<Self> {
+        Arc::new(Hold::default())
+    }
+
+    /// Lets the held answer go.
+    pub fn release(&self) {
+        *self.released.lock().expect("lock") = true;
+        self.changed.notify_all();
+    }
+
+    /// True once the held request reached the server.
+    pub fn reached(&self) -> bool {
+        self.reached.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Waits (up to 15 s) until the held request reached the server.
+    pub async fn wait_reached(&self) {
+        for _ in 0..1500 {
+            if self.reached() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("the held request never arrived");
+    }
+
+    fn wait(&self) {
+        self.reached
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        let released = self.released.lock().expect("lock");
+        let _ = self
+            .changed
+            .wait_timeout_while(released, Duration::from_secs(60), |r| !*r);
+    }
 }
 
 /// An assistant message with text only.
@@ -120,6 +169,10 @@ fn is_side_call(body: &Value) -> bool {
 fn render(reply: Reply, stream: bool) -> ResponseTemplate {
     match reply {
         Reply::Delayed(d, inner) => render(*inner, stream).set_delay(d),
+        Reply::Held(hold, inner) => {
+            hold.wait();
+            render(*inner, stream)
+        }
         Reply::Status(code, headers, body) => {
             let mut t = ResponseTemplate::new(code).set_body_string(body);
             for (k, v) in headers {
