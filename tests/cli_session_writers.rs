@@ -291,7 +291,7 @@ async fn an_overflowing_plan_survives_continue_and_a_repl_turn_with_its_version(
         .collect();
     assert_eq!(
         sent_plan,
-        [plan_message.clone()],
+        std::slice::from_ref(&plan_message),
         "the same message, not re-rendered"
     );
 

@@ -132,10 +132,12 @@ async fn concurrent_turns_of_two_sessions_never_share_plans_trust_or_event_ids()
     let home = tempfile::tempdir().expect("tempdir");
     let cwd = home.path().join("work");
     std::fs::create_dir_all(&cwd).expect("work dir");
-    let mut config = Config::default();
-    config.base_url = format!("{}/v1", server.uri());
-    config.model = "m".into();
-    config.stream = false;
+    let config = Config {
+        base_url: format!("{}/v1", server.uri()),
+        model: "m".into(),
+        stream: false,
+        ..Config::default()
+    };
     let (events, lines) = collecting_events();
     let runtime = Runtime::build(
         config,
@@ -247,8 +249,10 @@ impl Respond for ScriptRef {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_runs_one_turn_at_a_time() {
     let home = tempfile::tempdir().expect("tempdir");
-    let mut config = Config::default();
-    config.base_url = "http://127.0.0.1:9/v1".into();
+    let config = Config {
+        base_url: "http://127.0.0.1:9/v1".into(),
+        ..Config::default()
+    };
     let runtime = Runtime::build(
         config,
         RuntimeOptions {
