@@ -7,7 +7,10 @@ Measures, with nothing but the Python standard library:
   2. `odek --version` start-up time;
   3. a 20-iteration `odek run` against bench/scripted_server.py (streamed and buffered):
      wall time, CPU time and peak RSS (through GNU time when it is installed);
-  4. `odek session list` with 10,000 sessions on disk, interleaved with `odek --version`.
+  4. `odek session list` with 10,000 sessions on disk, interleaved with `odek --version`;
+  5. what saving costs: 400-iteration runs with autosave against the same runs with
+     `--ephemeral` — one that keeps a plan current (a change every ~3 iterations) and trims
+     its context from about iteration 50, and a plain read-only one.
 
 Every timing spawns the process from Python (`subprocess.Popen` + `os.wait4`), so the fixed
 cost of spawning is in every figure alike; the comparisons interleave their commands so
@@ -231,9 +234,16 @@ def version_startup(binary, runs, env):
 # 3. a 20-iteration run against the scripted server
 
 
-def start_server(iterations):
+def start_server(iterations, scenario="plain"):
     server = subprocess.Popen(
-        [sys.executable, os.path.join(HERE, "scripted_server.py"), "--iterations", str(iterations)],
+        [
+            sys.executable,
+            os.path.join(HERE, "scripted_server.py"),
+            "--iterations",
+            str(iterations),
+            "--scenario",
+            scenario,
+        ],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -421,6 +431,94 @@ def session_list(binary, count, runs, root):
     return samples
 
 
+
+# ---------------------------------------------------------------------------------------
+# 5. what saving costs on long runs
+
+
+def first_trim_iteration(events_path):
+    """The iteration whose model call first followed a trim, and the plan events seen."""
+    iterations = 0
+    first_trim = None
+    plan_events = 0
+    with open(events_path) as f:
+        for line in f:
+            kind = json.loads(line)["type"]
+            if kind == "iteration_completed":
+                iterations += 1
+            elif kind == "context_trimmed" and first_trim is None:
+                first_trim = iterations + 1
+            elif kind in ("plan_created", "plan_updated"):
+                plan_events += 1
+    return first_trim, plan_events, iterations
+
+
+def saving_cost(binary, reps, iterations, window, root):
+    """CPU of `odek run` with autosave against `--ephemeral`, for the `long` and `readonly`
+    scenarios of scripted_server.py (see its docstring)."""
+    home = os.path.join(root, "saving-home")
+    odek_home = os.path.join(home, ".odek")
+    work = os.path.join(root, "saving-work")
+    os.makedirs(odek_home)
+    os.makedirs(work)
+    with open(os.path.join(work, "big.txt"), "w") as f:
+        # ~4 KB, as a typical tool result: source-like lines.
+        f.write("".join(f"{i:03}: let value_{i} = compute(input, {i}); // keep going\n" for i in range(80)))
+    results = {}
+    for scenario in ("long", "readonly"):
+        config = {"dangerous": {"action": "allow"}, "max_iterations": iterations + 10}
+        if scenario == "long":
+            config["context_window"] = window
+        path = os.path.join(odek_home, "config.json")
+        with open(path, "w") as f:
+            json.dump(config, f)
+        os.chmod(path, 0o600)
+        server, port = start_server(iterations, scenario)
+        n = 0
+
+        def argv(save, extra=()):
+            nonlocal n
+            n += 1
+            task = f"bench {scenario} run {n}: work through the steps"
+            return [binary, "run"] + ([] if save else ["--ephemeral"]) + list(extra) + [task]
+
+        try:
+            env = clean_env(
+                home,
+                odek_home,
+                {"ODEK_BASE_URL": f"http://127.0.0.1:{port}/v1", "ODEK_MODEL": "bench-model"},
+            )
+            events = os.path.join(root, f"{scenario}-events.jsonl")
+            run_once(
+                argv(True, ["--events-jsonl", events]),
+                env,
+                cwd=work,
+                check=expect_ok(f"odek run ({scenario}, calibration)", "Finished"),
+            )
+            trim, plan_events, made = first_trim_iteration(events)
+            if made != iterations:
+                raise SystemExit(f"{scenario}: {made} iterations, expected {iterations}")
+            samples = {"autosave": Sample(), "ephemeral": Sample()}
+            for _ in range(reps):
+                for name in samples:
+                    run_once(argv(name == "autosave"), env, cwd=work, sample=samples[name])
+            sessions = os.path.join(odek_home, "sessions")
+            journals = [p for p in os.listdir(sessions) if p.endswith(".journal")]
+            if journals:
+                raise SystemExit(f"journals left after the runs: {journals}")
+        finally:
+            server.terminate()
+            server.wait()
+        auto, eph = (statistics.median(samples[k].cpu) for k in ("autosave", "ephemeral"))
+        log(
+            f"{iterations}-iteration {scenario} run: CPU autosave {auto * 1000:.0f} ms, "
+            f"ephemeral {eph * 1000:.0f} ms ({auto / eph:.2f}×); first trim before iteration "
+            f"{trim}; {plan_events} plan events"
+        )
+        results[scenario] = (samples, trim, plan_events)
+    return results
+
+
 # ---------------------------------------------------------------------------------------
 
 
@@ -432,16 +530,41 @@ def main():
     p.add_argument("--run-reps", type=int, default=20)
     p.add_argument("--sessions", type=int, default=10_000)
     p.add_argument("--list-runs", type=int, default=100)
+    p.add_argument("--saving-iterations", type=int, default=400)
+    p.add_argument("--saving-reps", type=int, default=5)
+    p.add_argument(
+        "--saving-window",
+        type=int,
+        default=56_000,
+        help="context window of the long saving run (trimming starts near iteration 50)",
+    )
+    p.add_argument(
+        "--only",
+        choices=["all", "saving"],
+        default="all",
+        help="measure everything, or only the saving cost (section 5)",
+    )
     args = p.parse_args()
     binary = os.path.abspath(args.bin)
 
     host = machine()
     log(f"machine: {host}")
+    if args.only == "saving":
+        with tempfile.TemporaryDirectory(prefix="odek-bench-") as root:
+            saving = saving_cost(
+                binary, args.saving_reps, args.saving_iterations, args.saving_window, root
+            )
+        print(f"\nMachine: {host}.\n")
+        print_saving_table(saving, args.saving_iterations)
+        return
     size = binary_size(binary)
     with tempfile.TemporaryDirectory(prefix="odek-bench-") as root:
         version = version_startup(binary, args.version_runs, clean_env(root, os.path.join(root, "v")))
         runs = agent_run(binary, args.run_reps, args.iterations, root)
         listing = session_list(binary, args.sessions, args.list_runs, root)
+        saving = saving_cost(
+            binary, args.saving_reps, args.saving_iterations, args.saving_window, root
+        )
 
     v, lv, l, la = (
         version.ms(),
@@ -492,6 +615,26 @@ def main():
     print("|---|---|")
     for what, figure in rows:
         print(f"| {what} | {figure} |")
+    print()
+    print_saving_table(saving, args.saving_iterations)
+
+
+def print_saving_table(saving, iterations):
+    print("| run | CPU with autosave | CPU with `--ephemeral` | ratio |")
+    print("|---|---|---|---|")
+    for scenario, (samples, trim, plan_events) in saving.items():
+        auto = samples["autosave"].ms(samples["autosave"].cpu)
+        eph = samples["ephemeral"].ms(samples["ephemeral"].cpu)
+        what = (
+            f"{iterations} iterations, plan changed {plan_events} times, trimming from iteration {trim}"
+            if scenario == "long"
+            else f"{iterations} iterations, read-only (no plan, no trimming)"
+        )
+        print(
+            f"| {what}, {auto['n']} runs each | median {auto['median']:.0f} ms "
+            f"(min {auto['min']:.0f}) | median {eph['median']:.0f} ms (min {eph['min']:.0f}) "
+            f"| {auto['median'] / eph['median']:.2f}× |"
+        )
 
 
 if __name__ == "__main__":

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # End-to-end figures for odek: binary size, `odek --version` start-up, a 20-iteration run
-# against a local scripted OpenAI-protocol server (bench/scripted_server.py), and
-# `odek session list` with 10,000 sessions on disk next to `odek --version`.
+# against a local scripted OpenAI-protocol server (bench/scripted_server.py),
+# `odek session list` with 10,000 sessions on disk next to `odek --version`, and what
+# saving a session costs on 400-iteration runs (autosave against --ephemeral).
 #
 # Needs bash, coreutils, python3 (standard library only) and cargo. Builds the release
 # binary first; set ODEK_BENCH_NO_BUILD=1 to measure an existing one (ODEK_BIN=path picks
 # it). Knobs, with their defaults: ODEK_BENCH_VERSION_RUNS=200 ODEK_BENCH_RUN_REPS=20
-# ODEK_BENCH_SESSIONS=10000 ODEK_BENCH_LIST_RUNS=100. Progress goes to stderr; the Markdown
-# table for docs/PERFORMANCE.md goes to stdout.
+# ODEK_BENCH_SESSIONS=10000 ODEK_BENCH_LIST_RUNS=100 ODEK_BENCH_SAVING_ITERATIONS=400
+# ODEK_BENCH_SAVING_REPS=5; ODEK_BENCH_ONLY=saving measures only the saving cost. Progress
+# goes to stderr; the Markdown tables for docs/PERFORMANCE.md go to stdout.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -33,4 +35,7 @@ exec python3 "$root/bench/measure.py" \
     --version-runs "${ODEK_BENCH_VERSION_RUNS:-200}" \
     --run-reps "${ODEK_BENCH_RUN_REPS:-20}" \
     --sessions "${ODEK_BENCH_SESSIONS:-10000}" \
-    --list-runs "${ODEK_BENCH_LIST_RUNS:-100}"
+    --list-runs "${ODEK_BENCH_LIST_RUNS:-100}" \
+    --saving-iterations "${ODEK_BENCH_SAVING_ITERATIONS:-400}" \
+    --saving-reps "${ODEK_BENCH_SAVING_REPS:-5}" \
+    --only "${ODEK_BENCH_ONLY:-all}"

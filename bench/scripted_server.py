@@ -9,6 +9,16 @@ runs (one after another or at once) each get the same script:
     `echo N` on even steps, `read_file` of `notes.txt` on odd ones;
   - then a final text answer.
 
+With `--scenario long` or `--scenario readonly` (the saving benchmark), each run is told
+apart by its task (the first user message), and the server counts that run's requests, so
+trimming — which drops old tool results — cannot confuse it:
+
+  - `readonly`: every step reads `big.txt`; the last one answers.
+  - `long`: step 1 creates a 12-step plan; every third step updates it (the next step in
+    progress, the one before done; a fresh plan once all are done); the other steps read
+    `big.txt`; the last one answers. A request without tools (the compaction side call that
+    trimming makes) is answered with a short digest.
+
 `"stream": true` is answered with SSE (`data: {...}` chunks: role, content pieces, tool-call
 fragments, finish reason, usage, `data: [DONE]`), otherwise with one JSON body. `GET
 /v1/models` lists the model without a context window (so odek never trims). `GET /stats`
@@ -27,8 +37,59 @@ USAGE = {"prompt_tokens": 1200, "completion_tokens": 40, "total_tokens": 1240}
 
 class State:
     iterations = 20
+    scenario = "plain"
     chat_requests = 0
+    steps = {}  # task -> requests served so far (long/readonly scenarios)
     lock = threading.Lock()
+
+
+def call(step, name, args):
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": f"call_{step}",
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(args)},
+            }
+        ],
+    }
+
+
+def first_user(request):
+    for m in request.get("messages") or []:
+        if m.get("role") == "user":
+            return m.get("content") or ""
+    return ""
+
+
+def plan_call(step):
+    """Plan work for `step` (a multiple of 3, or 1): create, or move the plan along."""
+    changes = step // 3  # how many updates so far, 1-based
+    done = changes % 13  # 12 steps: after 12 updates start over
+    if step == 1 or done == 0:
+        steps = [{"id": f"s{i}", "title": f"step {i} of the long task: read and check"} for i in range(1, 13)]
+        return call(step, "plan", {"verb": "create", "steps": steps})
+    updates = [{"id": f"s{done}", "status": "in_progress"}]
+    if done > 1:
+        updates.insert(0, {"id": f"s{done - 1}", "status": "done"})
+    return call(step, "plan", {"verb": "update", "updates": updates})
+
+
+def counted_message(request):
+    """The long/readonly scenarios: the step is this run's request count."""
+    if not request.get("tools"):
+        return {"role": "assistant", "content": "Digest: the agent read big.txt many times and kept its plan current."}
+    key = first_user(request)
+    with State.lock:
+        step = State.steps.get(key, 0) + 1
+        State.steps[key] = step
+    if step >= State.iterations:
+        return {"role": "assistant", "content": f"Finished: {step} steps done."}
+    if State.scenario == "long" and (step == 1 or step % 3 == 0):
+        return plan_call(step)
+    return call(step, "read_file", {"path": "big.txt"})
 
 
 def script_message(request):
@@ -128,7 +189,10 @@ class Handler(BaseHTTPRequestHandler):
             return
         with State.lock:
             State.chat_requests += 1
-        message = script_message(request)
+        if State.scenario == "plain":
+            message = script_message(request)
+        else:
+            message = counted_message(request)
         if request.get("stream"):
             self.send(200, "text/event-stream", sse_body(message))
         else:
@@ -147,10 +211,12 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=20, help="model calls per run")
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--scenario", choices=["plain", "long", "readonly"], default="plain")
     args = parser.parse_args()
     if args.iterations < 1:
         parser.error("--iterations must be at least 1")
     State.iterations = args.iterations
+    State.scenario = args.scenario
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     server.daemon_threads = True
     print(server.server_address[1], flush=True)

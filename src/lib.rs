@@ -1,8 +1,9 @@
 //! odek: an autonomous agent for any OpenAI-compatible chat model.
 //!
 //! The crate is organised as `docs/ARCHITECTURE.md` describes: `cli` is a thin edge over
-//! `runtime`, which builds the model client, the tool registry (with the shared plan store)
-//! and the engine for every entry point. `plan` and `llm` are leaves.
+//! `runtime`, one per process, which builds each turn's engine, plan store, tools, gate and
+//! event context, and holds sessions for writing, for every surface. `plan`, `llm`,
+//! `policy` and `random` are leaves.
 
 pub mod cli;
 pub mod config;

@@ -1,5 +1,5 @@
 //! The command line: parse, run, map the outcome to an exit code. Each subcommand is one file;
-//! all of them build their engine through `runtime::build_runtime`.
+//! all of them run their turns through `runtime::Runtime`.
 
 mod config_cmd;
 mod continue_cmd;

@@ -140,8 +140,20 @@ fn list(store: &SessionStore, limit: usize) -> anyhow::Result<Exit> {
     Ok(Exit::Success)
 }
 
+/// Shows `id`, or the most recently updated session of any origin.
 fn show(store: &SessionStore, id: Option<&str>, full: bool) -> anyhow::Result<Exit> {
-    let session = super::continue_cmd::load_session(store, id)?;
+    let latest;
+    let id = match id {
+        Some(id) => id,
+        None => match store.latest()? {
+            Some(summary) => {
+                latest = summary.id;
+                &latest
+            }
+            None => anyhow::bail!("no saved sessions (in {})", store.dir().display()),
+        },
+    };
+    let session = store.load(id)?;
     print_out(&render_session(&session, full));
     Ok(Exit::Success)
 }

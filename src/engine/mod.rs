@@ -159,7 +159,7 @@ pub struct Engine {
     settings: EngineSettings,
 }
 
-/// The parts an engine is built from (see `runtime::build_runtime`).
+/// The parts an engine is built from (see `runtime::Runtime::turn`).
 pub struct EngineParts {
     /// The model.
     pub model: Arc<dyn ChatModel>,

@@ -166,16 +166,20 @@ impl Runtime {
         );
         session.origin = Some(origin.to_string());
         let live = session.messages.clone();
-        let writer = self
+        let mut writer = self
             .sessions
             .create(session, &Holder::this_process(holder))?;
+        // Every turn's engine redacts tool results with `self.redactor`, the store's too.
+        writer.trust_tool_result_redaction();
         Ok(Arc::new(SessionHandle::new(writer, live, None)))
     }
 
     /// A saved session held for writing by `holder`, or refused at once with
     /// `session <id> is in use by <holder> (pid N)` when another writer holds it.
     pub fn open_session(&self, id: &str, holder: &str) -> Result<Arc<SessionHandle>, RuntimeError> {
-        let writer = self.sessions.open(id, &Holder::this_process(holder))?;
+        let mut writer = self.sessions.open(id, &Holder::this_process(holder))?;
+        // Every turn's engine redacts tool results with `self.redactor`, the store's too.
+        writer.trust_tool_result_redaction();
         let live = writer.session().messages.clone();
         let plan = writer.session().plan.clone();
         Ok(Arc::new(SessionHandle::new(writer, live, plan)))

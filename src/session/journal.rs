@@ -2,8 +2,12 @@
 //!
 //! While a writer holds a session, each save appends one JSON line — the edits of one tool
 //! batch (already redacted), the plan state when it changed, the revision it brings the
-//! session to and when — and syncs it. So a save costs the size of what changed, however
-//! long the history. The snapshot `<id>.json` records the revision it contains; the writer
+//! session to and when — in one `write`. So a save costs the size of what changed, however
+//! long the history, and a process that dies at any moment (`kill -9`, a panic) has lost
+//! nothing it saved. Getting the lines to the disk itself (`fdatasync`) is the job of a
+//! background thread that syncs at most [`SYNC_INTERVAL`] after a write, so several saves
+//! share one sync: a power loss can cost the last fraction of a second of a turn, never the
+//! consistency of the file (a torn last line is ignored). The snapshot `<id>.json` records the revision it contains; the writer
 //! folds the journal into it at the end of every turn (and when the journal outgrows the
 //! snapshot), then removes the journal.
 //!
@@ -17,6 +21,8 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -27,6 +33,8 @@ use crate::transcript::{self, Edit};
 
 /// Largest journal that is read (a writer folds long before: at twice the snapshot's size).
 pub(crate) const MAX_JOURNAL_BYTES: u64 = 256 * 1024 * 1024;
+/// Longest time a written line waits for its `fdatasync`: the saves made meanwhile share it.
+pub(crate) const SYNC_INTERVAL: Duration = Duration::from_millis(200);
 
 /// One journal line: what one save changed.
 #[derive(Debug, Serialize, Deserialize)]
@@ -53,6 +61,7 @@ pub(crate) fn journal_path(dir: &Path, id: &str) -> PathBuf {
 pub(crate) struct JournalFile {
     file: File,
     bytes: u64,
+    syncer: Syncer,
 }
 
 impl JournalFile {
@@ -66,23 +75,105 @@ impl JournalFile {
             .mode(0o600)
             .open(journal_path(dir, id))?;
         files::sync_dir(dir)?;
-        Ok(JournalFile { file, bytes: 0 })
+        let syncer = Syncer::start(file.try_clone()?);
+        Ok(JournalFile {
+            file,
+            bytes: 0,
+            syncer,
+        })
     }
 
-    /// Appends one line (the JSON text without its newline) in one write, and syncs it.
+    /// Appends one line (the JSON text without its newline) in one write; the background
+    /// thread syncs it to the disk within [`SYNC_INTERVAL`].
     pub(crate) fn append(&mut self, json: &[u8]) -> io::Result<()> {
         let mut line = Vec::with_capacity(json.len() + 1);
         line.extend_from_slice(json);
         line.push(b'\n');
         self.file.write_all(&line)?;
-        self.file.sync_data()?;
         self.bytes += line.len() as u64;
+        self.syncer.mark_dirty();
         Ok(())
     }
 
     /// Bytes written so far.
     pub(crate) fn bytes(&self) -> u64 {
         self.bytes
+    }
+}
+
+/// The thread that `fdatasync`s a journal a moment after it was written (and once more when
+/// the journal is closed, so nothing written is left unsynced).
+#[derive(Debug)]
+struct Syncer {
+    state: Arc<(Mutex<SyncState>, Condvar)>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+#[derive(Debug, Default)]
+struct SyncState {
+    dirty: bool,
+    closed: bool,
+}
+
+impl Syncer {
+    fn start(file: File) -> Syncer {
+        let state = Arc::new((Mutex::new(SyncState::default()), Condvar::new()));
+        let shared = state.clone();
+        let thread = std::thread::Builder::new()
+            .name("odek-journal-sync".into())
+            .spawn(move || sync_loop(&file, &shared))
+            .map_err(|e| tracing::warn!("no journal sync thread ({e}); lines sync at fold"))
+            .ok();
+        Syncer { state, thread }
+    }
+
+    /// Asks for a sync; wakes the thread only when it was idle (saves made while a sync is
+    /// pending simply join it).
+    fn mark_dirty(&self) {
+        let (lock, wake) = &*self.state;
+        let mut s = lock.lock().unwrap_or_else(PoisonError::into_inner);
+        if !s.dirty {
+            s.dirty = true;
+            wake.notify_one();
+        }
+    }
+}
+
+impl Drop for Syncer {
+    fn drop(&mut self) {
+        let (lock, wake) = &*self.state;
+        lock.lock().unwrap_or_else(PoisonError::into_inner).closed = true;
+        wake.notify_one();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn sync_loop(file: &File, state: &(Mutex<SyncState>, Condvar)) {
+    let (lock, wake) = state;
+    let mut s = lock.lock().unwrap_or_else(PoisonError::into_inner);
+    loop {
+        s = wake
+            .wait_while(s, |s| !s.dirty && !s.closed)
+            .unwrap_or_else(PoisonError::into_inner);
+        if !s.closed {
+            // Let the saves of the next moment join this sync.
+            s = wake
+                .wait_timeout_while(s, SYNC_INTERVAL, |s| !s.closed)
+                .map(|(s, _)| s)
+                .unwrap_or_else(|p| p.into_inner().0);
+        }
+        let (dirty, closed) = (s.dirty, s.closed);
+        s.dirty = false;
+        drop(s);
+        if dirty && let Err(e) = file.sync_data() {
+            tracing::warn!("cannot sync the session journal: {e}");
+        }
+        if closed {
+            return;
+        }
+        s = lock.lock().unwrap_or_else(PoisonError::into_inner);
     }
 }
 

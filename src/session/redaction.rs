@@ -51,10 +51,15 @@ pub(crate) fn redact_text(redactor: &Redactor, text: &mut String) {
 }
 
 /// Arguments are JSON text: a secret inside a JSON string may be escaped there (a quote, a
-/// backslash, `\u` forms), which plain-text matching misses. So after the text pass, the
-/// parsed value is redacted too and re-serialised only when that found something more.
+/// backslash, `\u` forms), which plain-text matching misses. So after the text pass, text
+/// with an escape in it is parsed and its values redacted too, and re-serialised only when
+/// that found something more. Without a backslash every JSON string is its literal text, which
+/// the text pass has already seen.
 fn redact_arguments(redactor: &Redactor, arguments: &mut String) {
     redact_text(redactor, arguments);
+    if !arguments.contains('\\') {
+        return;
+    }
     let Ok(parsed) = serde_json::from_str::<serde_json::Value>(arguments) else {
         return;
     };

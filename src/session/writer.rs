@@ -13,7 +13,7 @@ use super::journal::{self, JournalFile, JournalLine};
 use super::lock::SessionLock;
 use super::redaction::{redact_message, redact_plan, redact_text, redacted_copy};
 use super::{SaveReport, Session, SessionError, SessionStore, count_turns, now_rfc3339};
-use crate::llm::Message;
+use crate::llm::{Message, Role};
 use crate::transcript::{self, Edit, TranscriptDelta};
 
 /// A journal is folded into the snapshot once it is larger than this and than twice the
@@ -34,6 +34,9 @@ pub struct SessionWriter {
     /// A delta did not fit the mirror (a bug): the turn's end rewrites the session from the
     /// caller's messages instead of trusting the mirror.
     diverged: bool,
+    /// Tool results arrive redacted with this store's redactor (see
+    /// [`SessionWriter::trust_tool_result_redaction`]).
+    tool_results_redacted: bool,
 }
 
 impl SessionWriter {
@@ -51,7 +54,18 @@ impl SessionWriter {
             snapshot_bytes: 0,
             on_disk,
             diverged: false,
+            tool_results_redacted: false,
         }
+    }
+
+    /// Declares that the content of every tool result this writer will be given was already
+    /// redacted with the same redactor as the store's (the engine redacts each tool output
+    /// before it enters the transcript, and the runtime gives engine and store one
+    /// redactor), so [`Self::save_delta`] redacts it once instead of twice. Everything else
+    /// — user and assistant text, reasoning, tool-call arguments, the plan — is always
+    /// redacted here.
+    pub fn trust_tool_result_redaction(&mut self) {
+        self.tool_results_redacted = true;
     }
 
     /// The session id.
@@ -140,9 +154,12 @@ impl SessionWriter {
     /// The journal line of `delta`: the next revision, now, and the delta redacted.
     fn journal_line(&self, mut delta: TranscriptDelta) -> JournalLine {
         let redactor = self.store.redactor();
+        let skip_tool_results = self.tool_results_redacted;
         for edit in &mut delta.edits {
             for message in edit.messages_mut() {
-                redact_message(redactor, message);
+                if !(skip_tool_results && message.role == Role::Tool) {
+                    redact_message(redactor, message);
+                }
             }
         }
         if let Some(plan) = delta.plan.as_mut() {
