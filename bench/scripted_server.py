@@ -104,20 +104,8 @@ def script_message(request):
         }
     step = done + 1
     if step % 2 == 0:
-        name, args = "read_file", {"path": "notes.txt"}
-    else:
-        name, args = "shell", {"command": f"echo {step}", "description": f"step {step}"}
-    return {
-        "role": "assistant",
-        "content": None,
-        "tool_calls": [
-            {
-                "id": f"call_{step}",
-                "type": "function",
-                "function": {"name": name, "arguments": json.dumps(args)},
-            }
-        ],
-    }
+        return call(step, "read_file", {"path": "notes.txt"})
+    return call(step, "shell", {"command": f"echo {step}", "description": f"step {step}"})
 
 
 def finish_reason(message):

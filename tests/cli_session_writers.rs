@@ -185,15 +185,21 @@ async fn a_writer_killed_with_sigkill_never_blocks_the_next_and_loses_nothing_sa
     .await;
     let sb = Sandbox::new();
     let id = first_session(&sb, &server, "start").await;
+    let secret = "sk-proj4Xy9Zq2Lm8Nv3Bc7Df1Gh5Jk0Pw6Rt";
     let mut cmd = sb.odek(&server.base_url());
-    cmd.args(["continue", "--id", &id, "interrupted follow-up"]);
+    cmd.args(["continue", "--id", &id, "interrupted follow-up", secret]);
     let mut victim = spawn_quiet(cmd);
     hold.wait_reached().await;
     victim.kill().expect("kill -9");
     let _ = victim.wait();
+    let journal = read(journal_path(&sb, &id));
     assert!(
-        journal_path(&sb, &id).exists(),
-        "the follow-up is in the journal"
+        journal.contains("interrupted follow-up"),
+        "journaled: {journal}"
+    );
+    assert!(
+        !journal.contains(secret),
+        "redacted in the journal too: {journal}"
     );
     hold.release();
 
@@ -209,11 +215,12 @@ async fn a_writer_killed_with_sigkill_never_blocks_the_next_and_loses_nothing_sa
         .filter(|m| m["role"] == "user")
         .filter_map(|m| m["content"].as_str().map(str::to_string))
         .collect();
-    assert_eq!(users, ["start", "interrupted follow-up", "next follow-up"]);
+    let interrupted = "interrupted follow-up [REDACTED]";
+    assert_eq!(users, ["start", interrupted, "next follow-up"]);
     assert!(!journal_path(&sb, &id).exists());
     assert_eq!(
         user_texts(&read_session(&sb, &id)),
-        ["start", "interrupted follow-up", "next follow-up"]
+        ["start", interrupted, "next follow-up"]
     );
 }
 

@@ -285,26 +285,27 @@ fn timestamp() -> String {
         .unwrap_or_default()
 }
 
+/// An event writer whose lines are parsed and collected, for tests.
+#[cfg(test)]
+pub(crate) fn collecting_writer() -> (EventWriter, Arc<Mutex<Vec<Value>>>) {
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let sink_lines = lines.clone();
+    let sink = super::CallbackSink(Box::new(move |line: &str| {
+        if let (Ok(mut l), Ok(v)) = (sink_lines.lock(), serde_json::from_str(line)) {
+            l.push(v);
+        }
+    }));
+    let writer = EventWriter::new(
+        Box::new(sink),
+        Arc::new(Redactor::new()),
+        EmitterOptions::default(),
+    );
+    (writer, lines)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::events::CallbackSink;
-
-    fn collecting_writer() -> (EventWriter, Arc<Mutex<Vec<Value>>>) {
-        let lines = Arc::new(Mutex::new(Vec::new()));
-        let sink_lines = lines.clone();
-        let sink = CallbackSink(Box::new(move |line: &str| {
-            if let (Ok(mut l), Ok(v)) = (sink_lines.lock(), serde_json::from_str(line)) {
-                l.push(v);
-            }
-        }));
-        let writer = EventWriter::new(
-            Box::new(sink),
-            Arc::new(Redactor::new()),
-            EmitterOptions::default(),
-        );
-        (writer, lines)
-    }
 
     #[test]
     fn runs_on_one_writer_keep_their_own_ids_and_terminal_guard() {

@@ -12,6 +12,8 @@ mod emitter;
 mod observer;
 mod sink;
 
+#[cfg(test)]
+pub(crate) use emitter::collecting_writer;
 pub use emitter::{Emitter, EmitterOptions, EventWriter};
 pub use observer::EventsObserver;
 pub use sink::{CallbackSink, EventSink, JsonlFileSink, StdoutSink, open_jsonl_file};

@@ -11,7 +11,6 @@ use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate, matchers};
 
 use super::*;
 use crate::engine::NoopObserver;
-use crate::events::{CallbackSink, EmitterOptions};
 use crate::policy::DangerClass;
 use crate::tools::approval::{ApprovalAnswer, ApprovalItem, Approver};
 
@@ -102,22 +101,6 @@ impl Respond for Script {
     }
 }
 
-fn collecting_events() -> (EventWriter, Arc<Mutex<Vec<Value>>>) {
-    let lines = Arc::new(Mutex::new(Vec::new()));
-    let sink_lines = lines.clone();
-    let sink = CallbackSink(Box::new(move |line: &str| {
-        if let (Ok(mut l), Ok(v)) = (sink_lines.lock(), serde_json::from_str(line)) {
-            l.push(v);
-        }
-    }));
-    let writer = EventWriter::new(
-        Box::new(sink),
-        Arc::new(Redactor::new()),
-        EmitterOptions::default(),
-    );
-    (writer, lines)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_turns_of_two_sessions_never_share_plans_trust_or_event_ids() {
     let server = MockServer::start().await;
@@ -138,7 +121,7 @@ async fn concurrent_turns_of_two_sessions_never_share_plans_trust_or_event_ids()
         stream: false,
         ..Config::default()
     };
-    let (events, lines) = collecting_events();
+    let (events, lines) = crate::events::collecting_writer();
     let runtime = Runtime::build(
         config,
         RuntimeOptions {

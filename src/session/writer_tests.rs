@@ -141,15 +141,22 @@ fn secrets_are_redacted_in_the_journal_and_the_plan() {
     let store = store_in(home.path());
     let mut writer = started(&store);
     let id = writer.id().to_string();
-    let mut d = delta(vec![append(Message::user(format!("use {SECRET}")))], 2);
+    let mut d = delta(
+        vec![
+            append(Message::user(format!("use {SECRET}"))),
+            append(Message::tool_result("c", "shell", format!("out {SECRET}"))),
+        ],
+        3,
+    );
     d.plan = Some(plan(1, &format!("deploy with {SECRET}")));
     writer.save_delta(d).expect("save");
     let text = journal_text(&store, &id);
     assert!(!text.contains(SECRET), "{text}");
-    assert!(text.contains(crate::redact::REDACTED));
+    assert_eq!(text.matches(crate::redact::REDACTED).count(), 3, "{text}");
     let mut live = vec![
         Message::system("sys"),
         Message::user(format!("use {SECRET}")),
+        Message::tool_result("c", "shell", format!("out {SECRET}")),
     ];
     writer.finish_turn(&mut live, 0, 0).expect("finish");
     let file = std::fs::read_to_string(store.dir().join(format!("{id}.json"))).expect("read");
@@ -284,4 +291,37 @@ fn a_delta_that_does_not_fit_is_not_journaled_and_the_turn_end_rewrites_the_sess
     writer.finish_turn(&mut live, 0, 0).expect("finish");
     let loaded = store.load(&id).expect("load");
     assert_eq!(loaded.messages, live);
+}
+
+#[test]
+fn trusting_tool_result_redaction_still_redacts_everything_else() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let store = store_in(home.path());
+    let mut writer = started(&store);
+    writer.trust_tool_result_redaction();
+    let id = writer.id().to_string();
+    let mut call = Message::assistant(format!("I will use {SECRET}"));
+    call.reasoning_content = Some(format!("the key is {SECRET}"));
+    call.tool_calls = vec![ToolCall::new(
+        "c",
+        "shell",
+        serde_json::json!({"command": format!("echo {SECRET}")}).to_string(),
+    )];
+    writer
+        .save_delta(delta(
+            vec![
+                append(Message::user(format!("use {SECRET}"))),
+                append(call),
+                append(Message::tool_result(
+                    "c",
+                    "shell",
+                    "already redacted by the engine",
+                )),
+            ],
+            4,
+        ))
+        .expect("save");
+    let text = journal_text(&store, &id);
+    assert!(!text.contains(SECRET), "{text}");
+    assert!(text.contains("already redacted by the engine"));
 }
