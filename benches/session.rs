@@ -1,4 +1,5 @@
-//! Session store benchmarks: save and load of a 200-message session, and `list` over 10,000
+//! Session store benchmarks: save and load of a 200-message session, one batch saved through
+//! the journal at 100, 1,000 and 10,000 messages of history, and `list` over 10,000
 //! sessions (the fast path that reads the index, and a rebuild after the index is lost).
 //!
 //! Run with `cargo bench --bench session`; figures go to `docs/PERFORMANCE.md`.
@@ -8,10 +9,11 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_main};
 use odek::llm::{Message, ToolCall};
 use odek::redact::Redactor;
-use odek::session::{Session, SessionStore};
+use odek::session::{Holder, Session, SessionStore};
+use odek::transcript::{Edit, TranscriptDelta};
 
 /// A transcript of `len` messages: a system prompt, then rounds of user message, assistant
 /// tool call, ~1.5 KB tool result and assistant answer.
@@ -59,6 +61,52 @@ fn save_and_load(c: &mut Criterion) {
     c.bench_function("session load, 200 messages", |b| {
         b.iter(|| store.load(black_box(&session.id)).expect("load"))
     });
+}
+
+/// One tool batch saved by a session's writer after `history` messages: an assistant call
+/// and its ~1.5 KB result appended, and the two oldest messages after the system prompt
+/// dropped (as trimming does), so the history stays at its size while criterion repeats the
+/// save. The cost must not grow with the history. The journal grows with the repeats, so its
+/// folds into the file (at twice the file's size) are part of the figure, amortised as they
+/// are in a long run.
+fn journal_save(c: &mut Criterion) {
+    let mut group = c.benchmark_group("journal save of one batch");
+    for history in [100, 1_000, 10_000] {
+        let home = tempfile::tempdir().expect("tempdir");
+        let store = store_in(home.path());
+        let session = store.new_session("bench-model", None, "bench", transcript(history));
+        let mut writer = store
+            .create(session, &Holder::this_process("odek bench"))
+            .expect("create");
+        writer.begin_turn().expect("first snapshot");
+        let mut round = 0u64;
+        group.bench_with_input(BenchmarkId::from_parameter(history), &history, |b, _| {
+            b.iter(|| {
+                round += 1;
+                let id = format!("bench_{round}");
+                let mut call = Message::assistant("");
+                call.tool_calls = vec![ToolCall::new(
+                    id.clone(),
+                    "read_file",
+                    r#"{"path":"src/lib.rs"}"#,
+                )];
+                let result = "fn item() { /* body */ }\n".repeat(60);
+                let delta = TranscriptDelta {
+                    edits: vec![
+                        Edit::Remove { start: 1, end: 3 },
+                        Edit::Append { message: call },
+                        Edit::Append {
+                            message: Message::tool_result(id, "read_file", result),
+                        },
+                    ],
+                    len: history,
+                    plan: None,
+                };
+                writer.save_delta(black_box(delta)).expect("save");
+            })
+        });
+    }
+    group.finish();
 }
 
 /// Writes `count` small session files directly (saving each through the store would rewrite
@@ -110,6 +158,6 @@ criterion_group! {
         .sample_size(30)
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(4));
-    targets = save_and_load, list_ten_thousand
+    targets = save_and_load, journal_save, list_ten_thousand
 }
 criterion_main!(benches);

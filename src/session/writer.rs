@@ -16,8 +16,8 @@ use super::{SaveReport, Session, SessionError, SessionStore, count_turns, now_rf
 use crate::llm::{Message, Role};
 use crate::transcript::{self, Edit, TranscriptDelta};
 
-/// A journal is folded into the snapshot once it is larger than this and than twice the
-/// snapshot, so folding stays a small share of the saving however long a turn runs.
+/// A journal is folded into the file once it is larger than this and than twice the file,
+/// so folding stays a small share of the saving however long a turn runs.
 const MIN_FOLD_BYTES: u64 = 1024 * 1024;
 
 /// The writer of one session; see the module docs. Dropping it folds what is still only in
@@ -29,7 +29,8 @@ pub struct SessionWriter {
     /// What is on disk (snapshot plus journal), redacted.
     mirror: Session,
     journal: Option<JournalFile>,
-    snapshot_bytes: u64,
+    /// Journal size at which it is folded into the file in the middle of a turn.
+    fold_at: u64,
     on_disk: bool,
     /// A delta did not fit the mirror (a bug): the turn's end rewrites the session from the
     /// caller's messages instead of trusting the mirror.
@@ -51,7 +52,7 @@ impl SessionWriter {
             lock,
             mirror,
             journal: None,
-            snapshot_bytes: 0,
+            fold_at: MIN_FOLD_BYTES,
             on_disk,
             diverged: false,
             tool_results_redacted: false,
@@ -145,7 +146,7 @@ impl SessionWriter {
             self.fold(None).map_err(|_| e)?;
             return Ok(());
         }
-        if self.journal_bytes() > MIN_FOLD_BYTES.max(2 * self.snapshot_bytes) {
+        if self.journal_bytes() > self.fold_at {
             self.fold_within_limit()?;
         }
         Ok(())
@@ -238,11 +239,15 @@ impl SessionWriter {
         Ok(())
     }
 
-    /// A fold in the middle of a turn, skipped when the snapshot would exceed the size cap
-    /// (only the turn's end may drop messages: the caller's copy must drop them too).
+    /// A fold in the middle of a turn. When the file would exceed the size cap it is put off
+    /// until the journal has doubled (only the turn's end may drop messages: the caller's
+    /// copy must drop them too), so a session over the cap is not re-serialised per batch.
     fn fold_within_limit(&mut self) -> Result<(), SessionError> {
         match self.fold(None) {
-            Err(SessionError::TooLargeToSave { .. }) => Ok(()),
+            Err(SessionError::TooLargeToSave { .. }) => {
+                self.fold_at = 2 * self.journal_bytes();
+                Ok(())
+            }
             other => other.map(|_| ()),
         }
     }
@@ -251,7 +256,7 @@ impl SessionWriter {
     fn fold(&mut self, live: Option<&mut Vec<Message>>) -> Result<SaveReport, SessionError> {
         let report = self.store.write_snapshot(&mut self.mirror, live)?;
         self.on_disk = true;
-        self.snapshot_bytes = report.bytes_written;
+        self.fold_at = MIN_FOLD_BYTES.max(2 * report.bytes_written);
         if self.journal.take().is_some() || self.journal_exists() {
             journal::remove(self.store.dir(), &self.mirror.id).map_err(|e| {
                 SessionError::io(

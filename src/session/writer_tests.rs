@@ -325,3 +325,35 @@ fn trusting_tool_result_redaction_still_redacts_everything_else() {
     assert!(!text.contains(SECRET), "{text}");
     assert!(text.contains("already redacted by the engine"));
 }
+
+#[test]
+fn a_session_over_the_size_cap_is_not_re_serialised_every_batch() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let store = store_in(home.path()).with_size_limit(64 * 1024);
+    let mut writer = started(&store);
+    let id = writer.id().to_string();
+    let mut len = 1;
+    while writer.journal_bytes() <= MIN_FOLD_BYTES + 8 * 1024 {
+        len += 1;
+        writer
+            .save_delta(delta(
+                vec![append(Message::tool_result("c", "shell", "x".repeat(4000)))],
+                len,
+            ))
+            .expect("save");
+    }
+    assert!(
+        writer.fold_at >= 2 * MIN_FOLD_BYTES,
+        "the failed fold is put off until the journal doubles: {}",
+        writer.fold_at
+    );
+    assert!(
+        journal::journal_path(store.dir(), &id).exists(),
+        "nothing lost"
+    );
+    // The turn's end drops the oldest groups to fit, from the file and the caller alike.
+    let mut live = writer.session().messages.clone();
+    let report = writer.finish_turn(&mut live, 0, 0).expect("finish");
+    assert!(report.trimmed_messages > 0);
+    assert_eq!(store.load(&id).expect("load").messages.len(), live.len());
+}
