@@ -177,19 +177,9 @@ impl Emitter {
         &self.run.run_id
     }
 
-    /// The session this run writes, if any.
-    pub fn session_id(&self) -> Option<&str> {
-        self.run.session_id.as_deref()
-    }
-
     /// Options of the underlying writer.
     pub fn options(&self) -> &EmitterOptions {
         self.writer.options()
-    }
-
-    /// The shared writer.
-    pub fn writer(&self) -> &EventWriter {
-        &self.writer
     }
 
     /// Emits one event. `iteration` and `tool` are omitted when `None`.

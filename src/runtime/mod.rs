@@ -85,7 +85,6 @@ pub enum RuntimeError {
 /// What every turn of this process shares; see the module docs.
 pub struct Runtime {
     config: Config,
-    home: PathBuf,
     cwd: PathBuf,
     redactor: Arc<Redactor>,
     model: Arc<dyn ChatModel>,
@@ -109,7 +108,6 @@ impl Runtime {
         Ok(Runtime {
             sessions: SessionStore::new(&opts.home, opts.redactor.clone()),
             config,
-            home: opts.home,
             cwd: opts.cwd,
             redactor: opts.redactor,
             model,
@@ -121,11 +119,6 @@ impl Runtime {
     /// The resolved configuration.
     pub fn config(&self) -> &Config {
         &self.config
-    }
-
-    /// The odek home.
-    pub fn home(&self) -> &Path {
-        &self.home
     }
 
     /// The working directory of the tools.

@@ -61,11 +61,6 @@ impl SessionHandle {
         self.live().plan.clone()
     }
 
-    /// Number of messages of the live transcript.
-    pub fn message_count(&self) -> usize {
-        self.live().messages.len()
-    }
-
     /// Names the session by its task (a REPL session is named by its first input).
     pub fn set_task(&self, task: &str) {
         self.writer().set_task(task);

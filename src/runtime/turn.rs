@@ -142,11 +142,6 @@ impl Turn {
         self.events.as_ref()
     }
 
-    /// This turn's plan store, when planning is on.
-    pub fn plan_store(&self) -> Option<&Arc<PlanStore>> {
-        self.engine.plan_store()
-    }
-
     /// Runs the turn: `input` (the new user message, attachments) continues the session's
     /// transcript — or, without a session, is the whole conversation. The session is saved
     /// as the turn goes (a journal line per batch) and folded into its file at the end.

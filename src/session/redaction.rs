@@ -37,7 +37,16 @@ pub(crate) fn redact_message(redactor: &Redactor, message: &mut Message) {
 }
 
 /// Redacts the plan's step titles and notes in place (they can echo secrets of the task).
+/// Titles and notes are single lines, so all of them are first checked in one pass, joined
+/// by newlines: a match inside one field is a match of the joined text too (no pattern is
+/// anchored), so when the joined text is clean every field is; otherwise each field is
+/// redacted on its own.
 pub(crate) fn redact_plan(redactor: &Redactor, plan: &mut PlanState) {
+    let fields = plan.steps.iter().flat_map(|s| [&s.title, &s.note]);
+    let joined = fields.map(String::as_str).collect::<Vec<_>>().join("\n");
+    if matches!(redactor.redact(&joined), Cow::Borrowed(_)) {
+        return;
+    }
     for step in &mut plan.steps {
         redact_text(redactor, &mut step.title);
         redact_text(redactor, &mut step.note);
