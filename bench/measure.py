@@ -499,8 +499,10 @@ def saving_cost(binary, reps, iterations, window, root):
             if made != iterations:
                 raise SystemExit(f"{scenario}: {made} iterations, expected {iterations}")
             samples = {"autosave": Sample(), "ephemeral": Sample()}
-            for _ in range(reps):
-                for name in samples:
+            for rep in range(reps):
+                # Alternate which goes first, so neither side always follows the other.
+                order = ["autosave", "ephemeral"] if rep % 2 == 0 else ["ephemeral", "autosave"]
+                for name in order:
                     run_once(argv(name == "autosave"), env, cwd=work, sample=samples[name])
             sessions = os.path.join(odek_home, "sessions")
             journals = [p for p in os.listdir(sessions) if p.endswith(".journal")]
@@ -531,7 +533,7 @@ def main():
     p.add_argument("--sessions", type=int, default=10_000)
     p.add_argument("--list-runs", type=int, default=100)
     p.add_argument("--saving-iterations", type=int, default=400)
-    p.add_argument("--saving-reps", type=int, default=5)
+    p.add_argument("--saving-reps", type=int, default=15)
     p.add_argument(
         "--saving-window",
         type=int,

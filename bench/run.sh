@@ -8,7 +8,7 @@
 # binary first; set ODEK_BENCH_NO_BUILD=1 to measure an existing one (ODEK_BIN=path picks
 # it). Knobs, with their defaults: ODEK_BENCH_VERSION_RUNS=200 ODEK_BENCH_RUN_REPS=20
 # ODEK_BENCH_SESSIONS=10000 ODEK_BENCH_LIST_RUNS=100 ODEK_BENCH_SAVING_ITERATIONS=400
-# ODEK_BENCH_SAVING_REPS=5; ODEK_BENCH_ONLY=saving measures only the saving cost. Progress
+# ODEK_BENCH_SAVING_REPS=15; ODEK_BENCH_ONLY=saving measures only the saving cost. Progress
 # goes to stderr; the Markdown tables for docs/PERFORMANCE.md go to stdout.
 set -euo pipefail
 
@@ -37,5 +37,5 @@ exec python3 "$root/bench/measure.py" \
     --sessions "${ODEK_BENCH_SESSIONS:-10000}" \
     --list-runs "${ODEK_BENCH_LIST_RUNS:-100}" \
     --saving-iterations "${ODEK_BENCH_SAVING_ITERATIONS:-400}" \
-    --saving-reps "${ODEK_BENCH_SAVING_REPS:-5}" \
+    --saving-reps "${ODEK_BENCH_SAVING_REPS:-15}" \
     --only "${ODEK_BENCH_ONLY:-all}"
