@@ -197,8 +197,21 @@ async fn invalid_arguments_and_unknown_tools_become_error_results() {
     let reqs = server.requests();
     let bad_args = unwrap_untrusted(&tool_results(&reqs[1])[0]);
     assert!(
-        bad_args.starts_with("error: shell: invalid arguments:"),
+        bad_args.starts_with("error: the arguments are not valid JSON (EOF while parsing"),
         "{bad_args}"
+    );
+    assert!(
+        bad_args.contains("The arguments as received:\n{\"command\": \"echo hi\""),
+        "{bad_args}"
+    );
+    let history = messages(&reqs[1]);
+    let sent_call = &history
+        .iter()
+        .find(|m| m["tool_calls"].is_array())
+        .expect("the call")["tool_calls"][0];
+    assert_eq!(
+        sent_call["function"]["arguments"], "{}",
+        "never sent back verbatim"
     );
     let unknown = tool_results(&reqs[2])[1].clone();
     assert!(

@@ -26,24 +26,74 @@ pub(super) struct CallResult {
 struct Prepared {
     call: ToolCall,
     tool: Option<Arc<dyn Tool>>,
-    args: Option<Value>,
+    /// The arguments parsed, or why they are refused (the call is then never run).
+    args: Result<Value, String>,
     summary: String,
     event_summary: Option<Value>,
 }
 
+/// Longest stretch of refused arguments quoted back to the model.
+const QUOTED_ARGUMENTS_CHARS: usize = 2000;
+
+/// The arguments of a call as JSON: empty text counts as `{}`.
+fn parse_arguments(arguments: &str) -> Result<Value, serde_json::Error> {
+    let text = if arguments.trim().is_empty() {
+        "{}"
+    } else {
+        arguments
+    };
+    serde_json::from_str(text)
+}
+
+/// Replaces arguments that are not valid JSON by `{}` in the assistant message kept in the
+/// transcript: providers refuse a history holding them (llama.cpp answers every later
+/// request with a 500). The raw text goes into the call's result instead.
+pub(super) fn replace_invalid_arguments(message: &mut Message) {
+    for call in &mut message.tool_calls {
+        if parse_arguments(&call.function.arguments).is_err() {
+            call.function.arguments = "{}".to_string();
+        }
+    }
+}
+
+/// Why arguments that do not parse are refused, with the text as received (shortened); the
+/// call's result is redacted and wrapped as untrusted like every other result.
+fn refused_arguments(raw: &str, error: &serde_json::Error, cut_off: bool) -> String {
+    let why = if cut_off {
+        "this call was cut off by the output limit (finish_reason \"length\") before its arguments were complete, so it was not run. Make a smaller call: split large content over several calls".to_string()
+    } else {
+        format!(
+            "the arguments are not valid JSON ({error}), so the call was not run. Send the arguments as one JSON object"
+        )
+    };
+    let quoted: String = raw.chars().take(QUOTED_ARGUMENTS_CHARS).collect();
+    let more = if quoted.len() < raw.len() {
+        "\n[…]"
+    } else {
+        ""
+    };
+    format!("{why}.\nThe arguments as received:\n{quoted}{more}")
+}
+
 impl Engine {
     /// Runs every call of one assistant message and returns the results in call order.
+    /// `cut_off` says the model's answer ended at the output limit (`finish_reason:
+    /// "length"`), which explains arguments that stop mid-way.
     pub(super) async fn run_batch(
         &self,
         iteration: u32,
         calls: &[ToolCall],
+        cut_off: bool,
         cancel: &CancellationToken,
     ) -> Vec<CallResult> {
         let ctx = ToolContext {
             cwd: self.settings.cwd.clone(),
             cancel: cancel.clone(),
         };
-        let prepared: Vec<Prepared> = calls.iter().map(|c| self.prepare(c, &ctx)).collect();
+        let prepared: Vec<Prepared> = calls
+            .iter()
+            .map(|c| self.prepare(c, cut_off, &ctx))
+            .collect();
         let verdicts = self.gate.decide(&gate_requests(&prepared, &ctx)).await;
         let permits = Arc::new(Semaphore::new(self.settings.max_tool_parallel.max(1)));
         let fallbacks: Vec<(String, String)> = prepared
@@ -55,8 +105,11 @@ impl Engine {
         let mut ordered = Vec::new();
         let mut verdicts = verdicts.into_iter();
         for (index, p) in prepared.into_iter().enumerate() {
-            let verdict = if p.tool.is_some() && p.args.is_some() {
-                verdicts.next().unwrap_or(Ok(()))
+            // Only calls that reach the gate get a verdict; a missing one is a denial.
+            let verdict = if p.tool.is_some() && p.args.is_ok() {
+                verdicts.next().unwrap_or_else(|| {
+                    Err("no approval decision was made for this call, so it was not run".into())
+                })
             } else {
                 Ok(())
             };
@@ -97,14 +150,10 @@ impl Engine {
             .collect()
     }
 
-    fn prepare(&self, call: &ToolCall, ctx: &ToolContext) -> Prepared {
+    fn prepare(&self, call: &ToolCall, cut_off: bool, ctx: &ToolContext) -> Prepared {
         let tool = self.tools.get(&call.function.name).cloned();
-        let args = serde_json::from_str::<Value>(if call.function.arguments.trim().is_empty() {
-            "{}"
-        } else {
-            &call.function.arguments
-        })
-        .ok();
+        let raw = &call.function.arguments;
+        let args = parse_arguments(raw).map_err(|e| refused_arguments(raw, &e, cut_off));
         let null = Value::Null;
         let a = args.as_ref().unwrap_or(&null);
         let summary = tool
@@ -139,9 +188,9 @@ impl Engine {
         async move {
             let started = Instant::now();
             let source = match (&p.tool, &p.args) {
-                (Some(t), Some(a)) => t.untrusted_source(a),
-                (Some(t), None) => t.untrusted_source(&Value::Null),
-                _ => None,
+                (Some(t), Ok(a)) => t.untrusted_source(a),
+                (Some(t), Err(_)) => t.untrusted_source(&Value::Null),
+                (None, _) => None,
             };
             let raw = execute(&p, verdict, &available, &ctx, &permits).await;
             let ok = raw.is_ok();
@@ -175,7 +224,7 @@ fn gate_requests(prepared: &[Prepared], ctx: &ToolContext) -> Vec<GateRequest> {
     prepared
         .iter()
         .filter_map(|p| {
-            let (tool, args) = (p.tool.as_ref()?, p.args.as_ref()?);
+            let (tool, args) = (p.tool.as_ref()?, p.args.as_ref().ok()?);
             Some(GateRequest {
                 tool: tool.name().to_string(),
                 classification: tool.classify(args, ctx),
@@ -204,6 +253,8 @@ async fn execute(
             "tool \"{name}\" not found; available tools: {available}"
         ));
     };
+    // Arguments that are not JSON are refused before the gate: never asked about, never run.
+    p.args.as_ref().map_err(Clone::clone)?;
     verdict?;
     let _permit = permits.acquire().await.map_err(|e| e.to_string())?;
     if ctx.cancel.is_cancelled() {

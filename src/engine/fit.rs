@@ -5,7 +5,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::observer::EngineEvent;
 use super::{Engine, RunError, RunState};
-use crate::llm::Message;
 
 /// Survival trims tried for one iteration before the error is given up on.
 const MAX_SURVIVAL_TRIMS: u32 = 2;
@@ -55,7 +54,7 @@ impl Engine {
         state: &mut RunState,
         cancel: &CancellationToken,
         deadline: Option<std::time::Instant>,
-    ) -> Result<Message, RunError> {
+    ) -> Result<crate::llm::ChatResponse, RunError> {
         let mut trims = 0;
         loop {
             let error = match self.call_model(iteration, state, cancel, deadline).await {

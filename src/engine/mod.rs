@@ -311,9 +311,11 @@ impl Engine {
         deadline: Option<Instant>,
     ) -> Result<Step, RunError> {
         self.fit_context(state, cancel).await;
-        let mut message = self
+        let answer = self
             .call_model_surviving(iteration, state, cancel, deadline)
             .await?;
+        let cut_off = answer.finish_reason.as_deref() == Some("length");
+        let mut message = answer.message;
         assign_missing_call_ids(&mut message, iteration);
         if message.tool_calls.is_empty() {
             let answer = message.content.clone();
@@ -324,11 +326,14 @@ impl Engine {
         }
         self.check_token_budgets(state)?;
         self.check_tool_budget(state, message.tool_calls.len())?;
+        // The calls as the model sent them run (or are refused); the transcript keeps `{}`
+        // for arguments that are not JSON, which servers refuse to read back.
         let calls = message.tool_calls.clone();
+        batch::replace_invalid_arguments(&mut message);
         state.ctx.push(message);
         state.tool_calls += calls.len() as u64;
         let results = self
-            .run_batch_until(iteration, &calls, cancel, tool_cancel, deadline)
+            .run_batch_until(iteration, &calls, cut_off, cancel, tool_cancel, deadline)
             .await;
         self.append_results(iteration, state, &calls, results);
         self.refresh_plan(state);
@@ -348,7 +353,7 @@ impl Engine {
         state: &mut RunState,
         cancel: &CancellationToken,
         deadline: Option<Instant>,
-    ) -> Result<Message, RunError> {
+    ) -> Result<crate::llm::ChatResponse, RunError> {
         self.observer
             .on_event(&EngineEvent::ModelCallStarted { iteration });
         state.ctx.note_request_estimate(self.tools.defs());
@@ -390,18 +395,19 @@ impl Engine {
             usage: &response.usage,
             streamed: streamed.load(std::sync::atomic::Ordering::Relaxed),
         });
-        Ok(response.message)
+        Ok(response)
     }
 
     async fn run_batch_until(
         &self,
         iteration: u32,
         calls: &[crate::llm::ToolCall],
+        cut_off: bool,
         cancel: &CancellationToken,
         tool_cancel: &CancellationToken,
         deadline: Option<Instant>,
     ) -> Vec<batch::CallResult> {
-        let batch = self.run_batch(iteration, calls, tool_cancel);
+        let batch = self.run_batch(iteration, calls, cut_off, tool_cancel);
         tokio::pin!(batch);
         tokio::select! {
             r = &mut batch => return r,

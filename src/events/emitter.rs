@@ -29,12 +29,17 @@ pub struct EmitterOptions {
 struct Queue {
     lines: VecDeque<String>,
     closed: bool,
+    /// Lines ever queued, and lines the writer has finished with (written or failed).
+    queued: u64,
+    done: u64,
 }
 
 struct Shared {
     queue: Mutex<Queue>,
     ready: Condvar,
     room: Condvar,
+    /// Signalled after every line the writer finished with.
+    written: Condvar,
 }
 
 /// The process's event stream: one sink and one background writer thread, shared by every
@@ -75,9 +80,12 @@ impl EventWriter {
             queue: Mutex::new(Queue {
                 lines: VecDeque::new(),
                 closed: false,
+                queued: 0,
+                done: 0,
             }),
             ready: Condvar::new(),
             room: Condvar::new(),
+            written: Condvar::new(),
         });
         let write_errors = Arc::new(AtomicU64::new(0));
         let writer = spawn_writer(shared.clone(), sink, write_errors.clone());
@@ -139,7 +147,11 @@ impl EventWriter {
         }
     }
 
-    fn enqueue(&self, line: String, must_keep: bool) {
+    /// Queues a line for the writer. A full queue makes an ordinary event wait up to 200 ms
+    /// for room and then drops it; a terminal event is never dropped: it is queued whatever
+    /// the queue holds, and the call returns once the writer has written it (the run's end
+    /// is on disk, or in the pipe, before the program goes on).
+    fn enqueue(&self, line: String, terminal: bool) {
         let shared = &self.inner.shared;
         let Ok(mut q) = shared.queue.lock() else {
             return;
@@ -147,15 +159,10 @@ impl EventWriter {
         if q.closed {
             return;
         }
-        if q.lines.len() >= QUEUE_CAPACITY {
-            let wait = if must_keep {
-                CLOSE_WAIT
-            } else {
-                FULL_QUEUE_WAIT
-            };
+        if !terminal && q.lines.len() >= QUEUE_CAPACITY {
             q = match shared
                 .room
-                .wait_timeout_while(q, wait, |q| q.lines.len() >= QUEUE_CAPACITY)
+                .wait_timeout_while(q, FULL_QUEUE_WAIT, |q| q.lines.len() >= QUEUE_CAPACITY)
             {
                 Ok((q, _)) => q,
                 Err(_) => return,
@@ -166,8 +173,20 @@ impl EventWriter {
             }
         }
         q.lines.push_back(line);
-        drop(q);
+        q.queued += 1;
+        let seq = q.queued;
         shared.ready.notify_one();
+        if terminal && self.writer_running() {
+            drop(shared.written.wait_while(q, |q| q.done < seq && !q.closed));
+        }
+    }
+
+    fn writer_running(&self) -> bool {
+        self.inner
+            .writer
+            .lock()
+            .map(|w| w.as_ref().is_some_and(|h| !h.is_finished()))
+            .unwrap_or(false)
     }
 }
 
@@ -258,6 +277,10 @@ fn spawn_writer(
                 if sink.write_line(&line).is_err() {
                     errors.fetch_add(1, Ordering::Relaxed);
                 }
+                if let Ok(mut q) = shared.queue.lock() {
+                    q.done += 1;
+                }
+                shared.written.notify_all();
             }
         })
         .ok()
@@ -325,5 +348,55 @@ mod tests {
         let lines = lines.lock().expect("lines").clone();
         assert!(lines[0].get("session_id").is_none(), "{:?}", lines[0]);
         assert_eq!(lines[0]["schema"], SCHEMA);
+    }
+
+    #[test]
+    fn the_terminal_event_is_queued_past_a_full_queue_and_written_before_emit_returns() {
+        let (release, gate) = std::sync::mpsc::channel::<()>();
+        let lines = Arc::new(Mutex::new(Vec::<String>::new()));
+        let sink_lines = lines.clone();
+        let gate = Mutex::new(gate);
+        let sink = crate::events::CallbackSink(Box::new(move |line: &str| {
+            // The reader is stuck until the test lets it go.
+            let _ = gate.lock().map(|g| g.recv());
+            if let Ok(mut l) = sink_lines.lock() {
+                l.push(line.to_string());
+            }
+        }));
+        let writer = EventWriter::new(
+            Box::new(sink),
+            Arc::new(Redactor::new()),
+            EmitterOptions::default(),
+        );
+        let run = writer.run(None);
+        for _ in 0..=QUEUE_CAPACITY {
+            run.emit("iteration_completed", Some(1), None, serde_json::json!({}));
+        }
+        let ended = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (ended_flag, terminal) = (ended.clone(), run.clone());
+        let emitting = std::thread::spawn(move || {
+            terminal.emit(
+                "run_completed",
+                None,
+                None,
+                serde_json::json!({"answer": "a"}),
+            );
+            ended_flag.store(true, Ordering::SeqCst);
+        });
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(
+            !ended.load(Ordering::SeqCst),
+            "emit waits for the terminal event to be written"
+        );
+        for _ in 0..QUEUE_CAPACITY + 2 {
+            let _ = release.send(());
+        }
+        emitting.join().expect("emit returns");
+        let written = lines.lock().expect("lines").clone();
+        assert!(
+            written.last().is_some_and(|l| l.contains("run_completed")),
+            "the terminal event was written, last"
+        );
+        writer.close();
     }
 }

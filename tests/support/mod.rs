@@ -22,6 +22,9 @@ pub enum Reply {
     /// Hold the answer until [`Hold::release`] (or 60 s), e.g. to keep one process in its
     /// model call while a test runs another one.
     Held(Arc<Hold>, Box<Reply>),
+    /// An assistant message that ends with `finish_reason: "length"` (cut by the output
+    /// limit), streamed or not.
+    CutOff(Value),
 }
 
 /// A gate for [`Reply::Held`]. The server answers nothing else while one is held.
@@ -111,6 +114,9 @@ type RequestCheck = Box<dyn Fn(&Value) -> Result<(), String> + Send + Sync>;
 /// Shared script state.
 #[derive(Default)]
 struct Script {
+    /// Answer 500 to a request whose history holds tool-call arguments that are not JSON,
+    /// as llama.cpp's server does.
+    refuse_invalid_arguments: std::sync::atomic::AtomicBool,
     replies: Mutex<VecDeque<Reply>>,
     side_requests: Mutex<Vec<Value>>,
     requests: Mutex<Vec<Value>>,
@@ -130,6 +136,16 @@ impl Respond for Responder {
                 text("Digest: the agent listed files and read outputs; nothing failed."),
                 false,
             );
+        }
+        if self
+            .0
+            .refuse_invalid_arguments
+            .load(std::sync::atomic::Ordering::SeqCst)
+            && history_has_invalid_arguments(&body)
+        {
+            self.0.requests.lock().expect("lock").push(body);
+            return ResponseTemplate::new(500)
+                .set_body_string("Failed to parse tool call arguments as JSON");
         }
         for check in self.0.checks.lock().expect("lock").iter() {
             if let Err(e) = check(&body) {
@@ -157,6 +173,17 @@ impl Respond for Responder {
     }
 }
 
+/// True when an assistant message of the request carries tool-call arguments that do not
+/// parse as JSON.
+fn history_has_invalid_arguments(body: &Value) -> bool {
+    body["messages"].as_array().into_iter().flatten().any(|m| {
+        m["tool_calls"].as_array().into_iter().flatten().any(|c| {
+            let args = c["function"]["arguments"].as_str().unwrap_or("");
+            serde_json::from_str::<Value>(args).is_err()
+        })
+    })
+}
+
 /// Side calls (compaction digest, partial summary) send no tools; the loop always does.
 fn is_side_call(body: &Value) -> bool {
     body.get("tools")
@@ -180,15 +207,21 @@ fn render(reply: Reply, stream: bool) -> ResponseTemplate {
             }
             t
         }
-        Reply::Message(message) if stream => {
-            ResponseTemplate::new(200).set_body_raw(sse_body(&message), "text/event-stream")
-        }
-        Reply::Message(message) => ResponseTemplate::new(200).set_body_json(json!({
-            "id": "cmpl", "object": "chat.completion",
-            "choices": [{"index": 0, "message": message, "finish_reason": finish_reason(&message)}],
-            "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
-        })),
+        Reply::Message(message) => answer(&message, finish_reason(&message), stream),
+        Reply::CutOff(message) => answer(&message, "length", stream),
     }
+}
+
+fn answer(message: &Value, finish: &str, stream: bool) -> ResponseTemplate {
+    if stream {
+        return ResponseTemplate::new(200)
+            .set_body_raw(sse_body(message, finish), "text/event-stream");
+    }
+    ResponseTemplate::new(200).set_body_json(json!({
+        "id": "cmpl", "object": "chat.completion",
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
+    }))
 }
 
 fn finish_reason(message: &Value) -> &'static str {
@@ -203,7 +236,7 @@ fn finish_reason(message: &Value) -> &'static str {
 }
 
 /// The message as SSE chunks: text in pieces, each tool call in fragments, usage, [DONE].
-fn sse_body(message: &Value) -> String {
+pub fn sse_body(message: &Value, finish: &str) -> String {
     let mut chunks = vec![json!({"choices": [{"index": 0, "delta": {"role": "assistant"}}]})];
     let content = message.get("content").and_then(Value::as_str).unwrap_or("");
     let chars: Vec<char> = content.chars().collect();
@@ -221,9 +254,7 @@ fn sse_body(message: &Value) -> String {
                 {"index": i, "function": {"arguments": b}}]}}]}));
         }
     }
-    chunks.push(
-        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": finish_reason(message)}]}),
-    );
+    chunks.push(json!({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}));
     chunks.push(json!({"choices": [], "usage": {"prompt_tokens": 100, "completion_tokens": 20}}));
     let mut body = String::new();
     for c in chunks {
@@ -286,6 +317,14 @@ impl ScriptedServer {
             "request checks failed:\n{}",
             failures.join("\n")
         );
+    }
+
+    /// From now on, answers 500 to any request whose history holds tool-call arguments that
+    /// are not JSON (llama.cpp's `llama-server` does).
+    pub fn refuse_invalid_arguments(&self) {
+        self.script
+            .refuse_invalid_arguments
+            .store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// Drops every queued reply.
