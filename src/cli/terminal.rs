@@ -1,7 +1,7 @@
 //! The terminal as an observer of the engine: a spinner while waiting, streamed answer text,
 //! one line per finished tool call, retries and warnings — and the approval prompt.
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -11,6 +11,7 @@ use crate::engine::{EngineEvent, Observer};
 use crate::llm::Delta;
 use crate::tools::approval::{ApprovalAnswer, ApprovalItem, Approver};
 use crate::tools::danger::DangerClass;
+use tokio_util::sync::CancellationToken;
 
 /// Where the answer text goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,6 +45,13 @@ struct State {
     answer_streamed: bool,
     answer_open_line: bool,
     running_tools: usize,
+    /// The answer text of the current model call shown so far.
+    shown: String,
+    /// After a retry that discarded a partial answer: how much of `shown` the new answer has
+    /// repeated so far (it is not shown twice).
+    replaying: Option<usize>,
+    /// A retry notice held back until the answer line it would cut in two is finished.
+    deferred_notice: Option<String>,
 }
 
 /// Terminal observer and approver. Every write to stderr goes through one lock so lines never
@@ -158,9 +166,13 @@ impl Terminal {
                 let mut st = self.lock();
                 st.spinner = None;
                 clear_spinner(&mut st);
-                write_answer(self.opts.answer, text);
-                st.answer_streamed = true;
-                st.answer_open_line = !text.ends_with('\n');
+                self.show_answer_text(&mut st, text);
+            }
+            Delta::Restart if self.stream_answer => {
+                let mut st = self.lock();
+                if !st.shown.is_empty() {
+                    st.replaying = Some(0);
+                }
             }
             Delta::Reasoning(text) if self.opts.verbose > 0 && self.stderr_tty => {
                 let mut st = self.lock();
@@ -172,10 +184,89 @@ impl Terminal {
         }
     }
 
+    /// Shows streamed answer text. After a retry, the new answer's text that repeats what is
+    /// already on screen is skipped, so a retried answer appears once; when it differs, the
+    /// user is told and it is shown from its start.
+    fn show_answer_text(&self, st: &mut State, text: &str) {
+        let fresh = match st.replaying {
+            None => text.to_string(),
+            Some(at) => {
+                let ahead = &st.shown[at..];
+                if ahead.starts_with(text) {
+                    st.replaying = Some(at + text.len());
+                    return;
+                }
+                st.replaying = None;
+                match text.strip_prefix(ahead) {
+                    Some(rest) => rest.to_string(),
+                    None => {
+                        let repeated = st.shown[..at].to_string();
+                        self.announce_different_retry(st);
+                        st.shown.clear();
+                        format!("{repeated}{text}")
+                    }
+                }
+            }
+        };
+        if fresh.is_empty() {
+            return;
+        }
+        write_answer(self.opts.answer, &fresh);
+        st.shown.push_str(&fresh);
+        st.answer_streamed = true;
+        st.answer_open_line = !fresh.ends_with('\n');
+    }
+
+    /// The retried answer is not the text on screen: say so, on a line of its own.
+    fn announce_different_retry(&self, st: &mut State) {
+        close_answer_line(self.opts.answer, st);
+        let _ = writeln!(
+            std::io::stderr(),
+            "{}",
+            self.err_style.yellow(
+                "odek: the retried answer differs from the text above, which is discarded:"
+            )
+        );
+    }
+
+    /// A retry notice: printed now (`now`), or — when the text of the broken attempt is
+    /// being shown and the notice would cut that answer line in two — once the answer line is
+    /// finished (`later`, in the past tense).
+    fn retry_notice(&self, now: &str, later: &str, discards_partial_answer: bool) {
+        if self.opts.quiet {
+            return;
+        }
+        let discarded = if discards_partial_answer {
+            "; the partial answer was discarded"
+        } else {
+            ""
+        };
+        let mut st = self.lock();
+        if discards_partial_answer && st.answer_open_line {
+            let text = format!("odek: {later}{discarded}");
+            st.deferred_notice = Some(self.err_style.yellow(&text));
+            return;
+        }
+        drop(st);
+        self.line(&self.err_style.yellow(&format!("odek: {now}{discarded}")));
+    }
+
     fn on_model_finished(&self, message: &crate::llm::Message, streamed: bool) {
         self.stop_spinner();
         let mut st = self.lock();
+        if let Some(at) = st.replaying.take()
+            && at < st.shown.len()
+        {
+            // The retried answer ended inside the text shown before the retry.
+            self.announce_different_retry(&mut st);
+            write_answer(self.opts.answer, &message.content);
+            st.answer_open_line = !message.content.ends_with('\n');
+        }
+        st.shown.clear();
         close_answer_line(self.opts.answer, &mut st);
+        if let Some(notice) = st.deferred_notice.take() {
+            let _ = writeln!(std::io::stderr(), "{notice}");
+        }
         let narration = !message.tool_calls.is_empty() && !message.content.trim().is_empty();
         if narration && !streamed && !self.opts.quiet {
             let _ = writeln!(
@@ -220,7 +311,12 @@ impl Observer for Terminal {
     fn on_event(&self, event: &EngineEvent<'_>) {
         match event {
             EngineEvent::ModelCallStarted { .. } => {
-                self.lock().answer_streamed = false;
+                {
+                    let mut st = self.lock();
+                    st.answer_streamed = false;
+                    st.shown.clear();
+                    st.replaying = None;
+                }
                 self.start_spinner("thinking".into());
             }
             EngineEvent::ModelRetry {
@@ -228,10 +324,12 @@ impl Observer for Terminal {
                 max_attempts,
                 wait,
                 reason,
-            } => self.info(&self.err_style.yellow(&format!(
-                "odek: {reason} — retrying in {:.1}s (attempt {attempt}/{max_attempts})",
-                wait.as_secs_f64()
-            ))),
+                discards_partial_answer,
+            } => self.retry_notice(
+                &format!("{reason} — retrying in {:.1}s (attempt {attempt}/{max_attempts})", wait.as_secs_f64()),
+                &format!("{reason} — retried (attempt {attempt}/{max_attempts})"),
+                *discards_partial_answer,
+            ),
             EngineEvent::Delta { delta, .. } => self.on_delta(*delta),
             EngineEvent::ModelCallFinished { message, streamed, .. } => {
                 self.on_model_finished(message, *streamed)
@@ -268,7 +366,15 @@ impl Observer for Terminal {
             } if self.opts.verbose > 0 => self.line(&self.err_style.dim(&format!(
                 "odek: context trimmed ({mode}): {dropped_groups} group(s) dropped, {truncated_results} output(s) shortened"
             ))),
-            EngineEvent::RunFinished { .. } => self.stop_spinner(),
+            EngineEvent::RunFinished { .. } => {
+                self.stop_spinner();
+                // A retry notice held back for an answer that never finished.
+                let mut st = self.lock();
+                if let Some(notice) = st.deferred_notice.take() {
+                    close_answer_line(self.opts.answer, &mut st);
+                    let _ = writeln!(std::io::stderr(), "{notice}");
+                }
+            }
             _ => {}
         }
     }
@@ -343,10 +449,16 @@ fn spawn_spinner(state: Arc<Mutex<State>>, stop: Arc<AtomicBool>) {
 }
 
 impl Approver for Terminal {
-    fn ask(&self, items: &[ApprovalItem]) -> ApprovalAnswer {
-        let mut st = self.lock();
-        st.spinner = None;
-        clear_spinner(&mut st);
+    /// Asks on the controlling terminal. The terminal's lock is held only to clear the
+    /// spinner, never while waiting for the answer, and Ctrl-C (which cancels the turn)
+    /// ends the wait at once: the calls count as refused.
+    fn ask(&self, items: &[ApprovalItem], cancel: &CancellationToken) -> ApprovalAnswer {
+        {
+            let mut st = self.lock();
+            st.spinner = None;
+            clear_spinner(&mut st);
+            close_answer_line(self.opts.answer, &mut st);
+        }
         let Ok(tty) = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
@@ -382,20 +494,65 @@ impl Approver for Terminal {
         } else {
             "[a]pprove  [d]eny (trust-session disabled for this risk): "
         };
-        let mut reader = std::io::BufReader::new(&tty);
         loop {
             let _ = write!(out, "{}", s.bold(question));
             let _ = out.flush();
-            let mut answer = String::new();
-            if reader.read_line(&mut answer).unwrap_or(0) == 0 {
-                return ApprovalAnswer::Deny;
-            }
+            let answer = match read_line_cancellable(&tty, cancel) {
+                LineRead::Line(answer) => answer,
+                LineRead::End => return ApprovalAnswer::Deny,
+                LineRead::Cancelled => {
+                    let _ = writeln!(out);
+                    return ApprovalAnswer::Cancelled;
+                }
+            };
             match answer.trim().to_ascii_lowercase().as_str() {
                 "a" | "approve" | "y" | "yes" => return ApprovalAnswer::Approve,
                 "t" | "trust" if trust_allowed => return ApprovalAnswer::TrustClasses,
                 "d" | "deny" | "n" | "no" | "" => return ApprovalAnswer::Deny,
                 _ => continue,
             }
+        }
+    }
+}
+
+/// What a cancellable read of one line gave.
+enum LineRead {
+    Line(String),
+    /// End of input or an error: nobody can answer.
+    End,
+    Cancelled,
+}
+
+/// How often a waiting prompt looks at the cancellation token, in milliseconds.
+const CANCEL_POLL_MS: u8 = 100;
+
+/// Reads one line from the terminal, giving up as soon as `cancel` fires. Bytes are read
+/// only when `poll` says they are there, so nothing typed after a cancellation is consumed
+/// here (it goes to whatever reads the terminal next, e.g. the REPL's prompt).
+fn read_line_cancellable(tty: &std::fs::File, cancel: &CancellationToken) -> LineRead {
+    use nix::poll::{PollFd, PollFlags, poll};
+    use std::io::Read;
+    use std::os::fd::AsFd;
+    let mut line = Vec::new();
+    loop {
+        if cancel.is_cancelled() {
+            return LineRead::Cancelled;
+        }
+        let mut fds = [PollFd::new(tty.as_fd(), PollFlags::POLLIN)];
+        match poll(&mut fds, nix::poll::PollTimeout::from(CANCEL_POLL_MS)) {
+            Ok(0) | Err(nix::errno::Errno::EINTR) => continue,
+            Ok(_) => {}
+            Err(_) => return LineRead::End,
+        }
+        let mut byte = [0u8; 1];
+        match (&*tty).read(&mut byte) {
+            Ok(0) => return LineRead::End,
+            Ok(_) if byte[0] == b'\n' => {
+                return LineRead::Line(String::from_utf8_lossy(&line).into_owned());
+            }
+            Ok(_) => line.push(byte[0]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return LineRead::End,
         }
     }
 }

@@ -83,6 +83,7 @@ pub(super) fn read_env_layer(env: &BTreeMap<String, String>) -> Result<PartialCo
         stream_idle_timeout_seconds: r
             .number("ODEK_STREAM_IDLE_TIMEOUT_SECONDS", "a positive integer")?,
         max_attempts: r.number("ODEK_LLM_MAX_ATTEMPTS", "a positive integer")?,
+        retry_initial_delay_ms: r.number("ODEK_LLM_RETRY_INITIAL_DELAY_MS", "a number")?,
     };
     Ok(PartialConfig {
         model: r.string("ODEK_MODEL"),
@@ -138,4 +139,8 @@ pub const ENV_VARS: &[(&str, &str)] = &[
         "llm.stream_idle_timeout_seconds",
     ),
     ("ODEK_LLM_MAX_ATTEMPTS", "llm.max_attempts"),
+    (
+        "ODEK_LLM_RETRY_INITIAL_DELAY_MS",
+        "llm.retry_initial_delay_ms",
+    ),
 ];

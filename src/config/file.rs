@@ -41,6 +41,7 @@ pub const KNOWN_KEYS: &[&str] = &[
     "llm.timeout_seconds",
     "llm.stream_idle_timeout_seconds",
     "llm.max_attempts",
+    "llm.retry_initial_delay_ms",
     "telegram.*",
 ];
 

@@ -146,6 +146,11 @@ impl Merger {
                 "llm.stream_idle_timeout_seconds"
             );
             set!(cfg.llm.max_attempts, &l.max_attempts, "llm.max_attempts");
+            set!(
+                cfg.llm.retry_initial_delay_ms,
+                &l.retry_initial_delay_ms,
+                "llm.retry_initial_delay_ms"
+            );
         }
         self.config = cfg;
     }
@@ -216,6 +221,12 @@ pub(super) fn clamp(
         config.llm.stream_idle_timeout_seconds,
         1,
         3600,
+    );
+    config.llm.retry_initial_delay_ms = clamp(
+        "llm.retry_initial_delay_ms",
+        config.llm.retry_initial_delay_ms,
+        0,
+        60_000,
     );
     if let Some(t) = config.temperature
         && !(0.0..=2.0).contains(&t)

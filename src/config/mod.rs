@@ -129,6 +129,8 @@ pub struct LlmConfig {
     pub stream_idle_timeout_seconds: u64,
     /// Attempts per call (1 = no retries).
     pub max_attempts: u32,
+    /// Wait before the first retry, in milliseconds; it doubles for each further retry.
+    pub retry_initial_delay_ms: u64,
 }
 
 impl Default for Config {
@@ -160,6 +162,7 @@ impl Default for Config {
                 timeout_seconds: 120,
                 stream_idle_timeout_seconds: 120,
                 max_attempts: 4,
+                retry_initial_delay_ms: 1000,
             },
         }
     }
@@ -259,6 +262,8 @@ pub struct PartialLlm {
     pub stream_idle_timeout_seconds: Option<u64>,
     /// See [`LlmConfig::max_attempts`].
     pub max_attempts: Option<u32>,
+    /// See [`LlmConfig::retry_initial_delay_ms`].
+    pub retry_initial_delay_ms: Option<u64>,
 }
 
 /// Where a resolved value came from.

@@ -42,7 +42,8 @@ pub fn global_template() -> String {
         "llm": {
             "timeout_seconds": d.llm.timeout_seconds,
             "stream_idle_timeout_seconds": d.llm.stream_idle_timeout_seconds,
-            "max_attempts": d.llm.max_attempts
+            "max_attempts": d.llm.max_attempts,
+            "retry_initial_delay_ms": d.llm.retry_initial_delay_ms
         }
     });
     pretty(&value)

@@ -94,7 +94,10 @@ impl Engine {
             .iter()
             .map(|c| self.prepare(c, cut_off, &ctx))
             .collect();
-        let verdicts = self.gate.decide(&gate_requests(&prepared, &ctx)).await;
+        let verdicts = self
+            .gate
+            .decide(&gate_requests(&prepared, &ctx), cancel)
+            .await;
         let permits = Arc::new(Semaphore::new(self.settings.max_tool_parallel.max(1)));
         let fallbacks: Vec<(String, String)> = prepared
             .iter()

@@ -364,6 +364,7 @@ impl Engine {
                 max_attempts: n.max_attempts,
                 wait: n.wait,
                 reason: &n.reason,
+                discards_partial_answer: n.discards_partial_answer,
             })
         };
         let request = ChatRequest {

@@ -34,6 +34,8 @@ pub enum EngineEvent<'a> {
         wait: Duration,
         /// Why (status line or error).
         reason: &'a str,
+        /// True when the text streamed by the failed attempt is discarded.
+        discards_partial_answer: bool,
     },
     /// Streamed text arrived.
     Delta {

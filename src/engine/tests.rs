@@ -557,6 +557,7 @@ impl crate::tools::approval::Approver for DenyAll {
     fn ask(
         &self,
         _items: &[crate::tools::approval::ApprovalItem],
+        _cancel: &CancellationToken,
     ) -> crate::tools::approval::ApprovalAnswer {
         panic!("the plan tool must never ask for approval")
     }

@@ -358,8 +358,7 @@ impl ChatModel for HttpModel {
                 Ok(response) => return Ok(response),
                 Err(error) => error,
             };
-            let delta_delivered = delivered.load(Ordering::SeqCst);
-            match policy.decide(&error, attempt, delta_delivered, crate::random::unit()) {
+            match policy.decide(&error, attempt, crate::random::unit()) {
                 RetryDecision::GiveUp => return Err(error),
                 RetryDecision::Exhausted => {
                     return Err(LlmError::RetryExhausted {
@@ -372,6 +371,11 @@ impl ChatModel for HttpModel {
                     from_retry_after,
                 } => {
                     attempt += 1;
+                    // Text of the broken attempt is on its way to the user: start it over.
+                    let discards_partial_answer = delivered.swap(false, Ordering::SeqCst);
+                    if let (true, Some(sink)) = (discards_partial_answer, on_delta) {
+                        sink(Delta::Restart);
+                    }
                     self.notify_retry(
                         request,
                         RetryNotice {
@@ -380,6 +384,7 @@ impl ChatModel for HttpModel {
                             wait,
                             reason: retry_reason(&error),
                             from_retry_after,
+                            discards_partial_answer,
                         },
                     );
                     tokio::time::sleep(wait).await;

@@ -339,7 +339,7 @@ async fn streamed_answer_with_interleaved_tool_calls() {
 }
 
 #[tokio::test]
-async fn stream_without_done_or_finish_reason_is_rejected() {
+async fn stream_without_done_or_finish_reason_is_retried_as_a_broken_answer() {
     let server = MockServer::start().await;
     let body = sse(&[delta_chunk(json!({"content":"partial"}))], false);
     mount(
@@ -348,20 +348,29 @@ async fn stream_without_done_or_finish_reason_is_rejected() {
         None,
     )
     .await;
-    let client = model(config(&format!("{}/v1", server.uri())));
+    let mut cfg = config(&format!("{}/v1", server.uri()));
+    cfg.max_attempts = 2;
+    let client = model(cfg);
     let messages = [Message::user("go")];
+    let collected = Collected::default();
+    let sink = collected.sink();
     let e = client
-        .complete(&request(&messages, &[], true), None)
+        .complete(&request(&messages, &[], true), Some(&sink))
         .await
-        .expect_err("truncated");
+        .expect_err("truncated every time");
     assert_eq!(
         e.to_string(),
-        "llm: stream ended without [DONE] or finish_reason"
+        "llm: retry exhausted (2 attempts): llm: broken answer: the stream ended before the answer did (no finish_reason or [DONE])"
     );
     assert_eq!(
         received(&server).await.len(),
-        1,
-        "protocol errors are not retried"
+        2,
+        "broken answers are retried"
+    );
+    assert_eq!(
+        collected.take(),
+        ["Content(\"partial\")", "Restart", "Content(\"partial\")"],
+        "the partial text is discarded before the retry"
     );
 }
 
@@ -662,13 +671,14 @@ async fn read_http_request(socket: &mut tokio::net::TcpStream) {
 }
 
 #[tokio::test]
-async fn idle_stream_after_a_delta_fails_without_retry() {
+async fn idle_stream_after_a_delta_is_retried_and_the_partial_text_discarded() {
     let (base, connections) = stalling_stream_server(
         "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n",
     )
     .await;
     let mut cfg = config(&base);
     cfg.stream_idle_timeout = Duration::from_millis(200);
+    cfg.max_attempts = 2;
     let collected = Collected::default();
     let sink = collected.sink();
     let messages = [Message::user("go")];
@@ -676,13 +686,16 @@ async fn idle_stream_after_a_delta_fails_without_retry() {
         .complete(&request(&messages, &[], true), Some(&sink))
         .await
         .expect_err("idle");
-    assert!(matches!(e, LlmError::StreamIdle(_)), "{e}");
-    assert_eq!(e.error_class(), "stream_idle_timeout");
-    assert_eq!(collected.take(), ["Content(\"Hel\")"]);
+    assert!(matches!(e.root(), LlmError::StreamIdle(_)), "{e}");
+    assert_eq!(e.root().error_class(), "stream_idle_timeout");
+    assert_eq!(
+        collected.take(),
+        ["Content(\"Hel\")", "Restart", "Content(\"Hel\")"]
+    );
     assert_eq!(
         connections.load(Ordering::SeqCst),
-        1,
-        "no retry after a delta was shown"
+        2,
+        "retried after the delta"
     );
 }
 

@@ -26,9 +26,13 @@ pub enum LlmError {
     /// A stream went silent for longer than the idle timeout.
     #[error("llm: stream idle for over {}s without an event", .0.as_secs())]
     StreamIdle(Duration),
-    /// The answer could not be understood (bad JSON, no choices, truncated stream).
+    /// The answer could not be used (too large, an error the server embedded in it).
     #[error("llm: {0}")]
     Protocol(String),
+    /// The answer broke: a stream that stopped before its end, a body or chunk that is not
+    /// JSON, an answer without choices. Transient, so retried.
+    #[error("llm: broken answer: {0}")]
+    BrokenAnswer(String),
     /// Every attempt failed with a retryable error.
     #[error("llm: retry exhausted ({attempts} attempts): {last}")]
     RetryExhausted {
@@ -139,7 +143,7 @@ impl LlmError {
             }
             LlmError::Timeout(_) => "network_timeout",
             LlmError::StreamIdle(_) => "stream_idle_timeout",
-            LlmError::Protocol(_) => "invalid_json",
+            LlmError::Protocol(_) | LlmError::BrokenAnswer(_) => "invalid_json",
             LlmError::Replay(_) | LlmError::Config(_) => "provider_config",
             LlmError::RetryExhausted { .. } => "error",
         }

@@ -305,7 +305,10 @@ mod tests {
     #[test]
     fn bad_lines_are_named_at_load_time() {
         let e = ReplayModel::from_jsonl("r.jsonl", "// ok\n{\"choices\":[]}\n").expect_err("bad");
-        assert_eq!(e.to_string(), "replay: r.jsonl:2: no choices in response");
+        assert_eq!(
+            e.to_string(),
+            "replay: r.jsonl:2: broken answer: the answer has no choices"
+        );
         let e = ReplayModel::from_jsonl("r.jsonl", "\n\n{oops\n").expect_err("bad");
         assert!(
             e.to_string().starts_with("replay: r.jsonl:3: invalid JSON"),

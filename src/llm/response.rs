@@ -15,7 +15,7 @@ pub(crate) const MAX_BODY_BYTES: usize = 50 * 1024 * 1024;
 /// Parses a buffered chat-completion body.
 pub(crate) fn parse_completion_body(body: &[u8]) -> Result<ChatResponse, LlmError> {
     let value: Value = serde_json::from_slice(body)
-        .map_err(|e| LlmError::Protocol(format!("invalid JSON in response: {e}")))?;
+        .map_err(|e| LlmError::BrokenAnswer(format!("the answer is not JSON: {e}")))?;
     parse_completion(&value)
 }
 
@@ -28,10 +28,14 @@ pub(crate) fn parse_completion(value: &Value) -> Result<ChatResponse, LlmError> 
         .get("choices")
         .and_then(Value::as_array)
         .and_then(|choices| choices.first())
-        .ok_or_else(|| LlmError::Protocol("no choices in response".into()))?;
+        .ok_or_else(|| LlmError::BrokenAnswer("the answer has no choices".into()))?;
     let message = match choice.get("message") {
         Some(m) if m.is_object() => parse_assistant_message(m),
-        _ => return Err(LlmError::Protocol("no message in response choice".into())),
+        _ => {
+            return Err(LlmError::BrokenAnswer(
+                "the answer's choice has no message".into(),
+            ));
+        }
     };
     Ok(ChatResponse {
         message,
@@ -222,8 +226,11 @@ mod tests {
     #[test]
     fn no_choices_bad_json_and_embedded_errors() {
         let e = parse(r#"{"choices":[]}"#).expect_err("no choices");
-        assert_eq!(e.to_string(), "llm: no choices in response");
-        assert!(matches!(parse("{not json"), Err(LlmError::Protocol(_))));
+        assert_eq!(
+            e.to_string(),
+            "llm: broken answer: the answer has no choices"
+        );
+        assert!(matches!(parse("{not json"), Err(LlmError::BrokenAnswer(_))));
         let e = parse(r#"{"error":{"message":"model overloaded"}}"#).expect_err("error");
         assert!(e.to_string().contains("model overloaded"));
     }

@@ -2,11 +2,12 @@
 //! wait before it.
 //!
 //! Retried: 429 (unless it is a billing/quota refusal), 500, 502, 503, 504, connection errors,
-//! timeouts and idle streams. Never retried: other statuses (400, 401, 403, 404, 402…),
-//! unreadable answers, and any stream after its first delta reached the user (the text is
-//! already on screen; a second answer would be appended to it). The wait is exponential
-//! (`base·2^(n-1)`, capped at 30 s, plus up to 25 % jitter) unless the server sent a positive
-//! `Retry-After`, which is used instead (capped at 60 s).
+//! timeouts, idle streams and broken answers (a stream that stops before its end, a body that
+//! is not JSON, no choices) — also after text was streamed: the client then tells the sink to
+//! discard it ([`super::Delta::Restart`]). Never retried: other statuses (400, 401, 403, 404,
+//! 402…) and answers too large to read. The wait is exponential (`base·2^(n-1)`, capped at
+//! 30 s, plus up to 25 % jitter) unless the server sent a positive `Retry-After`, which is
+//! used instead (capped at 60 s).
 
 use std::time::{Duration, SystemTime};
 
@@ -32,6 +33,8 @@ pub struct RetryNotice {
     pub reason: String,
     /// True when `wait` came from the server's `Retry-After` header.
     pub from_retry_after: bool,
+    /// True when text of the failed attempt had been streamed and is now discarded.
+    pub discards_partial_answer: bool,
 }
 
 /// What the client does after a failed attempt.
@@ -56,17 +59,10 @@ pub(crate) struct RetryPolicy {
 }
 
 impl RetryPolicy {
-    /// Decides what follows failed attempt number `attempt` (1-based). `delta_delivered` is
-    /// true once any streamed text reached the sink; `jitter_unit` is a random number in
-    /// `[0, 1)`.
-    pub(crate) fn decide(
-        &self,
-        error: &LlmError,
-        attempt: u32,
-        delta_delivered: bool,
-        jitter_unit: f64,
-    ) -> RetryDecision {
-        if delta_delivered || !is_retryable(error) {
+    /// Decides what follows failed attempt number `attempt` (1-based); `jitter_unit` is a
+    /// random number in `[0, 1)`.
+    pub(crate) fn decide(&self, error: &LlmError, attempt: u32, jitter_unit: f64) -> RetryDecision {
+        if !is_retryable(error) {
             return RetryDecision::GiveUp;
         }
         if attempt >= self.max_attempts {
@@ -106,7 +102,10 @@ pub(crate) fn is_retryable(error: &LlmError) -> bool {
             500 | 502 | 503 | 504 => true,
             _ => false,
         },
-        LlmError::Network(_) | LlmError::Timeout(_) | LlmError::StreamIdle(_) => true,
+        LlmError::Network(_)
+        | LlmError::Timeout(_)
+        | LlmError::StreamIdle(_)
+        | LlmError::BrokenAnswer(_) => true,
         LlmError::Protocol(_)
         | LlmError::RetryExhausted { .. }
         | LlmError::Replay(_)
@@ -195,6 +194,7 @@ mod tests {
         assert!(is_retryable(&LlmError::Timeout(SECOND)));
         assert!(is_retryable(&LlmError::StreamIdle(SECOND)));
         assert!(!is_retryable(&LlmError::Protocol("bad".into())));
+        assert!(is_retryable(&LlmError::BrokenAnswer("no choices".into())));
     }
 
     #[test]
@@ -205,20 +205,21 @@ mod tests {
         };
         let busy = status(503, "", None);
         assert_eq!(
-            policy.decide(&busy, 1, false, 0.0),
+            policy.decide(&busy, 1, 0.0),
             RetryDecision::Retry {
                 wait: SECOND,
                 from_retry_after: false
             }
         );
-        assert_eq!(
-            policy.decide(&busy, 3, false, 0.0),
-            RetryDecision::Exhausted
+        assert_eq!(policy.decide(&busy, 3, 0.0), RetryDecision::Exhausted);
+        let broken = LlmError::BrokenAnswer("the stream ended before the answer did".into());
+        assert!(
+            matches!(policy.decide(&broken, 1, 0.0), RetryDecision::Retry { .. }),
+            "a broken answer is retried, streamed text or not"
         );
-        assert_eq!(policy.decide(&busy, 1, true, 0.0), RetryDecision::GiveUp);
         let told = status(429, "", Some(Duration::from_secs(90)));
         assert_eq!(
-            policy.decide(&told, 2, false, 0.0),
+            policy.decide(&told, 2, 0.0),
             RetryDecision::Retry {
                 wait: MAX_RETRY_AFTER,
                 from_retry_after: true
@@ -226,7 +227,7 @@ mod tests {
         );
         let zero = status(429, "", Some(Duration::ZERO));
         assert!(matches!(
-            policy.decide(&zero, 1, false, 0.0),
+            policy.decide(&zero, 1, 0.0),
             RetryDecision::Retry {
                 from_retry_after: false,
                 ..
@@ -236,7 +237,7 @@ mod tests {
             max_attempts: 1,
             backoff_base: SECOND,
         };
-        assert_eq!(single.decide(&busy, 1, false, 0.0), RetryDecision::GiveUp);
+        assert_eq!(single.decide(&busy, 1, 0.0), RetryDecision::GiveUp);
     }
 
     #[test]

@@ -28,6 +28,7 @@ pub struct StreamAccumulator {
     finish_reason: Option<String>,
     usage: Option<Usage>,
     done: bool,
+    saw_choice: bool,
 }
 
 /// A tool call being assembled from fragments.
@@ -70,6 +71,7 @@ impl StreamAccumulator {
         let Some(choice) = first_choice(chunk) else {
             return Ok(Vec::new());
         };
+        self.saw_choice = true;
         if let Some(reason) = non_empty_str(choice.get("finish_reason")) {
             self.finish_reason = Some(reason.to_string());
         }
@@ -142,12 +144,15 @@ impl StreamAccumulator {
     }
 
     /// The assembled response. Fails when the stream ended without `[DONE]` and without a
-    /// `finish_reason` (a truncated stream).
+    /// `finish_reason` (a truncated stream), or without a single choice.
     pub fn finish(mut self) -> Result<ChatResponse, LlmError> {
         if !self.done && self.finish_reason.is_none() {
-            return Err(LlmError::Protocol(
-                "stream ended without [DONE] or finish_reason".into(),
+            return Err(LlmError::BrokenAnswer(
+                "the stream ended before the answer did (no finish_reason or [DONE])".into(),
             ));
+        }
+        if !self.saw_choice {
+            return Err(LlmError::BrokenAnswer("the answer has no choices".into()));
         }
         self.tool_calls.sort_by_key(|c| c.index);
         let mut message = Message::assistant(self.content);
@@ -232,7 +237,7 @@ pub(crate) async fn read_event_stream(
             continue;
         }
         let chunk: Value = serde_json::from_str(data)
-            .map_err(|e| LlmError::Protocol(format!("invalid JSON in stream chunk: {e}")))?;
+            .map_err(|e| LlmError::BrokenAnswer(format!("a stream chunk is not JSON: {e}")))?;
         for delta in accumulator.push_chunk(&chunk)? {
             if let Some(sink) = sink {
                 delivered.store(true, Ordering::SeqCst);
@@ -250,8 +255,12 @@ fn stream_error(error: EventStreamError<ByteStreamError>, idle: Duration) -> Llm
             LlmError::Protocol("response exceeds maximum size".into())
         }
         EventStreamError::Transport(ByteStreamError::Transport(e)) => transport_error(&e, idle),
-        EventStreamError::Utf8(_) => LlmError::Protocol("event stream is not valid UTF-8".into()),
-        EventStreamError::Parser(e) => LlmError::Protocol(format!("malformed event stream: {e}")),
+        EventStreamError::Utf8(_) => {
+            LlmError::BrokenAnswer("the event stream is not valid UTF-8".into())
+        }
+        EventStreamError::Parser(e) => {
+            LlmError::BrokenAnswer(format!("malformed event stream: {e}"))
+        }
     }
 }
 
@@ -387,7 +396,18 @@ mod tests {
         let e = acc.finish().expect_err("truncated");
         assert_eq!(
             e.to_string(),
-            "llm: stream ended without [DONE] or finish_reason"
+            "llm: broken answer: the stream ended before the answer did (no finish_reason or [DONE])"
+        );
+        let mut acc = StreamAccumulator::new();
+        push(
+            &mut acc,
+            json!({"choices": [], "usage": {"prompt_tokens": 1}}),
+        );
+        acc.mark_done();
+        let e = acc.finish().expect_err("no choice at all");
+        assert_eq!(
+            e.to_string(),
+            "llm: broken answer: the answer has no choices"
         );
         let mut acc = StreamAccumulator::new();
         let e = acc

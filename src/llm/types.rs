@@ -255,6 +255,9 @@ pub enum Delta<'a> {
     Content(&'a str),
     /// Reasoning text of a thinking model.
     Reasoning(&'a str),
+    /// The answer broke off and is asked for again: everything streamed so far for this call
+    /// is discarded, and the next deltas start the answer over.
+    Restart,
 }
 
 fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>

@@ -236,6 +236,7 @@ fn http_model(config: &Config, global_config: &str) -> Result<HttpModel, Runtime
     http.request_timeout = Duration::from_secs(config.llm.timeout_seconds);
     http.stream_idle_timeout = Duration::from_secs(config.llm.stream_idle_timeout_seconds);
     http.max_attempts = config.llm.max_attempts;
+    http.backoff_base = Duration::from_millis(config.llm.retry_initial_delay_ms);
     Ok(HttpModel::new(http)?)
 }
 

@@ -30,7 +30,7 @@ impl FixedApprover {
 }
 
 impl Approver for FixedApprover {
-    fn ask(&self, _items: &[ApprovalItem]) -> ApprovalAnswer {
+    fn ask(&self, _items: &[ApprovalItem], _cancel: &CancellationToken) -> ApprovalAnswer {
         self.asked.fetch_add(1, Ordering::SeqCst);
         self.answer
     }

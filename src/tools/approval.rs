@@ -4,6 +4,8 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
+use tokio_util::sync::CancellationToken;
+
 use super::danger::{Action, Classification, DangerClass, DangerPolicy, decide_command};
 
 /// One call waiting for the user's answer.
@@ -28,12 +30,15 @@ pub enum ApprovalAnswer {
     Deny,
     /// Run them, and stop asking about their classes for the rest of the session.
     TrustClasses,
+    /// The user interrupted the turn (Ctrl-C) instead of answering: refused.
+    Cancelled,
 }
 
 /// Something that can ask the user (the terminal). Called on a blocking thread.
 pub trait Approver: Send + Sync {
-    /// Asks about one call or a batch of calls.
-    fn ask(&self, items: &[ApprovalItem]) -> ApprovalAnswer;
+    /// Asks about one call or a batch of calls. Must stop waiting and answer
+    /// [`ApprovalAnswer::Cancelled`] soon after `cancel` fires (Ctrl-C during the prompt).
+    fn ask(&self, items: &[ApprovalItem], cancel: &CancellationToken) -> ApprovalAnswer;
 }
 
 /// One call as the gate sees it.
@@ -119,7 +124,12 @@ impl Gate {
     }
 
     /// Decides every call of a batch: `Ok(())` runs it, `Err(message)` becomes its result.
-    pub async fn decide(&self, requests: &[GateRequest]) -> Vec<Result<(), String>> {
+    /// A prompt stops when `cancel` fires; what it asked about is then refused.
+    pub async fn decide(
+        &self,
+        requests: &[GateRequest],
+        cancel: &CancellationToken,
+    ) -> Vec<Result<(), String>> {
         let verdicts: Vec<Verdict> = requests.iter().map(|r| self.verdict(r)).collect();
         let asks: Vec<ApprovalItem> = verdicts
             .iter()
@@ -131,7 +141,7 @@ impl Gate {
         let refusal = if asks.is_empty() {
             None
         } else {
-            self.ask(asks).await
+            self.ask(asks, cancel).await
         };
         verdicts
             .into_iter()
@@ -184,7 +194,7 @@ impl Gate {
     }
 
     /// Asks once for all items: `None` when they may run, else who refused.
-    async fn ask(&self, items: Vec<ApprovalItem>) -> Option<Refusal> {
+    async fn ask(&self, items: Vec<ApprovalItem>, cancel: &CancellationToken) -> Option<Refusal> {
         let Some(approver) = self.approver.clone() else {
             return match self.policy.non_interactive_action() {
                 Action::Allow => None,
@@ -192,9 +202,13 @@ impl Gate {
             };
         };
         let asked = items.clone();
-        let answer = tokio::task::spawn_blocking(move || approver.ask(&asked))
-            .await
-            .unwrap_or(ApprovalAnswer::Deny);
+        let token = cancel.clone();
+        let asking = tokio::task::spawn_blocking(move || approver.ask(&asked, &token));
+        // An approver that kept waiting after Ctrl-C would still not hold the turn up.
+        let answer = tokio::select! {
+            answer = asking => answer.unwrap_or(ApprovalAnswer::Deny),
+            _ = cancel.cancelled() => ApprovalAnswer::Cancelled,
+        };
         match answer {
             ApprovalAnswer::Approve => None,
             ApprovalAnswer::TrustClasses => {
@@ -202,6 +216,7 @@ impl Gate {
                 None
             }
             ApprovalAnswer::Deny => Some(Refusal::User),
+            ApprovalAnswer::Cancelled => Some(Refusal::Cancelled),
         }
     }
 
@@ -209,6 +224,10 @@ impl Gate {
     fn refusal_message(&self, refusal: Refusal, item: &ApprovalItem) -> String {
         match refusal {
             Refusal::User => format!("operation denied by user: {}", item.resource),
+            Refusal::Cancelled => format!(
+                "operation not run: the user interrupted the turn while asked to approve {}",
+                item.resource
+            ),
             Refusal::NoTerminal => format!(
                 "operation denied (non-interactive mode): {} (risk: {}{}). There is no terminal to ask for approval; to allow this class, set \"dangerous\": {{\"classes\": {{\"{}\": \"allow\"}}}} (or \"non_interactive\": \"allow\") in {}",
                 item.resource,
@@ -226,6 +245,8 @@ impl Gate {
 enum Refusal {
     /// The user said no.
     User,
+    /// The user interrupted the turn at the prompt.
+    Cancelled,
     /// Nobody could be asked and `non_interactive` is deny.
     NoTerminal,
 }

@@ -10,6 +10,10 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate, matchers};
 
+mod fault;
+#[allow(unused_imports)] // not every test file breaks answers
+pub use fault::{Fault, FaultServer};
+
 /// One scripted answer.
 #[derive(Clone, Debug)]
 pub enum Reply {
@@ -237,6 +241,17 @@ fn finish_reason(message: &Value) -> &'static str {
 
 /// The message as SSE chunks: text in pieces, each tool call in fragments, usage, [DONE].
 pub fn sse_body(message: &Value, finish: &str) -> String {
+    let mut body = String::new();
+    for c in sse_chunks(message, finish) {
+        body.push_str(&format!("data: {c}\n\n"));
+    }
+    body.push_str("data: [DONE]\n\n");
+    body
+}
+
+/// The chunks of [`sse_body`]: the role, the text in 7-character pieces, each tool call in
+/// two fragments (its arguments split in the middle), the finish reason, the usage.
+pub fn sse_chunks(message: &Value, finish: &str) -> Vec<Value> {
     let mut chunks = vec![json!({"choices": [{"index": 0, "delta": {"role": "assistant"}}]})];
     let content = message.get("content").and_then(Value::as_str).unwrap_or("");
     let chars: Vec<char> = content.chars().collect();
@@ -256,12 +271,7 @@ pub fn sse_body(message: &Value, finish: &str) -> String {
     }
     chunks.push(json!({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}));
     chunks.push(json!({"choices": [], "usage": {"prompt_tokens": 100, "completion_tokens": 20}}));
-    let mut body = String::new();
-    for c in chunks {
-        body.push_str(&format!("data: {c}\n\n"));
-    }
-    body.push_str("data: [DONE]\n\n");
-    body
+    chunks
 }
 
 /// A scripted server on 127.0.0.1 (port 0).
