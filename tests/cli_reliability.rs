@@ -458,3 +458,139 @@ async fn on_a_terminal_a_retry_that_answers_differently_is_announced() {
         "{screen:?}"
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// Ctrl-C at the approval prompt.
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_at_the_approval_prompt_ends_a_run_with_130_and_runs_nothing() {
+    let server = ScriptedServer::start(vec![tools(&[(
+        "shell",
+        json!({"command": "python3 -c \"open('ran','w')\""}),
+    )])])
+    .await;
+    let sb = Sandbox::new();
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.env("TERM", "xterm")
+        .args(["run", "--no-stream", "make a file"]);
+    let exit = tokio::task::spawn_blocking(move || -> Result<_, rexpect::error::Error> {
+        let mut p = rexpect::session::spawn_command(cmd, Some(15_000))?;
+        p.exp_string("[a]pprove")?;
+        p.send_control('c')?;
+        p.exp_string("interrupt")?;
+        p.exp_eof()?;
+        Ok(format!("{:?}", p.process().wait()))
+    })
+    .await
+    .expect("join")
+    .expect("the run ends at Ctrl-C");
+    assert!(
+        exit.starts_with("Ok(Exited(") && exit.ends_with(", 130))"),
+        "exit code 130: {exit}"
+    );
+    assert!(!sb.work.join("ran").exists(), "the call counts as denied");
+    assert_eq!(server.requests().len(), 1, "the turn ended there");
+    // The saved transcript is valid: the call has its (refused) result.
+    let dir = sb.home.join("sessions");
+    let file = std::fs::read_dir(&dir)
+        .expect("sessions")
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.extension().is_some_and(|e| e == "json")
+                && p.file_name().is_some_and(|n| n != "index.json")
+        })
+        .expect("a session file");
+    let saved: Value = serde_json::from_str(&read(file)).expect("json");
+    let saved = saved["messages"].as_array().cloned().unwrap_or_default();
+    assert_no_orphans(&saved);
+    let result = saved
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .and_then(|m| m["content"].as_str())
+        .map(unwrap_untrusted)
+        .unwrap_or_default();
+    assert!(
+        result.starts_with("error: operation not run: the user interrupted the turn"),
+        "{result}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_at_the_approval_prompt_returns_the_repl_to_its_prompt() {
+    let server = ScriptedServer::start(vec![
+        tools(&[(
+            "shell",
+            json!({"command": "python3 -c \"open('ran','w')\""}),
+        )]),
+        text("hello to you too"),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.env("TERM", "xterm").args(["repl", "--no-stream"]);
+    tokio::task::spawn_blocking(move || -> Result<(), rexpect::error::Error> {
+        let mut p = rexpect::session::spawn_command(cmd, Some(15_000))?;
+        p.exp_string("odek 1> ")?;
+        p.send_line("make a file")?;
+        p.exp_string("[a]pprove")?;
+        p.send_control('c')?;
+        p.exp_string("turn interrupted")?;
+        p.exp_string("odek 2> ")?;
+        // The next line is a new turn, not an answer to the old prompt.
+        p.send_line("hello")?;
+        p.exp_string("hello to you too")?;
+        p.exp_string("odek 3> ")?;
+        p.send_line("/exit")?;
+        p.exp_eof()?;
+        Ok(())
+    })
+    .await
+    .expect("join")
+    .expect("the REPL got its prompt back");
+    assert!(!sb.work.join("ran").exists());
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2);
+    let last_user = messages(&reqs[1])
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .and_then(|m| m["content"].as_str().map(str::to_string));
+    assert_eq!(last_user.as_deref(), Some("hello"));
+}
+
+// ---------------------------------------------------------------------------------------
+// Tests that can fail.
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn api_keys_in_odeks_environment_never_reach_a_shell_command() {
+    let probe = r#"for v in ODEK_API_KEY DEEPSEEK_API_KEY OPENAI_API_KEY; do printenv $v >/dev/null && echo "$v visible" || echo "$v hidden"; done"#;
+    let server = ScriptedServer::start(vec![
+        tools(&[("shell", json!({"command": probe}))]),
+        text("checked"),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.env("ODEK_API_KEY", "odek-key-value-0123456789")
+        .env("DEEPSEEK_API_KEY", "deepseek-key-value-0123456789")
+        .env("OPENAI_API_KEY", "openai-key-value-0123456789")
+        .args(["run", "look at the environment"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let reqs = server.requests();
+    assert_eq!(
+        reqs[0].get("model").and_then(Value::as_str),
+        Some("test-model")
+    );
+    let result = unwrap_untrusted(&tool_results(&reqs[1])[0]);
+    for var in ["ODEK_API_KEY", "DEEPSEEK_API_KEY", "OPENAI_API_KEY"] {
+        assert!(result.contains(&format!("{var} hidden")), "{result}");
+        assert!(!result.contains(&format!("{var} visible")), "{result}");
+    }
+    // The key did reach the model server, so odek itself had it.
+    assert_eq!(
+        server.auth_headers()[0].as_deref(),
+        Some("Bearer odek-key-value-0123456789")
+    );
+}

@@ -258,3 +258,179 @@ fn reason_suffix(reason: &str) -> String {
         format!(" — {reason}")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+
+    /// Answers from a script, in order (then denies), and counts the prompts.
+    struct ScriptedApprover {
+        answers: Mutex<Vec<ApprovalAnswer>>,
+        asked: AtomicUsize,
+    }
+
+    impl ScriptedApprover {
+        fn new(answers: &[ApprovalAnswer]) -> Arc<Self> {
+            let mut answers = answers.to_vec();
+            answers.reverse();
+            Arc::new(ScriptedApprover {
+                answers: Mutex::new(answers),
+                asked: AtomicUsize::new(0),
+            })
+        }
+
+        fn asked(&self) -> usize {
+            self.asked.load(Ordering::SeqCst)
+        }
+    }
+
+    impl Approver for ScriptedApprover {
+        fn ask(&self, _items: &[ApprovalItem], _cancel: &CancellationToken) -> ApprovalAnswer {
+            self.asked.fetch_add(1, Ordering::SeqCst);
+            self.answers
+                .lock()
+                .ok()
+                .and_then(|mut a| a.pop())
+                .unwrap_or(ApprovalAnswer::Deny)
+        }
+    }
+
+    fn call(class: DangerClass) -> GateRequest {
+        GateRequest {
+            tool: "write_file".into(),
+            classification: Some(Classification::new(class, "test")),
+            command: None,
+            resource: format!("a {} thing", class.as_str()),
+        }
+    }
+
+    /// A policy that asks about every class but `blocked`.
+    fn asking_policy() -> DangerPolicy {
+        DangerPolicy {
+            classes: DangerClass::ALL
+                .into_iter()
+                .filter(|c| *c != DangerClass::Blocked)
+                .map(|c| (c, Action::Prompt))
+                .collect::<BTreeMap<_, _>>(),
+            ..DangerPolicy::default()
+        }
+    }
+
+    fn gate(approver: &Arc<ScriptedApprover>, trust: &Arc<TrustSet>) -> Gate {
+        Gate::new(
+            asking_policy(),
+            Some(approver.clone() as Arc<dyn Approver>),
+            "config.json",
+            trust.clone(),
+        )
+    }
+
+    #[tokio::test]
+    async fn trust_for_the_session_stops_the_asking_for_that_class_only() {
+        let approver = ScriptedApprover::new(&[ApprovalAnswer::TrustClasses]);
+        let trust = Arc::new(TrustSet::default());
+        let g = gate(&approver, &trust);
+        let cancel = CancellationToken::new();
+        let code = call(DangerClass::CodeExecution);
+        assert_eq!(
+            g.decide(std::slice::from_ref(&code), &cancel).await,
+            [Ok(())]
+        );
+        assert_eq!(
+            g.decide(std::slice::from_ref(&code), &cancel).await,
+            [Ok(())]
+        );
+        assert_eq!(approver.asked(), 1, "trusted: not asked again");
+        assert_eq!(trust.classes(), [DangerClass::CodeExecution]);
+        // Another class is still asked about (and the script now denies).
+        let verdict = g.decide(&[call(DangerClass::Install)], &cancel).await;
+        assert_eq!(approver.asked(), 2);
+        assert!(
+            verdict[0]
+                .as_ref()
+                .is_err_and(|e| e.starts_with("operation denied by user"))
+        );
+        // A second gate sharing the trust set (the next turn of the session) trusts it too.
+        let next_turn = gate(&approver, &trust);
+        assert_eq!(next_turn.decide(&[code], &cancel).await, [Ok(())]);
+        assert_eq!(approver.asked(), 2);
+    }
+
+    #[tokio::test]
+    async fn destructive_unknown_and_blocked_are_never_trusted_for_the_session() {
+        for class in [DangerClass::Destructive, DangerClass::Unknown] {
+            let approver = ScriptedApprover::new(&[ApprovalAnswer::TrustClasses]);
+            let trust = Arc::new(TrustSet::default());
+            let g = gate(&approver, &trust);
+            let cancel = CancellationToken::new();
+            assert_eq!(g.decide(&[call(class)], &cancel).await, [Ok(())], "{class}");
+            let again = g.decide(&[call(class)], &cancel).await;
+            assert_eq!(approver.asked(), 2, "{class}: asked every time");
+            assert!(
+                again[0].is_err(),
+                "{class}: the script denies the second time"
+            );
+            assert!(trust.classes().is_empty(), "{class}");
+        }
+        let approver = ScriptedApprover::new(&[ApprovalAnswer::Approve]);
+        let g = gate(&approver, &Arc::new(TrustSet::default()));
+        let blocked = g
+            .decide(&[call(DangerClass::Blocked)], &CancellationToken::new())
+            .await;
+        assert!(
+            blocked[0]
+                .as_ref()
+                .is_err_and(|e| e.starts_with("operation denied by configuration"))
+        );
+        assert_eq!(approver.asked(), 0, "blocked is never even asked about");
+    }
+
+    #[tokio::test]
+    async fn one_prompt_per_batch_and_an_interrupted_prompt_refuses_everything_asked() {
+        let approver = ScriptedApprover::new(&[ApprovalAnswer::Cancelled]);
+        let g = gate(&approver, &Arc::new(TrustSet::default()));
+        let verdicts = g
+            .decide(
+                &[call(DangerClass::CodeExecution), call(DangerClass::Install)],
+                &CancellationToken::new(),
+            )
+            .await;
+        assert_eq!(approver.asked(), 1);
+        for v in verdicts {
+            assert!(
+                v.as_ref()
+                    .is_err_and(|e| e.starts_with("operation not run: the user interrupted")),
+                "{v:?}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn without_a_terminal_non_interactive_decides() {
+        let deny = Gate::new(asking_policy(), None, "cfg.json", Arc::default());
+        let refused = deny
+            .decide(&[call(DangerClass::Install)], &CancellationToken::new())
+            .await;
+        assert!(
+            refused[0]
+                .as_ref()
+                .is_err_and(|e| e.contains("non-interactive mode") && e.contains("cfg.json"))
+        );
+        let allow = Gate::new(
+            DangerPolicy {
+                non_interactive: Some(Action::Allow),
+                ..asking_policy()
+            },
+            None,
+            "cfg.json",
+            Arc::default(),
+        );
+        let allowed = allow
+            .decide(&[call(DangerClass::Install)], &CancellationToken::new())
+            .await;
+        assert_eq!(allowed, [Ok(())]);
+    }
+}
