@@ -32,6 +32,11 @@ pub enum DangerClass {
     SystemWrite,
     /// Makes something run automatically later.
     Persistence,
+    /// Reads a known credential location (`~/.ssh`, `/etc/shadow`, cloud credential files,
+    /// `.env` outside the project): what is read goes to the model provider. Ranked above
+    /// every class that can be trusted for a session, so a command that also reads a
+    /// secret is never let through by such trust.
+    SecretRead,
     /// Not recognised: fails closed.
     Unknown,
     /// Deletes or overwrites data irrecoverably.
@@ -42,7 +47,7 @@ pub enum DangerClass {
 
 impl DangerClass {
     /// Every class, in rank order.
-    pub const ALL: [DangerClass; 11] = [
+    pub const ALL: [DangerClass; 12] = [
         DangerClass::Safe,
         DangerClass::LocalWrite,
         DangerClass::Install,
@@ -51,6 +56,7 @@ impl DangerClass {
         DangerClass::CodeExecution,
         DangerClass::SystemWrite,
         DangerClass::Persistence,
+        DangerClass::SecretRead,
         DangerClass::Unknown,
         DangerClass::Destructive,
         DangerClass::Blocked,
@@ -67,6 +73,7 @@ impl DangerClass {
             DangerClass::CodeExecution => "code_execution",
             DangerClass::SystemWrite => "system_write",
             DangerClass::Persistence => "persistence",
+            DangerClass::SecretRead => "secret_read",
             DangerClass::Unknown => "unknown",
             DangerClass::Destructive => "destructive",
             DangerClass::Blocked => "blocked",
@@ -83,7 +90,7 @@ impl fmt::Display for DangerClass {
 /// The error for a name that is not a danger class.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown danger class \"{0}\" (expected one of: safe, local_write, install, network_egress, network_upload, code_execution, system_write, persistence, unknown, destructive, blocked)"
+    "unknown danger class \"{0}\" (expected one of: safe, local_write, install, network_egress, network_upload, code_execution, system_write, persistence, secret_read, unknown, destructive, blocked)"
 )]
 pub struct UnknownDangerClass(
     /// The name that was given.
@@ -140,7 +147,8 @@ pub fn default_action(class: DangerClass) -> Action {
         | DangerClass::NetworkUpload
         | DangerClass::CodeExecution
         | DangerClass::Install
-        | DangerClass::Persistence => Action::Prompt,
+        | DangerClass::Persistence
+        | DangerClass::SecretRead => Action::Prompt,
         DangerClass::Destructive | DangerClass::Unknown | DangerClass::Blocked => Action::Deny,
     }
 }

@@ -558,10 +558,7 @@ fn read_line_cancellable(tty: &std::fs::File, cancel: &CancellationToken) -> Lin
 }
 
 fn trustable(class: DangerClass) -> bool {
-    !matches!(
-        class,
-        DangerClass::Destructive | DangerClass::Blocked | DangerClass::Unknown
-    )
+    crate::tools::approval::can_be_trusted(class)
 }
 
 fn reason(r: &str) -> String {

@@ -79,13 +79,19 @@ impl TrustSet {
     /// Trusts `classes`, except those that may never be trusted.
     fn extend(&self, classes: impl IntoIterator<Item = DangerClass>) {
         if let Ok(mut trusted) = self.0.lock() {
-            trusted.extend(classes.into_iter().filter(|c| !NEVER_TRUSTED.contains(c)));
+            trusted.extend(classes.into_iter().filter(|c| can_be_trusted(*c)));
         }
     }
 }
 
+/// Whether `[t]rust` may cover `class` for the rest of a session.
+pub fn can_be_trusted(class: DangerClass) -> bool {
+    !NEVER_TRUSTED.contains(&class)
+}
+
 /// Classes a user may never trust for a whole session.
 const NEVER_TRUSTED: &[DangerClass] = &[
+    DangerClass::SecretRead,
     DangerClass::Destructive,
     DangerClass::Blocked,
     DangerClass::Unknown,
@@ -360,8 +366,12 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn destructive_unknown_and_blocked_are_never_trusted_for_the_session() {
-        for class in [DangerClass::Destructive, DangerClass::Unknown] {
+    async fn secret_reads_destructive_unknown_and_blocked_are_never_trusted_for_the_session() {
+        for class in [
+            DangerClass::SecretRead,
+            DangerClass::Destructive,
+            DangerClass::Unknown,
+        ] {
             let approver = ScriptedApprover::new(&[ApprovalAnswer::TrustClasses]);
             let trust = Arc::new(TrustSet::default());
             let g = gate(&approver, &trust);

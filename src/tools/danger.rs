@@ -63,6 +63,8 @@ mod network;
 mod options;
 mod paths;
 mod programs;
+mod safe_programs;
+mod secrets;
 mod sed_script;
 mod software;
 mod system;
@@ -97,6 +99,26 @@ pub fn classify_command(command: &str) -> Classification {
 /// do not.)
 pub fn classify_write_path(path: &str, cwd: &Path) -> Classification {
     paths::classify_write(path, Some(cwd), WorkingDirectory::Tree)
+}
+
+/// Classifies a file tool reading `path` (`read_file`, the root of `search_files`): a known
+/// credential location — as written, resolved against `cwd`, or behind a symlink — is
+/// `secret_read`. `None` for everything else.
+pub fn classify_read_path(path: &str, cwd: &Path) -> Option<Classification> {
+    let cwd = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
+    let resolved = cwd.join(path);
+    let what = secrets::secret_at(path, false).or_else(|| is_secret_file(&resolved, &cwd));
+    what.map(|what| Classification::new(DangerClass::SecretRead, format!("reads {path} ({what})")))
+}
+
+/// What the file at `path` is, when it is a known credential location (checked as given and
+/// with symlinks resolved; `.env` files count outside the canonical `cwd`). The file
+/// search skips such files.
+pub fn is_secret_file(path: &Path, cwd: &Path) -> Option<&'static str> {
+    secrets::secret_at_resolved(path, cwd).or_else(|| {
+        let real = path.canonicalize().ok()?;
+        secrets::secret_at_resolved(&real, cwd)
+    })
 }
 
 /// The program a command runs, for event summaries (facts §7.3): the first word that is not

@@ -4,6 +4,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::danger::{Classification, classify_read_path};
 use super::{Tool, ToolContext, ToolError, decode_args, paths};
 
 const DEFAULT_LIMIT: usize = 500;
@@ -45,6 +46,10 @@ impl Tool for ReadFileTool {
         })
     }
 
+    fn classify(&self, args: &Value, ctx: &ToolContext) -> Option<Classification> {
+        classify_read_path(paths::path_arg(args), &ctx.cwd)
+    }
+
     fn untrusted_source(&self, args: &Value) -> Option<String> {
         Some(format!("read_file:{}", paths::path_arg(args)))
     }
@@ -53,8 +58,11 @@ impl Tool for ReadFileTool {
         paths::path_arg(args).to_string()
     }
 
-    fn event_summary(&self, args: &Value, _ctx: &ToolContext) -> Option<Value> {
-        Some(json!({"path": paths::path_arg(args), "class": "safe"}))
+    fn event_summary(&self, args: &Value, ctx: &ToolContext) -> Option<Value> {
+        let class = self
+            .classify(args, ctx)
+            .map_or("safe", |c| c.class.as_str());
+        Some(json!({"path": paths::path_arg(args), "class": class}))
     }
 
     async fn call(&self, args: &str, ctx: &ToolContext) -> Result<String, ToolError> {

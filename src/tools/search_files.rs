@@ -7,6 +7,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::danger::{Classification, classify_read_path, is_secret_file};
 use super::{Tool, ToolContext, ToolError, decode_args, paths};
 
 const DEFAULT_LIMIT: usize = 50;
@@ -72,6 +73,10 @@ impl Tool for SearchFilesTool {
         })
     }
 
+    fn classify(&self, args: &Value, ctx: &ToolContext) -> Option<Classification> {
+        classify_read_path(root_arg(args), &ctx.cwd)
+    }
+
     fn untrusted_source(&self, args: &Value) -> Option<String> {
         Some(format!(
             "search_files:{}",
@@ -85,9 +90,11 @@ impl Tool for SearchFilesTool {
         format!("{pattern:?} in {path}")
     }
 
-    fn event_summary(&self, args: &Value, _ctx: &ToolContext) -> Option<Value> {
-        let path = args.get("path").and_then(Value::as_str).unwrap_or(".");
-        Some(json!({"path": path, "class": "safe"}))
+    fn event_summary(&self, args: &Value, ctx: &ToolContext) -> Option<Value> {
+        let class = self
+            .classify(args, ctx)
+            .map_or("safe", |c| c.class.as_str());
+        Some(json!({"path": root_arg(args), "class": class}))
     }
 
     async fn call(&self, args: &str, ctx: &ToolContext) -> Result<String, ToolError> {
@@ -128,12 +135,34 @@ fn search(
         Some(g) if !g.is_empty() => Some(compile_glob(g)?),
         _ => None,
     };
-    let files = walk(root, file_glob.as_ref(), cancel)?;
+    let mut files = walk(root, file_glob.as_ref(), cancel)?;
     let lines = match target {
         Target::Files => match_names(&files, &args.pattern, cwd)?,
-        Target::Content => match_contents(&files, &args.pattern, cwd, limit + 1, cancel)?,
+        Target::Content => {
+            let searched = files.len();
+            files.retain(|file| file.as_path() == root || is_secret_file(file, cwd).is_none());
+            let skipped = searched - files.len();
+            let lines = match_contents(&files, &args.pattern, cwd, limit + 1, cancel)?;
+            if skipped > 0 {
+                return Ok(format_results(lines, limit, target) + &skipped_note(skipped));
+            }
+            lines
+        }
     };
     Ok(format_results(lines, limit, target))
+}
+
+/// Why some files were not searched: their contents would go to the model provider.
+fn skipped_note(skipped: usize) -> String {
+    let files = if skipped == 1 { "file" } else { "files" };
+    format!(
+        "\n[{skipped} {files} not searched: credential locations (keys, .env files outside the working directory, …); read one with read_file to be asked]"
+    )
+}
+
+/// The directory or file a call searches.
+fn root_arg(args: &Value) -> &str {
+    args.get("path").and_then(Value::as_str).unwrap_or(".")
 }
 
 fn compile_glob(glob: &str) -> Result<globset::GlobMatcher, ToolError> {

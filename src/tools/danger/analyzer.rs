@@ -4,6 +4,7 @@
 
 use super::lexer::{self, Parsed, RedirectKind, SimpleCommand, Word};
 use super::paths::{self, Anchor, WorkingDirectory, is_root_like, normalize};
+use super::secrets;
 use super::{Classification, DangerClass};
 
 /// Deepest nesting of substitutions, `sh -c`, `eval` and wrappers that is analysed; anything
@@ -214,7 +215,13 @@ impl Analyzer {
                 RedirectKind::Write if !is_test_expression => {
                     result.add(write_target(&redirect.target, context));
                 }
-                RedirectKind::Read if is_network_device(&redirect.target.text) => {
+                RedirectKind::Read if !is_network_device(&redirect.target.text) => {
+                    result.add_optional(secrets::redirect_reads_secret(
+                        &redirect.target.text,
+                        context.cwd,
+                    ));
+                }
+                RedirectKind::Read => {
                     result.add(Classification::new(
                         DangerClass::NetworkEgress,
                         format!("reads from the network through {}", redirect.target.text),
@@ -255,6 +262,8 @@ impl Analyzer {
         self.commands_seen.push(join_words(&words[index..]));
         let found = self.program(program, arguments, context);
         result.add(found);
+        let name = program.text.rsplit('/').next().unwrap_or(&program.text);
+        result.add_optional(secrets::command_reads_secret(name, arguments, context.cwd));
         result.0
     }
 

@@ -1,6 +1,6 @@
 //! Per-program rules, part two: git, interpreters, build tools and package managers.
 
-use super::analyzer::{Analyzer, Context, Worst, join_words, safe};
+use super::analyzer::{Analyzer, Context, Worst, join_words, safe, write_target};
 use super::lexer::Word;
 use super::options::{self, OptionSpec};
 use super::programs::classified;
@@ -293,9 +293,7 @@ impl Analyzer {
                 DangerClass::CodeExecution,
                 "git grep -O runs a pager program",
             ),
-            _ if GIT_READ_ONLY.contains(&subcommand) => {
-                safe(format!("git {subcommand} only reads"))
-            }
+            _ if GIT_READ_ONLY.contains(&subcommand) => git_read_only(subcommand, rest, context),
             "grep" => safe("git grep only reads"),
             "branch" => git_branch(&line),
             "tag" => {
@@ -448,6 +446,41 @@ fn discards_all(line: &options::CommandLine) -> bool {
     line.operands
         .iter()
         .any(|word| matches!(word.text.as_str(), "." | "./" | ":/" | "*"))
+}
+
+/// Options of git's reading subcommands that run programs configured for the repository
+/// (diff drivers, text conversion filters): a cloned repository's `.git/config` may name
+/// anything.
+const GIT_DRIVER_OPTIONS: &[&str] = &["--ext-diff", "--textconv", "--filters"];
+
+/// A reading git subcommand (`log`, `diff`, `show`, …) is safe unless an option makes it
+/// write (`--output=PATH`, `fsck --lost-found`) or run the repository's drivers.
+fn git_read_only(subcommand: &str, rest: &[Word], context: &Context) -> Classification {
+    let mut result = Worst::default();
+    for (index, word) in rest.iter().enumerate() {
+        let text = word.text.as_str();
+        if text == "--" {
+            break;
+        }
+        if GIT_DRIVER_OPTIONS.contains(&text) {
+            result.add(classified(
+                DangerClass::CodeExecution,
+                format!("git {subcommand} {text} runs the drivers the repository configures"),
+            ));
+        } else if text == "--output" {
+            if let Some(target) = rest.get(index + 1) {
+                result.add(write_target(target, context));
+            }
+        } else if let Some(target) = text.strip_prefix("--output=") {
+            result.add(write_target(&word.with_text(target), context));
+        } else if text == "--lost-found" {
+            result.add(classified(
+                DangerClass::LocalWrite,
+                "git fsck --lost-found writes into .git",
+            ));
+        }
+    }
+    result.or_safe(&format!("git {subcommand} only reads"))
 }
 
 fn git_branch(line: &options::CommandLine) -> Classification {

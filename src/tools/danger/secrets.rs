@@ -1,0 +1,573 @@
+//! Known credential locations: reading them sends a secret to the model provider, so such a
+//! read is its own class, `secret_read`, which asks and can never be trusted for a session.
+//!
+//! Matching is lexical, on the normalised path segments (see [`super::paths::normalize`]):
+//! the credential directories and files are recognised wherever they appear in a path
+//! (`~/.ssh/id_rsa`, `/home/ana/.ssh/id_rsa`, `../../.ssh/id_rsa`), and shell globs in a
+//! segment are matched against the names they could expand to (`~/.ss?/id_*`). The file
+//! tools also check the resolved path, symlinks followed.
+
+use std::path::Path;
+use std::sync::LazyLock;
+
+use super::lexer::Word;
+use super::paths::{Anchor, NormalPath, WorkingDirectory, normalize};
+use super::{Classification, DangerClass};
+
+/// Credential paths, as segment sequences that may appear anywhere in a path. `*` stands
+/// for any one name (the entry then covers everything below too).
+const CREDENTIAL_PATHS: &[(&[&str], &str)] = &[
+    (&[".ssh", "*"], "an SSH key or configuration file"),
+    (&[".gnupg", "*"], "the GnuPG keyring"),
+    (&[".aws", "credentials"], "AWS credentials"),
+    (&[".aws", "sso", "*"], "AWS SSO tokens"),
+    (&[".config", "gcloud", "*"], "Google Cloud credentials"),
+    (&[".azure", "*"], "Azure credentials"),
+    (&[".netrc"], "the .netrc password file"),
+    (&["_netrc"], "the .netrc password file"),
+    (&[".git-credentials"], "stored git credentials"),
+    (&[".pgpass"], "PostgreSQL passwords"),
+    (&[".my.cnf"], "MySQL credentials"),
+    (&[".docker", "config.json"], "Docker registry credentials"),
+    (&[".kube", "config"], "Kubernetes credentials"),
+    (&[".config", "gh", "hosts.yml"], "GitHub CLI tokens"),
+    (&[".cargo", "credentials"], "crates.io tokens"),
+    (&[".cargo", "credentials.toml"], "crates.io tokens"),
+    (&[".npmrc"], "npm tokens"),
+    (&[".pypirc"], "PyPI tokens"),
+    (&[".vault-token"], "a Vault token"),
+    (
+        &[".terraform.d", "credentials.tfrc.json"],
+        "Terraform Cloud tokens",
+    ),
+    (
+        &[".odek", "config.json"],
+        "odek's configuration (it holds the API key)",
+    ),
+];
+
+/// Files under `.ssh` that hold nothing secret.
+const PUBLIC_SSH_FILES: &[&str] = &["known_hosts", "known_hosts.old", "authorized_keys"];
+
+/// System files that hold password hashes or host keys (absolute paths).
+const SYSTEM_SECRETS: &[(&[&str], &str)] = &[
+    (&["etc", "shadow"], "the password hashes"),
+    (&["etc", "shadow-"], "the password hashes"),
+    (&["etc", "gshadow"], "the group password hashes"),
+    (&["etc", "gshadow-"], "the group password hashes"),
+    (&["etc", "security", "opasswd"], "old password hashes"),
+    (&["etc", "ssh", "ssh_host_*_key"], "an SSH host key"),
+];
+
+/// Private key files, by name.
+const KEY_FILE_NAMES: &[&str] = &[
+    "id_rsa",
+    "id_dsa",
+    "id_ecdsa",
+    "id_ed25519",
+    "id_ecdsa_sk",
+    "id_ed25519_sk",
+];
+
+/// Private key files, by extension.
+const KEY_FILE_EXTENSIONS: &[&str] = &["pem", "key", "p12", "pfx", "ppk"];
+
+/// `.env` variants that only document the variables.
+const ENV_TEMPLATES: &[&str] = &["example", "sample", "template", "dist", "defaults"];
+
+/// Directories with credential files somewhere below them (besides the `*` entries of
+/// [`CREDENTIAL_PATHS`]): a recursive read of one reads secrets too.
+const HOLDERS: &[&[&str]] = &[
+    &[".config"],
+    &[".aws"],
+    &[".docker"],
+    &[".kube"],
+    &[".cargo"],
+    &[".terraform.d"],
+    &[".odek"],
+];
+
+/// odek's own configuration file, where `ODEK_HOME` puts it (the default, `~/.odek`, is in
+/// [`CREDENTIAL_PATHS`]).
+static ODEK_CONFIG: LazyLock<Option<NormalPath>> = LazyLock::new(|| {
+    let home = std::env::var("ODEK_HOME").ok().filter(|h| !h.is_empty())?;
+    Some(normalize(&format!("{home}/config.json")))
+});
+
+/// Programs that take paths without reading what is in the files: names, sizes, modes,
+/// checksums, or changes that other rules classify (deleting, creating).
+const METADATA_ONLY: &[&str] = &[
+    "ls",
+    "dir",
+    "vdir",
+    "stat",
+    "du",
+    "df",
+    "test",
+    "[",
+    "[[",
+    "realpath",
+    "readlink",
+    "basename",
+    "dirname",
+    "namei",
+    "lsattr",
+    "getfacl",
+    "which",
+    "whereis",
+    "type",
+    "file",
+    "touch",
+    "mkdir",
+    "chmod",
+    "chown",
+    "chgrp",
+    "cd",
+    "pushd",
+    "echo",
+    "printf",
+    "wc",
+    "md5sum",
+    "sha1sum",
+    "sha224sum",
+    "sha256sum",
+    "sha384sum",
+    "sha512sum",
+    "b2sum",
+    "cksum",
+    "sum",
+    "tree",
+    "rm",
+    "unlink",
+    "rmdir",
+    "shred",
+    "ssh-add",
+];
+
+/// Options whose value is a key or certificate the program uses without printing it.
+const KEY_USE_OPTIONS: &[(&str, &[&str])] = &[
+    ("ssh", &["-i"]),
+    ("scp", &["-i"]),
+    ("sftp", &["-i"]),
+    ("ssh-copy-id", &["-i"]),
+    (
+        "curl",
+        &[
+            "--cert",
+            "-E",
+            "--key",
+            "--cacert",
+            "--proxy-cert",
+            "--proxy-key",
+        ],
+    ),
+    (
+        "wget",
+        &["--certificate", "--private-key", "--ca-certificate"],
+    ),
+];
+
+/// Programs that read whole directory trees when given a directory.
+fn reads_recursively(program: &str, args: &[Word]) -> bool {
+    let has_flag = |short: &[char], long: &[&str]| {
+        args.iter().any(|word| {
+            let text = word.text.as_str();
+            match text.strip_prefix("--") {
+                Some(name) => long
+                    .iter()
+                    .any(|l| name == *l || name.starts_with(&format!("{l}="))),
+                None => {
+                    text.starts_with('-')
+                        && text[1..]
+                            .chars()
+                            .take_while(char::is_ascii_alphabetic)
+                            .any(|c| short.contains(&c))
+                }
+            }
+        })
+    };
+    match program {
+        "rg" | "ag" | "ack" | "ugrep" | "zip" | "rsync" => true,
+        "tar" | "bsdtar" | "gtar" => {
+            let bundled = args
+                .first()
+                .is_some_and(|first| !first.text.starts_with('-') && first.text.contains('c'));
+            bundled || has_flag(&['c'], &["create", "append"])
+        }
+        "7z" => args.first().is_some_and(|first| first.text == "a"),
+        "grep" | "egrep" | "fgrep" | "zgrep" => has_flag(
+            &['r', 'R'],
+            &["recursive", "dereference-recursive", "directories=recurse"],
+        ),
+        "cp" | "scp" => has_flag(&['r', 'R', 'a'], &["recursive", "archive"]),
+        "find" | "fd" | "fdfind" => {
+            has_flag(&[], &["exec", "exec-batch"])
+                || args.iter().any(|w| {
+                    matches!(
+                        w.text.as_str(),
+                        "-exec" | "-execdir" | "-ok" | "-okdir" | "-x" | "-X"
+                    )
+                })
+        }
+        _ => false,
+    }
+}
+
+/// The worst secret read of one command: an argument or option value naming a credential
+/// location, or a directory holding them given to a program that reads whole trees.
+pub(super) fn command_reads_secret(
+    program: &str,
+    args: &[Word],
+    cwd: WorkingDirectory,
+) -> Option<Classification> {
+    if METADATA_ONLY.contains(&program) {
+        return None;
+    }
+    let outside_tree = cwd != WorkingDirectory::Tree;
+    let key_options = KEY_USE_OPTIONS
+        .iter()
+        .find(|(name, _)| *name == program)
+        .map_or(&[][..], |(_, options)| *options);
+    let recursive = reads_recursively(program, args);
+    let mut skip_next = false;
+    for word in args {
+        if std::mem::take(&mut skip_next) {
+            continue;
+        }
+        let text = word.text.as_str();
+        if key_options.contains(&text) {
+            skip_next = true;
+            continue;
+        }
+        if key_options.iter().any(|option| {
+            text.strip_prefix(option)
+                .is_some_and(|rest| rest.starts_with('='))
+        }) {
+            continue;
+        }
+        for candidate in path_candidates(text) {
+            if let Some(what) = secret_at(candidate, outside_tree) {
+                return Some(read_of(program, candidate, what));
+            }
+            if recursive && !candidate.starts_with('-') && holds_secrets(candidate) {
+                return Some(Classification::new(
+                    DangerClass::SecretRead,
+                    format!("{program} reads every file under {candidate}, credentials included"),
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// A redirection that reads a credential location (`< ~/.ssh/id_rsa`).
+pub(super) fn redirect_reads_secret(target: &str, cwd: WorkingDirectory) -> Option<Classification> {
+    secret_at(target, cwd != WorkingDirectory::Tree)
+        .map(|what| read_of("a redirection", target, what))
+}
+
+fn read_of(program: &str, path: &str, what: &str) -> Classification {
+    Classification::new(
+        DangerClass::SecretRead,
+        format!("{program} reads {path} ({what})"),
+    )
+}
+
+/// The texts in one word that may be paths: the word, the value after `=` (`--file=x`,
+/// `if=x`), the value glued to a short option (`-f/etc/shadow`) and after `@` (`-d @file`).
+fn path_candidates(text: &str) -> impl Iterator<Item = &str> {
+    let after_equals = text.split_once('=').map(|(_, value)| value);
+    let glued = text
+        .strip_prefix('-')
+        .filter(|rest| !rest.starts_with('-') && rest.len() > 1)
+        .map(|rest| &rest[1..]);
+    let after_at = text.strip_prefix('@');
+    [Some(text), after_equals, glued, after_at]
+        .into_iter()
+        .flatten()
+        .filter(|candidate| !candidate.is_empty())
+}
+
+/// What a path names, when it is a known credential location. `outside_tree` tells whether
+/// a relative path lies outside the working tree (for `.env` files).
+pub(super) fn secret_at(text: &str, outside_tree: bool) -> Option<&'static str> {
+    let odek_variable = ["$ODEK_HOME/", "${ODEK_HOME}/"]
+        .iter()
+        .any(|prefix| text.strip_prefix(prefix) == Some("config.json"));
+    if odek_variable {
+        return Some("odek's configuration (it holds the API key)");
+    }
+    let path = normalize(text);
+    secret_in(
+        &path,
+        outside_tree || path.anchor != Anchor::Relative || path.escapes,
+    )
+}
+
+/// [`secret_at`] for a path the file tools resolved: `cwd` decides what is outside.
+pub(super) fn secret_at_resolved(path: &Path, cwd: &Path) -> Option<&'static str> {
+    let outside = !path.starts_with(cwd);
+    secret_in(&normalize(&path.to_string_lossy()), outside)
+}
+
+fn secret_in(path: &NormalPath, outside_tree: bool) -> Option<&'static str> {
+    let segments = &path.segments;
+    if ODEK_CONFIG
+        .as_ref()
+        .is_some_and(|config| config.segments == *segments)
+    {
+        return Some("odek's configuration (it holds the API key)");
+    }
+    if path.anchor == Anchor::Root
+        && let Some((_, what)) = SYSTEM_SECRETS
+            .iter()
+            .find(|(wanted, _)| segments_match(segments, wanted))
+    {
+        return Some(what);
+    }
+    for start in 0..segments.len() {
+        let rest = &segments[start..];
+        let found = CREDENTIAL_PATHS
+            .iter()
+            .find(|(wanted, _)| window_matches(rest, wanted));
+        if let Some((wanted, what)) = found {
+            let public_ssh = wanted[0] == ".ssh" && rest.len() > 1 && is_public_ssh_file(&rest[1]);
+            if !public_ssh {
+                return Some(what);
+            }
+        }
+    }
+    let name = segments.last()?;
+    if is_public_ssh_file(name) {
+        return None;
+    }
+    if KEY_FILE_NAMES.iter().any(|key| name_matches(name, key))
+        || KEY_FILE_EXTENSIONS
+            .iter()
+            .any(|extension| has_extension(name, extension))
+    {
+        return Some("a private key file");
+    }
+    (outside_tree && is_env_file(name)).then_some("a .env file outside the working directory")
+}
+
+/// True when `text` is a directory with credential locations below it: `/`, `/etc`, a home
+/// directory, or one of the credential directories.
+pub(super) fn holds_secrets(text: &str) -> bool {
+    let path = normalize(text);
+    let segments: Vec<&str> = path.segments.iter().map(String::as_str).collect();
+    let top_level = match path.anchor {
+        Anchor::Root => matches!(
+            segments.as_slice(),
+            [] | ["etc"]
+                | ["etc", "ssh"]
+                | ["home"]
+                | ["home", _]
+                | ["root"]
+                | ["Users"]
+                | ["Users", _]
+        ),
+        Anchor::Home => segments.is_empty(),
+        Anchor::Relative => segments.is_empty() && path.escapes,
+    };
+    let ends_with = |wanted: &[&str]| {
+        path.segments.len() >= wanted.len()
+            && window_matches(&path.segments[path.segments.len() - wanted.len()..], wanted)
+    };
+    top_level
+        || HOLDERS.iter().any(|holder| ends_with(holder))
+        || CREDENTIAL_PATHS
+            .iter()
+            .filter_map(|(wanted, _)| wanted.strip_suffix(&["*"]))
+            .any(ends_with)
+        || secret_in(&path, true).is_some()
+}
+
+fn is_public_ssh_file(name: &str) -> bool {
+    !has_glob(name) && (name.ends_with(".pub") || PUBLIC_SSH_FILES.contains(&name))
+}
+
+fn is_env_file(name: &str) -> bool {
+    if name_matches(name, ".env") {
+        return true;
+    }
+    match name.strip_prefix(".env.") {
+        Some(variant) => !ENV_TEMPLATES.contains(&variant),
+        None => false,
+    }
+}
+
+fn has_extension(name: &str, extension: &str) -> bool {
+    if has_glob(name) {
+        return name_matches(name, &format!("x.{extension}"));
+    }
+    name.rsplit_once('.')
+        .is_some_and(|(stem, found)| !stem.is_empty() && found.eq_ignore_ascii_case(extension))
+}
+
+/// The whole path is `wanted` (with `*` entries matching one name, and anything below).
+fn segments_match(segments: &[String], wanted: &[&str]) -> bool {
+    segments.len() == wanted.len() && window_matches(segments, wanted)
+}
+
+/// `segments` starts with `wanted`; a trailing `*` in `wanted` needs at least one name.
+fn window_matches(segments: &[String], wanted: &[&str]) -> bool {
+    segments.len() >= wanted.len()
+        && wanted
+            .iter()
+            .zip(segments)
+            .all(|(want, have)| *want == "*" || name_matches(have, want))
+}
+
+/// `have` (which may hold shell glob characters) can name `want` (which may hold `*`).
+fn name_matches(have: &str, want: &str) -> bool {
+    if want.contains('*') {
+        return wildcard(want.as_bytes(), have.as_bytes());
+    }
+    if has_glob(have) {
+        return wildcard(have.as_bytes(), want.as_bytes());
+    }
+    have == want
+}
+
+fn has_glob(text: &str) -> bool {
+    text.contains(['*', '?', '['])
+}
+
+/// Shell-style wildcard match of `pattern` (`*`, `?`; a `[…]` class counts as `?`).
+fn wildcard(pattern: &[u8], text: &[u8]) -> bool {
+    let (mut p, mut t) = (0, 0);
+    let mut backtrack: Option<(usize, usize)> = None;
+    while t < text.len() {
+        match pattern.get(p) {
+            Some(b'*') => {
+                backtrack = Some((p, t));
+                p += 1;
+                continue;
+            }
+            Some(b'[') => {
+                if let Some(close) = pattern[p..].iter().position(|b| *b == b']') {
+                    p += close + 1;
+                    t += 1;
+                    continue;
+                }
+            }
+            Some(b'?') => {
+                p += 1;
+                t += 1;
+                continue;
+            }
+            Some(c) if *c == text[t] => {
+                p += 1;
+                t += 1;
+                continue;
+            }
+            _ => {}
+        }
+        match backtrack {
+            Some((star, matched)) => {
+                p = star + 1;
+                t = matched + 1;
+                backtrack = Some((star, matched + 1));
+            }
+            None => return false,
+        }
+    }
+    pattern[p..].iter().all(|b| *b == b'*')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credential_locations_are_found_wherever_they_are_written() {
+        for path in [
+            "~/.ssh/id_rsa",
+            "$HOME/.ssh/id_ed25519",
+            "/home/ana/.ssh/config",
+            "/root/.ssh/id_ecdsa",
+            "../../.ssh/id_rsa",
+            "~/.ssh/*",
+            "~/.ss?/id_*",
+            "/etc/shadow",
+            "/etc/ssh/ssh_host_ed25519_key",
+            "~/.aws/credentials",
+            "~/.config/gcloud/application_default_credentials.json",
+            "~/.netrc",
+            "~/.docker/config.json",
+            "~/.kube/config",
+            "/srv/tls/server.pem",
+            "deploy.key",
+            "~/.odek/config.json",
+            "$ODEK_HOME/config.json",
+            "../other/.env",
+            "/opt/app/.env.production",
+        ] {
+            assert!(secret_at(path, false).is_some(), "{path}");
+        }
+    }
+
+    #[test]
+    fn ordinary_paths_and_public_keys_are_not_secrets() {
+        for path in [
+            "~/.ssh/id_rsa.pub",
+            "~/.ssh/known_hosts",
+            "~/.ssh/authorized_keys",
+            "/etc/passwd",
+            "/etc/hosts",
+            "src/main.rs",
+            ".env",
+            "config/.env.local",
+            "../other/.env.example",
+            "Cargo.toml",
+            "keys.rs",
+            ".keep",
+            "~/.config/odek/notes.md",
+            "~/.aws/config",
+        ] {
+            assert_eq!(secret_at(path, false), None, "{path}");
+        }
+        assert!(
+            secret_at(".env", true).is_some(),
+            "after cd outside the tree"
+        );
+    }
+
+    #[test]
+    fn holders_are_the_directories_above_secrets() {
+        for path in [
+            "/",
+            "/etc",
+            "~",
+            "$HOME",
+            "/home/ana",
+            "~/.ssh",
+            "~/.config",
+            "~/.config/gcloud",
+            "..",
+        ] {
+            assert!(holds_secrets(path), "{path}");
+        }
+        for path in [
+            ".",
+            "src",
+            "/usr/share",
+            "/tmp",
+            "target/debug",
+            "~/.config/odek",
+        ] {
+            assert!(!holds_secrets(path), "{path}");
+        }
+    }
+
+    #[test]
+    fn wildcards_match_like_the_shell() {
+        assert!(wildcard(b"id_*", b"id_rsa"));
+        assert!(wildcard(b"*.pem", b"x.pem"));
+        assert!(wildcard(b"ssh_host_*_key", b"ssh_host_rsa_key"));
+        assert!(!wildcard(b"ssh_host_*_key", b"ssh_host_rsa_key.pub"));
+        assert!(wildcard(b".s[sz]h", b".ssh"));
+        assert!(!wildcard(b"a?c", b"ac"));
+    }
+}
