@@ -176,7 +176,7 @@ fn transcript(len: usize) -> (Vec<Message>, Arc<PlanStore>) {
 
 /// The tool definitions sent with every request (the built-in tools and `plan`).
 fn tool_defs(store: &Arc<PlanStore>) -> Vec<ToolDef> {
-    build_registry(&ToolSelection::default(), Some(store.clone()))
+    build_registry(&ToolSelection::default(), Some(store.clone()), None)
         .expect("registry")
         .defs()
         .to_vec()

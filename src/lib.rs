@@ -16,6 +16,7 @@ pub mod prompt;
 pub mod random;
 pub mod redact;
 pub mod runtime;
+pub mod sandbox;
 pub mod session;
 pub mod tools;
 pub mod transcript;

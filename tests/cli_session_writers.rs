@@ -374,7 +374,11 @@ async fn a_transcript_of_the_go_original_resumes_its_plan_through_the_parser() {
         saved["plan"]["version"], 3,
         "from now on the state is saved too"
     );
-    assert_eq!(saved["sandbox"], Value::Null, "our fields only");
+    assert_eq!(
+        saved["sandbox"],
+        Value::Bool(false),
+        "the Go session ran unsandboxed, and its continuation keeps that"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

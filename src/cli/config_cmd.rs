@@ -74,8 +74,8 @@ fn rows(resolved: &Resolved) -> Vec<(String, Value, String)> {
     out
 }
 
-/// Sections printed as one value rather than key by key.
-const OPAQUE: &[&str] = &["dangerous"];
+/// Sections printed as one value rather than key by key: the policy's lists of commands.
+const OPAQUE: &[&str] = &["dangerous.allowlist", "dangerous.denylist"];
 
 fn flatten(prefix: &str, value: &Value, emit: &mut dyn FnMut(&str, &Value)) {
     match value {
@@ -93,8 +93,17 @@ fn flatten(prefix: &str, value: &Value, emit: &mut dyn FnMut(&str, &Value)) {
     }
 }
 
+/// The layer that set `key`, or the one that set the section it is in (`dangerous` from
+/// the global file sets `dangerous.classes.install`).
 fn source_for(resolved: &Resolved, key: &str) -> Source {
-    resolved.source_of(key)
+    let mut key = key;
+    loop {
+        let source = resolved.source_of(key);
+        match key.rsplit_once('.') {
+            Some((parent, _)) if source == Source::Default => key = parent,
+            _ => return source,
+        }
+    }
 }
 
 /// Shows only enough of a secret to recognise it.

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::config::{PartialConfig, PartialLimits, PartialPlanning, PartialTools};
+use crate::policy::{Action, DangerClass};
 
 /// Per-turn flags.
 #[derive(Debug, Clone, Default, Args)]
@@ -88,6 +89,18 @@ pub struct TurnFlags {
     /// Include (redacted) tool arguments in tool_call_started events
     #[arg(long, help_heading = "Output")]
     pub events_include_args: bool,
+    /// Allow this risk class without asking (repeatable), e.g. --allow code_execution
+    #[arg(long = "allow", value_name = "CLASS", help_heading = "Safety")]
+    pub allow: Vec<DangerClass>,
+    /// Allow every tool call except blocked commands, without asking (printed loudly, recorded in the session)
+    #[arg(long, help_heading = "Safety")]
+    pub yolo: bool,
+    /// Run shell commands in the Landlock sandbox (default where the kernel offers it)
+    #[arg(long, overrides_with = "no_sandbox", help_heading = "Safety")]
+    pub sandbox: bool,
+    /// Run shell commands without the sandbox
+    #[arg(long, overrides_with = "sandbox", help_heading = "Safety")]
+    pub no_sandbox: bool,
     /// Do not read ./AGENTS.md project instructions
     #[arg(long, help_heading = "Loop")]
     pub no_agents: bool,
@@ -141,6 +154,9 @@ impl TurnFlags {
             planning,
             tools,
             limits: (limits != PartialLimits::default()).then_some(limits),
+            sandbox: toggle(self.sandbox, self.no_sandbox),
+            dangerous_action: self.yolo.then_some(Action::Allow),
+            dangerous_allow: self.allow.clone(),
             ..Default::default()
         }
     }

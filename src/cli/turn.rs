@@ -72,6 +72,12 @@ impl Setup {
                 redactor,
             },
         )?;
+        for w in runtime.warnings() {
+            terminal.line(&terminal.style().yellow(w));
+        }
+        if let Some(by) = &resolved.config.dangerous_override {
+            terminal.line(&terminal.style().red(&yolo_banner(by)));
+        }
         Ok(Setup {
             resolved,
             terminal,
@@ -96,6 +102,7 @@ impl Setup {
         let mut flags = flags.clone();
         flags.model = Some(peek.model.clone());
         flags.base_url = peek.base_url.clone();
+        keep_sandbox_posture(&mut flags, peek.sandbox)?;
         let setup = Setup::new(&flags)?;
         let session = setup.runtime.open_session(&peek.id, holder)?;
         Ok((setup, session))
@@ -320,4 +327,30 @@ pub fn report_outcome(
         }
         Err(e) => Err(anyhow::anyhow!("{e}")),
     }
+}
+
+/// The loud line of `--yolo` and `ODEK_DANGEROUS_ACTION=allow`.
+fn yolo_banner(by: &str) -> String {
+    format!(
+        "odek: WARNING: {by}: every tool call runs without asking — only blocked commands are refused (recorded in the session)"
+    )
+}
+
+/// A resumed session keeps its sandbox setting: a sandboxed one stays sandboxed whatever
+/// the configuration or `--no-sandbox` say; one that ran without stays without unless
+/// `--sandbox` is given.
+fn keep_sandbox_posture(flags: &mut TurnFlags, saved: Option<bool>) -> anyhow::Result<()> {
+    match saved {
+        Some(true) if !flags.sandbox => {
+            let opts = LoadOptions::from_process(flags.overrides());
+            if !crate::config::load(&opts)?.config.sandbox {
+                eprintln!("odek: session was sandboxed — enabling sandbox for this continuation");
+            }
+            flags.sandbox = true;
+            flags.no_sandbox = false;
+        }
+        Some(false) if !flags.sandbox => flags.no_sandbox = true,
+        _ => {}
+    }
+    Ok(())
 }

@@ -3,7 +3,10 @@
 
 use std::collections::BTreeMap;
 
-use super::{ConfigError, PartialConfig, PartialLlm, PartialPlanning, PartialTools};
+use super::{
+    ConfigError, PartialConfig, PartialLlm, PartialPlanning, PartialTools, SandboxNetwork,
+};
+use crate::policy::Action;
 
 /// Parses a boolean the way users write them: 1/0, true/false, yes/no, on/off (any case).
 pub fn parse_bool(value: &str) -> Option<bool> {
@@ -55,6 +58,29 @@ impl EnvReader<'_> {
         }
     }
 
+    fn action(&self, var: &str) -> Result<Option<Action>, ConfigError> {
+        match self.string(var) {
+            None => Ok(None),
+            Some(v) => match v.trim().to_ascii_lowercase().as_str() {
+                "allow" => Ok(Some(Action::Allow)),
+                "deny" => Ok(Some(Action::Deny)),
+                "prompt" => Ok(Some(Action::Prompt)),
+                _ => Err(invalid(var, &v, "allow, deny or prompt")),
+            },
+        }
+    }
+
+    fn sandbox_network(&self, var: &str) -> Result<Option<SandboxNetwork>, ConfigError> {
+        match self.string(var) {
+            None => Ok(None),
+            Some(v) => match v.trim().to_ascii_lowercase().as_str() {
+                "allow" => Ok(Some(SandboxNetwork::Allow)),
+                "none" => Ok(Some(SandboxNetwork::None)),
+                _ => Err(invalid(var, &v, "allow or none")),
+            },
+        }
+    }
+
     fn list(&self, var: &str) -> Option<Vec<String>> {
         self.string(var).map(|v| {
             v.split(',')
@@ -101,11 +127,15 @@ pub(super) fn read_env_layer(env: &BTreeMap<String, String>) -> Result<PartialCo
         no_agents: r.boolean("ODEK_NO_AGENTS")?,
         planning: (planning != PartialPlanning::default()).then_some(planning),
         dangerous: None,
+        dangerous_action: r.action("ODEK_DANGEROUS_ACTION")?,
+        sandbox: r.boolean("ODEK_SANDBOX")?,
+        sandbox_network: r.sandbox_network("ODEK_SANDBOX_NETWORK")?,
         tools: (tools != PartialTools::default()).then_some(tools),
         sessions: None,
         limits: None,
         llm: (llm != PartialLlm::default()).then_some(llm),
         telegram: None,
+        ..PartialConfig::default()
     })
 }
 
@@ -139,6 +169,9 @@ pub const ENV_VARS: &[(&str, &str)] = &[
         "llm.stream_idle_timeout_seconds",
     ),
     ("ODEK_LLM_MAX_ATTEMPTS", "llm.max_attempts"),
+    ("ODEK_DANGEROUS_ACTION", "dangerous.action"),
+    ("ODEK_SANDBOX", "sandbox"),
+    ("ODEK_SANDBOX_NETWORK", "sandbox_network"),
     (
         "ODEK_LLM_RETRY_INITIAL_DELAY_MS",
         "llm.retry_initial_delay_ms",

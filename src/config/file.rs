@@ -43,6 +43,9 @@ pub const KNOWN_KEYS: &[&str] = &[
     "llm.max_attempts",
     "llm.retry_initial_delay_ms",
     "telegram.*",
+    "sandbox",
+    "sandbox_allow_write",
+    "sandbox_network",
 ];
 
 /// Reads the layer at `path`; `Ok(None)` when the file does not exist.

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use super::env::ENV_VARS;
 use super::{Config, PartialConfig, Source};
+use crate::policy::Action;
 
 /// Accumulates layers in precedence order.
 pub(super) struct Merger {
@@ -98,6 +99,37 @@ impl Merger {
             );
         }
         set!(cfg.dangerous, &layer.dangerous, "dangerous");
+        set!(cfg.sandbox, &layer.sandbox, "sandbox");
+        set!(
+            cfg.sandbox_allow_write,
+            &layer.sandbox_allow_write,
+            "sandbox_allow_write"
+        );
+        set!(
+            cfg.sandbox_network,
+            &layer.sandbox_network,
+            "sandbox_network"
+        );
+        if let Some(action) = layer.dangerous_action {
+            cfg.dangerous.action = Some(action);
+            self.record("dangerous.action", source);
+            if action == Action::Allow {
+                cfg.dangerous.classes.retain(|_, a| *a == Action::Allow);
+                let (by, source) = match source {
+                    Source::Env(_) => (
+                        "ODEK_DANGEROUS_ACTION=allow",
+                        Source::Env("ODEK_DANGEROUS_ACTION".into()),
+                    ),
+                    other => ("--yolo", other.clone()),
+                };
+                cfg.dangerous_override = Some(by.to_string());
+                self.sources.insert("dangerous_override".into(), source);
+            }
+        }
+        for class in &layer.dangerous_allow {
+            cfg.dangerous.classes.insert(*class, Action::Allow);
+            self.record(&format!("dangerous.classes.{class}"), source);
+        }
         if let Some(t) = &layer.tools {
             set!(cfg.tools.enabled, &t.enabled, "tools.enabled");
             if let Some(disabled) = &t.disabled {

@@ -78,6 +78,26 @@ pub struct Config {
     pub limits: LimitsConfig,
     /// Model-client behaviour.
     pub llm: LlmConfig,
+    /// Set when every class but `blocked` is allowed by `--yolo` or
+    /// `ODEK_DANGEROUS_ACTION=allow`: what did it. Recorded in the session.
+    pub dangerous_override: Option<String>,
+    /// Run shell commands in the Landlock sandbox where the kernel offers it.
+    pub sandbox: bool,
+    /// Paths the sandbox also lets shell commands write beneath (`~` is the home directory).
+    pub sandbox_allow_write: Vec<String>,
+    /// Network access of sandboxed shell commands.
+    pub sandbox_network: SandboxNetwork,
+}
+
+/// What a sandboxed shell command may do on the network.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SandboxNetwork {
+    /// Connect and bind as usual (the approval policy governs network commands).
+    #[default]
+    Allow,
+    /// No TCP connect or bind (Landlock does not cover UDP).
+    None,
 }
 
 /// The `planning` section.
@@ -164,6 +184,10 @@ impl Default for Config {
                 max_attempts: 4,
                 retry_initial_delay_ms: 1000,
             },
+            dangerous_override: None,
+            sandbox: true,
+            sandbox_allow_write: Vec::new(),
+            sandbox_network: SandboxNetwork::Allow,
         }
     }
 }
@@ -211,6 +235,19 @@ pub struct PartialConfig {
     pub llm: Option<PartialLlm>,
     /// Reserved for the Telegram bot; only accepted from the global file.
     pub telegram: Option<serde_json::Value>,
+    /// See [`Config::sandbox`].
+    pub sandbox: Option<bool>,
+    /// See [`Config::sandbox_allow_write`].
+    pub sandbox_allow_write: Option<Vec<String>>,
+    /// See [`Config::sandbox_network`].
+    pub sandbox_network: Option<SandboxNetwork>,
+    /// `dangerous.action` from `ODEK_DANGEROUS_ACTION` or `--yolo` (never from a file);
+    /// `allow` also lifts every class entry of the files (all but `blocked` run).
+    #[serde(skip)]
+    pub dangerous_action: Option<crate::policy::Action>,
+    /// Classes `--allow CLASS` allows (never from a file).
+    #[serde(skip)]
+    pub dangerous_allow: Vec<crate::policy::DangerClass>,
 }
 
 /// Partial `planning` section.

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::{Config, PartialConfig, PartialLimits};
+use super::{Config, PartialConfig, PartialLimits, SandboxNetwork};
 
 /// Removes from the project layer everything it may not set, with one warning line each.
 /// `below` is the configuration merged from the layers under the project (defaults + global).
@@ -55,11 +55,39 @@ pub(super) fn filter_project_layer(
             &g.to_string(),
         );
     }
+    filter_sandbox(&mut layer, below, &mut ignore);
     filter_planning(&mut layer, below, path, global_path, warnings);
     if let Some(limits) = &mut layer.limits {
         filter_limits(limits, below, path, warnings);
     }
     layer
+}
+
+/// A project may turn the sandbox on and shut its network, never the other way round, and
+/// may not add writable paths.
+fn filter_sandbox(layer: &mut PartialConfig, below: &Config, ignore: &mut impl FnMut(&str, &str)) {
+    if layer.sandbox == Some(false) && below.sandbox {
+        layer.sandbox = None;
+        ignore(
+            "sandbox=false (a project may only turn the sandbox on)",
+            "the global config or --no-sandbox",
+        );
+    }
+    if layer.sandbox_allow_write.take().is_some() {
+        ignore(
+            "sandbox_allow_write (a project may not widen the sandbox)",
+            "the global config",
+        );
+    }
+    if layer.sandbox_network == Some(SandboxNetwork::Allow)
+        && below.sandbox_network == SandboxNetwork::None
+    {
+        layer.sandbox_network = None;
+        ignore(
+            "sandbox_network=allow (a project may only shut the network)",
+            "the global config or ODEK_SANDBOX_NETWORK",
+        );
+    }
 }
 
 fn filter_planning(

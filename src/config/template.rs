@@ -44,7 +44,10 @@ pub fn global_template() -> String {
             "stream_idle_timeout_seconds": d.llm.stream_idle_timeout_seconds,
             "max_attempts": d.llm.max_attempts,
             "retry_initial_delay_ms": d.llm.retry_initial_delay_ms
-        }
+        },
+        "sandbox": d.sandbox,
+        "sandbox_allow_write": [],
+        "sandbox_network": "allow"
     });
     pretty(&value)
 }

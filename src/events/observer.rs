@@ -11,12 +11,14 @@ use crate::plan::PlanEvent;
 /// Observes a run and writes its event stream.
 pub struct EventsObserver {
     emitter: Emitter,
+    sandbox: bool,
 }
 
 impl EventsObserver {
-    /// An observer writing through `emitter`.
-    pub fn new(emitter: Emitter) -> Self {
-        EventsObserver { emitter }
+    /// An observer writing through `emitter`; `sandbox` tells whether shell commands run
+    /// sandboxed (reported in `run_started`).
+    pub fn new(emitter: Emitter, sandbox: bool) -> Self {
+        EventsObserver { emitter, sandbox }
     }
 
     /// The callback to hand the plan store: one event per effective mutation, no iteration,
@@ -60,7 +62,7 @@ impl Observer for EventsObserver {
                 RUN_STARTED,
                 None,
                 None,
-                json!({"model": model, "max_iterations": max_iterations, "sandbox": false}),
+                json!({"model": model, "max_iterations": max_iterations, "sandbox": self.sandbox}),
             ),
             EngineEvent::IterationCompleted {
                 iteration,

@@ -21,11 +21,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::config::{Config, is_loopback_url};
+use crate::config::{Config, SandboxNetwork, is_loopback_url};
 use crate::engine::{Budgets, EngineSettings};
 use crate::events::EventWriter;
 use crate::llm::{ChatModel, HttpModel, HttpModelConfig, Message, RecordingModel, ReplayModel};
 use crate::redact::Redactor;
+use crate::sandbox::{Network, SandboxStatus};
 use crate::session::{Holder, SessionError, SessionStore};
 use crate::tools::ToolSelection;
 
@@ -91,6 +92,8 @@ pub struct Runtime {
     sessions: SessionStore,
     events: Option<EventWriter>,
     global_config: String,
+    sandbox: SandboxStatus,
+    warnings: Vec<String>,
 }
 
 impl Runtime {
@@ -105,7 +108,11 @@ impl Runtime {
         tool_selection(&config)
             .check_names()
             .map_err(RuntimeError::Tools)?;
+        let mut warnings = Vec::new();
+        let sandbox = build_sandbox(&config, &opts, &mut warnings);
         Ok(Runtime {
+            sandbox,
+            warnings,
             sessions: SessionStore::new(&opts.home, opts.redactor.clone()),
             config,
             cwd: opts.cwd,
@@ -119,6 +126,16 @@ impl Runtime {
     /// The resolved configuration.
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// Whether shell commands run in the sandbox (and why not).
+    pub fn sandbox(&self) -> &SandboxStatus {
+        &self.sandbox
+    }
+
+    /// Lines the surface should show once: what the sandbox cannot do here.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     /// The working directory of the tools.
@@ -162,6 +179,10 @@ impl Runtime {
         let mut writer = self
             .sessions
             .create(session, &Holder::this_process(holder))?;
+        writer.set_posture(
+            self.sandbox.is_on(),
+            self.config.dangerous_override.as_deref(),
+        );
         // Every turn's engine redacts tool results with `self.redactor`, the store's too.
         writer.trust_tool_result_redaction();
         Ok(Arc::new(SessionHandle::new(writer, live, None)))
@@ -171,6 +192,10 @@ impl Runtime {
     /// `session <id> is in use by <holder> (pid N)` when another writer holds it.
     pub fn open_session(&self, id: &str, holder: &str) -> Result<Arc<SessionHandle>, RuntimeError> {
         let mut writer = self.sessions.open(id, &Holder::this_process(holder))?;
+        writer.set_posture(
+            self.sandbox.is_on(),
+            self.config.dangerous_override.as_deref(),
+        );
         // Every turn's engine redacts tool results with `self.redactor`, the store's too.
         writer.trust_tool_result_redaction();
         let live = writer.session().messages.clone();
@@ -195,6 +220,45 @@ impl Runtime {
             compaction: config.compaction,
         }
     }
+}
+
+/// The sandbox of this process's shell commands. A working directory that holds the odek
+/// home gets a warning: the sandbox cannot keep commands from rewriting the configuration.
+fn build_sandbox(
+    config: &Config,
+    opts: &RuntimeOptions,
+    warnings: &mut Vec<String>,
+) -> SandboxStatus {
+    let network = match config.sandbox_network {
+        SandboxNetwork::Allow => Network::Allow,
+        SandboxNetwork::None => Network::None,
+    };
+    let status = SandboxStatus::new(
+        config.sandbox,
+        &opts.cwd,
+        &config.sandbox_allow_write,
+        network,
+        warnings,
+    );
+    if let SandboxStatus::Unavailable(reason) = &status {
+        warnings.push(reason.clone());
+    }
+    let home = opts
+        .home
+        .canonicalize()
+        .unwrap_or_else(|_| opts.home.clone());
+    if let Some(sandbox) = status.sandbox()
+        && sandbox
+            .writable()
+            .iter()
+            .any(|place| home.starts_with(place))
+    {
+        warnings.push(format!(
+            "odek: warning: shell commands may write to {} (odek's home, with its configuration) even in the sandbox: it lies under a writable directory",
+            home.display()
+        ));
+    }
+    status
 }
 
 /// The tools this configuration registers.

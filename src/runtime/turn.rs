@@ -89,11 +89,15 @@ impl Runtime {
             observers.push(Arc::new(audit));
         }
         if let Some(e) = &events {
-            observers.push(Arc::new(EventsObserver::new(e.clone())));
+            observers.push(Arc::new(EventsObserver::new(
+                e.clone(),
+                self.sandbox.is_on(),
+            )));
         }
         let selection = tool_selection(&self.config);
         let plan = self.plan_store(events.as_ref());
-        let tools = build_registry(&selection, plan.clone()).map_err(RuntimeError::Tools)?;
+        let tools = build_registry(&selection, plan.clone(), self.sandbox.sandbox())
+            .map_err(RuntimeError::Tools)?;
         let trust = session.map_or_else(|| Arc::new(TrustSet::default()), |s| s.trust().clone());
         let gate = Gate::new(
             self.config.dangerous.clone(),

@@ -281,6 +281,8 @@ mod tests {
             output_tokens: 0,
             plan: None,
             revision: 0,
+            sandbox: None,
+            dangerous_override: None,
         }
     }
 

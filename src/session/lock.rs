@@ -72,15 +72,14 @@ impl SessionLock {
         let io_error = |e| SessionError::io(format!("session {id}: cannot lock"), &path, e);
         for _ in 0..MAX_ATTEMPTS {
             let file = files::open_lock_file(&path).map_err(io_error)?;
-            match file.try_lock() {
-                Ok(()) => {}
-                Err(std::fs::TryLockError::WouldBlock) => {
-                    return Err(SessionError::Busy {
+            if let Err(busy) = lock_now_or_after_a_fork(&file, &path) {
+                return match busy {
+                    std::fs::TryLockError::WouldBlock => Err(SessionError::Busy {
                         id: id.to_string(),
                         holder: read_holder(&path).map(|h| h.describe()),
-                    });
-                }
-                Err(std::fs::TryLockError::Error(e)) => return Err(io_error(e)),
+                    }),
+                    std::fs::TryLockError::Error(e) => Err(io_error(e)),
+                };
             }
             if !still_names(&path, &file) {
                 continue; // unlinked by its previous holder: lock the file that is there now
@@ -127,6 +126,28 @@ pub(crate) fn lock_path(dir: &Path, id: &str) -> PathBuf {
 }
 
 /// The holder recorded in a lock file, when it can be read.
+/// How long a lock recorded as held by this very process is waited for: a lock this
+/// process just released can live on for a moment in a child forked before it was
+/// released (until the child's `exec` closes the descriptor).
+const SELF_HELD_WAIT: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// Locks `file` at once, except that a lock whose record names this process is retried
+/// for up to [`SELF_HELD_WAIT`] (see there); another process's lock is refused at once.
+fn lock_now_or_after_a_fork(file: &File, path: &Path) -> Result<(), std::fs::TryLockError> {
+    let started = std::time::Instant::now();
+    loop {
+        match file.try_lock() {
+            Err(std::fs::TryLockError::WouldBlock)
+                if started.elapsed() < SELF_HELD_WAIT
+                    && read_holder(path).is_some_and(|h| h.pid == std::process::id()) =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            result => return result,
+        }
+    }
+}
+
 pub(crate) fn read_holder(path: &Path) -> Option<Holder> {
     let mut text = Vec::new();
     File::open(path)

@@ -81,6 +81,14 @@ pub struct Session {
     /// that was never journaled.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub revision: u64,
+    /// Whether shell commands ran in the sandbox; `continue` keeps a sandboxed session
+    /// sandboxed (the Go original writes it too).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<bool>,
+    /// What allowed every class but `blocked` without asking (`--yolo`,
+    /// `ODEK_DANGEROUS_ACTION=allow`), when something did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dangerous_override: Option<String>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -117,6 +125,8 @@ impl Session {
             output_tokens: self.output_tokens,
             plan: None,
             revision: self.revision,
+            sandbox: self.sandbox,
+            dangerous_override: self.dangerous_override.clone(),
         }
     }
 

@@ -126,6 +126,8 @@ mod tests {
                 }],
             }),
             revision: 0,
+            sandbox: None,
+            dangerous_override: None,
         }
     }
 

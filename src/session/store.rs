@@ -93,6 +93,8 @@ impl SessionStore {
             output_tokens: 0,
             plan: None,
             revision: 0,
+            sandbox: None,
+            dangerous_override: None,
         }
     }
 

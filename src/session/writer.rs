@@ -101,6 +101,16 @@ impl SessionWriter {
         self.mirror.task = task;
     }
 
+    /// Records how this process runs the session's tools: whether shell commands are
+    /// sandboxed, and what (if anything) allowed every class without asking. An override
+    /// stays recorded once made.
+    pub fn set_posture(&mut self, sandbox: bool, dangerous_override: Option<&str>) {
+        self.mirror.sandbox = Some(sandbox);
+        if let Some(by) = dangerous_override {
+            self.mirror.dangerous_override = Some(by.to_string());
+        }
+    }
+
     /// The start of a turn: a new session gets its first snapshot; the index entry is
     /// brought up to date (the only index write until the turn ends).
     pub fn begin_turn(&mut self) -> Result<SaveReport, SessionError> {

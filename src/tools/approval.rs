@@ -235,10 +235,11 @@ impl Gate {
                 item.resource
             ),
             Refusal::NoTerminal => format!(
-                "operation denied (non-interactive mode): {} (risk: {}{}). There is no terminal to ask for approval; to allow this class, set \"dangerous\": {{\"classes\": {{\"{}\": \"allow\"}}}} (or \"non_interactive\": \"allow\") in {}",
+                "operation denied (non-interactive mode): {} (risk: {}{}). There is no terminal to ask for approval; to allow this class, the user can run odek with --allow {} or set \"dangerous\": {{\"classes\": {{\"{}\": \"allow\"}}}} (or \"non_interactive\": \"allow\") in {}",
                 item.resource,
                 item.class.as_str(),
                 reason_suffix(&item.reason),
+                item.class.as_str(),
                 item.class.as_str(),
                 self.config_hint
             ),

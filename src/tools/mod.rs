@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::llm::ToolDef;
 use crate::plan::PlanStore;
+use crate::sandbox::Sandbox;
 use danger::Classification;
 
 pub use patch::PatchTool;
@@ -184,6 +185,7 @@ impl ToolSelection {
 pub fn build_registry(
     selection: &ToolSelection,
     plan_store: Option<Arc<PlanStore>>,
+    sandbox: Option<Arc<Sandbox>>,
 ) -> Result<ToolRegistry, String> {
     selection.check_names()?;
     let mut all: Vec<Arc<dyn Tool>> = vec![
@@ -191,7 +193,7 @@ pub fn build_registry(
         Arc::new(WriteFileTool),
         Arc::new(SearchFilesTool),
         Arc::new(PatchTool),
-        Arc::new(ShellTool),
+        Arc::new(ShellTool::new(sandbox)),
     ];
     if let Some(store) = plan_store {
         all.push(Arc::new(PlanTool::new(store)));

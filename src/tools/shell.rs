@@ -9,8 +9,11 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
+use std::sync::Arc;
+
 use super::danger::{Classification, classify_command, command_argv0};
 use super::{Tool, ToolContext, ToolError, decode_args};
+use crate::sandbox::Sandbox;
 
 const DEFAULT_TIMEOUT_SECS: u64 = 1800;
 const MAX_STREAM_BYTES: usize = 1024 * 1024;
@@ -21,8 +24,17 @@ const KILL_GRACE: Duration = Duration::from_millis(300);
 /// Key variables odek itself reads; child processes never see them.
 const HIDDEN_ENV: &[&str] = &["ODEK_API_KEY", "DEEPSEEK_API_KEY", "OPENAI_API_KEY"];
 
-/// Runs shell commands.
-pub struct ShellTool;
+/// Runs shell commands, in the sandbox when there is one.
+pub struct ShellTool {
+    sandbox: Option<Arc<Sandbox>>,
+}
+
+impl ShellTool {
+    /// The shell tool; `sandbox` confines every command it runs.
+    pub fn new(sandbox: Option<Arc<Sandbox>>) -> Self {
+        ShellTool { sandbox }
+    }
+}
 
 #[derive(Deserialize)]
 struct Args {
@@ -86,8 +98,25 @@ impl Tool for ShellTool {
             return Err(ToolError("shell: command is empty".into()));
         }
         let timeout = Duration::from_secs(args.timeout.unwrap_or(DEFAULT_TIMEOUT_SECS).max(1));
-        run(&args.command, ctx, timeout).await
+        let result = run(&args.command, ctx, timeout, self.sandbox.as_deref()).await;
+        match (&self.sandbox, result) {
+            (Some(sandbox), Err(ToolError(text))) if looks_denied(&text) => {
+                Err(ToolError(format!("{text}\n{}", sandbox.denial_note())))
+            }
+            (_, result) => result,
+        }
     }
+}
+
+/// What a command prints when the kernel refused it a file or a connection.
+fn looks_denied(output: &str) -> bool {
+    [
+        "Permission denied",
+        "Operation not permitted",
+        "Read-only file system",
+    ]
+    .iter()
+    .any(|message| output.contains(message))
 }
 
 fn command_of(args: &Value) -> &str {
@@ -135,7 +164,12 @@ enum Ending {
     TimedOut,
 }
 
-async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<String, ToolError> {
+async fn run(
+    command: &str,
+    ctx: &ToolContext,
+    timeout: Duration,
+    sandbox: Option<&Sandbox>,
+) -> Result<String, ToolError> {
     let mut cmd = tokio::process::Command::new("sh");
     cmd.arg("-c")
         .arg(command)
@@ -148,9 +182,19 @@ async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<Stri
     for var in HIDDEN_ENV {
         cmd.env_remove(var);
     }
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| ToolError(format!("shell: could not start sh: {e}")))?;
+    if let Some(sandbox) = sandbox {
+        sandbox.apply_to(&mut cmd).map_err(|e| {
+            ToolError(format!(
+                "shell: the sandbox could not be prepared ({e}), so the command was not run; the user can run odek with --no-sandbox"
+            ))
+        })?;
+    }
+    let mut child = cmd.spawn().map_err(|e| match sandbox {
+        Some(_) => ToolError(format!(
+            "shell: the sandbox could not be applied ({e}), so the command was not run; the user can run odek with --no-sandbox"
+        )),
+        None => ToolError(format!("shell: could not start sh: {e}")),
+    })?;
     let pgid = child.id().and_then(|id| i32::try_from(id).ok());
     let mut guard = GroupGuard { pgid };
     let stdout = tokio::spawn(read_capped(child.stdout.take()));
@@ -279,15 +323,20 @@ mod tests {
 
     #[tokio::test]
     async fn success_and_failure_report_exit_code() {
-        let ok = run("echo hi", &ctx(), Duration::from_secs(10))
+        let ok = run("echo hi", &ctx(), Duration::from_secs(10), None)
             .await
             .expect("ok");
         assert_eq!(ok, "hi\n[exit code: 0]");
-        let err = run("echo oops >&2; exit 3", &ctx(), Duration::from_secs(10))
-            .await
-            .expect_err("fails");
+        let err = run(
+            "echo oops >&2; exit 3",
+            &ctx(),
+            Duration::from_secs(10),
+            None,
+        )
+        .await
+        .expect_err("fails");
         assert_eq!(err.0, "[stderr]\noops\n[exit code: 3]");
-        let empty = run("true", &ctx(), Duration::from_secs(10))
+        let empty = run("true", &ctx(), Duration::from_secs(10), None)
             .await
             .expect("ok");
         assert_eq!(empty, "(no output)\n[exit code: 0]");
@@ -315,6 +364,7 @@ mod tests {
             "sleep 30 & echo $! > child.pid; echo $$ > shell.pid; wait",
             &c,
             Duration::from_millis(300),
+            None,
         )
         .await
         .expect_err("timeout");
@@ -345,7 +395,7 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(100)).await;
             cancel.cancel();
         });
-        let err = run("sleep 30", &c, Duration::from_secs(60))
+        let err = run("sleep 30", &c, Duration::from_secs(60), None)
             .await
             .expect_err("cancelled");
         assert!(err.0.starts_with("shell: cancelled"), "{}", err.0);
@@ -357,6 +407,7 @@ mod tests {
             "head -c 2000000 /dev/zero | tr '\\0' a",
             &ctx(),
             Duration::from_secs(10),
+            None,
         )
         .await
         .expect("ok");

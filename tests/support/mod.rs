@@ -386,6 +386,7 @@ impl Sandbox {
         let work = dir.path().join("work");
         std::fs::create_dir_all(&home).expect("home");
         std::fs::create_dir_all(&work).expect("work");
+        std::fs::create_dir_all(dir.path().join("tmp")).expect("tmp");
         Sandbox { dir, home, work }
     }
 
@@ -402,12 +403,19 @@ impl Sandbox {
         std::fs::write(self.work.join("odek.json"), json).expect("write");
     }
 
-    /// `odek` with a clean environment: only PATH, HOME, ODEK_HOME and the base URL.
+    /// The `TMPDIR` odek runs with (a folder of its own, so the shell sandbox's writable
+    /// temporary directory holds neither the odek home nor the working directory).
+    pub fn tmp(&self) -> PathBuf {
+        self.dir.path().join("tmp")
+    }
+
+    /// `odek` with a clean environment: only PATH, HOME, TMPDIR, ODEK_HOME and the base URL.
     pub fn odek(&self, base_url: &str) -> std::process::Command {
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_odek"));
         cmd.env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("HOME", self.dir.path())
+            .env("TMPDIR", self.tmp())
             .env("ODEK_HOME", &self.home)
             .env("ODEK_BASE_URL", base_url)
             .env("ODEK_MODEL", "test-model")

@@ -279,8 +279,12 @@ fn path_candidates(text: &str) -> impl Iterator<Item = &str> {
     let after_equals = text.split_once('=').map(|(_, value)| value);
     let glued = text
         .strip_prefix('-')
-        .filter(|rest| !rest.starts_with('-') && rest.len() > 1)
-        .map(|rest| &rest[1..]);
+        .filter(|rest| !rest.starts_with('-'))
+        .and_then(|rest| {
+            let mut chars = rest.chars();
+            chars.next()?;
+            Some(chars.as_str())
+        });
     let after_at = text.strip_prefix('@');
     [Some(text), after_equals, glued, after_at]
         .into_iter()
