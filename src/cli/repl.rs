@@ -186,6 +186,12 @@ impl Repl {
         println!("Model:   {}", self.setup.resolved.config.model);
         println!("Turns:   {}", s.turns);
         println!("Tokens:  {} in, {} out", s.input_tokens, s.output_tokens);
+        if self.setup.runtime.sandbox().is_on() {
+            println!("Sandbox: yes");
+        }
+        if let Some(by) = &self.setup.resolved.config.dangerous_override {
+            println!("Policy:  everything but blocked runs without asking ({by})");
+        }
     }
 
     /// The live plan: the state the last turn left (or the saved state of a resumed
