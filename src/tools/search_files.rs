@@ -335,6 +335,30 @@ mod tests {
     }
 
     #[test]
+    fn content_search_skips_credential_files_and_says_so() {
+        let dir = setup();
+        std::fs::write(dir.path().join("server.pem"), "needle in a key\n").expect("w");
+        let args = Args {
+            pattern: "needle".into(),
+            target: None,
+            path: None,
+            file_glob: None,
+            limit: None,
+        };
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let out = search(&args, Target::Content, dir.path(), dir.path(), &cancel).expect("ok");
+        assert!(
+            out.starts_with("a.rs:2:    needle();\n[1 file not searched: credential locations"),
+            "{out}"
+        );
+        assert!(!out.contains("in a key"), "{out}");
+        // Named as the root, the file is searched: the gate asked about it first.
+        let root = dir.path().join("server.pem");
+        let out = search(&args, Target::Content, &root, dir.path(), &cancel).expect("ok");
+        assert!(out.contains("needle in a key"), "{out}");
+    }
+
+    #[test]
     fn file_search_by_glob_and_substring() {
         let dir = setup();
         let cancel = tokio_util::sync::CancellationToken::new();
