@@ -6,8 +6,8 @@
 //!    every environment value whose name looks secret) are registered with
 //!    [`Redactor::add_secret`], together with the encodings an agent is likely to print them
 //!    in: base64 (standard, standard without padding, URL-safe, URL-safe without padding),
-//!    hex (lower and upper case), URL-query escaping and the reversed string. One
-//!    Aho-Corasick automaton finds them all in a single pass.
+//!    hex (lower and upper case), URL-query escaping and the reversed string. One pass of
+//!    the SIMD "Teddy" searcher finds them all (an Aho-Corasick automaton past ~60 forms).
 //! 2. **Patterns.** Regular expressions for well-known credential formats (provider API keys,
 //!    private key blocks, JWTs, connection strings, `password = "…"` assignments, …). For the
 //!    contextual forms only the value is replaced, so `api_key=[REDACTED]` stays readable.
@@ -40,7 +40,7 @@ pub struct Redactor {
     /// Every registered literal form (plain value and encodings), deduplicated.
     known_forms: BTreeSet<String>,
     /// Matcher over `known_forms`; `None` while nothing is registered.
-    known_matcher: Option<AhoCorasick>,
+    known_matcher: Option<KnownMatcher>,
 }
 
 impl fmt::Debug for Redactor {
@@ -130,10 +130,7 @@ impl Redactor {
     }
 
     fn rebuild_known_matcher(&mut self) {
-        self.known_matcher = AhoCorasickBuilder::new()
-            .match_kind(MatchKind::LeftmostLongest)
-            .build(&self.known_forms)
-            .ok();
+        self.known_matcher = KnownMatcher::build(&self.known_forms);
     }
 
     fn redact_known_values<'a>(&self, text: &'a str) -> Cow<'a, str> {
@@ -142,16 +139,59 @@ impl Redactor {
         };
         let mut output = String::new();
         let mut copied_up_to = 0;
-        for found in matcher.find_iter(text) {
-            output.push_str(&text[copied_up_to..found.start()]);
+        matcher.for_each_match(text, |found| {
+            output.push_str(&text[copied_up_to..found.start]);
             output.push_str(REDACTED);
-            copied_up_to = found.end();
-        }
+            copied_up_to = found.end;
+        });
         if copied_up_to == 0 {
             return Cow::Borrowed(text);
         }
         output.push_str(&text[copied_up_to..]);
         Cow::Owned(output)
+    }
+}
+
+/// Finds the registered forms, leftmost-longest.
+#[derive(Clone)]
+enum KnownMatcher {
+    /// The SIMD "Teddy" searcher, for the usual few dozen forms: it skips clean text about
+    /// forty times faster than the automaton below (which has no usable prefilter for
+    /// forms that start with every kind of byte).
+    Packed(aho_corasick::packed::Searcher),
+    /// Any number of forms.
+    Automaton(AhoCorasick),
+}
+
+impl KnownMatcher {
+    fn build(forms: &BTreeSet<String>) -> Option<Self> {
+        if forms.is_empty() {
+            return None;
+        }
+        let packed = aho_corasick::packed::Config::new()
+            .match_kind(aho_corasick::packed::MatchKind::LeftmostLongest)
+            .builder()
+            .extend(forms)
+            .build();
+        if let Some(searcher) = packed {
+            return Some(KnownMatcher::Packed(searcher));
+        }
+        AhoCorasickBuilder::new()
+            .match_kind(MatchKind::LeftmostLongest)
+            .build(forms)
+            .ok()
+            .map(KnownMatcher::Automaton)
+    }
+
+    fn for_each_match(&self, text: &str, mut f: impl FnMut(std::ops::Range<usize>)) {
+        match self {
+            KnownMatcher::Packed(searcher) => {
+                searcher.find_iter(text).for_each(|found| f(found.range()));
+            }
+            KnownMatcher::Automaton(automaton) => {
+                automaton.find_iter(text).for_each(|found| f(found.range()));
+            }
+        }
     }
 }
 
@@ -800,6 +840,28 @@ mod tests {
         for form in forms {
             let out = redactor.redact(&format!("output: {form}\n")).into_owned();
             assert_eq!(out, "output: [REDACTED]\n", "form {form:?}");
+        }
+    }
+
+    #[test]
+    fn many_registered_values_are_all_found() {
+        // 40 values, 360 forms: more than the SIMD searcher takes, so the automaton serves.
+        let values: Vec<String> = (0..40)
+            .map(|i| format!("registered-value-{i:03}-xyz"))
+            .collect();
+        let mut redactor = Redactor::new();
+        redactor.add_secrets_from_env(
+            values
+                .iter()
+                .enumerate()
+                .map(|(i, value)| (format!("SECRET_{i}"), value.clone())),
+        );
+        for value in &values {
+            let hex = hex_encode(value.as_bytes());
+            let out = redactor
+                .redact(&format!("a {value} b {hex} c"))
+                .into_owned();
+            assert_eq!(out, "a [REDACTED] b [REDACTED] c");
         }
     }
 
