@@ -1,0 +1,176 @@
+//! Secrets in what tools read never reach the disk or the model: a file with 40+ secret
+//! formats is read with `read_file` and `cat` through the real binary, and neither the
+//! session files, the event stream nor the follow-up requests hold any of them.
+
+mod support;
+
+use std::path::Path;
+
+use serde_json::json;
+use support::*;
+
+/// The fixture: realistic fake credentials in the shapes people paste into notes, shells
+/// and config files.
+const FIXTURE: &str = include_str!("fixtures/redaction/leaky-notes.txt");
+
+/// Every secret value in [`FIXTURE`] (the part that must disappear).
+const SECRETS: &[&str] = &[
+    "AKIAVQJXXVBOTHD2WTFL",
+    "pdzPaEMM1ZA7V0FhHVJWDBt2hWdQZUm14QhoxhLP",
+    "675eVq30XYqaNUDqN9Nifp28",
+    "dop_v1_abeec12975fd55911ea2cbd390b656a4d2bad821df997d529975dcb6de0703b4",
+    "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",
+    "hunter2hunter",
+    "s3cr3t!",
+    "sk-proj-P-VSGVBrYSuIb9OZiFZ3HLKv797TPNbpjava1bMZT3BlbkFJwIMlvdp5gjTrD8Osj-LnZ5R_j-8U-m7aSz7NRSOt",
+    "sk-ant-api03-N_cNljiRkV71kDRuIr2jhTxs_OHKDpnJh-rgiOaPq-N9RtlnnudSkpmKog0Qwp-vaQcT7xl2cwC6dT0ctPVnaawqrczLJAA",
+    "ghp_2OkDCJ23VmCwykTp4EilsS2aQnjUHc6LZQ9S",
+    "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",
+    "glpat-6e9cpCGybY9lMR4pAwBp",
+    "npm_G2BqxLHmAuMe57l9JuO4iIhOvqiZnCxh1Gd1",
+    "sk_live_CJoWD6W7vjmqz6mYjWc7izH9",
+    "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",
+    "SKadf32b1cc8fa650bdf6593d1b61b4b17",
+    "AIzaSygUl8oPK_HJN45P-ED75cNRqsKz5b70CO8",
+    "xoxb-675543966187-1232428454226-d0YG5KE7X5ozhONva1lZp814",
+    "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",
+    "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",
+    "hvs.F8w50SR2Qugs4lIFVRdxtDyKUOtfZUTqr8aFvnKbnHFbDfj3u_ypO09RnKw1zW9-ohP46PbmT1TOkzfR1wKbPXTXx8TT",
+    "AGE-SECRET-KEY-1TUCHNSXKFZPAVLT3MUNKJMTVZNRU93EYL98S3MERP65TKL74EULMDNW8RY",
+    "dp.pt.HHwJwRJvreuENsrgDUIvMAZCQLzPdaWq33w5bqyhPzD",
+    "dapi052e96819b8ac3e6dfeb63cc17fd04d5",
+    "lin_api_adI9itK27Vtkpk8mC3mMcSBnTTwXtKWcJzKRBHuj",
+    "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",
+    "pul-90a16be3388e7f14697f0603577aa6c55e0d19d3",
+    "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",
+    "shippo_live_e81dd58a0c1f9a51bb5d9fb33fdebd0bd6ba93e3",
+    "glsa_4zjIccvbkmUAolhChZ9oZGrp27YmBnBZ_d9f9b9f5",
+    "pscale_pw_EtNoQaoBOkwwOA7tOggYDi0TIueidA9G2m7kbtVsPDT",
+    "PMAK-ec01407ec6a1b044da05ca4e-d81004c1dec8ee162646ffa9204c1c9eeb",
+    "rubygems_488c6daa9b7fcd3ce2818f26ff6bff254199c973226b7226",
+    "jcwa2rdf3sep8on3fakc9yy7wswexv23ijlq31xg",
+    "ce587e46-20fc-d39a-4d82-4aebf9c5ec62",
+    "4Sd8Q~e3p1g1aKfux6fX1L3dd4u2dDGqt.1NvVeI",
+    "A3-YGVGBX-PMAEBHU64LS-2ISN4-3MGD5-JILEI",
+    "0267838980:AA-kKd2Lq1D595WXjjOt6v3rzKE4RNo88yL",
+    "key-ad3995bd6c96fde1797abd723e1f94f4",
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiI1ODIxMjgzMTAxIiwibmFtZSI6ImRlcGxveS1ib3QiLCJpYXQiOjE3MTgwMDAwMDB9.R74KLO10yZ2ChVIHNaQzlMKYdILjCZO4uEHrIxdNb9U",
+    "eliZ9yfNusZseP",
+    "OwTTozqvCnAKjsmvnwK24pD8eg5NwFD2D0wQ",
+    "S82YTyr+n/dryG4cBIRlNmbh+/3UHdgBDJppkFFEZciCQP00U87juJUBEoAXHmGR",
+    "Z2XsTS5MivpF9k9jz89iLWeajzV6xuRXLAsfmhVwlva/byCSEsWAGU0g47kCxhG4",
+    "rS2A5e7sAuPFJiN7UZpjxV2KKrgnfHCzbt5G7+eSeiOJcT/HHqodEvUF0f+UzpWc",
+];
+
+/// Key names and context that must stay readable around the redacted values.
+const KEPT: &[&str] = &[
+    "aws_secret_access_key = [REDACTED]",
+    "https://hooks.slack.com/services/[REDACTED]",
+    "password=[REDACTED]",
+    "password: \"[REDACTED]\"",
+    "datadog_api_key: [REDACTED]",
+    "postgres://app:[REDACTED]@db.internal:5432/app",
+    "Authorization: Bearer [REDACTED]",
+];
+
+/// The secrets (of [`SECRETS`]) that `text` still holds.
+fn leaked<'a>(text: &str) -> Vec<&'a str> {
+    SECRETS
+        .iter()
+        .copied()
+        .filter(|secret| text.contains(secret))
+        .collect()
+}
+
+/// Every file under `dir`, recursively, as (path, text).
+fn files_under(dir: &Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(current) = pending.pop() {
+        for entry in std::fs::read_dir(&current).expect("read_dir") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                pending.push(path);
+            } else {
+                let bytes = std::fs::read(&path).expect("read");
+                out.push((
+                    path.display().to_string(),
+                    String::from_utf8_lossy(&bytes).into_owned(),
+                ));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_fixture_holds_every_listed_secret() {
+    assert!(SECRETS.len() >= 32, "at least 32 formats");
+    for secret in SECRETS {
+        assert!(FIXTURE.contains(secret), "{secret} is not in the fixture");
+    }
+    // Tool output over 4096 bytes is cut in the middle; the fixture must arrive whole so
+    // that nothing is missing for a reason other than redaction.
+    assert!(FIXTURE.len() < 3600, "fixture too long: {}", FIXTURE.len());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn secrets_read_by_tools_stay_off_disk_and_out_of_requests() {
+    let server = ScriptedServer::start(vec![
+        tools(&[("read_file", json!({"path": "leaky-notes.txt"}))]),
+        tools(&[("shell", json!({"command": "cat leaky-notes.txt"}))]),
+        text("Those credentials should be rotated."),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    std::fs::write(sb.work.join("leaky-notes.txt"), FIXTURE).expect("write fixture");
+    let events_path = sb.dir.path().join("events.jsonl");
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["run", "--events-include-args", "--events-jsonl"])
+        .arg(&events_path)
+        .arg("look at leaky-notes.txt");
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+
+    // What went back to the model: both results arrived whole and redacted.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3, "{}", show(&out));
+    let results = tool_results(&requests[2]);
+    assert_eq!(results.len(), 2, "{results:?}");
+    for (name, result) in ["read_file", "cat"].iter().zip(&results) {
+        let body = unwrap_untrusted(result);
+        assert!(!body.contains("bytes omitted"), "{name} result was cut");
+        assert!(body.contains("# end of notes"), "{name} result incomplete");
+        for kept in KEPT {
+            assert!(body.contains(kept), "{name}: {kept:?} missing in\n{body}");
+        }
+    }
+    for (i, request) in requests.iter().enumerate() {
+        let text = request.to_string();
+        let leaked = leaked(&text);
+        assert!(leaked.is_empty(), "request {} leaks {leaked:?}", i + 1);
+    }
+
+    // The event stream.
+    let events = read(&events_path);
+    assert!(events.contains("tool_call_completed"), "{events}");
+    let leaked_events = leaked(&events);
+    assert!(leaked_events.is_empty(), "events leak {leaked_events:?}");
+
+    // Everything under ODEK_HOME: the session file, any journal, the index, the audit log.
+    let sessions_dir = sb.home.join("sessions");
+    let files = files_under(&sb.home);
+    assert!(
+        files.iter().any(|(path, text)| {
+            Path::new(path).parent() == Some(sessions_dir.as_path())
+                && path.ends_with(".json")
+                && text.contains("[REDACTED]")
+        }),
+        "no session file with redacted content among {:?}",
+        files.iter().map(|(p, _)| p).collect::<Vec<_>>()
+    );
+    for (path, text) in &files {
+        let leaked = leaked(text);
+        assert!(leaked.is_empty(), "{path} leaks {leaked:?}");
+    }
+}
