@@ -110,11 +110,6 @@ impl Sandbox {
         &self.writable
     }
 
-    /// The network rule.
-    pub fn network(&self) -> Network {
-        self.network
-    }
-
     /// Arranges for `command` to run inside the sandbox: the ruleset is built here and
     /// applied in the child just before `exec`. An error means the sandbox could not be
     /// prepared; the command must then not run.
@@ -169,7 +164,7 @@ fn landlock_abi() -> Result<i32, String> {
     #[cfg(not(target_os = "linux"))]
     {
         Err(
-            "odek: warning: the sandbox needs Linux's Landlock; shell commands run without it"
+            "odek: warning: the sandbox needs Linux's Landlock, so shell commands run without the sandbox"
                 .into(),
         )
     }

@@ -33,6 +33,8 @@ async fn two_turns_ctrl_c_during_a_slow_turn_then_a_working_turn_and_exit() {
             p.exp_string("odek 2> ")?;
             p.send_line("/info")?;
             p.exp_string("Turns:   1")?;
+            // The kernels odek is tested on offer Landlock (ABI 7): shell commands are sandboxed.
+            p.exp_string("Sandbox: yes")?;
             p.send_line("second question")?;
             p.exp_string("answer two")?;
             p.exp_string("odek 3> ")?;

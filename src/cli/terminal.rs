@@ -10,7 +10,6 @@ use super::style::Style;
 use crate::engine::{EngineEvent, Observer};
 use crate::llm::Delta;
 use crate::tools::approval::{ApprovalAnswer, ApprovalItem, Approver};
-use crate::tools::danger::DangerClass;
 use tokio_util::sync::CancellationToken;
 
 /// Where the answer text goes.
@@ -488,7 +487,9 @@ impl Approver for Terminal {
                 ))
             );
         }
-        let trust_allowed = items.iter().all(|i| trustable(i.class));
+        let trust_allowed = items
+            .iter()
+            .all(|i| crate::tools::approval::can_be_trusted(i.class));
         let question = if trust_allowed {
             "[a]pprove  [d]eny  [t]rust these risk classes for this session: "
         } else {
@@ -555,10 +556,6 @@ fn read_line_cancellable(tty: &std::fs::File, cancel: &CancellationToken) -> Lin
             Err(_) => return LineRead::End,
         }
     }
-}
-
-fn trustable(class: DangerClass) -> bool {
-    crate::tools::approval::can_be_trusted(class)
 }
 
 fn reason(r: &str) -> String {

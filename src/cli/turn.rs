@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 use super::Exit;
 use super::flags::TurnFlags;
 use super::terminal::{AnswerStream, Terminal, TerminalOptions};
-use crate::config::{LoadOptions, Resolved};
+use crate::config::{Config, LoadOptions, Resolved};
 use crate::engine::RunError;
 use crate::events::{Emitter, EmitterOptions, EventSink, EventWriter, StdoutSink, open_jsonl_file};
 use crate::llm::Message;
@@ -34,10 +34,17 @@ impl Setup {
     /// Resolves the configuration (printing its warnings), prepares the terminal and the
     /// event stream, and builds the runtime.
     pub fn new(flags: &TurnFlags) -> anyhow::Result<Setup> {
+        Setup::build(flags, None)
+    }
+
+    /// [`Setup::new`] for a session that ran with `saved_sandbox` (see
+    /// [`keep_sandbox_posture`]).
+    fn build(flags: &TurnFlags, saved_sandbox: Option<bool>) -> anyhow::Result<Setup> {
         super::init_tracing(flags.verbose);
         let opts = LoadOptions::from_process(flags.overrides());
         let cwd = opts.cwd.clone();
-        let resolved = crate::config::load(&opts)?;
+        let mut resolved = crate::config::load(&opts)?;
+        keep_sandbox_posture(&mut resolved.config, flags, saved_sandbox);
         let events_on_stdout = flags.events_jsonl.as_deref() == Some("-");
         let terminal = Terminal::new(TerminalOptions {
             quiet: flags.quiet,
@@ -102,8 +109,7 @@ impl Setup {
         let mut flags = flags.clone();
         flags.model = Some(peek.model.clone());
         flags.base_url = peek.base_url.clone();
-        keep_sandbox_posture(&mut flags, peek.sandbox)?;
-        let setup = Setup::new(&flags)?;
+        let setup = Setup::build(&flags, peek.sandbox)?;
         let session = setup.runtime.open_session(&peek.id, holder)?;
         Ok((setup, session))
     }
@@ -338,19 +344,14 @@ fn yolo_banner(by: &str) -> String {
 
 /// A resumed session keeps its sandbox setting: a sandboxed one stays sandboxed whatever
 /// the configuration or `--no-sandbox` say; one that ran without stays without unless
-/// `--sandbox` is given.
-fn keep_sandbox_posture(flags: &mut TurnFlags, saved: Option<bool>) -> anyhow::Result<()> {
+/// `--sandbox` is given. `saved` is `None` for a new session (nothing to keep).
+fn keep_sandbox_posture(config: &mut Config, flags: &TurnFlags, saved: Option<bool>) {
     match saved {
-        Some(true) if !flags.sandbox => {
-            let opts = LoadOptions::from_process(flags.overrides());
-            if !crate::config::load(&opts)?.config.sandbox {
-                eprintln!("odek: session was sandboxed — enabling sandbox for this continuation");
-            }
-            flags.sandbox = true;
-            flags.no_sandbox = false;
+        Some(true) if !config.sandbox => {
+            eprintln!("odek: session was sandboxed — enabling sandbox for this continuation");
+            config.sandbox = true;
         }
-        Some(false) if !flags.sandbox => flags.no_sandbox = true,
+        Some(false) if !flags.sandbox => config.sandbox = false,
         _ => {}
     }
-    Ok(())
 }

@@ -13,6 +13,7 @@ use super::observer::EngineEvent;
 use super::output::truncate_output;
 use crate::llm::{Message, ToolCall};
 use crate::tools::approval::GateRequest;
+use crate::tools::danger::Classification;
 use crate::tools::{Tool, ToolContext};
 
 /// The result of one call, ready to append.
@@ -29,6 +30,8 @@ struct Prepared {
     /// The arguments parsed, or why they are refused (the call is then never run).
     args: Result<Value, String>,
     summary: String,
+    /// The call's risk, classified once for the gate and the events.
+    classification: Option<Classification>,
     event_summary: Option<Value>,
 }
 
@@ -94,10 +97,7 @@ impl Engine {
             .iter()
             .map(|c| self.prepare(c, cut_off, &ctx))
             .collect();
-        let verdicts = self
-            .gate
-            .decide(&gate_requests(&prepared, &ctx), cancel)
-            .await;
+        let verdicts = self.gate.decide(&gate_requests(&prepared), cancel).await;
         let permits = Arc::new(Semaphore::new(self.settings.max_tool_parallel.max(1)));
         let fallbacks: Vec<(String, String)> = prepared
             .iter()
@@ -163,12 +163,20 @@ impl Engine {
             .as_ref()
             .map(|t| self.redactor.redact(&t.summary(a)).into_owned())
             .unwrap_or_default();
-        let event_summary = tool.as_ref().and_then(|t| t.event_summary(a, ctx));
+        let classification = match (&tool, &args) {
+            (Some(t), Ok(a)) => t.classify(a, ctx),
+            _ => None,
+        };
+        let event_summary = tool
+            .as_ref()
+            .and_then(|t| t.event_summary(a))
+            .map(|summary| with_class(summary, classification.as_ref()));
         Prepared {
             call: call.clone(),
             tool,
             args,
             summary,
+            classification,
             event_summary,
         }
     }
@@ -223,14 +231,23 @@ impl Engine {
     }
 }
 
-fn gate_requests(prepared: &[Prepared], ctx: &ToolContext) -> Vec<GateRequest> {
+/// A tool's event summary with the call's risk class added (`safe` when it has none).
+fn with_class(mut summary: Value, classification: Option<&Classification>) -> Value {
+    if let Some(fields) = summary.as_object_mut() {
+        let class = classification.map_or("safe", |c| c.class.as_str());
+        fields.insert("class".into(), Value::from(class));
+    }
+    summary
+}
+
+fn gate_requests(prepared: &[Prepared]) -> Vec<GateRequest> {
     prepared
         .iter()
         .filter_map(|p| {
             let (tool, args) = (p.tool.as_ref()?, p.args.as_ref().ok()?);
             Some(GateRequest {
                 tool: tool.name().to_string(),
-                classification: tool.classify(args, ctx),
+                classification: p.classification.clone(),
                 command: tool.command(args),
                 resource: if p.summary.is_empty() {
                     tool.name().to_string()

@@ -106,19 +106,18 @@ pub fn classify_write_path(path: &str, cwd: &Path) -> Classification {
 /// `secret_read`. `None` for everything else.
 pub fn classify_read_path(path: &str, cwd: &Path) -> Option<Classification> {
     let cwd = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
-    let resolved = cwd.join(path);
-    let what = secrets::secret_at(path, false).or_else(|| is_secret_file(&resolved, &cwd));
+    let resolved = super::paths::resolve(&cwd, path);
+    let what = secrets::secret_at(path, false)
+        .or_else(|| is_secret_file(&resolved, &cwd))
+        .or_else(|| is_secret_file(&resolved.canonicalize().ok()?, &cwd));
     what.map(|what| Classification::new(DangerClass::SecretRead, format!("reads {path} ({what})")))
 }
 
-/// What the file at `path` is, when it is a known credential location (checked as given and
-/// with symlinks resolved; `.env` files count outside the canonical `cwd`). The file
-/// search skips such files.
+/// What the file at `path` (absolute, normalised) is, when it is a known credential
+/// location; `.env` files count outside `cwd`. Lexical: [`classify_read_path`] also
+/// checks where symlinks lead, and the file search yields no symlinks.
 pub fn is_secret_file(path: &Path, cwd: &Path) -> Option<&'static str> {
-    secrets::secret_at_resolved(path, cwd).or_else(|| {
-        let real = path.canonicalize().ok()?;
-        secrets::secret_at_resolved(&real, cwd)
-    })
+    secrets::secret_at_resolved(path, cwd)
 }
 
 /// The program a command runs, for event summaries (facts §7.3): the first word that is not

@@ -78,8 +78,9 @@ pub trait Tool: Send + Sync {
     fn summary(&self, _args: &Value) -> String {
         String::new()
     }
-    /// Structured summary of a call for events (`args_summary`); never raw content.
-    fn event_summary(&self, _args: &Value, _ctx: &ToolContext) -> Option<Value> {
+    /// Structured summary of a call for events (`args_summary`); never raw content. The
+    /// engine adds the call's `class` (from [`Tool::classify`], classified once per call).
+    fn event_summary(&self, _args: &Value) -> Option<Value> {
         None
     }
     /// True when calls of this tool within one batch must run one at a time, in call order

@@ -55,8 +55,8 @@ impl Tool for PatchTool {
         paths::path_arg(args).to_string()
     }
 
-    fn event_summary(&self, args: &Value, ctx: &ToolContext) -> Option<Value> {
-        Some(paths::write_event_summary(args, ctx))
+    fn event_summary(&self, args: &Value) -> Option<Value> {
+        Some(json!({"path": paths::path_arg(args)}))
     }
 
     async fn call(&self, args: &str, ctx: &ToolContext) -> Result<String, ToolError> {

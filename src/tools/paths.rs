@@ -3,7 +3,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::danger::{Classification, classify_write_path};
 use super::{ToolContext, ToolError};
@@ -16,11 +16,6 @@ pub fn path_arg(args: &Value) -> &str {
 /// The risk of writing the call's `path` (write_file, patch).
 pub fn write_classification(args: &Value, ctx: &ToolContext) -> Classification {
     classify_write_path(path_arg(args), &ctx.cwd)
-}
-
-/// `{path, class}` for the events of a writing call.
-pub fn write_event_summary(args: &Value, ctx: &ToolContext) -> Value {
-    json!({"path": path_arg(args), "class": write_classification(args, ctx).class.as_str()})
 }
 
 /// `path` resolved against `cwd` and normalised lexically (`.` and `..` removed).

@@ -53,9 +53,9 @@ impl Tool for PlanTool {
         }
     }
 
-    fn event_summary(&self, args: &Value, _ctx: &ToolContext) -> Option<Value> {
+    fn event_summary(&self, args: &Value) -> Option<Value> {
         let verb = args.get("verb").and_then(Value::as_str).unwrap_or("");
-        Some(json!({"verb": verb, "class": "safe"}))
+        Some(json!({"verb": verb}))
     }
 
     async fn call(&self, args: &str, _ctx: &ToolContext) -> Result<String, ToolError> {

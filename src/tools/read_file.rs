@@ -58,11 +58,8 @@ impl Tool for ReadFileTool {
         paths::path_arg(args).to_string()
     }
 
-    fn event_summary(&self, args: &Value, ctx: &ToolContext) -> Option<Value> {
-        let class = self
-            .classify(args, ctx)
-            .map_or("safe", |c| c.class.as_str());
-        Some(json!({"path": paths::path_arg(args), "class": class}))
+    fn event_summary(&self, args: &Value) -> Option<Value> {
+        Some(json!({"path": paths::path_arg(args)}))
     }
 
     async fn call(&self, args: &str, ctx: &ToolContext) -> Result<String, ToolError> {

@@ -90,11 +90,8 @@ impl Tool for SearchFilesTool {
         format!("{pattern:?} in {path}")
     }
 
-    fn event_summary(&self, args: &Value, ctx: &ToolContext) -> Option<Value> {
-        let class = self
-            .classify(args, ctx)
-            .map_or("safe", |c| c.class.as_str());
-        Some(json!({"path": root_arg(args), "class": class}))
+    fn event_summary(&self, args: &Value) -> Option<Value> {
+        Some(json!({"path": root_arg(args)}))
     }
 
     async fn call(&self, args: &str, ctx: &ToolContext) -> Result<String, ToolError> {
@@ -319,16 +316,21 @@ mod tests {
         dir
     }
 
-    #[test]
-    fn content_search_respects_gitignore_and_skips() {
-        let dir = setup();
-        let args = Args {
-            pattern: "needle".into(),
+    /// The arguments of a search for `pattern`, everything else left to the defaults.
+    fn searching(pattern: &str) -> Args {
+        Args {
+            pattern: pattern.into(),
             target: None,
             path: None,
             file_glob: None,
             limit: None,
-        };
+        }
+    }
+
+    #[test]
+    fn content_search_respects_gitignore_and_skips() {
+        let dir = setup();
+        let args = searching("needle");
         let cancel = tokio_util::sync::CancellationToken::new();
         let out = search(&args, Target::Content, dir.path(), dir.path(), &cancel).expect("ok");
         assert_eq!(out, "a.rs:2:    needle();");
@@ -338,13 +340,7 @@ mod tests {
     fn content_search_skips_credential_files_and_says_so() {
         let dir = setup();
         std::fs::write(dir.path().join("server.pem"), "needle in a key\n").expect("w");
-        let args = Args {
-            pattern: "needle".into(),
-            target: None,
-            path: None,
-            file_glob: None,
-            limit: None,
-        };
+        let args = searching("needle");
         let cancel = tokio_util::sync::CancellationToken::new();
         let out = search(&args, Target::Content, dir.path(), dir.path(), &cancel).expect("ok");
         assert!(
@@ -362,13 +358,7 @@ mod tests {
     fn file_search_by_glob_and_substring() {
         let dir = setup();
         let cancel = tokio_util::sync::CancellationToken::new();
-        let mut args = Args {
-            pattern: "*.rs".into(),
-            target: Some("files".into()),
-            path: None,
-            file_glob: None,
-            limit: None,
-        };
+        let mut args = searching("*.rs");
         let out = search(&args, Target::Files, dir.path(), dir.path(), &cancel).expect("ok");
         assert_eq!(out, "a.rs");
         args.pattern = "BIN".into();
@@ -380,13 +370,7 @@ mod tests {
     fn bad_regex_is_explained() {
         let dir = setup();
         let cancel = tokio_util::sync::CancellationToken::new();
-        let args = Args {
-            pattern: "(".into(),
-            target: None,
-            path: None,
-            file_glob: None,
-            limit: None,
-        };
+        let args = searching("(");
         let e = search(&args, Target::Content, dir.path(), dir.path(), &cancel).expect_err("bad");
         assert!(e.0.contains("invalid regex"));
     }

@@ -84,12 +84,8 @@ impl Tool for ShellTool {
         first_line(command_of(args), 100)
     }
 
-    fn event_summary(&self, args: &Value, _ctx: &ToolContext) -> Option<Value> {
-        let command = command_of(args);
-        Some(json!({
-            "argv0": command_argv0(command),
-            "class": classify_command(command).class.as_str(),
-        }))
+    fn event_summary(&self, args: &Value) -> Option<Value> {
+        Some(json!({"argv0": command_argv0(command_of(args))}))
     }
 
     async fn call(&self, args: &str, ctx: &ToolContext) -> Result<String, ToolError> {

@@ -56,8 +56,8 @@ impl Tool for WriteFileTool {
         format!("{path} ({bytes} bytes)")
     }
 
-    fn event_summary(&self, args: &Value, ctx: &ToolContext) -> Option<Value> {
-        Some(paths::write_event_summary(args, ctx))
+    fn event_summary(&self, args: &Value) -> Option<Value> {
+        Some(json!({"path": paths::path_arg(args)}))
     }
 
     async fn call(&self, args: &str, ctx: &ToolContext) -> Result<String, ToolError> {

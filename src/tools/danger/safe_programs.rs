@@ -508,6 +508,45 @@ struct Options {
     numeric: bool,
     long: Vec<&'static str>,
     long_values: Vec<&'static str>,
+    /// The options of [`WRITE_OPTIONS`] for this program (also in the `*_values` lists).
+    writes_short: String,
+    writes_long: Vec<&'static str>,
+}
+
+/// One option as given on a command line.
+#[derive(Clone, Copy)]
+enum Flag<'a> {
+    Short(char),
+    Long(&'a str),
+}
+
+impl std::fmt::Display for Flag<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Flag::Short(letter) => write!(f, "-{letter}"),
+            Flag::Long(name) => write!(f, "--{name}"),
+        }
+    }
+}
+
+impl Options {
+    fn knows(&self, flag: Flag) -> bool {
+        match flag {
+            Flag::Short(letter) => {
+                self.short.contains(letter)
+                    || self.short_values.contains(letter)
+                    || (self.numeric && letter.is_ascii_digit())
+            }
+            Flag::Long(name) => self.long.contains(&name) || self.long_values.contains(&name),
+        }
+    }
+
+    fn writes(&self, flag: Flag) -> bool {
+        match flag {
+            Flag::Short(letter) => self.writes_short.contains(letter),
+            Flag::Long(name) => self.writes_long.contains(&name),
+        }
+    }
 }
 
 static TABLE: LazyLock<HashMap<&'static str, Options>> = LazyLock::new(|| {
@@ -528,6 +567,8 @@ fn options_of(name: &str, short: &'static str, long: &'static str) -> Options {
         numeric: false,
         long: Vec::new(),
         long_values: Vec::new(),
+        writes_short: String::new(),
+        writes_long: Vec::new(),
     };
     let mut letters = short.chars().peekable();
     while let Some(letter) = letters.next() {
@@ -544,13 +585,17 @@ fn options_of(name: &str, short: &'static str, long: &'static str) -> Options {
             None => options.long.push(option),
         }
     }
-    for (program, short, long) in WRITE_OPTIONS.iter().filter(|(p, _, _)| *p == name) {
-        debug_assert_eq!(*program, name);
+    for (_, short, long) in WRITE_OPTIONS
+        .iter()
+        .filter(|(program, _, _)| *program == name)
+    {
         if *short != ' ' {
             options.short_values.push(*short);
+            options.writes_short.push(*short);
         }
         if !long.is_empty() {
             options.long_values.push(long);
+            options.writes_long.push(long);
         }
     }
     options
@@ -566,38 +611,27 @@ pub(super) fn classify(name: &str, args: &[Word], context: &Context) -> Option<C
     }
     let spec = OptionSpec::new(&options.short_values, &options.long_values);
     let line = options::parse(args, spec);
+    let shorts = line
+        .shorts
+        .iter()
+        .map(|(letter, value)| (Flag::Short(*letter), value));
+    let longs = line
+        .longs
+        .iter()
+        .map(|(name, value)| (Flag::Long(name), value));
     let mut result = Worst::default();
-    for (flag, value) in &line.shorts {
-        let known = options.short.contains(*flag)
-            || options.short_values.contains(*flag)
-            || (options.numeric && flag.is_ascii_digit());
-        if !known {
-            return Some(unknown_option(name, &format!("-{flag}")));
+    for (flag, value) in shorts.chain(longs) {
+        if !options.knows(flag) {
+            return Some(unknown_option(name, flag));
         }
-        if let Some(value) = value.as_ref().filter(|_| writes(name, *flag, "")) {
-            result.add(write_target(value, context));
-        }
-    }
-    for (long, value) in &line.longs {
-        let known =
-            options.long.contains(&long.as_str()) || (options.long_values.contains(&long.as_str()));
-        if !known {
-            return Some(unknown_option(name, &format!("--{long}")));
-        }
-        if let Some(value) = value.as_ref().filter(|_| writes(name, ' ', long)) {
-            result.add(write_target(value, context));
+        if let Some(target) = value.as_ref().filter(|_| options.writes(flag)) {
+            result.add(write_target(target, context));
         }
     }
     Some(result.or_safe(&format!("{name} only reads or prints")))
 }
 
-fn writes(program: &str, short: char, long: &str) -> bool {
-    WRITE_OPTIONS.iter().any(|(name, s, l)| {
-        *name == program && ((short != ' ' && *s == short) || (!long.is_empty() && *l == long))
-    })
-}
-
-fn unknown_option(name: &str, option: &str) -> Classification {
+fn unknown_option(name: &str, option: Flag) -> Classification {
     Classification::new(
         DangerClass::CodeExecution,
         format!("{name} with {option}, an option odek does not know to be safe"),

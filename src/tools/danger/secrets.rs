@@ -11,6 +11,7 @@ use std::path::Path;
 use std::sync::LazyLock;
 
 use super::lexer::Word;
+use super::options::{self, OptionSpec};
 use super::paths::{Anchor, NormalPath, WorkingDirectory, normalize};
 use super::{Classification, DangerClass};
 
@@ -169,46 +170,29 @@ const KEY_USE_OPTIONS: &[(&str, &[&str])] = &[
 
 /// Programs that read whole directory trees when given a directory.
 fn reads_recursively(program: &str, args: &[Word]) -> bool {
-    let has_flag = |short: &[char], long: &[&str]| {
-        args.iter().any(|word| {
-            let text = word.text.as_str();
-            match text.strip_prefix("--") {
-                Some(name) => long
-                    .iter()
-                    .any(|l| name == *l || name.starts_with(&format!("{l}="))),
-                None => {
-                    text.starts_with('-')
-                        && text[1..]
-                            .chars()
-                            .take_while(char::is_ascii_alphabetic)
-                            .any(|c| short.contains(&c))
-                }
-            }
-        })
+    let line = options::parse(args, OptionSpec::new("", &["directories"]));
+    let has = |short: &[char], long: &[&str]| {
+        short.iter().any(|letter| line.has_short(*letter))
+            || long.iter().any(|name| line.has_long(name))
     };
+    let first_is = |wanted: fn(&str) -> bool| args.first().is_some_and(|w| wanted(&w.text));
     match program {
         "rg" | "ag" | "ack" | "ugrep" | "zip" | "rsync" => true,
+        // `tar czf x.tgz DIR` or `tar -c -f x.tgz DIR`: creating reads the operands.
         "tar" | "bsdtar" | "gtar" => {
-            let bundled = args
-                .first()
-                .is_some_and(|first| !first.text.starts_with('-') && first.text.contains('c'));
-            bundled || has_flag(&['c'], &["create", "append"])
+            first_is(|first| !first.starts_with('-') && first.contains('c'))
+                || has(&['c'], &["create", "append"])
         }
-        "7z" => args.first().is_some_and(|first| first.text == "a"),
-        "grep" | "egrep" | "fgrep" | "zgrep" => has_flag(
-            &['r', 'R'],
-            &["recursive", "dereference-recursive", "directories=recurse"],
-        ),
-        "cp" | "scp" => has_flag(&['r', 'R', 'a'], &["recursive", "archive"]),
-        "find" | "fd" | "fdfind" => {
-            has_flag(&[], &["exec", "exec-batch"])
-                || args.iter().any(|w| {
-                    matches!(
-                        w.text.as_str(),
-                        "-exec" | "-execdir" | "-ok" | "-okdir" | "-x" | "-X"
-                    )
-                })
+        "7z" => first_is(|first| first == "a"),
+        "grep" | "egrep" | "fgrep" | "zgrep" => {
+            has(&['r', 'R'], &["recursive", "dereference-recursive"])
+                || line.values(' ', "directories").any(|v| v.text == "recurse")
         }
+        "cp" | "scp" => has(&['r', 'R', 'a'], &["recursive", "archive"]),
+        "fd" | "fdfind" => has(&['x', 'X'], &["exec", "exec-batch"]),
+        "find" => args
+            .iter()
+            .any(|w| matches!(w.text.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir")),
         _ => false,
     }
 }

@@ -1022,38 +1022,36 @@ const MUST_NOT_ASK: &[(&str, DangerClass)] = &[
     ("journalctl -u ssh --since today --no-pager", Safe),
 ];
 
+/// Every case's class and the default policy's action for it; the failures, one per line.
+fn default_policy_failures(cases: &[(&str, DangerClass)], action: Action) -> String {
+    let policy = DangerPolicy::default();
+    cases
+        .iter()
+        .filter_map(|(command, expected)| {
+            let decision = decide_command(&policy, command);
+            (decision.class != *expected || decision.action != action).then(|| {
+                format!(
+                    "{command:?}: expected {expected} ({action}), got {} ({}; {})",
+                    decision.class, decision.action, decision.reason
+                )
+            })
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 #[test]
 fn the_default_policy_asks_about_these_commands() {
     assert!(MUST_ASK.len() >= 60, "{} cases", MUST_ASK.len());
-    let policy = DangerPolicy::default();
-    let mut failures = Vec::new();
-    for (command, expected) in MUST_ASK {
-        let decision = decide_command(&policy, command);
-        if decision.class != *expected || decision.action != Action::Prompt {
-            failures.push(format!(
-                "{command:?}: expected {expected} (prompt), got {} ({}; {})",
-                decision.class, decision.action, decision.reason
-            ));
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let failures = default_policy_failures(MUST_ASK, Action::Prompt);
+    assert!(failures.is_empty(), "{failures}");
 }
 
 #[test]
 fn the_default_policy_runs_everyday_commands_without_asking() {
     assert!(MUST_NOT_ASK.len() >= 40, "{} cases", MUST_NOT_ASK.len());
-    let policy = DangerPolicy::default();
-    let mut failures = Vec::new();
-    for (command, expected) in MUST_NOT_ASK {
-        let decision = decide_command(&policy, command);
-        if decision.class != *expected || decision.action != Action::Allow {
-            failures.push(format!(
-                "{command:?}: expected {expected} (allow), got {} ({}; {})",
-                decision.class, decision.action, decision.reason
-            ));
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let failures = default_policy_failures(MUST_NOT_ASK, Action::Allow);
+    assert!(failures.is_empty(), "{failures}");
 }
 
 #[test]
