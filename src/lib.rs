@@ -21,3 +21,4 @@ pub mod session;
 pub mod tools;
 pub mod transcript;
 pub mod untrusted;
+pub mod usage;

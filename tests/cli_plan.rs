@@ -153,10 +153,11 @@ async fn sixty_iterations_with_a_small_window_always_carry_the_current_plan() {
         "the task is never dropped"
     );
     assert!(
-        last_msgs[3]["content"]
-            .as_str()
+        last_msgs
+            .last()
+            .and_then(|m| m["content"].as_str())
             .is_some_and(|c| c.starts_with("[Current plan:")),
-        "the plan follows the task"
+        "the plan is the request's last message (planning.placement = tail)"
     );
 }
 
@@ -196,10 +197,11 @@ async fn context_length_error_is_answered_by_a_survival_trim() {
             .iter()
             .any(|c| c.starts_with("[Context trimmed to survive:"))
     );
+    let n = contents.len();
     assert!(
-        contents
-            .last()
-            .is_some_and(|c| c.starts_with("[Context survival mode:"))
+        contents[n - 2].starts_with("[Context survival mode:")
+            && contents[n - 1].starts_with("[Current plan:"),
+        "the survival note ends the transcript; the request sends the plan after it"
     );
     assert_eq!(
         plan_messages(&reqs[7]).len(),

@@ -11,6 +11,7 @@ mod session_cmd;
 mod style;
 pub mod terminal;
 mod turn;
+mod usage_cmd;
 
 use std::process::ExitCode;
 
@@ -90,6 +91,8 @@ enum Command {
     Init(init::InitArgs),
     /// Show the resolved configuration and where each value came from
     Config(config_cmd::ConfigArgs),
+    /// Token usage (with prompt-cache hits) and plan telemetry of the saved runs
+    Usage(usage_cmd::UsageArgs),
     /// Print the version, target and commit
     Version,
 }
@@ -121,6 +124,7 @@ pub fn main() -> ExitCode {
         Command::Repl(args) => repl::run(args),
         Command::Init(args) => init::run(args),
         Command::Config(args) => config_cmd::run(args),
+        Command::Usage(args) => usage_cmd::run(args),
     };
     match exit {
         Ok(code) => code.into(),

@@ -305,15 +305,15 @@ fn open_events(
     ))
 }
 
-/// Prints the answer (or the reason there is none). Model and other run errors are returned
-/// so the caller's error path prints them with a hint.
+/// Prints the answer (or the reason there is none) and the run's summary line. Model and
+/// other run errors are returned so the caller's error path prints them with a hint.
 pub fn report_outcome(
     setup: &Setup,
     outcome: &TurnOutcome,
     max_iterations: u32,
 ) -> anyhow::Result<()> {
     let t = &setup.terminal;
-    match &outcome.result {
+    let reported = match &outcome.result {
         Ok(answer) => {
             t.print_answer(answer);
             if outcome.partial {
@@ -328,10 +328,51 @@ pub fn report_outcome(
             Ok(())
         }
         Err(e @ RunError::Budget { .. }) => {
-            t.line(&format!("{} {e}", t.style().red("odek:")));
+            report_budget(t, e, outcome.summary.as_deref());
             Ok(())
         }
         Err(e) => Err(anyhow::anyhow!("{e}")),
+    };
+    t.info(&t.style().dim(&summary_line(outcome)));
+    reported
+}
+
+/// A budget that ended the run: the closing summary (on the answer stream, it is the
+/// run's report), then the reason.
+pub fn report_budget(t: &Terminal, error: &RunError, summary: Option<&str>) {
+    if let Some(summary) = summary {
+        t.print_answer(summary);
+    }
+    t.line(&format!("{} {error}", t.style().red("odek:")));
+}
+
+/// The run's one line of figures: iterations, tool calls, tokens in (with the share the
+/// provider's prompt cache served, when it said) and out, wall time.
+pub fn summary_line(outcome: &TurnOutcome) -> String {
+    let u = &outcome.usage;
+    let mut line = format!(
+        "odek: {} · {} · {} tokens in",
+        plural(u64::from(outcome.iterations), "iteration"),
+        plural(outcome.tool_calls, "tool call"),
+        u.input_tokens
+    );
+    if u.cache_read_tokens > 0 {
+        let share = 100 * u.cache_read_tokens / u.input_tokens.max(1);
+        line.push_str(&format!(" ({} cached, {share}%)", u.cache_read_tokens));
+    }
+    line.push_str(&format!(
+        " · {} out · {:.1}s",
+        u.output_tokens,
+        outcome.duration.as_secs_f64()
+    ));
+    line
+}
+
+fn plural(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
     }
 }
 

@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 
 use super::{
-    ConfigError, PartialConfig, PartialLlm, PartialPlanning, PartialTools, SandboxNetwork,
+    ConfigError, PartialConfig, PartialLlm, PartialPlanning, PartialTools, PlanPlacement,
+    SandboxNetwork,
 };
 use crate::policy::Action;
 
@@ -81,6 +82,17 @@ impl EnvReader<'_> {
         }
     }
 
+    fn placement(&self, var: &str) -> Result<Option<PlanPlacement>, ConfigError> {
+        match self.string(var) {
+            None => Ok(None),
+            Some(v) => match v.trim().to_ascii_lowercase().as_str() {
+                "tail" => Ok(Some(PlanPlacement::Tail)),
+                "head" => Ok(Some(PlanPlacement::Head)),
+                _ => Err(invalid(var, &v, "tail or head")),
+            },
+        }
+    }
+
     fn list(&self, var: &str) -> Option<Vec<String>> {
         self.string(var).map(|v| {
             v.split(',')
@@ -99,6 +111,7 @@ pub(super) fn read_env_layer(env: &BTreeMap<String, String>) -> Result<PartialCo
         enabled: r.boolean("ODEK_PLANNING")?,
         max_steps: r.number("ODEK_PLANNING_MAX_STEPS", "a positive integer")?,
         max_render_chars: r.number("ODEK_PLANNING_MAX_RENDER_CHARS", "a positive integer")?,
+        placement: r.placement("ODEK_PLANNING_PLACEMENT")?,
     };
     let tools = PartialTools {
         enabled: r.list("ODEK_TOOLS_ENABLED"),
@@ -161,6 +174,7 @@ pub const ENV_VARS: &[(&str, &str)] = &[
         "ODEK_PLANNING_MAX_RENDER_CHARS",
         "planning.max_render_chars",
     ),
+    ("ODEK_PLANNING_PLACEMENT", "planning.placement"),
     ("ODEK_TOOLS_ENABLED", "tools.enabled"),
     ("ODEK_TOOLS_DISABLED", "tools.disabled"),
     ("ODEK_LLM_TIMEOUT_SECONDS", "llm.timeout_seconds"),

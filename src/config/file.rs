@@ -26,6 +26,7 @@ pub const KNOWN_KEYS: &[&str] = &[
     "planning.enabled",
     "planning.max_steps",
     "planning.max_render_chars",
+    "planning.placement",
     "dangerous.action",
     "dangerous.non_interactive",
     "dangerous.classes.*",

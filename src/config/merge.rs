@@ -97,6 +97,7 @@ impl Merger {
                 &p.max_render_chars,
                 "planning.max_render_chars"
             );
+            set!(cfg.planning.placement, &p.placement, "planning.placement");
         }
         set!(cfg.dangerous, &layer.dangerous, "dangerous");
         set!(cfg.sandbox, &layer.sandbox, "sandbox");

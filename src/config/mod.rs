@@ -100,6 +100,8 @@ pub enum SandboxNetwork {
     None,
 }
 
+pub use crate::plan::PlanPlacement;
+
 /// The `planning` section.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct PlanningConfig {
@@ -109,6 +111,8 @@ pub struct PlanningConfig {
     pub max_steps: u32,
     /// Largest rendered plan message in bytes (200..=8000).
     pub max_render_chars: u32,
+    /// Where requests carry the plan message.
+    pub placement: PlanPlacement,
 }
 
 /// The `tools` section.
@@ -173,6 +177,7 @@ impl Default for Config {
                 enabled: true,
                 max_steps: 12,
                 max_render_chars: 2000,
+                placement: PlanPlacement::Tail,
             },
             dangerous: DangerPolicy::default(),
             tools: ToolsConfig::default(),
@@ -259,6 +264,8 @@ pub struct PartialPlanning {
     pub max_steps: Option<u32>,
     /// See [`PlanningConfig::max_render_chars`].
     pub max_render_chars: Option<u32>,
+    /// See [`PlanningConfig::placement`].
+    pub placement: Option<PlanPlacement>,
 }
 
 /// Partial `tools` section.

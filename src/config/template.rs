@@ -70,7 +70,8 @@ fn planning(d: &Config) -> Value {
     json!({
         "enabled": d.planning.enabled,
         "max_steps": d.planning.max_steps,
-        "max_render_chars": d.planning.max_render_chars
+        "max_render_chars": d.planning.max_render_chars,
+        "placement": d.planning.placement.as_str()
     })
 }
 

@@ -66,7 +66,8 @@ fn planning_defaults() {
         PlanningConfig {
             enabled: true,
             max_steps: 12,
-            max_render_chars: 2000
+            max_render_chars: 2000,
+            placement: PlanPlacement::Tail,
         }
     );
     assert_eq!(r.source_of("planning.enabled"), Source::Default);

@@ -29,7 +29,7 @@ impl Engine {
             Message::user(compaction_input(previous, dropped)),
         ];
         let request = ChatRequest {
-            messages: &messages,
+            messages: (&messages).into(),
             tools: &[],
             stream: false,
             max_tokens: Some(600),

@@ -16,8 +16,8 @@
 
 use std::collections::BTreeSet;
 
-use crate::llm::{Message, Role, ToolDef};
-use crate::plan::{self, PlanState, PlanStore};
+use crate::llm::{Message, RequestMessages, Role, ToolDef};
+use crate::plan::{self, PlanPlacement, PlanState, PlanStore};
 use crate::transcript::Edit;
 
 /// Prefix of the rolling compaction digest (a system message).
@@ -161,6 +161,22 @@ impl Context {
     /// The messages, in order.
     pub fn messages(&self) -> &[Message] {
         &self.messages
+    }
+
+    /// The messages of the next request: in transcript order with `Head`; with `Tail`, the
+    /// plan message moved to the end, so the request only differs from the previous one at
+    /// its end until the history is trimmed (see [`PlanPlacement`]).
+    pub fn request_messages(&self, placement: PlanPlacement) -> RequestMessages<'_> {
+        match (placement, self.find(Kind::Plan)) {
+            (PlanPlacement::Tail, Some(i)) => RequestMessages::with_last(&self.messages, i),
+            _ => RequestMessages::new(&self.messages),
+        }
+    }
+
+    /// Bytes of the plan message a request carries (0 without a plan).
+    pub fn plan_message_bytes(&self) -> u64 {
+        self.find(Kind::Plan)
+            .map_or(0, |i| self.messages[i].content.len() as u64)
     }
 
     /// Number of messages.

@@ -3,6 +3,27 @@
 
 use std::collections::HashMap;
 
+use crate::plan::PlanState;
+
+/// The hint of the blocked-step streak (see [`crate::plan::BLOCKED_STREAK`]).
+pub const BLOCKED_STREAK_HINT: &str = "⚠️ Plan steps were marked blocked 3 times in a row without progress. Stop retrying the blocked work: decompose the blocked step into smaller steps you can do, or reorder the plan to continue with a step that is not blocked (replan with plan create if the approach has changed).";
+
+/// The plan-aware line that ends the hint message when there is a plan with open steps:
+/// `plan: in_progress=<id>, next_pending=<id>` (`none` where there is no such step). Ids
+/// only: titles are model-written and the hint is an unwrapped system message.
+pub fn plan_suffix(plan: &PlanState) -> Option<String> {
+    let (current, next) = plan.position();
+    if current.is_none() && next.is_none() {
+        return None;
+    }
+    let id = |s: Option<&crate::plan::PlanStep>| s.map_or("none", |s| s.id.as_str()).to_string();
+    Some(format!(
+        "plan: in_progress={}, next_pending={}",
+        id(current),
+        id(next)
+    ))
+}
+
 /// Consecutive failures of one tool before a hint.
 pub const ERROR_HINT_THRESHOLD: u32 = 3;
 /// Identical consecutive calls before a stall hint.
@@ -151,6 +172,50 @@ mod tests {
             t.observe("shell", r#"{"command":"ls"}"#, true, "")
                 .is_none()
         );
+    }
+
+    fn plan(statuses: &[(&str, crate::plan::StepStatus)]) -> PlanState {
+        PlanState {
+            version: 3,
+            steps: statuses
+                .iter()
+                .map(|(id, status)| crate::plan::PlanStep {
+                    id: id.to_string(),
+                    title: format!("<b>{id}</b> title"),
+                    status: *status,
+                    note: String::new(),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn the_plan_line_names_the_current_and_next_pending_step_by_id() {
+        use crate::plan::StepStatus::*;
+        let p = plan(&[
+            ("s1", Pending),
+            ("s2", InProgress),
+            ("s3", Done),
+            ("s4", Pending),
+        ]);
+        assert_eq!(
+            plan_suffix(&p).as_deref(),
+            Some("plan: in_progress=s2, next_pending=s4"),
+            "the next pending step after the current one"
+        );
+        let p = plan(&[("s1", Pending), ("s2", InProgress), ("s3", Done)]);
+        assert_eq!(
+            plan_suffix(&p).as_deref(),
+            Some("plan: in_progress=s2, next_pending=s1"),
+            "else the first pending one"
+        );
+        let p = plan(&[("a", Done), ("b", Pending)]);
+        assert_eq!(
+            plan_suffix(&p).as_deref(),
+            Some("plan: in_progress=none, next_pending=b")
+        );
+        let p = plan(&[("a", Done), ("b", Blocked)]);
+        assert_eq!(plan_suffix(&p), None, "nothing open to name");
     }
 
     #[test]

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 use crate::llm::{ChatModel, ChatRequest, LlmError, Message, Usage};
-use crate::plan::{PlanState, PlanStore};
+use crate::plan::{PlanActivity, PlanPlacement, PlanState, PlanStore};
 use crate::redact::Redactor;
 use crate::tools::ToolRegistry;
 use crate::tools::approval::Gate;
@@ -86,6 +86,8 @@ pub struct EngineSettings {
     pub context_window: u64,
     /// Summarise dropped turns into a rolling digest.
     pub compaction: bool,
+    /// Where requests carry the plan message.
+    pub plan_placement: PlanPlacement,
 }
 
 /// Why a run did not produce an answer.
@@ -129,6 +131,46 @@ impl RunError {
     }
 }
 
+/// The plan's step counts when a limit ended the run (`data.remaining` of the terminal
+/// event).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct RemainingSteps {
+    /// Steps in the plan.
+    pub steps: usize,
+    /// Steps not started.
+    pub pending: usize,
+    /// Steps in progress.
+    pub in_progress: usize,
+    /// Blocked steps.
+    pub blocked: usize,
+}
+
+impl RemainingSteps {
+    fn of(plan: &PlanState) -> Self {
+        let c = plan.counts();
+        RemainingSteps {
+            steps: plan.steps.len(),
+            pending: c.pending,
+            in_progress: c.in_progress,
+            blocked: c.blocked,
+        }
+    }
+}
+
+/// What a run did with its plan: the store's activity, the final step counts and the bytes
+/// of plan message sent to the model (saved with the session, rolled up by `odek usage`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PlanTelemetry {
+    /// Creates, updates, blocked transitions and streaks.
+    pub activity: PlanActivity,
+    /// Steps done at the end of the run.
+    pub steps_done: u64,
+    /// Steps in the plan at the end of the run.
+    pub steps_total: u64,
+    /// Bytes of plan message carried by the run's requests.
+    pub plan_bytes_sent: u64,
+}
+
 /// How a run ended, with everything the caller needs to save and report it.
 #[derive(Debug)]
 pub struct RunOutcome {
@@ -140,10 +182,17 @@ pub struct RunOutcome {
     pub result: Result<String, RunError>,
     /// True when the answer is the partial summary made at the iteration cap.
     pub partial: bool,
+    /// The closing summary when an execution budget ended the run (`result` is the
+    /// error; the summary is the transcript's last message).
+    pub summary: Option<String>,
     /// Tokens used by the run.
     pub usage: Usage,
     /// Iterations made.
     pub iterations: u32,
+    /// Tool calls made.
+    pub tool_calls: u64,
+    /// What the run did with its plan (`None` when planning is off).
+    pub plan_telemetry: Option<PlanTelemetry>,
     /// Wall time.
     pub duration: Duration,
 }
@@ -187,6 +236,7 @@ struct RunState {
     hints: HintTracker,
     started: Instant,
     partial: bool,
+    plan_bytes_sent: u64,
 }
 
 enum Step {
@@ -237,6 +287,7 @@ impl Engine {
             hints: HintTracker::default(),
             started: Instant::now(),
             partial: false,
+            plan_bytes_sent: 0,
         };
         self.observer.on_event(&EngineEvent::RunStarted {
             model: self.model.model_name(),
@@ -248,26 +299,89 @@ impl Engine {
         }
         self.persist_if_changed(persist.as_ref(), &mut state).await;
         let result = self.run_loop(&mut state, persist.as_ref(), &cancel).await;
-        if result.is_err() {
-            state.ctx.drop_unanswered_tool_calls();
-            self.persist(persist.as_ref(), &mut state).await;
-        }
+        let (result, summary) = self
+            .close(&mut state, result, persist.as_ref(), &cancel)
+            .await;
+        let remaining = self.remaining_if_limited(&state, &result);
         let duration = state.started.elapsed();
         self.observer.on_event(&EngineEvent::RunFinished {
             result: &result,
             usage: &state.usage,
             duration,
             iterations: state.iterations,
+            remaining,
+            summary: summary.as_deref(),
         });
         RunOutcome {
             plan: self.plan.as_ref().map(|p| p.snapshot()),
+            plan_telemetry: self.plan_telemetry(&state),
             messages: state.ctx.into_messages(),
             result,
             partial: state.partial,
+            summary,
             usage: state.usage,
             iterations: state.iterations,
+            tool_calls: state.tool_calls,
             duration,
         }
+    }
+
+    /// The end of a failed run: a budget gets its closing summary (the transcript's last
+    /// message); every failure leaves a valid transcript, saved.
+    async fn close(
+        &self,
+        state: &mut RunState,
+        result: Result<String, RunError>,
+        persist: Option<&PersistFn>,
+        cancel: &CancellationToken,
+    ) -> (Result<String, RunError>, Option<String>) {
+        let Err(error) = result else {
+            return (result, None);
+        };
+        state.ctx.drop_unanswered_tool_calls();
+        let mut summary = None;
+        let mut error = error;
+        if let RunError::Budget { limit, .. } = &error {
+            match self
+                .closing_summary(state, summary::Limit::Budget(limit), cancel)
+                .await
+            {
+                Ok(Some(text)) => {
+                    state.ctx.push(Message::assistant(text.clone()));
+                    summary = Some(text);
+                }
+                Ok(None) => {}
+                Err(cancelled) => error = cancelled,
+            }
+        }
+        self.persist(persist, state).await;
+        (Err(error), summary)
+    }
+
+    /// The plan's counts when a limit ended the run and there is a plan.
+    fn remaining_if_limited(
+        &self,
+        state: &RunState,
+        result: &Result<String, RunError>,
+    ) -> Option<RemainingSteps> {
+        let limited = state.partial
+            || matches!(
+                result,
+                Err(RunError::MaxIterations(_) | RunError::Budget { .. })
+            );
+        let plan = self.plan.as_ref()?.snapshot();
+        (limited && plan.version > 0 && !plan.steps.is_empty()).then(|| RemainingSteps::of(&plan))
+    }
+
+    fn plan_telemetry(&self, state: &RunState) -> Option<PlanTelemetry> {
+        let store = self.plan.as_ref()?;
+        let plan = store.snapshot();
+        Some(PlanTelemetry {
+            activity: store.activity(),
+            steps_done: plan.counts().done as u64,
+            steps_total: plan.steps.len() as u64,
+            plan_bytes_sent: state.plan_bytes_sent,
+        })
     }
 
     async fn run_loop(
@@ -294,7 +408,11 @@ impl Engine {
                 Step::Done(answer) => return Ok(answer),
             }
         }
-        let answer = self.partial_summary(state, cancel).await?;
+        let max = self.settings.max_iterations;
+        let answer = self
+            .closing_summary(state, summary::Limit::Iterations, cancel)
+            .await?
+            .ok_or(RunError::MaxIterations(max))?;
         state.partial = true;
         state.ctx.push(Message::assistant(answer.clone()));
         self.persist(persist, state).await;
@@ -367,8 +485,10 @@ impl Engine {
                 discards_partial_answer: n.discards_partial_answer,
             })
         };
+        let messages = state.ctx.request_messages(self.settings.plan_placement);
+        state.plan_bytes_sent += state.ctx.plan_message_bytes();
         let request = ChatRequest {
-            messages: state.ctx.messages(),
+            messages,
             tools: self.tools.defs(),
             stream: self.settings.stream,
             max_tokens: None,
@@ -443,7 +563,19 @@ impl Engine {
             }
             state.ctx.push(result.message);
         }
+        if let Some(store) = &self.plan
+            && store.take_blocked_streak()
+        {
+            hints.push(hints::BLOCKED_STREAK_HINT.to_string());
+        }
         if !hints.is_empty() {
+            if let Some(suffix) = self
+                .plan
+                .as_ref()
+                .and_then(|p| hints::plan_suffix(&p.snapshot()))
+            {
+                hints.push(suffix);
+            }
             let text = hints.join("\n");
             self.observer.on_event(&EngineEvent::Hint {
                 iteration,

@@ -145,6 +145,11 @@ pub enum EngineEvent<'a> {
         duration: Duration,
         /// Iterations made.
         iterations: u32,
+        /// The plan's step counts when a limit (iterations, a budget) ended the run and
+        /// there is a plan.
+        remaining: Option<super::RemainingSteps>,
+        /// The closing summary when a budget ended the run (`result` is the error).
+        summary: Option<&'a str>,
     },
 }
 

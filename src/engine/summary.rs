@@ -1,52 +1,136 @@
-//! The partial summary made when the iteration cap is reached: one tool-less side call over
-//! the tail of the transcript.
+//! The closing summary made when a limit ends a run before the answer — the iteration cap
+//! or an execution budget: one tool-less side call over the tail of the transcript, and the
+//! plan's open steps after it.
+
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
 
 use super::{Engine, RunError, RunState};
 use crate::llm::{ChatRequest, Message, Role};
+use crate::plan::PlanState;
 
 /// Messages of the tail the summariser sees.
 const TAIL_MESSAGES: usize = 30;
 /// Bytes kept of each of them.
 const SNIPPET_BYTES: usize = 2000;
-/// Marker that starts the partial answer.
+/// The side call may take this long (a runtime budget has already run out when it starts).
+const SUMMARY_TIMEOUT: Duration = Duration::from_secs(60);
+/// Marker that starts the partial answer at the iteration cap.
 pub const PARTIAL_SUMMARY_MARKER: &str = "[Iteration budget reached — partial summary]";
+/// Untrusted source of the remaining-steps block (step titles and notes are model-written).
+pub const PLAN_REMAINING_SOURCE: &str = "plan_remaining";
 
-const SUMMARY_INSTRUCTIONS: &str = "You are summarising an agent run that stopped because it reached its iteration limit before finishing. From the transcript excerpt below, write a short report for the user: what the task was, what was done (files changed, commands run, findings), what remains unfinished, and the next concrete steps. Do not call tools. Be factual; do not claim work that the excerpt does not show.";
+const SUMMARY_INSTRUCTIONS: &str = "You are summarising an agent run that stopped because it reached a limit (iterations, time, tool calls or tokens) before finishing. From the transcript excerpt below, write a short report for the user: what the task was, what was done (files changed, commands run, findings), what remains unfinished, and the next concrete steps. Do not call tools. Be factual; do not claim work that the excerpt does not show.";
+
+/// Which limit ended the run.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Limit {
+    /// `max_iterations`.
+    Iterations,
+    /// An execution budget (`runtime`, `tool_calls`, `input_tokens`, `output_tokens`).
+    Budget(&'static str),
+}
+
+impl Limit {
+    fn marker(self) -> String {
+        match self {
+            Limit::Iterations => PARTIAL_SUMMARY_MARKER.to_string(),
+            Limit::Budget(name) => {
+                format!("[Execution budget reached ({name}) — partial summary]")
+            }
+        }
+    }
+}
 
 impl Engine {
-    /// Asks the model for a summary of where the run stands; the error when that fails too.
-    pub(super) async fn partial_summary(
+    /// The closing summary: the marker, the model's report and, when the plan has steps
+    /// that are not done, the remaining-steps block. `Ok(None)` when the model could not
+    /// make a report; `Err(Cancelled)` on Ctrl-C.
+    pub(super) async fn closing_summary(
         &self,
         state: &mut RunState,
-        cancel: &tokio_util::sync::CancellationToken,
-    ) -> Result<String, RunError> {
-        let max = self.settings.max_iterations;
+        limit: Limit,
+        cancel: &CancellationToken,
+    ) -> Result<Option<String>, RunError> {
+        let Some(report) = self.side_summary(state, cancel).await? else {
+            return Ok(None);
+        };
+        let mut out = format!("{}\n\n{report}", limit.marker());
+        if let Some(block) = self
+            .plan
+            .as_ref()
+            .and_then(|p| remaining_block(&p.snapshot()))
+        {
+            out.push_str("\n\n");
+            out.push_str(&block);
+        }
+        Ok(Some(out))
+    }
+
+    async fn side_summary(
+        &self,
+        state: &mut RunState,
+        cancel: &CancellationToken,
+    ) -> Result<Option<String>, RunError> {
         let messages = vec![
             Message::system(SUMMARY_INSTRUCTIONS),
             Message::user(transcript_excerpt(state.ctx.messages())),
         ];
         let request = ChatRequest {
-            messages: &messages,
+            messages: (&messages).into(),
             tools: &[],
             stream: false,
             max_tokens: Some(1024),
             on_retry: None,
         };
+        let call = tokio::time::timeout(SUMMARY_TIMEOUT, self.model.complete(&request, None));
         let response = tokio::select! {
-            r = self.model.complete(&request, None) => r,
+            r = call => r,
             _ = cancel.cancelled() => return Err(RunError::Cancelled),
         };
         match response {
-            Ok(r) if !r.message.content.trim().is_empty() => {
+            Ok(Ok(r)) if !r.message.content.trim().is_empty() => {
                 state.usage.add(&r.usage);
-                Ok(format!(
-                    "{PARTIAL_SUMMARY_MARKER}\n\n{}",
-                    r.message.content.trim()
-                ))
+                Ok(Some(r.message.content.trim().to_string()))
             }
-            _ => Err(RunError::MaxIterations(max)),
+            Ok(Ok(_)) => Ok(None),
+            Ok(Err(e)) => {
+                tracing::warn!("closing summary failed: {e}");
+                Ok(None)
+            }
+            Err(_) => {
+                tracing::warn!("closing summary timed out");
+                Ok(None)
+            }
         }
     }
+}
+
+/// The plan's steps that are not done, as a block for the closing summary: a header with
+/// counts only, then the step lines inside the untrusted wrapper. `None` when every step
+/// is done or there is no plan.
+pub fn remaining_block(plan: &PlanState) -> Option<String> {
+    let open: Vec<String> = plan
+        .steps
+        .iter()
+        .filter(|s| s.status != crate::plan::StepStatus::Done)
+        .map(crate::plan::step_line)
+        .collect();
+    if open.is_empty() {
+        return None;
+    }
+    let c = plan.counts();
+    Some(format!(
+        "Remaining plan steps (v{}: {} of {} not done — {} in progress, {} pending, {} blocked):\n{}",
+        plan.version,
+        open.len(),
+        plan.steps.len(),
+        c.in_progress,
+        c.pending,
+        c.blocked,
+        crate::untrusted::wrap(PLAN_REMAINING_SOURCE, &open.join("\n"))
+    ))
 }
 
 /// The last [`TAIL_MESSAGES`] non-system messages as `role: text` lines, each shortened.

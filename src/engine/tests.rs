@@ -111,6 +111,7 @@ fn engine(model: Arc<Scripted>, max_iterations: u32, budgets: Budgets) -> Engine
             cwd: std::env::temp_dir(),
             context_window: 0,
             compaction: false,
+            plan_placement: crate::plan::PlanPlacement::Tail,
         },
     })
 }
@@ -332,8 +333,20 @@ async fn tool_call_budget_stops_the_run() {
         "execution budget exceeded: tool_calls observed 4 (limit 3)"
     );
     assert_eq!(err.error_class(), "execution_budget");
-    assert!(
-        out.messages.last().is_some_and(|m| m.role == Role::Tool),
+    let summary = out.summary.expect("a closing summary");
+    assert_eq!(
+        summary,
+        "[Execution budget reached (tool_calls) — partial summary]\n\nnever"
+    );
+    let n = out.messages.len();
+    assert_eq!(
+        out.messages[n - 1].content,
+        summary,
+        "the summary ends the transcript"
+    );
+    assert_eq!(
+        out.messages[n - 2].role,
+        Role::Tool,
         "no dangling tool calls"
     );
 }
@@ -441,6 +454,14 @@ fn plan_engine(
     model: Arc<Scripted>,
     approver: Option<Arc<dyn crate::tools::approval::Approver>>,
 ) -> (Engine, Arc<PlanStore>) {
+    plan_engine_placing(model, approver, crate::plan::PlanPlacement::Tail)
+}
+
+fn plan_engine_placing(
+    model: Arc<Scripted>,
+    approver: Option<Arc<dyn crate::tools::approval::Approver>>,
+    plan_placement: crate::plan::PlanPlacement,
+) -> (Engine, Arc<PlanStore>) {
     let store = Arc::new(PlanStore::new(crate::plan::PlanLimits::default()));
     let tools: Vec<Arc<dyn Tool>> = vec![
         Arc::new(Echo),
@@ -466,6 +487,7 @@ fn plan_engine(
             cwd: std::env::temp_dir(),
             context_window: 0,
             compaction: false,
+            plan_placement,
         },
     });
     (e, store)
@@ -477,6 +499,15 @@ fn plan_call(args: serde_json::Value) -> ToolCall {
 
 #[tokio::test]
 async fn plan_lifecycle_keeps_the_plan_in_the_protected_head() {
+    use crate::plan::PlanPlacement;
+    for placement in [PlanPlacement::Head, PlanPlacement::Tail] {
+        plan_lifecycle(placement).await;
+    }
+}
+
+/// The plan message in the saved transcript sits right after the task either way; requests
+/// carry it there (`Head`) or as their last message (`Tail`), exactly once.
+async fn plan_lifecycle(placement: crate::plan::PlanPlacement) {
     let model = Scripted::new(vec![
         with_calls(vec![plan_call(
             serde_json::json!({"verb": "create", "steps": [
@@ -496,7 +527,7 @@ async fn plan_lifecycle_keeps_the_plan_in_the_protected_head() {
         )]),
         Message::assistant("all done"),
     ]);
-    let (e, store) = plan_engine(model.clone(), None);
+    let (e, store) = plan_engine_placing(model.clone(), None, placement);
     let out = e
         .run(
             Conversation::new(vec![Message::system("sys"), Message::user("task")]),
@@ -519,25 +550,27 @@ async fn plan_lifecycle_keeps_the_plan_in_the_protected_head() {
         "[Current plan: v3 — 1/2 done, 0 blocked.",
         "[Current plan: v4 — all 2 steps complete.]",
     ];
+    let is_plan = |m: &Message| m.role == Role::System && m.content.starts_with("[Current plan:");
     for (request, header) in seen[1..].iter().zip(expected_headers) {
         assert_eq!(request[0].content, "sys");
         assert_eq!(request[1].content, "task");
-        assert_eq!(
-            request[2].role,
-            Role::System,
-            "plan sits right after the task"
-        );
+        let at = match placement {
+            crate::plan::PlanPlacement::Head => 2,
+            crate::plan::PlanPlacement::Tail => request.len() - 1,
+        };
+        assert!(is_plan(&request[at]), "{placement:?}: plan at {at}");
         assert!(
-            request[2].content.starts_with(header),
+            request[at].content.starts_with(header),
             "{}",
-            request[2].content
+            request[at].content
         );
-        let plans = request
-            .iter()
-            .filter(|m| m.role == Role::System && m.content.starts_with("[Current plan:"))
-            .count();
+        let plans = request.iter().filter(|m| is_plan(m)).count();
         assert_eq!(plans, 1, "exactly one plan message");
     }
+    assert!(
+        is_plan(&out.messages[2]),
+        "the transcript keeps the seed's layout"
+    );
     let plan_results: Vec<&Message> = out
         .messages
         .iter()

@@ -72,7 +72,7 @@ impl Observer for EventsObserver {
                 ITERATION_COMPLETED,
                 Some(*iteration),
                 None,
-                json!({"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens, "tools_called": tools_called}),
+                json!({"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens, "cached_tokens": usage.cache_read_tokens, "tools_called": tools_called}),
             ),
             EngineEvent::ToolCallStarted {
                 iteration,
@@ -125,28 +125,36 @@ impl Observer for EventsObserver {
                 result,
                 usage,
                 duration,
+                remaining,
                 ..
             } => {
                 let ms = duration.as_millis() as u64;
-                match result {
-                    Ok(answer) => e.emit(
+                let (kind, mut data) = match result {
+                    Ok(answer) => (
                         RUN_COMPLETED,
-                        None,
-                        None,
-                        json!({"duration_ms": ms, "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens, "answer": answer}),
+                        json!({"duration_ms": ms, "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens, "cached_tokens": usage.cache_read_tokens, "answer": answer}),
                     ),
-                    Err(err) => {
-                        let mut data = json!({"duration_ms": ms, "error_class": err.error_class(), "error": err.to_string()});
-                        if let crate::engine::RunError::Model { source, .. } = err
-                            && let Some(status) = source.http_status()
-                        {
-                            data["http_status"] = Value::from(status);
-                        }
-                        e.emit(RUN_FAILED, None, None, data);
-                    }
+                    Err(err) => (RUN_FAILED, run_failed_data(err, ms)),
+                };
+                if let Some(r) = remaining {
+                    data["remaining"] = json!(r);
                 }
+                e.emit(kind, None, None, data);
             }
             _ => {}
         }
     }
+}
+
+/// `run_failed`'s data: duration, error class and text, and the HTTP status of a model
+/// error that had one.
+fn run_failed_data(err: &crate::engine::RunError, ms: u64) -> Value {
+    let mut data =
+        json!({"duration_ms": ms, "error_class": err.error_class(), "error": err.to_string()});
+    if let crate::engine::RunError::Model { source, .. } = err
+        && let Some(status) = source.http_status()
+    {
+        data["http_status"] = Value::from(status);
+    }
+    data
 }

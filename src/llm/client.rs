@@ -16,7 +16,10 @@ use super::profiles::{context_window_from_listing, profile_for};
 use super::response::{MAX_BODY_BYTES, parse_completion_body};
 use super::retry::{RetryDecision, RetryNotice, RetryPolicy, parse_retry_after, retry_reason};
 use super::sse::read_event_stream;
-use super::{ChatModel, ChatRequest, ChatResponse, Delta, DeltaSink, LlmError, Message, ToolDef};
+use super::{
+    ChatModel, ChatRequest, ChatResponse, Delta, DeltaSink, LlmError, Message, RequestMessages,
+    ToolDef,
+};
 
 /// Default for [`HttpModelConfig::request_timeout`].
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
@@ -153,7 +156,7 @@ impl ThinkingMode {
 #[derive(Serialize)]
 struct RequestBody<'a> {
     model: &'a str,
-    messages: &'a [Message],
+    messages: RequestMessages<'a>,
     #[serde(skip_serializing_if = "<[ToolDef]>::is_empty")]
     tools: &'a [ToolDef],
     stream: bool,

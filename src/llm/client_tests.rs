@@ -38,7 +38,7 @@ fn tools() -> Vec<ToolDef> {
 
 fn request<'a>(messages: &'a [Message], tools: &'a [ToolDef], stream: bool) -> ChatRequest<'a> {
     ChatRequest {
-        messages,
+        messages: messages.into(),
         tools,
         stream,
         max_tokens: None,

@@ -250,7 +250,7 @@ mod tests {
 
     fn request(messages: &[Message], stream: bool) -> ChatRequest<'_> {
         ChatRequest {
-            messages,
+            messages: messages.into(),
             tools: &[],
             stream,
             max_tokens: None,

@@ -186,11 +186,79 @@ impl Serialize for ToolDef {
     }
 }
 
+/// The messages of a request: a transcript as it is, or with one of its messages sent last
+/// (the engine sends the plan message last so that, between two plan changes, every
+/// request extends the previous one byte for byte and providers' prompt caches keep
+/// hitting). Serialises as a JSON array without copying a message.
+#[derive(Clone, Copy, Debug)]
+pub struct RequestMessages<'a> {
+    all: &'a [Message],
+    last: Option<usize>,
+}
+
+impl<'a> RequestMessages<'a> {
+    /// `all`, in order.
+    pub fn new(all: &'a [Message]) -> Self {
+        RequestMessages { all, last: None }
+    }
+
+    /// `all` with `all[index]` moved to the end (as is when `index` is out of range).
+    pub fn with_last(all: &'a [Message], index: usize) -> Self {
+        RequestMessages {
+            all,
+            last: (index < all.len()).then_some(index),
+        }
+    }
+
+    /// The messages in the order they are sent.
+    pub fn iter(&self) -> impl Iterator<Item = &'a Message> + 'a {
+        let (all, last) = (self.all, self.last);
+        all.iter()
+            .enumerate()
+            .filter(move |(i, _)| Some(*i) != last)
+            .map(|(_, m)| m)
+            .chain(last.map(|i| &all[i]))
+    }
+
+    /// Number of messages.
+    pub fn len(&self) -> usize {
+        self.all.len()
+    }
+
+    /// True when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.all.is_empty()
+    }
+
+    /// The messages in the order they are sent, copied.
+    pub fn to_vec(&self) -> Vec<Message> {
+        self.iter().cloned().collect()
+    }
+}
+
+impl<'a> From<&'a [Message]> for RequestMessages<'a> {
+    fn from(all: &'a [Message]) -> Self {
+        RequestMessages::new(all)
+    }
+}
+
+impl<'a> From<&'a Vec<Message>> for RequestMessages<'a> {
+    fn from(all: &'a Vec<Message>) -> Self {
+        RequestMessages::new(all)
+    }
+}
+
+impl Serialize for RequestMessages<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter())
+    }
+}
+
 /// One request to the model. Model name, endpoint and thinking settings belong to the client.
 #[derive(Clone, Copy)]
 pub struct ChatRequest<'a> {
-    /// The conversation so far.
-    pub messages: &'a [Message],
+    /// The conversation so far, in the order it is sent.
+    pub messages: RequestMessages<'a>,
     /// Tools in a stable order (prompt caches depend on it). Empty = no tools field.
     pub tools: &'a [ToolDef],
     /// Whether to stream; the client may still fall back to a buffered answer.

@@ -8,6 +8,8 @@ use super::state::PlanState;
 pub const PLAN_CREATED: &str = "plan_created";
 /// Event type of every other version-bumping mutation.
 pub const PLAN_UPDATED: &str = "plan_updated";
+/// Event type of the blocked-step streak (after the `plan_updated` that completed it).
+pub const PLAN_BLOCKED: &str = "plan_blocked";
 
 /// One effective plan mutation, as reported to the change callback.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,6 +36,16 @@ pub enum PlanEvent {
         /// Version after the mutation.
         version: u64,
     },
+    /// The blocked-step streak fired: [`super::BLOCKED_STREAK`] transitions to blocked
+    /// without progress in between.
+    Blocked {
+        /// Steps in the plan.
+        steps: usize,
+        /// Steps blocked now.
+        blocked: usize,
+        /// Version of the mutation that completed the streak.
+        version: u64,
+    },
 }
 
 impl PlanEvent {
@@ -58,18 +70,30 @@ impl PlanEvent {
         }
     }
 
-    /// The `odek.event/v1` type: `plan_created` or `plan_updated`.
+    /// The `Blocked` event for `state`.
+    pub fn blocked(state: &PlanState) -> Self {
+        PlanEvent::Blocked {
+            steps: state.steps.len(),
+            blocked: state.counts().blocked,
+            version: state.version,
+        }
+    }
+
+    /// The `odek.event/v1` type: `plan_created`, `plan_updated` or `plan_blocked`.
     pub fn kind(&self) -> &'static str {
         match self {
             PlanEvent::Created { .. } => PLAN_CREATED,
             PlanEvent::Updated { .. } => PLAN_UPDATED,
+            PlanEvent::Blocked { .. } => PLAN_BLOCKED,
         }
     }
 
     /// The version the mutation produced.
     pub fn version(&self) -> u64 {
         match self {
-            PlanEvent::Created { version, .. } | PlanEvent::Updated { version, .. } => *version,
+            PlanEvent::Created { version, .. }
+            | PlanEvent::Updated { version, .. }
+            | PlanEvent::Blocked { version, .. } => *version,
         }
     }
 
@@ -92,6 +116,11 @@ impl PlanEvent {
                 "pending": pending,
                 "version": version,
             }),
+            PlanEvent::Blocked {
+                steps,
+                blocked,
+                version,
+            } => json!({ "steps": steps, "blocked": blocked, "version": version }),
         }
     }
 }

@@ -22,7 +22,7 @@ mod validate;
 mod tests;
 
 pub use args::{NewStep, PlanArgs, StepUpdate, decode_args};
-pub use events::{PLAN_CREATED, PLAN_UPDATED, PlanEvent};
+pub use events::{PLAN_BLOCKED, PLAN_CREATED, PLAN_UPDATED, PlanEvent};
 pub use parse::{
     PLAN_WRAPPER_SOURCE, PlanParseError, extract_plan, is_plan_message, parse_plan_message,
 };
@@ -31,9 +31,9 @@ pub use render::{
     step_line,
 };
 pub use state::{
-    ABSOLUTE_MAX_STEPS, DEFAULT_MAX_RENDER_CHARS, DEFAULT_MAX_STEPS, MAX_ID_BYTES,
-    MAX_RENDER_CHARS, MAX_TITLE_BYTES, MIN_RENDER_CHARS, PlanCounts, PlanLimits, PlanState,
-    PlanStep, StepStatus,
+    ABSOLUTE_MAX_STEPS, BLOCKED_STREAK, DEFAULT_MAX_RENDER_CHARS, DEFAULT_MAX_STEPS, MAX_ID_BYTES,
+    MAX_RENDER_CHARS, MAX_TITLE_BYTES, MIN_RENDER_CHARS, PlanActivity, PlanCounts, PlanLimits,
+    PlanPlacement, PlanState, PlanStep, StepStatus,
 };
 pub use store::{ChangeCallback, PlanStore};
 pub use text::{go_quote, normalize_text};

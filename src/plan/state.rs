@@ -114,11 +114,46 @@ impl PlanState {
         counts
     }
 
+    /// The first step in progress (the current step), and the next pending step: the first
+    /// pending one after the current step, else the first pending one at all.
+    pub fn position(&self) -> (Option<&PlanStep>, Option<&PlanStep>) {
+        let current = self
+            .steps
+            .iter()
+            .position(|s| s.status == StepStatus::InProgress);
+        let pending = |s: &&PlanStep| s.status == StepStatus::Pending;
+        let after = current.map_or(0, |i| i + 1);
+        let next = self.steps[after..]
+            .iter()
+            .find(pending)
+            .or_else(|| self.steps.iter().find(pending));
+        (current.map(|i| &self.steps[i]), next)
+    }
+
     /// True when the plan has steps and every one of them is done (the collapsed render).
     pub fn is_complete(&self) -> bool {
         !self.steps.is_empty() && self.steps.iter().all(|s| s.status == StepStatus::Done)
     }
 }
+
+/// What the model did with its plan since the store was made (one turn): the facts'
+/// `plans_created`, `plans_updated` and `plans_blocked`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanActivity {
+    /// `create` calls (each replaces the plan).
+    pub plans_created: u64,
+    /// Other version-bumping mutations (`update`, `complete`).
+    pub plans_updated: u64,
+    /// Transitions of a step to `blocked`.
+    pub plans_blocked: u64,
+    /// Times the blocked-step streak fired (see [`BLOCKED_STREAK`]).
+    pub blocked_streaks: u64,
+}
+
+/// Transitions to `blocked` with no transition to `done` or `in_progress` and no `create`
+/// in between that fire the blocked-step streak (a `plan_blocked` event and one
+/// decompose-or-reorder hint), after which it starts over.
+pub const BLOCKED_STREAK: u64 = 3;
 
 /// The store's caps, taken from the resolved configuration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -145,6 +180,29 @@ impl PlanLimits {
         PlanLimits {
             max_steps: max_steps.clamp(1, ABSOLUTE_MAX_STEPS),
             max_render_chars: max_render_chars.clamp(MIN_RENDER_CHARS, MAX_RENDER_CHARS),
+        }
+    }
+}
+
+/// Where a request to the model carries the current plan message. The saved transcript
+/// keeps the seed's layout (the plan right after the protected head) either way.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PlanPlacement {
+    /// Last message of every request: between two plan changes each request extends the
+    /// previous one byte for byte, so providers' prompt caches keep hitting.
+    #[default]
+    Tail,
+    /// Where the transcript keeps it, right after the head (the seed's request layout).
+    Head,
+}
+
+impl PlanPlacement {
+    /// The config value: `tail` or `head`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PlanPlacement::Tail => "tail",
+            PlanPlacement::Head => "head",
         }
     }
 }

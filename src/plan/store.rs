@@ -5,7 +5,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use super::args::{NewStep, StepUpdate, decode_args};
 use super::events::PlanEvent;
 use super::render::{NO_ACTIVE_PLAN, render};
-use super::state::{PlanLimits, PlanState, PlanStep};
+use super::state::{BLOCKED_STREAK, PlanActivity, PlanLimits, PlanState, PlanStep, StepStatus};
 use super::validate::{PlanError, apply_complete, apply_updates, validate_create};
 
 /// Receives one event per effective mutation. It runs under the store's lock (so calls
@@ -22,6 +22,33 @@ pub struct PlanStore {
 struct StoreInner {
     state: PlanState,
     on_change: Option<ChangeCallback>,
+    activity: PlanActivity,
+    /// Transitions to blocked since the last progress (see [`BLOCKED_STREAK`]).
+    blocked_streak: u64,
+    /// The streak fired and the engine has not taken its hint yet.
+    streak_fired: bool,
+}
+
+/// What an update did to the steps' statuses: whether any step moved to `done` or
+/// `in_progress` (progress, which ends a blocked streak), and how many moved to `blocked`.
+/// Progress is counted first, so an update that starts one step and blocks another leaves a
+/// streak of one. Updates never add, remove or reorder steps.
+fn transitions(before: &[PlanStep], after: &[PlanStep]) -> (bool, u64) {
+    let changed = before
+        .iter()
+        .zip(after)
+        .filter(|(b, a)| b.status != a.status)
+        .map(|(_, a)| a.status);
+    let mut progressed = false;
+    let mut blocked = 0;
+    for status in changed {
+        match status {
+            StepStatus::Done | StepStatus::InProgress => progressed = true,
+            StepStatus::Blocked => blocked += 1,
+            StepStatus::Pending => {}
+        }
+    }
+    (progressed, blocked)
 }
 
 impl Default for PlanStore {
@@ -47,6 +74,9 @@ impl PlanStore {
             inner: Mutex::new(StoreInner {
                 state: PlanState::default(),
                 on_change: None,
+                activity: PlanActivity::default(),
+                blocked_streak: 0,
+                streak_fired: false,
             }),
         }
     }
@@ -79,6 +109,8 @@ impl PlanStore {
     pub fn apply_create(&self, steps: &[Option<NewStep>]) -> Result<String, PlanError> {
         let validated = validate_create(steps, self.limits.max_steps)?;
         let mut inner = self.lock();
+        inner.activity.plans_created += 1;
+        inner.blocked_streak = 0;
         Ok(self.commit(&mut inner, validated, PlanEvent::created))
     }
 
@@ -112,6 +144,17 @@ impl PlanStore {
         self.lock().state.version
     }
 
+    /// What the model did with the plan since this store was made.
+    pub fn activity(&self) -> PlanActivity {
+        self.lock().activity
+    }
+
+    /// True once after each time the blocked-step streak fired (the engine then adds its
+    /// decompose-or-reorder hint).
+    pub fn take_blocked_streak(&self) -> bool {
+        std::mem::take(&mut self.lock().streak_fired)
+    }
+
     /// Replaces the state wholesale (restart resume); never fires the callback.
     pub fn restore(&self, state: PlanState) {
         self.lock().state = state;
@@ -126,7 +169,23 @@ impl PlanStore {
         if steps == inner.state.steps {
             return self.render_state(&inner.state);
         }
-        self.commit(inner, steps, PlanEvent::updated)
+        inner.activity.plans_updated += 1;
+        let (progressed, blocked) = transitions(&inner.state.steps, &steps);
+        inner.activity.plans_blocked += blocked;
+        if progressed {
+            inner.blocked_streak = 0;
+        }
+        inner.blocked_streak += blocked;
+        let render = self.commit(inner, steps, PlanEvent::updated);
+        if inner.blocked_streak >= BLOCKED_STREAK {
+            inner.blocked_streak = 0;
+            inner.streak_fired = true;
+            inner.activity.blocked_streaks += 1;
+            if let Some(callback) = &inner.on_change {
+                callback(&PlanEvent::blocked(&inner.state));
+            }
+        }
+        render
     }
 
     /// Installs `steps`, bumps the version and fires the callback, all under the lock.

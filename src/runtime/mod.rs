@@ -218,6 +218,7 @@ impl Runtime {
             cwd: self.cwd.clone(),
             context_window: config.context_window,
             compaction: config.compaction,
+            plan_placement: config.planning.placement,
         }
     }
 }

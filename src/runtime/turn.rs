@@ -7,12 +7,13 @@ use tokio_util::sync::CancellationToken;
 
 use super::{AuditLog, Runtime, RuntimeError, SessionHandle, tool_selection};
 use crate::engine::{
-    Conversation, Engine, EngineParts, Fanout, Observer, PersistFn, RunError, RunOutcome,
+    Conversation, Engine, EngineParts, Fanout, Observer, PersistFn, PlanTelemetry, RunError,
+    RunOutcome,
 };
 use crate::events::{Emitter, EventsObserver};
 use crate::llm::{Message, Usage};
 use crate::plan::{PlanLimits, PlanState, PlanStore};
-use crate::session::{SaveReport, SessionError};
+use crate::session::{RunRecord, SaveReport, SessionError};
 use crate::tools::approval::{Approver, Gate, TrustSet};
 use crate::tools::build_registry;
 
@@ -40,10 +41,16 @@ pub struct TurnOutcome {
     pub result: Result<String, RunError>,
     /// True when the answer is the partial summary made at the iteration cap.
     pub partial: bool,
+    /// The closing summary when an execution budget ended the turn (`result` is the error).
+    pub summary: Option<String>,
     /// Tokens used by the turn.
     pub usage: Usage,
     /// Iterations made.
     pub iterations: u32,
+    /// Tool calls made.
+    pub tool_calls: u64,
+    /// What the turn did with its plan (`None` when planning is off).
+    pub plan_telemetry: Option<PlanTelemetry>,
     /// Wall time.
     pub duration: Duration,
     /// The plan's final state (`None` when planning is off).
@@ -60,8 +67,11 @@ impl TurnOutcome {
         TurnOutcome {
             result: run.result,
             partial: run.partial,
+            summary: run.summary,
             usage: run.usage,
             iterations: run.iterations,
+            tool_calls: run.tool_calls,
+            plan_telemetry: run.plan_telemetry,
             duration: run.duration,
             plan: run.plan,
             messages: run.messages,
@@ -188,11 +198,8 @@ impl Turn {
                 .map_err(|e| e.to_string())
         });
         let mut run = self.engine.run(conversation, Some(persist), cancel).await;
-        let saved = session.writer().finish_turn(
-            &mut run.messages,
-            run.usage.input_tokens,
-            run.usage.output_tokens,
-        );
+        let record = run_record(&run);
+        let saved = session.writer().finish_turn(&mut run.messages, record);
         {
             let mut live = session.live();
             live.messages = std::mem::take(&mut run.messages);
@@ -201,6 +208,25 @@ impl Turn {
             }
         }
         Ok(TurnOutcome::from_run(run, Some(saved)))
+    }
+}
+
+/// The figures of a run saved with its session (see [`RunRecord`]).
+fn run_record(run: &RunOutcome) -> RunRecord {
+    let plan = run.plan_telemetry.unwrap_or_default();
+    RunRecord {
+        at: String::new(),
+        input_tokens: run.usage.input_tokens,
+        output_tokens: run.usage.output_tokens,
+        cached_tokens: run.usage.cache_read_tokens,
+        iterations: run.iterations,
+        tool_calls: run.tool_calls,
+        plans_created: plan.activity.plans_created,
+        plans_updated: plan.activity.plans_updated,
+        plans_blocked: plan.activity.plans_blocked,
+        steps_done: plan.steps_done,
+        steps_total: plan.steps_total,
+        plan_bytes: plan.plan_bytes_sent,
     }
 }
 

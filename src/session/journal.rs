@@ -279,6 +279,8 @@ mod tests {
             messages: vec![Message::system("s"), Message::user("u")],
             input_tokens: 0,
             output_tokens: 0,
+            cached_tokens: 0,
+            runs: Vec::new(),
             plan: None,
             revision: 0,
             sandbox: None,

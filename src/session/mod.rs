@@ -21,7 +21,7 @@ mod writer;
 pub use error::SessionError;
 pub use id::{MAX_ID_LEN, is_standard_id, new_session_id, validate_id};
 pub use lock::{Holder, SessionLock};
-pub use store::SessionStore;
+pub use store::{RunRecords, SessionStore};
 pub use transcript::trim_transcript;
 pub use writer::SessionWriter;
 
@@ -72,6 +72,14 @@ pub struct Session {
     /// Completion tokens used over the session's life.
     #[serde(default)]
     pub output_tokens: u64,
+    /// Prompt tokens the provider served from its prompt cache over the session's life
+    /// (part of `input_tokens`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cached_tokens: u64,
+    /// One record per run (turn): what it cost and what it did with its plan, for
+    /// `odek usage`. Absent in files of the Go original and of earlier versions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub runs: Vec<RunRecord>,
     /// The plan's structured state (redacted like the messages), so a plan whose render
     /// overflowed `max_render_chars` still resumes exactly. Absent in files of the Go
     /// original: those resume from the newest plan message that parses.
@@ -95,6 +103,37 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+/// One run (turn) of a session: when it ended, what it cost, and what it did with its
+/// plan. Numbers only — no text of the run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RunRecord {
+    /// When the run ended (RFC 3339 UTC, millisecond precision).
+    pub at: String,
+    /// Prompt tokens (cached ones included).
+    pub input_tokens: u64,
+    /// Completion tokens.
+    pub output_tokens: u64,
+    /// Prompt tokens served from the provider's cache.
+    pub cached_tokens: u64,
+    /// Model calls of the loop.
+    pub iterations: u32,
+    /// Tool calls.
+    pub tool_calls: u64,
+    /// Plans created (`create` calls).
+    pub plans_created: u64,
+    /// Other version-bumping plan changes.
+    pub plans_updated: u64,
+    /// Transitions of a step to `blocked`.
+    pub plans_blocked: u64,
+    /// Steps done when the run ended.
+    pub steps_done: u64,
+    /// Steps in the plan when the run ended.
+    pub steps_total: u64,
+    /// Bytes of plan message sent to the model by the run's requests.
+    pub plan_bytes: u64,
+}
+
 impl Session {
     /// The index entry describing this session.
     pub fn summary(&self) -> SessionSummary {
@@ -109,7 +148,8 @@ impl Session {
         }
     }
 
-    /// A copy of everything but the transcript and the plan (cheap however long the history).
+    /// A copy of everything but the transcript, the run records and the plan (cheap however
+    /// long the history).
     pub fn metadata(&self) -> Session {
         Session {
             id: self.id.clone(),
@@ -123,6 +163,8 @@ impl Session {
             messages: Vec::new(),
             input_tokens: self.input_tokens,
             output_tokens: self.output_tokens,
+            cached_tokens: self.cached_tokens,
+            runs: Vec::new(),
             plan: None,
             revision: self.revision,
             sandbox: self.sandbox,

@@ -116,6 +116,8 @@ mod tests {
             ],
             input_tokens: 0,
             output_tokens: 0,
+            cached_tokens: 0,
+            runs: Vec::new(),
             plan: Some(crate::plan::PlanState {
                 version: 1,
                 steps: vec![crate::plan::PlanStep {

@@ -12,9 +12,9 @@ use super::lock::{Holder, SessionLock};
 use super::transcript::{self, size_cut, without_oldest_groups};
 use super::writer::SessionWriter;
 use super::{
-    MAX_SESSION_BYTES, ORIGIN_CLI, SaveReport, Session, SessionError, SessionList, SessionPage,
-    SessionSummary, TrimOutcome, count_turns, new_session_id, now_rfc3339, parse_timestamp,
-    validate_id,
+    MAX_SESSION_BYTES, ORIGIN_CLI, RunRecord, SaveReport, Session, SessionError, SessionList,
+    SessionPage, SessionSummary, TrimOutcome, count_turns, new_session_id, now_rfc3339,
+    parse_timestamp, validate_id,
 };
 use crate::llm::Message;
 use crate::redact::Redactor;
@@ -91,6 +91,8 @@ impl SessionStore {
             messages,
             input_tokens: 0,
             output_tokens: 0,
+            cached_tokens: 0,
+            runs: Vec::new(),
             plan: None,
             revision: 0,
             sandbox: None,
@@ -270,6 +272,29 @@ impl SessionStore {
             });
         }
         self.rebuild_index()
+    }
+
+    /// The run records of every session updated at or after `since` (Unix seconds; `None`
+    /// = all), newest session first. Only the figures are decoded, never the transcript.
+    /// A session saved before run records existed (or by the Go original) yields one
+    /// record with its token totals, dated by its last update. Unusable files are reported
+    /// in `problems` and skipped.
+    pub fn run_records(&self, since: Option<i64>) -> Result<RunRecords, SessionError> {
+        let list = self.list()?;
+        let mut out = RunRecords {
+            problems: list.problems,
+            ..RunRecords::default()
+        };
+        let recent = |updated_at: &str| {
+            since.is_none_or(|s| parse_timestamp(updated_at).is_some_and(|(t, _)| t >= s))
+        };
+        for entry in list.sessions.iter().filter(|e| recent(&e.updated_at)) {
+            match files::read_session_json::<UsageFields>(&self.dir, &entry.id, self.size_limit) {
+                Ok(fields) => out.sessions.push((entry.id.clone(), fields.into_records())),
+                Err(e) => out.problems.push(e.to_string()),
+            }
+        }
+        Ok(out)
     }
 
     /// The `limit` most recently updated sessions and how many there are in all. When the
@@ -686,3 +711,42 @@ fn json_len(message: &Message) -> u64 {
 #[cfg(test)]
 #[path = "store_tests.rs"]
 mod tests;
+
+/// What [`SessionStore::run_records`] found.
+#[derive(Debug, Default)]
+pub struct RunRecords {
+    /// Per session (id), its run records.
+    pub sessions: Vec<(String, Vec<RunRecord>)>,
+    /// Files that could not be read, by name.
+    pub problems: Vec<String>,
+}
+
+/// The figures of a session file; the transcript is skipped unread.
+#[derive(serde::Deserialize)]
+struct UsageFields {
+    #[serde(default)]
+    updated_at: String,
+    #[serde(default)]
+    input_tokens: u64,
+    #[serde(default)]
+    output_tokens: u64,
+    #[serde(default)]
+    cached_tokens: u64,
+    #[serde(default)]
+    runs: Vec<RunRecord>,
+}
+
+impl UsageFields {
+    fn into_records(self) -> Vec<RunRecord> {
+        if !self.runs.is_empty() || self.input_tokens + self.output_tokens == 0 {
+            return self.runs;
+        }
+        vec![RunRecord {
+            at: self.updated_at,
+            input_tokens: self.input_tokens,
+            output_tokens: self.output_tokens,
+            cached_tokens: self.cached_tokens,
+            ..RunRecord::default()
+        }]
+    }
+}

@@ -12,7 +12,7 @@ use std::path::Path;
 use super::journal::{self, JournalFile, JournalLine};
 use super::lock::SessionLock;
 use super::redaction::{redact_message, redact_plan, redact_text, redacted_copy};
-use super::{SaveReport, Session, SessionError, SessionStore, count_turns, now_rfc3339};
+use super::{RunRecord, SaveReport, Session, SessionError, SessionStore, count_turns, now_rfc3339};
 use crate::llm::{Message, Role};
 use crate::transcript::{self, Edit, TranscriptDelta};
 
@@ -193,15 +193,14 @@ impl SessionWriter {
         }
     }
 
-    /// The end of a turn: the token usage added, the journal folded into a complete
-    /// snapshot, the index entry refreshed. When the file would exceed the size cap, the
-    /// oldest message groups are dropped from it and from `messages` (the caller's copy of
-    /// the transcript) alike.
+    /// The end of a turn: the run's record kept (its tokens added to the session's
+    /// totals), the journal folded into a complete snapshot, the index entry refreshed.
+    /// When the file would exceed the size cap, the oldest message groups are dropped from
+    /// it and from `messages` (the caller's copy of the transcript) alike.
     pub fn finish_turn(
         &mut self,
         messages: &mut Vec<Message>,
-        input_tokens: u64,
-        output_tokens: u64,
+        mut run: RunRecord,
     ) -> Result<SaveReport, SessionError> {
         if self.diverged || self.mirror.messages.len() != messages.len() {
             let mut rebuilt = self.mirror.clone();
@@ -211,8 +210,13 @@ impl SessionWriter {
             self.mirror.messages = redacted.messages;
             self.diverged = false;
         }
-        self.mirror.input_tokens += input_tokens;
-        self.mirror.output_tokens += output_tokens;
+        self.mirror.input_tokens += run.input_tokens;
+        self.mirror.output_tokens += run.output_tokens;
+        self.mirror.cached_tokens += run.cached_tokens;
+        if run.at.is_empty() {
+            run.at = now_rfc3339();
+        }
+        self.mirror.runs.push(run);
         self.fold(Some(messages))
     }
 

@@ -89,7 +89,7 @@ fn a_turn_journals_each_save_and_folds_them_into_a_complete_file() {
     writer
         .save_delta(delta(vec![append(Message::assistant("done"))], 5))
         .expect("save");
-    writer.finish_turn(&mut live, 10, 2).expect("finish");
+    writer.finish_turn(&mut live, run(10, 2)).expect("finish");
     assert!(
         !journal::journal_path(store.dir(), &id).exists(),
         "folded in"
@@ -158,7 +158,7 @@ fn secrets_are_redacted_in_the_journal_and_the_plan() {
         Message::user(format!("use {SECRET}")),
         Message::tool_result("c", "shell", format!("out {SECRET}")),
     ];
-    writer.finish_turn(&mut live, 0, 0).expect("finish");
+    writer.finish_turn(&mut live, run(0, 0)).expect("finish");
     let file = std::fs::read_to_string(store.dir().join(format!("{id}.json"))).expect("read");
     assert!(!file.contains(SECRET), "{file}");
     assert!(
@@ -219,7 +219,7 @@ fn a_journal_older_than_its_snapshot_is_skipped() {
         .expect("save");
     let journal = journal_text(&store, &id);
     let mut live = vec![Message::system("sys"), Message::user("go")];
-    writer.finish_turn(&mut live, 0, 0).expect("finish");
+    writer.finish_turn(&mut live, run(0, 0)).expect("finish");
     // A crash between writing the snapshot and removing the journal leaves both.
     std::fs::write(journal::journal_path(store.dir(), &id), journal).expect("restore");
     let loaded = store.load(&id).expect("load");
@@ -288,7 +288,7 @@ fn a_delta_that_does_not_fit_is_not_journaled_and_the_turn_end_rewrites_the_sess
         .expect("not an error for the run");
     assert_eq!(journal_text(&store, &id), "");
     let mut live = vec![Message::system("sys"), Message::user("the truth")];
-    writer.finish_turn(&mut live, 0, 0).expect("finish");
+    writer.finish_turn(&mut live, run(0, 0)).expect("finish");
     let loaded = store.load(&id).expect("load");
     assert_eq!(loaded.messages, live);
 }
@@ -353,7 +353,15 @@ fn a_session_over_the_size_cap_is_not_re_serialised_every_batch() {
     );
     // The turn's end drops the oldest groups to fit, from the file and the caller alike.
     let mut live = writer.session().messages.clone();
-    let report = writer.finish_turn(&mut live, 0, 0).expect("finish");
+    let report = writer.finish_turn(&mut live, run(0, 0)).expect("finish");
     assert!(report.trimmed_messages > 0);
     assert_eq!(store.load(&id).expect("load").messages.len(), live.len());
+}
+
+fn run(input_tokens: u64, output_tokens: u64) -> RunRecord {
+    RunRecord {
+        input_tokens,
+        output_tokens,
+        ..RunRecord::default()
+    }
 }

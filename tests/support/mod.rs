@@ -221,10 +221,15 @@ fn answer(message: &Value, finish: &str, stream: bool) -> ResponseTemplate {
         return ResponseTemplate::new(200)
             .set_body_raw(sse_body(message, finish), "text/event-stream");
     }
+    let usage = usage_of(message);
+    let mut message = message.clone();
+    if let Some(m) = message.as_object_mut() {
+        m.remove(USAGE_KEY);
+    }
     ResponseTemplate::new(200).set_body_json(json!({
         "id": "cmpl", "object": "chat.completion",
         "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-        "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
+        "usage": usage
     }))
 }
 
@@ -270,8 +275,30 @@ pub fn sse_chunks(message: &Value, finish: &str) -> Vec<Value> {
         }
     }
     chunks.push(json!({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}));
-    chunks.push(json!({"choices": [], "usage": {"prompt_tokens": 100, "completion_tokens": 20}}));
+    chunks.push(json!({"choices": [], "usage": usage_of(message)}));
     chunks
+}
+
+/// The usage a scripted answer reports: the one set by [`with_usage`], else 100 prompt and
+/// 20 completion tokens.
+fn usage_of(message: &Value) -> Value {
+    message.get(USAGE_KEY).cloned().unwrap_or_else(
+        || json!({"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}),
+    )
+}
+
+/// Where [`with_usage`] keeps the usage inside a scripted message (never sent as part of it).
+const USAGE_KEY: &str = "__usage";
+
+/// A scripted message that reports `usage` (e.g. with cached prompt tokens).
+pub fn with_usage(reply: Reply, usage: Value) -> Reply {
+    match reply {
+        Reply::Message(mut m) => {
+            m[USAGE_KEY] = usage;
+            Reply::Message(m)
+        }
+        other => other,
+    }
 }
 
 /// A scripted server on 127.0.0.1 (port 0).

@@ -274,3 +274,96 @@ fn callback_can_be_replaced() {
     assert_eq!(store.limits(), PlanLimits::default());
     assert!(format!("{store:?}").contains("PlanStore"));
 }
+
+fn block(store: &PlanStore, updates: &[(&str, &str)]) {
+    let updates: Vec<serde_json::Value> = updates
+        .iter()
+        .map(|(id, status)| json!({"id": id, "status": status}))
+        .collect();
+    store
+        .call(&json!({"verb": "update", "updates": updates}).to_string())
+        .unwrap();
+}
+
+fn four_steps() -> String {
+    create_args(&[("s1", "a"), ("s2", "b"), ("s3", "c"), ("s4", "d")])
+}
+
+#[test]
+fn three_blocked_transitions_fire_the_streak_once_after_the_update() {
+    let (store, events) = recording_store(PlanLimits::default());
+    store.call(&four_steps()).unwrap();
+    block(&store, &[("s1", "blocked")]);
+    block(&store, &[("s2", "blocked")]);
+    assert!(!store.take_blocked_streak());
+    block(&store, &[("s3", "blocked")]);
+    assert!(store.take_blocked_streak(), "fired");
+    assert!(!store.take_blocked_streak(), "taken once");
+    let events = events.lock().unwrap();
+    let n = events.len();
+    assert_eq!(events[n - 2].kind(), PLAN_UPDATED);
+    assert_eq!(
+        events[n - 1],
+        PlanEvent::Blocked {
+            steps: 4,
+            blocked: 3,
+            version: 4
+        }
+    );
+    assert_eq!(
+        events[n - 1].payload(),
+        json!({"steps": 4, "blocked": 3, "version": 4})
+    );
+    let activity = store.activity();
+    assert_eq!(
+        (
+            activity.plans_created,
+            activity.plans_updated,
+            activity.plans_blocked,
+            activity.blocked_streaks
+        ),
+        (1, 3, 3, 1)
+    );
+}
+
+#[test]
+fn progress_or_a_new_plan_ends_a_blocked_streak() {
+    let (store, _) = recording_store(PlanLimits::default());
+    store.call(&four_steps()).unwrap();
+    block(&store, &[("s1", "blocked")]);
+    block(&store, &[("s2", "blocked")]);
+    block(&store, &[("s3", "in_progress")]);
+    block(&store, &[("s3", "blocked")]);
+    block(&store, &[("s4", "blocked")]);
+    assert!(!store.take_blocked_streak(), "in_progress reset the streak");
+    store.call(&four_steps()).unwrap();
+    block(&store, &[("s1", "blocked")]);
+    block(&store, &[("s2", "blocked")]);
+    assert!(!store.take_blocked_streak(), "create reset the streak");
+    // A note-only change or a move back to pending neither resets nor counts.
+    block(&store, &[("s4", "pending")]);
+    store
+        .call(r#"{"verb":"update","updates":[{"id":"s1","note":"still stuck"}]}"#)
+        .unwrap();
+    block(&store, &[("s3", "blocked")]);
+    assert!(store.take_blocked_streak());
+}
+
+#[test]
+fn one_update_that_starts_a_step_and_blocks_three_fires() {
+    let (store, _) = recording_store(PlanLimits::default());
+    store.call(&four_steps()).unwrap();
+    block(
+        &store,
+        &[
+            ("s1", "blocked"),
+            ("s2", "blocked"),
+            ("s3", "blocked"),
+            ("s4", "in_progress"),
+        ],
+    );
+    assert!(
+        store.take_blocked_streak(),
+        "progress is counted first: the three blocks after it still make a streak"
+    );
+}

@@ -1,0 +1,144 @@
+//! `odek usage` and `GET /api/usage`: token usage (with the share served from providers'
+//! prompt caches) and plan telemetry, rolled up over the runs saved with the sessions.
+
+use serde::Serialize;
+
+use crate::session::{RunRecord, SessionError, SessionStore};
+
+/// Seconds in a day.
+const DAY: i64 = 86_400;
+
+/// The roll-up: the body of `odek usage --json` and `GET /api/usage`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct UsageReport {
+    /// The window in days (`None` = every saved run).
+    pub since_days: Option<u64>,
+    /// Sessions with at least one counted run.
+    pub sessions: u64,
+    /// Runs (turns) counted; sessions saved before run records existed add their token
+    /// totals but no run.
+    pub runs: u64,
+    /// Prompt tokens (cached ones included).
+    pub input_tokens: u64,
+    /// Completion tokens.
+    pub output_tokens: u64,
+    /// Prompt tokens served from the providers' prompt caches.
+    pub cached_tokens: u64,
+    /// Model calls of the loop.
+    pub iterations: u64,
+    /// Tool calls.
+    pub tool_calls: u64,
+    /// Plans created.
+    pub plans_created: u64,
+    /// Other version-bumping plan changes.
+    pub plans_updated: u64,
+    /// Transitions of a step to `blocked`.
+    pub plans_blocked: u64,
+    /// Runs that ended with a plan.
+    pub runs_with_plan: u64,
+    /// Steps done at the end of those runs.
+    pub steps_done: u64,
+    /// Steps in the plan at the end of those runs.
+    pub steps_total: u64,
+    /// Bytes of plan message sent to the model.
+    pub plan_bytes: u64,
+    /// Session files that could not be read (named in the text output).
+    pub unreadable_sessions: u64,
+}
+
+impl UsageReport {
+    /// Adds one run.
+    fn add(&mut self, r: &RunRecord) {
+        self.runs += u64::from(r.iterations > 0);
+        self.input_tokens += r.input_tokens;
+        self.output_tokens += r.output_tokens;
+        self.cached_tokens += r.cached_tokens;
+        self.iterations += u64::from(r.iterations);
+        self.tool_calls += r.tool_calls;
+        self.plans_created += r.plans_created;
+        self.plans_updated += r.plans_updated;
+        self.plans_blocked += r.plans_blocked;
+        self.runs_with_plan += u64::from(r.steps_total > 0);
+        self.steps_done += r.steps_done;
+        self.steps_total += r.steps_total;
+        self.plan_bytes += r.plan_bytes;
+    }
+
+    /// Cached share of the prompt tokens, in percent.
+    pub fn cached_percent(&self) -> f64 {
+        if self.input_tokens == 0 {
+            0.0
+        } else {
+            100.0 * self.cached_tokens as f64 / self.input_tokens as f64
+        }
+    }
+}
+
+/// Rolls up the runs of the last `since_days` days (`None` = all), as of `now` (Unix
+/// seconds). Returns the report and the files that could not be read.
+pub fn rollup(
+    store: &SessionStore,
+    since_days: Option<u64>,
+    now: i64,
+) -> Result<(UsageReport, Vec<String>), SessionError> {
+    let since =
+        since_days.map(|d| now.saturating_sub(i64::try_from(d).unwrap_or(i64::MAX / DAY) * DAY));
+    let found = store.run_records(since)?;
+    let mut report = UsageReport {
+        since_days,
+        unreadable_sessions: found.problems.len() as u64,
+        ..UsageReport::default()
+    };
+    for (_, runs) in &found.sessions {
+        let counted: Vec<&RunRecord> = runs.iter().filter(|r| in_window(r, since)).collect();
+        if counted.is_empty() {
+            continue;
+        }
+        report.sessions += 1;
+        counted.into_iter().for_each(|r| report.add(r));
+    }
+    Ok((report, found.problems))
+}
+
+fn in_window(run: &RunRecord, since: Option<i64>) -> bool {
+    let Some(since) = since else {
+        return true;
+    };
+    time::OffsetDateTime::parse(&run.at, &time::format_description::well_known::Rfc3339)
+        .is_ok_and(|t| t.unix_timestamp() >= since)
+}
+
+/// The report as text for `odek usage`.
+pub fn render_text(r: &UsageReport) -> String {
+    let window = match r.since_days {
+        Some(1) => "the last day".to_string(),
+        Some(d) => format!("the last {d} days"),
+        None => "all saved sessions".to_string(),
+    };
+    let mut out = format!(
+        "Usage over {window}: {} run(s) in {} session(s)\n",
+        r.runs, r.sessions
+    );
+    out.push_str(&format!(
+        "  tokens  {} in ({} cached, {:.1}%) · {} out\n",
+        r.input_tokens,
+        r.cached_tokens,
+        r.cached_percent(),
+        r.output_tokens
+    ));
+    out.push_str(&format!(
+        "  loop    {} iterations · {} tool calls\n",
+        r.iterations, r.tool_calls
+    ));
+    out.push_str(&format!(
+        "  plans   {} created · {} updated · {} blocked · {}/{} steps done in {} run(s) with a plan · {} plan bytes sent\n",
+        r.plans_created,
+        r.plans_updated,
+        r.plans_blocked,
+        r.steps_done,
+        r.steps_total,
+        r.runs_with_plan,
+        r.plan_bytes
+    ));
+    out
+}
