@@ -185,7 +185,14 @@ impl Repl {
         );
         println!("Model:   {}", self.setup.resolved.config.model);
         println!("Turns:   {}", s.turns);
-        println!("Tokens:  {} in, {} out", s.input_tokens, s.output_tokens);
+        if s.cached_tokens > 0 {
+            println!(
+                "Tokens:  {} in ({} cached), {} out",
+                s.input_tokens, s.cached_tokens, s.output_tokens
+            );
+        } else {
+            println!("Tokens:  {} in, {} out", s.input_tokens, s.output_tokens);
+        }
         if self.setup.runtime.sandbox().is_on() {
             println!("Sandbox: yes");
         }
