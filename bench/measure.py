@@ -10,7 +10,14 @@ Measures, with nothing but the Python standard library:
   4. `odek session list` with 10,000 sessions on disk, interleaved with `odek --version`;
   5. what saving costs: 400-iteration runs with autosave against the same runs with
      `--ephemeral` — one that keeps a plan current (a change every ~3 iterations) and trims
-     its context from about iteration 50, and a plain read-only one.
+     its context from about iteration 50, and a plain read-only one;
+  6. the prompt cache (`--only cache`, part of `all`): 36-iteration runs that keep a 5-step
+     plan current (a change every 3 iterations, no trimming), with the plan message last
+     (`planning.placement` `tail`, the default), where the transcript keeps it (`head`) and
+     with `--no-planning`: the share of request bytes that are a byte-identical prefix of
+     the run's previous request (counted by the server, see scripted_server.py's `cache`
+     scenario) and the cached-token share `odek usage --json` reports from the usage the
+     server returns (it simulates a provider's prompt cache).
 
 Every timing spawns the process from Python (`subprocess.Popen` + `os.wait4`), so the fixed
 cost of spawning is in every figure alike; the comparisons interleave their commands so
@@ -251,11 +258,23 @@ def start_server(iterations, scenario="plain"):
     return server, port
 
 
-def server_requests(port):
+def server_stats(port):
     import urllib.request
 
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/stats", timeout=5) as r:
-        return json.load(r)["chat_requests"]
+        return json.load(r)
+
+
+def server_requests(port):
+    return server_stats(port)["chat_requests"]
+
+
+def server_reset(port):
+    import urllib.request
+
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/reset", data=b"", method="POST")
+    with urllib.request.urlopen(request, timeout=5) as r:
+        r.read()
 
 
 def agent_run(binary, reps, iterations, root):
@@ -522,6 +541,112 @@ def saving_cost(binary, reps, iterations, window, root):
 
 
 # ---------------------------------------------------------------------------------------
+# 6. the prompt cache: where the plan message goes
+
+
+CACHE_VARIANTS = {
+    # name: (extra environment, extra `odek run` flags)
+    "tail": ({}, []),
+    "head": ({"ODEK_PLANNING_PLACEMENT": "head"}, []),
+    "no-planning": ({}, ["--no-planning"]),
+}
+
+
+def cache_share(binary, reps, iterations, root):
+    """Identical-prefix share of the requests of `iterations`-call runs, per plan placement
+    (the `cache` scenario of scripted_server.py), and the cached-token share odek reports."""
+    work = os.path.join(root, "cache-work")
+    os.makedirs(work)
+    with open(os.path.join(work, "notes.txt"), "w") as f:
+        # ~1.5 KB of notes, read at most iterations.
+        f.write("".join(f"note {i:02}: the request parser keeps its state per connection\n" for i in range(1, 26)))
+    task = "Work through the notes in notes.txt step by step, keep your plan current, and report."
+    results = {}
+    for name, (extra_env, flags) in CACHE_VARIANTS.items():
+        home = os.path.join(root, f"cache-home-{name}")
+        odek_home = os.path.join(home, ".odek")
+        os.makedirs(odek_home)
+        config = os.path.join(odek_home, "config.json")
+        with open(config, "w") as f:
+            json.dump({"dangerous": {"action": "allow"}}, f)
+        os.chmod(config, 0o600)
+        server, port = start_server(iterations, "cache")
+        try:
+            env = clean_env(
+                home,
+                odek_home,
+                dict(
+                    {"ODEK_BASE_URL": f"http://127.0.0.1:{port}/v1", "ODEK_MODEL": "bench-model"},
+                    **extra_env,
+                ),
+            )
+            argv = [binary, "run", "--max-iter", str(iterations + 4)] + flags + [task]
+            per_rep = []
+            for rep in range(reps):
+                server_reset(port)
+                run_once(argv, env, cwd=work, check=expect_ok(f"odek run ({name}, rep {rep + 1})", "Finished"))
+                stats = server_stats(port)
+                if stats["chat_requests"] != iterations:
+                    raise SystemExit(
+                        f"odek run ({name}) made {stats['chat_requests']} model calls, expected {iterations}"
+                    )
+                per_rep.append(stats["cache"])
+        finally:
+            server.terminate()
+            server.wait()
+        usage = {}
+
+        def read_usage(rc, out, err):
+            expect_ok(f"odek usage --json ({name})")(rc, out, err)
+            usage.update(json.loads(out))
+
+        run_once([binary, "usage", "--json"], env, check=read_usage)
+        if usage.get("runs") != reps or usage.get("iterations") != reps * iterations:
+            raise SystemExit(f"odek usage ({name}): expected {reps} runs of {iterations} iterations, got {usage}")
+        first = per_rep[0]
+        share = 100 * first["prefix_bytes"] / first["bytes"]
+        same = all(r == first for r in per_rep)
+        log(
+            f"cache, {name}: {first['requests'] + first['runs']} requests/run, "
+            f"prefix {first['prefix_bytes']}/{first['bytes']} bytes = {share:.1f} % "
+            f"({'identical in all' if same else 'DIFFERENT across'} {reps} runs); odek usage: "
+            f"{usage['cached_tokens']}/{usage['input_tokens']} cached tokens, plan_bytes {usage['plan_bytes']}"
+        )
+        results[name] = (per_rep, usage)
+    return results
+
+
+def print_cache_table(cache, iterations):
+    print(
+        "| variant | requests per run | request bytes | identical-prefix bytes | share | plan bytes "
+        "| cached tokens / input tokens (`odek usage`) |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for name, (per_rep, usage) in cache.items():
+        first = per_rep[0]
+        share = 100 * first["prefix_bytes"] / first["bytes"]
+        spread = ""
+        if any(r != first for r in per_rep):
+            shares = [100 * r["prefix_bytes"] / r["bytes"] for r in per_rep]
+            spread = f" (runs: {min(shares):.1f}–{max(shares):.1f} %)"
+        label = {"tail": "`tail` (default)", "head": "`head`", "no-planning": "`--no-planning`"}[name]
+        cached = 100 * usage["cached_tokens"] / usage["input_tokens"] if usage["input_tokens"] else 0.0
+        print(
+            f"| {label} | {first['requests'] + first['runs']} | {first['bytes']:,} | "
+            f"{first['prefix_bytes']:,} | **{share:.1f} %**{spread} | {first['plan_bytes']:,} "
+            f"(odek: {usage['plan_bytes'] // len(per_rep):,}) | "
+            f"{usage['cached_tokens']:,} / {usage['input_tokens']:,} = {cached:.1f} % |"
+        )
+    reps = len(next(iter(cache.values()))[0])
+    print(
+        f"\nRequest and prefix bytes: the {iterations - 1} requests after each run's first, per run; "
+        f"plan bytes: the `[Current plan:` messages of all {iterations} requests of a run (the server's "
+        f"count, then odek's `plan_bytes`); `odek usage` sums {reps} runs per variant, first "
+        "requests (never cached) included."
+    )
+
+
+# ---------------------------------------------------------------------------------------
 
 
 def main():
@@ -540,11 +665,13 @@ def main():
         default=56_000,
         help="context window of the long saving run (trimming starts near iteration 50)",
     )
+    p.add_argument("--cache-iterations", type=int, default=36, help="model calls per cache run")
+    p.add_argument("--cache-reps", type=int, default=3, help="runs per plan placement")
     p.add_argument(
         "--only",
-        choices=["all", "saving"],
+        choices=["all", "saving", "cache"],
         default="all",
-        help="measure everything, or only the saving cost (section 5)",
+        help="measure everything, or only the saving cost (section 5) or the prompt cache (section 6)",
     )
     args = p.parse_args()
     binary = os.path.abspath(args.bin)
@@ -559,6 +686,12 @@ def main():
         print(f"\nMachine: {host}.\n")
         print_saving_table(saving, args.saving_iterations)
         return
+    if args.only == "cache":
+        with tempfile.TemporaryDirectory(prefix="odek-bench-") as root:
+            cache = cache_share(binary, args.cache_reps, args.cache_iterations, root)
+        print(f"\nMachine: {host}.\n")
+        print_cache_table(cache, args.cache_iterations)
+        return
     size = binary_size(binary)
     with tempfile.TemporaryDirectory(prefix="odek-bench-") as root:
         version = version_startup(binary, args.version_runs, clean_env(root, os.path.join(root, "v")))
@@ -567,6 +700,7 @@ def main():
         saving = saving_cost(
             binary, args.saving_reps, args.saving_iterations, args.saving_window, root
         )
+        cache = cache_share(binary, args.cache_reps, args.cache_iterations, root)
 
     v, lv, l, la = (
         version.ms(),
@@ -619,6 +753,8 @@ def main():
         print(f"| {what} | {figure} |")
     print()
     print_saving_table(saving, args.saving_iterations)
+    print()
+    print_cache_table(cache, args.cache_iterations)
 
 
 def print_saving_table(saving, iterations):

@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # End-to-end figures for odek: binary size, `odek --version` start-up, a 20-iteration run
 # against a local scripted OpenAI-protocol server (bench/scripted_server.py),
-# `odek session list` with 10,000 sessions on disk next to `odek --version`, and what
-# saving a session costs on 400-iteration runs (autosave against --ephemeral).
+# `odek session list` with 10,000 sessions on disk next to `odek --version`, what
+# saving a session costs on 400-iteration runs (autosave against --ephemeral), and how much
+# of each request is a byte-identical prefix of the previous one (what a provider's prompt
+# cache can reuse) on 36-iteration runs that keep a plan current, with the plan message last
+# (planning.placement tail), where the transcript keeps it (head) and with --no-planning.
 #
 # Needs bash, coreutils, python3 (standard library only) and cargo. Builds the release
 # binary first; set ODEK_BENCH_NO_BUILD=1 to measure an existing one (ODEK_BIN=path picks
 # it). Knobs, with their defaults: ODEK_BENCH_VERSION_RUNS=200 ODEK_BENCH_RUN_REPS=20
 # ODEK_BENCH_SESSIONS=10000 ODEK_BENCH_LIST_RUNS=100 ODEK_BENCH_SAVING_ITERATIONS=400
-# ODEK_BENCH_SAVING_REPS=15; ODEK_BENCH_ONLY=saving measures only the saving cost. Progress
-# goes to stderr; the Markdown tables for docs/PERFORMANCE.md go to stdout.
+# ODEK_BENCH_SAVING_REPS=15 ODEK_BENCH_CACHE_REPS=3; ODEK_BENCH_ONLY=saving measures only the
+# saving cost, ODEK_BENCH_ONLY=cache only the prompt-cache prefix share (3 runs of each
+# placement, a few seconds). Progress goes to stderr; the Markdown tables for
+# docs/PERFORMANCE.md go to stdout.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -38,4 +43,5 @@ exec python3 "$root/bench/measure.py" \
     --list-runs "${ODEK_BENCH_LIST_RUNS:-100}" \
     --saving-iterations "${ODEK_BENCH_SAVING_ITERATIONS:-400}" \
     --saving-reps "${ODEK_BENCH_SAVING_REPS:-15}" \
+    --cache-reps "${ODEK_BENCH_CACHE_REPS:-3}" \
     --only "${ODEK_BENCH_ONLY:-all}"

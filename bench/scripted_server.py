@@ -19,15 +19,35 @@ trimming — which drops old tool results — cannot confuse it:
     `big.txt`; the last one answers. A request without tools (the compaction side call that
     trimming makes) is answered with a short digest.
 
+With `--scenario cache` (the prompt-cache benchmark, `bench/measure.py --only cache`), runs
+are told apart by their task as well. Step 1 creates a 5-step plan (ids s1..s5); every third
+step changes it (the next step in progress with the one before done, or a progress note on
+the step in progress; `complete` for the last step; a fresh plan after 11 changes); the other
+steps alternate `read_file` of `notes.txt` and `shell` `echo N`; the last one answers. A
+request without the `plan` tool (a `--no-planning` run) reads `notes.txt` in place of each
+plan call, so every run has the same length; a request without tools (a side call) gets a
+short text answer. For every request of a run the server builds the prompt as a provider
+sees it, `json.dumps(tools)` followed by `json.dumps(m)` for each message in order, and
+counts, for every request after the run's first, the UTF-8 bytes of that prompt and those of
+its longest common prefix with the run's previous prompt. The usage it returns simulates a
+provider's prompt cache: `prompt_tokens` = ceil(prompt bytes / 4),
+`prompt_tokens_details.cached_tokens` = common-prefix bytes // 4 (0 on a run's first
+request), `completion_tokens` = 40.
+
 `"stream": true` is answered with SSE (`data: {...}` chunks: role, content pieces, tool-call
 fragments, finish reason, usage, `data: [DONE]`), otherwise with one JSON body. `GET
 /v1/models` lists the model without a context window (so odek never trims). `GET /stats`
 returns the number of chat requests served so far, to check each run made the expected
-number of calls.
+number of calls, and the prefix counts of the cache scenario: `{"chat_requests": N, "cache":
+{"runs": ..., "requests": R, "bytes": B, "prefix_bytes": P, "plan_bytes": ..., "side_calls":
+...}}` (`requests`, `bytes` and `prefix_bytes` cover the requests after each run's first;
+`plan_bytes` is the content bytes of the `[Current plan:` messages of all requests). `POST
+/reset` sets all counts and runs back to zero.
 """
 
 import argparse
 import json
+import math
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -39,8 +59,17 @@ class State:
     iterations = 20
     scenario = "plain"
     chat_requests = 0
-    steps = {}  # task -> requests served so far (long/readonly scenarios)
+    steps = {}  # task -> requests served so far (long/readonly/cache scenarios)
+    prompts = {}  # task -> the run's previous prompt as a provider sees it (cache scenario)
+    cache = {}  # the prefix counts of the cache scenario (see new_cache_counts)
     lock = threading.Lock()
+
+
+def new_cache_counts():
+    return {"runs": 0, "requests": 0, "bytes": 0, "prefix_bytes": 0, "plan_bytes": 0, "side_calls": 0}
+
+
+State.cache = new_cache_counts()
 
 
 def call(step, name, args):
@@ -92,6 +121,107 @@ def counted_message(request):
     return call(step, "read_file", {"path": "big.txt"})
 
 
+CACHE_TITLES = [
+    "Read the notes and list the open questions",
+    "Check each question against the code base",
+    "Write down the answers with their sources",
+    "Run the checks and record what they print",
+    "Summarise the findings for the final report",
+]
+
+
+def cache_plan_call(step):
+    """Plan work of the cache scenario for `step` (1 or a multiple of 3): create the 5-step
+    plan, then 11 changes (in progress, a progress note, done + next in progress, ...,
+    `complete` of s5), then a fresh plan."""
+    change = (step // 3) % 12  # 0: (re)create
+    if step == 1 or change == 0:
+        steps = [{"id": f"s{i}", "title": t} for i, t in enumerate(CACHE_TITLES, 1)]
+        return call(step, "plan", {"verb": "create", "steps": steps})
+    current = (change + 1) // 2  # s1 for changes 1-2, s2 for 3-4, ..., s5 for 9-10
+    if change == 11:
+        return call(step, "plan", {"verb": "complete", "step_id": "s5"})
+    if change % 2 == 0:
+        note = f"checked {change * 3} of the notes so far; nothing unexpected"
+        return call(step, "plan", {"verb": "update", "updates": [{"id": f"s{current}", "note": note}]})
+    updates = [{"id": f"s{current}", "status": "in_progress"}]
+    if current > 1:
+        updates.insert(0, {"id": f"s{current - 1}", "status": "done"})
+    return call(step, "plan", {"verb": "update", "updates": updates})
+
+
+def common_prefix_len(a, b):
+    """Length of the longest common prefix of two byte strings (binary search on slices)."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def provider_prompt(request):
+    """The prompt as a provider sees it: tool definitions first (chat templates put them
+    first), then every message in order, as UTF-8 bytes."""
+    parts = [json.dumps(request.get("tools") or [])]
+    parts.extend(json.dumps(m) for m in request.get("messages") or [])
+    return "".join(parts).encode()
+
+
+def plan_message_bytes(request):
+    total = 0
+    for m in request.get("messages") or []:
+        content = m.get("content")
+        if m.get("role") == "system" and isinstance(content, str) and content.startswith("[Current plan:"):
+            total += len(content.encode())
+    return total
+
+
+def cache_message(request):
+    """The cache scenario: the assistant message, and the usage with simulated cache hits."""
+    tools = request.get("tools")
+    if not tools:
+        with State.lock:
+            State.cache["side_calls"] += 1
+        return {"role": "assistant", "content": "Noted."}, dict(USAGE)
+    key = first_user(request)
+    prompt = provider_prompt(request)
+    plan_bytes = plan_message_bytes(request)
+    with State.lock:
+        step = State.steps.get(key, 0) + 1
+        State.steps[key] = step
+        previous = State.prompts.get(key)
+        State.prompts[key] = prompt
+        prefix = 0
+        State.cache["plan_bytes"] += plan_bytes
+        if previous is None:
+            State.cache["runs"] += 1
+        else:
+            prefix = common_prefix_len(previous, prompt)
+            State.cache["requests"] += 1
+            State.cache["bytes"] += len(prompt)
+            State.cache["prefix_bytes"] += prefix
+    prompt_tokens = math.ceil(len(prompt) / 4)
+    usage = {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": 40,
+        "total_tokens": prompt_tokens + 40,
+        "prompt_tokens_details": {"cached_tokens": prefix // 4},
+    }
+    if step >= State.iterations:
+        return {"role": "assistant", "content": f"Finished: {step} steps done, the plan is complete."}, usage
+    has_plan = any((t.get("function") or {}).get("name") == "plan" for t in tools)
+    if step == 1 or step % 3 == 0:
+        if has_plan:
+            return cache_plan_call(step), usage
+        return call(step, "read_file", {"path": "notes.txt"}), usage
+    if step % 2 == 0:
+        return call(step, "read_file", {"path": "notes.txt"}), usage
+    return call(step, "shell", {"command": f"echo {step}", "description": f"step {step}"}), usage
+
+
 def script_message(request):
     """The assistant message for this point of the conversation."""
     messages = request.get("messages") or []
@@ -112,7 +242,7 @@ def finish_reason(message):
     return "tool_calls" if message.get("tool_calls") else "stop"
 
 
-def sse_body(message):
+def sse_body(message, usage):
     chunks = [{"choices": [{"index": 0, "delta": {"role": "assistant"}}]}]
     content = message.get("content") or ""
     for i in range(0, len(content), 16):
@@ -132,7 +262,7 @@ def sse_body(message):
     chunks.append(
         {"choices": [{"index": 0, "delta": {}, "finish_reason": finish_reason(message)}]}
     )
-    chunks.append({"choices": [], "usage": USAGE})
+    chunks.append({"choices": [], "usage": usage})
     body = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
     return body.encode()
 
@@ -159,7 +289,7 @@ class Handler(BaseHTTPRequestHandler):
             self.send(200, "application/json", json.dumps(listing).encode())
         elif self.path == "/stats":
             with State.lock:
-                stats = {"chat_requests": State.chat_requests}
+                stats = {"chat_requests": State.chat_requests, "cache": dict(State.cache)}
             self.send(200, "application/json", json.dumps(stats).encode())
         else:
             self.send(404, "text/plain", b"not found")
@@ -167,6 +297,14 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
+        if self.path == "/reset":
+            with State.lock:
+                State.chat_requests = 0
+                State.steps.clear()
+                State.prompts.clear()
+                State.cache = new_cache_counts()
+            self.send(200, "application/json", b"{}")
+            return
         if self.path != "/v1/chat/completions":
             self.send(404, "text/plain", b"not found")
             return
@@ -177,12 +315,15 @@ class Handler(BaseHTTPRequestHandler):
             return
         with State.lock:
             State.chat_requests += 1
+        usage = USAGE
         if State.scenario == "plain":
             message = script_message(request)
+        elif State.scenario == "cache":
+            message, usage = cache_message(request)
         else:
             message = counted_message(request)
         if request.get("stream"):
-            self.send(200, "text/event-stream", sse_body(message))
+            self.send(200, "text/event-stream", sse_body(message, usage))
         else:
             body = {
                 "id": "cmpl-bench",
@@ -190,7 +331,7 @@ class Handler(BaseHTTPRequestHandler):
                 "choices": [
                     {"index": 0, "message": message, "finish_reason": finish_reason(message)}
                 ],
-                "usage": USAGE,
+                "usage": usage,
             }
             self.send(200, "application/json", json.dumps(body).encode())
 
@@ -199,7 +340,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=20, help="model calls per run")
     parser.add_argument("--port", type=int, default=0)
-    parser.add_argument("--scenario", choices=["plain", "long", "readonly"], default="plain")
+    parser.add_argument("--scenario", choices=["plain", "long", "readonly", "cache"], default="plain")
     args = parser.parse_args()
     if args.iterations < 1:
         parser.error("--iterations must be at least 1")
