@@ -40,6 +40,19 @@ fn events(path: &std::path::Path) -> Vec<Value> {
         .collect()
 }
 
+/// `odek run --events-jsonl <file> ARGS…`: its output and the events it wrote.
+async fn run_with_events(
+    sb: &Sandbox,
+    server: &ScriptedServer,
+    args: &[&str],
+) -> (std::process::Output, Vec<Value>) {
+    let path = sb.dir.path().join("events.jsonl");
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.arg("run").arg("--events-jsonl").arg(&path).args(args);
+    let out = output(cmd).await;
+    (out, events(&path))
+}
+
 fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
     events.iter().filter(|e| e["type"] == kind).collect()
 }
@@ -219,19 +232,13 @@ async fn cached_tokens_reach_events_the_summary_line_the_session_and_odek_usage(
     ])
     .await;
     let sb = Sandbox::new();
-    let events_path = sb.dir.path().join("events.jsonl");
-    let mut cmd = sb.odek(&server.base_url());
-    cmd.args(["run", "--no-stream", "--events-jsonl"])
-        .arg(&events_path)
-        .arg("first");
-    let out = output(cmd).await;
+    let (out, ev) = run_with_events(&sb, &server, &["--no-stream", "first"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("3 iterations · 2 tool calls · 3600 tokens in (2000 cached, 55%) · 30 out"),
         "{stderr}"
     );
-    let ev = events(&events_path);
     let per_iteration: Vec<u64> = of_type(&ev, "iteration_completed")
         .iter()
         .map(|e| e["data"]["cached_tokens"].as_u64().expect("cached_tokens"))
@@ -366,15 +373,9 @@ async fn three_blocked_transitions_fire_one_streak_event_and_hint() {
     ])
     .await;
     let sb = Sandbox::new();
-    let events_path = sb.dir.path().join("events.jsonl");
-    let mut cmd = sb.odek(&server.base_url());
-    cmd.args(["run", "--events-jsonl"])
-        .arg(&events_path)
-        .arg("do a b c d");
-    let out = output(cmd).await;
+    let (out, ev) = run_with_events(&sb, &server, &["do a b c d"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
 
-    let ev = events(&events_path);
     let plan_events: Vec<(String, Value)> = ev
         .iter()
         .filter(|e| e["type"].as_str().is_some_and(|t| t.starts_with("plan_")))
@@ -442,12 +443,7 @@ async fn the_iteration_cap_summary_lists_the_remaining_steps() {
     ])
     .await;
     let sb = Sandbox::new();
-    let events_path = sb.dir.path().join("events.jsonl");
-    let mut cmd = sb.odek(&server.base_url());
-    cmd.args(["run", "--max-iter", "3", "--events-jsonl"])
-        .arg(&events_path)
-        .arg("write the report");
-    let out = output(cmd).await;
+    let (out, ev) = run_with_events(&sb, &server, &["--max-iter", "3", "write the report"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -460,7 +456,6 @@ async fn the_iteration_cap_summary_lists_the_remaining_steps() {
         remaining_lines(&stdout),
         "s1 [in_progress] gather\ns2 [pending] write\ns3 [pending] review"
     );
-    let ev = events(&events_path);
     let done = of_type(&ev, "run_completed");
     assert_eq!(
         done[0]["data"]["remaining"],
@@ -478,12 +473,8 @@ async fn a_tool_call_budget_gets_a_closing_summary_with_the_remaining_steps() {
     ])
     .await;
     let sb = Sandbox::new();
-    let events_path = sb.dir.path().join("events.jsonl");
-    let mut cmd = sb.odek(&server.base_url());
-    cmd.args(["run", "--max-tool-calls", "2", "--events-jsonl"])
-        .arg(&events_path)
-        .arg("write the report");
-    let out = output(cmd).await;
+    let args = ["--max-tool-calls", "2", "write the report"];
+    let (out, ev) = run_with_events(&sb, &server, &args).await;
     assert_eq!(out.status.code(), Some(4), "{}", show(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -504,7 +495,6 @@ async fn a_tool_call_budget_gets_a_closing_summary_with_the_remaining_steps() {
         "a tool-less side call"
     );
 
-    let ev = events(&events_path);
     let failed = of_type(&ev, "run_failed");
     assert_eq!(failed[0]["data"]["error_class"], "execution_budget");
     assert_eq!(

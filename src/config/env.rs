@@ -59,38 +59,44 @@ impl EnvReader<'_> {
         }
     }
 
-    fn action(&self, var: &str) -> Result<Option<Action>, ConfigError> {
-        match self.string(var) {
-            None => Ok(None),
-            Some(v) => match v.trim().to_ascii_lowercase().as_str() {
-                "allow" => Ok(Some(Action::Allow)),
-                "deny" => Ok(Some(Action::Deny)),
-                "prompt" => Ok(Some(Action::Prompt)),
-                _ => Err(invalid(var, &v, "allow, deny or prompt")),
-            },
+    /// One of a few words (any case, surrounding spaces ignored); `expected` names them in
+    /// the error.
+    fn choice<T: Copy>(
+        &self,
+        var: &str,
+        options: &[(&str, T)],
+        expected: &str,
+    ) -> Result<Option<T>, ConfigError> {
+        let Some(v) = self.string(var) else {
+            return Ok(None);
+        };
+        let word = v.trim().to_ascii_lowercase();
+        match options.iter().find(|(name, _)| *name == word) {
+            Some((_, value)) => Ok(Some(*value)),
+            None => Err(invalid(var, &v, expected)),
         }
+    }
+
+    fn action(&self, var: &str) -> Result<Option<Action>, ConfigError> {
+        let options = [
+            ("allow", Action::Allow),
+            ("deny", Action::Deny),
+            ("prompt", Action::Prompt),
+        ];
+        self.choice(var, &options, "allow, deny or prompt")
     }
 
     fn sandbox_network(&self, var: &str) -> Result<Option<SandboxNetwork>, ConfigError> {
-        match self.string(var) {
-            None => Ok(None),
-            Some(v) => match v.trim().to_ascii_lowercase().as_str() {
-                "allow" => Ok(Some(SandboxNetwork::Allow)),
-                "none" => Ok(Some(SandboxNetwork::None)),
-                _ => Err(invalid(var, &v, "allow or none")),
-            },
-        }
+        let options = [
+            ("allow", SandboxNetwork::Allow),
+            ("none", SandboxNetwork::None),
+        ];
+        self.choice(var, &options, "allow or none")
     }
 
     fn placement(&self, var: &str) -> Result<Option<PlanPlacement>, ConfigError> {
-        match self.string(var) {
-            None => Ok(None),
-            Some(v) => match v.trim().to_ascii_lowercase().as_str() {
-                "tail" => Ok(Some(PlanPlacement::Tail)),
-                "head" => Ok(Some(PlanPlacement::Head)),
-                _ => Err(invalid(var, &v, "tail or head")),
-            },
-        }
+        let options = [("tail", PlanPlacement::Tail), ("head", PlanPlacement::Head)];
+        self.choice(var, &options, "tail or head")
     }
 
     fn list(&self, var: &str) -> Option<Vec<String>> {

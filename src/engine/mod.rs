@@ -335,24 +335,24 @@ impl Engine {
         persist: Option<&PersistFn>,
         cancel: &CancellationToken,
     ) -> (Result<String, RunError>, Option<String>) {
-        let Err(error) = result else {
+        let Err(mut error) = result else {
             return (result, None);
         };
         state.ctx.drop_unanswered_tool_calls();
+        let budget = match &error {
+            RunError::Budget { limit, .. } => Some(*limit),
+            _ => None,
+        };
         let mut summary = None;
-        let mut error = error;
-        if let RunError::Budget { limit, .. } = &error {
-            match self
-                .closing_summary(state, summary::Limit::Budget(limit), cancel)
-                .await
-            {
-                Ok(Some(text)) => {
-                    state.ctx.push(Message::assistant(text.clone()));
-                    summary = Some(text);
-                }
-                Ok(None) => {}
+        if let Some(limit) = budget {
+            let limit = summary::Limit::Budget(limit);
+            match self.closing_summary(state, limit, cancel).await {
+                Ok(made) => summary = made,
                 Err(cancelled) => error = cancelled,
             }
+        }
+        if let Some(text) = &summary {
+            state.ctx.push(Message::assistant(text.clone()));
         }
         self.persist(persist, state).await;
         (Err(error), summary)
