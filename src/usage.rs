@@ -13,7 +13,8 @@ const DAY: i64 = 86_400;
 pub struct UsageReport {
     /// The window in days (`None` = every saved run).
     pub since_days: Option<u64>,
-    /// Sessions with at least one counted run.
+    /// Sessions with figures in the window (a counted run, or the token totals of a
+    /// session saved before run records existed).
     pub sessions: u64,
     /// Runs (turns) counted; sessions saved before run records existed add their token
     /// totals but no run.
@@ -34,6 +35,8 @@ pub struct UsageReport {
     pub plans_updated: u64,
     /// Transitions of a step to `blocked`.
     pub plans_blocked: u64,
+    /// Times the blocked-step streak fired (`plan_blocked` events).
+    pub blocked_streaks: u64,
     /// Runs that ended with a plan.
     pub runs_with_plan: u64,
     /// Steps done at the end of those runs.
@@ -58,6 +61,7 @@ impl UsageReport {
         self.plans_created += r.plans_created;
         self.plans_updated += r.plans_updated;
         self.plans_blocked += r.plans_blocked;
+        self.blocked_streaks += r.blocked_streaks;
         self.runs_with_plan += u64::from(r.steps_total > 0);
         self.steps_done += r.steps_done;
         self.steps_total += r.steps_total;
@@ -131,10 +135,11 @@ pub fn render_text(r: &UsageReport) -> String {
         r.iterations, r.tool_calls
     ));
     out.push_str(&format!(
-        "  plans   {} created · {} updated · {} blocked · {}/{} steps done in {} run(s) with a plan · {} plan bytes sent\n",
+        "  plans   {} created · {} updated · {} blocked ({} streaks) · {}/{} steps done in {} run(s) with a plan · {} plan bytes sent\n",
         r.plans_created,
         r.plans_updated,
         r.plans_blocked,
+        r.blocked_streaks,
         r.steps_done,
         r.steps_total,
         r.runs_with_plan,

@@ -59,6 +59,11 @@ fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
 
 /// The one session file in the sandbox's home.
 fn only_session(sb: &Sandbox) -> Value {
+    serde_json::from_str(&read(session_path(sb))).expect("session JSON")
+}
+
+/// The path of the one session file in the sandbox's home.
+fn session_path(sb: &Sandbox) -> std::path::PathBuf {
     let dir = sb.home.join("sessions");
     let files: Vec<_> = std::fs::read_dir(&dir)
         .expect("sessions dir")
@@ -70,7 +75,7 @@ fn only_session(sb: &Sandbox) -> Value {
         })
         .collect();
     assert_eq!(files.len(), 1, "{files:?}");
-    serde_json::from_str(&read(&files[0])).expect("session JSON")
+    files[0].clone()
 }
 
 fn create(steps: &[&str]) -> Reply {
@@ -187,7 +192,15 @@ async fn a_continued_session_keeps_its_prompt_and_tools_so_the_prefix_holds() {
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let first_turn_last = server.requests().last().cloned().expect("request");
 
-    // Minutes pass between turns in real use: the date line of the system prompt has them.
+    // Minutes pass between turns in real use, and the date line of the system prompt has
+    // them: mark the saved prompt, so a rebuilt one would show.
+    let path = session_path(&sb);
+    let mut session: Value = serde_json::from_str(&read(&path)).expect("session");
+    let prompt = session["messages"][0]["content"].as_str().expect("prompt");
+    let marked = prompt.replace("- Date: ", "- Date (as saved): ");
+    assert_ne!(marked, prompt);
+    session["messages"][0]["content"] = Value::from(marked.clone());
+    std::fs::write(&path, session.to_string()).expect("write");
     server.push(vec![echo("three"), text("checked")]);
     let mut cont = sb.odek(&server.base_url());
     cont.args(["continue", "now check it"]);
@@ -195,15 +208,16 @@ async fn a_continued_session_keeps_its_prompt_and_tools_so_the_prefix_holds() {
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let second_turn_first = server.requests()[6].clone();
     assert_eq!(
-        messages(&second_turn_first)[0],
-        messages(&first_turn_last)[0],
-        "the system prompt is the saved one"
+        messages(&second_turn_first)[0]["content"],
+        Value::from(marked),
+        "the system prompt is the saved one, never rebuilt"
     );
     assert_eq!(second_turn_first["tools"], first_turn_last["tools"]);
-    let (before, after) = (
+    let (mut before, after) = (
         without_plan(&first_turn_last),
         without_plan(&second_turn_first),
     );
+    before[0] = after[0].clone();
     assert_eq!(
         after[..before.len()],
         before[..],
@@ -479,7 +493,7 @@ async fn a_tool_call_budget_gets_a_closing_summary_with_the_remaining_steps() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout.starts_with(
-            "[Execution budget reached (tool_calls) — partial summary]\n\nGathered everything; the report is not written yet.\n\nRemaining plan steps (v2: 1 of 2 not done — 0 in progress, 1 pending, 0 blocked):\n"
+            "[Execution budget reached — partial summary]\n\nGathered everything; the report is not written yet.\n\nRemaining plan steps (v2: 1 of 2 not done — 0 in progress, 1 pending, 0 blocked):\n"
         ),
         "{stdout}"
     );
@@ -509,7 +523,7 @@ async fn a_tool_call_budget_gets_a_closing_summary_with_the_remaining_steps() {
     assert!(
         last["content"]
             .as_str()
-            .is_some_and(|c| c.starts_with("[Execution budget reached (tool_calls)")),
+            .is_some_and(|c| c.starts_with("[Execution budget reached — partial summary]")),
         "{last}"
     );
     assert_eq!(session["runs"][0]["steps_done"], 1);
@@ -589,4 +603,71 @@ async fn odek_usage_counts_sessions_saved_before_run_records() {
     bad.args(["usage", "--since", "0"]);
     let out = output(bad).await;
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_report_the_iteration_cap_still_lists_the_remaining_steps() {
+    let server = ScriptedServer::start(vec![
+        create(&["gather", "write"]),
+        echo("working"),
+        Reply::Status(
+            400,
+            vec![],
+            r#"{"error":{"message":"no summaries today"}}"#.into(),
+        ),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let (out, ev) = run_with_events(&sb, &server, &["--max-iter", "2", "write it"]).await;
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.starts_with(
+            "[Iteration budget reached — partial summary]\n\n(No report: the model could not be asked for a summary.)\n\nRemaining plan steps (v1: 2 of 2 not done — 0 in progress, 2 pending, 0 blocked):\n"
+        ),
+        "{stdout}"
+    );
+    assert_eq!(
+        remaining_lines(&stdout),
+        "s1 [pending] gather\ns2 [pending] write"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("reached max iterations (2) without final answer"),
+        "{stderr}"
+    );
+    let failed = of_type(&ev, "run_failed");
+    assert_eq!(
+        failed[0]["data"]["remaining"],
+        json!({"steps": 2, "pending": 2, "in_progress": 0, "blocked": 0})
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_runtime_budget_gets_the_time_summary_with_the_remaining_steps() {
+    let server = ScriptedServer::start(vec![
+        create(&["wait", "report"]),
+        tools(&[("shell", json!({"command": "sleep 20"}))]),
+        text("Waited; nothing else happened."),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let (out, ev) = run_with_events(&sb, &server, &["--max-runtime", "2", "wait"]).await;
+    assert_eq!(out.status.code(), Some(4), "{}", show(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.starts_with(
+            "[Time budget reached — partial summary]\n\nWaited; nothing else happened.\n\nRemaining plan steps (v1: 2 of 2 not done"
+        ),
+        "{stdout}"
+    );
+    let failed = of_type(&ev, "run_failed");
+    assert!(
+        failed[0]["data"]["error"]
+            .as_str()
+            .is_some_and(|e| e.starts_with("execution budget exceeded: runtime")),
+        "{}",
+        failed[0]
+    );
+    assert_eq!(failed[0]["data"]["remaining"]["steps"], 2);
 }

@@ -11,7 +11,7 @@ use rustyline::error::ReadlineError;
 use super::Exit;
 use super::continue_cmd::refuse_session_fixed_flags;
 use super::flags::TurnFlags;
-use super::turn::{Setup, report_budget, summary_line, tokio_runtime};
+use super::turn::{Setup, summary_line, tokio_runtime};
 use crate::engine::RunError;
 use crate::llm::Message;
 use crate::runtime::SessionHandle;
@@ -232,12 +232,14 @@ impl Repl {
                 return;
             }
         };
+        if let Some(summary) = &outcome.summary {
+            t.print_report(summary);
+        }
         match &outcome.result {
             Ok(answer) => t.print_answer(answer),
             Err(RunError::Cancelled) => {
                 t.line("odek: turn interrupted; the session is saved and the next prompt is yours")
             }
-            Err(e @ RunError::Budget { .. }) => report_budget(t, e, outcome.summary.as_deref()),
             Err(e) => t.line(&format!("{} {e}", t.style().red("odek:"))),
         }
         t.info(&t.style().dim(&summary_line(&outcome)));

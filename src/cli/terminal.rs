@@ -98,6 +98,17 @@ impl Terminal {
         self.lock().answer_streamed
     }
 
+    /// Prints a text on the answer stream whatever was streamed before (the closing
+    /// summary of a limit, which is never streamed: a streamed answer it follows may have
+    /// been cut off), on a line of its own.
+    pub fn print_report(&self, text: &str) {
+        let mut st = self.lock();
+        clear_spinner(&mut st);
+        close_answer_line(self.opts.answer, &mut st);
+        st.answer_streamed = false;
+        write_answer(self.opts.answer, &format!("{}\n", text.trim_end()));
+    }
+
     /// Prints the final answer unless it was streamed already.
     pub fn print_answer(&self, answer: &str) {
         let mut st = self.lock();

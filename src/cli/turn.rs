@@ -313,6 +313,9 @@ pub fn report_outcome(
     max_iterations: u32,
 ) -> anyhow::Result<()> {
     let t = &setup.terminal;
+    if let Some(summary) = &outcome.summary {
+        t.print_report(summary);
+    }
     let reported = match &outcome.result {
         Ok(answer) => {
             t.print_answer(answer);
@@ -328,22 +331,13 @@ pub fn report_outcome(
             Ok(())
         }
         Err(e @ RunError::Budget { .. }) => {
-            report_budget(t, e, outcome.summary.as_deref());
+            t.line(&format!("{} {e}", t.style().red("odek:")));
             Ok(())
         }
         Err(e) => Err(anyhow::anyhow!("{e}")),
     };
     t.info(&t.style().dim(&summary_line(outcome)));
     reported
-}
-
-/// A budget that ended the run: the closing summary (on the answer stream, it is the
-/// run's report), then the reason.
-pub fn report_budget(t: &Terminal, error: &RunError, summary: Option<&str>) {
-    if let Some(summary) = summary {
-        t.print_answer(summary);
-    }
-    t.line(&format!("{} {error}", t.style().red("odek:")));
 }
 
 /// The run's one line of figures: iterations, tool calls, tokens in (with the share the

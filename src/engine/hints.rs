@@ -8,14 +8,14 @@ use crate::plan::PlanState;
 /// The hint of the blocked-step streak (see [`crate::plan::BLOCKED_STREAK`]).
 pub const BLOCKED_STREAK_HINT: &str = "⚠️ Plan steps were marked blocked 3 times in a row without progress. Stop retrying the blocked work: decompose the blocked step into smaller steps you can do, or reorder the plan to continue with a step that is not blocked (replan with plan create if the approach has changed).";
 
-/// The plan-aware line that ends the hint message when there is a plan with open steps:
+/// The plan-aware line that ends the hint message when there is a plan:
 /// `plan: in_progress=<id>, next_pending=<id>` (`none` where there is no such step). Ids
 /// only: titles are model-written and the hint is an unwrapped system message.
 pub fn plan_suffix(plan: &PlanState) -> Option<String> {
-    let (current, next) = plan.position();
-    if current.is_none() && next.is_none() {
+    if plan.version == 0 || plan.steps.is_empty() {
         return None;
     }
+    let (current, next) = plan.position();
     let id = |s: Option<&crate::plan::PlanStep>| s.map_or("none", |s| s.id.as_str()).to_string();
     Some(format!(
         "plan: in_progress={}, next_pending={}",
@@ -215,7 +215,12 @@ mod tests {
             Some("plan: in_progress=none, next_pending=b")
         );
         let p = plan(&[("a", Done), ("b", Blocked)]);
-        assert_eq!(plan_suffix(&p), None, "nothing open to name");
+        assert_eq!(
+            plan_suffix(&p).as_deref(),
+            Some("plan: in_progress=none, next_pending=none"),
+            "a plan with nothing to name still says so"
+        );
+        assert_eq!(plan_suffix(&PlanState::default()), None, "no plan, no line");
     }
 
     #[test]

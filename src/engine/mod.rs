@@ -182,8 +182,9 @@ pub struct RunOutcome {
     pub result: Result<String, RunError>,
     /// True when the answer is the partial summary made at the iteration cap.
     pub partial: bool,
-    /// The closing summary when an execution budget ended the run (`result` is the
-    /// error; the summary is the transcript's last message).
+    /// The closing summary when a limit ended the run without an answer (`result` is the
+    /// error; the summary is the transcript's last message): a budget, or the iteration cap
+    /// when the model could not report but the plan has open steps.
     pub summary: Option<String>,
     /// Tokens used by the run.
     pub usage: Usage,
@@ -326,8 +327,10 @@ impl Engine {
         }
     }
 
-    /// The end of a failed run: a budget gets its closing summary (the transcript's last
-    /// message); every failure leaves a valid transcript, saved.
+    /// The end of a run that did not answer: every failure leaves a valid transcript,
+    /// saved. A limit (the iteration cap, a budget) gets its closing summary as the
+    /// transcript's last message: at the iteration cap a report from the model is the
+    /// run's answer (`partial`); otherwise the run fails and the summary goes along.
     async fn close(
         &self,
         state: &mut RunState,
@@ -339,20 +342,21 @@ impl Engine {
             return (result, None);
         };
         state.ctx.drop_unanswered_tool_calls();
-        let budget = match &error {
-            RunError::Budget { limit, .. } => Some(*limit),
-            _ => None,
-        };
         let mut summary = None;
-        if let Some(limit) = budget {
-            let limit = summary::Limit::Budget(limit);
+        if let Some(limit) = summary::Limit::of(&error) {
             match self.closing_summary(state, limit, cancel).await {
-                Ok(made) => summary = made,
+                Ok(Some(closing)) => {
+                    state.ctx.push(Message::assistant(closing.text.clone()));
+                    if closing.reported && matches!(limit, summary::Limit::Iterations) {
+                        state.partial = true;
+                        self.persist(persist, state).await;
+                        return (Ok(closing.text), None);
+                    }
+                    summary = Some(closing.text);
+                }
+                Ok(None) => {}
                 Err(cancelled) => error = cancelled,
             }
-        }
-        if let Some(text) = &summary {
-            state.ctx.push(Message::assistant(text.clone()));
         }
         self.persist(persist, state).await;
         (Err(error), summary)
@@ -408,15 +412,7 @@ impl Engine {
                 Step::Done(answer) => return Ok(answer),
             }
         }
-        let max = self.settings.max_iterations;
-        let answer = self
-            .closing_summary(state, summary::Limit::Iterations, cancel)
-            .await?
-            .ok_or(RunError::MaxIterations(max))?;
-        state.partial = true;
-        state.ctx.push(Message::assistant(answer.clone()));
-        self.persist(persist, state).await;
-        Ok(answer)
+        Err(RunError::MaxIterations(self.settings.max_iterations))
     }
 
     async fn iterate(
@@ -485,8 +481,14 @@ impl Engine {
                 discards_partial_answer: n.discards_partial_answer,
             })
         };
-        let messages = state.ctx.request_messages(self.settings.plan_placement);
-        state.plan_bytes_sent += state.ctx.plan_message_bytes();
+        // Without a plan store there is no current plan: the transcript goes as it is.
+        let messages = match self.plan {
+            Some(_) => {
+                state.plan_bytes_sent += state.ctx.plan_message_bytes();
+                state.ctx.request_messages(self.settings.plan_placement)
+            }
+            None => crate::llm::RequestMessages::new(state.ctx.messages()),
+        };
         let request = ChatRequest {
             messages,
             tools: self.tools.defs(),

@@ -14,10 +14,18 @@ use crate::plan::PlanState;
 const TAIL_MESSAGES: usize = 30;
 /// Bytes kept of each of them.
 const SNIPPET_BYTES: usize = 2000;
-/// The side call may take this long (a runtime budget has already run out when it starts).
+/// The side call may take this long.
 const SUMMARY_TIMEOUT: Duration = Duration::from_secs(60);
-/// Marker that starts the partial answer at the iteration cap.
+/// How far past a runtime budget the side call may go (the report is worth a little time).
+const SUMMARY_GRACE_AFTER_RUNTIME: Duration = Duration::from_secs(15);
+/// Marker that starts the closing summary at the iteration cap.
 pub const PARTIAL_SUMMARY_MARKER: &str = "[Iteration budget reached — partial summary]";
+/// Marker of the closing summary of the runtime budget.
+pub const TIME_SUMMARY_MARKER: &str = "[Time budget reached — partial summary]";
+/// Marker of the closing summary of the tool-call and token budgets.
+pub const BUDGET_SUMMARY_MARKER: &str = "[Execution budget reached — partial summary]";
+/// Said in place of the model's report when the side call failed.
+pub const NO_REPORT: &str = "(No report: the model could not be asked for a summary.)";
 /// Untrusted source of the remaining-steps block (step titles and notes are model-written).
 pub const PLAN_REMAINING_SOURCE: &str = "plan_remaining";
 
@@ -33,39 +41,74 @@ pub(super) enum Limit {
 }
 
 impl Limit {
-    fn marker(self) -> String {
+    /// The limit behind `error`, when a limit ended the run.
+    pub(super) fn of(error: &RunError) -> Option<Limit> {
+        match error {
+            RunError::MaxIterations(_) => Some(Limit::Iterations),
+            RunError::Budget { limit, .. } => Some(Limit::Budget(limit)),
+            _ => None,
+        }
+    }
+
+    fn marker(self) -> &'static str {
         match self {
-            Limit::Iterations => PARTIAL_SUMMARY_MARKER.to_string(),
-            Limit::Budget(name) => {
-                format!("[Execution budget reached ({name}) — partial summary]")
-            }
+            Limit::Iterations => PARTIAL_SUMMARY_MARKER,
+            Limit::Budget("runtime") => TIME_SUMMARY_MARKER,
+            Limit::Budget(_) => BUDGET_SUMMARY_MARKER,
         }
     }
 }
 
+/// What a limit left: the text, and whether the model's report is in it.
+pub(super) struct ClosingSummary {
+    /// Marker, report (or [`NO_REPORT`]) and the remaining-steps block.
+    pub text: String,
+    /// True when the model made the report.
+    pub reported: bool,
+}
+
 impl Engine {
     /// The closing summary: the marker, the model's report and, when the plan has steps
-    /// that are not done, the remaining-steps block. `Ok(None)` when the model could not
-    /// make a report; `Err(Cancelled)` on Ctrl-C.
+    /// that are not done, the remaining-steps block (made locally, so it is there even
+    /// when the model could not report). `Ok(None)` when there is neither a report nor an
+    /// open step; `Err(Cancelled)` on Ctrl-C.
     pub(super) async fn closing_summary(
         &self,
         state: &mut RunState,
         limit: Limit,
         cancel: &CancellationToken,
-    ) -> Result<Option<String>, RunError> {
-        let Some(report) = self.side_summary(state, cancel).await? else {
-            return Ok(None);
-        };
-        let mut out = format!("{}\n\n{report}", limit.marker());
-        if let Some(block) = self
+    ) -> Result<Option<ClosingSummary>, RunError> {
+        let report = self.side_summary(state, cancel).await?;
+        let block = self
             .plan
             .as_ref()
-            .and_then(|p| remaining_block(&p.snapshot()))
-        {
-            out.push_str("\n\n");
-            out.push_str(&block);
+            .and_then(|p| remaining_block(&p.snapshot()));
+        if report.is_none() && block.is_none() {
+            return Ok(None);
         }
-        Ok(Some(out))
+        let reported = report.is_some();
+        let mut text = format!(
+            "{}\n\n{}",
+            limit.marker(),
+            report.as_deref().unwrap_or(NO_REPORT)
+        );
+        if let Some(block) = block {
+            text.push_str("\n\n");
+            text.push_str(&block);
+        }
+        Ok(Some(ClosingSummary { text, reported }))
+    }
+
+    /// How long the side call may take: [`SUMMARY_TIMEOUT`], within
+    /// [`SUMMARY_GRACE_AFTER_RUNTIME`] of the end of a runtime budget.
+    fn summary_timeout(&self, state: &RunState) -> Duration {
+        match self.deadline(state.started) {
+            None => SUMMARY_TIMEOUT,
+            Some(deadline) => {
+                let left = deadline.saturating_duration_since(std::time::Instant::now());
+                SUMMARY_TIMEOUT.min(left + SUMMARY_GRACE_AFTER_RUNTIME)
+            }
+        }
     }
 
     async fn side_summary(
@@ -84,23 +127,24 @@ impl Engine {
             max_tokens: Some(1024),
             on_retry: None,
         };
-        let call = tokio::time::timeout(SUMMARY_TIMEOUT, self.model.complete(&request, None));
+        let timeout = self.summary_timeout(state);
+        let call = tokio::time::timeout(timeout, self.model.complete(&request, None));
         let response = tokio::select! {
             r = call => r,
             _ = cancel.cancelled() => return Err(RunError::Cancelled),
         };
         match response {
-            Ok(Ok(r)) if !r.message.content.trim().is_empty() => {
+            Ok(Ok(r)) => {
                 state.usage.add(&r.usage);
-                Ok(Some(r.message.content.trim().to_string()))
+                let report = r.message.content.trim();
+                Ok((!report.is_empty()).then(|| report.to_string()))
             }
-            Ok(Ok(_)) => Ok(None),
             Ok(Err(e)) => {
                 tracing::warn!("closing summary failed: {e}");
                 Ok(None)
             }
             Err(_) => {
-                tracing::warn!("closing summary timed out");
+                tracing::warn!("closing summary timed out after {timeout:?}");
                 Ok(None)
             }
         }

@@ -336,7 +336,7 @@ async fn tool_call_budget_stops_the_run() {
     let summary = out.summary.expect("a closing summary");
     assert_eq!(
         summary,
-        "[Execution budget reached (tool_calls) — partial summary]\n\nnever"
+        "[Execution budget reached — partial summary]\n\nnever"
     );
     let n = out.messages.len();
     assert_eq!(

@@ -224,6 +224,7 @@ fn run_record(run: &RunOutcome) -> RunRecord {
         plans_created: plan.activity.plans_created,
         plans_updated: plan.activity.plans_updated,
         plans_blocked: plan.activity.plans_blocked,
+        blocked_streaks: plan.activity.blocked_streaks,
         steps_done: plan.steps_done,
         steps_total: plan.steps_total,
         plan_bytes: plan.plan_bytes_sent,

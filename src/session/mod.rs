@@ -126,6 +126,8 @@ pub struct RunRecord {
     pub plans_updated: u64,
     /// Transitions of a step to `blocked`.
     pub plans_blocked: u64,
+    /// Times the blocked-step streak fired (`plan_blocked` events).
+    pub blocked_streaks: u64,
     /// Steps done when the run ended.
     pub steps_done: u64,
     /// Steps in the plan when the run ended.

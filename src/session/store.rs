@@ -276,9 +276,9 @@ impl SessionStore {
 
     /// The run records of every session updated at or after `since` (Unix seconds; `None`
     /// = all), newest session first. Only the figures are decoded, never the transcript.
-    /// A session saved before run records existed (or by the Go original) yields one
-    /// record with its token totals, dated by its last update. Unusable files are reported
-    /// in `problems` and skipped.
+    /// Tokens a session's totals hold beyond its records (a session saved before run
+    /// records existed, or by the Go original) come as one record without a run. Unusable
+    /// files are reported in `problems` and skipped.
     pub fn run_records(&self, since: Option<i64>) -> Result<RunRecords, SessionError> {
         let list = self.list()?;
         let mut out = RunRecords {
@@ -725,6 +725,8 @@ pub struct RunRecords {
 #[derive(serde::Deserialize)]
 struct UsageFields {
     #[serde(default)]
+    created_at: String,
+    #[serde(default)]
     updated_at: String,
     #[serde(default)]
     input_tokens: u64,
@@ -737,16 +739,27 @@ struct UsageFields {
 }
 
 impl UsageFields {
-    fn into_records(self) -> Vec<RunRecord> {
-        if !self.runs.is_empty() || self.input_tokens + self.output_tokens == 0 {
-            return self.runs;
-        }
-        vec![RunRecord {
-            at: self.updated_at,
-            input_tokens: self.input_tokens,
-            output_tokens: self.output_tokens,
-            cached_tokens: self.cached_tokens,
+    /// The run records, plus one record without a run for the tokens the session's totals
+    /// hold beyond them (a session saved before run records existed, or by the Go
+    /// original): dated by its last update when it has no record at all, else by its
+    /// creation (those tokens came before its first record).
+    fn into_records(mut self) -> Vec<RunRecord> {
+        let sum = |f: fn(&RunRecord) -> u64| self.runs.iter().map(f).sum::<u64>();
+        let at = if self.runs.is_empty() {
+            std::mem::take(&mut self.updated_at)
+        } else {
+            std::mem::take(&mut self.created_at)
+        };
+        let earlier = RunRecord {
+            at,
+            input_tokens: self.input_tokens.saturating_sub(sum(|r| r.input_tokens)),
+            output_tokens: self.output_tokens.saturating_sub(sum(|r| r.output_tokens)),
+            cached_tokens: self.cached_tokens.saturating_sub(sum(|r| r.cached_tokens)),
             ..RunRecord::default()
-        }]
+        };
+        if earlier.input_tokens + earlier.output_tokens > 0 {
+            self.runs.insert(0, earlier);
+        }
+        self.runs
     }
 }

@@ -802,3 +802,48 @@ fn a_fresh_stamp_is_not_trusted() {
         "written just now: not settled"
     );
 }
+
+#[test]
+fn run_records_add_the_tokens_that_came_before_them() {
+    let (_home, store) = temp_store();
+    let mut continued = store.new_session("m", None, "old, continued", sample_messages());
+    continued.created_at = "2026-01-02T03:04:05.000Z".into();
+    continued.input_tokens = 700;
+    continued.output_tokens = 70;
+    continued.runs = vec![RunRecord {
+        at: "2026-11-30T00:00:00.000Z".into(),
+        input_tokens: 100,
+        output_tokens: 10,
+        iterations: 2,
+        ..RunRecord::default()
+    }];
+    store.save(&mut continued).expect("save");
+    let mut recorded = store.new_session("m", None, "recorded", sample_messages());
+    recorded.input_tokens = 50;
+    recorded.runs = vec![RunRecord {
+        input_tokens: 50,
+        iterations: 1,
+        ..RunRecord::default()
+    }];
+    store.save(&mut recorded).expect("save");
+
+    let found = store.run_records(None).expect("records");
+    assert!(found.problems.is_empty());
+    let of = |id: &str| {
+        found
+            .sessions
+            .iter()
+            .find(|(s, _)| s == id)
+            .map(|(_, r)| r.clone())
+            .expect("session")
+    };
+    let runs = of(&continued.id);
+    assert_eq!(runs.len(), 2, "the earlier tokens and the recorded run");
+    assert_eq!(
+        runs[0].at, "2026-01-02T03:04:05.000Z",
+        "dated by the creation"
+    );
+    assert_eq!((runs[0].input_tokens, runs[0].output_tokens), (600, 60));
+    assert_eq!(runs[0].iterations, 0, "not a run");
+    assert_eq!(of(&recorded.id).len(), 1, "nothing before its record");
+}
