@@ -85,31 +85,21 @@ pub fn rollup(
     since_days: Option<u64>,
     now: i64,
 ) -> Result<(UsageReport, Vec<String>), SessionError> {
-    let since =
-        since_days.map(|d| now.saturating_sub(i64::try_from(d).unwrap_or(i64::MAX / DAY) * DAY));
+    let since = since_days.map(|d| {
+        let days = i64::try_from(d).unwrap_or(i64::MAX);
+        now.saturating_sub(days.saturating_mul(DAY))
+    });
     let found = store.run_records(since)?;
     let mut report = UsageReport {
         since_days,
+        sessions: found.sessions.len() as u64,
         unreadable_sessions: found.problems.len() as u64,
         ..UsageReport::default()
     };
     for (_, runs) in &found.sessions {
-        let counted: Vec<&RunRecord> = runs.iter().filter(|r| in_window(r, since)).collect();
-        if counted.is_empty() {
-            continue;
-        }
-        report.sessions += 1;
-        counted.into_iter().for_each(|r| report.add(r));
+        runs.iter().for_each(|r| report.add(r));
     }
     Ok((report, found.problems))
-}
-
-fn in_window(run: &RunRecord, since: Option<i64>) -> bool {
-    let Some(since) = since else {
-        return true;
-    };
-    time::OffsetDateTime::parse(&run.at, &time::format_description::well_known::Rfc3339)
-        .is_ok_and(|t| t.unix_timestamp() >= since)
 }
 
 /// The report as text for `odek usage`.

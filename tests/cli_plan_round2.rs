@@ -53,6 +53,13 @@ async fn run_with_events(
     (out, events(&path))
 }
 
+/// The data of the run's terminal event, which must be the last event and of `kind`.
+fn terminal<'a>(events: &'a [Value], kind: &str) -> &'a Value {
+    let last = events.last().expect("events");
+    assert_eq!(last["type"], kind, "{last}");
+    &last["data"]
+}
+
 fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
     events.iter().filter(|e| e["type"] == kind).collect()
 }
@@ -258,13 +265,10 @@ async fn cached_tokens_reach_events_the_summary_line_the_session_and_odek_usage(
         .map(|e| e["data"]["cached_tokens"].as_u64().expect("cached_tokens"))
         .collect();
     assert_eq!(per_iteration, vec![0, 900, 2000], "running totals");
-    let done = of_type(&ev, "run_completed");
-    assert_eq!(done[0]["data"]["cached_tokens"], 2000);
-    assert_eq!(done[0]["data"]["input_tokens"], 3600);
-    assert!(
-        done[0]["data"].get("remaining").is_none(),
-        "no limit ended the run"
-    );
+    let done = terminal(&ev, "run_completed");
+    assert_eq!(done["cached_tokens"], 2000);
+    assert_eq!(done["input_tokens"], 3600);
+    assert!(done.get("remaining").is_none(), "no limit ended the run");
 
     let session = only_session(&sb);
     assert_eq!(session["cached_tokens"], 2000);
@@ -470,9 +474,8 @@ async fn the_iteration_cap_summary_lists_the_remaining_steps() {
         remaining_lines(&stdout),
         "s1 [in_progress] gather\ns2 [pending] write\ns3 [pending] review"
     );
-    let done = of_type(&ev, "run_completed");
     assert_eq!(
-        done[0]["data"]["remaining"],
+        terminal(&ev, "run_completed")["remaining"],
         json!({"steps": 3, "pending": 2, "in_progress": 1, "blocked": 0})
     );
 }
@@ -509,10 +512,10 @@ async fn a_tool_call_budget_gets_a_closing_summary_with_the_remaining_steps() {
         "a tool-less side call"
     );
 
-    let failed = of_type(&ev, "run_failed");
-    assert_eq!(failed[0]["data"]["error_class"], "execution_budget");
+    let failed = terminal(&ev, "run_failed");
+    assert_eq!(failed["error_class"], "execution_budget");
     assert_eq!(
-        failed[0]["data"]["remaining"],
+        failed["remaining"],
         json!({"steps": 2, "pending": 1, "in_progress": 0, "blocked": 0})
     );
     // The summary is saved as the session's last message, so `continue` starts from it.
@@ -589,11 +592,19 @@ async fn odek_usage_counts_sessions_saved_before_run_records() {
         "task": "old", "messages": [{"role": "user", "content": "old"}],
         "input_tokens": 700, "output_tokens": 70});
     std::fs::write(dir.join(format!("{id}.json")), old.to_string()).expect("write");
+    let broken = "20261130-00000000000000000000000000000def";
+    std::fs::write(dir.join(format!("{broken}.json")), "{not json").expect("write");
     let mut usage = sb.odek("http://127.0.0.1:9/v1");
     usage.args(["usage", "--json"]);
     let out = output(usage).await;
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("odek: warning: skipped") && stderr.contains(broken),
+        "the unreadable file is named: {stderr}"
+    );
     let report: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(report["unreadable_sessions"], 1);
     assert_eq!(report["sessions"], 1);
     assert_eq!(report["runs"], 0, "its runs are unknown");
     assert_eq!(report["input_tokens"], 700);
@@ -636,9 +647,8 @@ async fn without_a_report_the_iteration_cap_still_lists_the_remaining_steps() {
         stderr.contains("reached max iterations (2) without final answer"),
         "{stderr}"
     );
-    let failed = of_type(&ev, "run_failed");
     assert_eq!(
-        failed[0]["data"]["remaining"],
+        terminal(&ev, "run_failed")["remaining"],
         json!({"steps": 2, "pending": 2, "in_progress": 0, "blocked": 0})
     );
 }
@@ -661,13 +671,12 @@ async fn a_runtime_budget_gets_the_time_summary_with_the_remaining_steps() {
         ),
         "{stdout}"
     );
-    let failed = of_type(&ev, "run_failed");
+    let failed = terminal(&ev, "run_failed");
     assert!(
-        failed[0]["data"]["error"]
+        failed["error"]
             .as_str()
             .is_some_and(|e| e.starts_with("execution budget exceeded: runtime")),
-        "{}",
-        failed[0]
+        "{failed}"
     );
-    assert_eq!(failed[0]["data"]["remaining"]["steps"], 2);
+    assert_eq!(failed["remaining"]["steps"], 2);
 }

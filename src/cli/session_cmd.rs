@@ -55,10 +55,16 @@ enum SessionCommand {
     },
 }
 
+/// The session store of this user's home (`ODEK_HOME`, else `~/.odek`), for the commands
+/// that read or manage sessions without running a turn.
+pub fn local_session_store() -> SessionStore {
+    let env = std::env::vars().collect();
+    SessionStore::new(&home_dir_from(&env), Arc::new(Redactor::new()))
+}
+
 /// Runs `odek session …`.
 pub fn run(args: SessionArgs) -> anyhow::Result<Exit> {
-    let env = std::env::vars().collect();
-    let store = SessionStore::new(&home_dir_from(&env), Arc::new(Redactor::new()));
+    let store = local_session_store();
     match args.command {
         SessionCommand::List { limit, all } => list(&store, if all { usize::MAX } else { limit }),
         SessionCommand::Show { id, full } => show(&store, id.as_deref(), full),

@@ -1,13 +1,9 @@
 //! `odek usage [--since DAYS] [--json]`.
 
-use std::sync::Arc;
-
 use clap::Args;
 
 use super::Exit;
-use crate::config::home_dir_from;
-use crate::redact::Redactor;
-use crate::session::SessionStore;
+use super::session_cmd::local_session_store;
 
 /// Arguments of `odek usage`.
 #[derive(Debug, Args)]
@@ -22,8 +18,7 @@ pub struct UsageArgs {
 
 /// Runs `odek usage`.
 pub fn run(args: UsageArgs) -> anyhow::Result<Exit> {
-    let env = std::env::vars().collect();
-    let store = SessionStore::new(&home_dir_from(&env), Arc::new(Redactor::new()));
+    let store = local_session_store();
     let now = time::OffsetDateTime::now_utc().unix_timestamp();
     let (report, problems) = crate::usage::rollup(&store, args.since, now)?;
     for p in &problems {

@@ -163,20 +163,19 @@ impl Context {
         &self.messages
     }
 
-    /// The messages of the next request: in transcript order with `Head`; with `Tail`, the
-    /// plan message moved to the end, so the request only differs from the previous one at
-    /// its end until the history is trimmed (see [`PlanPlacement`]).
-    pub fn request_messages(&self, placement: PlanPlacement) -> RequestMessages<'_> {
-        match (placement, self.find(Kind::Plan)) {
-            (PlanPlacement::Tail, Some(i)) => RequestMessages::with_last(&self.messages, i),
-            _ => RequestMessages::new(&self.messages),
+    /// The messages of the next request and the bytes of the plan message among them (0
+    /// without one): in transcript order with `Head`; with `Tail`, the plan message moved
+    /// to the end, so the request only differs from the previous one at its end until the
+    /// history is trimmed (see [`PlanPlacement`]).
+    pub fn request_messages(&self, placement: PlanPlacement) -> (RequestMessages<'_>, u64) {
+        let Some(i) = self.find(Kind::Plan) else {
+            return (RequestMessages::new(&self.messages), 0);
+        };
+        let bytes = self.messages[i].content.len() as u64;
+        match placement {
+            PlanPlacement::Tail => (RequestMessages::with_last(&self.messages, i), bytes),
+            PlanPlacement::Head => (RequestMessages::new(&self.messages), bytes),
         }
-    }
-
-    /// Bytes of the plan message a request carries (0 without a plan).
-    pub fn plan_message_bytes(&self) -> u64 {
-        self.find(Kind::Plan)
-            .map_or(0, |i| self.messages[i].content.len() as u64)
     }
 
     /// Number of messages.

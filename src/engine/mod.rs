@@ -484,8 +484,10 @@ impl Engine {
         // Without a plan store there is no current plan: the transcript goes as it is.
         let messages = match self.plan {
             Some(_) => {
-                state.plan_bytes_sent += state.ctx.plan_message_bytes();
-                state.ctx.request_messages(self.settings.plan_placement)
+                let (messages, plan_bytes) =
+                    state.ctx.request_messages(self.settings.plan_placement);
+                state.plan_bytes_sent += plan_bytes;
+                messages
             }
             None => crate::llm::RequestMessages::new(state.ctx.messages()),
         };

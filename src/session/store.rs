@@ -274,23 +274,29 @@ impl SessionStore {
         self.rebuild_index()
     }
 
-    /// The run records of every session updated at or after `since` (Unix seconds; `None`
-    /// = all), newest session first. Only the figures are decoded, never the transcript.
-    /// Tokens a session's totals hold beyond its records (a session saved before run
-    /// records existed, or by the Go original) come as one record without a run. Unusable
-    /// files are reported in `problems` and skipped.
+    /// The run records dated at or after `since` (Unix seconds; `None` = all), per
+    /// session, newest session first; sessions without such a record are left out, and
+    /// sessions not updated since are never opened. Only the figures are decoded, never the
+    /// transcript. Tokens a session's totals hold beyond its records (a session saved
+    /// before run records existed, or by the Go original) come as one record without a
+    /// run. Unusable files are reported in `problems` and skipped.
     pub fn run_records(&self, since: Option<i64>) -> Result<RunRecords, SessionError> {
         let list = self.list()?;
         let mut out = RunRecords {
             problems: list.problems,
             ..RunRecords::default()
         };
-        let recent = |updated_at: &str| {
-            since.is_none_or(|s| parse_timestamp(updated_at).is_some_and(|(t, _)| t >= s))
-        };
+        let recent =
+            |at: &str| since.is_none_or(|s| parse_timestamp(at).is_some_and(|(t, _)| t >= s));
         for entry in list.sessions.iter().filter(|e| recent(&e.updated_at)) {
             match files::read_session_json::<UsageFields>(&self.dir, &entry.id, self.size_limit) {
-                Ok(fields) => out.sessions.push((entry.id.clone(), fields.into_records())),
+                Ok(fields) => {
+                    let mut runs = fields.into_records();
+                    runs.retain(|r| recent(&r.at));
+                    if !runs.is_empty() {
+                        out.sessions.push((entry.id.clone(), runs));
+                    }
+                }
                 Err(e) => out.problems.push(e.to_string()),
             }
         }
