@@ -17,6 +17,7 @@ pub mod random;
 pub mod redact;
 pub mod runtime;
 pub mod sandbox;
+pub mod serve;
 pub mod session;
 pub mod tools;
 pub mod transcript;

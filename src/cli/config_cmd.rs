@@ -60,12 +60,7 @@ fn found(exists: bool) -> &'static str {
 
 /// Every leaf key with its (masked) value and source, in a stable order.
 fn rows(resolved: &Resolved) -> Vec<(String, Value, String)> {
-    let mut value = serde_json::to_value(&resolved.config).unwrap_or(Value::Null);
-    if let Some(key) = value.get_mut("api_key")
-        && let Some(k) = key.as_str()
-    {
-        *key = Value::String(mask(k));
-    }
+    let value = crate::config::masked_json(&resolved.config);
     let mut out = Vec::new();
     flatten("", &value, &mut |key, v| {
         let source = source_for(resolved, key);
@@ -104,15 +99,4 @@ fn source_for(resolved: &Resolved, key: &str) -> Source {
             _ => return source,
         }
     }
-}
-
-/// Shows only enough of a secret to recognise it.
-pub fn mask(secret: &str) -> String {
-    let n = secret.chars().count();
-    if n <= 8 {
-        return "•".repeat(n.max(4));
-    }
-    let tail: String = secret.chars().skip(n - 4).collect();
-    let head: String = secret.chars().take(3).collect();
-    format!("{head}…{tail} ({n} chars)")
 }

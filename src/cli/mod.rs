@@ -7,6 +7,7 @@ mod flags;
 mod init;
 mod repl;
 mod run;
+mod serve_cmd;
 mod session_cmd;
 mod style;
 pub mod terminal;
@@ -93,6 +94,8 @@ enum Command {
     Config(config_cmd::ConfigArgs),
     /// Token usage (with prompt-cache hits) and plan telemetry of the saved runs
     Usage(usage_cmd::UsageArgs),
+    /// HTTP API over the same sessions: runs, approvals, live events, the plan view
+    Serve(serve_cmd::ServeArgs),
     /// Print the version, target and commit
     Version,
 }
@@ -125,6 +128,7 @@ pub fn main() -> ExitCode {
         Command::Init(args) => init::run(args),
         Command::Config(args) => config_cmd::run(args),
         Command::Usage(args) => usage_cmd::run(args),
+        Command::Serve(args) => serve_cmd::run(args),
     };
     match exit {
         Ok(code) => code.into(),

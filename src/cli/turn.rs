@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 use super::Exit;
 use super::flags::TurnFlags;
 use super::terminal::{AnswerStream, Terminal, TerminalOptions};
-use crate::config::{Config, LoadOptions, Resolved};
+use crate::config::{LoadOptions, Resolved};
 use crate::engine::RunError;
 use crate::events::{Emitter, EmitterOptions, EventSink, EventWriter, StdoutSink, open_jsonl_file};
 use crate::llm::Message;
@@ -38,13 +38,18 @@ impl Setup {
     }
 
     /// [`Setup::new`] for a session that ran with `saved_sandbox` (see
-    /// [`keep_sandbox_posture`]).
+    /// [`Config::keep_sandbox_posture`]).
     fn build(flags: &TurnFlags, saved_sandbox: Option<bool>) -> anyhow::Result<Setup> {
         super::init_tracing(flags.verbose);
         let opts = LoadOptions::from_process(flags.overrides());
         let cwd = opts.cwd.clone();
         let mut resolved = crate::config::load(&opts)?;
-        keep_sandbox_posture(&mut resolved.config, flags, saved_sandbox);
+        if let Some(notice) = resolved
+            .config
+            .keep_sandbox_posture(flags.sandbox, saved_sandbox)
+        {
+            eprintln!("{notice}");
+        }
         let events_on_stdout = flags.events_jsonl.as_deref() == Some("-");
         let terminal = Terminal::new(TerminalOptions {
             quiet: flags.quiet,
@@ -375,18 +380,4 @@ fn yolo_banner(by: &str) -> String {
     format!(
         "odek: WARNING: {by}: every tool call runs without asking — only blocked commands are refused (recorded in the session)"
     )
-}
-
-/// A resumed session keeps its sandbox setting: a sandboxed one stays sandboxed whatever
-/// the configuration or `--no-sandbox` say; one that ran without stays without unless
-/// `--sandbox` is given. `saved` is `None` for a new session (nothing to keep).
-fn keep_sandbox_posture(config: &mut Config, flags: &TurnFlags, saved: Option<bool>) {
-    match saved {
-        Some(true) if !config.sandbox => {
-            eprintln!("odek: session was sandboxed — enabling sandbox for this continuation");
-            config.sandbox = true;
-        }
-        Some(false) if !flags.sandbox => config.sandbox = false,
-        _ => {}
-    }
 }

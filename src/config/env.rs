@@ -153,6 +153,7 @@ pub(super) fn read_env_layer(env: &BTreeMap<String, String>) -> Result<PartialCo
         sessions: None,
         limits: None,
         llm: (llm != PartialLlm::default()).then_some(llm),
+        serve: None,
         telegram: None,
         ..PartialConfig::default()
     })

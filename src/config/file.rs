@@ -43,6 +43,8 @@ pub const KNOWN_KEYS: &[&str] = &[
     "llm.stream_idle_timeout_seconds",
     "llm.max_attempts",
     "llm.retry_initial_delay_ms",
+    "serve.rate_limits.reads_per_minute",
+    "serve.rate_limits.prompts_per_minute",
     "telegram.*",
     "sandbox",
     "sandbox_allow_write",

@@ -145,6 +145,19 @@ impl Merger {
         if let Some(s) = &layer.sessions {
             set!(cfg.sessions.autosave, &s.autosave, "sessions.autosave");
         }
+        if let Some(r) = layer.serve.as_ref().and_then(|s| s.rate_limits.as_ref()) {
+            let limits = &mut cfg.serve.rate_limits;
+            set!(
+                limits.reads_per_minute,
+                &r.reads_per_minute,
+                "serve.rate_limits.reads_per_minute"
+            );
+            set!(
+                limits.prompts_per_minute,
+                &r.prompts_per_minute,
+                "serve.rate_limits.prompts_per_minute"
+            );
+        }
         if let Some(l) = &layer.limits {
             set!(
                 cfg.limits.max_runtime_seconds,
@@ -246,6 +259,19 @@ pub(super) fn clamp(
         8000,
     );
     narrow("max_iterations", &mut config.max_iterations, 1, 10_000);
+    let rates = &mut config.serve.rate_limits;
+    narrow(
+        "serve.rate_limits.reads_per_minute",
+        &mut rates.reads_per_minute,
+        1,
+        1_000_000,
+    );
+    narrow(
+        "serve.rate_limits.prompts_per_minute",
+        &mut rates.prompts_per_minute,
+        1,
+        1_000_000,
+    );
     narrow("max_tool_parallel", &mut config.max_tool_parallel, 1, 64);
     narrow("llm.max_attempts", &mut config.llm.max_attempts, 1, 10);
     config.llm.timeout_seconds = clamp("llm.timeout_seconds", config.llm.timeout_seconds, 1, 3600);

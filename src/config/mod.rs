@@ -78,6 +78,8 @@ pub struct Config {
     pub limits: LimitsConfig,
     /// Model-client behaviour.
     pub llm: LlmConfig,
+    /// `odek serve` (global file only).
+    pub serve: ServeConfig,
     /// Set when every class but `blocked` is allowed by `--yolo` or
     /// `ODEK_DANGEROUS_ACTION=allow`: what did it. Recorded in the session.
     pub dangerous_override: Option<String>,
@@ -131,6 +133,23 @@ pub struct SessionsConfig {
     pub autosave: bool,
 }
 
+/// The `serve` section (only accepted from the global file: a cloned project cannot relax
+/// the server's limits).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ServeConfig {
+    /// Per-client request limits.
+    pub rate_limits: RateLimits,
+}
+
+/// `serve.rate_limits`: requests per minute and client IP address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct RateLimits {
+    /// Session list, detail, plan and export reads.
+    pub reads_per_minute: u32,
+    /// Prompts (`POST /api/prompt`).
+    pub prompts_per_minute: u32,
+}
+
 /// The `limits` section; 0 means no limit.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct LimitsConfig {
@@ -155,6 +174,30 @@ pub struct LlmConfig {
     pub max_attempts: u32,
     /// Wait before the first retry, in milliseconds; it doubles for each further retry.
     pub retry_initial_delay_ms: u64,
+}
+
+impl Config {
+    /// A resumed session keeps its sandbox setting: a sandboxed one stays sandboxed whatever
+    /// the configuration or `--no-sandbox` say; one that ran without stays without unless
+    /// `--sandbox` is given (`sandbox_flag`). `saved` is `None` for a new session (nothing
+    /// to keep). Returns the line to show when the sandbox was turned on.
+    pub fn keep_sandbox_posture(
+        &mut self,
+        sandbox_flag: bool,
+        saved: Option<bool>,
+    ) -> Option<&'static str> {
+        match saved {
+            Some(true) if !self.sandbox => {
+                self.sandbox = true;
+                Some("odek: session was sandboxed — enabling sandbox for this continuation")
+            }
+            Some(false) if !sandbox_flag => {
+                self.sandbox = false;
+                None
+            }
+            _ => None,
+        }
+    }
 }
 
 impl Default for Config {
@@ -188,6 +231,12 @@ impl Default for Config {
                 stream_idle_timeout_seconds: 120,
                 max_attempts: 4,
                 retry_initial_delay_ms: 1000,
+            },
+            serve: ServeConfig {
+                rate_limits: RateLimits {
+                    reads_per_minute: 60,
+                    prompts_per_minute: 30,
+                },
             },
             dangerous_override: None,
             sandbox: true,
@@ -238,6 +287,8 @@ pub struct PartialConfig {
     pub limits: Option<PartialLimits>,
     /// See [`Config::llm`].
     pub llm: Option<PartialLlm>,
+    /// See [`Config::serve`]; only accepted from the global file.
+    pub serve: Option<PartialServe>,
     /// Reserved for the Telegram bot; only accepted from the global file.
     pub telegram: Option<serde_json::Value>,
     /// See [`Config::sandbox`].
@@ -275,6 +326,22 @@ pub struct PartialTools {
     pub enabled: Option<Vec<String>>,
     /// See [`ToolsConfig::disabled`]; lists from every layer add up.
     pub disabled: Option<Vec<String>>,
+}
+
+/// Partial `serve` section.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+pub struct PartialServe {
+    /// See [`ServeConfig::rate_limits`].
+    pub rate_limits: Option<PartialRateLimits>,
+}
+
+/// Partial `serve.rate_limits` section.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+pub struct PartialRateLimits {
+    /// See [`RateLimits::reads_per_minute`].
+    pub reads_per_minute: Option<u32>,
+    /// See [`RateLimits::prompts_per_minute`].
+    pub prompts_per_minute: Option<u32>,
 }
 
 /// Partial `sessions` section.
@@ -536,3 +603,25 @@ pub fn is_loopback_url(base_url: &str) -> bool {
 
 #[cfg(test)]
 mod tests;
+
+/// The configuration as JSON with the API key masked (`odek config`, `GET /api/config`).
+pub fn masked_json(config: &Config) -> serde_json::Value {
+    let mut value = serde_json::to_value(config).unwrap_or(serde_json::Value::Null);
+    if let Some(key) = value.get_mut("api_key")
+        && let Some(k) = key.as_str()
+    {
+        *key = serde_json::Value::String(mask(k));
+    }
+    value
+}
+
+/// Shows only enough of a secret to recognise it.
+pub fn mask(secret: &str) -> String {
+    let n = secret.chars().count();
+    if n <= 8 {
+        return "•".repeat(n.max(4));
+    }
+    let tail: String = secret.chars().skip(n - 4).collect();
+    let head: String = secret.chars().take(3).collect();
+    format!("{head}…{tail} ({n} chars)")
+}

@@ -37,6 +37,9 @@ pub(super) fn filter_project_layer(
     if layer.sessions.take().is_some() {
         ignore("sessions section", &g.to_string());
     }
+    if layer.serve.take().is_some() {
+        ignore("serve section", &g.to_string());
+    }
     if layer.telegram.take().is_some() {
         ignore("telegram section", &g.to_string());
     }

@@ -45,6 +45,12 @@ pub fn global_template() -> String {
             "max_attempts": d.llm.max_attempts,
             "retry_initial_delay_ms": d.llm.retry_initial_delay_ms
         },
+        "serve": {
+            "rate_limits": {
+                "reads_per_minute": d.serve.rate_limits.reads_per_minute,
+                "prompts_per_minute": d.serve.rate_limits.prompts_per_minute
+            }
+        },
         "sandbox": d.sandbox,
         "sandbox_allow_write": [],
         "sandbox_network": "allow"

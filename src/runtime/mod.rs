@@ -330,7 +330,15 @@ impl ChatModel for BoxedModel {
 /// The redactor for this process: the configured API key and every secret-looking
 /// environment value, plus the built-in patterns.
 pub fn build_redactor(config: &Config) -> Arc<Redactor> {
+    build_redactor_with(config, &[])
+}
+
+/// [`build_redactor`] that also hides `extra` secrets of this process (the server's token).
+pub fn build_redactor_with(config: &Config, extra: &[&str]) -> Arc<Redactor> {
     let mut r = Redactor::new();
+    for secret in extra {
+        r.add_secret(secret);
+    }
     if let Some(key) = &config.api_key {
         r.add_secret(key);
     }

@@ -131,6 +131,14 @@ impl Runtime {
         })
     }
 
+    /// The tools a turn of this runtime offers the model, as the model sees them.
+    pub fn tool_defs(&self) -> Vec<crate::llm::ToolDef> {
+        let selection = tool_selection(&self.config);
+        build_registry(&selection, self.plan_store(None), self.sandbox.sandbox())
+            .map(|tools| tools.defs().to_vec())
+            .unwrap_or_default()
+    }
+
     /// Planning is on when the configuration enables it and the tool selection keeps `plan`;
     /// otherwise there is no store at all (and so no plan logic anywhere). Plan events go
     /// to the turn's event stream.

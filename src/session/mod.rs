@@ -33,6 +33,9 @@ use crate::plan::PlanState;
 /// Where a session was started: `origin` of sessions made by the command line.
 pub const ORIGIN_CLI: &str = "cli";
 
+/// `origin` of sessions made by `odek serve`.
+pub const ORIGIN_SERVE: &str = "serve";
+
 /// Largest session file that is written or loaded (32 MiB).
 pub const MAX_SESSION_BYTES: u64 = 32 * 1024 * 1024;
 
@@ -64,6 +67,10 @@ pub struct Session {
     /// The first user message, or a label such as `interactive session`.
     #[serde(default)]
     pub task: String,
+    /// A name the user gave the session (`POST /api/sessions/{id}`); listed instead of the
+    /// task.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     /// The transcript, in the chat-completions wire format.
     pub messages: Vec<Message>,
     /// Prompt tokens used over the session's life.
@@ -141,7 +148,7 @@ impl Session {
     pub fn summary(&self) -> SessionSummary {
         SessionSummary {
             id: self.id.clone(),
-            title: shorten_title(&self.task),
+            title: shorten_title(self.name.as_deref().unwrap_or(&self.task)),
             created_at: self.created_at.clone(),
             updated_at: self.updated_at.clone(),
             turns: self.turns,
@@ -162,6 +169,7 @@ impl Session {
             origin: self.origin.clone(),
             turns: self.turns,
             task: self.task.clone(),
+            name: self.name.clone(),
             messages: Vec::new(),
             input_tokens: self.input_tokens,
             output_tokens: self.output_tokens,
@@ -171,6 +179,20 @@ impl Session {
             revision: self.revision,
             sandbox: self.sandbox,
             dangerous_override: self.dangerous_override.clone(),
+        }
+    }
+
+    /// The session's current plan, for the surfaces that show it (REST, Telegram): the
+    /// saved structured state when there is one, else the newest plan message that parses
+    /// (against the absolute cap of 50 steps). Never changes the session.
+    pub fn current_plan(&self) -> Option<PlanState> {
+        match &self.plan {
+            Some(state) if state.version > 0 => Some(state.clone()),
+            _ => crate::plan::extract_plan(
+                self.messages
+                    .iter()
+                    .map(|m| (m.role.as_str(), m.content.as_str())),
+            ),
         }
     }
 
@@ -277,7 +299,7 @@ fn shorten_title(text: &str) -> String {
 /// The current time as RFC 3339 UTC with millisecond precision, e.g.
 /// `2026-11-30T02:01:20.123Z` (sessions saved within one second still sort in order, so
 /// `odek continue` resumes the one really saved last).
-fn now_rfc3339() -> String {
+pub fn now_rfc3339() -> String {
     format_timestamp(time::OffsetDateTime::now_utc())
 }
 

@@ -13,6 +13,9 @@ use crate::redact::Redactor;
 pub(crate) fn redacted_copy(session: &Session, redactor: &Redactor) -> Session {
     let mut copy = session.clone();
     redact_text(redactor, &mut copy.task);
+    if let Some(name) = &mut copy.name {
+        redact_text(redactor, name);
+    }
     if let Some(base_url) = copy.base_url.as_mut() {
         redact_text(redactor, base_url);
     }
@@ -130,6 +133,7 @@ mod tests {
             revision: 0,
             sandbox: None,
             dangerous_override: None,
+            name: None,
         }
     }
 

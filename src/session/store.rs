@@ -97,6 +97,7 @@ impl SessionStore {
             revision: 0,
             sandbox: None,
             dangerous_override: None,
+            name: None,
         }
     }
 
@@ -365,6 +366,20 @@ impl SessionStore {
         }
         held.remove_file();
         Ok(existed)
+    }
+
+    /// Names a session (the index lists the name instead of the task), as its writer:
+    /// refused while another writer holds it. The name is redacted like the task.
+    pub fn rename(&self, id: &str, name: &str) -> Result<SessionSummary, SessionError> {
+        validate_id(id)?;
+        let _held = SessionLock::acquire(&self.dir, id, &Holder::this_process(MAINTENANCE))?;
+        let mut session = self.load(id)?;
+        let mut name = name.to_string();
+        super::redaction::redact_text(&self.redactor, &mut name);
+        session.name = Some(name);
+        self.write_snapshot(&mut session, None)?;
+        self.remove_journal(id)?;
+        Ok(session.summary())
     }
 
     /// Keeps the leading system messages and the most recent messages, `keep` in all, never

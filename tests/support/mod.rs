@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate, matchers};
 
 mod fault;
+pub mod serve;
 #[allow(unused_imports)] // not every test file breaks answers
 pub use fault::{Fault, FaultServer};
 

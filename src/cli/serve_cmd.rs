@@ -1,0 +1,155 @@
+//! `odek serve`: resolves the configuration like every other command, builds the one
+//! runtime with an event writer feeding the server's hub, listens, prints the token URL and
+//! serves until SIGINT/SIGTERM (see `crate::serve`).
+
+use anyhow::Context;
+use clap::Args;
+
+use super::Exit;
+use super::turn::tokio_runtime;
+use crate::config::{LoadOptions, PartialConfig, PartialPlanning};
+use crate::events::{EmitterOptions, EventSink, EventWriter, StdoutSink, open_jsonl_file};
+use crate::runtime::{ModelSource, Runtime, RuntimeOptions, build_redactor_with};
+use crate::serve::hub::{Hub, HubSink};
+use crate::serve::{ServeParts, new_token, serve, token_url};
+
+/// Arguments of `odek serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on (port 0 picks a free port; a non-loopback address is refused
+    /// by the Host check for every API request)
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8080")]
+    addr: String,
+    /// Open the token URL in the default browser
+    #[arg(long)]
+    open: bool,
+    /// Model name for new sessions (a resumed session keeps its own)
+    #[arg(long, value_name = "NAME")]
+    model: Option<String>,
+    /// OpenAI-compatible endpoint for new sessions
+    #[arg(long, value_name = "URL")]
+    base_url: Option<String>,
+    /// Give runs the structured plan (the default)
+    #[arg(long, overrides_with = "no_planning")]
+    planning: bool,
+    /// Runs without the plan tool
+    #[arg(long, overrides_with = "planning")]
+    no_planning: bool,
+    /// Iterations per run before the partial summary
+    #[arg(long = "max-iter", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    max_iter: Option<u32>,
+    /// Also append every event to FILE (`-` = stdout); they are always on /api/events
+    #[arg(long, value_name = "FILE")]
+    events_jsonl: Option<String>,
+    /// More log output on stderr (-vv for debug)
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    verbose: u8,
+}
+
+impl ServeArgs {
+    fn overrides(&self) -> PartialConfig {
+        let planning = match (self.planning, self.no_planning) {
+            (true, _) => Some(true),
+            (_, true) => Some(false),
+            _ => None,
+        };
+        PartialConfig {
+            model: self.model.clone(),
+            base_url: self.base_url.clone(),
+            max_iterations: self.max_iter,
+            planning: planning.map(|enabled| PartialPlanning {
+                enabled: Some(enabled),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+}
+
+/// Runs `odek serve`.
+pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
+    super::init_tracing(args.verbose);
+    let load = LoadOptions::from_process(args.overrides());
+    let resolved = crate::config::load(&load)?;
+    resolved.warnings.iter().for_each(|w| eprintln!("{w}"));
+    let token = new_token();
+    let redactor = build_redactor_with(&resolved.config, &[&token]);
+    let hub = Hub::new();
+    let also: Option<Box<dyn EventSink>> = match args.events_jsonl.as_deref() {
+        None => None,
+        Some("-") => Some(Box::new(StdoutSink)),
+        Some(path) => Some(Box::new(
+            open_jsonl_file(std::path::Path::new(path))
+                .with_context(|| format!("events-jsonl {path}"))?,
+        )),
+    };
+    let events = EventWriter::new(
+        Box::new(HubSink {
+            hub: hub.clone(),
+            also,
+        }),
+        redactor.clone(),
+        EmitterOptions::default(),
+    );
+    let runtime = Runtime::build(
+        resolved.config,
+        RuntimeOptions {
+            home: resolved.home,
+            cwd: load.cwd.clone(),
+            model_source: ModelSource::Http,
+            record: None,
+            events: Some(events.clone()),
+            redactor: redactor.clone(),
+        },
+    )?;
+    runtime.warnings().iter().for_each(|w| eprintln!("{w}"));
+    let rt = tokio_runtime()?;
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(&args.addr)
+            .await
+            .with_context(|| format!("cannot listen on {}", args.addr))?;
+        let local = listener.local_addr()?;
+        announce(&local, &token, args.open);
+        let parts = ServeParts {
+            runtime,
+            load,
+            events,
+            hub,
+            redactor,
+            token,
+        };
+        serve(parts, listener).await.context("serving")
+    })?;
+    Ok(Exit::Success)
+}
+
+/// The startup lines on stderr, and the browser when `--open`.
+fn announce(local: &std::net::SocketAddr, token: &str, open: bool) {
+    if !local.ip().is_loopback() {
+        eprintln!(
+            "odek serve: WARNING: listening on {local}, which is not a loopback address; API requests must still name 127.0.0.1, localhost or [::1] as Host"
+        );
+    }
+    let url = token_url(local, token);
+    eprintln!("odek serve ⚡  {url}");
+    eprintln!("  API:   http://{local}/api/ (header X-Odek-Token: <token>)");
+    eprintln!("  Token: {token}");
+    eprintln!("  Stop with Ctrl-C: running runs are cancelled and saved.");
+    if open {
+        let opener = if cfg!(target_os = "macos") {
+            "open"
+        } else {
+            "xdg-open"
+        };
+        if let Err(e) = std::process::Command::new(opener)
+            .arg(&url)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+        {
+            eprintln!(
+                "odek serve: warning: could not open a browser ({opener}: {e}); open the URL above"
+            );
+        }
+    }
+}

@@ -1,0 +1,314 @@
+//! The token page, health, prompts and runs, approvals, events (ring and live stream),
+//! usage, configuration and tools.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{ConnectInfo, Path, Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Redirect, Response};
+use futures_util::{Stream, StreamExt, stream};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::AppState;
+use super::auth::{TOKEN_COOKIE, presented_tokens, token_matches};
+use super::error::{ApiError, JsonBody};
+use super::hub::{FrameFilter, RING_CAPACITY};
+use super::sessions::number;
+
+/// Longest model id a prompt may name.
+const MAX_MODEL_CHARS: usize = 128;
+/// Events `GET /api/events` returns without `limit`.
+const DEFAULT_EVENTS: usize = 100;
+/// The page's Content-Security-Policy: nothing inline, nothing from elsewhere.
+const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+/// `GET /` and `GET /?token=…`: a valid token sets the HttpOnly, SameSite=Strict cookie
+/// and redirects to `/` (so the token leaves the address bar); the page itself needs the
+/// cookie.
+pub async fn index(
+    State(app): State<Arc<AppState>>,
+    headers: HeaderMap,
+    Query(params): Query<HashMap<String, String>>,
+) -> Response {
+    if let Some(token) = params.get("token") {
+        if !token_matches(token, &app.token) {
+            return page(
+                StatusCode::UNAUTHORIZED,
+                "That token is not this server's. Open the URL odek serve printed.",
+            );
+        }
+        let mut response = Redirect::to("/").into_response();
+        let cookie = format!("{TOKEN_COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/");
+        if let Ok(v) = HeaderValue::from_str(&cookie) {
+            response.headers_mut().insert(header::SET_COOKIE, v);
+        }
+        return response;
+    }
+    if !presented_tokens(&headers).any(|t| token_matches(t, &app.token)) {
+        return page(
+            StatusCode::UNAUTHORIZED,
+            "Open the token URL odek serve printed to sign in.",
+        );
+    }
+    page(
+        StatusCode::OK,
+        "odek serve is running. The API is under /api/ (see docs/SERVE.md).",
+    )
+}
+
+fn page(status: StatusCode, text: &str) -> Response {
+    let body = format!(
+        "<!doctype html><html lang=\"en\"><meta charset=\"utf-8\"><title>odek</title><p>{text}</p></html>"
+    );
+    let mut response = (status, body).into_response();
+    let h = response.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CSP),
+    );
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    response
+}
+
+/// `GET /api/health`.
+pub async fn health(State(app): State<Arc<AppState>>) -> Json<Value> {
+    let config = app.base.config();
+    Json(json!({
+        "status": "ok",
+        "version": env!("CARGO_PKG_VERSION"),
+        "uptime_seconds": app.started.elapsed().as_secs(),
+        "model": config.model,
+        "planning": app.base.planning_enabled(),
+        "runs_running": app.runs.running(),
+    }))
+}
+
+/// `POST /api/prompt` body.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Prompt {
+    content: String,
+    session_id: Option<String>,
+    model: Option<String>,
+}
+
+/// `POST /api/prompt`: starts a run (202 `{run_id, session_id, status}`); 409 while the
+/// session runs a turn here or is held by another process.
+pub async fn prompt(
+    State(app): State<Arc<AppState>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    JsonBody(body): JsonBody<Prompt>,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    app.limits.prompt(peer.ip())?;
+    if body.content.trim().is_empty() {
+        return Err(ApiError::bad_request("content must not be empty"));
+    }
+    if let Some(model) = &body.model {
+        check_model(model)?;
+        if body.session_id.is_some() {
+            return Err(ApiError::bad_request(
+                "model cannot be given with session_id: a session keeps the model it was started with",
+            ));
+        }
+    }
+    let (run_id, session_id) = app
+        .start_run(body.content, body.session_id, body.model)
+        .await?;
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(json!({"run_id": run_id, "session_id": session_id, "status": "running"})),
+    ))
+}
+
+fn check_model(model: &str) -> Result<(), ApiError> {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || "_.:/@-".contains(c);
+    if model.is_empty() || model.len() > MAX_MODEL_CHARS || !model.chars().all(allowed) {
+        return Err(ApiError::bad_request(format!(
+            "model must be 1 to {MAX_MODEL_CHARS} characters of A-Z a-z 0-9 _ . : / @ -"
+        )));
+    }
+    Ok(())
+}
+
+/// `GET /api/runs`: the running runs and the last ended ones, newest first.
+pub async fn runs(State(app): State<Arc<AppState>>) -> Json<Value> {
+    let runs = app.runs.views();
+    Json(json!({"count": runs.len(), "runs": runs}))
+}
+
+/// `GET /api/runs/{id}`.
+pub async fn run(
+    State(app): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let view = app.runs.get(&id)?.view();
+    Ok(Json(serde_json::to_value(view).unwrap_or(Value::Null)))
+}
+
+/// `POST /api/runs/{id}/cancel`: 202 while it stops; 409 when it has ended.
+pub async fn cancel(
+    State(app): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    if !app.runs.get(&id)?.cancel() {
+        return Err(ApiError::conflict(format!("run {id} has already ended")));
+    }
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(json!({"run_id": id, "status": "cancelling"})),
+    ))
+}
+
+/// `GET /api/runs/{id}/approvals`.
+pub async fn approvals(
+    State(app): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let approvals = app.runs.get(&id)?.approval_views();
+    Ok(Json(json!({"run_id": id, "approvals": approvals})))
+}
+
+/// `POST /api/runs/{id}/approvals/{aid}` body.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Answer {
+    action: String,
+}
+
+/// `POST /api/runs/{id}/approvals/{aid}` `{action: approve|deny}`.
+pub async fn answer(
+    State(app): State<Arc<AppState>>,
+    Path((id, approval_id)): Path<(String, String)>,
+    JsonBody(body): JsonBody<Answer>,
+) -> Result<Json<Value>, ApiError> {
+    let approve = match body.action.as_str() {
+        "approve" => true,
+        "deny" => false,
+        other => {
+            return Err(ApiError::bad_request(format!(
+                "action must be approve or deny, got {other:?}"
+            )));
+        }
+    };
+    app.runs.get(&id)?.answer(&approval_id, approve)?;
+    Ok(Json(
+        json!({"run_id": id, "approval_id": approval_id, "action": body.action}),
+    ))
+}
+
+fn filter_of(params: &HashMap<String, String>) -> FrameFilter {
+    FrameFilter {
+        run_id: params.get("run_id").filter(|v| !v.is_empty()).cloned(),
+        session_id: params.get("session_id").filter(|v| !v.is_empty()).cloned(),
+    }
+}
+
+/// `GET /api/events?run_id=&session_id=&limit=`: the newest events of the ring (at most
+/// 500), oldest first.
+pub async fn events(
+    State(app): State<Arc<AppState>>,
+    Query(params): Query<HashMap<String, String>>,
+) -> Result<Json<Value>, ApiError> {
+    let limit = number(&params, "limit", DEFAULT_EVENTS)?.clamp(1, RING_CAPACITY);
+    let frames = app.hub.recent(&filter_of(&params), limit);
+    let events: Vec<Value> = frames
+        .iter()
+        .map(|f| {
+            let mut event: Value = serde_json::from_str(&f.data).unwrap_or(Value::Null);
+            event["event_id"] = json!(f.id);
+            event
+        })
+        .collect();
+    Ok(Json(json!({"count": events.len(), "events": events})))
+}
+
+/// `GET /api/events/stream?run_id=&session_id=`: the events as Server-Sent Events (`id`,
+/// `event` = type, `data` = the JSON line), plus the browser-only frames; `Last-Event-ID`
+/// replays what the ring still holds after that id. Ends when the server stops.
+pub async fn stream(
+    State(app): State<Arc<AppState>>,
+    headers: HeaderMap,
+    Query(params): Query<HashMap<String, String>>,
+) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+    let last_id = headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    let filter = filter_of(&params);
+    let (replay, receiver) = app.hub.subscribe(last_id);
+    let live = stream::unfold(receiver, |mut rx| async move {
+        loop {
+            match rx.recv().await {
+                Ok(frame) => return Some((frame, rx)),
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
+            }
+        }
+    });
+    let frames = stream::iter(replay)
+        .chain(live)
+        .filter(move |f| std::future::ready(f.matches(&filter)))
+        .map(|f| {
+            Ok(Event::default()
+                .id(f.id.to_string())
+                .event(f.kind.as_str())
+                .data(f.data.as_str()))
+        })
+        .take_until(app.shutdown.clone().cancelled_owned());
+    Sse::new(frames).keep_alive(KeepAlive::default())
+}
+
+/// `GET /api/usage?since=DAYS`: the body of `odek usage --json`.
+pub async fn usage(
+    State(app): State<Arc<AppState>>,
+    Query(params): Query<HashMap<String, String>>,
+) -> Result<Json<Value>, ApiError> {
+    let since = match params.get("since").map(|v| v.trim()) {
+        None | Some("") => None,
+        Some(v) => Some(v.parse::<u64>().map_err(|_| {
+            ApiError::bad_request(format!("since must be a number of days, got {v:?}"))
+        })?),
+    };
+    let store_app = app.clone();
+    let report = tokio::task::spawn_blocking(move || {
+        let now = time::OffsetDateTime::now_utc().unix_timestamp();
+        crate::usage::rollup(store_app.base.sessions(), since, now)
+    })
+    .await
+    .map_err(|e| ApiError::internal(e.to_string()))??
+    .0;
+    Ok(Json(serde_json::to_value(report).unwrap_or(Value::Null)))
+}
+
+/// `GET /api/config`: the resolved configuration, the API key masked.
+pub async fn config(State(app): State<Arc<AppState>>) -> Json<Value> {
+    Json(crate::config::masked_json(app.base.config()))
+}
+
+/// `GET /api/tools`: the tools a run offers the model.
+pub async fn tools(State(app): State<Arc<AppState>>) -> Json<Value> {
+    let tools: Vec<Value> = app
+        .base
+        .tool_defs()
+        .into_iter()
+        .map(|t| json!({"name": t.name, "description": t.description, "parameters": t.parameters}))
+        .collect();
+    Json(json!({"count": tools.len(), "tools": tools}))
+}

@@ -1,0 +1,369 @@
+//! `odek serve`: the HTTP API (axum) over the same runtime, session files, locks and events
+//! as the command line. See `docs/SERVE.md` for every endpoint.
+//!
+//! The server owns one [`Runtime`] per model and endpoint it runs (built on first use from
+//! the same configuration layers), one event writer whose sink is the [`hub::Hub`] (ring and
+//! live stream), the run registry and the rate limiters. A run is one turn of a session,
+//! held (locked) by the server while it runs and released when it ends, so a session
+//! started here can be continued with `odek continue --id` and the other way round.
+
+mod api;
+mod auth;
+mod error;
+mod export;
+pub mod hub;
+mod limits;
+mod runs;
+mod sessions;
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Request};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::Response;
+use axum::routing::{get, post};
+use tokio_util::sync::CancellationToken;
+
+pub use auth::new_token;
+use error::ApiError;
+use hub::Hub;
+use runs::{HttpApprover, HttpOutput, RunLink, Runs};
+
+use crate::config::{LoadOptions, PartialConfig};
+use crate::events::EventWriter;
+use crate::llm::Message;
+use crate::redact::Redactor;
+use crate::runtime::{ModelSource, Runtime, RuntimeOptions, SessionHandle, Surface};
+use crate::session::ORIGIN_SERVE;
+
+/// Who holds a session while the server runs a turn of it.
+const HOLDER: &str = "odek serve";
+/// Largest management body (rename, approvals).
+const BODY_LIMIT: usize = 1024 * 1024;
+/// Largest `POST /api/prompt` body.
+const PROMPT_BODY_LIMIT: usize = 2 * 1024 * 1024;
+/// How long shutdown waits for cancelled runs to save their sessions.
+const SHUTDOWN_WAIT: Duration = Duration::from_secs(30);
+
+/// What the command line hands the server.
+pub struct ServeParts {
+    /// The runtime of the configured model and endpoint.
+    pub runtime: Runtime,
+    /// How the configuration was loaded (for the runtimes of other models and of resumed
+    /// sessions, built from the same layers).
+    pub load: LoadOptions,
+    /// The process's event writer (its sink feeds `hub`).
+    pub events: EventWriter,
+    /// The hub behind the event writer.
+    pub hub: Arc<Hub>,
+    /// This process's redactor (the server's token included).
+    pub redactor: Arc<Redactor>,
+    /// The instance token.
+    pub token: String,
+}
+
+/// The state every handler shares.
+pub struct AppState {
+    token: String,
+    base: Arc<Runtime>,
+    load: LoadOptions,
+    runtimes: Mutex<HashMap<RuntimeKey, Arc<Runtime>>>,
+    events: EventWriter,
+    redactor: Arc<Redactor>,
+    hub: Arc<Hub>,
+    runs: Runs,
+    limits: limits::Limiters,
+    accepting: AtomicBool,
+    shutdown: CancellationToken,
+    started: Instant,
+}
+
+/// What makes one runtime different from another: the model, the endpoint and whether
+/// shell commands are sandboxed (a resumed session keeps its posture).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct RuntimeKey {
+    model: String,
+    base_url: String,
+    sandbox: Option<bool>,
+}
+
+/// Serves on `listener` until SIGINT or SIGTERM: then new prompts are refused, running
+/// runs are cancelled and saved (their terminal events written), the event streams end
+/// and the function returns.
+pub async fn serve(parts: ServeParts, listener: tokio::net::TcpListener) -> std::io::Result<()> {
+    let rates = parts.runtime.config().serve.rate_limits;
+    let state = Arc::new(AppState {
+        token: parts.token,
+        base: Arc::new(parts.runtime),
+        load: parts.load,
+        runtimes: Mutex::new(HashMap::new()),
+        events: parts.events,
+        redactor: parts.redactor,
+        hub: parts.hub,
+        runs: Runs::default(),
+        limits: limits::Limiters::new(rates),
+        accepting: AtomicBool::new(true),
+        shutdown: CancellationToken::new(),
+        started: Instant::now(),
+    });
+    let app = router(state.clone());
+    let stopping = state.clone();
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(async move {
+        termination().await;
+        stopping.stop().await;
+    })
+    .await?;
+    state.events.close();
+    Ok(())
+}
+
+/// Every route, behind the guard, the body limits and `Cache-Control: no-store`.
+fn router(state: Arc<AppState>) -> Router {
+    Router::new()
+        .route("/", get(api::index))
+        .route("/api/health", get(api::health))
+        .route("/api/sessions", get(sessions::list))
+        .route(
+            "/api/sessions/{id}",
+            get(sessions::detail)
+                .post(sessions::rename)
+                .delete(sessions::delete),
+        )
+        .route("/api/sessions/{id}/plan", get(sessions::plan))
+        .route("/api/sessions/{id}/export", get(sessions::export))
+        .route(
+            "/api/prompt",
+            post(api::prompt).layer(DefaultBodyLimit::max(PROMPT_BODY_LIMIT)),
+        )
+        .route("/api/runs", get(api::runs))
+        .route("/api/runs/{id}", get(api::run))
+        .route("/api/runs/{id}/cancel", post(api::cancel))
+        .route("/api/runs/{id}/approvals", get(api::approvals))
+        .route("/api/runs/{id}/approvals/{aid}", post(api::answer))
+        .route("/api/events", get(api::events))
+        .route("/api/events/stream", get(api::stream))
+        .route("/api/usage", get(api::usage))
+        .route("/api/config", get(api::config))
+        .route("/api/tools", get(api::tools))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(middleware::from_fn_with_state(state.clone(), auth::guard))
+        .layer(middleware::from_fn(no_store))
+        .with_state(state)
+}
+
+async fn not_found(req: Request) -> ApiError {
+    ApiError::not_found(format!("no such endpoint: {}", req.uri().path()))
+}
+
+async fn method_not_allowed(req: Request) -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        format!("{} is not allowed on {}", req.method(), req.uri().path()),
+    )
+}
+
+/// `Cache-Control: no-store` on every API response (and on the token page).
+async fn no_store(req: Request, next: Next) -> Response {
+    let mut response = next.run(req).await;
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+/// Resolves on SIGINT or SIGTERM.
+async fn termination() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut int), Ok(mut term)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = int.recv() => {}
+        _ = term.recv() => {}
+    }
+}
+
+impl AppState {
+    /// Shutdown: refuse new prompts, cancel the runs and wait for them to save, then end
+    /// the event streams.
+    async fn stop(&self) {
+        self.accepting.store(false, Ordering::SeqCst);
+        let running = self.runs.running();
+        eprintln!("odek serve: stopping ({running} running run(s) cancelled and saved)");
+        self.runs.cancel_all(SHUTDOWN_WAIT).await;
+        self.shutdown.cancel();
+    }
+
+    /// The runtime for `key`: the server's own when it matches, else one built (once) from
+    /// the same configuration layers with the model and endpoint of `key`.
+    fn runtime_for(&self, key: RuntimeKey) -> Result<Arc<Runtime>, ApiError> {
+        let config = self.base.config();
+        if key.model == config.model && key.base_url == config.base_url && key.sandbox.is_none() {
+            return Ok(self.base.clone());
+        }
+        let mut runtimes = self.runtimes.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(rt) = runtimes.get(&key) {
+            return Ok(rt.clone());
+        }
+        let mut load = self.load.clone();
+        load.flags = PartialConfig {
+            model: Some(key.model.clone()),
+            base_url: Some(key.base_url.clone()),
+            ..load.flags
+        };
+        let mut resolved = crate::config::load(&load)
+            .map_err(|e| ApiError::internal(format!("configuration: {e}")))?;
+        resolved.config.keep_sandbox_posture(false, key.sandbox);
+        let runtime = Runtime::build(
+            resolved.config,
+            RuntimeOptions {
+                home: load.home.clone(),
+                cwd: self.base.cwd().to_path_buf(),
+                model_source: ModelSource::Http,
+                record: None,
+                events: Some(self.events.clone()),
+                redactor: self.redactor.clone(),
+            },
+        )?;
+        let runtime = Arc::new(runtime);
+        runtimes.insert(key, runtime.clone());
+        Ok(runtime)
+    }
+
+    /// Starts a run: a new session (origin `serve`) or a turn of `session_id`. Returns the
+    /// run id and the session id once the turn is running.
+    async fn start_run(
+        self: &Arc<Self>,
+        content: String,
+        session_id: Option<String>,
+        model: Option<String>,
+    ) -> Result<(String, String), ApiError> {
+        if !self.accepting.load(Ordering::SeqCst) {
+            return Err(ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the server is shutting down",
+            ));
+        }
+        let app = self.clone();
+        let (runtime, session, content) = tokio::task::spawn_blocking(move || {
+            app.open_or_create(&content, session_id.as_deref(), model)
+                .map(|(rt, s)| (rt, s, content))
+        })
+        .await
+        .map_err(|e| ApiError::internal(e.to_string()))??;
+        self.launch(runtime, session, content)
+    }
+
+    fn open_or_create(
+        &self,
+        content: &str,
+        session_id: Option<&str>,
+        model: Option<String>,
+    ) -> Result<(Arc<Runtime>, Arc<SessionHandle>), ApiError> {
+        let config = self.base.config();
+        let Some(id) = session_id else {
+            let runtime = self.runtime_for(RuntimeKey {
+                model: model.unwrap_or_else(|| config.model.clone()),
+                base_url: config.base_url.clone(),
+                sandbox: None,
+            })?;
+            let head = first_messages(&runtime);
+            let session = runtime.new_session(content, head, ORIGIN_SERVE, HOLDER)?;
+            return Ok((runtime, session));
+        };
+        crate::session::validate_id(id)?;
+        if self.runs.running_in(id).is_some() {
+            return Err(ApiError::conflict(format!(
+                "session {id} is already running a turn"
+            )));
+        }
+        let saved = self.base.sessions().load(id)?;
+        let runtime = self.runtime_for(RuntimeKey {
+            model: saved.model.clone(),
+            base_url: saved
+                .base_url
+                .clone()
+                .unwrap_or_else(|| config.base_url.clone()),
+            sandbox: saved.sandbox,
+        })?;
+        let session = runtime.open_session(id, HOLDER)?;
+        Ok((runtime, session))
+    }
+
+    /// Builds the turn, registers the run and starts its task.
+    fn launch(
+        self: &Arc<Self>,
+        runtime: Arc<Runtime>,
+        session: Arc<SessionHandle>,
+        content: String,
+    ) -> Result<(String, String), ApiError> {
+        let link: RunLink = Arc::new(OnceLock::new());
+        let surface = Surface {
+            approver: Some(Arc::new(HttpApprover {
+                link: link.clone(),
+                hub: self.hub.clone(),
+                timeout: runs::APPROVAL_TIMEOUT,
+            })),
+            output: Arc::new(HttpOutput {
+                link: link.clone(),
+                hub: self.hub.clone(),
+            }),
+        };
+        let turn = runtime.turn(Some(&session), surface)?;
+        let run_id = turn
+            .events()
+            .map(|e| e.run_id().to_string())
+            .unwrap_or_else(crate::random::hex_id::<16>);
+        let session_id = session.id().to_string();
+        let cancel = CancellationToken::new();
+        let entry = self.runs.register(&run_id, &session_id, cancel.clone());
+        let _ = link.set(entry.clone());
+        let app = self.clone();
+        let task = tokio::spawn(async move {
+            let outcome = turn.run(vec![Message::user(&content)], cancel).await;
+            drop(session);
+            entry.finish(outcome.map_err(ApiError::from));
+            app.runs.ended(&entry.run_id());
+            drop(runtime);
+        });
+        self.runs.track(task);
+        Ok((run_id, session_id))
+    }
+}
+
+/// The first messages of a new session: the system prompt and, unless `no_agents`, the
+/// working directory's `AGENTS.md`.
+fn first_messages(runtime: &Runtime) -> Vec<Message> {
+    let config = runtime.config();
+    let mut head = vec![Message::system(crate::prompt::system_prompt(
+        config,
+        runtime.cwd(),
+    ))];
+    if !config.no_agents {
+        match crate::prompt::agents_message(runtime.cwd()) {
+            Ok(m) => head.extend(m),
+            Err(e) => eprintln!("odek serve: warning: {e}"),
+        }
+    }
+    head
+}
+
+/// The address to print and open: the token URL of `addr`.
+pub fn token_url(addr: &SocketAddr, token: &str) -> String {
+    format!("http://{addr}/?token={token}")
+}

@@ -1,0 +1,558 @@
+//! Runs over HTTP: each prompt is one turn from the runtime, running in its own task; the
+//! registry keeps its state for `GET /api/runs/{id}`, its cancellation, and the approvals it
+//! is waiting for. The run's approver waits for `POST /api/runs/{id}/approvals/{aid}` (60 s,
+//! then deny); its output sends the streamed answer to the browsers as `answer_delta`.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::mpsc::{RecvTimeoutError, SyncSender, sync_channel};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::{Value, json};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::error::ApiError;
+use super::hub::Hub;
+use crate::engine::{EngineEvent, Observer, RunError};
+use crate::llm::Delta;
+use crate::runtime::TurnOutcome;
+use crate::tools::approval::{ApprovalAnswer, ApprovalItem, Approver};
+
+/// How long a run waits for an answer to an approval before the calls are denied.
+pub const APPROVAL_TIMEOUT: Duration = Duration::from_secs(60);
+/// Ended runs kept for `GET /api/runs/{id}`.
+const ENDED_RUNS_KEPT: usize = 200;
+
+/// How a run stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Still going.
+    Running,
+    /// Ended with an answer.
+    Completed,
+    /// Cancelled (`POST …/cancel`, or the server shutting down).
+    Cancelled,
+    /// An execution budget ran out.
+    BudgetExceeded,
+    /// Ended with an error.
+    Failed,
+}
+
+/// A run's public state (`GET /api/runs/{id}`).
+#[derive(Debug, Clone, Serialize)]
+pub struct RunView {
+    /// The run id (also on its events).
+    pub run_id: String,
+    /// Its session.
+    pub session_id: String,
+    /// How it stands.
+    pub status: RunStatus,
+    /// When it started (RFC 3339 UTC).
+    pub started_at: String,
+    /// When it ended.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ended_at: Option<String>,
+    /// The final answer (or the partial summary at the iteration cap).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answer: Option<String>,
+    /// True when `answer` is the partial summary made at the iteration cap.
+    pub partial: bool,
+    /// Why it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The closing summary when a budget ended it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    /// Model calls made.
+    pub iterations: u32,
+    /// Tool calls made.
+    pub tool_calls: u64,
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Completion tokens.
+    pub output_tokens: u64,
+    /// Prompt tokens served from the provider's cache.
+    pub cached_tokens: u64,
+    /// Approvals waiting for an answer.
+    pub pending_approvals: usize,
+}
+
+/// One approval a run asked for.
+#[derive(Debug, Clone, Serialize)]
+pub struct ApprovalView {
+    /// Its id within the run.
+    pub approval_id: String,
+    /// `pending`, `approved`, `denied` or `expired` (no answer in time, or the run ended).
+    pub status: &'static str,
+    /// The calls it covers.
+    pub items: Vec<ApprovalItemView>,
+}
+
+/// One call of an approval.
+#[derive(Debug, Clone, Serialize)]
+pub struct ApprovalItemView {
+    /// Tool name.
+    pub tool: String,
+    /// What it acts on.
+    pub resource: String,
+    /// Danger class.
+    pub class: String,
+    /// Why it has that class.
+    pub reason: String,
+}
+
+struct Approval {
+    view: ApprovalView,
+    answer: Option<SyncSender<ApprovalAnswer>>,
+}
+
+/// A run in the registry.
+pub struct RunEntry {
+    cancel: CancellationToken,
+    state: Mutex<RunView>,
+    approvals: Mutex<Vec<Approval>>,
+}
+
+impl RunEntry {
+    fn state(&self) -> MutexGuard<'_, RunView> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn approvals(&self) -> MutexGuard<'_, Vec<Approval>> {
+        self.approvals
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The run id.
+    pub fn run_id(&self) -> String {
+        self.state().run_id.clone()
+    }
+
+    /// The run's public state.
+    pub fn view(&self) -> RunView {
+        let mut view = self.state().clone();
+        view.pending_approvals = self
+            .approvals()
+            .iter()
+            .filter(|a| a.view.status == "pending")
+            .count();
+        view
+    }
+
+    /// Every approval the run asked for, oldest first.
+    pub fn approval_views(&self) -> Vec<ApprovalView> {
+        self.approvals().iter().map(|a| a.view.clone()).collect()
+    }
+
+    fn is_running(&self) -> bool {
+        self.state().status == RunStatus::Running
+    }
+
+    /// Records a new approval and returns its id and where its answer arrives.
+    fn add_approval(
+        &self,
+        items: &[ApprovalItem],
+    ) -> (String, std::sync::mpsc::Receiver<ApprovalAnswer>) {
+        let (tx, rx) = sync_channel(1);
+        let mut approvals = self.approvals();
+        let approval_id = format!("a{}", approvals.len() + 1);
+        approvals.push(Approval {
+            view: ApprovalView {
+                approval_id: approval_id.clone(),
+                status: "pending",
+                items: items
+                    .iter()
+                    .map(|i| ApprovalItemView {
+                        tool: i.tool.clone(),
+                        resource: i.resource.clone(),
+                        class: i.class.to_string(),
+                        reason: i.reason.clone(),
+                    })
+                    .collect(),
+            },
+            answer: Some(tx),
+        });
+        (approval_id, rx)
+    }
+
+    /// Answers approval `approval_id`: 404 when there is none, 409 when it was answered or
+    /// expired already.
+    pub fn answer(&self, approval_id: &str, approve: bool) -> Result<(), ApiError> {
+        let mut approvals = self.approvals();
+        let approval = approvals
+            .iter_mut()
+            .find(|a| a.view.approval_id == approval_id)
+            .ok_or_else(|| ApiError::not_found(format!("no approval {approval_id} in this run")))?;
+        let Some(tx) = approval.answer.take() else {
+            return Err(ApiError::conflict(format!(
+                "approval {approval_id} is already {}",
+                approval.view.status
+            )));
+        };
+        let answer = if approve {
+            ApprovalAnswer::Approve
+        } else {
+            ApprovalAnswer::Deny
+        };
+        approval.view.status = if approve { "approved" } else { "denied" };
+        // The approver may have given up a moment ago; the status above stands either way.
+        let _ = tx.send(answer);
+        Ok(())
+    }
+
+    /// Marks an approval expired unless it was answered; true when it was still pending.
+    fn expire(&self, approval_id: &str) -> bool {
+        let mut approvals = self.approvals();
+        match approvals
+            .iter_mut()
+            .find(|a| a.view.approval_id == approval_id)
+        {
+            Some(a) if a.answer.is_some() => {
+                a.answer = None;
+                a.view.status = "expired";
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Asks the run to stop; false when it has ended already.
+    pub fn cancel(&self) -> bool {
+        if !self.is_running() {
+            return false;
+        }
+        self.cancel.cancel();
+        true
+    }
+
+    /// Records how the run ended.
+    pub fn finish(&self, outcome: Result<TurnOutcome, ApiError>) {
+        let mut state = self.state();
+        state.ended_at = Some(crate::session::now_rfc3339());
+        let outcome = match outcome {
+            Ok(o) => o,
+            Err(e) => {
+                state.status = RunStatus::Failed;
+                state.error = Some(e.message);
+                return;
+            }
+        };
+        state.iterations = outcome.iterations;
+        state.tool_calls = outcome.tool_calls;
+        state.input_tokens = outcome.usage.input_tokens;
+        state.output_tokens = outcome.usage.output_tokens;
+        state.cached_tokens = outcome.usage.cache_read_tokens;
+        state.partial = outcome.partial;
+        state.summary = outcome.summary;
+        (state.status, state.answer, state.error) = match outcome.result {
+            Ok(answer) => (RunStatus::Completed, Some(answer), None),
+            Err(RunError::Cancelled) => (RunStatus::Cancelled, None, Some("cancelled".into())),
+            Err(e @ RunError::Budget { .. }) => {
+                (RunStatus::BudgetExceeded, None, Some(e.to_string()))
+            }
+            Err(e) => (RunStatus::Failed, None, Some(e.to_string())),
+        };
+        if let Some(Err(e)) = &outcome.saved {
+            state.error = Some(match state.error.take() {
+                Some(first) => format!("{first}; the session could not be saved: {e}"),
+                None => format!("the session could not be saved: {e}"),
+            });
+        }
+    }
+}
+
+/// Binds a run's approver and output to its registry entry, which exists only once the turn
+/// (and with it the run id) has been made.
+pub type RunLink = Arc<OnceLock<Arc<RunEntry>>>;
+
+/// Every run of this server: the running ones and the last ended ones.
+#[derive(Default)]
+pub struct Runs {
+    inner: Mutex<RunsInner>,
+}
+
+#[derive(Default)]
+struct RunsInner {
+    by_id: HashMap<String, Arc<RunEntry>>,
+    ended: VecDeque<String>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl Runs {
+    fn inner(&self) -> MutexGuard<'_, RunsInner> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Registers a new running run of `session_id`.
+    pub fn register(
+        &self,
+        run_id: &str,
+        session_id: &str,
+        cancel: CancellationToken,
+    ) -> Arc<RunEntry> {
+        let entry = Arc::new(RunEntry {
+            cancel,
+            state: Mutex::new(RunView {
+                run_id: run_id.to_string(),
+                session_id: session_id.to_string(),
+                status: RunStatus::Running,
+                started_at: crate::session::now_rfc3339(),
+                ended_at: None,
+                answer: None,
+                partial: false,
+                error: None,
+                summary: None,
+                iterations: 0,
+                tool_calls: 0,
+                input_tokens: 0,
+                output_tokens: 0,
+                cached_tokens: 0,
+                pending_approvals: 0,
+            }),
+            approvals: Mutex::new(Vec::new()),
+        });
+        self.inner().by_id.insert(run_id.to_string(), entry.clone());
+        entry
+    }
+
+    /// Keeps the task of a run so shutdown can wait for it.
+    pub fn track(&self, task: JoinHandle<()>) {
+        let mut inner = self.inner();
+        inner.tasks.retain(|t| !t.is_finished());
+        inner.tasks.push(task);
+    }
+
+    /// Moves a run to the ended ones (the oldest ended runs are forgotten).
+    pub fn ended(&self, run_id: &str) {
+        let mut inner = self.inner();
+        inner.ended.push_back(run_id.to_string());
+        while inner.ended.len() > ENDED_RUNS_KEPT {
+            if let Some(old) = inner.ended.pop_front() {
+                inner.by_id.remove(&old);
+            }
+        }
+    }
+
+    /// A run by id.
+    pub fn get(&self, run_id: &str) -> Result<Arc<RunEntry>, ApiError> {
+        self.inner()
+            .by_id
+            .get(run_id)
+            .cloned()
+            .ok_or_else(|| ApiError::not_found(format!("no run {run_id}")))
+    }
+
+    /// Every known run, newest first.
+    pub fn views(&self) -> Vec<RunView> {
+        let entries: Vec<Arc<RunEntry>> = self.inner().by_id.values().cloned().collect();
+        let mut views: Vec<RunView> = entries.iter().map(|e| e.view()).collect();
+        views.sort_by(|a, b| b.started_at.cmp(&a.started_at));
+        views
+    }
+
+    /// The running run of `session_id`, if any.
+    pub fn running_in(&self, session_id: &str) -> Option<String> {
+        let entries: Vec<Arc<RunEntry>> = self.inner().by_id.values().cloned().collect();
+        entries
+            .iter()
+            .map(|e| e.view())
+            .find(|v| v.status == RunStatus::Running && v.session_id == session_id)
+            .map(|v| v.run_id)
+    }
+
+    /// Number of running runs.
+    pub fn running(&self) -> usize {
+        let entries: Vec<Arc<RunEntry>> = self.inner().by_id.values().cloned().collect();
+        entries.iter().filter(|e| e.is_running()).count()
+    }
+
+    /// Cancels every running run and waits for their tasks (each saves its session and
+    /// writes its terminal event) for up to `wait`.
+    pub async fn cancel_all(&self, wait: Duration) {
+        let (entries, tasks) = {
+            let mut inner = self.inner();
+            let entries: Vec<Arc<RunEntry>> = inner.by_id.values().cloned().collect();
+            (entries, std::mem::take(&mut inner.tasks))
+        };
+        entries.iter().for_each(|e| {
+            e.cancel();
+        });
+        let all = futures_util::future::join_all(tasks);
+        let _ = tokio::time::timeout(wait, all).await;
+    }
+}
+
+/// Asks the browser (through the event stream and the approvals endpoints) about dangerous
+/// calls; unanswered after [`APPROVAL_TIMEOUT`] they are denied.
+pub struct HttpApprover {
+    /// The run.
+    pub link: RunLink,
+    /// Where `approval_requested` / `approval_resolved` go.
+    pub hub: Arc<Hub>,
+    /// How long to wait for an answer.
+    pub timeout: Duration,
+}
+
+impl Approver for HttpApprover {
+    fn ask(&self, items: &[ApprovalItem], cancel: &CancellationToken) -> ApprovalAnswer {
+        let Some(entry) = self.link.get() else {
+            return ApprovalAnswer::Deny;
+        };
+        let (approval_id, answers) = entry.add_approval(items);
+        let (run_id, session_id) = {
+            let state = entry.state();
+            (state.run_id.clone(), state.session_id.clone())
+        };
+        let first = items.first();
+        self.hub.publish_browser(
+            "approval_requested",
+            &run_id,
+            &session_id,
+            &json!({
+                "run_id": run_id,
+                "approval_id": approval_id,
+                "tool": first.map(|i| i.tool.as_str()),
+                "resource": first.map(|i| i.resource.as_str()),
+                "class": first.map(|i| i.class.to_string()),
+                "items": entry.approval_views().last().map(|a| a.items.clone()),
+            }),
+        );
+        let deadline = Instant::now() + self.timeout;
+        let (answer, action) = loop {
+            if cancel.is_cancelled() {
+                entry.expire(&approval_id);
+                break (ApprovalAnswer::Cancelled, "deny");
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            match answers.recv_timeout(left.min(Duration::from_millis(100))) {
+                Ok(ApprovalAnswer::Approve) => break (ApprovalAnswer::Approve, "approve"),
+                Ok(other) => break (other, "deny"),
+                Err(RecvTimeoutError::Timeout) if left.is_zero() => {
+                    if entry.expire(&approval_id) {
+                        break (ApprovalAnswer::Deny, "deny");
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => break (ApprovalAnswer::Deny, "deny"),
+            }
+        };
+        self.hub.publish_browser(
+            "approval_resolved",
+            &run_id,
+            &session_id,
+            &json!({"run_id": run_id, "approval_id": approval_id, "action": action}),
+        );
+        answer
+    }
+}
+
+/// The run's output for browsers: streamed answer text as `answer_delta` frames.
+pub struct HttpOutput {
+    /// The run.
+    pub link: RunLink,
+    /// Where the frames go.
+    pub hub: Arc<Hub>,
+}
+
+impl Observer for HttpOutput {
+    fn on_event(&self, event: &EngineEvent<'_>) {
+        let EngineEvent::Delta { delta, .. } = event else {
+            return;
+        };
+        let Some(entry) = self.link.get() else {
+            return;
+        };
+        let data = |text: &str, restart: bool| -> Value {
+            let state = entry.state();
+            let mut v = json!({"run_id": state.run_id, "text": text});
+            if restart {
+                v["restart"] = Value::Bool(true);
+            }
+            v
+        };
+        let frame = match delta {
+            Delta::Content(text) => data(text, false),
+            Delta::Restart => data("", true),
+            Delta::Reasoning(_) => return,
+        };
+        let (run_id, session_id) = {
+            let state = entry.state();
+            (state.run_id.clone(), state.session_id.clone())
+        };
+        self.hub
+            .publish_browser("answer_delta", &run_id, &session_id, &frame);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::DangerClass;
+
+    fn linked(runs: &Runs) -> (RunLink, Arc<RunEntry>) {
+        let entry = runs.register("r1", "s1", CancellationToken::new());
+        let link: RunLink = Arc::new(OnceLock::new());
+        let _ = link.set(entry.clone());
+        (link, entry)
+    }
+
+    fn item() -> ApprovalItem {
+        ApprovalItem {
+            tool: "shell".into(),
+            resource: "rm -rf build".into(),
+            class: DangerClass::Destructive,
+            reason: "deletes files".into(),
+        }
+    }
+
+    #[test]
+    fn an_unanswered_approval_is_denied_and_marked_expired() {
+        let runs = Runs::default();
+        let (link, entry) = linked(&runs);
+        let hub = Hub::new();
+        let (_, mut live) = hub.subscribe(None);
+        let approver = HttpApprover {
+            link,
+            hub,
+            timeout: Duration::from_millis(50),
+        };
+        let answer = approver.ask(&[item()], &CancellationToken::new());
+        assert_eq!(answer, ApprovalAnswer::Deny);
+        assert_eq!(entry.approval_views()[0].status, "expired");
+        let conflict = entry.answer("a1", true).expect_err("too late");
+        assert_eq!(conflict.status, axum::http::StatusCode::CONFLICT);
+        let kinds: Vec<String> = std::iter::from_fn(|| live.try_recv().ok())
+            .map(|f| f.kind.clone())
+            .collect();
+        assert_eq!(kinds, ["approval_requested", "approval_resolved"]);
+    }
+
+    #[test]
+    fn an_answer_from_another_thread_reaches_the_waiting_approver() {
+        let runs = Runs::default();
+        let (link, entry) = linked(&runs);
+        let approver = HttpApprover {
+            link,
+            hub: Hub::new(),
+            timeout: Duration::from_secs(10),
+        };
+        let answering = entry.clone();
+        let t = std::thread::spawn(move || {
+            while answering.approval_views().is_empty() {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            answering.answer("a1", true)
+        });
+        assert_eq!(
+            approver.ask(&[item()], &CancellationToken::new()),
+            ApprovalAnswer::Approve
+        );
+        assert!(t.join().expect("thread").is_ok());
+        assert_eq!(entry.approval_views()[0].status, "approved");
+        assert!(entry.answer("a9", true).is_err());
+    }
+}

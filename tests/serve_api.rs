@@ -1,0 +1,900 @@
+//! `odek serve` through the real binary over real HTTP, against the scripted model server:
+//! auth, every endpoint's shape, the seed's plan view, runs with approvals and their live
+//! events, busy sessions, bad input, rate limits and shutdown.
+
+mod support;
+
+use std::time::Duration;
+
+use reqwest::Method;
+use serde_json::{Value, json};
+use support::serve::{Served, SseReader, send};
+use support::*;
+
+fn plan_create(steps: &[(&str, &str)]) -> Reply {
+    let steps: Vec<Value> = steps
+        .iter()
+        .map(|(id, title)| json!({"id": id, "title": title}))
+        .collect();
+    tools(&[("plan", json!({"verb": "create", "steps": steps}))])
+}
+
+fn plan_complete(step: &str) -> Reply {
+    tools(&[("plan", json!({"verb": "complete", "step_id": step}))])
+}
+
+/// Runs `odek run` to completion and returns the new session's id.
+async fn cli_session(sb: &Sandbox, server: &ScriptedServer, task: &str) -> String {
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["run", task]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    let start = stderr.find("odek: session ").expect("saved line") + "odek: session ".len();
+    stderr[start..start + 41].to_string()
+}
+
+fn session_file(sb: &Sandbox, id: &str) -> Vec<u8> {
+    std::fs::read(sb.home.join("sessions").join(format!("{id}.json"))).expect("session file")
+}
+
+/// Posts a prompt and returns (run id, session id).
+async fn prompt(served: &Served, body: Value) -> (String, String) {
+    let started = served.post("/api/prompt", body).await;
+    assert_eq!(started.status, 202, "{}", started.text);
+    assert_eq!(started.json["status"], "running");
+    (
+        started.json["run_id"].as_str().expect("run id").to_string(),
+        started.json["session_id"]
+            .as_str()
+            .expect("session id")
+            .to_string(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_token_is_required_as_header_bearer_or_cookie_from_a_loopback_host_and_origin() {
+    let sb = Sandbox::new();
+    let served = Served::start(&sb, "http://127.0.0.1:9/v1", &[]);
+    assert_eq!(served.token.len(), 64);
+    let health = "/api/health";
+
+    let none = send(served.bare(Method::GET, health)).await;
+    assert_eq!(none.status, 401, "{}", none.text);
+    assert!(
+        none.json["error"]
+            .as_str()
+            .expect("json error")
+            .contains("token")
+    );
+    assert_eq!(none.header("cache-control").as_deref(), Some("no-store"));
+    let wrong = send(
+        served
+            .bare(Method::GET, health)
+            .header("X-Odek-Token", "0".repeat(64)),
+    )
+    .await;
+    assert_eq!(wrong.status, 401);
+
+    let header = served.get(health).await;
+    assert_eq!(header.status, 200, "{}", header.text);
+    assert_eq!(header.json["status"], "ok");
+    assert_eq!(header.header("cache-control").as_deref(), Some("no-store"));
+    let bearer = send(served.bare(Method::GET, health).bearer_auth(&served.token)).await;
+    assert_eq!(bearer.status, 200);
+
+    // The token URL sets an HttpOnly SameSite=Strict cookie and sends the browser to `/`.
+    let login = send(served.bare(Method::GET, &format!("/?token={}", served.token))).await;
+    assert_eq!(login.status, 303);
+    assert_eq!(login.header("location").as_deref(), Some("/"));
+    let cookie = login.header("set-cookie").expect("cookie");
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        "{cookie}"
+    );
+    let pair = cookie.split(';').next().expect("pair").to_string();
+    let with_cookie = send(served.bare(Method::GET, health).header("Cookie", &pair)).await;
+    assert_eq!(with_cookie.status, 200);
+    let page = send(served.bare(Method::GET, "/").header("Cookie", &pair)).await;
+    assert_eq!(page.status, 200);
+    assert!(
+        page.header("content-security-policy")
+            .expect("csp")
+            .contains("script-src 'self'")
+    );
+    let bad_login = send(served.bare(Method::GET, "/?token=nope")).await;
+    assert_eq!(bad_login.status, 401);
+
+    // A foreign Host (DNS rebinding) is refused even with the token.
+    let foreign = send(
+        served
+            .request(Method::GET, health)
+            .header("Host", "evil.example"),
+    )
+    .await;
+    assert_eq!(foreign.status, 403, "{}", foreign.text);
+    // State-changing requests from another origin are refused; the server's own pass.
+    let body = json!({"name": "x"});
+    let path = "/api/sessions/20260101-00000000000000000000000000000000";
+    let cross = send(
+        served
+            .request(Method::POST, path)
+            .header("Origin", "http://evil.example")
+            .json(&body),
+    )
+    .await;
+    assert_eq!(cross.status, 403, "{}", cross.text);
+    let own = send(
+        served
+            .request(Method::POST, path)
+            .header("Origin", format!("http://{}", served.addr))
+            .json(&body),
+    )
+    .await;
+    assert_eq!(own.status, 404, "{}", own.text);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cli_session_is_listed_read_planned_exported_renamed_and_deleted_over_http() {
+    let server = ScriptedServer::start(vec![
+        plan_create(&[("s1", "Scaffold the command"), ("s2", "Wire <b>flags</b>")]),
+        plan_complete("s1"),
+        text("all set"),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let id = cli_session(&sb, &server, "build the thing").await;
+    let served = Served::start(&sb, &server.base_url(), &[]);
+
+    let list = served.get("/api/sessions").await;
+    assert_eq!(list.status, 200, "{}", list.text);
+    assert_eq!(
+        (
+            list.json["count"].clone(),
+            list.json["offset"].clone(),
+            list.json["limit"].clone(),
+            list.json["query"].clone()
+        ),
+        (json!(1), json!(0), json!(50), json!(""))
+    );
+    let entry = &list.json["sessions"][0];
+    assert_eq!(entry["id"], id.as_str());
+    assert_eq!(entry["origin"], "cli");
+    assert_eq!(entry["title"], "build the thing");
+    assert_eq!(entry["running"], false);
+    assert_eq!(
+        served.get("/api/sessions?q=THING&limit=500").await.json["count"],
+        1
+    );
+    assert_eq!(
+        served.get("/api/sessions?limit=500").await.json["limit"],
+        200
+    );
+    assert_eq!(
+        served.get("/api/sessions?q=nothing-like-it").await.json["sessions"],
+        json!([])
+    );
+    assert_eq!(
+        served.get("/api/sessions?offset=1").await.json["sessions"],
+        json!([])
+    );
+    assert_eq!(served.get("/api/sessions?limit=x").await.status, 400);
+
+    let detail = served.get(&format!("/api/sessions/{id}")).await;
+    assert_eq!(detail.status, 200);
+    assert_eq!(detail.json["task"], "build the thing");
+    assert!(detail.json["messages"].as_array().expect("messages").len() >= 6);
+
+    let plan = served.get(&format!("/api/sessions/{id}/plan")).await;
+    assert_eq!(plan.status, 200);
+    assert_eq!(
+        plan.json,
+        json!({"session_id": id, "version": 2, "found": true, "steps": [
+            {"id": "s1", "title": "Scaffold the command", "status": "done"},
+            {"id": "s2", "title": "Wire <b>flags</b>", "status": "pending"}]})
+    );
+
+    // The plan URL is GET-only: other methods are refused and change nothing.
+    let before = session_file(&sb, &id);
+    for method in [Method::POST, Method::PUT, Method::DELETE, Method::PATCH] {
+        let refused = send(
+            served
+                .request(method.clone(), &format!("/api/sessions/{id}/plan"))
+                .json(&json!({"name": "renamed through the plan URL"})),
+        )
+        .await;
+        assert_eq!(refused.status, 405, "{method}: {}", refused.text);
+        assert!(refused.json["error"].is_string());
+    }
+    assert_eq!(session_file(&sb, &id), before);
+
+    let md = served
+        .get(&format!("/api/sessions/{id}/export?format=md"))
+        .await;
+    assert_eq!(md.status, 200);
+    assert!(
+        md.header("content-type")
+            .expect("type")
+            .starts_with("text/markdown")
+    );
+    assert!(
+        md.header("content-disposition")
+            .expect("attachment")
+            .contains(&format!("{id}.md"))
+    );
+    assert!(md.text.starts_with("# build the thing\n"), "{}", md.text);
+    assert!(md.text.contains("## Assistant\n\nall set"));
+    let js = served
+        .get(&format!("/api/sessions/{id}/export?format=json"))
+        .await;
+    assert_eq!(js.json["id"], id.as_str());
+    assert_eq!(
+        served
+            .get(&format!("/api/sessions/{id}/export?format=pdf"))
+            .await
+            .status,
+        400
+    );
+
+    let renamed = served
+        .post(
+            &format!("/api/sessions/{id}"),
+            json!({"name": "Release prep"}),
+        )
+        .await;
+    assert_eq!(renamed.status, 200, "{}", renamed.text);
+    assert_eq!(renamed.json["title"], "Release prep");
+    assert_eq!(
+        served.get("/api/sessions").await.json["sessions"][0]["title"],
+        "Release prep"
+    );
+    let saved: Value = serde_json::from_slice(&session_file(&sb, &id)).expect("json");
+    assert_eq!(saved["name"], "Release prep");
+    assert_eq!(saved["task"], "build the thing");
+    assert_eq!(
+        served
+            .post(&format!("/api/sessions/{id}"), json!({"name": " "}))
+            .await
+            .status,
+        400
+    );
+
+    let deleted = served.delete(&format!("/api/sessions/{id}")).await;
+    assert_eq!(deleted.status, 200, "{}", deleted.text);
+    assert_eq!(served.get(&format!("/api/sessions/{id}")).await.status, 404);
+    assert_eq!(
+        served.get(&format!("/api/sessions/{id}/plan")).await.status,
+        404
+    );
+    assert_eq!(
+        served.delete(&format!("/api/sessions/{id}")).await.status,
+        404
+    );
+    assert_eq!(served.get("/api/sessions").await.json["count"], 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_plan_view_follows_the_seed_for_absent_collapsed_and_unknown_plans() {
+    let server = ScriptedServer::start(vec![text("no plan needed")]).await;
+    let sb = Sandbox::new();
+    let plain = cli_session(&sb, &server, "say hi").await;
+    // A session of the Go original: no saved plan state, a collapsed plan message.
+    let go_id = "20260101-0123456789abcdef0123456789abcdef";
+    let go_session = json!({
+        "id": go_id, "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z",
+        "model": "m", "turns": 1, "task": "old", "messages": [
+            {"role": "system", "content": "prompt"},
+            {"role": "user", "content": "old"},
+            {"role": "system", "content": "[Current plan: v5 — all 2 steps complete.]"},
+            {"role": "assistant", "content": "done"}]});
+    std::fs::write(
+        sb.home.join("sessions").join(format!("{go_id}.json")),
+        go_session.to_string(),
+    )
+    .expect("write");
+    let served = Served::start(&sb, &server.base_url(), &[]);
+
+    let absent = served.get(&format!("/api/sessions/{plain}/plan")).await;
+    assert_eq!(absent.status, 200);
+    assert_eq!(
+        absent.json,
+        json!({"session_id": plain, "version": 0, "steps": [], "found": false})
+    );
+    let collapsed = served.get(&format!("/api/sessions/{go_id}/plan")).await;
+    assert_eq!(
+        collapsed.json,
+        json!({"session_id": go_id, "version": 5, "steps": [], "found": true})
+    );
+    assert_eq!(served.get("/api/sessions").await.json["count"], 2);
+
+    let unknown = served
+        .get("/api/sessions/20260101-ffffffffffffffffffffffffffffffff/plan")
+        .await;
+    assert_eq!(unknown.status, 404);
+    assert!(
+        unknown.json["error"]
+            .as_str()
+            .expect("error")
+            .contains("no session")
+    );
+    let traversal = served.get("/api/sessions/..%2F..%2Fconfig/plan").await;
+    assert_eq!(traversal.status, 400, "{}", traversal.text);
+    assert_eq!(served.get("/api/nothing").await.status, 404);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_over_http_streams_its_events_asks_for_approval_and_continues_in_the_cli() {
+    let command = "python3 -c \"open('made.txt','w').write('ok')\"";
+    let server = ScriptedServer::start(vec![
+        plan_create(&[("s1", "Make the file"), ("s2", "Report")]),
+        tools(&[("shell", json!({"command": command}))]),
+        plan_complete("s1"),
+        text("The file is made and everything went fine."),
+        text("continued from the terminal"),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let served = Served::start(&sb, &server.base_url(), &[]);
+    let mut stream = SseReader::open(&served, "", None).await;
+
+    let (run_id, session_id) = prompt(&served, json!({"content": "make the file"})).await;
+    let asked = stream.until("approval_requested").await;
+    let request = asked.last().expect("frame").data.clone();
+    assert_eq!(request["run_id"], run_id.as_str());
+    assert_eq!(request["tool"], "shell");
+    assert_eq!(request["resource"], command);
+    assert_eq!(request["class"], "code_execution");
+    let approval_id = request["approval_id"].as_str().expect("id").to_string();
+    let pending = served.get(&format!("/api/runs/{run_id}/approvals")).await;
+    assert_eq!(pending.json["approvals"][0]["status"], "pending");
+    assert_eq!(
+        served.get(&format!("/api/runs/{run_id}")).await.json["pending_approvals"],
+        1
+    );
+
+    let bad = served
+        .post(
+            &format!("/api/runs/{run_id}/approvals/{approval_id}"),
+            json!({"action": "maybe"}),
+        )
+        .await;
+    assert_eq!(bad.status, 400);
+    let answered = served
+        .post(
+            &format!("/api/runs/{run_id}/approvals/{approval_id}"),
+            json!({"action": "approve"}),
+        )
+        .await;
+    assert_eq!(answered.status, 200, "{}", answered.text);
+    let again = served
+        .post(
+            &format!("/api/runs/{run_id}/approvals/{approval_id}"),
+            json!({"action": "deny"}),
+        )
+        .await;
+    assert_eq!(again.status, 409);
+
+    let rest = stream.until("run_completed").await;
+    let frames: Vec<_> = asked.iter().chain(rest.iter()).collect();
+    let kinds: Vec<&str> = frames.iter().map(|f| f.event.as_str()).collect();
+    for kind in [
+        "run_started",
+        "plan_created",
+        "approval_resolved",
+        "tool_call_completed",
+        "plan_updated",
+        "answer_delta",
+    ] {
+        assert!(kinds.contains(&kind), "{kind} missing from {kinds:?}");
+    }
+    let deltas: Vec<&str> = frames
+        .iter()
+        .filter(|f| f.event == "answer_delta")
+        .filter_map(|f| f.data["text"].as_str())
+        .collect();
+    assert!(deltas.len() >= 2, "{deltas:?}");
+    assert_eq!(
+        deltas.concat(),
+        "The file is made and everything went fine."
+    );
+    let ids: Vec<u64> = frames.iter().filter_map(|f| f.id).collect();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
+    let last = frames.last().expect("terminal");
+    assert_eq!(last.data["schema"], "odek.event/v1");
+    assert_eq!(last.data["run_id"], run_id.as_str());
+    assert_eq!(last.data["session_id"], session_id.as_str());
+    assert_eq!(
+        std::fs::read_to_string(sb.work.join("made.txt")).expect("made"),
+        "ok"
+    );
+
+    let run = served.wait_run(&run_id).await;
+    assert_eq!(run["status"], "completed");
+    assert_eq!(run["answer"], "The file is made and everything went fine.");
+    assert_eq!(run["tool_calls"], 3);
+    let plan = served
+        .get(&format!("/api/sessions/{session_id}/plan"))
+        .await;
+    assert_eq!(plan.json["steps"][0]["status"], "done");
+    let listed = served.get("/api/sessions").await;
+    assert_eq!(listed.json["sessions"][0]["origin"], "serve");
+
+    // The ring holds the run's events, browser-only frames never.
+    let ring = served.get(&format!("/api/events?run_id={run_id}")).await;
+    let ring_kinds: Vec<&str> = ring.json["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter_map(|e| e["type"].as_str())
+        .collect();
+    assert_eq!(ring_kinds.first(), Some(&"run_started"));
+    assert_eq!(ring_kinds.last(), Some(&"run_completed"));
+    assert!(
+        !ring_kinds
+            .iter()
+            .any(|k| k.starts_with("answer_delta") || k.starts_with("approval"))
+    );
+    // Resuming after an id replays what came after it, from the ring.
+    let resume_after = rest.first().and_then(|f| f.id).expect("id");
+    let mut resumed =
+        SseReader::open(&served, &format!("?run_id={run_id}"), Some(resume_after)).await;
+    let replayed = resumed.until("run_completed").await;
+    assert!(replayed.iter().all(|f| f.id > Some(resume_after)));
+    assert!(replayed.iter().all(|f| f.data["run_id"] == run_id.as_str()));
+
+    // The session is free again: the terminal continues it.
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["continue", "--id", &session_id, "and now?"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("continued from the terminal"));
+    let detail = served.get(&format!("/api/sessions/{session_id}")).await;
+    assert_eq!(detail.json["turns"], 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_busy_session_refuses_a_second_prompt_rename_and_delete_and_a_run_can_be_cancelled() {
+    let hold = Hold::new();
+    let server = ScriptedServer::start(vec![
+        text("first"),
+        Reply::Held(hold.clone(), Box::new(text("never shown"))),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let served = Served::start(&sb, &server.base_url(), &[]);
+    let (first, session_id) = prompt(&served, json!({"content": "one"})).await;
+    assert_eq!(served.wait_run(&first).await["status"], "completed");
+
+    let (run_id, same) = prompt(&served, json!({"content": "two", "session_id": session_id})).await;
+    assert_eq!(same, session_id);
+    hold.wait_reached().await;
+    let second = served
+        .post(
+            "/api/prompt",
+            json!({"content": "three", "session_id": session_id}),
+        )
+        .await;
+    assert_eq!(second.status, 409, "{}", second.text);
+    assert_eq!(
+        served
+            .post(&format!("/api/sessions/{session_id}"), json!({"name": "n"}))
+            .await
+            .status,
+        409
+    );
+    assert_eq!(
+        served
+            .delete(&format!("/api/sessions/{session_id}"))
+            .await
+            .status,
+        409
+    );
+    let listed = served.get("/api/sessions").await;
+    assert_eq!(listed.json["sessions"][0]["running"], true);
+    let detail = served.get(&format!("/api/sessions/{session_id}")).await;
+    assert_eq!(detail.json["run_id"], run_id.as_str());
+
+    // The terminal cannot take the session while the server holds it.
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["continue", "--id", &session_id, "from the terminal"]);
+    let out = output(cmd).await;
+    assert_ne!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("odek serve"),
+        "{}",
+        show(&out)
+    );
+
+    let cancelled = served
+        .post(&format!("/api/runs/{run_id}/cancel"), json!({}))
+        .await;
+    assert_eq!(cancelled.status, 202, "{}", cancelled.text);
+    let run = served.wait_run(&run_id).await;
+    hold.release();
+    assert_eq!(run["status"], "cancelled");
+    assert_eq!(
+        served
+            .post(&format!("/api/runs/{run_id}/cancel"), json!({}))
+            .await
+            .status,
+        409
+    );
+    let saved = served.get(&format!("/api/sessions/{session_id}")).await;
+    let users: Vec<&str> = saved.json["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    assert_eq!(users, ["one", "two"]);
+    assert_eq!(served.get("/api/runs/nope").await.status, 404);
+    assert_eq!(served.get("/api/runs").await.json["count"], 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_held_by_the_terminal_is_busy_for_the_server() {
+    let hold = Hold::new();
+    let server = ScriptedServer::start(vec![
+        text("first"),
+        Reply::Held(hold.clone(), Box::new(text("second"))),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let id = cli_session(&sb, &server, "start").await;
+    let served = Served::start(&sb, &server.base_url(), &[]);
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["continue", "--id", &id, "go on"]);
+    let cli = tokio::task::spawn_blocking(move || cmd.output().expect("runs"));
+    hold.wait_reached().await;
+    let busy = served
+        .post(
+            "/api/prompt",
+            json!({"content": "me too", "session_id": id}),
+        )
+        .await;
+    assert_eq!(busy.status, 409, "{}", busy.text);
+    assert!(
+        busy.json["error"]
+            .as_str()
+            .expect("error")
+            .contains("odek continue")
+    );
+    assert_eq!(
+        served.delete(&format!("/api/sessions/{id}")).await.status,
+        409
+    );
+    hold.release();
+    let out = cli.await.expect("join");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_runs_of_two_sessions_keep_their_own_plans_and_events() {
+    // Run A creates its plan, then its next answer is slow; run B runs start to end
+    // meanwhile (the scripted server answers in order of the requests); then A ends.
+    let server = ScriptedServer::start(vec![
+        plan_create(&[("a1", "alpha one"), ("a2", "alpha two")]),
+        Reply::Delayed(Duration::from_secs(3), Box::new(plan_complete("a1"))),
+        plan_create(&[("b1", "beta one")]),
+        plan_complete("b1"),
+        text("beta done"),
+        text("alpha done"),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let served = Served::start(&sb, &server.base_url(), &[]);
+    let mut stream = SseReader::open(&served, "", None).await;
+    let (run_a, session_a) = prompt(&served, json!({"content": "alpha"})).await;
+    for _ in 0..1000 {
+        if server.requests().len() >= 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(server.requests().len(), 2);
+    let (run_b, session_b) = prompt(&served, json!({"content": "beta"})).await;
+    assert_ne!(session_a, session_b);
+    let b = served.wait_run(&run_b).await;
+    assert_eq!(b["answer"], "beta done");
+    assert_eq!(
+        served.get(&format!("/api/runs/{run_a}")).await.json["status"],
+        "running"
+    );
+    let a = served.wait_run(&run_a).await;
+    assert_eq!(a["answer"], "alpha done");
+
+    let plan_a = served
+        .get(&format!("/api/sessions/{session_a}/plan"))
+        .await
+        .json;
+    let plan_b = served
+        .get(&format!("/api/sessions/{session_b}/plan"))
+        .await
+        .json;
+    let ids = |p: &Value| -> Vec<String> {
+        p["steps"]
+            .as_array()
+            .expect("steps")
+            .iter()
+            .map(|s| s["id"].as_str().unwrap_or("").to_string())
+            .collect()
+    };
+    assert_eq!(ids(&plan_a), ["a1", "a2"]);
+    assert_eq!(ids(&plan_b), ["b1"]);
+    assert_eq!(
+        (plan_a["version"].clone(), plan_b["version"].clone()),
+        (json!(2), json!(2))
+    );
+
+    let mut frames = Vec::new();
+    while frames
+        .iter()
+        .filter(|f: &&support::serve::SseFrame| f.event == "run_completed")
+        .count()
+        < 2
+    {
+        frames.push(stream.next().await.expect("frame"));
+    }
+    for f in frames
+        .iter()
+        .filter(|f| f.data["schema"] == "odek.event/v1")
+    {
+        let run = f.data["run_id"].as_str().expect("run id");
+        let expected_session = if run == run_a {
+            &session_a
+        } else {
+            assert_eq!(run, run_b);
+            &session_b
+        };
+        assert_eq!(f.data["session_id"], expected_session.as_str(), "{f:?}");
+    }
+    let event_ids: Vec<u64> = frames.iter().filter_map(|f| f.id).collect();
+    let mut unique = event_ids.clone();
+    unique.dedup();
+    assert_eq!(unique.len(), event_ids.len());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_requests_get_clear_json_errors_and_change_nothing() {
+    let server = ScriptedServer::start(vec![]).await;
+    let sb = Sandbox::new();
+    let served = Served::start(&sb, &server.base_url(), &[]);
+    let post_raw = |body: &'static str, content_type: &'static str| {
+        served
+            .request(Method::POST, "/api/prompt")
+            .header("Content-Type", content_type)
+            .body(body)
+    };
+    let malformed = send(post_raw("{\"content\": ", "application/json")).await;
+    assert_eq!(malformed.status, 400);
+    assert!(
+        malformed.json["error"]
+            .as_str()
+            .expect("error")
+            .starts_with("invalid JSON body")
+    );
+    let unknown = send(post_raw(
+        "{\"content\": \"x\", \"tools\": []}",
+        "application/json",
+    ))
+    .await;
+    assert_eq!(unknown.status, 400);
+    assert!(
+        unknown.json["error"]
+            .as_str()
+            .expect("error")
+            .contains("tools"),
+        "{}",
+        unknown.text
+    );
+    let form = send(post_raw("content=x", "application/x-www-form-urlencoded")).await;
+    assert_eq!(form.status, 415);
+    let huge = "x".repeat(3 * 1024 * 1024);
+    let oversize = send(
+        served
+            .request(Method::POST, "/api/prompt")
+            .json(&json!({"content": huge})),
+    )
+    .await;
+    assert_eq!(oversize.status, 413, "{}", oversize.text);
+    assert!(oversize.json["error"].is_string());
+    let rename_huge = send(
+        served
+            .request(
+                Method::POST,
+                "/api/sessions/20260101-00000000000000000000000000000000",
+            )
+            .json(&json!({"name": "x".repeat(1024 * 1024 + 10)})),
+    )
+    .await;
+    assert_eq!(rename_huge.status, 413);
+    assert_eq!(
+        served
+            .post("/api/prompt", json!({"content": "  "}))
+            .await
+            .status,
+        400
+    );
+    let both = served
+        .post("/api/prompt", json!({"content": "x", "model": "other", "session_id": "20260101-00000000000000000000000000000000"}))
+        .await;
+    assert_eq!(both.status, 400);
+    assert!(
+        both.json["error"]
+            .as_str()
+            .expect("error")
+            .contains("model")
+    );
+    assert_eq!(
+        served
+            .post(
+                "/api/prompt",
+                json!({"content": "x", "model": "bad model!"})
+            )
+            .await
+            .status,
+        400
+    );
+    let unknown_session = served
+        .post(
+            "/api/prompt",
+            json!({"content": "x", "session_id": "20260101-00000000000000000000000000000000"}),
+        )
+        .await;
+    assert_eq!(unknown_session.status, 404);
+    assert_eq!(
+        served
+            .post(
+                "/api/prompt",
+                json!({"content": "x", "session_id": "../etc"})
+            )
+            .await
+            .status,
+        400
+    );
+    assert_eq!(
+        served.post("/api/runs/nope/cancel", json!({})).await.status,
+        404
+    );
+    assert_eq!(
+        served
+            .post("/api/runs/nope/approvals/a1", json!({"action": "approve"}))
+            .await
+            .status,
+        404
+    );
+    assert!(server.requests().is_empty());
+    assert_eq!(served.get("/api/sessions").await.json["count"], 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_over_the_limit_get_429_with_retry_after() {
+    let sb = Sandbox::new();
+    sb.global_config(
+        r#"{"serve": {"rate_limits": {"reads_per_minute": 3, "prompts_per_minute": 1}}}"#,
+    );
+    let served = Served::start(&sb, "http://127.0.0.1:9/v1", &[]);
+    let plan = "/api/sessions/20260101-00000000000000000000000000000000/plan";
+    for _ in 0..3 {
+        assert_eq!(served.get(plan).await.status, 404);
+    }
+    let limited = served.get(plan).await;
+    assert_eq!(limited.status, 429, "{}", limited.text);
+    let retry: u64 = limited
+        .header("retry-after")
+        .expect("Retry-After")
+        .parse()
+        .expect("seconds");
+    assert!((1..=60).contains(&retry));
+    assert_eq!(served.get("/api/sessions").await.status, 429);
+    // Other endpoints are not reads of sessions.
+    assert_eq!(served.get("/api/health").await.status, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn usage_config_tools_and_health_describe_the_server() {
+    let server = ScriptedServer::start(vec![
+        with_usage(text("hello"), json!({"prompt_tokens": 1000, "completion_tokens": 10, "prompt_tokens_details": {"cached_tokens": 400}})),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let _ = cli_session(&sb, &server, "count me").await;
+    let served = Served::start(&sb, &server.base_url(), &[]);
+    let usage = served.get("/api/usage").await;
+    let mut cli = sb.odek(&server.base_url());
+    cli.args(["usage", "--json"]);
+    let out = output(cli).await;
+    let expected: Value = serde_json::from_slice(&out.stdout).expect("usage json");
+    assert_eq!(usage.json, expected);
+    assert_eq!(usage.json["cached_tokens"], 400);
+    assert_eq!(served.get("/api/usage?since=abc").await.status, 400);
+
+    let tools = served.get("/api/tools").await;
+    let names: Vec<&str> = tools.json["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(
+        names.contains(&"plan") && names.contains(&"shell"),
+        "{names:?}"
+    );
+    let config = served.get("/api/config").await;
+    assert_eq!(config.json["model"], "test-model");
+    assert_eq!(config.json["serve"]["rate_limits"]["reads_per_minute"], 60);
+    let health = served.get("/api/health").await;
+    assert_eq!(health.json["planning"], true);
+    assert_eq!(health.json["runs_running"], 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_api_key_is_masked_in_the_config_and_no_planning_removes_the_plan_tool() {
+    let sb = Sandbox::new();
+    let key = "sk-test-0123456789abcdefghijklmnopqrstuv";
+    sb.global_config(&format!(r#"{{"api_key": "{key}"}}"#));
+    let served = Served::start(&sb, "http://127.0.0.1:9/v1", &["--no-planning"]);
+    let config = served.get("/api/config").await;
+    assert!(!config.text.contains(key));
+    assert!(
+        config.json["api_key"]
+            .as_str()
+            .expect("masked")
+            .contains('…')
+    );
+    let tools = served.get("/api/tools").await;
+    assert!(!tools.text.contains("\"plan\""));
+    assert_eq!(served.get("/api/health").await.json["planning"], false);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_mid_run_cancels_saves_and_exits_zero() {
+    let hold = Hold::new();
+    let server = ScriptedServer::start(vec![
+        plan_create(&[("s1", "one")]),
+        Reply::Held(hold.clone(), Box::new(text("late"))),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let events = sb.dir.path().join("events.jsonl");
+    let events_arg = events.to_string_lossy().to_string();
+    let mut served = Served::start(&sb, &server.base_url(), &["--events-jsonl", &events_arg]);
+    let (run_id, session_id) = prompt(&served, json!({"content": "long job"})).await;
+    hold.wait_reached().await;
+    let code = tokio::task::block_in_place(|| served.terminate());
+    hold.release();
+    assert_eq!(code, Some(0), "{}", served.stderr());
+    assert!(
+        served
+            .stderr()
+            .contains("stopping (1 running run(s) cancelled and saved)"),
+        "{}",
+        served.stderr()
+    );
+    let lines: Vec<Value> = std::fs::read_to_string(&events)
+        .expect("events")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect();
+    let last = lines.last().expect("events");
+    assert_eq!(last["type"], "run_failed");
+    assert_eq!(last["run_id"], run_id.as_str());
+    assert_eq!(last["data"]["error_class"], "context_canceled");
+    let saved: Value = serde_json::from_slice(&session_file(&sb, &session_id)).expect("saved");
+    assert_eq!(saved["origin"], "serve");
+    assert_eq!(saved["plan"]["steps"][0]["id"], "s1");
+    assert!(
+        saved["messages"]
+            .as_array()
+            .expect("messages")
+            .iter()
+            .any(|m| m["content"] == "long job")
+    );
+    assert!(
+        !sb.home
+            .join("sessions")
+            .join(format!("{session_id}.journal"))
+            .exists()
+    );
+}
