@@ -34,17 +34,6 @@ fn user_texts(session: &Value) -> Vec<String> {
         .collect()
 }
 
-/// Runs `odek run` to completion and returns the new session's id.
-async fn first_session(sb: &Sandbox, server: &ScriptedServer, task: &str) -> String {
-    let mut cmd = sb.odek(&server.base_url());
-    cmd.args(["run", task]);
-    let out = output(cmd).await;
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    let start = stderr.find("odek: session ").expect("saved line") + "odek: session ".len();
-    stderr[start..start + 41].to_string()
-}
-
 fn spawn_quiet(mut cmd: std::process::Command) -> std::process::Child {
     cmd.stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());

@@ -23,17 +23,6 @@ fn plan_complete(step: &str) -> Reply {
     tools(&[("plan", json!({"verb": "complete", "step_id": step}))])
 }
 
-/// Runs `odek run` to completion and returns the new session's id.
-async fn cli_session(sb: &Sandbox, server: &ScriptedServer, task: &str) -> String {
-    let mut cmd = sb.odek(&server.base_url());
-    cmd.args(["run", task]);
-    let out = output(cmd).await;
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    let start = stderr.find("odek: session ").expect("saved line") + "odek: session ".len();
-    stderr[start..start + 41].to_string()
-}
-
 fn session_file(sb: &Sandbox, id: &str) -> Vec<u8> {
     std::fs::read(sb.home.join("sessions").join(format!("{id}.json"))).expect("session file")
 }
@@ -143,7 +132,7 @@ async fn a_cli_session_is_listed_read_planned_exported_renamed_and_deleted_over_
     ])
     .await;
     let sb = Sandbox::new();
-    let id = cli_session(&sb, &server, "build the thing").await;
+    let id = first_session(&sb, &server, "build the thing").await;
     let served = Served::start(&sb, &server.base_url(), &[]);
 
     let list = served.get("/api/sessions").await;
@@ -277,7 +266,7 @@ async fn a_cli_session_is_listed_read_planned_exported_renamed_and_deleted_over_
 async fn the_plan_view_follows_the_seed_for_absent_collapsed_and_unknown_plans() {
     let server = ScriptedServer::start(vec![text("no plan needed")]).await;
     let sb = Sandbox::new();
-    let plain = cli_session(&sb, &server, "say hi").await;
+    let plain = first_session(&sb, &server, "say hi").await;
     // A session of the Go original: no saved plan state, a collapsed plan message.
     let go_id = "20260101-0123456789abcdef0123456789abcdef";
     let go_session = json!({
@@ -541,7 +530,7 @@ async fn a_session_held_by_the_terminal_is_busy_for_the_server() {
     ])
     .await;
     let sb = Sandbox::new();
-    let id = cli_session(&sb, &server, "start").await;
+    let id = first_session(&sb, &server, "start").await;
     let served = Served::start(&sb, &server.base_url(), &[]);
     let mut cmd = sb.odek(&server.base_url());
     cmd.args(["continue", "--id", &id, "go on"]);
@@ -799,7 +788,7 @@ async fn usage_config_tools_and_health_describe_the_server() {
     ])
     .await;
     let sb = Sandbox::new();
-    let _ = cli_session(&sb, &server, "count me").await;
+    let _ = first_session(&sb, &server, "count me").await;
     let served = Served::start(&sb, &server.base_url(), &[]);
     let usage = served.get("/api/usage").await;
     let mut cli = sb.odek(&server.base_url());

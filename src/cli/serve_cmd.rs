@@ -74,7 +74,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
     resolved.warnings.iter().for_each(|w| eprintln!("{w}"));
     let token = new_token();
     let redactor = build_redactor_with(&resolved.config, &[&token]);
-    let hub = Hub::new();
+    let hub = Hub::new(redactor.clone());
     let also: Option<Box<dyn EventSink>> = match args.events_jsonl.as_deref() {
         None => None,
         Some("-") => Some(Box::new(StdoutSink)),

@@ -3,6 +3,8 @@
 //! streams (`GET /api/events/stream`). Browser-only frames (`answer_delta`,
 //! `approval_requested`, `approval_resolved`) go to the live streams only. Every frame gets
 //! the next id of one counter, so a reconnecting client resumes after the last id it saw.
+//! Browser frames are redacted here like events are by their writer: secrets never reach
+//! a stream unredacted.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -11,6 +13,7 @@ use serde_json::Value;
 use tokio::sync::broadcast;
 
 use crate::events::EventSink;
+use crate::redact::Redactor;
 
 /// Events the ring keeps.
 pub const RING_CAPACITY: usize = 500;
@@ -53,6 +56,7 @@ pub struct FrameFilter {
 
 /// See the module docs.
 pub struct Hub {
+    redactor: Arc<Redactor>,
     ring: Mutex<Ring>,
     live: broadcast::Sender<Arc<Frame>>,
 }
@@ -63,10 +67,11 @@ struct Ring {
 }
 
 impl Hub {
-    /// An empty hub.
-    pub fn new() -> Arc<Hub> {
+    /// An empty hub whose browser frames are redacted with `redactor`.
+    pub fn new(redactor: Arc<Redactor>) -> Arc<Hub> {
         let (live, _) = broadcast::channel(LIVE_CAPACITY);
         Arc::new(Hub {
+            redactor,
             ring: Mutex::new(Ring {
                 frames: VecDeque::with_capacity(RING_CAPACITY),
                 last_id: 0,
@@ -89,8 +94,11 @@ impl Hub {
         );
     }
 
-    /// Publishes a browser-only frame (never in the ring, never in `--events-jsonl`).
+    /// Publishes a browser-only frame (never in the ring, never in `--events-jsonl`),
+    /// every string in it redacted.
     pub fn publish_browser(&self, kind: &str, run_id: &str, session_id: &str, data: &Value) {
+        let mut data = data.clone();
+        self.redactor.redact_json(&mut data);
         self.publish(
             kind.to_string(),
             Some(run_id.to_string()),
@@ -194,7 +202,7 @@ mod tests {
 
     #[test]
     fn the_ring_keeps_the_newest_events_and_replays_after_an_id() {
-        let hub = Hub::new();
+        let hub = Hub::new(Arc::new(Redactor::new()));
         for i in 0..(RING_CAPACITY + 10) {
             hub.publish_event(&event("iteration_completed", &format!("r{i}")));
         }
@@ -215,7 +223,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_subscriber_gets_browser_frames_live_with_the_next_id() {
-        let hub = Hub::new();
+        let hub = Hub::new(Arc::new(Redactor::new()));
         hub.publish_event(&event("run_started", "r"));
         let (replay, mut rx) = hub.subscribe(Some(0));
         assert_eq!(replay.len(), 1);
@@ -223,5 +231,18 @@ mod tests {
         let frame = rx.recv().await.expect("live frame");
         assert_eq!((frame.id, frame.kind.as_str()), (2, "answer_delta"));
         assert_eq!(frame.run_id.as_deref(), Some("r"));
+    }
+
+    #[test]
+    fn browser_frames_are_redacted() {
+        let mut redactor = Redactor::new();
+        redactor.add_secret("hunter2-very-secret-value");
+        let hub = Hub::new(Arc::new(redactor));
+        let (_, mut rx) = hub.subscribe(None);
+        let text = serde_json::json!({"text": "the key is hunter2-very-secret-value"});
+        hub.publish_browser("answer_delta", "r", "s", &text);
+        let frame = rx.try_recv().expect("frame");
+        assert!(!frame.data.contains("hunter2"), "{}", frame.data);
+        assert!(frame.data.contains("[REDACTED]"));
     }
 }

@@ -513,7 +513,7 @@ mod tests {
     fn an_unanswered_approval_is_denied_and_marked_expired() {
         let runs = Runs::default();
         let (link, entry) = linked(&runs);
-        let hub = Hub::new();
+        let hub = Hub::new(Arc::new(crate::redact::Redactor::new()));
         let (_, mut live) = hub.subscribe(None);
         let approver = HttpApprover {
             link,
@@ -537,7 +537,7 @@ mod tests {
         let (link, entry) = linked(&runs);
         let approver = HttpApprover {
             link,
-            hub: Hub::new(),
+            hub: Hub::new(Arc::new(crate::redact::Redactor::new())),
             timeout: Duration::from_secs(10),
         };
         let answering = entry.clone();

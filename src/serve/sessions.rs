@@ -47,9 +47,14 @@ pub(super) fn number(
     }
 }
 
-/// Loads session `id` (the snapshot and its journal: a running session shows its latest
-/// saved batch).
-async fn load(app: &Arc<AppState>, id: String) -> Result<Session, ApiError> {
+/// One session read by `peer`: counted against its read limit, then session `id` loaded
+/// (the snapshot and its journal: a running session shows its latest saved batch).
+async fn read_session(
+    app: &Arc<AppState>,
+    peer: SocketAddr,
+    id: String,
+) -> Result<Session, ApiError> {
+    app.limits.read(peer.ip())?;
     validate_id(&id)?;
     let app = app.clone();
     blocking(move || Ok(app.base.sessions().load(&id)?)).await
@@ -116,8 +121,7 @@ pub async fn detail(
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    app.limits.read(peer.ip())?;
-    let session = load(&app, id).await?;
+    let session = read_session(&app, peer, id).await?;
     let run_id = app.runs.running_in(&session.id);
     let mut value =
         serde_json::to_value(&session).map_err(|e| ApiError::internal(e.to_string()))?;
@@ -191,8 +195,7 @@ pub async fn plan(
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    app.limits.read(peer.ip())?;
-    let session = load(&app, id).await?;
+    let session = read_session(&app, peer, id).await?;
     Ok(Json(plan_view(
         &session.id,
         session.current_plan().as_ref(),
@@ -228,7 +231,6 @@ pub async fn export(
     Path(id): Path<String>,
     Query(params): Params,
 ) -> Result<Response, ApiError> {
-    app.limits.read(peer.ip())?;
     let format = params.get("format").map_or("json", String::as_str);
     if !matches!(format, "md" | "json") {
         return Err(ApiError::bad_request(format!(
@@ -236,7 +238,7 @@ pub async fn export(
         )));
     }
     let format = format.to_string();
-    let session = load(&app, id).await?;
+    let session = read_session(&app, peer, id).await?;
     let (body, content_type, extension) = if format == "md" {
         (
             super::export::markdown(&session),

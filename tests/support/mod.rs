@@ -459,6 +459,17 @@ pub async fn output(mut cmd: std::process::Command) -> std::process::Output {
         .expect("join")
 }
 
+/// Runs `odek run TASK` to completion (it must succeed) and returns the new session's id.
+pub async fn first_session(sb: &Sandbox, server: &ScriptedServer, task: &str) -> String {
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["run", task]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    let start = stderr.find("odek: session ").expect("saved line") + "odek: session ".len();
+    stderr[start..start + 41].to_string()
+}
+
 /// Stdout and stderr as text, for assertion messages.
 pub fn show(out: &std::process::Output) -> String {
     format!(
