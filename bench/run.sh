@@ -13,8 +13,11 @@
 # ODEK_BENCH_SESSIONS=10000 ODEK_BENCH_LIST_RUNS=100 ODEK_BENCH_SAVING_ITERATIONS=400
 # ODEK_BENCH_SAVING_REPS=15 ODEK_BENCH_CACHE_REPS=3; ODEK_BENCH_ONLY=saving measures only the
 # saving cost, ODEK_BENCH_ONLY=cache only the prompt-cache prefix share (3 runs of each
-# placement, a few seconds). Progress goes to stderr; the Markdown tables for
-# docs/PERFORMANCE.md go to stdout.
+# placement, a few seconds). ODEK_BENCH_ONLY=serve runs bench/serve_load.py instead: a load
+# test of `odek serve` (ODEK_BENCH_SERVE_SESSIONS=1000 generated sessions,
+# ODEK_BENCH_SERVE_CONNECTIONS=50 keep-alive connections for ODEK_BENCH_SERVE_SECONDS=10 s,
+# half on the plan view, half on the session list; not part of `all`). Progress goes to
+# stderr; the Markdown tables for docs/PERFORMANCE.md go to stdout.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -34,6 +37,14 @@ else
     bin="$target_dir/release/odek"
 fi
 [[ -x "$bin" ]] || { echo "bench/run.sh: no odek binary at $bin" >&2; exit 1; }
+
+if [[ "${ODEK_BENCH_ONLY:-all}" == serve ]]; then
+    exec python3 "$root/bench/serve_load.py" \
+        --bin "$bin" \
+        --sessions "${ODEK_BENCH_SERVE_SESSIONS:-1000}" \
+        --connections "${ODEK_BENCH_SERVE_CONNECTIONS:-50}" \
+        --duration "${ODEK_BENCH_SERVE_SECONDS:-10}"
+fi
 
 exec python3 "$root/bench/measure.py" \
     --bin "$bin" \
