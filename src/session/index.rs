@@ -113,6 +113,17 @@ pub(crate) fn stamp_is_current(dir: &Path) -> bool {
     settled && recorded.trim() == nanos(modified).to_string()
 }
 
+/// What identifies one written index: inode, modification time and size. An index is
+/// replaced by renaming a new file over it, so any rewrite changes the inode.
+pub(crate) type IndexFingerprint = (u64, i64, i64, u64);
+
+/// The fingerprint of `<dir>/index.json`, when it exists.
+pub(crate) fn index_fingerprint(dir: &Path) -> Option<IndexFingerprint> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(dir.join(INDEX_FILE)).ok()?;
+    Some((meta.ino(), meta.mtime(), meta.mtime_nsec(), meta.size()))
+}
+
 /// The first `limit` entries of the index and the total count, parsing only those entries
 /// (the rest is skimmed). Only meaningful for an index this module wrote (newest first).
 pub(crate) fn read_index_head(dir: &Path, limit: usize) -> Option<(Vec<SessionSummary>, usize)> {

@@ -31,7 +31,13 @@ pub struct SessionStore {
     dir: PathBuf,
     redactor: Arc<Redactor>,
     size_limit: u64,
+    /// The last index parsed by [`Self::list`] and the fingerprint of the file it came
+    /// from (a server lists sessions again and again; the file rarely changes between).
+    parsed_index: Arc<std::sync::Mutex<Option<ParsedIndex>>>,
 }
+
+/// An index as parsed, with the fingerprint of the file it was read from.
+type ParsedIndex = (index::IndexFingerprint, Vec<SessionSummary>);
 
 impl std::fmt::Debug for SessionStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -49,6 +55,7 @@ impl SessionStore {
             dir: home.join("sessions"),
             redactor,
             size_limit: MAX_SESSION_BYTES,
+            parsed_index: Arc::default(),
         }
     }
 
@@ -249,9 +256,8 @@ impl SessionStore {
     /// reported in `problems` by name and never hide the other sessions.
     pub fn list(&self) -> Result<SessionList, SessionError> {
         if index::stamp_is_current(&self.dir)
-            && let IndexState::Entries(mut entries) = index::read_index(&self.dir)
+            && let Some(entries) = self.current_index()
         {
-            index::sort_newest_first(&mut entries);
             return Ok(SessionList {
                 sessions: entries,
                 problems: Vec::new(),
@@ -273,6 +279,29 @@ impl SessionStore {
             });
         }
         self.rebuild_index()
+    }
+
+    /// The index's entries, newest first: the ones parsed last time when the file has not
+    /// been replaced since, else parsed now (and kept). `None` when there is no usable index.
+    fn current_index(&self) -> Option<Vec<SessionSummary>> {
+        let fingerprint = index::index_fingerprint(&self.dir)?;
+        let mut parsed = self
+            .parsed_index
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((seen, entries)) = parsed.as_ref()
+            && *seen == fingerprint
+        {
+            return Some(entries.clone());
+        }
+        // The fingerprint was taken before reading: a file replaced meanwhile only makes the
+        // next call parse again.
+        let IndexState::Entries(mut entries) = index::read_index(&self.dir) else {
+            return None;
+        };
+        index::sort_newest_first(&mut entries);
+        *parsed = Some((fingerprint, entries.clone()));
+        Some(entries)
     }
 
     /// The run records dated at or after `since` (Unix seconds; `None` = all), per

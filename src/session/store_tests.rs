@@ -847,3 +847,29 @@ fn run_records_add_the_tokens_that_came_before_them() {
     assert_eq!(runs[0].iterations, 0, "not a run");
     assert_eq!(of(&recorded.id).len(), 1, "nothing before its record");
 }
+
+#[test]
+fn a_listed_index_is_reused_until_the_file_is_replaced() {
+    let (_dir, store) = temp_store();
+    let mut s = store.new_session("m", None, "first title", vec![Message::user("hi")]);
+    store.save(&mut s).expect("save");
+    let settle = |store: &SessionStore| {
+        set_dir_mtime(store.dir(), std::time::Duration::from_secs(60));
+        super::index::write_stamp(store.dir()).expect("stamp");
+        set_dir_mtime(store.dir(), std::time::Duration::from_secs(60));
+        super::index::write_stamp(store.dir()).expect("stamp");
+        assert!(super::index::stamp_is_current(store.dir()));
+    };
+    settle(&store);
+    let first = store.list().expect("list");
+    assert_eq!(first.sessions[0].title, "first title");
+    assert_eq!(store.list().expect("list again"), first);
+    // The index is rewritten (renamed over) and the directory settled again: the stamp
+    // alone would trust it, the fingerprint makes the store parse the new file.
+    store.rename(&s.id, "second title").expect("rename");
+    settle(&store);
+    assert_eq!(
+        store.list().expect("list").sessions[0].title,
+        "second title"
+    );
+}
