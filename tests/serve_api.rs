@@ -758,12 +758,21 @@ async fn bad_requests_get_clear_json_errors_and_change_nothing() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn reads_over_the_limit_get_429_with_retry_after() {
+async fn reads_and_prompts_over_the_limit_get_429_with_retry_after() {
+    let server = ScriptedServer::start(vec![text("one")]).await;
     let sb = Sandbox::new();
     sb.global_config(
         r#"{"serve": {"rate_limits": {"reads_per_minute": 3, "prompts_per_minute": 1}}}"#,
     );
-    let served = Served::start(&sb, "http://127.0.0.1:9/v1", &[]);
+    let served = Served::start(&sb, &server.base_url(), &[]);
+    let (run_id, _) = prompt(&served, json!({"content": "first"})).await;
+    let second = served
+        .post("/api/prompt", json!({"content": "second"}))
+        .await;
+    assert_eq!(second.status, 429, "{}", second.text);
+    assert!(second.header("retry-after").is_some());
+    assert_eq!(served.wait_run(&run_id).await["status"], "completed");
+    assert_eq!(server.requests().len(), 1);
     let plan = "/api/sessions/20260101-00000000000000000000000000000000/plan";
     for _ in 0..3 {
         assert_eq!(served.get(plan).await.status, 404);
@@ -885,5 +894,19 @@ async fn sigterm_mid_run_cancels_saves_and_exits_zero() {
             .join("sessions")
             .join(format!("{session_id}.journal"))
             .exists()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_address_that_cannot_be_used_is_a_clear_error() {
+    let sb = Sandbox::new();
+    let mut cmd = sb.odek("http://127.0.0.1:9/v1");
+    cmd.args(["serve", "--addr", "not-an-address"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("cannot listen on not-an-address"),
+        "{}",
+        show(&out)
     );
 }

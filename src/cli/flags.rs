@@ -115,7 +115,7 @@ pub struct TurnFlags {
     pub verbose: u8,
 }
 
-fn toggle(on: bool, off: bool) -> Option<bool> {
+pub(super) fn toggle(on: bool, off: bool) -> Option<bool> {
     match (on, off) {
         (true, _) => Some(true),
         (_, true) => Some(false),

@@ -104,8 +104,7 @@ pub fn run(args: ReplArgs) -> anyhow::Result<Exit> {
 
 fn start(flags: &TurnFlags) -> anyhow::Result<Repl> {
     let setup = Setup::new(flags)?;
-    let mut head = vec![setup.system_message()];
-    head.extend(setup.injections(&flags.ctx)?);
+    let head = setup.first_messages(&flags.ctx)?;
     let session = setup
         .runtime
         .new_session(NEW_SESSION_LABEL, head, ORIGIN_CLI, HOLDER)?;

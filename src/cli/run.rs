@@ -32,8 +32,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<Exit> {
     let task = read_task(&args.task)?;
     let setup = Setup::new(&args.turn)?;
     let config = &setup.resolved.config;
-    let mut head = vec![setup.system_message()];
-    head.extend(setup.injections(&args.turn.ctx)?);
+    let mut head = setup.first_messages(&args.turn.ctx)?;
     let rt = tokio_runtime()?;
     let save = args.session || (config.sessions.autosave && !args.ephemeral);
     // The session is held from here to the end; its first snapshot (with the task) is

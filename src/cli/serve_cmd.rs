@@ -6,9 +6,9 @@ use anyhow::Context;
 use clap::Args;
 
 use super::Exit;
-use super::turn::tokio_runtime;
+use super::turn::{events_sink, tokio_runtime};
 use crate::config::{LoadOptions, PartialConfig, PartialPlanning};
-use crate::events::{EmitterOptions, EventSink, EventWriter, StdoutSink, open_jsonl_file};
+use crate::events::{EmitterOptions, EventWriter};
 use crate::runtime::{ModelSource, Runtime, RuntimeOptions, build_redactor_with};
 use crate::serve::hub::{Hub, HubSink};
 use crate::serve::{ServeParts, new_token, serve, token_url};
@@ -48,11 +48,7 @@ pub struct ServeArgs {
 
 impl ServeArgs {
     fn overrides(&self) -> PartialConfig {
-        let planning = match (self.planning, self.no_planning) {
-            (true, _) => Some(true),
-            (_, true) => Some(false),
-            _ => None,
-        };
+        let planning = super::flags::toggle(self.planning, self.no_planning);
         PartialConfig {
             model: self.model.clone(),
             base_url: self.base_url.clone(),
@@ -75,13 +71,9 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
     let token = new_token();
     let redactor = build_redactor_with(&resolved.config, &[&token]);
     let hub = Hub::new(redactor.clone());
-    let also: Option<Box<dyn EventSink>> = match args.events_jsonl.as_deref() {
+    let also = match args.events_jsonl.as_deref() {
+        Some(target) => Some(events_sink(target)?),
         None => None,
-        Some("-") => Some(Box::new(StdoutSink)),
-        Some(path) => Some(Box::new(
-            open_jsonl_file(std::path::Path::new(path))
-                .with_context(|| format!("events-jsonl {path}"))?,
-        )),
     };
     let events = EventWriter::new(
         Box::new(HubSink {

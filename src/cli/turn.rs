@@ -124,28 +124,17 @@ impl Setup {
         self.runtime.cwd()
     }
 
-    /// The leading injections of a new conversation: `./AGENTS.md` (unless `no_agents`) and
-    /// the `--ctx` files.
-    pub fn injections(&self, ctx: &[String]) -> anyhow::Result<Vec<Message>> {
-        let mut out = Vec::new();
-        if !self.resolved.config.no_agents {
-            match crate::prompt::agents_message(self.cwd()) {
-                Ok(m) => out.extend(m),
-                Err(e) => self.terminal.line(&format!("odek: warning: {e}")),
-            }
+    /// The first messages of a new conversation: the runtime's (system prompt,
+    /// `./AGENTS.md`), then the `--ctx` files.
+    pub fn first_messages(&self, ctx: &[String]) -> anyhow::Result<Vec<Message>> {
+        let (mut out, warning) = self.runtime.first_messages();
+        if let Some(w) = warning {
+            self.warn(&w);
         }
         let files =
             crate::prompt::read_context_files(ctx, self.cwd()).map_err(anyhow::Error::msg)?;
         out.extend(crate::prompt::context_files_message(&files));
         Ok(out)
-    }
-
-    /// The system prompt message for this configuration.
-    pub fn system_message(&self) -> Message {
-        Message::system(crate::prompt::system_prompt(
-            &self.resolved.config,
-            self.cwd(),
-        ))
     }
 
     /// The terminal as a surface: it shows the run and, when a person is there, answers
@@ -292,19 +281,25 @@ pub fn tokio_runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .context("starting the async runtime")
 }
 
+/// Where `--events-jsonl TARGET` writes: standard output for `-`, else the file (0600,
+/// appended, never through a symbolic link).
+pub fn events_sink(target: &str) -> anyhow::Result<Box<dyn EventSink>> {
+    if target == "-" {
+        return Ok(Box::new(StdoutSink));
+    }
+    let path = std::path::Path::new(target);
+    Ok(Box::new(
+        open_jsonl_file(path).with_context(|| format!("events-jsonl {target}"))?,
+    ))
+}
+
 fn open_events(
     target: &str,
     redactor: &Arc<Redactor>,
     include_args: bool,
 ) -> anyhow::Result<EventWriter> {
-    let sink: Box<dyn EventSink> = if target == "-" {
-        Box::new(StdoutSink)
-    } else {
-        let path = std::path::Path::new(target);
-        Box::new(open_jsonl_file(path).with_context(|| format!("events-jsonl {target}"))?)
-    };
     Ok(EventWriter::new(
-        sink,
+        events_sink(target)?,
         redactor.clone(),
         EmitterOptions { include_args },
     ))

@@ -143,6 +143,24 @@ impl Runtime {
         &self.cwd
     }
 
+    /// The first messages of a new session on every surface: the system prompt and, unless
+    /// `no_agents`, the working directory's `AGENTS.md`; with the warning to show when that
+    /// file could not be read.
+    pub fn first_messages(&self) -> (Vec<Message>, Option<String>) {
+        let mut head = vec![Message::system(crate::prompt::system_prompt(
+            &self.config,
+            &self.cwd,
+        ))];
+        let mut warning = None;
+        if !self.config.no_agents {
+            match crate::prompt::agents_message(&self.cwd) {
+                Ok(m) => head.extend(m),
+                Err(e) => warning = Some(e),
+            }
+        }
+        (head, warning)
+    }
+
     /// True when turns keep a plan: planning is enabled and the tool selection keeps `plan`.
     pub fn planning_enabled(&self) -> bool {
         self.config.planning.enabled && tool_selection(&self.config).keeps(crate::plan::TOOL_NAME)

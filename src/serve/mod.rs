@@ -282,7 +282,10 @@ impl AppState {
                 base_url: config.base_url.clone(),
                 sandbox: None,
             })?;
-            let head = first_messages(&runtime);
+            let (head, warning) = runtime.first_messages();
+            if let Some(w) = warning {
+                eprintln!("odek serve: warning: {w}");
+            }
             let session = runtime.new_session(content, head, ORIGIN_SERVE, HOLDER)?;
             return Ok((runtime, session));
         };
@@ -338,29 +341,12 @@ impl AppState {
             let outcome = turn.run(vec![Message::user(&content)], cancel).await;
             drop(session);
             entry.finish(outcome.map_err(ApiError::from));
-            app.runs.ended(&entry.run_id());
+            app.runs.ended(&entry);
             drop(runtime);
         });
         self.runs.track(task);
         Ok((run_id, session_id))
     }
-}
-
-/// The first messages of a new session: the system prompt and, unless `no_agents`, the
-/// working directory's `AGENTS.md`.
-fn first_messages(runtime: &Runtime) -> Vec<Message> {
-    let config = runtime.config();
-    let mut head = vec![Message::system(crate::prompt::system_prompt(
-        config,
-        runtime.cwd(),
-    ))];
-    if !config.no_agents {
-        match crate::prompt::agents_message(runtime.cwd()) {
-            Ok(m) => head.extend(m),
-            Err(e) => eprintln!("odek serve: warning: {e}"),
-        }
-    }
-    head
 }
 
 /// The address to print and open: the token URL of `addr`.

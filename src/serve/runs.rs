@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -111,6 +111,8 @@ struct Approval {
 
 /// A run in the registry.
 pub struct RunEntry {
+    run_id: String,
+    session_id: String,
     cancel: CancellationToken,
     state: Mutex<RunView>,
     approvals: Mutex<Vec<Approval>>,
@@ -125,11 +127,6 @@ impl RunEntry {
         self.approvals
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// The run id.
-    pub fn run_id(&self) -> String {
-        self.state().run_id.clone()
     }
 
     /// The run's public state.
@@ -278,6 +275,8 @@ pub struct Runs {
 #[derive(Default)]
 struct RunsInner {
     by_id: HashMap<String, Arc<RunEntry>>,
+    /// Session id → its running run.
+    running: HashMap<String, String>,
     ended: VecDeque<String>,
     tasks: Vec<JoinHandle<()>>,
 }
@@ -295,6 +294,8 @@ impl Runs {
         cancel: CancellationToken,
     ) -> Arc<RunEntry> {
         let entry = Arc::new(RunEntry {
+            run_id: run_id.to_string(),
+            session_id: session_id.to_string(),
             cancel,
             state: Mutex::new(RunView {
                 run_id: run_id.to_string(),
@@ -315,7 +316,12 @@ impl Runs {
             }),
             approvals: Mutex::new(Vec::new()),
         });
-        self.inner().by_id.insert(run_id.to_string(), entry.clone());
+        let mut inner = self.inner();
+        inner.by_id.insert(run_id.to_string(), entry.clone());
+        inner
+            .running
+            .insert(session_id.to_string(), run_id.to_string());
+        drop(inner);
         entry
     }
 
@@ -327,9 +333,10 @@ impl Runs {
     }
 
     /// Moves a run to the ended ones (the oldest ended runs are forgotten).
-    pub fn ended(&self, run_id: &str) {
+    pub fn ended(&self, entry: &RunEntry) {
         let mut inner = self.inner();
-        inner.ended.push_back(run_id.to_string());
+        inner.running.remove(&entry.session_id);
+        inner.ended.push_back(entry.run_id.clone());
         while inner.ended.len() > ENDED_RUNS_KEPT {
             if let Some(old) = inner.ended.pop_front() {
                 inner.by_id.remove(&old);
@@ -356,18 +363,12 @@ impl Runs {
 
     /// The running run of `session_id`, if any.
     pub fn running_in(&self, session_id: &str) -> Option<String> {
-        let entries: Vec<Arc<RunEntry>> = self.inner().by_id.values().cloned().collect();
-        entries
-            .iter()
-            .map(|e| e.view())
-            .find(|v| v.status == RunStatus::Running && v.session_id == session_id)
-            .map(|v| v.run_id)
+        self.inner().running.get(session_id).cloned()
     }
 
     /// Number of running runs.
     pub fn running(&self) -> usize {
-        let entries: Vec<Arc<RunEntry>> = self.inner().by_id.values().cloned().collect();
-        entries.iter().filter(|e| e.is_running()).count()
+        self.inner().running.len()
     }
 
     /// Cancels every running run and waits for their tasks (each saves its session and
@@ -403,15 +404,12 @@ impl Approver for HttpApprover {
             return ApprovalAnswer::Deny;
         };
         let (approval_id, answers) = entry.add_approval(items);
-        let (run_id, session_id) = {
-            let state = entry.state();
-            (state.run_id.clone(), state.session_id.clone())
-        };
+        let (run_id, session_id) = (entry.run_id.as_str(), entry.session_id.as_str());
         let first = items.first();
         self.hub.publish_browser(
             "approval_requested",
-            &run_id,
-            &session_id,
+            run_id,
+            session_id,
             &json!({
                 "run_id": run_id,
                 "approval_id": approval_id,
@@ -442,8 +440,8 @@ impl Approver for HttpApprover {
         };
         self.hub.publish_browser(
             "approval_resolved",
-            &run_id,
-            &session_id,
+            run_id,
+            session_id,
             &json!({"run_id": run_id, "approval_id": approval_id, "action": action}),
         );
         answer
@@ -466,25 +464,13 @@ impl Observer for HttpOutput {
         let Some(entry) = self.link.get() else {
             return;
         };
-        let data = |text: &str, restart: bool| -> Value {
-            let state = entry.state();
-            let mut v = json!({"run_id": state.run_id, "text": text});
-            if restart {
-                v["restart"] = Value::Bool(true);
-            }
-            v
-        };
         let frame = match delta {
-            Delta::Content(text) => data(text, false),
-            Delta::Restart => data("", true),
+            Delta::Content(text) => json!({"run_id": entry.run_id, "text": text}),
+            Delta::Restart => json!({"run_id": entry.run_id, "text": "", "restart": true}),
             Delta::Reasoning(_) => return,
         };
-        let (run_id, session_id) = {
-            let state = entry.state();
-            (state.run_id.clone(), state.session_id.clone())
-        };
         self.hub
-            .publish_browser("answer_delta", &run_id, &session_id, &frame);
+            .publish_browser("answer_delta", &entry.run_id, &entry.session_id, &frame);
     }
 }
 
