@@ -550,3 +550,46 @@ async fn a_terminal_user_approves_or_denies_risky_commands() {
         "{denied}"
     );
 }
+
+/// The replayed demo's tool lines as a terminal shows them, with this environment added.
+async fn replayed_tool_lines(sb: &Sandbox, env: &[(&str, &str)]) -> String {
+    let demo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo.jsonl");
+    let mut cmd = sb.odek("http://127.0.0.1:9/v1");
+    cmd.env("TERM", "xterm")
+        .args(["run", "--replay"])
+        .arg(&demo)
+        .arg("describe this directory");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let latin1 = tokio::task::spawn_blocking(move || -> Result<String, rexpect::error::Error> {
+        let mut p = rexpect::session::spawn_command(cmd, Some(15_000))?;
+        p.exp_eof()
+    })
+    .await
+    .expect("join")
+    .expect("the replay ran in a terminal");
+    // rexpect hands over each byte as one char: put the UTF-8 back together.
+    let bytes: Vec<u8> = latin1.chars().map(|c| c as u32 as u8).collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_lines_carry_the_emoji_table_and_fall_back_to_plain_text() {
+    let sb = Sandbox::new();
+    let rich = replayed_tool_lines(&sb, &[("LANG", "C.UTF-8")]).await;
+    assert_eq!(rich.matches("📋 \u{1b}[36mplan").count(), 4, "{rich}");
+    assert_eq!(rich.matches("💻 \u{1b}[36mshell").count(), 3, "{rich}");
+
+    let no_color = replayed_tool_lines(&sb, &[("LANG", "C.UTF-8"), ("NO_COLOR", "1")]).await;
+    assert_eq!(no_color.matches("✓ plan").count(), 4, "{no_color}");
+    assert!(
+        !no_color.contains('📋') && !no_color.contains('\u{1b}'),
+        "{no_color}"
+    );
+
+    let ascii = replayed_tool_lines(&sb, &[("LANG", "C")]).await;
+    assert_eq!(ascii.matches("  ok \u{1b}[36mplan").count(), 4, "{ascii}");
+    assert_eq!(ascii.matches("  ok \u{1b}[36mshell").count(), 3, "{ascii}");
+    assert!(!ascii.contains('📋') && !ascii.contains('✓'), "{ascii}");
+}

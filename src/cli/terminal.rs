@@ -58,6 +58,7 @@ struct State {
 pub struct Terminal {
     opts: TerminalOptions,
     err_style: Style,
+    glyphs: Glyphs,
     stderr_tty: bool,
     stream_answer: bool,
     state: Arc<Mutex<State>>,
@@ -65,6 +66,29 @@ pub struct Terminal {
 }
 
 const FRAMES: &[&str] = &["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+const ASCII_FRAMES: &[&str] = &["-", "\\", "|", "/"];
+
+/// How much of Unicode the tool lines and the spinner use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Glyphs {
+    /// A colour terminal that shows UTF-8: the status mark and the tool's emoji.
+    Rich,
+    /// No colour, or not a terminal: the status mark (✓ ✗), no emoji.
+    Plain,
+    /// A terminal whose locale is not UTF-8: ASCII only (`ok`, `failed`).
+    Ascii,
+}
+
+impl Glyphs {
+    /// The glyphs for stderr: `color` is the configuration's colour setting.
+    pub fn choose(color: bool, stderr_tty: bool, utf8: bool) -> Glyphs {
+        match (stderr_tty, utf8, color) {
+            (true, false, _) => Glyphs::Ascii,
+            (true, true, true) => Glyphs::Rich,
+            _ => Glyphs::Plain,
+        }
+    }
+}
 
 impl Terminal {
     /// A terminal for these options; starts the spinner thread when stderr is a terminal.
@@ -77,13 +101,23 @@ impl Terminal {
         let t = Arc::new(Terminal {
             opts,
             err_style: Style::new(opts.color && stderr_tty),
+            glyphs: Glyphs::choose(
+                opts.color,
+                stderr_tty,
+                crate::tools::emoji::process_locale_is_utf8(),
+            ),
             stderr_tty,
             stream_answer: opts.stream && answer_tty && !opts.quiet,
             state: Arc::new(Mutex::new(State::default())),
             stop: Arc::new(AtomicBool::new(false)),
         });
         if stderr_tty && !opts.quiet {
-            spawn_spinner(t.state.clone(), t.stop.clone());
+            let frames = if t.glyphs == Glyphs::Ascii {
+                ASCII_FRAMES
+            } else {
+                FRAMES
+            };
+            spawn_spinner(t.state.clone(), t.stop.clone(), frames);
         }
         t
     }
@@ -306,13 +340,17 @@ impl Terminal {
         if self.opts.quiet {
             return;
         }
-        let s = self.err_style;
-        let mark = if ok { s.green("✓") } else { s.red("✗") };
-        let mut line = format!("  {mark} {} {}", s.cyan(name), shorten(summary, 80));
-        line.push_str(&s.dim(&format!(" {:.1}s", duration.as_secs_f64())));
-        if let Some(e) = error {
-            line.push_str(&format!(" {}", s.red(&format!("— {}", shorten(e, 120)))));
-        }
+        let line = tool_line(
+            self.err_style,
+            self.glyphs,
+            ToolLine {
+                name,
+                ok,
+                duration,
+                error,
+                summary,
+            },
+        );
         self.line(&line);
     }
 }
@@ -390,6 +428,53 @@ impl Observer for Terminal {
     }
 }
 
+/// What one finished tool call's line says.
+struct ToolLine<'a> {
+    name: &'a str,
+    ok: bool,
+    duration: Duration,
+    error: Option<&'a str>,
+    summary: &'a str,
+}
+
+/// `  ✓ 📋 plan create 0.0s` (rich), `  ✓ plan create 0.0s` (plain) or
+/// `  ok plan create 0.0s` (ASCII); a failure adds `— <error>`.
+fn tool_line(s: Style, glyphs: Glyphs, call: ToolLine<'_>) -> String {
+    let ascii = glyphs == Glyphs::Ascii;
+    let mark = match (call.ok, ascii) {
+        (true, false) => s.green("✓"),
+        (false, false) => s.red("✗"),
+        (true, true) => "ok".to_string(),
+        (false, true) => "failed".to_string(),
+    };
+    let mut line = format!("  {mark} ");
+    if glyphs == Glyphs::Rich {
+        line.push_str(crate::tools::emoji::tool_emoji(call.name));
+        line.push(' ');
+    }
+    let summary = shorten(call.summary, 80);
+    let summary = if ascii { to_ascii(&summary) } else { summary };
+    line.push_str(&format!("{} {summary}", s.cyan(call.name)));
+    line.push_str(&s.dim(&format!(" {:.1}s", call.duration.as_secs_f64())));
+    if let Some(e) = call.error {
+        let e = shorten(e, 120);
+        let text = if ascii {
+            format!("- {}", to_ascii(&e))
+        } else {
+            format!("— {e}")
+        };
+        line.push_str(&format!(" {}", s.red(&text)));
+    }
+    line
+}
+
+/// Non-ASCII characters as `?`, for terminals that cannot show them.
+fn to_ascii(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_ascii() { c } else { '?' })
+        .collect()
+}
+
 fn shorten(s: &str, max: usize) -> String {
     let line = s.lines().next().unwrap_or("");
     if line.chars().count() <= max {
@@ -430,7 +515,7 @@ fn clear_spinner(st: &mut State) {
     }
 }
 
-fn spawn_spinner(state: Arc<Mutex<State>>, stop: Arc<AtomicBool>) {
+fn spawn_spinner(state: Arc<Mutex<State>>, stop: Arc<AtomicBool>, frames: &'static [&'static str]) {
     let _ = std::thread::Builder::new()
         .name("odek-spinner".into())
         .spawn(move || {
@@ -444,8 +529,8 @@ fn spawn_spinner(state: Arc<Mutex<State>>, stop: Arc<AtomicBool>) {
                 if since.elapsed() < Duration::from_millis(300) {
                     continue;
                 }
-                st.frame = (st.frame + 1) % FRAMES.len();
-                let frame = FRAMES[st.frame];
+                st.frame = (st.frame + 1) % frames.len();
+                let frame = frames[st.frame];
                 let mut err = std::io::stderr().lock();
                 let _ = write!(
                     err,
@@ -574,5 +659,57 @@ fn reason(r: &str) -> String {
         String::new()
     } else {
         format!(" — {r}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call<'a>(name: &'a str, ok: bool, error: Option<&'a str>) -> ToolLine<'a> {
+        ToolLine {
+            name,
+            ok,
+            duration: Duration::from_millis(40),
+            error,
+            summary: "create “Ship it”",
+        }
+    }
+
+    #[test]
+    fn glyphs_follow_colour_terminal_and_locale() {
+        assert_eq!(Glyphs::choose(true, true, true), Glyphs::Rich);
+        assert_eq!(Glyphs::choose(false, true, true), Glyphs::Plain);
+        assert_eq!(Glyphs::choose(true, false, true), Glyphs::Plain);
+        assert_eq!(Glyphs::choose(true, false, false), Glyphs::Plain);
+        assert_eq!(Glyphs::choose(true, true, false), Glyphs::Ascii);
+        assert_eq!(Glyphs::choose(false, true, false), Glyphs::Ascii);
+    }
+
+    #[test]
+    fn tool_lines_in_each_mode() {
+        let off = Style::new(false);
+        assert_eq!(
+            tool_line(off, Glyphs::Rich, call("plan", true, None)),
+            "  ✓ 📋 plan create “Ship it” 0.0s"
+        );
+        assert_eq!(
+            tool_line(off, Glyphs::Rich, call("fetch", true, None)),
+            "  ✓ 🔧 fetch create “Ship it” 0.0s"
+        );
+        assert_eq!(
+            tool_line(off, Glyphs::Plain, call("plan", true, None)),
+            "  ✓ plan create “Ship it” 0.0s"
+        );
+        assert_eq!(
+            tool_line(
+                off,
+                Glyphs::Ascii,
+                call("shell", false, Some("exit 1 — boom"))
+            ),
+            "  failed shell create ?Ship it? 0.0s - exit 1 ? boom"
+        );
+        let colour = tool_line(Style::new(true), Glyphs::Rich, call("shell", true, None));
+        assert!(colour.contains("💻 \x1b[36mshell\x1b[0m"), "{colour:?}");
     }
 }

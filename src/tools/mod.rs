@@ -3,6 +3,7 @@
 
 pub mod approval;
 pub mod danger;
+pub mod emoji;
 mod patch;
 mod paths;
 mod plan_tool;
