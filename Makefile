@@ -1,13 +1,20 @@
 # odek — common tasks. Every target uses Cargo.lock (--locked).
 CARGO ?= cargo
 
-.PHONY: build test lint bench install fmt clean
+.PHONY: build test test-ui ui-deps lint bench install fmt clean
 
 build:           ## optimised binary in target/release/odek
 	$(CARGO) build --release --locked
 
-test:            ## every unit and integration test (what CI runs)
+test: ui-deps    ## every unit and integration test (what CI runs): Rust, then the web UI's
 	$(CARGO) test --locked
+	cd ui && node --test test/
+
+test-ui: ui-deps ## only the web UI's unit tests (node --test with jsdom)
+	cd ui && node --test test/
+
+ui-deps:         ## the web UI tests' Node packages (jsdom, pinned by ui/package-lock.json)
+	@[ -d ui/node_modules/jsdom ] || (cd ui && npm ci --no-audit --no-fund)
 
 lint:            ## formatting and clippy, warnings are errors
 	$(CARGO) fmt --all -- --check

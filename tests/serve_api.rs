@@ -91,6 +91,37 @@ async fn the_token_is_required_as_header_bearer_or_cookie_from_a_loopback_host_a
             .expect("csp")
             .contains("script-src 'self'")
     );
+    assert!(
+        page.text
+            .contains(r#"<script type="module" src="/js/main.js"></script>"#),
+        "{}",
+        page.text
+    );
+    // The page's files are embedded, typed and under the same policy; nothing else is served.
+    for (path, kind) in [
+        ("/js/main.js", "text/javascript; charset=utf-8"),
+        ("/js/plan.js", "text/javascript; charset=utf-8"),
+        ("/style.css", "text/css; charset=utf-8"),
+        ("/favicon.svg", "image/svg+xml"),
+    ] {
+        let file = send(served.bare(Method::GET, path)).await;
+        assert_eq!(file.status, 200, "{path}");
+        assert_eq!(file.header("content-type").as_deref(), Some(kind), "{path}");
+        assert!(file.header("content-security-policy").is_some(), "{path}");
+        assert_eq!(
+            file.header("x-content-type-options").as_deref(),
+            Some("nosniff")
+        );
+    }
+    for path in [
+        "/js/nope.js",
+        "/js/..%2F..%2FCargo.toml",
+        "/js/../test/plan.test.js",
+        "/package.json",
+    ] {
+        let missing = send(served.bare(Method::GET, path)).await;
+        assert_eq!(missing.status, 404, "{path}: {}", missing.text);
+    }
     let bad_login = send(served.bare(Method::GET, "/?token=nope")).await;
     assert_eq!(bad_login.status, 401);
 

@@ -8,15 +8,13 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::{ConnectInfo, Path, Query, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
-use axum::response::{IntoResponse, Redirect, Response};
 use futures_util::{Stream, StreamExt, stream};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::AppState;
-use super::auth::{TOKEN_COOKIE, presented_tokens, token_matches};
 use super::error::{ApiError, JsonBody};
 use super::hub::{FrameFilter, RING_CAPACITY};
 use super::sessions::number;
@@ -25,68 +23,6 @@ use super::sessions::number;
 const MAX_MODEL_CHARS: usize = 128;
 /// Events `GET /api/events` returns without `limit`.
 const DEFAULT_EVENTS: usize = 100;
-/// The page's Content-Security-Policy: nothing inline, nothing from elsewhere.
-const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
-
-/// `GET /` and `GET /?token=…`: a valid token sets the HttpOnly, SameSite=Strict cookie
-/// and redirects to `/` (so the token leaves the address bar); the page itself needs the
-/// cookie.
-pub async fn index(
-    State(app): State<Arc<AppState>>,
-    headers: HeaderMap,
-    Query(params): Query<HashMap<String, String>>,
-) -> Response {
-    if let Some(token) = params.get("token") {
-        if !token_matches(token, &app.token) {
-            return page(
-                StatusCode::UNAUTHORIZED,
-                "That token is not this server's. Open the URL odek serve printed.",
-            );
-        }
-        let mut response = Redirect::to("/").into_response();
-        let cookie = format!("{TOKEN_COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/");
-        if let Ok(v) = HeaderValue::from_str(&cookie) {
-            response.headers_mut().insert(header::SET_COOKIE, v);
-        }
-        return response;
-    }
-    if !presented_tokens(&headers).any(|t| token_matches(t, &app.token)) {
-        return page(
-            StatusCode::UNAUTHORIZED,
-            "Open the token URL odek serve printed to sign in.",
-        );
-    }
-    page(
-        StatusCode::OK,
-        "odek serve is running. The API is under /api/ (see docs/SERVE.md).",
-    )
-}
-
-fn page(status: StatusCode, text: &str) -> Response {
-    let body = format!(
-        "<!doctype html><html lang=\"en\"><meta charset=\"utf-8\"><title>odek</title><p>{text}</p></html>"
-    );
-    let mut response = (status, body).into_response();
-    let h = response.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/html; charset=utf-8"),
-    );
-    h.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(CSP),
-    );
-    h.insert(
-        header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
-    );
-    h.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    response
-}
-
 /// `GET /api/health`.
 pub async fn health(State(app): State<Arc<AppState>>) -> Json<Value> {
     let config = app.base.config();

@@ -15,6 +15,7 @@ pub mod hub;
 mod limits;
 mod runs;
 mod sessions;
+mod ui;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -130,7 +131,10 @@ pub async fn serve(parts: ServeParts, listener: tokio::net::TcpListener) -> std:
 /// Every route, behind the guard, the body limits and `Cache-Control: no-store`.
 fn router(state: Arc<AppState>) -> Router {
     Router::new()
-        .route("/", get(api::index))
+        .route("/", get(ui::index))
+        .route("/style.css", get(ui::stylesheet))
+        .route("/favicon.svg", get(ui::icon))
+        .route("/js/{file}", get(ui::script))
         .route("/api/health", get(api::health))
         .route("/api/sessions", get(sessions::list))
         .route(

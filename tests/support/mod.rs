@@ -10,6 +10,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate, matchers};
 
+pub mod browser;
 mod fault;
 pub mod serve;
 #[allow(unused_imports)] // not every test file breaks answers

@@ -1,0 +1,440 @@
+//! The web UI in real headless Chromium (Debian's `chromium` over `chromedriver`) against
+//! `odek serve` and the scripted model server: sign in with the token URL, chat, the
+//! streamed answer, tool rows with their emoji, an approval, the drawer's plan panel — by
+//! keyboard alone — and at 360 px, with no console error, no CSP violation and no request
+//! leaving 127.0.0.1.
+
+mod support;
+
+use fantoccini::key::Key;
+use serde_json::{Value, json};
+use support::browser::Browser;
+use support::serve::Served;
+use support::*;
+
+fn plan_create(steps: &[(&str, &str)]) -> Reply {
+    let steps: Vec<Value> = steps
+        .iter()
+        .map(|(id, title)| json!({"id": id, "title": title}))
+        .collect();
+    tools(&[("plan", json!({"verb": "create", "steps": steps}))])
+}
+
+fn plan_complete(step: &str) -> Reply {
+    tools(&[("plan", json!({"verb": "complete", "step_id": step}))])
+}
+
+const HOSTILE_TITLE: &str = "Report <img src=x onerror=alert(1)>";
+const FINAL_ANSWER: &str =
+    "The file is made. Everything went fine, and the report is in made.txt for you to read.";
+
+/// Records every text the answer bubbles show, and whether they were still streaming.
+const RECORD_ANSWERS: &str = r#"
+window.__answers = [];
+new MutationObserver(() => {
+  for (const a of document.querySelectorAll('.turn .msg-assistant')) {
+    window.__answers.push([a.textContent, a.classList.contains('streaming')]);
+  }
+}).observe(document.getElementById('log'), {subtree: true, childList: true, characterData: true, attributes: true});
+return true;
+"#;
+
+async fn text_of(browser: &Browser, css: &str) -> String {
+    browser
+        .js(
+            "const e = document.querySelector(arguments[0]); return e ? e.textContent : null;",
+            vec![json!(css)],
+        )
+        .await
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// With `ODEK_SCREENSHOTS=<dir>` (how docs/img/ is made), the page as a PNG in that folder.
+async fn save_screenshot(browser: &Browser, name: &str) {
+    let png = browser.client.screenshot().await.expect("screenshot");
+    assert!(png.starts_with(b"\x89PNG"), "not a PNG");
+    if let Some(dir) = std::env::var_os("ODEK_SCREENSHOTS") {
+        std::fs::write(std::path::Path::new(&dir).join(name), &png).expect("write the screenshot");
+    }
+}
+
+/// True when the page scrolls sideways.
+async fn scrolls_sideways(browser: &Browser) -> Value {
+    browser
+        .js(
+            "const d = document.documentElement; return {inner: window.innerWidth, scroll: d.scrollWidth, client: d.clientWidth, sideways: d.scrollWidth > d.clientWidth};",
+            vec![],
+        )
+        .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_chats_approves_and_watches_the_plan_in_a_real_browser() {
+    let command = "python3 -c \"open('made.txt','w').write('ok')\"";
+    let hold = Hold::new();
+    let server = ScriptedServer::start(vec![
+        plan_create(&[("s1", "Make the file"), ("s2", HOSTILE_TITLE)]),
+        tools(&[("shell", json!({"command": command}))]),
+        Reply::Held(hold.clone(), Box::new(plan_complete("s1"))),
+        text(FINAL_ANSWER),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let served = Served::start(&sb, &server.base_url(), &[]);
+    let browser = Browser::start(&sb.tmp().join("chromium")).await;
+    let c = &browser.client;
+
+    // Sign in with the token URL: the cookie is set and the token leaves the address bar.
+    c.goto(&format!("{}/?token={}", served.base, served.token))
+        .await
+        .expect("page loads");
+    browser.wait_for("#session-list li").await;
+    assert_eq!(
+        c.current_url().await.expect("url").as_str(),
+        format!("{}/", served.base)
+    );
+    assert_eq!(
+        browser.focused().await,
+        "prompt",
+        "the prompt box has the focus"
+    );
+    assert_eq!(browser.js(RECORD_ANSWERS, vec![]).await, Value::Bool(true));
+
+    // Send a prompt by keyboard.
+    browser.type_text("make the file").await;
+    browser.press(Key::Enter).await;
+    let plan_row = browser.wait_for(".tool-row[data-tool='plan']").await;
+    assert!(plan_row.text().await.expect("text").starts_with("📋"));
+
+    // The approval card takes the focus; Enter approves.
+    browser.wait_for(".approval .approve").await;
+    assert_eq!(text_of(&browser, ".approval .tool-name").await, "shell");
+    assert!(
+        text_of(&browser, ".approval-resource")
+            .await
+            .contains("made.txt")
+    );
+    browser
+        .wait_until("the focus on Approve", "return document.activeElement && document.activeElement.classList.contains('approve');")
+        .await;
+    browser.press(Key::Enter).await;
+    browser
+        .wait_until(
+            "the approval resolved",
+            "const r = document.querySelector('.approval-result'); return !!r && r.textContent === 'Approved';",
+        )
+        .await;
+    browser
+        .wait_until(
+            "the shell row done",
+            "const r = document.querySelector(\".tool-row[data-tool='shell']\"); return !!r && r.dataset.status === 'ok' && r.querySelector('.tool-emoji').textContent === '💻';",
+        )
+        .await;
+    hold.wait_reached().await;
+
+    // Alt+M opens the drawer on the plan tab, which shows the plan at once.
+    browser.alt('m').await;
+    browser
+        .wait_until(
+            "the drawer open",
+            "return !document.getElementById('drawer').hidden;",
+        )
+        .await;
+    assert_eq!(browser.focused().await, "tab-plan");
+    browser
+        .wait_until(
+            "plan v1",
+            "const h = document.querySelector('#plan .plan-header'); return !!h && h.textContent === '📋 Plan — v1 · 0/2 done';",
+        )
+        .await;
+    let glyphs = browser
+        .js(
+            "return [...document.querySelectorAll('#plan .plan-step')].map(r => [r.querySelector('.plan-glyph').textContent, r.querySelector('.plan-id').textContent, r.querySelector('.plan-title').textContent]);",
+            vec![],
+        )
+        .await;
+    assert_eq!(
+        glyphs,
+        json!([["⬜", "s1", "Make the file"], ["⬜", "s2", HOSTILE_TITLE]])
+    );
+    assert_eq!(
+        browser
+            .js(
+                "return document.querySelectorAll('#plan img, #log img').length;",
+                vec![]
+            )
+            .await,
+        json!(0),
+        "model text stays text"
+    );
+
+    // The tabs work by keyboard.
+    browser.press(Key::Right).await;
+    assert_eq!(browser.focused().await, "tab-session");
+    assert_eq!(
+        browser
+            .js("return [document.getElementById('panel-plan').hidden, document.getElementById('panel-session').hidden];", vec![])
+            .await,
+        json!([true, false])
+    );
+    browser.press(Key::Left).await;
+    assert_eq!(browser.focused().await, "tab-plan");
+
+    // The run goes on and changes the plan: the open panel follows.
+    hold.release();
+    browser
+        .wait_until(
+            "plan v2",
+            "const h = document.querySelector('#plan .plan-header'); return !!h && h.textContent === '📋 Plan — v2 · 1/2 done';",
+        )
+        .await;
+    assert_eq!(
+        text_of(&browser, "#plan .plan-step .plan-glyph").await,
+        "✅"
+    );
+
+    // The answer streamed in, in more than one piece, before the run ended.
+    browser
+        .wait_until(
+            "the run ended",
+            "const a = document.querySelector('.turn .msg-assistant'); return !!a && !a.classList.contains('streaming') && !document.getElementById('send').disabled;",
+        )
+        .await;
+    assert_eq!(
+        text_of(&browser, ".turn .msg-assistant").await,
+        FINAL_ANSWER
+    );
+    let seen = browser.js("return window.__answers;", vec![]).await;
+    let mut partial: Vec<String> = seen
+        .as_array()
+        .expect("records")
+        .iter()
+        .filter(|r| r[1] == json!(true))
+        .filter_map(|r| r[0].as_str())
+        .filter(|t| !t.is_empty() && *t != FINAL_ANSWER)
+        .map(str::to_string)
+        .collect();
+    partial.dedup();
+    assert!(
+        partial.len() >= 2,
+        "the answer was not shown while streaming: {seen}"
+    );
+    assert!(
+        sb.work.join("made.txt").exists(),
+        "the approved command ran"
+    );
+
+    // Escape closes the drawer and gives the focus back.
+    browser.press(Key::Escape).await;
+    assert_eq!(
+        browser
+            .js("return document.getElementById('drawer').hidden;", vec![])
+            .await,
+        json!(true)
+    );
+
+    // The screenshot for the docs: the chat with the plan panel open.
+    browser.alt('m').await;
+    browser
+        .wait_until(
+            "the drawer open",
+            "return !document.getElementById('drawer').hidden;",
+        )
+        .await;
+    save_screenshot(&browser, "webui-plan.png").await;
+
+    // 360 px wide: nothing scrolls sideways, with the drawer open or closed.
+    c.set_window_size(360, 780).await.expect("resize");
+    browser
+        .wait_until("a 360 px viewport", "return window.innerWidth <= 360;")
+        .await;
+    let open = scrolls_sideways(&browser).await;
+    assert_eq!(open["sideways"], json!(false), "{open}");
+    save_screenshot(&browser, "webui-360-plan.png").await;
+    browser.press(Key::Escape).await;
+    let closed = scrolls_sideways(&browser).await;
+    assert_eq!(closed["sideways"], json!(false), "{closed}");
+    save_screenshot(&browser, "webui-360-chat.png").await;
+
+    // No console error, no CSP violation, no request beyond this server.
+    let console = browser.console().await;
+    let bad: Vec<_> = console
+        .iter()
+        .filter(|(level, message)| {
+            level == "SEVERE" || level == "WARNING" || message.contains("Content Security Policy")
+        })
+        .collect();
+    assert!(bad.is_empty(), "console: {console:?}");
+    // Only requests over the network count: the browser's own pages (chrome://…) and
+    // data: URLs stay inside it.
+    let urls: Vec<String> = browser
+        .requested_urls()
+        .await
+        .into_iter()
+        .filter(|u| {
+            ["http:", "https:", "ws:", "wss:", "ftp:"]
+                .iter()
+                .any(|s| u.starts_with(s))
+        })
+        .collect();
+    for page in [
+        "/",
+        "/style.css",
+        "/js/main.js",
+        "/api/events/stream",
+        "/api/prompt",
+    ] {
+        assert!(
+            urls.contains(&format!("{}{page}", served.base)),
+            "{page} not requested: {urls:?}"
+        );
+    }
+    let elsewhere: Vec<_> = urls
+        .iter()
+        .filter(|u| !u.starts_with(&format!("{}/", served.base)))
+        .collect();
+    assert!(
+        elsewhere.is_empty(),
+        "requests beyond the server: {elsewhere:?}"
+    );
+    browser.quit().await;
+}
+
+/// The console's errors and warnings (a CSP violation is one).
+async fn console_problems(browser: &Browser) -> Vec<(String, String)> {
+    browser
+        .console()
+        .await
+        .into_iter()
+        .filter(|(level, message)| {
+            level == "SEVERE" || level == "WARNING" || message.contains("Content Security Policy")
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cli_session_is_listed_opened_shows_its_plan_and_is_renamed_in_the_browser() {
+    let server = ScriptedServer::start(vec![
+        plan_create(&[("s1", "Read the notes"), ("s2", "Summarise")]),
+        plan_complete("s1"),
+        text("Summary: nothing surprising."),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let id = first_session(&sb, &server, "summarise the notes").await;
+    let served = Served::start(&sb, &server.base_url(), &[]);
+    let browser = Browser::start(&sb.tmp().join("chromium")).await;
+    let c = &browser.client;
+
+    // Without the token the page only says how to sign in.
+    c.goto(&format!("{}/", served.base)).await.expect("page");
+    assert!(
+        text_of(&browser, "body")
+            .await
+            .contains("Open the token URL odek serve printed")
+    );
+
+    c.goto(&format!("{}/?token={}", served.base, served.token))
+        .await
+        .expect("page loads");
+    let item = browser
+        .wait_for(&format!(".session-item[data-session-id='{id}']"))
+        .await;
+    let label = item.text().await.expect("text");
+    assert!(
+        label.contains("summarise the notes") && label.contains("cli"),
+        "{label}"
+    );
+    item.click().await.expect("open the session");
+    browser
+        .wait_until(
+            "the saved conversation",
+            "return [...document.querySelectorAll('#log .msg-assistant')].some(m => m.textContent === 'Summary: nothing surprising.');",
+        )
+        .await;
+    assert_eq!(
+        text_of(&browser, "#log .msg-user").await,
+        "summarise the notes"
+    );
+    let rows = browser
+        .js(
+            "return [...document.querySelectorAll('#log .tool-row')].map(r => r.textContent);",
+            vec![],
+        )
+        .await;
+    assert_eq!(rows, json!(["📋plandone", "📋plandone"]), "{rows}");
+    assert_eq!(
+        text_of(&browser, "#session-title").await,
+        "summarise the notes"
+    );
+
+    // The drawer shows this session's plan as soon as it opens.
+    browser.alt('m').await;
+    browser
+        .wait_until(
+            "the CLI session's plan",
+            "const h = document.querySelector('#plan .plan-header'); return !!h && h.textContent === '📋 Plan — v2 · 1/2 done';",
+        )
+        .await;
+    let glyphs = browser
+        .js(
+            "return [...document.querySelectorAll('#plan .plan-glyph')].map(g => g.textContent);",
+            vec![],
+        )
+        .await;
+    assert_eq!(glyphs, json!(["✅", "⬜"]));
+
+    // The session tab renames it.
+    browser.press(Key::Right).await;
+    assert_eq!(browser.focused().await, "tab-session");
+    let name = browser.wait_for("#rename").await;
+    name.clear().await.expect("clear");
+    name.send_keys("Notes digest\u{e007}").await.expect("type");
+    browser
+        .wait_until(
+            "the renamed session in the list",
+            &format!("const b = document.querySelector(\".session-item[data-session-id='{id}'] .session-name\"); return !!b && b.textContent === 'Notes digest';"),
+        )
+        .await;
+    let detail = served.get(&format!("/api/sessions/{id}")).await;
+    assert_eq!(detail.json["title"], "Notes digest", "{}", detail.text);
+
+    // A new session empties the conversation and the plan panel says there is no plan.
+    browser.press(Key::Escape).await;
+    browser
+        .js(
+            "document.getElementById('new-session').click(); return true;",
+            vec![],
+        )
+        .await;
+    // The drawer opens on the tab it had: back to the plan tab.
+    browser.alt('m').await;
+    assert_eq!(browser.focused().await, "tab-session");
+    browser.press(Key::Left).await;
+    browser
+        .wait_until(
+            "no plan for a new session",
+            "const p = document.querySelector('#plan .plan-empty'); return !!p && p.textContent === 'No active plan in this session.';",
+        )
+        .await;
+    assert_eq!(
+        browser
+            .js(
+                "return document.querySelectorAll('#log > *').length;",
+                vec![]
+            )
+            .await,
+        json!(0)
+    );
+
+    let problems = console_problems(&browser).await;
+    // The first visit without the token is a 401 page: Chromium logs the status itself.
+    let unexpected: Vec<_> = problems
+        .iter()
+        .filter(|(_, m)| !m.contains("status of 401"))
+        .collect();
+    assert!(unexpected.is_empty(), "console: {problems:?}");
+    browser.quit().await;
+}

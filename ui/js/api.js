@@ -1,0 +1,45 @@
+// The server's JSON API. The page is signed in by the HttpOnly cookie set by `/?token=…`,
+// which the browser sends with every same-origin request.
+
+export class ApiError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+async function call(method, path, body) {
+  const init = { method, headers: { Accept: 'application/json' } };
+  if (body !== undefined) {
+    init.headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  const response = await fetch(path, init);
+  let data = null;
+  try {
+    data = await response.json();
+  } catch {
+    data = null;
+  }
+  if (!response.ok) {
+    const message = data && typeof data.error === 'string' ? data.error : `HTTP ${response.status}`;
+    throw new ApiError(response.status, message);
+  }
+  return data;
+}
+
+const id = (s) => encodeURIComponent(s);
+
+export const api = {
+  health: () => call('GET', '/api/health'),
+  sessions: (q = '') => call('GET', `/api/sessions?limit=100&q=${encodeURIComponent(q)}`),
+  session: (sid) => call('GET', `/api/sessions/${id(sid)}`),
+  rename: (sid, name) => call('POST', `/api/sessions/${id(sid)}`, { name }),
+  remove: (sid) => call('DELETE', `/api/sessions/${id(sid)}`),
+  plan: (sid) => call('GET', `/api/sessions/${id(sid)}/plan`),
+  exportUrl: (sid, format) => `/api/sessions/${id(sid)}/export?format=${format}`,
+  prompt: (content, sessionId) =>
+    call('POST', '/api/prompt', sessionId ? { content, session_id: sessionId } : { content }),
+  cancel: (rid) => call('POST', `/api/runs/${id(rid)}/cancel`, {}),
+  answer: (rid, aid, action) => call('POST', `/api/runs/${id(rid)}/approvals/${id(aid)}`, { action }),
+};

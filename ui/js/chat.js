@@ -1,0 +1,246 @@
+// The conversation: past messages of the open session, and live turns built from the
+// event stream — streamed answer text, one row per tool call, approval cards.
+
+import { bubble, el, setToolStatus, summarizeArgs, toolRow } from './render.js';
+
+/** Frames for runs this page does not know yet are kept this long (a prompt's answer can
+ * arrive after its first frames). */
+const MAX_PENDING_RUNS = 50;
+const MAX_PENDING_FRAMES = 2000;
+
+export class Chat {
+  constructor({ log, api, onRunEnded, onRunStarted, onPlanChanged, onStatus }) {
+    this.log = log;
+    this.doc = log.ownerDocument;
+    this.api = api;
+    this.onRunEnded = onRunEnded ?? (() => {});
+    this.onRunStarted = onRunStarted ?? (() => {});
+    this.onPlanChanged = onPlanChanged ?? (() => {});
+    this.onStatus = onStatus ?? (() => {});
+    this.sessionId = null;
+    this.turns = new Map(); // run_id → turn view
+    this.pending = new Map(); // run_id → frames seen before the run was known
+    this.activeRun = null;
+  }
+
+  /** Shows a session's saved conversation (or an empty one for `null`). */
+  showSession(sessionId, detail) {
+    this.sessionId = sessionId;
+    this.turns.clear();
+    this.log.replaceChildren();
+    if (!detail) return;
+    const running = detail.running && detail.run_id ? detail.run_id : null;
+    const rows = new Map();
+    for (const m of detail.messages ?? []) {
+      if (m.role === 'user' && typeof m.content === 'string') {
+        this.log.append(bubble(this.doc, 'user', m.content));
+      } else if (m.role === 'assistant') {
+        if (typeof m.content === 'string' && m.content.trim()) {
+          this.log.append(bubble(this.doc, 'assistant', m.content));
+        }
+        if (Array.isArray(m.tool_calls) && m.tool_calls.length) {
+          const list = el(this.doc, 'ul', 'tools');
+          for (const call of m.tool_calls) {
+            const row = toolRow(this.doc, { tool: call.function?.name ?? 'tool', status: 'ok' });
+            rows.set(call.id, row);
+            list.append(row);
+          }
+          this.log.append(list);
+        }
+      } else if (m.role === 'tool' && rows.has(m.tool_call_id)) {
+        const text = typeof m.content === 'string' ? m.content : '';
+        if (text.startsWith('error:')) setToolStatus(rows.get(m.tool_call_id), 'failed');
+      }
+    }
+    if (running) {
+      // Its frames from now on land here; the saved part is above.
+      const turn = this.turn(running, null);
+      const early = this.pending.get(running) ?? [];
+      this.pending.delete(running);
+      for (const [type, payload] of early) this.apply(turn, type, payload);
+    }
+    this.scroll();
+  }
+
+  /** A run this page started: shows the prompt and takes the frames that came first. */
+  startRun(runId, sessionId, content) {
+    this.sessionId = sessionId;
+    const turn = this.turn(runId, content);
+    this.activeRun = runId;
+    this.onRunStarted(runId);
+    const early = this.pending.get(runId) ?? [];
+    this.pending.delete(runId);
+    for (const [type, payload] of early) this.apply(turn, type, payload);
+    return turn;
+  }
+
+  /** One frame from the stream. */
+  handle(type, payload) {
+    const runId = payload.run_id;
+    if (!runId) return;
+    let turn = this.turns.get(runId);
+    if (!turn && this.sessionId && payload.session_id === this.sessionId && type === 'run_started') {
+      // A run of this session started elsewhere (another tab, or the API).
+      turn = this.turn(runId, null);
+    }
+    if (!turn) {
+      if (runId === this.activeRun && (type === 'run_completed' || type === 'run_failed')) {
+        // The page switched to another session while its own run went on.
+        this.activeRun = null;
+        this.onRunEnded(runId, type === 'run_completed' ? 'completed' : 'failed');
+        return;
+      }
+      this.keepForLater(runId, type, payload);
+      return;
+    }
+    this.apply(turn, type, payload);
+  }
+
+  keepForLater(runId, type, payload) {
+    if (!this.pending.has(runId)) {
+      if (this.pending.size >= MAX_PENDING_RUNS) {
+        this.pending.delete(this.pending.keys().next().value);
+      }
+      this.pending.set(runId, []);
+    }
+    const frames = this.pending.get(runId);
+    if (frames.length < MAX_PENDING_FRAMES) frames.push([type, payload]);
+  }
+
+  turn(runId, content) {
+    const section = el(this.doc, 'article', 'turn');
+    section.dataset.runId = runId;
+    if (content !== null) section.append(bubble(this.doc, 'user', content));
+    const tools = el(this.doc, 'ul', 'tools');
+    const answer = bubble(this.doc, 'assistant', '');
+    answer.classList.add('streaming');
+    section.append(tools, answer);
+    this.log.append(section);
+    const turn = { runId, section, tools, answer, rows: new Map(), streamed: false, ended: false };
+    this.turns.set(runId, turn);
+    this.scroll();
+    return turn;
+  }
+
+  apply(turn, type, payload) {
+    const data = payload.data ?? {};
+    switch (type) {
+      case 'answer_delta':
+        if (payload.restart) turn.answer.textContent = '';
+        turn.answer.textContent += payload.text ?? '';
+        turn.streamed = true;
+        break;
+      case 'tool_call_started': {
+        const row = toolRow(this.doc, {
+          tool: payload.tool ?? 'tool',
+          summary: summarizeArgs(data.args_summary),
+        });
+        turn.rows.set(data.call_id, row);
+        turn.tools.append(row);
+        break;
+      }
+      case 'tool_call_completed':
+      case 'tool_call_failed': {
+        const row = turn.rows.get(data.call_id);
+        if (row) setToolStatus(row, type === 'tool_call_completed' ? 'ok' : 'failed', data.duration_ms);
+        break;
+      }
+      case 'plan_created':
+      case 'plan_updated':
+      case 'plan_blocked':
+        this.onPlanChanged(payload.session_id);
+        break;
+      case 'approval_requested':
+        this.approvalCard(turn, payload);
+        break;
+      case 'approval_resolved':
+        this.resolveCard(turn, payload);
+        break;
+      case 'run_completed':
+        if (!turn.streamed || !turn.answer.textContent) turn.answer.textContent = data.answer ?? '';
+        this.endRun(turn, 'completed');
+        break;
+      case 'run_failed':
+        turn.section.append(bubble(this.doc, 'notice', `Run failed: ${data.error ?? data.error_class ?? 'error'}`));
+        this.endRun(turn, 'failed');
+        break;
+      default:
+        break;
+    }
+    this.scroll();
+  }
+
+  endRun(turn, status) {
+    if (turn.ended) return;
+    turn.ended = true;
+    turn.answer.classList.remove('streaming');
+    if (!turn.answer.textContent) turn.answer.remove();
+    for (const card of turn.section.querySelectorAll('.approval:not(.resolved)')) {
+      this.markResolved(card, 'deny');
+    }
+    if (this.activeRun === turn.runId) this.activeRun = null;
+    this.onRunEnded(turn.runId, status);
+  }
+
+  approvalCard(turn, payload) {
+    const card = el(this.doc, 'div', 'approval');
+    card.dataset.approvalId = payload.approval_id;
+    card.setAttribute('role', 'group');
+    card.setAttribute('aria-label', 'Approval needed');
+    const items = Array.isArray(payload.items) && payload.items.length
+      ? payload.items
+      : [{ tool: payload.tool, resource: payload.resource, class: payload.class }];
+    card.append(el(this.doc, 'p', 'approval-title', 'Approval needed'));
+    const list = el(this.doc, 'ul', 'approval-items');
+    for (const item of items) {
+      const li = el(this.doc, 'li');
+      li.append(
+        el(this.doc, 'span', 'approval-class', item.class ?? ''),
+        el(this.doc, 'span', 'tool-name', item.tool ?? ''),
+        el(this.doc, 'code', 'approval-resource', item.resource ?? ''),
+      );
+      list.append(li);
+    }
+    const approve = el(this.doc, 'button', 'primary approve', 'Approve');
+    const deny = el(this.doc, 'button', 'danger deny', 'Deny');
+    approve.type = 'button';
+    deny.type = 'button';
+    const answer = async (action) => {
+      approve.disabled = true;
+      deny.disabled = true;
+      try {
+        await this.api.answer(turn.runId, payload.approval_id, action);
+      } catch (err) {
+        this.onStatus(`Approval not sent: ${err.message}`);
+        if (err.status !== 409) {
+          approve.disabled = false;
+          deny.disabled = false;
+        }
+      }
+    };
+    approve.addEventListener('click', () => answer('approve'));
+    deny.addEventListener('click', () => answer('deny'));
+    const actions = el(this.doc, 'div', 'approval-actions');
+    actions.append(approve, deny);
+    card.append(list, actions);
+    turn.section.insertBefore(card, turn.answer);
+    approve.focus();
+  }
+
+  resolveCard(turn, payload) {
+    const card = turn.section.querySelector(`.approval[data-approval-id="${CSS.escape(String(payload.approval_id))}"]`);
+    if (card) this.markResolved(card, payload.action);
+  }
+
+  markResolved(card, action) {
+    card.classList.add('resolved');
+    for (const b of card.querySelectorAll('button')) b.disabled = true;
+    const note = card.querySelector('.approval-result') ?? el(this.doc, 'p', 'approval-result');
+    note.textContent = action === 'approve' ? 'Approved' : 'Denied';
+    card.append(note);
+  }
+
+  scroll() {
+    this.log.scrollTop = this.log.scrollHeight;
+  }
+}

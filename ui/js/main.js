@@ -1,0 +1,233 @@
+// Wires the page together: session list, chat, event stream, drawer and plan panel.
+
+import { api } from './api.js';
+import { Chat } from './chat.js';
+import { Drawer } from './drawer.js';
+import { PlanPoller, renderPlan } from './plan.js';
+import { SessionList } from './sessions.js';
+import { openStream } from './stream.js';
+
+const $ = (id) => document.getElementById(id);
+
+const ui = {
+  log: $('log'),
+  form: $('prompt-form'),
+  prompt: $('prompt'),
+  send: $('send'),
+  cancel: $('cancel'),
+  status: $('status'),
+  title: $('session-title'),
+  sessions: $('sessions'),
+  toggleSessions: $('toggle-sessions'),
+  plan: $('plan'),
+};
+
+let sessionId = null;
+let runId = null;
+let sessionIdShownInPlan = null;
+
+function status(text) {
+  ui.status.textContent = text;
+}
+
+function setRunning(id) {
+  runId = id;
+  ui.send.disabled = id !== null;
+  ui.cancel.hidden = id === null;
+  ui.cancel.disabled = false;
+}
+
+const poller = new PlanPoller({
+  fetchPlan: (sid) => api.plan(sid),
+  render: (view) => renderPlan(ui.plan, view),
+  doc: document,
+  onError: (err) => status(`Plan unavailable: ${err.message}`),
+});
+
+const chat = new Chat({
+  log: ui.log,
+  api,
+  onStatus: status,
+  onRunStarted: (id) => setRunning(id),
+  onRunEnded: (id, how) => {
+    if (id === runId) setRunning(null);
+    status(how === 'completed' ? '' : `Run ${how}.`);
+    sessions.refresh();
+    poller.poke();
+  },
+  onPlanChanged: (sid) => {
+    if (sid === sessionId) poller.poke();
+  },
+});
+
+const sessions = new SessionList({
+  list: $('session-list'),
+  search: $('session-search'),
+  api,
+  onStatus: status,
+  onSelect: (sid) => openSession(sid),
+});
+
+const drawer = new Drawer({
+  drawer: $('drawer'),
+  opener: $('open-drawer'),
+  closer: $('close-drawer'),
+  tabs: [
+    { name: 'plan', tab: $('tab-plan'), panel: $('panel-plan') },
+    { name: 'session', tab: $('tab-session'), panel: $('panel-session') },
+  ],
+  onChange: () => {
+    poller.setDrawerOpen(drawer.isOpen());
+    poller.setTabActive(drawer.active === 'plan');
+  },
+});
+
+function showSessionTools(detail) {
+  $('session-none').hidden = detail !== null;
+  $('session-tools').hidden = detail === null;
+  $('confirm-delete').hidden = true;
+  if (!detail) return;
+  $('rename').value = detail.title ?? '';
+  $('export-md').href = api.exportUrl(sessionId, 'md');
+  $('export-json').href = api.exportUrl(sessionId, 'json');
+}
+
+function setSession(sid, detail) {
+  sessionId = sid;
+  ui.title.textContent = detail?.title || (sid ? sid : 'New session');
+  sessions.select(sid);
+  if (sid !== sessionIdShownInPlan) {
+    // Another session's plan must not linger in the panel until the next refresh.
+    ui.plan.replaceChildren();
+    sessionIdShownInPlan = sid;
+  }
+  poller.setSession(sid);
+  showSessionTools(sid ? detail : null);
+}
+
+async function openSession(sid) {
+  closeSessionsOnNarrow();
+  let detail;
+  try {
+    detail = await api.session(sid);
+  } catch (err) {
+    status(`Cannot open the session: ${err.message}`);
+    return;
+  }
+  setSession(sid, detail);
+  chat.showSession(sid, detail);
+  setRunning(detail.running && detail.run_id ? detail.run_id : null);
+  ui.prompt.focus();
+}
+
+function newSession() {
+  closeSessionsOnNarrow();
+  setSession(null, null);
+  chat.showSession(null, null);
+  setRunning(null);
+  ui.prompt.focus();
+}
+
+async function submit() {
+  const content = ui.prompt.value.trim();
+  if (!content || runId !== null) return;
+  ui.send.disabled = true;
+  let started;
+  try {
+    started = await api.prompt(content, sessionId);
+  } catch (err) {
+    status(err.message);
+    ui.send.disabled = false;
+    return;
+  }
+  ui.prompt.value = '';
+  status('');
+  if (sessionId !== started.session_id) {
+    setSession(started.session_id, { title: content });
+  }
+  chat.startRun(started.run_id, started.session_id, content);
+  sessions.refresh();
+}
+
+ui.form.addEventListener('submit', (e) => {
+  e.preventDefault();
+  submit();
+});
+ui.prompt.addEventListener('keydown', (e) => {
+  if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+    e.preventDefault();
+    submit();
+  }
+});
+ui.cancel.addEventListener('click', async () => {
+  if (runId === null) return;
+  ui.cancel.disabled = true;
+  try {
+    await api.cancel(runId);
+    status('Cancelling…');
+  } catch (err) {
+    status(err.message);
+  }
+});
+$('new-session').addEventListener('click', newSession);
+
+$('rename-form').addEventListener('submit', async (e) => {
+  e.preventDefault();
+  const name = $('rename').value.trim();
+  if (!sessionId || !name) return;
+  try {
+    await api.rename(sessionId, name);
+    ui.title.textContent = name;
+    status('Renamed.');
+    sessions.refresh();
+  } catch (err) {
+    status(err.message);
+  }
+});
+$('delete-session').addEventListener('click', () => {
+  $('confirm-delete').hidden = false;
+  $('confirm-delete').focus();
+});
+$('confirm-delete').addEventListener('click', async () => {
+  if (!sessionId) return;
+  try {
+    await api.remove(sessionId);
+    status('Deleted.');
+    newSession();
+    sessions.refresh();
+  } catch (err) {
+    status(err.message);
+  }
+});
+
+function narrow() {
+  return window.matchMedia('(max-width: 799px)').matches;
+}
+function closeSessionsOnNarrow() {
+  if (narrow()) {
+    ui.sessions.classList.remove('open');
+    ui.toggleSessions.setAttribute('aria-expanded', 'false');
+  }
+}
+ui.toggleSessions.addEventListener('click', () => {
+  const open = ui.sessions.classList.toggle('open');
+  ui.toggleSessions.setAttribute('aria-expanded', String(open));
+  if (open) $('new-session').focus();
+});
+
+openStream(
+  (type, payload) => chat.handle(type, payload),
+  (state) => {
+    if (state !== 'live') status(`Event stream ${state}…`);
+    else if (ui.status.textContent.startsWith('Event stream')) status('');
+  },
+);
+
+api.health().then(
+  (h) => {
+    ui.title.title = `model ${h.model}`;
+  },
+  (err) => status(err.status === 401 ? 'Signed out: open the token URL odek serve printed.' : err.message),
+);
+newSession();
+sessions.refresh();
