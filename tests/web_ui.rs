@@ -438,3 +438,81 @@ async fn a_cli_session_is_listed_opened_shows_its_plan_and_is_renamed_in_the_bro
     assert!(unexpected.is_empty(), "console: {problems:?}");
     browser.quit().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_denied_call_and_a_cancelled_run_in_the_browser_and_the_dark_scheme() {
+    let hold = Hold::new();
+    let server = ScriptedServer::start(vec![
+        tools(&[(
+            "shell",
+            json!({"command": "python3 -c \"open('never.txt','w')\""}),
+        )]),
+        Reply::Held(hold.clone(), Box::new(text("too late"))),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let served = Served::start(&sb, &server.base_url(), &[]);
+    let browser = Browser::start(&sb.tmp().join("chromium")).await;
+    let c = &browser.client;
+    c.goto(&format!("{}/?token={}", served.base, served.token))
+        .await
+        .expect("page loads");
+    browser.wait_for("#session-list li").await;
+
+    let background = "return getComputedStyle(document.body).backgroundColor;";
+    let light = browser.js(background, vec![]).await;
+    browser.color_scheme("dark").await;
+    let dark = browser.js(background, vec![]).await;
+    assert_eq!(light, json!("rgb(251, 251, 250)"));
+    assert_eq!(dark, json!("rgb(23, 24, 26)"), "prefers-color-scheme: dark");
+
+    browser.type_text("make a file you should not").await;
+    browser.press(Key::Enter).await;
+    browser
+        .wait_until("the focus on Approve", "return document.activeElement && document.activeElement.classList.contains('approve');")
+        .await;
+    // Tab to Deny, Enter.
+    browser.press(Key::Tab).await;
+    assert_eq!(browser.focused().await, "Deny");
+    browser.press(Key::Enter).await;
+    browser
+        .wait_until(
+            "the approval denied",
+            "const r = document.querySelector('.approval-result'); return !!r && r.textContent === 'Denied';",
+        )
+        .await;
+    hold.wait_reached().await;
+    assert!(
+        !sb.work.join("never.txt").exists(),
+        "the denied command ran"
+    );
+
+    // Cancel the run while the model is answering.
+    let cancel = browser.wait_for("#cancel:not([hidden])").await;
+    cancel.click().await.expect("cancel");
+    browser
+        .wait_until(
+            "the run cancelled",
+            "const n = document.querySelector('.turn .msg-notice'); return !!n && n.textContent === 'Cancelled.' && !document.getElementById('send').disabled && document.getElementById('cancel').hidden;",
+        )
+        .await;
+    let run_id = browser
+        .js(
+            "return document.querySelector('.turn').dataset.runId;",
+            vec![],
+        )
+        .await;
+    let run = served.wait_run(run_id.as_str().expect("run id")).await;
+    assert_eq!(run["status"], "cancelled", "{run}");
+    hold.release();
+    assert_eq!(
+        text_of(&browser, "#status").await,
+        "",
+        "no stale 'Cancelling…'"
+    );
+
+    save_screenshot(&browser, "webui-dark.png").await;
+    let problems = console_problems(&browser).await;
+    assert!(problems.is_empty(), "console: {problems:?}");
+    browser.quit().await;
+}

@@ -49,6 +49,27 @@ impl WebDriverCompatibleCommand for ReadLog {
     }
 }
 
+/// `POST /session/{id}/goog/cdp/execute`: one Chrome DevTools Protocol command.
+#[derive(Debug)]
+struct DevTools(Value);
+
+impl WebDriverCompatibleCommand for DevTools {
+    fn endpoint(
+        &self,
+        base_url: &reqwest::Url,
+        session_id: Option<&str>,
+    ) -> Result<reqwest::Url, url_error::ParseError> {
+        base_url.join(&format!(
+            "session/{}/goog/cdp/execute",
+            session_id.unwrap_or_default()
+        ))
+    }
+
+    fn method_and_body(&self, _: &reqwest::Url) -> (reqwest::Method, Option<String>) {
+        (reqwest::Method::POST, Some(self.0.to_string()))
+    }
+}
+
 mod url_error {
     pub use reqwest::Url;
     pub type ParseError = <Url as std::str::FromStr>::Err;
@@ -140,6 +161,17 @@ impl Browser {
                     .flatten()
             })
             .collect()
+    }
+
+    /// Emulates `prefers-color-scheme: <scheme>` (`light` or `dark`).
+    pub async fn color_scheme(&self, scheme: &str) {
+        self.client
+            .issue_cmd(DevTools(json!({
+                "cmd": "Emulation.setEmulatedMedia",
+                "params": {"features": [{"name": "prefers-color-scheme", "value": scheme}]},
+            })))
+            .await
+            .expect("emulated colour scheme");
     }
 
     async fn log(&self, kind: &'static str) -> Vec<Value> {

@@ -161,8 +161,13 @@ export class Chat {
         this.endRun(turn, 'completed');
         break;
       case 'run_failed':
-        turn.section.append(bubble(this.doc, 'notice', `Run failed: ${data.error ?? data.error_class ?? 'error'}`));
-        this.endRun(turn, 'failed');
+        if (data.error_class === 'context_canceled') {
+          turn.section.append(bubble(this.doc, 'notice', 'Cancelled.'));
+          this.endRun(turn, 'cancelled');
+        } else {
+          turn.section.append(bubble(this.doc, 'notice', `Run failed: ${data.error ?? data.error_class ?? 'error'}`));
+          this.endRun(turn, 'failed');
+        }
         break;
       default:
         break;

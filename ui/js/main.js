@@ -51,7 +51,7 @@ const chat = new Chat({
   onRunStarted: (id) => setRunning(id),
   onRunEnded: (id, how) => {
     if (id === runId) setRunning(null);
-    status(how === 'completed' ? '' : `Run ${how}.`);
+    status(how === 'failed' ? 'Run failed.' : '');
     sessions.refresh();
     poller.poke();
   },
@@ -160,13 +160,15 @@ ui.prompt.addEventListener('keydown', (e) => {
   }
 });
 ui.cancel.addEventListener('click', async () => {
-  if (runId === null) return;
+  const cancelling = runId;
+  if (cancelling === null) return;
   ui.cancel.disabled = true;
   try {
-    await api.cancel(runId);
-    status('Cancelling…');
+    await api.cancel(cancelling);
+    // The run may have ended while the request was on its way.
+    if (runId === cancelling) status('Cancelling…');
   } catch (err) {
-    status(err.message);
+    if (runId === cancelling) status(err.message);
   }
 });
 $('new-session').addEventListener('click', newSession);
