@@ -2,6 +2,7 @@
 //! browser's console and network logs readable, for the web UI's end-to-end tests.
 
 use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -11,6 +12,8 @@ use fantoccini::key::Key;
 use fantoccini::wd::WebDriverCompatibleCommand;
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::{Value, json};
+
+use super::serve::Served;
 
 /// Where Debian puts the browser and its driver (`apt-get install chromium chromium-driver`).
 pub const CHROMIUM: &str = "/usr/bin/chromium";
@@ -25,48 +28,26 @@ pub struct Browser {
     pub client: Client,
 }
 
-/// `GET /session/{id}/se/log` (chromedriver's log endpoint, POST with the log type).
+/// A chromedriver extension command: `POST /session/{id}/<path>` with a JSON body
+/// (`se/log` reads a log, `goog/cdp/execute` runs a DevTools Protocol command).
 #[derive(Debug)]
-struct ReadLog(&'static str);
-
-impl WebDriverCompatibleCommand for ReadLog {
-    fn endpoint(
-        &self,
-        base_url: &reqwest::Url,
-        session_id: Option<&str>,
-    ) -> Result<reqwest::Url, url_error::ParseError> {
-        base_url.join(&format!(
-            "session/{}/se/log",
-            session_id.unwrap_or_default()
-        ))
-    }
-
-    fn method_and_body(&self, _: &reqwest::Url) -> (reqwest::Method, Option<String>) {
-        (
-            reqwest::Method::POST,
-            Some(json!({"type": self.0}).to_string()),
-        )
-    }
+struct ChromeCommand {
+    path: &'static str,
+    body: Value,
 }
 
-/// `POST /session/{id}/goog/cdp/execute`: one Chrome DevTools Protocol command.
-#[derive(Debug)]
-struct DevTools(Value);
-
-impl WebDriverCompatibleCommand for DevTools {
+impl WebDriverCompatibleCommand for ChromeCommand {
     fn endpoint(
         &self,
         base_url: &reqwest::Url,
         session_id: Option<&str>,
     ) -> Result<reqwest::Url, url_error::ParseError> {
-        base_url.join(&format!(
-            "session/{}/goog/cdp/execute",
-            session_id.unwrap_or_default()
-        ))
+        let session = session_id.unwrap_or_default();
+        base_url.join(&format!("session/{session}/{}", self.path))
     }
 
     fn method_and_body(&self, _: &reqwest::Url) -> (reqwest::Method, Option<String>) {
-        (reqwest::Method::POST, Some(self.0.to_string()))
+        (reqwest::Method::POST, Some(self.body.to_string()))
     }
 }
 
@@ -90,7 +71,10 @@ impl Browser {
             .and_then(|l| l.local_addr())
             .expect("a free port")
             .port();
+        // Its own process group: dropping the browser kills chromedriver and every Chromium
+        // process it started, even when a test panics before `quit`.
         let driver = Command::new(CHROMEDRIVER)
+            .process_group(0)
             .arg(format!("--port={port}"))
             .arg("--allowed-ips=127.0.0.1")
             .stdout(Stdio::null())
@@ -134,6 +118,28 @@ impl Browser {
         panic!("no WebDriver session from chromedriver on {url}: {last_error}");
     }
 
+    /// Opens the token URL of `served` and waits for the page to list the sessions.
+    pub async fn sign_in(&self, served: &Served) {
+        self.client
+            .goto(&format!("{}/?token={}", served.base, served.token))
+            .await
+            .expect("the page loads");
+        self.wait_for("#session-list li").await;
+    }
+
+    /// The console's errors and warnings since the last call (a CSP violation is one).
+    pub async fn console_problems(&self) -> Vec<(String, String)> {
+        self.console()
+            .await
+            .into_iter()
+            .filter(|(level, message)| {
+                level == "SEVERE"
+                    || level == "WARNING"
+                    || message.contains("Content Security Policy")
+            })
+            .collect()
+    }
+
     /// The browser's console messages since the last call: `(level, message)`.
     pub async fn console(&self) -> Vec<(String, String)> {
         self.log("browser")
@@ -166,10 +172,13 @@ impl Browser {
     /// Emulates `prefers-color-scheme: <scheme>` (`light` or `dark`).
     pub async fn color_scheme(&self, scheme: &str) {
         self.client
-            .issue_cmd(DevTools(json!({
-                "cmd": "Emulation.setEmulatedMedia",
-                "params": {"features": [{"name": "prefers-color-scheme", "value": scheme}]},
-            })))
+            .issue_cmd(ChromeCommand {
+                path: "goog/cdp/execute",
+                body: json!({
+                    "cmd": "Emulation.setEmulatedMedia",
+                    "params": {"features": [{"name": "prefers-color-scheme", "value": scheme}]},
+                }),
+            })
             .await
             .expect("emulated colour scheme");
     }
@@ -177,7 +186,10 @@ impl Browser {
     async fn log(&self, kind: &'static str) -> Vec<Value> {
         let entries = self
             .client
-            .issue_cmd(ReadLog(kind))
+            .issue_cmd(ChromeCommand {
+                path: "se/log",
+                body: json!({ "type": kind }),
+            })
             .await
             .unwrap_or_else(|e| panic!("reading the {kind} log: {e}"));
         entries.as_array().cloned().unwrap_or_default()
@@ -271,16 +283,20 @@ impl Browser {
         .to_string()
     }
 
-    /// Ends the session and the driver.
-    pub async fn quit(mut self) {
+    /// Ends the session, the driver and the browser.
+    pub async fn quit(self) {
         let _ = self.client.clone().close().await;
-        let _ = self.driver.kill();
-        let _ = self.driver.wait();
     }
 }
 
 impl Drop for Browser {
     fn drop(&mut self) {
-        let _ = self.driver.kill();
+        // SAFETY: killpg only sends a signal to the process group chromedriver leads.
+        if let Ok(pgid) = i32::try_from(self.driver.id()) {
+            unsafe {
+                libc::killpg(pgid, libc::SIGKILL);
+            }
+        }
+        let _ = self.driver.wait();
     }
 }
