@@ -11,18 +11,6 @@ use serde_json::{Value, json};
 use support::serve::{Served, SseReader, send};
 use support::*;
 
-fn plan_create(steps: &[(&str, &str)]) -> Reply {
-    let steps: Vec<Value> = steps
-        .iter()
-        .map(|(id, title)| json!({"id": id, "title": title}))
-        .collect();
-    tools(&[("plan", json!({"verb": "create", "steps": steps}))])
-}
-
-fn plan_complete(step: &str) -> Reply {
-    tools(&[("plan", json!({"verb": "complete", "step_id": step}))])
-}
-
 fn session_file(sb: &Sandbox, id: &str) -> Vec<u8> {
     std::fs::read(sb.home.join("sessions").join(format!("{id}.json"))).expect("session file")
 }

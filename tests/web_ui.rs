@@ -12,18 +12,6 @@ use support::browser::Browser;
 use support::serve::Served;
 use support::*;
 
-fn plan_create(steps: &[(&str, &str)]) -> Reply {
-    let steps: Vec<Value> = steps
-        .iter()
-        .map(|(id, title)| json!({"id": id, "title": title}))
-        .collect();
-    tools(&[("plan", json!({"verb": "create", "steps": steps}))])
-}
-
-fn plan_complete(step: &str) -> Reply {
-    tools(&[("plan", json!({"verb": "complete", "step_id": step}))])
-}
-
 const HOSTILE_TITLE: &str = "Report <img src=x onerror=alert(1)>";
 const FINAL_ANSWER: &str =
     "The file is made. Everything went fine, and the report is in made.txt for you to read.";
@@ -87,10 +75,7 @@ async fn a_person_chats_approves_and_watches_the_plan_in_a_real_browser() {
     let c = &browser.client;
 
     // Sign in with the token URL: the cookie is set and the token leaves the address bar.
-    c.goto(&format!("{}/?token={}", served.base, served.token))
-        .await
-        .expect("page loads");
-    browser.wait_for("#session-list li").await;
+    browser.sign_in(&served).await;
     assert_eq!(
         c.current_url().await.expect("url").as_str(),
         format!("{}/", served.base)
@@ -259,14 +244,8 @@ async fn a_person_chats_approves_and_watches_the_plan_in_a_real_browser() {
     save_screenshot(&browser, "webui-360-chat.png").await;
 
     // No console error, no CSP violation, no request beyond this server.
-    let console = browser.console().await;
-    let bad: Vec<_> = console
-        .iter()
-        .filter(|(level, message)| {
-            level == "SEVERE" || level == "WARNING" || message.contains("Content Security Policy")
-        })
-        .collect();
-    assert!(bad.is_empty(), "console: {console:?}");
+    let problems = browser.console_problems().await;
+    assert!(problems.is_empty(), "console: {problems:?}");
     // Only requests over the network count: the browser's own pages (chrome://…) and
     // data: URLs stay inside it.
     let urls: Vec<String> = browser
@@ -302,18 +281,6 @@ async fn a_person_chats_approves_and_watches_the_plan_in_a_real_browser() {
     browser.quit().await;
 }
 
-/// The console's errors and warnings (a CSP violation is one).
-async fn console_problems(browser: &Browser) -> Vec<(String, String)> {
-    browser
-        .console()
-        .await
-        .into_iter()
-        .filter(|(level, message)| {
-            level == "SEVERE" || level == "WARNING" || message.contains("Content Security Policy")
-        })
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cli_session_is_listed_opened_shows_its_plan_and_is_renamed_in_the_browser() {
     let server = ScriptedServer::start(vec![
@@ -336,9 +303,7 @@ async fn a_cli_session_is_listed_opened_shows_its_plan_and_is_renamed_in_the_bro
             .contains("Open the token URL odek serve printed")
     );
 
-    c.goto(&format!("{}/?token={}", served.base, served.token))
-        .await
-        .expect("page loads");
+    browser.sign_in(&served).await;
     let item = browser
         .wait_for(&format!(".session-item[data-session-id='{id}']"))
         .await;
@@ -429,7 +394,7 @@ async fn a_cli_session_is_listed_opened_shows_its_plan_and_is_renamed_in_the_bro
         json!(0)
     );
 
-    let problems = console_problems(&browser).await;
+    let problems = browser.console_problems().await;
     // The first visit without the token is a 401 page: Chromium logs the status itself.
     let unexpected: Vec<_> = problems
         .iter()
@@ -453,11 +418,7 @@ async fn a_denied_call_and_a_cancelled_run_in_the_browser_and_the_dark_scheme() 
     let sb = Sandbox::new();
     let served = Served::start(&sb, &server.base_url(), &[]);
     let browser = Browser::start(&sb.tmp().join("chromium")).await;
-    let c = &browser.client;
-    c.goto(&format!("{}/?token={}", served.base, served.token))
-        .await
-        .expect("page loads");
-    browser.wait_for("#session-list li").await;
+    browser.sign_in(&served).await;
 
     let background = "return getComputedStyle(document.body).backgroundColor;";
     let light = browser.js(background, vec![]).await;
@@ -512,7 +473,7 @@ async fn a_denied_call_and_a_cancelled_run_in_the_browser_and_the_dark_scheme() 
     );
 
     save_screenshot(&browser, "webui-dark.png").await;
-    let problems = console_problems(&browser).await;
+    let problems = browser.console_problems().await;
     assert!(problems.is_empty(), "console: {problems:?}");
     browser.quit().await;
 }

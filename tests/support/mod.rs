@@ -102,6 +102,20 @@ pub fn tools_with_text(content: &str, calls: &[(&str, Value)]) -> Reply {
     Reply::Message(json!({"role": "assistant", "content": content, "tool_calls": calls}))
 }
 
+/// A `plan` call creating these `(id, title)` steps.
+pub fn plan_create(steps: &[(&str, &str)]) -> Reply {
+    let steps: Vec<Value> = steps
+        .iter()
+        .map(|(id, title)| json!({"id": id, "title": title}))
+        .collect();
+    tools(&[("plan", json!({"verb": "create", "steps": steps}))])
+}
+
+/// A `plan` call completing one step.
+pub fn plan_complete(step: &str) -> Reply {
+    tools(&[("plan", json!({"verb": "complete", "step_id": step}))])
+}
+
 /// A tool call whose arguments are sent verbatim (e.g. invalid JSON).
 pub fn raw_tool_call(name: &str, raw_args: &str) -> Reply {
     Reply::Message(json!({"role": "assistant", "content": null, "tool_calls": [
