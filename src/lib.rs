@@ -19,6 +19,7 @@ pub mod runtime;
 pub mod sandbox;
 pub mod serve;
 pub mod session;
+pub mod telegram;
 pub mod tools;
 pub mod transcript;
 pub mod untrusted;

@@ -10,6 +10,7 @@ mod run;
 mod serve_cmd;
 mod session_cmd;
 mod style;
+mod telegram_cmd;
 pub mod terminal;
 mod turn;
 mod usage_cmd;
@@ -96,6 +97,8 @@ enum Command {
     Usage(usage_cmd::UsageArgs),
     /// HTTP API over the same sessions: runs, approvals, live events, the plan view
     Serve(serve_cmd::ServeArgs),
+    /// Telegram bot over the same sessions, with /plan_status
+    Telegram(telegram_cmd::TelegramArgs),
     /// Print the version, target and commit
     Version,
 }
@@ -129,6 +132,7 @@ pub fn main() -> ExitCode {
         Command::Config(args) => config_cmd::run(args),
         Command::Usage(args) => usage_cmd::run(args),
         Command::Serve(args) => serve_cmd::run(args),
+        Command::Telegram(args) => telegram_cmd::run(args),
     };
     match exit {
         Ok(code) => code.into(),

@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use super::{
-    ConfigError, PartialConfig, PartialLlm, PartialPlanning, PartialTools, PlanPlacement,
-    SandboxNetwork,
+    ConfigError, PartialConfig, PartialLlm, PartialPlanning, PartialTelegram, PartialTools,
+    PlanPlacement, SandboxNetwork,
 };
 use crate::policy::Action;
 
@@ -154,7 +154,12 @@ pub(super) fn read_env_layer(env: &BTreeMap<String, String>) -> Result<PartialCo
         limits: None,
         llm: (llm != PartialLlm::default()).then_some(llm),
         serve: None,
-        telegram: None,
+        telegram: r
+            .string("ODEK_TELEGRAM_TOKEN")
+            .map(|token| PartialTelegram {
+                bot_token: Some(token),
+                ..PartialTelegram::default()
+            }),
         ..PartialConfig::default()
     })
 }
@@ -165,6 +170,7 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("ODEK_MODEL", "model"),
     ("ODEK_BASE_URL", "base_url"),
     ("ODEK_API_KEY", "api_key"),
+    ("ODEK_TELEGRAM_TOKEN", "telegram.bot_token"),
     ("ODEK_SYSTEM", "system"),
     ("ODEK_TEMPERATURE", "temperature"),
     ("ODEK_THINKING", "thinking"),

@@ -158,6 +158,24 @@ impl Merger {
                 "serve.rate_limits.prompts_per_minute"
             );
         }
+        if let Some(t) = &layer.telegram {
+            let tg = &mut cfg.telegram;
+            set!(tg.api_base, &t.api_base, "telegram.api_base");
+            if let Some(token) = &t.bot_token
+                && !token.is_empty()
+            {
+                tg.bot_token = Some(token.clone());
+                self.record("telegram.bot_token", source);
+            }
+            set!(tg.allowed_users, &t.allowed_users, "telegram.allowed_users");
+            set!(tg.allowed_chats, &t.allowed_chats, "telegram.allowed_chats");
+            set!(tg.poll_timeout, &t.poll_timeout, "telegram.poll_timeout");
+            set!(
+                tg.session_ttl_hours,
+                &t.session_ttl_hours,
+                "telegram.session_ttl_hours"
+            );
+        }
         if let Some(l) = &layer.limits {
             set!(
                 cfg.limits.max_runtime_seconds,
@@ -274,6 +292,8 @@ pub(super) fn clamp(
     );
     narrow("max_tool_parallel", &mut config.max_tool_parallel, 1, 64);
     narrow("llm.max_attempts", &mut config.llm.max_attempts, 1, 10);
+    config.telegram.poll_timeout =
+        clamp("telegram.poll_timeout", config.telegram.poll_timeout, 1, 50);
     config.llm.timeout_seconds = clamp("llm.timeout_seconds", config.llm.timeout_seconds, 1, 3600);
     config.llm.stream_idle_timeout_seconds = clamp(
         "llm.stream_idle_timeout_seconds",

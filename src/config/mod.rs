@@ -80,6 +80,8 @@ pub struct Config {
     pub llm: LlmConfig,
     /// `odek serve` (global file only).
     pub serve: ServeConfig,
+    /// `odek telegram` (global file and `ODEK_TELEGRAM_TOKEN` only).
+    pub telegram: TelegramConfig,
     /// Set when every class but `blocked` is allowed by `--yolo` or
     /// `ODEK_DANGEROUS_ACTION=allow`: what did it. Recorded in the session.
     pub dangerous_override: Option<String>,
@@ -140,6 +142,29 @@ pub struct ServeConfig {
     /// Per-client request limits.
     pub rate_limits: RateLimits,
 }
+
+/// The `telegram` section: the bot of `odek telegram`. Only the global file and
+/// `ODEK_TELEGRAM_TOKEN` set it, so a cloned project can neither read the token nor widen
+/// who may talk to the bot.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TelegramConfig {
+    /// The Bot API's address (`https://api.telegram.org`; tests point it at a local fake).
+    pub api_base: String,
+    /// The bot's token from @BotFather (a secret: masked, redacted, hidden from shell
+    /// commands).
+    pub bot_token: Option<String>,
+    /// Telegram user ids whose messages start turns.
+    pub allowed_users: Vec<i64>,
+    /// Chat ids (groups too) whose messages start turns.
+    pub allowed_chats: Vec<i64>,
+    /// Seconds one `getUpdates` long poll waits for news (1–50).
+    pub poll_timeout: u64,
+    /// Hours of silence after which a chat's next message starts a new session (0 = never).
+    pub session_ttl_hours: u64,
+}
+
+/// The public Bot API.
+pub const TELEGRAM_API_BASE: &str = "https://api.telegram.org";
 
 /// `serve.rate_limits`: requests per minute and client IP address.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -238,6 +263,14 @@ impl Default for Config {
                     prompts_per_minute: 30,
                 },
             },
+            telegram: TelegramConfig {
+                api_base: TELEGRAM_API_BASE.into(),
+                bot_token: None,
+                allowed_users: Vec::new(),
+                allowed_chats: Vec::new(),
+                poll_timeout: 30,
+                session_ttl_hours: 24,
+            },
             dangerous_override: None,
             sandbox: true,
             sandbox_allow_write: Vec::new(),
@@ -289,8 +322,9 @@ pub struct PartialConfig {
     pub llm: Option<PartialLlm>,
     /// See [`Config::serve`]; only accepted from the global file.
     pub serve: Option<PartialServe>,
-    /// Reserved for the Telegram bot; only accepted from the global file.
-    pub telegram: Option<serde_json::Value>,
+    /// See [`Config::telegram`]; only accepted from the global file (and the token from
+    /// `ODEK_TELEGRAM_TOKEN`).
+    pub telegram: Option<PartialTelegram>,
     /// See [`Config::sandbox`].
     pub sandbox: Option<bool>,
     /// See [`Config::sandbox_allow_write`].
@@ -333,6 +367,24 @@ pub struct PartialTools {
 pub struct PartialServe {
     /// See [`ServeConfig::rate_limits`].
     pub rate_limits: Option<PartialRateLimits>,
+}
+
+/// Partial `telegram` section. Keys of the Go original that odek does not use
+/// (`poll_interval`, `bot_username`, …) are accepted and ignored.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+pub struct PartialTelegram {
+    /// See [`TelegramConfig::api_base`].
+    pub api_base: Option<String>,
+    /// See [`TelegramConfig::bot_token`].
+    pub bot_token: Option<String>,
+    /// See [`TelegramConfig::allowed_users`].
+    pub allowed_users: Option<Vec<i64>>,
+    /// See [`TelegramConfig::allowed_chats`].
+    pub allowed_chats: Option<Vec<i64>>,
+    /// See [`TelegramConfig::poll_timeout`].
+    pub poll_timeout: Option<u64>,
+    /// See [`TelegramConfig::session_ttl_hours`].
+    pub session_ttl_hours: Option<u64>,
 }
 
 /// Partial `serve.rate_limits` section.
@@ -611,6 +663,11 @@ pub fn masked_json(config: &Config) -> serde_json::Value {
         && let Some(k) = key.as_str()
     {
         *key = serde_json::Value::String(mask(k));
+    }
+    if let Some(token) = value.pointer_mut("/telegram/bot_token")
+        && let Some(t) = token.as_str()
+    {
+        *token = serde_json::Value::String(mask(t));
     }
     value
 }

@@ -51,6 +51,14 @@ pub fn global_template() -> String {
                 "prompts_per_minute": d.serve.rate_limits.prompts_per_minute
             }
         },
+        "telegram": {
+            "api_base": d.telegram.api_base,
+            "bot_token": "${ODEK_TELEGRAM_TOKEN}",
+            "allowed_users": [],
+            "allowed_chats": [],
+            "poll_timeout": d.telegram.poll_timeout,
+            "session_ttl_hours": d.telegram.session_ttl_hours
+        },
         "sandbox": d.sandbox,
         "sandbox_allow_write": [],
         "sandbox_network": "allow"

@@ -360,6 +360,9 @@ pub fn build_redactor_with(config: &Config, extra: &[&str]) -> Arc<Redactor> {
     if let Some(key) = &config.api_key {
         r.add_secret(key);
     }
+    if let Some(token) = &config.telegram.bot_token {
+        r.add_secret(token);
+    }
     r.add_secrets_from_env(std::env::vars());
     Arc::new(r)
 }

@@ -188,7 +188,7 @@ async fn no_store(req: Request, next: Next) -> Response {
 }
 
 /// Resolves on SIGINT or SIGTERM.
-async fn termination() {
+pub async fn termination() {
     use tokio::signal::unix::{SignalKind, signal};
     let (Ok(mut int), Ok(mut term)) = (
         signal(SignalKind::interrupt()),

@@ -9,6 +9,7 @@
 
 mod error;
 mod files;
+pub(crate) use files::write_atomically;
 mod id;
 mod index;
 mod journal;
@@ -35,6 +36,9 @@ pub const ORIGIN_CLI: &str = "cli";
 
 /// `origin` of sessions made by `odek serve`.
 pub const ORIGIN_SERVE: &str = "serve";
+
+/// `origin` of sessions made by `odek telegram`.
+pub const ORIGIN_TELEGRAM: &str = "telegram";
 
 /// Largest session file that is written or loaded (32 MiB).
 pub const MAX_SESSION_BYTES: u64 = 32 * 1024 * 1024;

@@ -22,7 +22,12 @@ const PIPE_GRACE: Duration = Duration::from_secs(2);
 /// Between SIGTERM and SIGKILL when stopping a process group.
 const KILL_GRACE: Duration = Duration::from_millis(300);
 /// Key variables odek itself reads; child processes never see them.
-const HIDDEN_ENV: &[&str] = &["ODEK_API_KEY", "DEEPSEEK_API_KEY", "OPENAI_API_KEY"];
+const HIDDEN_ENV: &[&str] = &[
+    "ODEK_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "OPENAI_API_KEY",
+    "ODEK_TELEGRAM_TOKEN",
+];
 
 /// Runs shell commands, in the sandbox when there is one.
 pub struct ShellTool {

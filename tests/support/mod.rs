@@ -13,6 +13,7 @@ use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate, matchers};
 pub mod browser;
 mod fault;
 pub mod serve;
+pub mod telegram;
 #[allow(unused_imports)] // not every test file breaks answers
 pub use fault::{Fault, FaultServer};
 

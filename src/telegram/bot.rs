@@ -1,0 +1,952 @@
+//! The bot: long polling with the offset saved before each update is handled, the
+//! allowlist, one session per chat through the shared runtime (same files and locks as the
+//! CLI), the commands, replies under Telegram's cap with a plain-text retry, tool progress in
+//! one message edited in place, and approvals as inline keyboards.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::mpsc::{RecvTimeoutError, Sender, channel};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use frankenstein::AsyncTelegramApi;
+use frankenstein::ParseMode;
+use frankenstein::methods::{
+    AnswerCallbackQueryParams, EditMessageTextParams, GetUpdatesParams, SendMessageParams,
+};
+use frankenstein::types::{
+    AllowedUpdate, CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup,
+    MaybeInaccessibleMessage, Message as TgMessage, ReplyMarkup,
+};
+use frankenstein::updates::{Update, UpdateContent};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use tokio_util::sync::CancellationToken;
+
+use super::api::{BotApi, BotError};
+use super::plan_status::{self, PlanStatus};
+use super::state::{ChatSession, StateFile};
+use super::text::{MAX_MESSAGE_UNITS, answer_markdown, split, utf16_len};
+use crate::config::TelegramConfig;
+use crate::engine::{EngineEvent, Observer};
+use crate::llm::Message;
+use crate::runtime::{Runtime, RuntimeError, SessionHandle, Surface};
+use crate::session::{ORIGIN_TELEGRAM, SessionError};
+use crate::tools::approval::{ApprovalAnswer, ApprovalItem, Approver};
+use crate::tools::emoji::tool_emoji;
+
+/// The lock holder name of the bot's turns.
+const HOLDER: &str = "odek telegram";
+/// An approval not answered in this time is a denial.
+pub const APPROVAL_TIMEOUT: Duration = Duration::from_secs(60);
+/// One refusal per chat in this time, for chats that may not use the bot.
+const REFUSAL_INTERVAL: Duration = Duration::from_secs(600);
+/// The longest wait between polls after network errors.
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// Attempts of one message send (429 and network errors are retried).
+const SEND_ATTEMPTS: u32 = 5;
+/// Running turns get this long to save after SIGINT/SIGTERM.
+const SHUTDOWN_WAIT: Duration = Duration::from_secs(30);
+/// Raw text per message before MarkdownV2 escaping (at most doubles it).
+const RAW_PIECE_UNITS: usize = (MAX_MESSAGE_UNITS - 8) / 2;
+/// The progress message is edited at most this often (plus once at the end).
+const PROGRESS_EDIT_INTERVAL: Duration = Duration::from_millis(800);
+
+/// The commands, as `/help` lists them.
+pub const HELP: &str = "odek — an agent that works in this machine's project.\n\
+Send a message to give it a task; each chat keeps one session.\n\n\
+/new — start a new session\n\
+/status — this chat's session and whether a turn is running\n\
+/cancel — stop the running turn\n\
+/plan_status — the session's plan\n\
+/help — this text";
+
+/// Everything the bot needs: the runtime shared with every surface and its settings.
+pub struct BotParts {
+    /// The runtime (configuration, model client, tools, session store, events).
+    pub runtime: Arc<Runtime>,
+    /// The `telegram` section.
+    pub config: TelegramConfig,
+    /// `<home>/telegram`.
+    pub dir: PathBuf,
+}
+
+/// A turn running for a chat.
+struct RunningTurn {
+    cancel: CancellationToken,
+    session_id: String,
+    started: Instant,
+}
+
+/// An approval waiting for a button.
+struct PendingApproval {
+    chat: i64,
+    answer: Sender<ApprovalAnswer>,
+    message_id: Option<i32>,
+    text: String,
+}
+
+/// What turns ask the bot's sender to do.
+enum Outgoing {
+    Approval { id: String, chat: i64, text: String },
+    ApprovalExpired { id: String },
+}
+
+struct Bot {
+    runtime: Arc<Runtime>,
+    config: TelegramConfig,
+    api: BotApi,
+    state: Mutex<StateFile>,
+    running: Mutex<HashMap<i64, RunningTurn>>,
+    approvals: Mutex<HashMap<String, PendingApproval>>,
+    refused: Mutex<HashMap<i64, Instant>>,
+    tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    outbox: UnboundedSender<Outgoing>,
+    next_approval: std::sync::atomic::AtomicU64,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// Runs the bot until `shutdown` fires; then cancels the running turns and waits for them
+/// to save. Fails at once when Telegram refuses the token.
+pub async fn run_bot(parts: BotParts, shutdown: CancellationToken) -> anyhow::Result<()> {
+    let token = parts
+        .config
+        .bot_token
+        .clone()
+        .ok_or_else(|| anyhow::anyhow!("no bot token"))?;
+    let poll = Duration::from_secs(parts.config.poll_timeout);
+    let api = BotApi::new(&parts.config.api_base, &token, poll)?;
+    let (state, warning) = StateFile::open(&parts.dir)?;
+    if let Some(w) = warning {
+        eprintln!("odek telegram: warning: {w}");
+    }
+    let (outbox, outgoing) = unbounded_channel();
+    let bot = Arc::new(Bot {
+        runtime: parts.runtime,
+        config: parts.config,
+        api,
+        state: Mutex::new(state),
+        running: Mutex::new(HashMap::new()),
+        approvals: Mutex::new(HashMap::new()),
+        refused: Mutex::new(HashMap::new()),
+        tasks: Mutex::new(Vec::new()),
+        outbox,
+        next_approval: std::sync::atomic::AtomicU64::new(1),
+    });
+    let sender = tokio::spawn(bot.clone().send_outgoing(outgoing));
+    let result = bot.poll(&shutdown).await;
+    bot.stop().await;
+    sender.abort();
+    result
+}
+
+impl Bot {
+    /// The polling loop.
+    async fn poll(self: &Arc<Self>, shutdown: &CancellationToken) -> anyhow::Result<()> {
+        let mut backoff = Duration::from_secs(1);
+        let mut failing = false;
+        loop {
+            let params = GetUpdatesParams::builder()
+                .offset(lock(&self.state).state.offset)
+                .timeout(u32::try_from(self.config.poll_timeout).unwrap_or(30))
+                .allowed_updates(vec![AllowedUpdate::Message, AllowedUpdate::CallbackQuery])
+                .build();
+            let answer = tokio::select! {
+                _ = shutdown.cancelled() => return Ok(()),
+                a = self.api.get_updates(&params) => a,
+            };
+            let wait = match answer {
+                Ok(updates) => {
+                    if failing {
+                        eprintln!("odek telegram: connected again");
+                        failing = false;
+                    }
+                    backoff = Duration::from_secs(1);
+                    for update in updates.result {
+                        self.accept(update).await;
+                    }
+                    continue;
+                }
+                Err(BotError::Api {
+                    code, description, ..
+                }) if code == 401 || code == 404 => {
+                    anyhow::bail!(
+                        "Telegram refused the bot token ({code}: {description}); check telegram.bot_token or ODEK_TELEGRAM_TOKEN"
+                    );
+                }
+                Err(
+                    e @ BotError::Api {
+                        retry_after: Some(_),
+                        ..
+                    },
+                ) => {
+                    let wait = e.retry_delay().unwrap_or(backoff);
+                    eprintln!("odek telegram: {e}; waiting {}s as asked", wait.as_secs());
+                    wait
+                }
+                Err(e) => {
+                    if !failing {
+                        eprintln!("odek telegram: {e}; retrying with backoff");
+                    }
+                    failing = true;
+                    let wait = backoff;
+                    backoff = (backoff * 2).min(MAX_BACKOFF);
+                    wait
+                }
+            };
+            tokio::select! {
+                _ = shutdown.cancelled() => return Ok(()),
+                _ = tokio::time::sleep(wait) => {}
+            }
+        }
+    }
+
+    /// Takes one update: the offset moves past it (and is saved) before it is handled.
+    async fn accept(self: &Arc<Self>, update: Update) {
+        {
+            let mut state = lock(&self.state);
+            state.state.offset = i64::from(update.update_id) + 1;
+            if let Err(e) = state.save() {
+                eprintln!("odek telegram: warning: could not save the update offset: {e}");
+            }
+        }
+        match update.content {
+            UpdateContent::Message(m) => self.on_message(*m).await,
+            UpdateContent::CallbackQuery(q) => self.on_callback(*q).await,
+            _ => {}
+        }
+    }
+
+    fn allowed(&self, chat: i64, user: Option<u64>) -> bool {
+        let user = user.and_then(|u| i64::try_from(u).ok());
+        self.config.allowed_chats.contains(&chat)
+            || user.is_some_and(|u| self.config.allowed_users.contains(&u))
+    }
+
+    async fn on_message(self: &Arc<Self>, message: TgMessage) {
+        let chat = message.chat.id;
+        let user = message.from.as_ref().map(|u| u.id);
+        let Some(text) = message.text.clone() else {
+            return;
+        };
+        if !self.allowed(chat, user) {
+            self.refuse(chat, user).await;
+            return;
+        }
+        match command(&text) {
+            Some(cmd) => self.on_command(chat, cmd).await,
+            None => self.start_turn(chat, text).await,
+        }
+    }
+
+    /// One polite refusal per chat and [`REFUSAL_INTERVAL`]; no agent turn.
+    async fn refuse(&self, chat: i64, user: Option<u64>) {
+        let due = {
+            let mut refused = lock(&self.refused);
+            let due = refused
+                .get(&chat)
+                .is_none_or(|at| at.elapsed() >= REFUSAL_INTERVAL);
+            if due {
+                refused.insert(chat, Instant::now());
+            }
+            due
+        };
+        eprintln!(
+            "odek telegram: refused a message from chat {chat} (user {}): not in telegram.allowed_users or allowed_chats",
+            user.map_or("unknown".to_string(), |u| u.to_string())
+        );
+        if due {
+            self.say(
+                chat,
+                "Sorry, this bot only works for the people it was set up for.",
+            )
+            .await;
+        }
+    }
+
+    async fn on_command(self: &Arc<Self>, chat: i64, cmd: &str) {
+        match cmd {
+            "start" | "help" => self.say(chat, HELP).await,
+            "new" => {
+                if lock(&self.running).contains_key(&chat) {
+                    self.say(chat, "A turn is running; /cancel it first.").await;
+                    return;
+                }
+                let removed = {
+                    let mut state = lock(&self.state);
+                    let removed = state.state.chats.remove(&chat.to_string());
+                    let _ = state.save();
+                    removed
+                };
+                let text = match removed {
+                    Some(old) => format!(
+                        "New session: your next message starts it. The previous one is kept as {} (odek continue --id {}).",
+                        old.session_id, old.session_id
+                    ),
+                    None => "New session: your next message starts it.".to_string(),
+                };
+                self.say(chat, &text).await;
+            }
+            "status" => {
+                let text = self.status(chat);
+                self.say(chat, &text).await;
+            }
+            "cancel" => {
+                let cancelled = lock(&self.running).get(&chat).map(|t| t.cancel.cancel());
+                let text = if cancelled.is_some() {
+                    "Cancelling…"
+                } else {
+                    "Nothing is running."
+                };
+                self.say(chat, text).await;
+            }
+            "plan_status" => self.plan_status(chat).await,
+            other => {
+                self.say(
+                    chat,
+                    &format!("Unknown command /{other}. /help lists the commands."),
+                )
+                .await;
+            }
+        }
+    }
+
+    fn status(&self, chat: i64) -> String {
+        let model = self.runtime.config().model.clone();
+        let session = self.chat_session(chat);
+        let mut lines = vec![match &session {
+            Some(s) => format!("Session: {}", s.session_id),
+            None => "Session: none yet (your next message starts one)".to_string(),
+        }];
+        match lock(&self.running).get(&chat) {
+            Some(t) => lines.push(format!(
+                "Running: yes, for {}s (session {})",
+                t.started.elapsed().as_secs(),
+                t.session_id
+            )),
+            None => lines.push("Running: no".to_string()),
+        }
+        lines.push(format!("Model: {model}"));
+        lines.join("\n")
+    }
+
+    async fn plan_status(&self, chat: i64) {
+        let plan = match self.chat_session(chat) {
+            Some(s) => {
+                let store = self.runtime.clone();
+                let id = s.session_id.clone();
+                tokio::task::spawn_blocking(move || {
+                    store
+                        .sessions()
+                        .load(&id)
+                        .ok()
+                        .and_then(|s| s.current_plan())
+                })
+                .await
+                .ok()
+                .flatten()
+            }
+            None => None,
+        };
+        match plan_status::render(plan.as_ref()) {
+            PlanStatus::Markdown(text) => {
+                let _ = self
+                    .send(chat, &text, Some(ParseMode::MarkdownV2), None)
+                    .await;
+            }
+            PlanStatus::Plain(text) => self.say(chat, text).await,
+        }
+    }
+
+    /// The chat's live session: none when it has none or it has been silent longer than
+    /// `session_ttl_hours`.
+    fn chat_session(&self, chat: i64) -> Option<ChatSession> {
+        let state = lock(&self.state);
+        let s = state.state.chats.get(&chat.to_string())?.clone();
+        let ttl = self.config.session_ttl_hours;
+        if ttl > 0 && now_secs().saturating_sub(s.last_active) > ttl * 3600 {
+            return None;
+        }
+        Some(s)
+    }
+
+    async fn start_turn(self: &Arc<Self>, chat: i64, text: String) {
+        if lock(&self.running).contains_key(&chat) {
+            self.say(chat, "A turn is still running: wait for it, or /cancel it.")
+                .await;
+            return;
+        }
+        let existing = self.chat_session(chat).map(|s| s.session_id);
+        let runtime = self.runtime.clone();
+        let task_text = text.clone();
+        let opened =
+            tokio::task::spawn_blocking(move || open_session(&runtime, existing, &task_text))
+                .await
+                .map_err(|e| e.to_string())
+                .and_then(|r| r.map_err(|e| e.to_string()));
+        let session = match opened {
+            Ok(session) => session,
+            Err(e) => {
+                self.say(chat, &format!("Cannot start the turn: {e}")).await;
+                return;
+            }
+        };
+        let session_id = session.id().to_string();
+        {
+            let mut state = lock(&self.state);
+            state.state.chats.insert(
+                chat.to_string(),
+                ChatSession {
+                    session_id: session_id.clone(),
+                    last_active: now_secs(),
+                },
+            );
+            if let Err(e) = state.save() {
+                eprintln!("odek telegram: warning: could not save the chat's session: {e}");
+            }
+        }
+        let (progress_tx, progress_rx) = unbounded_channel();
+        let progress_end = progress_tx.clone();
+        let surface = Surface {
+            approver: Some(Arc::new(ChatApprover {
+                bot: Arc::downgrade(self),
+                chat,
+            })),
+            output: Arc::new(ProgressObserver { tx: progress_tx }),
+        };
+        let turn = match self.runtime.turn(Some(&session), surface) {
+            Ok(turn) => turn,
+            Err(e) => {
+                self.say(chat, &format!("Cannot start the turn: {e}")).await;
+                return;
+            }
+        };
+        let cancel = CancellationToken::new();
+        lock(&self.running).insert(
+            chat,
+            RunningTurn {
+                cancel: cancel.clone(),
+                session_id,
+                started: Instant::now(),
+            },
+        );
+        let progress = tokio::spawn(self.clone().show_progress(chat, progress_rx));
+        let bot = self.clone();
+        let task = tokio::spawn(async move {
+            let outcome = turn.run(vec![Message::user(&text)], cancel).await;
+            drop(session);
+            let _ = progress_end.send(Progress::End);
+            let _ = progress.await;
+            let reply = match outcome {
+                Ok(o) => match o.result {
+                    Ok(answer) => answer,
+                    Err(crate::engine::RunError::Cancelled) => "Cancelled.".to_string(),
+                    Err(e) => match o.summary {
+                        Some(summary) => format!("{e}\n\n{summary}"),
+                        None => format!("The turn failed: {e}"),
+                    },
+                },
+                Err(e) => format!("The turn failed: {e}"),
+            };
+            bot.reply(chat, &reply).await;
+            lock(&bot.running).remove(&chat);
+            let mut state = lock(&bot.state);
+            if let Some(s) = state.state.chats.get_mut(&chat.to_string()) {
+                s.last_active = now_secs();
+                let _ = state.save();
+            }
+        });
+        lock(&self.tasks).push(task);
+    }
+
+    /// Tool progress: one message, created at the first tool call and edited as calls end.
+    async fn show_progress(self: Arc<Self>, chat: i64, mut rx: UnboundedReceiver<Progress>) {
+        let mut lines: Vec<String> = Vec::new();
+        let mut message_id: Option<i32> = None;
+        let mut shown = String::new();
+        let mut last_edit = Instant::now() - PROGRESS_EDIT_INTERVAL;
+        loop {
+            let next = if message_id.is_some() && last_edit.elapsed() < PROGRESS_EDIT_INTERVAL {
+                match tokio::time::timeout(PROGRESS_EDIT_INTERVAL, rx.recv()).await {
+                    Ok(line) => line.map(Some),
+                    Err(_) => Some(None),
+                }
+            } else {
+                rx.recv().await.map(Some)
+            };
+            let done = match next {
+                None | Some(Some(Progress::End)) => true,
+                Some(Some(Progress::Line(line))) => {
+                    lines.push(line.render());
+                    // Many calls: keep the newest under the cap.
+                    while utf16_len(&lines.join("\n")) > MAX_MESSAGE_UNITS - 64 && lines.len() > 1 {
+                        lines.remove(0);
+                    }
+                    false
+                }
+                Some(None) => false,
+            };
+            let text = lines.join("\n");
+            let due = done || last_edit.elapsed() >= PROGRESS_EDIT_INTERVAL;
+            if !text.is_empty() && text != shown && due {
+                match message_id {
+                    None => message_id = self.send(chat, &text, None, None).await,
+                    Some(id) => self.edit(chat, id, &text, None).await,
+                }
+                shown = text;
+                last_edit = Instant::now();
+            }
+            if done {
+                return;
+            }
+        }
+    }
+
+    /// Sends the answer in pieces under the cap: MarkdownV2 (code kept as code), or the
+    /// plain piece when Telegram refuses the markup.
+    async fn reply(&self, chat: i64, text: &str) {
+        let text = if text.trim().is_empty() {
+            "(no answer)"
+        } else {
+            text
+        };
+        for piece in split(text, RAW_PIECE_UNITS) {
+            let markdown = answer_markdown(&piece);
+            if utf16_len(&markdown) <= MAX_MESSAGE_UNITS {
+                match self
+                    .send_once_retrying(chat, &markdown, Some(ParseMode::MarkdownV2), None)
+                    .await
+                {
+                    Ok(_) => continue,
+                    Err(e) if e.is_markup_error() => {
+                        eprintln!(
+                            "odek telegram: Telegram refused the markup ({e}); sending plain text"
+                        );
+                    }
+                    Err(e) => {
+                        eprintln!("odek telegram: could not send a reply to chat {chat}: {e}");
+                        return;
+                    }
+                }
+            }
+            let _ = self.send(chat, &piece, None, None).await;
+        }
+    }
+
+    /// Plain text, split under the cap.
+    async fn say(&self, chat: i64, text: &str) {
+        for piece in split(text, MAX_MESSAGE_UNITS) {
+            let _ = self.send(chat, &piece, None, None).await;
+        }
+    }
+
+    /// Sends one message; errors are reported on stderr. Returns its id.
+    async fn send(
+        &self,
+        chat: i64,
+        text: &str,
+        mode: Option<ParseMode>,
+        markup: Option<InlineKeyboardMarkup>,
+    ) -> Option<i32> {
+        match self.send_once_retrying(chat, text, mode, markup).await {
+            Ok(id) => Some(id),
+            Err(e) => {
+                eprintln!("odek telegram: could not send a message to chat {chat}: {e}");
+                None
+            }
+        }
+    }
+
+    /// `sendMessage`, retried after 429 (`retry_after`) and network errors.
+    async fn send_once_retrying(
+        &self,
+        chat: i64,
+        text: &str,
+        mode: Option<ParseMode>,
+        markup: Option<InlineKeyboardMarkup>,
+    ) -> Result<i32, BotError> {
+        let params = SendMessageParams {
+            parse_mode: mode,
+            reply_markup: markup.map(ReplyMarkup::InlineKeyboardMarkup),
+            ..SendMessageParams::builder()
+                .chat_id(chat)
+                .text(text)
+                .build()
+        };
+        let mut attempt = 1;
+        loop {
+            match self.api.send_message(&params).await {
+                Ok(sent) => return Ok(sent.result.message_id),
+                Err(e) => match e.retry_delay() {
+                    Some(wait) if attempt < SEND_ATTEMPTS => {
+                        tokio::time::sleep(wait * attempt).await;
+                        attempt += 1;
+                    }
+                    _ => return Err(e),
+                },
+            }
+        }
+    }
+
+    async fn edit(
+        &self,
+        chat: i64,
+        message_id: i32,
+        text: &str,
+        markup: Option<InlineKeyboardMarkup>,
+    ) {
+        let params = EditMessageTextParams {
+            chat_id: Some(chat.into()),
+            message_id: Some(message_id),
+            text: Some(text.to_string()),
+            reply_markup: markup,
+            ..EditMessageTextParams::builder().build()
+        };
+        for attempt in 1..=SEND_ATTEMPTS {
+            match self.api.edit_message_text(&params).await {
+                Ok(_) => return,
+                Err(e) => match e.retry_delay() {
+                    Some(wait) if attempt < SEND_ATTEMPTS => tokio::time::sleep(wait).await,
+                    _ => {
+                        eprintln!("odek telegram: could not edit a message in chat {chat}: {e}");
+                        return;
+                    }
+                },
+            }
+        }
+    }
+
+    /// Sends approval keyboards and edits expired ones, in order.
+    async fn send_outgoing(self: Arc<Self>, mut rx: UnboundedReceiver<Outgoing>) {
+        while let Some(out) = rx.recv().await {
+            match out {
+                Outgoing::Approval { id, chat, text } => {
+                    let keyboard = approval_keyboard(&id);
+                    let sent = self.send(chat, &text, None, Some(keyboard)).await;
+                    if let Some(p) = lock(&self.approvals).get_mut(&id) {
+                        p.message_id = sent;
+                    }
+                }
+                Outgoing::ApprovalExpired { id } => {
+                    let pending = lock(&self.approvals).remove(&id);
+                    if let Some(p) = pending
+                        && let Some(mid) = p.message_id
+                    {
+                        let text = format!(
+                            "{}\n→ denied: no answer in {}s",
+                            p.text,
+                            APPROVAL_TIMEOUT.as_secs()
+                        );
+                        self.edit(p.chat, mid, &text, None).await;
+                    }
+                }
+            }
+        }
+    }
+
+    /// A button of an approval keyboard.
+    async fn on_callback(&self, query: CallbackQuery) {
+        let user = query.from.id;
+        let chat = match &query.message {
+            Some(MaybeInaccessibleMessage::Message(m)) => Some(m.chat.id),
+            _ => None,
+        };
+        let parsed = query.data.as_deref().and_then(parse_callback);
+        let allowed = chat.is_some_and(|c| self.allowed(c, Some(user)));
+        let (text, resolved) = match parsed {
+            Some((id, approve)) if allowed => {
+                let pending = lock(&self.approvals).remove(&id);
+                match pending {
+                    Some(p) if Some(p.chat) == chat => {
+                        let answer = if approve {
+                            ApprovalAnswer::Approve
+                        } else {
+                            ApprovalAnswer::Deny
+                        };
+                        let _ = p.answer.send(answer);
+                        let word = if approve { "approved" } else { "denied" };
+                        (word.to_string(), Some((p, word)))
+                    }
+                    Some(p) => {
+                        lock(&self.approvals).insert(id, p);
+                        ("Not this chat's approval.".to_string(), None)
+                    }
+                    None => ("This approval has already ended.".to_string(), None),
+                }
+            }
+            Some(_) => ("You may not answer this approval.".to_string(), None),
+            None => ("Unknown button.".to_string(), None),
+        };
+        let params = AnswerCallbackQueryParams {
+            text: Some(text),
+            ..AnswerCallbackQueryParams::builder()
+                .callback_query_id(query.id.clone())
+                .build()
+        };
+        if let Err(e) = self.api.answer_callback_query(&params).await {
+            eprintln!("odek telegram: could not answer a button press: {e}");
+        }
+        if let Some((p, word)) = resolved
+            && let Some(mid) = p.message_id
+        {
+            let name = query
+                .from
+                .username
+                .clone()
+                .unwrap_or(query.from.first_name.clone());
+            self.edit(
+                p.chat,
+                mid,
+                &format!("{}\n→ {word} by {name}", p.text),
+                None,
+            )
+            .await;
+        }
+    }
+
+    /// Shutdown: cancel running turns, deny waiting approvals, wait for the turns to save.
+    async fn stop(&self) {
+        let running: Vec<CancellationToken> = lock(&self.running)
+            .values()
+            .map(|t| t.cancel.clone())
+            .collect();
+        eprintln!(
+            "odek telegram: stopping ({} running turn(s) cancelled and saved)",
+            running.len()
+        );
+        for cancel in running {
+            cancel.cancel();
+        }
+        for (_, p) in lock(&self.approvals).drain() {
+            let _ = p.answer.send(ApprovalAnswer::Cancelled);
+        }
+        let tasks: Vec<_> = lock(&self.tasks).drain(..).collect();
+        let _ = tokio::time::timeout(SHUTDOWN_WAIT, futures_util::future::join_all(tasks)).await;
+    }
+}
+
+/// The session for a chat's turn: its saved one when it still exists, else a new one
+/// (origin `telegram`) whose task is the message.
+fn open_session(
+    runtime: &Runtime,
+    existing: Option<String>,
+    text: &str,
+) -> Result<Arc<SessionHandle>, RuntimeError> {
+    if let Some(id) = existing {
+        match runtime.open_session(&id, HOLDER) {
+            Ok(session) => return Ok(session),
+            Err(RuntimeError::Session(SessionError::NotFound { .. })) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let (head, warning) = runtime.first_messages();
+    if let Some(w) = warning {
+        eprintln!("odek telegram: warning: {w}");
+    }
+    runtime.new_session(text, head, ORIGIN_TELEGRAM, HOLDER)
+}
+
+/// `/cmd@bot args` → `cmd`; not a command → `None`.
+fn command(text: &str) -> Option<&str> {
+    let first = text
+        .trim_start()
+        .strip_prefix('/')?
+        .split_whitespace()
+        .next()?;
+    let name = first.split('@').next().unwrap_or(first);
+    (!name.is_empty()).then_some(name)
+}
+
+fn approval_keyboard(id: &str) -> InlineKeyboardMarkup {
+    let button = |text: &str, data: String| {
+        InlineKeyboardButton::builder()
+            .text(text)
+            .callback_data(data)
+            .build()
+    };
+    InlineKeyboardMarkup::builder()
+        .inline_keyboard(vec![vec![
+            button("✅ Approve", format!("ap:{id}:y")),
+            button("⛔ Deny", format!("ap:{id}:n")),
+        ]])
+        .build()
+}
+
+/// `ap:<id>:y|n` → (id, approve).
+fn parse_callback(data: &str) -> Option<(String, bool)> {
+    let rest = data.strip_prefix("ap:")?;
+    let (id, answer) = rest.rsplit_once(':')?;
+    match answer {
+        "y" => Some((id.to_string(), true)),
+        "n" => Some((id.to_string(), false)),
+        _ => None,
+    }
+}
+
+/// One finished tool call for the progress message.
+struct ToolLine {
+    name: String,
+    summary: String,
+    ok: bool,
+    seconds: f64,
+}
+
+impl ToolLine {
+    fn render(&self) -> String {
+        let mark = if self.ok { "✓" } else { "✗" };
+        let mut summary: String = self
+            .summary
+            .lines()
+            .next()
+            .unwrap_or("")
+            .chars()
+            .take(60)
+            .collect();
+        if self.summary.chars().count() > 60 {
+            summary.push('…');
+        }
+        format!(
+            "{} {} {summary} {mark} {:.1}s",
+            tool_emoji(&self.name),
+            self.name,
+            self.seconds
+        )
+    }
+}
+
+/// What the progress message hears.
+enum Progress {
+    /// A tool call ended.
+    Line(ToolLine),
+    /// The turn ended: the last edit, then done.
+    End,
+}
+
+/// The turn's output: finished tool calls go to the progress message.
+struct ProgressObserver {
+    tx: UnboundedSender<Progress>,
+}
+
+impl Observer for ProgressObserver {
+    fn on_event(&self, event: &EngineEvent<'_>) {
+        if let EngineEvent::ToolCallFinished {
+            call,
+            summary,
+            ok,
+            duration,
+            ..
+        } = event
+        {
+            let _ = self.tx.send(Progress::Line(ToolLine {
+                name: call.function.name.clone(),
+                summary: summary.to_string(),
+                ok: *ok,
+                seconds: duration.as_secs_f64(),
+            }));
+        }
+    }
+}
+
+/// Asks in the chat with Approve / Deny buttons; no answer in 60 s is a denial.
+struct ChatApprover {
+    bot: std::sync::Weak<Bot>,
+    chat: i64,
+}
+
+impl Approver for ChatApprover {
+    fn ask(&self, items: &[ApprovalItem], cancel: &CancellationToken) -> ApprovalAnswer {
+        let Some(bot) = self.bot.upgrade() else {
+            return ApprovalAnswer::Deny;
+        };
+        let n = bot
+            .next_approval
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let id = format!("a{n}");
+        let mut text = String::from("⚠️ Approval needed");
+        for item in items {
+            text.push_str(&format!(
+                "\n{} · {}: {}",
+                item.class, item.tool, item.resource
+            ));
+        }
+        let (tx, rx) = channel();
+        lock(&bot.approvals).insert(
+            id.clone(),
+            PendingApproval {
+                chat: self.chat,
+                answer: tx,
+                message_id: None,
+                text: text.clone(),
+            },
+        );
+        let _ = bot.outbox.send(Outgoing::Approval {
+            id: id.clone(),
+            chat: self.chat,
+            text,
+        });
+        let deadline = Instant::now() + APPROVAL_TIMEOUT;
+        loop {
+            if cancel.is_cancelled() {
+                let _ = bot.outbox.send(Outgoing::ApprovalExpired { id });
+                return ApprovalAnswer::Cancelled;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            match rx.recv_timeout(left.min(Duration::from_millis(100))) {
+                Ok(answer) => return answer,
+                Err(RecvTimeoutError::Timeout) if left.is_zero() => {
+                    let _ = bot.outbox.send(Outgoing::ApprovalExpired { id });
+                    return ApprovalAnswer::Deny;
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return ApprovalAnswer::Deny,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_and_callbacks_parse() {
+        assert_eq!(command("/plan_status"), Some("plan_status"));
+        assert_eq!(command("/plan_status@odek_bot extra"), Some("plan_status"));
+        assert_eq!(command("  /new"), Some("new"));
+        assert_eq!(command("hello /new"), None);
+        assert_eq!(command("/"), None);
+        assert_eq!(parse_callback("ap:a7:y"), Some(("a7".into(), true)));
+        assert_eq!(parse_callback("ap:a7:n"), Some(("a7".into(), false)));
+        assert_eq!(parse_callback("ap:a7:x"), None);
+        assert_eq!(parse_callback("zz"), None);
+    }
+
+    #[test]
+    fn tool_lines_use_the_emoji_table() {
+        let line = ToolLine {
+            name: "plan".into(),
+            summary: "create".into(),
+            ok: true,
+            seconds: 0.04,
+        };
+        assert_eq!(line.render(), "📋 plan create ✓ 0.0s");
+        let failed = ToolLine {
+            name: "shell".into(),
+            summary: "x".repeat(70),
+            ok: false,
+            seconds: 1.25,
+        };
+        assert_eq!(
+            failed.render(),
+            format!("💻 shell {}… ✗ 1.2s", "x".repeat(60))
+        );
+    }
+}

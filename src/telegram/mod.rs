@@ -1,0 +1,11 @@
+//! `odek telegram`: the bot. Long polling against `telegram.api_base`, one session per chat
+//! through the same runtime, session files and locks as the command line, and the seed's
+//! `/plan_status`. See `docs/TELEGRAM.md`.
+
+mod api;
+mod bot;
+pub mod plan_status;
+mod state;
+pub mod text;
+
+pub use bot::{APPROVAL_TIMEOUT, BotParts, HELP, run_bot};

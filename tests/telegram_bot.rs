@@ -1,0 +1,486 @@
+//! `odek telegram` through the real binary against a fake Bot API (tests/support/telegram.rs)
+//! and the scripted model server: who may talk to it, a turn with tool calls and its progress
+//! message, `/plan_status` (none, small, 50 steps over the bound, hostile MarkdownV2), 429s,
+//! a network drop, a restart without double answers, and the approval keyboard.
+
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::telegram::{Failure, FakeTelegram, TOKEN, check_markdown_v2, text_of};
+use support::*;
+
+const ALLOWED: i64 = 42;
+const CHAT: i64 = 42;
+const STRANGER: i64 = 99;
+
+/// A running `odek telegram`.
+struct Bot {
+    child: Child,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl Bot {
+    fn start(sb: &Sandbox, model: &ScriptedServer) -> Bot {
+        Bot::start_with_env(sb, model, &[])
+    }
+
+    fn start_with_env(sb: &Sandbox, model: &ScriptedServer, env: &[(&str, &str)]) -> Bot {
+        let mut cmd = sb.odek(&model.base_url());
+        cmd.envs(env.iter().copied());
+        cmd.arg("telegram")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .stdin(Stdio::null());
+        let mut child = cmd.spawn().expect("odek telegram starts");
+        let stderr = child.stderr.take().expect("stderr");
+        let captured = Arc::new(Mutex::new(String::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let sink = captured.clone();
+        std::thread::spawn(move || {
+            let mut tx = Some(tx);
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                sink.lock().expect("lock").push_str(&format!("{line}\n"));
+                if line.starts_with("odek telegram ⚡")
+                    && let Some(tx) = tx.take()
+                {
+                    let _ = tx.send(());
+                }
+            }
+        });
+        if rx.recv_timeout(Duration::from_secs(30)).is_err() {
+            let _ = child.kill();
+            panic!(
+                "odek telegram did not start:\n{}",
+                captured.lock().expect("lock")
+            );
+        }
+        Bot {
+            child,
+            stderr: captured,
+        }
+    }
+
+    fn stderr(&self) -> String {
+        self.stderr.lock().expect("lock").clone()
+    }
+
+    /// SIGTERM, then the exit code.
+    fn stop(mut self) -> (Option<i32>, String) {
+        let pid = i32::try_from(self.child.id()).expect("pid");
+        // SAFETY: sends SIGTERM to the child this test started.
+        unsafe {
+            libc::kill(pid, libc::SIGTERM);
+        }
+        let status = self.child.wait().expect("wait");
+        std::thread::sleep(Duration::from_millis(50));
+        (status.code(), self.stderr())
+    }
+}
+
+impl Drop for Bot {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+    }
+}
+
+fn configure(sb: &Sandbox, tg: &FakeTelegram, extra: Value) {
+    let mut config = json!({
+        "telegram": {
+            "api_base": tg.base(),
+            "bot_token": TOKEN,
+            "allowed_users": [ALLOWED],
+            "poll_timeout": 1,
+        },
+    });
+    if let (Some(c), Some(e)) = (config.as_object_mut(), extra.as_object()) {
+        for (k, v) in e {
+            c.insert(k.clone(), v.clone());
+        }
+    }
+    sb.global_config(&config.to_string());
+}
+
+fn to_chat(m: &Value) -> bool {
+    m["chat_id"] == json!(CHAT)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refuses_to_start_without_a_token_or_an_allowlist() {
+    let sb = Sandbox::new();
+    let mut cmd = sb.odek("http://127.0.0.1:9/v1");
+    cmd.arg("telegram");
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    assert!(
+        show(&out).contains("no Telegram bot token"),
+        "{}",
+        show(&out)
+    );
+
+    sb.global_config(r#"{"telegram": {"bot_token": "123:abc"}}"#);
+    let mut cmd = sb.odek("http://127.0.0.1:9/v1");
+    cmd.arg("telegram");
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let text = show(&out);
+    assert!(
+        text.contains("refusing to start a bot anyone could use"),
+        "{text}"
+    );
+    assert!(!text.contains("123:abc"), "the token is never printed");
+
+    // A project file can neither set the token nor open the bot to others.
+    sb.global_config(r#"{}"#);
+    sb.project_config(r#"{"telegram": {"bot_token": "123:abc", "allowed_users": [1]}}"#);
+    let mut cmd = sb.odek("http://127.0.0.1:9/v1");
+    cmd.arg("telegram");
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        show(&out).contains("no Telegram bot token"),
+        "{}",
+        show(&out)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chat_turn_with_tools_progress_plan_status_and_strangers_refused() {
+    let model = ScriptedServer::start(vec![
+        plan_create(&[
+            ("s1", "Read *the* notes_v2.txt"),
+            ("s2", "Summarise (briefly) [draft] - ok."),
+        ]),
+        plan_complete("s1"),
+        text("Done. See `notes.txt` for details; 3 items > 2!"),
+        text("continued from the terminal"),
+    ])
+    .await;
+    let tg = FakeTelegram::start().await;
+    let sb = Sandbox::new();
+    configure(&sb, &tg, json!({}));
+    let bot = Bot::start(&sb, &model);
+
+    // A stranger gets one polite refusal, and no turn.
+    tg.message(STRANGER, STRANGER, "hello, run rm -rf /");
+    tg.message(STRANGER, STRANGER, "again");
+    tg.message(CHAT, ALLOWED, "/plan_status");
+    let none = tg.wait_sent("the first /plan_status", to_chat).await;
+    assert_eq!(text_of(&none), "No active plan in this session.");
+    assert!(none.get("parse_mode").is_none(), "{none}");
+    let refusals: Vec<Value> = tg
+        .sent()
+        .into_iter()
+        .filter(|m| m["chat_id"] == json!(STRANGER))
+        .collect();
+    assert_eq!(refusals.len(), 1, "{refusals:?}");
+    assert!(text_of(&refusals[0]).starts_with("Sorry, this bot only works"));
+    assert!(model.requests().is_empty(), "a stranger started a turn");
+
+    // A turn: plan calls shown in one progress message, then the answer in MarkdownV2.
+    tg.message(CHAT, ALLOWED, "summarise the notes");
+    let answer = tg
+        .wait_sent("the answer", |m| {
+            to_chat(m) && text_of(m).starts_with("Done")
+        })
+        .await;
+    assert_eq!(answer["parse_mode"], "MarkdownV2");
+    assert_eq!(
+        text_of(&answer),
+        "Done\\. See `notes.txt` for details; 3 items \\> 2\\!"
+    );
+    let progress = tg
+        .sent()
+        .into_iter()
+        .find(|m| text_of(m).starts_with("📋 plan"))
+        .expect("a progress message");
+    let last_text = tg
+        .edits()
+        .into_iter()
+        .rfind(|e| e["message_id"] == progress["message_id"])
+        .map(|e| text_of(&e).to_string())
+        .unwrap_or_else(|| text_of(&progress).to_string());
+    assert_eq!(last_text.lines().count(), 2, "{last_text}");
+    assert!(
+        last_text
+            .lines()
+            .all(|l| l.starts_with("📋 plan") && l.contains('✓'))
+    );
+
+    // /plan_status: the seed's MarkdownV2, accepted by Telegram as sent.
+    tg.message(CHAT, ALLOWED, "/plan_status");
+    let status = tg
+        .wait_sent("the plan", |m| text_of(m).starts_with("📋 *Plan*"))
+        .await;
+    assert_eq!(status["parse_mode"], "MarkdownV2");
+    assert_eq!(
+        text_of(&status),
+        "📋 *Plan* — v2 · 1/2 done\n\
+         ✅ `s1` Read \\*the\\* notes\\_v2\\.txt\n\
+         ⬜ `s2` Summarise \\(briefly\\) \\[draft\\] \\- ok\\."
+    );
+
+    // /status names the session, which the terminal can continue.
+    tg.message(CHAT, ALLOWED, "/status@odek_bot");
+    let st = tg
+        .wait_sent("the status", |m| text_of(m).starts_with("Session: "))
+        .await;
+    let id = text_of(&st)
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("Session: "))
+        .expect("id")
+        .to_string();
+    assert!(text_of(&st).contains("Running: no"), "{st}");
+    let saved: Value =
+        serde_json::from_str(&read(sb.home.join("sessions").join(format!("{id}.json"))))
+            .expect("session json");
+    assert_eq!(saved["origin"], "telegram");
+    let mut cont = sb.odek(&model.base_url());
+    cont.args(["continue", "--id", &id, "and then?"]);
+    let out = output(cont).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("continued from the terminal"));
+
+    assert!(
+        tg.rejected().is_empty(),
+        "Telegram refused: {:?}",
+        tg.rejected()
+    );
+    let (code, stderr) = bot.stop();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.contains("odek telegram: stopped"), "{stderr}");
+    assert!(!stderr.contains(TOKEN), "the token reached stderr");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plan_status_of_fifty_steps_stays_under_the_bound_as_valid_markdown() {
+    let titles: Vec<String> = (1..=50)
+        .map(|i| {
+            format!(
+                "Step {i}: fix *all* the_things (v{i}.0) [see #12] — {}!",
+                "x".repeat(90)
+            )
+        })
+        .collect();
+    let steps: Vec<(String, &str)> = titles
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (format!("s{}", i + 1), t.as_str()))
+        .collect();
+    let step_refs: Vec<(&str, &str)> = steps.iter().map(|(id, t)| (id.as_str(), *t)).collect();
+    let model = ScriptedServer::start(vec![plan_create(&step_refs), text("planned")]).await;
+    let tg = FakeTelegram::start().await;
+    let sb = Sandbox::new();
+    configure(
+        &sb,
+        &tg,
+        json!({"planning": {"max_steps": 50, "max_render_chars": 8000}}),
+    );
+    let bot = Bot::start(&sb, &model);
+
+    tg.message(CHAT, ALLOWED, "plan fifty things");
+    tg.wait_sent("the answer", |m| text_of(m) == "planned")
+        .await;
+    tg.message(CHAT, ALLOWED, "/plan_status");
+    let status = tg
+        .wait_sent("the plan", |m| text_of(m).starts_with("📋 *Plan*"))
+        .await;
+    let text = text_of(&status);
+    assert!(
+        text.encode_utf16().count() <= 3800,
+        "{}",
+        text.encode_utf16().count()
+    );
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "📋 *Plan* — v1 · 0/50 done");
+    let shown = lines.len() - 2;
+    assert!((5..50).contains(&shown), "{shown} lines shown");
+    assert_eq!(
+        *lines.last().expect("trailer"),
+        format!("_{} more step\\(s\\) omitted_", 50 - shown)
+    );
+    for (i, line) in lines[1..=shown].iter().enumerate() {
+        assert!(
+            line.starts_with(&format!(
+                "⬜ `s{}` Step {}: fix \\*all\\* the\\_things",
+                i + 1,
+                i + 1
+            )),
+            "{line}"
+        );
+    }
+    check_markdown_v2(text).expect("valid MarkdownV2");
+    assert!(tg.rejected().is_empty(), "{:?}", tg.rejected());
+    let (code, _) = bot.stop();
+    assert_eq!(code, Some(0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rate_limits_a_network_drop_and_a_restart_never_answer_twice() {
+    let model = ScriptedServer::start(vec![]).await;
+    let mut tg = FakeTelegram::start().await;
+    let sb = Sandbox::new();
+    configure(&sb, &tg, json!({}));
+    tg.fail("getUpdates", Failure::TooManyRequests(1), 1);
+    let bot = Bot::start(&sb, &model);
+
+    // 429 on the poll: the bot waits retry_after and goes on.
+    tg.message(CHAT, ALLOWED, "/help");
+    tg.wait_sent("the help", |m| text_of(m).contains("/plan_status"))
+        .await;
+    assert!(
+        bot.stderr().contains("waiting 1s as asked"),
+        "{}",
+        bot.stderr()
+    );
+
+    // 429 on a reply: sent again after retry_after.
+    tg.fail("sendMessage", Failure::TooManyRequests(1), 1);
+    tg.message(CHAT, ALLOWED, "/cancel");
+    tg.wait_sent("the /cancel answer", |m| {
+        text_of(m) == "Nothing is running."
+    })
+    .await;
+
+    // The network drops; a message sent meanwhile is answered once it is back.
+    tg.go_offline().await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    tg.message(CHAT, ALLOWED, "/status");
+    tg.come_back().await;
+    tg.wait_sent("the status after the drop", |m| {
+        text_of(m).starts_with("Session: ")
+    })
+    .await;
+    let log = bot.stderr();
+    assert!(
+        log.contains("Telegram unreachable") && log.contains("connected again"),
+        "{log}"
+    );
+
+    // A restart asks with the saved offset: nothing is answered twice.
+    let (code, _) = bot.stop();
+    assert_eq!(code, Some(0));
+    let answered_before = tg.sent().len();
+    let last_offset = *tg.offsets().last().expect("offsets");
+    let polls_before = tg.offsets().len();
+    let bot = Bot::start(&sb, &model);
+    tg.wait_until("two polls of the new process", |t| {
+        t.offsets().len() >= polls_before + 2
+    })
+    .await;
+    assert_eq!(
+        tg.sent().len(),
+        answered_before,
+        "answered again: {:#?}",
+        tg.sent()
+    );
+    let new_polls = tg.offsets()[polls_before..].to_vec();
+    assert!(
+        new_polls.iter().all(|o| *o == last_offset),
+        "the new process asked from {new_polls:?}, the old one had reached {last_offset}"
+    );
+    let statuses = tg
+        .sent()
+        .iter()
+        .filter(|m| text_of(m).starts_with("Session: "))
+        .count();
+    assert_eq!(statuses, 1);
+    let (code, _) = bot.stop();
+    assert_eq!(code, Some(0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dangerous_call_is_approved_with_the_inline_keyboard() {
+    // The command writes what it sees of the bot's token: shell commands must not see it.
+    let command = "python3 -c \"import os; open('made.txt','w').write(os.environ.get('ODEK_TELEGRAM_TOKEN', 'absent'))\"";
+    let model = ScriptedServer::start(vec![
+        tools(&[("shell", json!({"command": command}))]),
+        text("The file is made."),
+    ])
+    .await;
+    let tg = FakeTelegram::start().await;
+    let sb = Sandbox::new();
+    // The token from the environment this time.
+    sb.global_config(
+        &json!({"telegram": {"api_base": tg.base(), "allowed_users": [ALLOWED], "poll_timeout": 1}})
+            .to_string(),
+    );
+    let bot = Bot::start_with_env(&sb, &model, &[("ODEK_TELEGRAM_TOKEN", TOKEN)]);
+
+    tg.message(
+        CHAT,
+        ALLOWED,
+        &format!("make the file (my bot token is {TOKEN})"),
+    );
+    let ask = tg
+        .wait_sent("the approval", |m| {
+            text_of(m).starts_with("⚠️ Approval needed")
+        })
+        .await;
+    assert!(
+        text_of(&ask).contains("shell") && text_of(&ask).contains("made.txt"),
+        "{ask}"
+    );
+    let buttons = &ask["reply_markup"]["inline_keyboard"][0];
+    assert_eq!(buttons[0]["text"], "✅ Approve");
+    assert_eq!(buttons[1]["text"], "⛔ Deny");
+    let approve = buttons[0]["callback_data"]
+        .as_str()
+        .expect("data")
+        .to_string();
+    let message_id = ask["message_id"].as_i64().expect("id");
+
+    // Someone else's press is refused; the allowed user's goes through.
+    tg.press(CHAT, STRANGER, message_id, &approve);
+    tg.wait_until("the stranger's press answered", |t| {
+        !t.answered().is_empty()
+    })
+    .await;
+    assert_eq!(
+        tg.answered()[0]["text"],
+        "You may not answer this approval."
+    );
+    assert!(!sb.work.join("made.txt").exists());
+    tg.press(CHAT, ALLOWED, message_id, &approve);
+    tg.wait_sent("the answer", |m| text_of(m).starts_with("The file is made"))
+        .await;
+    assert!(
+        sb.work.join("made.txt").exists(),
+        "the approved command ran"
+    );
+    assert_eq!(tg.answered()[1]["text"], "approved");
+    let edited = tg
+        .edits()
+        .into_iter()
+        .find(|e| e["message_id"] == json!(message_id))
+        .expect("the approval message edited");
+    assert!(text_of(&edited).ends_with("→ approved by ada"), "{edited}");
+    assert!(edited.get("reply_markup").is_none(), "the buttons are gone");
+    let (code, stderr) = bot.stop();
+    assert_eq!(code, Some(0));
+    assert!(!stderr.contains(TOKEN));
+    // The session keeps the message, with the token redacted.
+    for entry in std::fs::read_dir(sb.home.join("sessions")).expect("sessions") {
+        let text = read(entry.expect("entry").path());
+        assert!(!text.contains(TOKEN), "the token was saved");
+    }
+}
+
+#[test]
+fn the_fake_checks_markdown_v2_like_telegram() {
+    assert!(check_markdown_v2("plain text").is_ok());
+    assert!(check_markdown_v2("ends with a dot.").is_err());
+    assert!(check_markdown_v2("ends with a dot\\.").is_ok());
+    assert!(check_markdown_v2("📋 *Plan* — v1 · 0/1 done\n⬜ `s1` Title").is_ok());
+    assert!(check_markdown_v2("*open bold").is_err());
+    assert!(check_markdown_v2("`code with . and *` fine").is_ok());
+    assert!(check_markdown_v2("`unclosed").is_err());
+    assert!(check_markdown_v2("```\nlet x = a.b();\n```").is_ok());
+    assert!(check_markdown_v2("_italic_ and \\_not\\_").is_ok());
+    assert!(check_markdown_v2("a (b)").is_err());
+}
