@@ -484,3 +484,159 @@ fn the_fake_checks_markdown_v2_like_telegram() {
     assert!(check_markdown_v2("_italic_ and \\_not\\_").is_ok());
     assert!(check_markdown_v2("a (b)").is_err());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_new_session_expiry_long_answers_and_the_plain_text_retry() {
+    let hold = Hold::new();
+    let long: String = (1..=90)
+        .map(|i| format!("line {i:02}: {} done.", "word ".repeat(18)))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let model = ScriptedServer::start(vec![
+        Reply::Held(hold.clone(), Box::new(text("too late"))),
+        text(&long),
+        text("a fresh start"),
+    ])
+    .await;
+    let tg = FakeTelegram::start().await;
+    let sb = Sandbox::new();
+    configure(&sb, &tg, json!({}));
+    let bot = Bot::start(&sb, &model);
+
+    // /status and /cancel while a turn runs.
+    tg.message(CHAT, ALLOWED, "a slow task");
+    hold.wait_reached().await;
+    tg.message(CHAT, ALLOWED, "/status");
+    let running = tg
+        .wait_sent("the status", |m| text_of(m).contains("Running: yes"))
+        .await;
+    let first_id = session_of(&running);
+    tg.message(CHAT, ALLOWED, "another task meanwhile");
+    tg.wait_sent("the busy answer", |m| {
+        text_of(m) == "A turn is still running: wait for it, or /cancel it."
+    })
+    .await;
+    tg.message(CHAT, ALLOWED, "/cancel");
+    tg.wait_sent("Cancelling…", |m| text_of(m) == "Cancelling…")
+        .await;
+    tg.wait_sent("Cancelled.", |m| text_of(m) == "Cancelled.")
+        .await;
+    hold.release();
+
+    // /new: the next message starts another session.
+    tg.message(CHAT, ALLOWED, "/new");
+    let new = tg
+        .wait_sent("the /new answer", |m| text_of(m).starts_with("New session"))
+        .await;
+    assert!(text_of(&new).contains(&first_id), "{new}");
+
+    // A long answer: pieces under the cap on line boundaries; the first piece's markup is
+    // refused (scripted), so it goes again as plain text.
+    tg.fail("sendMessage", Failure::CantParseEntities, 1);
+    tg.message(CHAT, ALLOWED, "a long answer please");
+    tg.wait_sent("the last piece", |m| text_of(m).contains("line 90"))
+        .await;
+    let pieces: Vec<Value> = tg
+        .sent()
+        .into_iter()
+        .filter(|m| text_of(m).starts_with("line "))
+        .collect();
+    assert!(pieces.len() >= 3, "{} pieces", pieces.len());
+    assert!(
+        pieces
+            .iter()
+            .all(|p| text_of(p).encode_utf16().count() <= 4096)
+    );
+    assert!(pieces[0].get("parse_mode").is_none(), "the retry is plain");
+    assert_eq!(pieces[1]["parse_mode"], "MarkdownV2");
+    assert_eq!(tg.rejected().len(), 1, "{:?}", tg.rejected());
+    let shown: Vec<String> = pieces
+        .iter()
+        .map(|p| text_of(p).replace('\\', ""))
+        .collect();
+    assert_eq!(shown.join("\n"), long, "every line once, in order");
+    tg.message(CHAT, ALLOWED, "/status");
+    tg.wait_until("the second status", |t| {
+        t.sent()
+            .iter()
+            .filter(|m| text_of(m).starts_with("Session: "))
+            .count()
+            == 2
+    })
+    .await;
+    let second_id = session_of(
+        tg.sent()
+            .iter()
+            .rfind(|m| text_of(m).starts_with("Session: "))
+            .expect("status"),
+    );
+    assert_ne!(second_id, first_id);
+
+    // Stopped, the chat silent for longer than session_ttl_hours: a new session.
+    let (code, _) = bot.stop();
+    assert_eq!(code, Some(0));
+    let state_path = sb.home.join("telegram").join("state.json");
+    let mut state: Value = serde_json::from_str(&read(&state_path)).expect("state");
+    assert_eq!(
+        state["chats"][CHAT.to_string()]["session_id"],
+        json!(second_id)
+    );
+    state["chats"][CHAT.to_string()]["last_active"] = json!(0);
+    std::fs::write(&state_path, state.to_string()).expect("write");
+    let bot = Bot::start(&sb, &model);
+    tg.message(CHAT, ALLOWED, "hello again");
+    tg.wait_sent("the answer", |m| text_of(m) == "a fresh start")
+        .await;
+    let state: Value = serde_json::from_str(&read(&state_path)).expect("state");
+    let third_id = state["chats"][CHAT.to_string()]["session_id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    assert!(third_id != second_id && third_id != first_id);
+    let (code, _) = bot.stop();
+    assert_eq!(code, Some(0));
+}
+
+/// The session id of a `/status` answer.
+fn session_of(status: &Value) -> String {
+    text_of(status)
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("Session: "))
+        .expect("a session line")
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_during_an_approval_cancels_the_turn_saves_it_and_exits_0() {
+    let model = ScriptedServer::start(vec![tools(&[(
+        "shell",
+        json!({"command": "python3 -c \"open('never.txt','w')\""}),
+    )])])
+    .await;
+    let tg = FakeTelegram::start().await;
+    let sb = Sandbox::new();
+    configure(&sb, &tg, json!({}));
+    let bot = Bot::start(&sb, &model);
+    tg.message(CHAT, ALLOWED, "make a file");
+    tg.wait_sent("the approval", |m| {
+        text_of(m).starts_with("⚠️ Approval needed")
+    })
+    .await;
+    let (code, stderr) = bot.stop();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains("stopping (1 running turn(s) cancelled and saved)"),
+        "{stderr}"
+    );
+    assert!(!sb.work.join("never.txt").exists());
+    let state: Value =
+        serde_json::from_str(&read(sb.home.join("telegram").join("state.json"))).expect("state");
+    let id = state["chats"][CHAT.to_string()]["session_id"]
+        .as_str()
+        .expect("the chat's session")
+        .to_string();
+    let saved = read(sb.home.join("sessions").join(format!("{id}.json")));
+    assert!(saved.contains("make a file"), "the task was saved");
+    assert!(saved.contains("never.txt"), "the turn's call was saved: {saved}");
+}

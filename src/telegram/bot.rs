@@ -445,18 +445,21 @@ impl Bot {
             drop(session);
             let _ = progress_end.send(Progress::End);
             let _ = progress.await;
-            let reply = match outcome {
+            // An answer goes as MarkdownV2; how a turn ended otherwise, as plain text.
+            match outcome {
                 Ok(o) => match o.result {
-                    Ok(answer) => answer,
-                    Err(crate::engine::RunError::Cancelled) => "Cancelled.".to_string(),
-                    Err(e) => match o.summary {
-                        Some(summary) => format!("{e}\n\n{summary}"),
-                        None => format!("The turn failed: {e}"),
-                    },
+                    Ok(answer) => bot.reply(chat, &answer).await,
+                    Err(crate::engine::RunError::Cancelled) => bot.say(chat, "Cancelled.").await,
+                    Err(e) => {
+                        let text = match o.summary {
+                            Some(summary) => format!("{e}\n\n{summary}"),
+                            None => format!("The turn failed: {e}"),
+                        };
+                        bot.say(chat, &text).await;
+                    }
                 },
-                Err(e) => format!("The turn failed: {e}"),
-            };
-            bot.reply(chat, &reply).await;
+                Err(e) => bot.say(chat, &format!("The turn failed: {e}")).await,
+            }
             lock(&bot.running).remove(&chat);
             let mut state = lock(&bot.state);
             if let Some(s) = state.state.chats.get_mut(&chat.to_string()) {

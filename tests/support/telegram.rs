@@ -29,6 +29,8 @@ pub const TOKEN: &str = "123456:ABCdefGhIJKlmNoPQRsTUVwxyZ0123456789";
 pub enum Failure {
     /// 429 with `retry_after` seconds.
     TooManyRequests(u64),
+    /// 400 `can't parse entities`, as Telegram answers markup it rejects.
+    CantParseEntities,
 }
 
 #[derive(Default)]
@@ -254,12 +256,23 @@ async fn call(
             .find(|(m, queue)| *m == method && !queue.is_empty())
             .and_then(|(_, queue)| queue.pop_front())
     };
-    if let Some(Failure::TooManyRequests(after)) = scripted {
-        return api_error(
-            StatusCode::TOO_MANY_REQUESTS,
-            &format!("Too Many Requests: retry after {after}"),
-            Some(json!({"retry_after": after})),
-        );
+    match scripted {
+        Some(Failure::TooManyRequests(after)) => {
+            return api_error(
+                StatusCode::TOO_MANY_REQUESTS,
+                &format!("Too Many Requests: retry after {after}"),
+                Some(json!({"retry_after": after})),
+            );
+        }
+        Some(Failure::CantParseEntities) if body.get("parse_mode").is_some() => {
+            let e = "Bad Request: can't parse entities: scripted refusal";
+            fake.rejected
+                .lock()
+                .expect("lock")
+                .push((e.to_string(), body));
+            return api_error(StatusCode::BAD_REQUEST, e, None);
+        }
+        _ => {}
     }
     match method.as_str() {
         "getUpdates" => get_updates(&fake, &body).await,
