@@ -638,5 +638,87 @@ async fn sigterm_during_an_approval_cancels_the_turn_saves_it_and_exits_0() {
         .to_string();
     let saved = read(sb.home.join("sessions").join(format!("{id}.json")));
     assert!(saved.contains("make a file"), "the task was saved");
-    assert!(saved.contains("never.txt"), "the turn's call was saved: {saved}");
+    assert!(
+        saved.contains("never.txt"),
+        "the turn's call was saved: {saved}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_token_stops_the_bot_and_a_session_busy_in_the_terminal_is_refused() {
+    let hold = Hold::new();
+    let model = ScriptedServer::start(vec![
+        text("first answer"),
+        Reply::Held(hold.clone(), Box::new(text("the terminal's answer"))),
+        text("back in the chat"),
+    ])
+    .await;
+    let tg = FakeTelegram::start().await;
+    let sb = Sandbox::new();
+
+    // A token Telegram does not know: the bot stops with the setting to check.
+    let wrong = "999999:wrongwrongwrongwrongwrongwrongwrong";
+    sb.global_config(
+        &json!({"telegram": {"api_base": tg.base(), "bot_token": wrong, "allowed_users": [ALLOWED], "poll_timeout": 1}})
+            .to_string(),
+    );
+    let mut cmd = sb.odek(&model.base_url());
+    cmd.arg("telegram");
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let text = show(&out);
+    assert!(
+        text.contains("Telegram refused the bot token (401"),
+        "{text}"
+    );
+    assert!(!text.contains(wrong), "the token was printed: {text}");
+
+    configure(&sb, &tg, json!({}));
+    let bot = Bot::start(&sb, &model);
+    tg.message(CHAT, ALLOWED, "hello");
+    tg.wait_sent("the first answer", |m| {
+        text_of(m).starts_with("first answer")
+    })
+    .await;
+    let state: Value =
+        serde_json::from_str(&read(sb.home.join("telegram").join("state.json"))).expect("state");
+    let id = state["chats"][CHAT.to_string()]["session_id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+
+    // The terminal continues the chat's session; meanwhile the chat is told why it waits.
+    let mut cont = sb.odek(&model.base_url());
+    cont.args(["continue", "--id", &id, "from the terminal"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let terminal = cont.spawn().expect("odek continue");
+    hold.wait_reached().await;
+    tg.message(CHAT, ALLOWED, "and from the chat");
+    let busy = tg
+        .wait_sent("the busy answer", |m| {
+            text_of(m).starts_with("Cannot start the turn")
+        })
+        .await;
+    assert!(
+        text_of(&busy).contains(&format!("session {id} is in use")),
+        "{busy}"
+    );
+    hold.release();
+    let done = tokio::task::spawn_blocking(move || terminal.wait_with_output())
+        .await
+        .expect("join")
+        .expect("odek continue ends");
+    assert_eq!(done.status.code(), Some(0), "{}", show(&done));
+
+    // Free again: the chat's next message is a turn of the same session.
+    tg.message(CHAT, ALLOWED, "now?");
+    tg.wait_sent("the chat's answer", |m| {
+        text_of(m).starts_with("back in the chat")
+    })
+    .await;
+    let saved = read(sb.home.join("sessions").join(format!("{id}.json")));
+    assert!(saved.contains("from the terminal") && saved.contains("now?"));
+    let (code, _) = bot.stop();
+    assert_eq!(code, Some(0));
 }
