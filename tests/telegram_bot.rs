@@ -397,7 +397,10 @@ async fn rate_limits_a_network_drop_and_a_restart_never_answer_twice() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dangerous_call_is_approved_with_the_inline_keyboard() {
     // The command writes what it sees of the bot's token: shell commands must not see it.
-    let command = "python3 -c \"import os; open('made.txt','w').write(os.environ.get('ODEK_TELEGRAM_TOKEN', 'absent'))\"";
+    // It also names the token as an argument: the approval message must not show it.
+    let command = format!(
+        "true {TOKEN}; python3 -c \"import os; open('made.txt','w').write(os.environ.get('ODEK_TELEGRAM_TOKEN', 'absent'))\""
+    );
     let model = ScriptedServer::start(vec![
         tools(&[("shell", json!({"command": command}))]),
         text("The file is made."),
@@ -426,6 +429,11 @@ async fn a_dangerous_call_is_approved_with_the_inline_keyboard() {
         text_of(&ask).contains("shell") && text_of(&ask).contains("made.txt"),
         "{ask}"
     );
+    assert!(
+        !text_of(&ask).contains(TOKEN),
+        "the approval showed the token: {ask}"
+    );
+    assert!(text_of(&ask).contains("[REDACTED]"), "{ask}");
     let buttons = &ask["reply_markup"]["inline_keyboard"][0];
     assert_eq!(buttons[0]["text"], "✅ Approve");
     assert_eq!(buttons[1]["text"], "⛔ Deny");

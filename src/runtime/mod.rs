@@ -166,6 +166,11 @@ impl Runtime {
         self.config.planning.enabled && tool_selection(&self.config).keeps(crate::plan::TOOL_NAME)
     }
 
+    /// This process's secret redactor.
+    pub fn redactor(&self) -> &Arc<Redactor> {
+        &self.redactor
+    }
+
     /// The session store (writes are redacted with this process's redactor).
     pub fn sessions(&self) -> &SessionStore {
         &self.sessions

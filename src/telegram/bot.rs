@@ -516,10 +516,11 @@ impl Bot {
     /// Sends the answer in pieces under the cap: MarkdownV2 (code kept as code), or the
     /// plain piece when Telegram refuses the markup.
     async fn reply(&self, chat: i64, text: &str) {
+        let text = self.runtime.redactor().redact(text);
         let text = if text.trim().is_empty() {
             "(no answer)"
         } else {
-            text
+            &text
         };
         for piece in split(text, RAW_PIECE_UNITS) {
             let markdown = answer_markdown(&piece);
@@ -544,9 +545,10 @@ impl Bot {
         }
     }
 
-    /// Plain text, split under the cap.
+    /// Plain text (redacted), split under the cap.
     async fn say(&self, chat: i64, text: &str) {
-        for piece in split(text, MAX_MESSAGE_UNITS) {
+        let text = self.runtime.redactor().redact(text);
+        for piece in split(&text, MAX_MESSAGE_UNITS) {
             let _ = self.send(chat, &piece, None, None).await;
         }
     }
@@ -875,10 +877,8 @@ impl Approver for ChatApprover {
         let id = format!("a{n}");
         let mut text = String::from("⚠️ Approval needed");
         for item in items {
-            text.push_str(&format!(
-                "\n{} · {}: {}",
-                item.class, item.tool, item.resource
-            ));
+            let resource = bot.runtime.redactor().redact(&item.resource).into_owned();
+            text.push_str(&format!("\n{} · {}: {resource}", item.class, item.tool));
         }
         let (tx, rx) = channel();
         lock(&bot.approvals).insert(
