@@ -617,18 +617,44 @@ fn session_of(status: &Value) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_during_an_approval_cancels_the_turn_saves_it_and_exits_0() {
-    let model = ScriptedServer::start(vec![tools(&[(
-        "shell",
-        json!({"command": "python3 -c \"open('never.txt','w')\""}),
-    )])])
-    .await;
+    let shell = || {
+        tools(&[(
+            "shell",
+            json!({"command": "python3 -c \"open('never.txt','w')\""}),
+        )])
+    };
+    let model = ScriptedServer::start(vec![shell(), shell()]).await;
     let tg = FakeTelegram::start().await;
     let sb = Sandbox::new();
     configure(&sb, &tg, json!({}));
     let bot = Bot::start(&sb, &model);
+
+    // /cancel while the approval waits: the keyboard message says so.
     tg.message(CHAT, ALLOWED, "make a file");
-    tg.wait_sent("the approval", |m| {
-        text_of(m).starts_with("⚠️ Approval needed")
+    let first = tg
+        .wait_sent("the approval", |m| {
+            text_of(m).starts_with("⚠️ Approval needed")
+        })
+        .await;
+    tg.message(CHAT, ALLOWED, "/cancel");
+    tg.wait_sent("Cancelled.", |m| text_of(m) == "Cancelled.")
+        .await;
+    tg.wait_until("the approval marked cancelled", |t| {
+        t.edits().iter().any(|e| {
+            e["message_id"] == first["message_id"]
+                && text_of(e).ends_with("→ cancelled: the turn was stopped")
+        })
+    })
+    .await;
+
+    // SIGTERM while the next one waits.
+    tg.message(CHAT, ALLOWED, "make a file, please");
+    tg.wait_until("the second approval", |t| {
+        t.sent()
+            .iter()
+            .filter(|m| text_of(m).starts_with("⚠️ Approval needed"))
+            .count()
+            == 2
     })
     .await;
     let (code, stderr) = bot.stop();

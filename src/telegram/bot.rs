@@ -88,7 +88,7 @@ struct PendingApproval {
 /// What turns ask the bot's sender to do.
 enum Outgoing {
     Approval { id: String, chat: i64, text: String },
-    ApprovalExpired { id: String },
+    ApprovalEnded { id: String, why: &'static str },
 }
 
 struct Bot {
@@ -640,17 +640,13 @@ impl Bot {
                         p.message_id = sent;
                     }
                 }
-                Outgoing::ApprovalExpired { id } => {
+                Outgoing::ApprovalEnded { id, why } => {
                     let pending = lock(&self.approvals).remove(&id);
                     if let Some(p) = pending
                         && let Some(mid) = p.message_id
                     {
-                        let text = format!(
-                            "{}\n→ denied: no answer in {}s",
-                            p.text,
-                            APPROVAL_TIMEOUT.as_secs()
-                        );
-                        self.edit(p.chat, mid, &text, None).await;
+                        self.edit(p.chat, mid, &format!("{}\n→ {why}", p.text), None)
+                            .await;
                     }
                 }
             }
@@ -898,14 +894,20 @@ impl Approver for ChatApprover {
         let deadline = Instant::now() + APPROVAL_TIMEOUT;
         loop {
             if cancel.is_cancelled() {
-                let _ = bot.outbox.send(Outgoing::ApprovalExpired { id });
+                let _ = bot.outbox.send(Outgoing::ApprovalEnded {
+                    id,
+                    why: "cancelled: the turn was stopped",
+                });
                 return ApprovalAnswer::Cancelled;
             }
             let left = deadline.saturating_duration_since(Instant::now());
             match rx.recv_timeout(left.min(Duration::from_millis(100))) {
                 Ok(answer) => return answer,
                 Err(RecvTimeoutError::Timeout) if left.is_zero() => {
-                    let _ = bot.outbox.send(Outgoing::ApprovalExpired { id });
+                    let _ = bot.outbox.send(Outgoing::ApprovalEnded {
+                        id,
+                        why: "denied: no answer in 60s",
+                    });
                     return ApprovalAnswer::Deny;
                 }
                 Err(RecvTimeoutError::Timeout) => {}
