@@ -24,8 +24,17 @@ bench:           ## criterion benchmarks (benches/) and the end-to-end harness (
 	$(CARGO) bench --locked
 	./bench/run.sh
 
-install:         ## install odek into ~/.cargo/bin
+PREFIX ?= $(HOME)/.local
+ODEK_INSTALLED = $${CARGO_HOME:-$$HOME/.cargo}/bin/odek
+
+install:         ## install odek into ~/.cargo/bin, its completions and man pages under $(PREFIX)/share
 	$(CARGO) install --path . --locked
+	mkdir -p $(PREFIX)/share/bash-completion/completions $(PREFIX)/share/zsh/site-functions \
+	         $(PREFIX)/share/fish/vendor_completions.d $(PREFIX)/share/man/man1
+	$(ODEK_INSTALLED) completions bash > $(PREFIX)/share/bash-completion/completions/odek
+	$(ODEK_INSTALLED) completions zsh > $(PREFIX)/share/zsh/site-functions/_odek
+	$(ODEK_INSTALLED) completions fish > $(PREFIX)/share/fish/vendor_completions.d/odek.fish
+	$(ODEK_INSTALLED) man --dir $(PREFIX)/share/man/man1
 
 fmt:
 	$(CARGO) fmt --all

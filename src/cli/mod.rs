@@ -3,6 +3,7 @@
 
 mod config_cmd;
 mod continue_cmd;
+mod docs_cmd;
 mod flags;
 mod init;
 mod repl;
@@ -99,6 +100,10 @@ enum Command {
     Serve(serve_cmd::ServeArgs),
     /// Telegram bot over the same sessions, with /plan_status
     Telegram(telegram_cmd::TelegramArgs),
+    /// Print the shell completion script (bash, zsh, fish, powershell)
+    Completions(docs_cmd::CompletionsArgs),
+    /// Print the manual page (roff), or write every page with --dir
+    Man(docs_cmd::ManArgs),
     /// Print the version, target and commit
     Version,
 }
@@ -133,6 +138,8 @@ pub fn main() -> ExitCode {
         Command::Usage(args) => usage_cmd::run(args),
         Command::Serve(args) => serve_cmd::run(args),
         Command::Telegram(args) => telegram_cmd::run(args),
+        Command::Completions(args) => docs_cmd::completions(args),
+        Command::Man(args) => docs_cmd::man(args),
     };
     match exit {
         Ok(code) => code.into(),
