@@ -168,6 +168,8 @@ fn hint_for(e: &anyhow::Error) -> Option<String> {
         Some("the server refused the API key: check ODEK_API_KEY (or DEEPSEEK_API_KEY / OPENAI_API_KEY) and that it matches --base-url".into())
     } else if text.contains("connection error") && text.contains("refused") {
         Some("nothing is listening at the base URL: is the model server running? (see `odek config` for the endpoint in use)".into())
+    } else if text.contains("certificate") {
+        Some("the server's TLS certificate is not trusted: if a private CA signed it, add the CA to the system's trust store or point SSL_CERT_FILE at it".into())
     } else if text.contains("(status 404)") {
         Some("the endpoint or model was not found: check --base-url (it usually ends in /v1) and --model".into())
     } else {

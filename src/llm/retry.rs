@@ -102,10 +102,9 @@ pub(crate) fn is_retryable(error: &LlmError) -> bool {
             500 | 502 | 503 | 504 => true,
             _ => false,
         },
-        LlmError::Network(_)
-        | LlmError::Timeout(_)
-        | LlmError::StreamIdle(_)
-        | LlmError::BrokenAnswer(_) => true,
+        // A certificate the client does not trust stays untrusted: say so at once.
+        LlmError::Network(msg) => !msg.to_ascii_lowercase().contains("certificate"),
+        LlmError::Timeout(_) | LlmError::StreamIdle(_) | LlmError::BrokenAnswer(_) => true,
         LlmError::Protocol(_)
         | LlmError::RetryExhausted { .. }
         | LlmError::Replay(_)
@@ -166,6 +165,17 @@ mod tests {
     }
 
     const SECOND: Duration = Duration::from_secs(1);
+
+    #[test]
+    fn an_untrusted_certificate_is_not_retried_other_network_errors_are() {
+        let cert = LlmError::Network("invalid peer certificate: UnknownIssuer".into());
+        assert!(!is_retryable(&cert));
+        assert_eq!(cert.error_class(), "tls_certificate");
+        assert!(is_retryable(&LlmError::Network(
+            "connection reset by peer".into()
+        )));
+        assert!(is_retryable(&LlmError::Network("tls handshake eof".into())));
+    }
 
     #[test]
     fn backoff_doubles_caps_and_jitters() {
