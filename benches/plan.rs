@@ -1,6 +1,9 @@
 //! Render, parse and tool-call costs of the plan module at the default (12) and absolute
 //! (50) step caps. Figures are recorded in `docs/PERFORMANCE.md`.
 
+// Benchmarks fail loudly on purpose.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};

@@ -3,6 +3,9 @@
 //! the pattern layer alone), the same text with ten secrets sprinkled in, and one short
 //! message (most strings a session save redacts are short).
 
+// Benchmarks fail loudly on purpose.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};

@@ -4,6 +4,9 @@
 //! Run with `cargo bench --bench sandbox`; figures go to `docs/PERFORMANCE.md`. On a kernel
 //! without Landlock only the plain case runs.
 
+// Benchmarks fail loudly on purpose.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use odek::sandbox::{Network, Sandbox, SandboxStatus};
 

@@ -4,6 +4,9 @@
 //!
 //! Run with `cargo bench --bench session`; figures go to `docs/PERFORMANCE.md`.
 
+// Benchmarks fail loudly on purpose.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::hint::black_box;
 use std::path::Path;
 use std::sync::Arc;

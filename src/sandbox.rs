@@ -120,6 +120,7 @@ impl Sandbox {
         // prepared ruleset out of its slot and makes the two system calls of
         // `restrict_self` (`prctl(PR_SET_NO_NEW_PRIVS)` and `landlock_restrict_self`); its
         // error is a plain errno, so nothing is allocated.
+        #[allow(unsafe_code)]
         unsafe {
             command.pre_exec(move || linux::restrict(ruleset.take()));
         }
@@ -196,6 +197,7 @@ mod linux {
         const CREATE_RULESET_VERSION: libc::c_long = 1;
         // SAFETY: with a null attribute pointer, size 0 and the VERSION flag the call only
         // returns a number; it reads and writes no memory.
+        #[allow(unsafe_code)]
         let version = unsafe {
             libc::syscall(
                 libc::SYS_landlock_create_ruleset,

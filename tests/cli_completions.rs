@@ -1,5 +1,8 @@
 //! `odek completions <shell>` and `odek man` through the binary.
 
+// A test fails loudly: its helpers may unwrap and expect.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod support;
 
 use support::*;

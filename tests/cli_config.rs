@@ -1,5 +1,8 @@
 //! Configuration layering and the project policy, proven by what reaches the server.
 
+// A test fails loudly: its helpers may unwrap and expect.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod support;
 
 use serde_json::json;

@@ -1,5 +1,8 @@
 //! The `odek.event/v1` stream through the real binary.
 
+// A test fails loudly: its helpers may unwrap and expect.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod support;
 
 use serde_json::{Value, json};
@@ -298,7 +301,11 @@ async fn ctrl_c_still_ends_the_file_with_run_failed() {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     // SAFETY: signalling our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    // SAFETY: sends SIGINT to the child this test started.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT)
+    };
     let out = tokio::task::spawn_blocking(move || child.wait_with_output().expect("wait"))
         .await
         .expect("join");

@@ -1,6 +1,9 @@
 //! The plan in the loop, through the real binary: protected under trimming, survival trim,
 //! forgery, and restart resume.
 
+// A test fails loudly: its helpers may unwrap and expect.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod support;
 
 use std::sync::{Arc, Mutex};

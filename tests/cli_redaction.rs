@@ -2,6 +2,9 @@
 //! formats is read with `read_file` and `cat` through the real binary, and neither the
 //! session files, the event stream nor the follow-up requests hold any of them.
 
+// A test fails loudly: its helpers may unwrap and expect.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod support;
 
 use std::path::Path;

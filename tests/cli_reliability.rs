@@ -1,6 +1,9 @@
 //! Reliability through the real binary: broken tool-call arguments, answers cut off by the
 //! output limit, and (below) the model fault matrix.
 
+// A test fails loudly: its helpers may unwrap and expect.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod support;
 
 use serde_json::{Value, json};

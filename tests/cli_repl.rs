@@ -1,5 +1,8 @@
 //! `odek repl` driven through a pseudo-terminal.
 
+// A test fails loudly: its helpers may unwrap and expect.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod support;
 
 use std::time::Duration;

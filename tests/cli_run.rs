@@ -1,5 +1,8 @@
 //! `odek run` end to end: the real binary against a scripted OpenAI-protocol server.
 
+// A test fails loudly: its helpers may unwrap and expect.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod support;
 
 use serde_json::json;
@@ -286,7 +289,11 @@ async fn sigint_mid_run_exits_130_and_leaves_no_child() {
     }
     let sleep_pid: i32 = read(&pid_file).trim().parse().expect("pid");
     // SAFETY: sending a signal to our own child process.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    // SAFETY: sends SIGINT to the child this test started.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT)
+    };
     let out = tokio::task::spawn_blocking(move || child.wait_with_output().expect("wait"))
         .await
         .expect("join");

@@ -4,6 +4,9 @@
 //! Every test here runs odek with HOME, TMPDIR, the working directory and ODEK_HOME in
 //! separate folders.
 
+// A test fails loudly: its helpers may unwrap and expect.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod support;
 
 use std::path::{Path, PathBuf};

@@ -1,5 +1,8 @@
 //! One writer per session, exact plan resume and the journal, through the real binary.
 
+// A test fails loudly: its helpers may unwrap and expect.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod support;
 
 use std::path::PathBuf;

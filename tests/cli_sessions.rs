@@ -1,5 +1,8 @@
 //! Sessions through the real binary: saving, `continue`, `session …`, crash safety.
 
+// A test fails loudly: its helpers may unwrap and expect.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod support;
 
 use serde_json::{Value, json};

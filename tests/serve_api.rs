@@ -2,6 +2,9 @@
 //! auth, every endpoint's shape, the seed's plan view, runs with approvals and their live
 //! events, busy sessions, bad input, rate limits and shutdown.
 
+// A test fails loudly: its helpers may unwrap and expect.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod support;
 
 use std::time::Duration;

@@ -3,6 +3,9 @@
 //! message, `/plan_status` (none, small, 50 steps over the bound, hostile MarkdownV2), 429s,
 //! a network drop, a restart without double answers, and the approval keyboard.
 
+// A test fails loudly: its helpers may unwrap and expect.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod support;
 
 use std::io::{BufRead, BufReader};
@@ -73,6 +76,7 @@ impl Bot {
     fn stop(mut self) -> (Option<i32>, String) {
         let pid = i32::try_from(self.child.id()).expect("pid");
         // SAFETY: sends SIGTERM to the child this test started.
+        #[allow(unsafe_code)]
         unsafe {
             libc::kill(pid, libc::SIGTERM);
         }

@@ -4,6 +4,9 @@
 //! keyboard alone — and at 360 px, with no console error, no CSP violation and no request
 //! leaving 127.0.0.1.
 
+// A test fails loudly: its helpers may unwrap and expect.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod support;
 
 use fantoccini::key::Key;

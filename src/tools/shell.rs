@@ -154,6 +154,7 @@ impl Drop for GroupGuard {
 
 fn signal_group(pgid: i32, signal: i32) {
     // SAFETY: killpg has no memory-safety preconditions; a stale group id only yields ESRCH.
+    #[allow(unsafe_code)]
     unsafe {
         libc::killpg(pgid, signal);
     }

@@ -1,6 +1,8 @@
 //! A scripted OpenAI-protocol server (wiremock) and helpers to run the real `odek` binary
 //! against it in an isolated `ODEK_HOME`.
 #![allow(dead_code)]
+// Test helpers fail loudly on purpose; their few unsafe blocks send signals to children.
+#![allow(clippy::unwrap_used, clippy::expect_used, unsafe_code)]
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
