@@ -9,6 +9,7 @@ pub mod cli;
 pub mod config;
 pub mod engine;
 pub mod events;
+pub mod home;
 pub mod llm;
 pub mod plan;
 pub mod policy;

@@ -74,7 +74,7 @@ fn runtime_context(cwd: &Path) -> String {
         },
         cwd.display()
     );
-    if let Some(home) = std::env::home_dir() {
+    if let Some(home) = crate::home::user_home() {
         ctx.push_str(&format!("\n- User home directory: {}", home.display()));
     }
     ctx

@@ -75,7 +75,7 @@ impl SandboxStatus {
                 "odek: warning: this kernel's Landlock (ABI {abi}) cannot refuse TCP; sandbox_network \"none\" is not enforced"
             ));
         }
-        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let home = crate::home::user_home();
         let mut writable = vec![canonical(cwd), canonical(&std::env::temp_dir())];
         writable.extend(
             allow_write

@@ -600,3 +600,36 @@ async fn tool_lines_carry_the_emoji_table_and_fall_back_to_plain_text() {
     assert_eq!(ascii.matches("  ok \u{1b}[36mshell").count(), 3, "{ascii}");
     assert!(!ascii.contains('📋') && !ascii.contains('✓'), "{ascii}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_odek_home_set_nothing_is_written_to_the_users_home() {
+    let sb = Sandbox::new();
+    let home = sb.tmp().join("user-home");
+    std::fs::create_dir_all(&home).expect("home");
+    let demo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo.jsonl");
+    for args in [
+        vec![
+            "run",
+            "--replay",
+            demo.to_str().expect("path"),
+            "describe this directory",
+        ],
+        vec!["session", "list"],
+        vec!["init", "--global"],
+        vec!["man"],
+    ] {
+        let mut cmd = sb.odek("http://127.0.0.1:9/v1");
+        cmd.env("HOME", &home).args(&args);
+        let out = output(cmd).await;
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", show(&out));
+    }
+    let written: Vec<_> = std::fs::read_dir(&home)
+        .expect("home")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    assert!(
+        written.is_empty(),
+        "written to the user's home: {written:?}"
+    );
+    assert!(sb.home.join("config.json").exists() && sb.home.join("sessions").exists());
+}

@@ -531,7 +531,7 @@ impl LoadOptions {
 pub fn home_dir_from(env: &BTreeMap<String, String>) -> PathBuf {
     match env.get("ODEK_HOME").filter(|v| !v.is_empty()) {
         Some(h) => PathBuf::from(h),
-        None => std::env::home_dir()
+        None => crate::home::user_home()
             .unwrap_or_else(|| PathBuf::from("."))
             .join(".odek"),
     }
