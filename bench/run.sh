@@ -16,8 +16,12 @@
 # placement, a few seconds). ODEK_BENCH_ONLY=serve runs bench/serve_load.py instead: a load
 # test of `odek serve` (ODEK_BENCH_SERVE_SESSIONS=1000 generated sessions,
 # ODEK_BENCH_SERVE_CONNECTIONS=50 keep-alive connections for ODEK_BENCH_SERVE_SECONDS=10 s,
-# half on the plan view, half on the session list; not part of `all`). Progress goes to
-# stderr; the Markdown tables for docs/PERFORMANCE.md go to stdout.
+# half on the plan view, half on the session list; not part of `all`). ODEK_BENCH_ONLY=telegram
+# runs bench/telegram_load.py: `odek telegram` end to end against a fake Bot API and a model
+# server that answers at once (ODEK_BENCH_TG_CHATS=20 chats, each sending
+# ODEK_BENCH_TG_MESSAGES=10 messages one after the other; 10 s idle first, 100 /plan_status
+# after; not part of `all`). Progress goes to stderr; the Markdown tables for
+# docs/PERFORMANCE.md go to stdout.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -44,6 +48,13 @@ if [[ "${ODEK_BENCH_ONLY:-all}" == serve ]]; then
         --sessions "${ODEK_BENCH_SERVE_SESSIONS:-1000}" \
         --connections "${ODEK_BENCH_SERVE_CONNECTIONS:-50}" \
         --duration "${ODEK_BENCH_SERVE_SECONDS:-10}"
+fi
+
+if [[ "${ODEK_BENCH_ONLY:-all}" == telegram ]]; then
+    exec python3 "$root/bench/telegram_load.py" \
+        --bin "$bin" \
+        --chats "${ODEK_BENCH_TG_CHATS:-20}" \
+        --messages "${ODEK_BENCH_TG_MESSAGES:-10}"
 fi
 
 exec python3 "$root/bench/measure.py" \

@@ -445,6 +445,16 @@ impl Bot {
             drop(session);
             let _ = progress_end.send(Progress::End);
             let _ = progress.await;
+            // The chat is free before the answer goes out: a message sent the moment the
+            // answer arrives starts the next turn instead of being told one is running.
+            lock(&bot.running).remove(&chat);
+            {
+                let mut state = lock(&bot.state);
+                if let Some(s) = state.state.chats.get_mut(&chat.to_string()) {
+                    s.last_active = now_secs();
+                    let _ = state.save();
+                }
+            }
             // An answer goes as MarkdownV2; how a turn ended otherwise, as plain text.
             match outcome {
                 Ok(o) => match o.result {
@@ -459,12 +469,6 @@ impl Bot {
                     }
                 },
                 Err(e) => bot.say(chat, &format!("The turn failed: {e}")).await,
-            }
-            lock(&bot.running).remove(&chat);
-            let mut state = lock(&bot.state);
-            if let Some(s) = state.state.chats.get_mut(&chat.to_string()) {
-                s.last_active = now_secs();
-                let _ = state.save();
             }
         });
         lock(&self.tasks).push(task);
