@@ -8,7 +8,6 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader};
 use std::process::{Child, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -34,37 +33,11 @@ impl Bot {
 
     fn start_with_env(sb: &Sandbox, model: &ScriptedServer, env: &[(&str, &str)]) -> Bot {
         let mut cmd = sb.odek(&model.base_url());
-        cmd.envs(env.iter().copied());
-        cmd.arg("telegram")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .stdin(Stdio::null());
-        let mut child = cmd.spawn().expect("odek telegram starts");
-        let stderr = child.stderr.take().expect("stderr");
-        let captured = Arc::new(Mutex::new(String::new()));
-        let (tx, rx) = std::sync::mpsc::channel();
-        let sink = captured.clone();
-        std::thread::spawn(move || {
-            let mut tx = Some(tx);
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                sink.lock().expect("lock").push_str(&format!("{line}\n"));
-                if line.starts_with("odek telegram ⚡")
-                    && let Some(tx) = tx.take()
-                {
-                    let _ = tx.send(());
-                }
-            }
-        });
-        if rx.recv_timeout(Duration::from_secs(30)).is_err() {
-            let _ = child.kill();
-            panic!(
-                "odek telegram did not start:\n{}",
-                captured.lock().expect("lock")
-            );
-        }
+        cmd.envs(env.iter().copied()).arg("telegram");
+        let started = spawn_until(cmd, "odek telegram ⚡");
         Bot {
-            child,
-            stderr: captured,
+            child: started.child,
+            stderr: started.stderr,
         }
     }
 

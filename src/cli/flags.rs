@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::config::{PartialConfig, PartialLimits, PartialPlanning, PartialTools};
+use crate::config::{
+    LoadOptions, PartialConfig, PartialLimits, PartialPlanning, PartialTools, Resolved,
+};
 use crate::policy::{Action, DangerClass};
 
 /// Per-turn flags.
@@ -115,7 +117,7 @@ pub struct TurnFlags {
     pub verbose: u8,
 }
 
-pub(super) fn toggle(on: bool, off: bool) -> Option<bool> {
+fn toggle(on: bool, off: bool) -> Option<bool> {
     match (on, off) {
         (true, _) => Some(true),
         (_, true) => Some(false),
@@ -174,5 +176,55 @@ impl TurnFlags {
             fixed.push("--system");
         }
         fixed
+    }
+}
+
+/// The flags of the long-running surfaces (`odek serve`, `odek telegram`): which model new
+/// sessions use, the plan, the iteration cap and logging.
+#[derive(Debug, Args)]
+pub struct SurfaceFlags {
+    /// Model name for new sessions (a resumed session keeps its own)
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+    /// OpenAI-compatible endpoint for new sessions
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Give runs the structured plan (the default)
+    #[arg(long, overrides_with = "no_planning")]
+    pub planning: bool,
+    /// Runs without the plan tool
+    #[arg(long, overrides_with = "planning")]
+    pub no_planning: bool,
+    /// Iterations per run before the partial summary
+    #[arg(long = "max-iter", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_iter: Option<u32>,
+    /// More log output on stderr (-vv for debug)
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+impl SurfaceFlags {
+    /// Starts logging, then resolves the configuration with these flags on top and prints
+    /// its warnings: the first steps of every surface command.
+    pub fn resolve(&self) -> anyhow::Result<(LoadOptions, Resolved)> {
+        super::init_tracing(self.verbose);
+        let load = LoadOptions::from_process(self.overrides());
+        let resolved = crate::config::load(&load)?;
+        resolved.warnings.iter().for_each(|w| eprintln!("{w}"));
+        Ok((load, resolved))
+    }
+
+    /// The configuration layer these flags set.
+    pub fn overrides(&self) -> PartialConfig {
+        PartialConfig {
+            model: self.model.clone(),
+            base_url: self.base_url.clone(),
+            max_iterations: self.max_iter,
+            planning: toggle(self.planning, self.no_planning).map(|enabled| PartialPlanning {
+                enabled: Some(enabled),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
     }
 }

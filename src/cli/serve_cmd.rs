@@ -6,8 +6,8 @@ use anyhow::Context;
 use clap::Args;
 
 use super::Exit;
+use super::flags::SurfaceFlags;
 use super::turn::{events_sink, tokio_runtime};
-use crate::config::{LoadOptions, PartialConfig, PartialPlanning};
 use crate::events::{EmitterOptions, EventWriter};
 use crate::runtime::{ModelSource, Runtime, RuntimeOptions, build_redactor_with};
 use crate::serve::hub::{Hub, HubSink};
@@ -23,51 +23,16 @@ pub struct ServeArgs {
     /// Open the token URL in the default browser
     #[arg(long)]
     open: bool,
-    /// Model name for new sessions (a resumed session keeps its own)
-    #[arg(long, value_name = "NAME")]
-    model: Option<String>,
-    /// OpenAI-compatible endpoint for new sessions
-    #[arg(long, value_name = "URL")]
-    base_url: Option<String>,
-    /// Give runs the structured plan (the default)
-    #[arg(long, overrides_with = "no_planning")]
-    planning: bool,
-    /// Runs without the plan tool
-    #[arg(long, overrides_with = "planning")]
-    no_planning: bool,
-    /// Iterations per run before the partial summary
-    #[arg(long = "max-iter", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    max_iter: Option<u32>,
+    #[command(flatten)]
+    surface: SurfaceFlags,
     /// Also append every event to FILE (`-` = stdout); they are always on /api/events
     #[arg(long, value_name = "FILE")]
     events_jsonl: Option<String>,
-    /// More log output on stderr (-vv for debug)
-    #[arg(short, long, action = clap::ArgAction::Count)]
-    verbose: u8,
-}
-
-impl ServeArgs {
-    fn overrides(&self) -> PartialConfig {
-        let planning = super::flags::toggle(self.planning, self.no_planning);
-        PartialConfig {
-            model: self.model.clone(),
-            base_url: self.base_url.clone(),
-            max_iterations: self.max_iter,
-            planning: planning.map(|enabled| PartialPlanning {
-                enabled: Some(enabled),
-                ..Default::default()
-            }),
-            ..Default::default()
-        }
-    }
 }
 
 /// Runs `odek serve`.
 pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
-    super::init_tracing(args.verbose);
-    let load = LoadOptions::from_process(args.overrides());
-    let resolved = crate::config::load(&load)?;
-    resolved.warnings.iter().for_each(|w| eprintln!("{w}"));
+    let (load, resolved) = args.surface.resolve()?;
     let token = new_token();
     let redactor = build_redactor_with(&resolved.config, &[&token]);
     let hub = Hub::new(redactor.clone());

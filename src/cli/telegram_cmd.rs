@@ -5,8 +5,8 @@
 use clap::Args;
 
 use super::Exit;
+use super::flags::SurfaceFlags;
 use super::turn::{events_sink, tokio_runtime};
-use crate::config::{LoadOptions, PartialConfig, PartialPlanning};
 use crate::events::{EmitterOptions, EventWriter};
 use crate::runtime::{ModelSource, Runtime, RuntimeOptions, build_redactor};
 use crate::telegram::{BotParts, run_bot};
@@ -14,51 +14,16 @@ use crate::telegram::{BotParts, run_bot};
 /// Arguments of `odek telegram`.
 #[derive(Debug, Args)]
 pub struct TelegramArgs {
-    /// Model name for new chat sessions
-    #[arg(long, value_name = "NAME")]
-    model: Option<String>,
-    /// OpenAI-compatible endpoint for new chat sessions
-    #[arg(long, value_name = "URL")]
-    base_url: Option<String>,
-    /// Give turns the structured plan (the default)
-    #[arg(long, overrides_with = "no_planning")]
-    planning: bool,
-    /// Turns without the plan tool
-    #[arg(long, overrides_with = "planning")]
-    no_planning: bool,
-    /// Iterations per turn before the partial summary
-    #[arg(long = "max-iter", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    max_iter: Option<u32>,
+    #[command(flatten)]
+    surface: SurfaceFlags,
     /// Append every event to FILE (`-` = stdout)
     #[arg(long, value_name = "FILE")]
     events_jsonl: Option<String>,
-    /// More log output on stderr (-vv for debug)
-    #[arg(short, long, action = clap::ArgAction::Count)]
-    verbose: u8,
-}
-
-impl TelegramArgs {
-    fn overrides(&self) -> PartialConfig {
-        let planning = super::flags::toggle(self.planning, self.no_planning);
-        PartialConfig {
-            model: self.model.clone(),
-            base_url: self.base_url.clone(),
-            max_iterations: self.max_iter,
-            planning: planning.map(|enabled| PartialPlanning {
-                enabled: Some(enabled),
-                ..Default::default()
-            }),
-            ..Default::default()
-        }
-    }
 }
 
 /// Runs `odek telegram`.
 pub fn run(args: TelegramArgs) -> anyhow::Result<Exit> {
-    super::init_tracing(args.verbose);
-    let load = LoadOptions::from_process(args.overrides());
-    let resolved = crate::config::load(&load)?;
-    resolved.warnings.iter().for_each(|w| eprintln!("{w}"));
+    let (load, resolved) = args.surface.resolve()?;
     let tg = resolved.config.telegram.clone();
     let config_file = resolved.home.join("config.json");
     if tg.bot_token.is_none() {

@@ -470,6 +470,56 @@ impl Sandbox {
     }
 }
 
+/// A long-running child (`odek serve`, `odek telegram`) whose stderr is collected.
+pub struct Spawned {
+    /// The process.
+    pub child: std::process::Child,
+    /// Everything it printed on stderr so far.
+    pub stderr: Arc<Mutex<String>>,
+    /// The rest of the first stderr line that started with the marker.
+    pub line: String,
+}
+
+/// Starts `cmd` (stdin and stdout closed, stderr collected) and waits up to 30 s for a
+/// stderr line starting with `marker`.
+pub fn spawn_until(mut cmd: std::process::Command, marker: &str) -> Spawned {
+    use std::io::{BufRead, BufReader};
+    cmd.stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .stdin(std::process::Stdio::null());
+    let mut child = cmd.spawn().expect("the command starts");
+    let stderr = child.stderr.take().expect("stderr");
+    let captured = Arc::new(Mutex::new(String::new()));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let sink = captured.clone();
+    let marker_owned = marker.to_string();
+    std::thread::spawn(move || {
+        let mut tx = Some(tx);
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            sink.lock().expect("lock").push_str(&format!("{line}\n"));
+            if let Some(rest) = line.strip_prefix(&marker_owned)
+                && let Some(tx) = tx.take()
+            {
+                let _ = tx.send(rest.to_string());
+            }
+        }
+    });
+    match rx.recv_timeout(Duration::from_secs(30)) {
+        Ok(line) => Spawned {
+            child,
+            stderr: captured,
+            line,
+        },
+        Err(_) => {
+            let _ = child.kill();
+            panic!(
+                "no line starting with {marker:?}:\n{}",
+                captured.lock().expect("lock")
+            );
+        }
+    }
+}
+
 /// Runs a command to completion off the async runtime.
 pub async fn output(mut cmd: std::process::Command) -> std::process::Output {
     tokio::task::spawn_blocking(move || cmd.output().expect("odek runs"))

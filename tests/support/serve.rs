@@ -1,7 +1,6 @@
 //! `odek serve` as a child process on a free loopback port, and a small HTTP client for it.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Stdio};
+use std::process::Child;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -45,35 +44,11 @@ impl Served {
     pub fn start(sb: &Sandbox, base_url: &str, args: &[&str]) -> Served {
         let mut cmd = sb.odek(base_url);
         cmd.args(["serve", "--addr", "127.0.0.1:0"]).args(args);
-        cmd.stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .stdin(Stdio::null());
-        let mut child = cmd.spawn().expect("odek serve starts");
-        let stderr = child.stderr.take().expect("stderr");
-        let captured = Arc::new(Mutex::new(String::new()));
-        let (tx, rx) = std::sync::mpsc::channel();
-        let sink = captured.clone();
-        std::thread::spawn(move || {
-            let mut tx = Some(tx);
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                sink.lock().expect("lock").push_str(&format!("{line}\n"));
-                if let Some(url) = line.strip_prefix("odek serve ⚡  ")
-                    && let Some(tx) = tx.take()
-                {
-                    let _ = tx.send(url.to_string());
-                }
-            }
-        });
-        let url = match rx.recv_timeout(Duration::from_secs(30)) {
-            Ok(url) => url,
-            Err(_) => {
-                let _ = child.kill();
-                panic!(
-                    "odek serve printed no URL:\n{}",
-                    captured.lock().expect("lock")
-                );
-            }
-        };
+        let super::Spawned {
+            child,
+            stderr: captured,
+            line: url,
+        } = super::spawn_until(cmd, "odek serve ⚡  ");
         let rest = url.strip_prefix("http://").expect("http URL");
         let (addr, token) = rest.split_once("/?token=").expect("token URL");
         Served {
