@@ -39,6 +39,9 @@ Examples:
   odek continue \"now write tests for it\"
   odek run --events-jsonl - \"fix the build\" | jq -c .type
   odek repl --base-url http://127.0.0.1:8080/v1 --model local
+  odek serve --open                     # the web UI and the HTTP API on 127.0.0.1:8080
+  odek telegram                         # the bot (telegram.bot_token, allowed_users)
+  odek completions bash > ~/.local/share/bash-completion/completions/odek
 
 The API key comes from ODEK_API_KEY (or DEEPSEEK_API_KEY, OPENAI_API_KEY); `odek config`
 shows every setting and where it came from.
