@@ -9,7 +9,7 @@ use super::Exit;
 use super::flags::SurfaceFlags;
 use super::turn::{events_sink, tokio_runtime};
 use crate::events::{EmitterOptions, EventWriter};
-use crate::runtime::{ModelSource, Runtime, RuntimeOptions, build_redactor_with};
+use crate::runtime::{Runtime, RuntimeOptions, build_redactor_with};
 use crate::serve::hub::{Hub, HubSink};
 use crate::serve::{ServeParts, new_token, serve, token_url};
 
@@ -50,14 +50,12 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
     );
     let runtime = Runtime::build(
         resolved.config,
-        RuntimeOptions {
-            home: resolved.home,
-            cwd: load.cwd.clone(),
-            model_source: ModelSource::Http,
-            record: None,
-            events: Some(events.clone()),
-            redactor: redactor.clone(),
-        },
+        RuntimeOptions::surface(
+            resolved.home,
+            load.cwd.clone(),
+            Some(events.clone()),
+            redactor.clone(),
+        ),
     )?;
     runtime.warnings().iter().for_each(|w| eprintln!("{w}"));
     let rt = tokio_runtime()?;

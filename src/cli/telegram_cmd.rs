@@ -8,7 +8,7 @@ use super::Exit;
 use super::flags::SurfaceFlags;
 use super::turn::{events_sink, tokio_runtime};
 use crate::events::{EmitterOptions, EventWriter};
-use crate::runtime::{ModelSource, Runtime, RuntimeOptions, build_redactor};
+use crate::runtime::{Runtime, RuntimeOptions, build_redactor};
 use crate::telegram::{BotParts, run_bot};
 
 /// Arguments of `odek telegram`.
@@ -50,14 +50,7 @@ pub fn run(args: TelegramArgs) -> anyhow::Result<Exit> {
     let dir = resolved.home.join("telegram");
     let runtime = Runtime::build(
         resolved.config,
-        RuntimeOptions {
-            home: resolved.home,
-            cwd: load.cwd.clone(),
-            model_source: ModelSource::Http,
-            record: None,
-            events,
-            redactor,
-        },
+        RuntimeOptions::surface(resolved.home, load.cwd.clone(), events, redactor),
     )?;
     runtime.warnings().iter().for_each(|w| eprintln!("{w}"));
     eprintln!(

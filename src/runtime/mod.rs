@@ -56,6 +56,26 @@ pub struct RuntimeOptions {
     pub redactor: Arc<Redactor>,
 }
 
+impl RuntimeOptions {
+    /// The options of a long-running surface (`odek serve`, `odek telegram`): the model over
+    /// HTTP, nothing recorded.
+    pub fn surface(
+        home: PathBuf,
+        cwd: PathBuf,
+        events: Option<EventWriter>,
+        redactor: Arc<Redactor>,
+    ) -> RuntimeOptions {
+        RuntimeOptions {
+            home,
+            cwd,
+            model_source: ModelSource::Http,
+            record: None,
+            events,
+            redactor,
+        }
+    }
+}
+
 /// Why a runtime, a session or a turn could not be set up.
 #[derive(Debug, thiserror::Error)]
 pub enum RuntimeError {

@@ -40,7 +40,7 @@ use crate::config::{LoadOptions, PartialConfig};
 use crate::events::EventWriter;
 use crate::llm::Message;
 use crate::redact::Redactor;
-use crate::runtime::{ModelSource, Runtime, RuntimeOptions, SessionHandle, Surface};
+use crate::runtime::{Runtime, RuntimeOptions, SessionHandle, Surface};
 use crate::session::ORIGIN_SERVE;
 
 /// Who holds a session while the server runs a turn of it.
@@ -235,14 +235,12 @@ impl AppState {
         resolved.config.keep_sandbox_posture(false, key.sandbox);
         let runtime = Runtime::build(
             resolved.config,
-            RuntimeOptions {
-                home: load.home.clone(),
-                cwd: self.base.cwd().to_path_buf(),
-                model_source: ModelSource::Http,
-                record: None,
-                events: Some(self.events.clone()),
-                redactor: self.redactor.clone(),
-            },
+            RuntimeOptions::surface(
+                load.home.clone(),
+                self.base.cwd().to_path_buf(),
+                Some(self.events.clone()),
+                self.redactor.clone(),
+            ),
         )?;
         let runtime = Arc::new(runtime);
         runtimes.insert(key, runtime.clone());
@@ -324,7 +322,7 @@ impl AppState {
             approver: Some(Arc::new(HttpApprover {
                 link: link.clone(),
                 hub: self.hub.clone(),
-                timeout: runs::APPROVAL_TIMEOUT,
+                timeout: crate::tools::approval::REMOTE_APPROVAL_TIMEOUT,
             })),
             output: Arc::new(HttpOutput {
                 link: link.clone(),

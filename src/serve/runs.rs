@@ -4,9 +4,9 @@
 //! then deny); its output sends the streamed answer to the browsers as `answer_delta`.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::mpsc::{RecvTimeoutError, SyncSender, sync_channel};
+use std::sync::mpsc::{SyncSender, sync_channel};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::json;
@@ -18,10 +18,8 @@ use super::hub::Hub;
 use crate::engine::{EngineEvent, Observer, RunError};
 use crate::llm::Delta;
 use crate::runtime::TurnOutcome;
-use crate::tools::approval::{ApprovalAnswer, ApprovalItem, Approver};
+use crate::tools::approval::{ApprovalAnswer, ApprovalItem, Approver, RemoteWait, wait_for_answer};
 
-/// How long a run waits for an answer to an approval before the calls are denied.
-pub const APPROVAL_TIMEOUT: Duration = Duration::from_secs(60);
 /// Ended runs kept for `GET /api/runs/{id}`.
 const ENDED_RUNS_KEPT: usize = 200;
 
@@ -388,7 +386,7 @@ impl Runs {
 }
 
 /// Asks the browser (through the event stream and the approvals endpoints) about dangerous
-/// calls; unanswered after [`APPROVAL_TIMEOUT`] they are denied.
+/// calls; unanswered after [`crate::tools::approval::REMOTE_APPROVAL_TIMEOUT`] they are denied.
 pub struct HttpApprover {
     /// The run.
     pub link: RunLink,
@@ -419,24 +417,20 @@ impl Approver for HttpApprover {
                 "items": entry.approval_views().last().map(|a| a.items.clone()),
             }),
         );
-        let deadline = Instant::now() + self.timeout;
-        let (answer, action) = loop {
-            if cancel.is_cancelled() {
+        let answer = match wait_for_answer(&answers, cancel, self.timeout, || {
+            entry.expire(&approval_id)
+        }) {
+            RemoteWait::Answered(answer) => answer,
+            RemoteWait::Cancelled => {
                 entry.expire(&approval_id);
-                break (ApprovalAnswer::Cancelled, "deny");
+                ApprovalAnswer::Cancelled
             }
-            let left = deadline.saturating_duration_since(Instant::now());
-            match answers.recv_timeout(left.min(Duration::from_millis(100))) {
-                Ok(ApprovalAnswer::Approve) => break (ApprovalAnswer::Approve, "approve"),
-                Ok(other) => break (other, "deny"),
-                Err(RecvTimeoutError::Timeout) if left.is_zero() => {
-                    if entry.expire(&approval_id) {
-                        break (ApprovalAnswer::Deny, "deny");
-                    }
-                }
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => break (ApprovalAnswer::Deny, "deny"),
-            }
+            RemoteWait::TimedOut => ApprovalAnswer::Deny,
+        };
+        let action = if answer == ApprovalAnswer::Approve {
+            "approve"
+        } else {
+            "deny"
         };
         self.hub.publish_browser(
             "approval_resolved",

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::mpsc::{RecvTimeoutError, Sender, channel};
+use std::sync::mpsc::{Sender, channel};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -31,13 +31,13 @@ use crate::engine::{EngineEvent, Observer};
 use crate::llm::Message;
 use crate::runtime::{Runtime, RuntimeError, SessionHandle, Surface};
 use crate::session::{ORIGIN_TELEGRAM, SessionError};
-use crate::tools::approval::{ApprovalAnswer, ApprovalItem, Approver};
+use crate::tools::approval::{
+    ApprovalAnswer, ApprovalItem, Approver, REMOTE_APPROVAL_TIMEOUT, RemoteWait, wait_for_answer,
+};
 use crate::tools::emoji::tool_emoji;
 
 /// The lock holder name of the bot's turns.
 const HOLDER: &str = "odek telegram";
-/// An approval not answered in this time is a denial.
-pub const APPROVAL_TIMEOUT: Duration = Duration::from_secs(60);
 /// One refusal per chat in this time, for chats that may not use the bot.
 const REFUSAL_INTERVAL: Duration = Duration::from_secs(600);
 /// The longest wait between polls after network errors.
@@ -88,7 +88,7 @@ struct PendingApproval {
 /// What turns ask the bot's sender to do.
 enum Outgoing {
     Approval { id: String, chat: i64, text: String },
-    ApprovalEnded { id: String, why: &'static str },
+    ApprovalEnded { id: String, why: String },
 }
 
 struct Bot {
@@ -895,27 +895,20 @@ impl Approver for ChatApprover {
             chat: self.chat,
             text,
         });
-        let deadline = Instant::now() + APPROVAL_TIMEOUT;
-        loop {
-            if cancel.is_cancelled() {
-                let _ = bot.outbox.send(Outgoing::ApprovalEnded {
-                    id,
-                    why: "cancelled: the turn was stopped",
-                });
-                return ApprovalAnswer::Cancelled;
+        match wait_for_answer(&rx, cancel, REMOTE_APPROVAL_TIMEOUT, || true) {
+            RemoteWait::Answered(answer) => answer,
+            RemoteWait::Cancelled => {
+                let why = "cancelled: the turn was stopped".to_string();
+                let _ = bot.outbox.send(Outgoing::ApprovalEnded { id, why });
+                ApprovalAnswer::Cancelled
             }
-            let left = deadline.saturating_duration_since(Instant::now());
-            match rx.recv_timeout(left.min(Duration::from_millis(100))) {
-                Ok(answer) => return answer,
-                Err(RecvTimeoutError::Timeout) if left.is_zero() => {
-                    let _ = bot.outbox.send(Outgoing::ApprovalEnded {
-                        id,
-                        why: "denied: no answer in 60s",
-                    });
-                    return ApprovalAnswer::Deny;
-                }
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => return ApprovalAnswer::Deny,
+            RemoteWait::TimedOut => {
+                let why = format!(
+                    "denied: no answer in {}s",
+                    REMOTE_APPROVAL_TIMEOUT.as_secs()
+                );
+                let _ = bot.outbox.send(Outgoing::ApprovalEnded { id, why });
+                ApprovalAnswer::Deny
             }
         }
     }

@@ -8,4 +8,4 @@ pub mod plan_status;
 mod state;
 pub mod text;
 
-pub use bot::{APPROVAL_TIMEOUT, BotParts, HELP, run_bot};
+pub use bot::{BotParts, run_bot};
