@@ -1,12 +1,12 @@
 # odek — common tasks. Every target uses Cargo.lock (--locked).
 CARGO ?= cargo
 
-.PHONY: build test test-ui ui-deps lint bench install fmt clean
+.PHONY: build test test-ui ui-deps mcp-deps lint bench install fmt clean
 
 build:           ## optimised binary in target/release/odek
 	$(CARGO) build --release --locked
 
-test: ui-deps    ## every unit and integration test (what CI runs): Rust, then the web UI's
+test: ui-deps mcp-deps ## every unit and integration test (what CI runs): Rust, then the web UI's
 	$(CARGO) test --locked
 	cd ui && node --test test/
 
@@ -15,6 +15,9 @@ test-ui: ui-deps ## only the web UI's unit tests (node --test with jsdom)
 
 ui-deps:         ## the web UI tests' Node packages (jsdom, pinned by ui/package-lock.json)
 	@[ -d ui/node_modules/jsdom ] || (cd ui && npm ci --no-audit --no-fund)
+
+mcp-deps:        ## the real MCP server the MCP tests run (server-everything, pinned by tests/mcp/package-lock.json)
+	@[ -d tests/mcp/node_modules/@modelcontextprotocol/server-everything ] || (cd tests/mcp && npm ci --no-audit --no-fund)
 
 lint:            ## formatting and clippy, warnings are errors
 	$(CARGO) fmt --all -- --check

@@ -179,10 +179,15 @@ fn transcript(len: usize) -> (Vec<Message>, Arc<PlanStore>) {
 
 /// The tool definitions sent with every request (the built-in tools and `plan`).
 fn tool_defs(store: &Arc<PlanStore>) -> Vec<ToolDef> {
-    build_registry(&ToolSelection::default(), Some(store.clone()), None)
-        .expect("registry")
-        .defs()
-        .to_vec()
+    build_registry(
+        &ToolSelection::default(),
+        Some(store.clone()),
+        None,
+        Vec::new(),
+    )
+    .expect("registry")
+    .defs()
+    .to_vec()
 }
 
 fn bench_context(c: &mut Criterion) {

@@ -11,6 +11,7 @@ pub mod engine;
 pub mod events;
 pub mod home;
 pub mod llm;
+pub mod mcp;
 pub mod plan;
 pub mod policy;
 pub mod prompt;

@@ -80,7 +80,7 @@ pub fn run(args: ContinueArgs) -> anyhow::Result<Exit> {
         )));
     }
     drop(session);
-    setup.finish();
+    setup.finish(&rt);
     report_outcome(&setup, &outcome, setup.resolved.config.max_iterations)?;
     Ok(exit_for(&outcome.result))
 }

@@ -6,6 +6,7 @@ mod continue_cmd;
 mod docs_cmd;
 mod flags;
 mod init;
+mod mcp_cmd;
 mod repl;
 mod run;
 mod serve_cmd;
@@ -103,6 +104,8 @@ enum Command {
     Serve(serve_cmd::ServeArgs),
     /// Telegram bot over the same sessions, with /plan_status
     Telegram(telegram_cmd::TelegramArgs),
+    /// MCP servers: `odek mcp list` shows each one's state and tools
+    Mcp(mcp_cmd::McpArgs),
     /// Print the shell completion script (bash, zsh, fish, powershell)
     Completions(docs_cmd::CompletionsArgs),
     /// Print the manual page (roff), or write every page with --dir
@@ -141,6 +144,7 @@ pub fn main() -> ExitCode {
         Command::Usage(args) => usage_cmd::run(args),
         Command::Serve(args) => serve_cmd::run(args),
         Command::Telegram(args) => telegram_cmd::run(args),
+        Command::Mcp(args) => mcp_cmd::run(args),
         Command::Completions(args) => docs_cmd::completions(args),
         Command::Man(args) => docs_cmd::man(args),
     };

@@ -92,13 +92,13 @@ pub fn run(args: ReplArgs) -> anyhow::Result<Exit> {
             }
             Err(ReadlineError::Eof) => break,
             Err(e) => {
-                repl.setup.finish();
+                repl.setup.finish(&repl.rt);
                 return Err(e.into());
             }
         }
     }
     repl.goodbye();
-    repl.setup.finish();
+    repl.setup.finish(&repl.rt);
     Ok(Exit::Success)
 }
 

@@ -54,7 +54,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<Exit> {
         )));
     }
     drop(session);
-    setup.finish();
+    setup.finish(&rt);
     report_outcome(&setup, &outcome, config.max_iterations)?;
     Ok(exit_for(&outcome.result))
 }

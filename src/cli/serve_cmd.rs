@@ -60,6 +60,12 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
     runtime.warnings().iter().for_each(|w| eprintln!("{w}"));
     let rt = tokio_runtime()?;
     rt.block_on(async move {
+        runtime
+            .start_mcp()
+            .await
+            .iter()
+            .for_each(|w| eprintln!("{w}"));
+        let mcp = runtime.mcp().clone();
         let listener = tokio::net::TcpListener::bind(&args.addr)
             .await
             .with_context(|| format!("cannot listen on {}", args.addr))?;
@@ -73,7 +79,9 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
             redactor,
             token,
         };
-        serve(parts, listener).await.context("serving")
+        let served = serve(parts, listener).await.context("serving");
+        mcp.shutdown().await;
+        served
     })?;
     Ok(Exit::Success)
 }

@@ -61,6 +61,12 @@ pub fn run(args: TelegramArgs) -> anyhow::Result<Exit> {
     );
     let rt = tokio_runtime()?;
     rt.block_on(async move {
+        runtime
+            .start_mcp()
+            .await
+            .iter()
+            .for_each(|w| eprintln!("{w}"));
+        let mcp = runtime.mcp().clone();
         let shutdown = tokio_util::sync::CancellationToken::new();
         let stop = shutdown.clone();
         tokio::spawn(async move {
@@ -72,7 +78,9 @@ pub fn run(args: TelegramArgs) -> anyhow::Result<Exit> {
             config: tg,
             dir,
         };
-        run_bot(parts, shutdown).await
+        let ended = run_bot(parts, shutdown).await;
+        mcp.shutdown().await;
+        ended
     })?;
     eprintln!("odek telegram: stopped");
     Ok(Exit::Success)

@@ -158,6 +158,7 @@ impl Setup {
         input: Vec<Message>,
         exit_on_second: bool,
     ) -> anyhow::Result<TurnOutcome> {
+        self.start_mcp(rt);
         let turn = self.runtime.turn(session, self.surface())?;
         let outcome = rt.block_on(async {
             let cancel = CancellationToken::new();
@@ -180,13 +181,37 @@ impl Setup {
         Ok(outcome)
     }
 
+    /// Starts the MCP servers before the first turn (later calls return at once), saying so
+    /// when it takes more than a second, and prints the warnings of those that did not start.
+    fn start_mcp(&self, rt: &tokio::runtime::Runtime) {
+        let hub = self.runtime.mcp();
+        if hub.is_empty() {
+            return;
+        }
+        let warnings = rt.block_on(async {
+            let start = self.runtime.start_mcp();
+            tokio::pin!(start);
+            tokio::select! {
+                warnings = &mut start => warnings,
+                () = tokio::time::sleep(std::time::Duration::from_secs(1)) => {
+                    self.terminal.info(&self.terminal.style().dim("odek: starting MCP servers…"));
+                    start.await
+                }
+            }
+        });
+        for w in warnings {
+            self.terminal.line(&self.terminal.style().yellow(&w));
+        }
+    }
+
     /// Prints `odek: warning: …`.
     pub fn warn(&self, text: &str) {
         self.terminal.line(&format!("odek: warning: {text}"));
     }
 
-    /// Stops the spinner and flushes the event stream.
-    pub fn finish(&self) {
+    /// Stops the MCP servers and the spinner, and flushes the event stream.
+    pub fn finish(&self, rt: &tokio::runtime::Runtime) {
+        rt.block_on(self.runtime.mcp().shutdown());
         self.terminal.shutdown();
         if let Some(e) = self.runtime.events() {
             e.close();

@@ -46,6 +46,7 @@ pub const KNOWN_KEYS: &[&str] = &[
     "serve.rate_limits.reads_per_minute",
     "serve.rate_limits.prompts_per_minute",
     "telegram.*",
+    "mcp_servers.*",
     "sandbox",
     "sandbox_allow_write",
     "sandbox_network",

@@ -40,6 +40,39 @@ impl Merger {
         self.sources.insert(key.to_string(), source);
     }
 
+    /// `mcp_servers`: an entry with a transport defines the server; one without changes only
+    /// the fields it sets on a server defined below (a project's `disabled`). A project entry
+    /// for a server that is not defined is dropped.
+    fn apply_mcp_servers(
+        &mut self,
+        cfg: &mut Config,
+        servers: &BTreeMap<String, super::PartialMcpServer>,
+        source: &Source,
+    ) {
+        for (name, p) in servers {
+            let key = format!("mcp_servers.{name}");
+            let defines = p.command.is_some() || p.url.is_some();
+            let exists = cfg.mcp_servers.contains_key(name);
+            if defines || (!exists && !matches!(source, Source::Project(_))) {
+                // A new entry without a transport stays, so validation names what is missing.
+                let server = super::McpServerConfig::from_partial(p);
+                cfg.mcp_servers.insert(name.clone(), server);
+                self.record(&key, source);
+            } else if let Some(server) = cfg.mcp_servers.get_mut(name) {
+                if let Some(d) = p.disabled {
+                    server.disabled = d;
+                }
+                if let Some(t) = p.timeout_seconds {
+                    server.timeout_seconds = t;
+                }
+                if let Some(a) = &p.auto_approve {
+                    server.auto_approve = a.clone();
+                }
+                self.record(&key, source);
+            }
+        }
+    }
+
     /// Applies one layer: every `Some` value overrides what is there.
     pub(super) fn apply(&mut self, layer: &PartialConfig, source: &Source) {
         macro_rules! set {
@@ -176,6 +209,9 @@ impl Merger {
                 "telegram.session_ttl_hours"
             );
         }
+        if let Some(servers) = &layer.mcp_servers {
+            self.apply_mcp_servers(&mut cfg, servers, source);
+        }
         if let Some(l) = &layer.limits {
             set!(
                 cfg.limits.max_runtime_seconds,
@@ -294,6 +330,14 @@ pub(super) fn clamp(
     narrow("llm.max_attempts", &mut config.llm.max_attempts, 1, 10);
     config.telegram.poll_timeout =
         clamp("telegram.poll_timeout", config.telegram.poll_timeout, 1, 50);
+    for (name, server) in &mut config.mcp_servers {
+        server.timeout_seconds = clamp(
+            &format!("mcp_servers.{name}.timeout_seconds"),
+            server.timeout_seconds,
+            1,
+            600,
+        );
+    }
     config.llm.timeout_seconds = clamp("llm.timeout_seconds", config.llm.timeout_seconds, 1, 3600);
     config.llm.stream_idle_timeout_seconds = clamp(
         "llm.stream_idle_timeout_seconds",

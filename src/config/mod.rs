@@ -82,6 +82,9 @@ pub struct Config {
     pub serve: ServeConfig,
     /// `odek telegram` (global file and `ODEK_TELEGRAM_TOKEN` only).
     pub telegram: TelegramConfig,
+    /// MCP servers whose tools the model gets, by name (global file only; a project file
+    /// may only disable one).
+    pub mcp_servers: BTreeMap<String, McpServerConfig>,
     /// Set when every class but `blocked` is allowed by `--yolo` or
     /// `ODEK_DANGEROUS_ACTION=allow`: what did it. Recorded in the session.
     pub dangerous_override: Option<String>,
@@ -161,6 +164,71 @@ pub struct TelegramConfig {
     pub poll_timeout: u64,
     /// Hours of silence after which a chat's next message starts a new session (0 = never).
     pub session_ttl_hours: u64,
+}
+
+/// One entry of `mcp_servers`: a server started as a child process (`command`) or reached
+/// over streamable HTTP (`url`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct McpServerConfig {
+    /// The program to start (stdio transport).
+    pub command: Option<String>,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Variables added to its environment (odek's own secrets are never passed on).
+    pub env: BTreeMap<String, String>,
+    /// The server's endpoint (streamable HTTP transport), e.g. `http://127.0.0.1:3001/mcp`.
+    pub url: Option<String>,
+    /// Headers sent with every HTTP request (e.g. `Authorization`); values are secrets.
+    pub headers: BTreeMap<String, String>,
+    /// Seconds to connect, and for each tool call (1–600).
+    pub timeout_seconds: u64,
+    /// The server's tools (names as the server gives them) that run without approval;
+    /// every other call is gated as `code_execution`.
+    pub auto_approve: Vec<String>,
+    /// Configured but not started.
+    pub disabled: bool,
+}
+
+/// Default of [`McpServerConfig::timeout_seconds`].
+pub const MCP_DEFAULT_TIMEOUT_SECONDS: u64 = 30;
+
+impl McpServerConfig {
+    fn from_partial(p: &PartialMcpServer) -> McpServerConfig {
+        McpServerConfig {
+            command: p.command.clone(),
+            args: p.args.clone().unwrap_or_default(),
+            env: p.env.clone().unwrap_or_default(),
+            url: p.url.clone(),
+            headers: p.headers.clone().unwrap_or_default(),
+            timeout_seconds: p.timeout_seconds.unwrap_or(MCP_DEFAULT_TIMEOUT_SECONDS),
+            auto_approve: p.auto_approve.clone().unwrap_or_default(),
+            disabled: p.disabled.unwrap_or(false),
+        }
+    }
+
+    /// Checks one entry: a usable name, exactly one transport, an http(s) URL.
+    pub fn check(&self, name: &str) -> Result<(), String> {
+        if name.is_empty()
+            || name.contains("__")
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            return Err(
+                "a server name uses letters, digits, '-' and single '_' only (its tools are named <server>__<tool>)"
+                    .into(),
+            );
+        }
+        match (&self.command, &self.url) {
+            (Some(_), Some(_)) => Err("set either command (stdio) or url (HTTP), not both".into()),
+            (None, None) => Err("set command (a stdio server) or url (an HTTP server)".into()),
+            (Some(c), None) if c.trim().is_empty() => Err("command is empty".into()),
+            (None, Some(u)) if !(u.starts_with("http://") || u.starts_with("https://")) => Err(
+                format!("url must start with http:// or https:// (got {u:?})"),
+            ),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// The public Bot API.
@@ -271,6 +339,7 @@ impl Default for Config {
                 poll_timeout: 30,
                 session_ttl_hours: 24,
             },
+            mcp_servers: BTreeMap::new(),
             dangerous_override: None,
             sandbox: true,
             sandbox_allow_write: Vec::new(),
@@ -325,6 +394,9 @@ pub struct PartialConfig {
     /// See [`Config::telegram`]; only accepted from the global file (and the token from
     /// `ODEK_TELEGRAM_TOKEN`).
     pub telegram: Option<PartialTelegram>,
+    /// See [`Config::mcp_servers`]. An entry with `command` or `url` defines a server
+    /// (replacing one of the same name below); one without only changes the fields it sets.
+    pub mcp_servers: Option<BTreeMap<String, PartialMcpServer>>,
     /// See [`Config::sandbox`].
     pub sandbox: Option<bool>,
     /// See [`Config::sandbox_allow_write`].
@@ -385,6 +457,28 @@ pub struct PartialTelegram {
     pub poll_timeout: Option<u64>,
     /// See [`TelegramConfig::session_ttl_hours`].
     pub session_ttl_hours: Option<u64>,
+}
+
+/// Partial `mcp_servers` entry.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PartialMcpServer {
+    /// See [`McpServerConfig::command`].
+    pub command: Option<String>,
+    /// See [`McpServerConfig::args`].
+    pub args: Option<Vec<String>>,
+    /// See [`McpServerConfig::env`].
+    pub env: Option<BTreeMap<String, String>>,
+    /// See [`McpServerConfig::url`].
+    pub url: Option<String>,
+    /// See [`McpServerConfig::headers`].
+    pub headers: Option<BTreeMap<String, String>>,
+    /// See [`McpServerConfig::timeout_seconds`].
+    pub timeout_seconds: Option<u64>,
+    /// See [`McpServerConfig::auto_approve`].
+    pub auto_approve: Option<Vec<String>>,
+    /// See [`McpServerConfig::disabled`].
+    pub disabled: Option<bool>,
 }
 
 /// Partial `serve.rate_limits` section.
@@ -624,6 +718,16 @@ fn validate(config: &Config, sources: &BTreeMap<String, Source>) -> Result<(), C
             message: format!("expected an http:// or https:// URL, got {url:?}"),
         });
     }
+    for (name, server) in &config.mcp_servers {
+        let key = format!("mcp_servers.{name}");
+        server
+            .check(name)
+            .map_err(|message| ConfigError::InvalidValue {
+                origin: origin(&key),
+                key,
+                message,
+            })?;
+    }
     config
         .dangerous
         .validate()
@@ -668,6 +772,25 @@ pub fn masked_json(config: &Config) -> serde_json::Value {
         && let Some(t) = token.as_str()
     {
         *token = serde_json::Value::String(mask(t));
+    }
+    if let Some(servers) = value
+        .get_mut("mcp_servers")
+        .and_then(serde_json::Value::as_object_mut)
+    {
+        for server in servers.values_mut() {
+            for map in ["env", "headers"] {
+                if let Some(values) = server
+                    .get_mut(map)
+                    .and_then(serde_json::Value::as_object_mut)
+                {
+                    for v in values.values_mut() {
+                        if let Some(text) = v.as_str() {
+                            *v = serde_json::Value::String(mask(text));
+                        }
+                    }
+                }
+            }
+        }
     }
     value
 }

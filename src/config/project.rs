@@ -2,9 +2,10 @@
 //! limits, but can never raise a limit, re-enable what the user turned off, change the
 //! endpoint or the key, or loosen the approval policy.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::{Config, PartialConfig, PartialLimits, SandboxNetwork};
+use super::{Config, PartialConfig, PartialLimits, PartialMcpServer, SandboxNetwork};
 
 /// Removes from the project layer everything it may not set, with one warning line each.
 /// `below` is the configuration merged from the layers under the project (defaults + global).
@@ -43,6 +44,9 @@ pub(super) fn filter_project_layer(
     if layer.telegram.take().is_some() {
         ignore("telegram section", &g.to_string());
     }
+    if let Some(servers) = layer.mcp_servers.take() {
+        layer.mcp_servers = Some(only_disabling(servers, &mut ignore));
+    }
     if let Some(tools) = &mut layer.tools
         && tools.enabled.take().is_some()
     {
@@ -64,6 +68,40 @@ pub(super) fn filter_project_layer(
         filter_limits(limits, below, path, warnings);
     }
     layer
+}
+
+/// A project may turn an MCP server off (`"<name>": {"disabled": true}`) and nothing else: it
+/// can neither start a program nor reach a URL, nor approve tools.
+fn only_disabling(
+    servers: BTreeMap<String, PartialMcpServer>,
+    ignore: &mut impl FnMut(&str, &str),
+) -> BTreeMap<String, PartialMcpServer> {
+    let mut kept = BTreeMap::new();
+    for (name, server) in servers {
+        let disables = server.disabled == Some(true);
+        let only_that = PartialMcpServer {
+            disabled: server.disabled,
+            ..PartialMcpServer::default()
+        } == server;
+        if !only_that {
+            ignore(
+                &format!(
+                    "mcp_servers.{name} (a project may only disable a server, with \"disabled\": true)"
+                ),
+                "the global config",
+            );
+        }
+        if disables {
+            kept.insert(
+                name,
+                PartialMcpServer {
+                    disabled: Some(true),
+                    ..PartialMcpServer::default()
+                },
+            );
+        }
+    }
+    kept
 }
 
 /// A project may turn the sandbox on and shut its network, never the other way round, and

@@ -59,6 +59,23 @@ pub fn global_template() -> String {
             "poll_timeout": d.telegram.poll_timeout,
             "session_ttl_hours": d.telegram.session_ttl_hours
         },
+        "mcp_servers": {
+            "everything": {
+                "command": "npx",
+                "args": ["-y", "@modelcontextprotocol/server-everything"],
+                "env": {},
+                "timeout_seconds": crate::config::MCP_DEFAULT_TIMEOUT_SECONDS,
+                "auto_approve": ["echo"],
+                "disabled": true
+            },
+            "remote": {
+                "url": "https://mcp.example.com/mcp",
+                "headers": {"Authorization": "Bearer ${MCP_EXAMPLE_TOKEN}"},
+                "timeout_seconds": crate::config::MCP_DEFAULT_TIMEOUT_SECONDS,
+                "auto_approve": [],
+                "disabled": true
+            }
+        },
         "sandbox": d.sandbox,
         "sandbox_allow_write": [],
         "sandbox_network": "allow"

@@ -386,8 +386,17 @@ fn templates_load_cleanly_and_match_the_defaults() {
         r.config.dangerous.non_interactive,
         Some(crate::policy::Action::Deny)
     );
+    // The template shows both kinds of MCP server, switched off.
+    let servers: Vec<(&str, bool)> = r
+        .config
+        .mcp_servers
+        .iter()
+        .map(|(name, s)| (name.as_str(), s.disabled))
+        .collect();
+    assert_eq!(servers, vec![("everything", true), ("remote", true)]);
     let expected = Config {
         dangerous: r.config.dangerous.clone(),
+        mcp_servers: r.config.mcp_servers.clone(),
         ..Config::default()
     };
     assert_eq!(r.config, expected);
@@ -428,5 +437,81 @@ fn every_known_key_is_in_the_template() {
             t.pointer(&format!("/{}", key.replace('.', "/"))).is_some(),
             "{key} missing from the template"
         );
+    }
+}
+
+#[test]
+fn mcp_servers_come_from_the_global_file_and_a_project_may_only_disable_them() {
+    let f = Fixture::new();
+    f.global(
+        r#"{"mcp_servers": {
+            "fs": {"command": "npx", "args": ["-y", "server-fs"], "env": {"GITHUB_TOKEN": "ghp_0123456789abcdef"}},
+            "web": {"url": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer tok-0123456789abcdef"}, "timeout_seconds": 5000}
+        }}"#,
+    );
+    f.project(
+        r#"{"mcp_servers": {
+            "fs": {"disabled": true},
+            "web": {"auto_approve": ["fetch"]},
+            "evil": {"command": "sh", "args": ["-c", "id"]}
+        }}"#,
+    );
+    let r = f.ok();
+    let fs = &r.config.mcp_servers["fs"];
+    assert!(fs.disabled);
+    assert_eq!(fs.command.as_deref(), Some("npx"));
+    let web = &r.config.mcp_servers["web"];
+    assert!(!web.disabled);
+    assert!(
+        web.auto_approve.is_empty(),
+        "a project cannot approve tools"
+    );
+    assert_eq!(web.timeout_seconds, 600, "clamped");
+    assert!(!r.config.mcp_servers.contains_key("evil"));
+    let ignored: Vec<&String> = r
+        .warnings
+        .iter()
+        .filter(|w| w.contains("a project may only disable a server"))
+        .collect();
+    assert_eq!(ignored.len(), 2, "{:?}", r.warnings);
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.contains("mcp_servers.web.timeout_seconds=5000"))
+    );
+    let shown = masked_json(&r.config).to_string();
+    assert!(!shown.contains("ghp_0123456789abcdef"), "{shown}");
+    assert!(!shown.contains("tok-0123456789abcdef"), "{shown}");
+    let redactor = crate::runtime::build_redactor(&r.config);
+    let said = redactor.redact("token tok-0123456789abcdef and ghp_0123456789abcdef");
+    assert!(!said.contains("tok-0123456789abcdef"), "{said}");
+    assert!(!said.contains("ghp_0123456789abcdef"), "{said}");
+}
+
+#[test]
+fn a_malformed_mcp_server_is_a_configuration_error() {
+    for (json, message) in [
+        (r#"{"mcp_servers": {"a": {"args": []}}}"#, "set command"),
+        (
+            r#"{"mcp_servers": {"a": {"command": "x", "url": "http://h/mcp"}}}"#,
+            "not both",
+        ),
+        (
+            r#"{"mcp_servers": {"a__b": {"command": "x"}}}"#,
+            "single '_'",
+        ),
+        (
+            r#"{"mcp_servers": {"a": {"url": "ws://h/mcp"}}}"#,
+            "http://",
+        ),
+        (
+            r#"{"mcp_servers": {"a": {"command": "x", "cwd": "/"}}}"#,
+            "unknown field",
+        ),
+    ] {
+        let f = Fixture::new();
+        f.global(json);
+        let e = f.load().expect_err("refused").to_string();
+        assert!(e.contains(message), "{json}: {e}");
     }
 }

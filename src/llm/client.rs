@@ -197,8 +197,7 @@ impl HttpModel {
         };
         let base = config.base_url.trim().trim_end_matches('/').to_string();
         validate_endpoint(&base, config.api_key.as_deref())?;
-        let http = reqwest::Client::builder()
-            .user_agent(concat!("odek/", env!("CARGO_PKG_VERSION")))
+        let http = super::http::client_builder()
             .build()
             .map_err(|e| LlmError::Config(format!("cannot build HTTP client: {e}")))?;
         Ok(HttpModel {

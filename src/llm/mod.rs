@@ -5,6 +5,7 @@
 
 mod client;
 mod error;
+pub mod http;
 mod profiles;
 mod replay;
 mod response;

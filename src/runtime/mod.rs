@@ -25,6 +25,7 @@ use crate::config::{Config, SandboxNetwork, is_loopback_url};
 use crate::engine::{Budgets, EngineSettings};
 use crate::events::EventWriter;
 use crate::llm::{ChatModel, HttpModel, HttpModelConfig, Message, RecordingModel, ReplayModel};
+use crate::mcp::McpHub;
 use crate::redact::Redactor;
 use crate::sandbox::{Network, SandboxStatus};
 use crate::session::{Holder, SessionError, SessionStore};
@@ -114,6 +115,7 @@ pub struct Runtime {
     global_config: String,
     sandbox: SandboxStatus,
     warnings: Vec<String>,
+    mcp: Arc<McpHub>,
 }
 
 impl Runtime {
@@ -131,6 +133,7 @@ impl Runtime {
         let mut warnings = Vec::new();
         let sandbox = build_sandbox(&config, &opts, &mut warnings);
         Ok(Runtime {
+            mcp: Arc::new(McpHub::new(&config.mcp_servers)),
             sandbox,
             warnings,
             sessions: SessionStore::new(&opts.home, opts.redactor.clone()),
@@ -141,6 +144,24 @@ impl Runtime {
             events: opts.events,
             global_config,
         })
+    }
+
+    /// Starts the configured MCP servers (once per process; every surface calls this before
+    /// its first turn, and later calls wait for the first). Returns the warnings of servers
+    /// that did not start, to the first caller only. Until it ran, turns offer no MCP tools.
+    pub async fn start_mcp(&self) -> Vec<String> {
+        self.mcp.start().await
+    }
+
+    /// The MCP servers of this runtime.
+    pub fn mcp(&self) -> &Arc<McpHub> {
+        &self.mcp
+    }
+
+    /// Uses `other`'s MCP servers instead of starting its own (`odek serve` builds a runtime
+    /// per model; they all share the server's connections).
+    pub fn share_mcp(&mut self, other: &Runtime) {
+        self.mcp = other.mcp.clone();
     }
 
     /// The resolved configuration.
@@ -387,6 +408,15 @@ pub fn build_redactor_with(config: &Config, extra: &[&str]) -> Arc<Redactor> {
     }
     if let Some(token) = &config.telegram.bot_token {
         r.add_secret(token);
+    }
+    for server in config.mcp_servers.values() {
+        r.add_secrets_from_env(server.env.clone());
+        for value in server.headers.values() {
+            r.add_secret(value);
+            if let Some((_scheme, credential)) = value.split_once(' ') {
+                r.add_secret(credential);
+            }
+        }
     }
     r.add_secrets_from_env(std::env::vars());
     Arc::new(r)

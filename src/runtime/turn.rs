@@ -106,8 +106,13 @@ impl Runtime {
         }
         let selection = tool_selection(&self.config);
         let plan = self.plan_store(events.as_ref());
-        let tools = build_registry(&selection, plan.clone(), self.sandbox.sandbox())
-            .map_err(RuntimeError::Tools)?;
+        let tools = build_registry(
+            &selection,
+            plan.clone(),
+            self.sandbox.sandbox(),
+            self.mcp.tools(),
+        )
+        .map_err(RuntimeError::Tools)?;
         let trust = session.map_or_else(|| Arc::new(TrustSet::default()), |s| s.trust().clone());
         let gate = Gate::new(
             self.config.dangerous.clone(),
@@ -134,9 +139,14 @@ impl Runtime {
     /// The tools a turn of this runtime offers the model, as the model sees them.
     pub fn tool_defs(&self) -> Vec<crate::llm::ToolDef> {
         let selection = tool_selection(&self.config);
-        build_registry(&selection, self.plan_store(None), self.sandbox.sandbox())
-            .map(|tools| tools.defs().to_vec())
-            .unwrap_or_default()
+        build_registry(
+            &selection,
+            self.plan_store(None),
+            self.sandbox.sandbox(),
+            self.mcp.tools(),
+        )
+        .map(|tools| tools.defs().to_vec())
+        .unwrap_or_default()
     }
 
     /// Planning is on when the configuration enables it and the tool selection keeps `plan`;

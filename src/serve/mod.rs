@@ -233,7 +233,7 @@ impl AppState {
         let mut resolved = crate::config::load(&load)
             .map_err(|e| ApiError::internal(format!("configuration: {e}")))?;
         resolved.config.keep_sandbox_posture(false, key.sandbox);
-        let runtime = Runtime::build(
+        let mut runtime = Runtime::build(
             resolved.config,
             RuntimeOptions::surface(
                 load.home.clone(),
@@ -242,6 +242,7 @@ impl AppState {
                 self.redactor.clone(),
             ),
         )?;
+        runtime.share_mcp(&self.base);
         let runtime = Arc::new(runtime);
         runtimes.insert(key, runtime.clone());
         Ok(runtime)

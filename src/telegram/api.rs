@@ -83,7 +83,7 @@ impl BotApi {
     /// A client for the bot with `token` at `api_base`; `poll_timeout` is the long poll's
     /// wait, so requests may take that long plus a margin.
     pub fn new(api_base: &str, token: &str, poll_timeout: Duration) -> Result<BotApi, BotError> {
-        let client = reqwest::Client::builder()
+        let client = crate::llm::http::client_builder()
             .connect_timeout(Duration::from_secs(10))
             .timeout(poll_timeout + Duration::from_secs(15))
             .build()

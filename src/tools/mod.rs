@@ -30,7 +30,7 @@ pub use patch::PatchTool;
 pub use plan_tool::PlanTool;
 pub use read_file::ReadFileTool;
 pub use search_files::SearchFilesTool;
-pub use shell::ShellTool;
+pub use shell::{HIDDEN_ENV, ShellTool};
 pub use write_file::WriteFileTool;
 
 /// What a tool call can see of the run.
@@ -167,10 +167,11 @@ impl ToolSelection {
             && (self.enabled.is_empty() || self.enabled.iter().any(|e| e == name))
     }
 
-    /// Refuses names that are not built-in tools.
+    /// Refuses names that are neither built-in tools nor MCP tool names (`<server>__<tool>`,
+    /// known only once the servers run).
     pub fn check_names(&self) -> Result<(), String> {
         for name in self.enabled.iter().chain(&self.disabled) {
-            if !BUILTIN_TOOL_NAMES.contains(&name.as_str()) {
+            if !BUILTIN_TOOL_NAMES.contains(&name.as_str()) && !name.contains("__") {
                 return Err(format!(
                     "unknown tool \"{name}\" (available: {})",
                     BUILTIN_TOOL_NAMES.join(", ")
@@ -183,11 +184,13 @@ impl ToolSelection {
 
 /// Builds the tool registry. This is the only place tools are registered, so `run`,
 /// `continue`, `repl` and every later entry point get exactly the same set. The `plan` tool is
-/// registered exactly when a plan store is given.
+/// registered exactly when a plan store is given. `mcp` tools (from MCP servers) follow the
+/// built-in ones; one whose name is taken is left out, so they never shadow a built-in.
 pub fn build_registry(
     selection: &ToolSelection,
     plan_store: Option<Arc<PlanStore>>,
     sandbox: Option<Arc<Sandbox>>,
+    mcp: Vec<Arc<dyn Tool>>,
 ) -> Result<ToolRegistry, String> {
     selection.check_names()?;
     let mut all: Vec<Arc<dyn Tool>> = vec![
@@ -199,6 +202,13 @@ pub fn build_registry(
     ];
     if let Some(store) = plan_store {
         all.push(Arc::new(PlanTool::new(store)));
+    }
+    for tool in mcp {
+        let taken = BUILTIN_TOOL_NAMES.contains(&tool.name())
+            || all.iter().any(|t| t.name() == tool.name());
+        if !taken {
+            all.push(tool);
+        }
     }
     let chosen: Vec<Arc<dyn Tool>> = if selection.enabled.is_empty() {
         all.into_iter()

@@ -21,8 +21,9 @@ const MAX_STREAM_BYTES: usize = 1024 * 1024;
 const PIPE_GRACE: Duration = Duration::from_secs(2);
 /// Between SIGTERM and SIGKILL when stopping a process group.
 const KILL_GRACE: Duration = Duration::from_millis(300);
-/// Key variables odek itself reads; child processes never see them.
-const HIDDEN_ENV: &[&str] = &[
+/// Variables holding odek's own secrets, removed from the environment of every program odek
+/// starts (shell commands, MCP servers).
+pub const HIDDEN_ENV: &[&str] = &[
     "ODEK_API_KEY",
     "DEEPSEEK_API_KEY",
     "OPENAI_API_KEY",

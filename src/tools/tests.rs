@@ -7,7 +7,7 @@ fn store() -> Option<Arc<PlanStore>> {
 
 #[test]
 fn default_registry_order_is_stable() {
-    let r = build_registry(&ToolSelection::default(), store(), None).expect("builds");
+    let r = build_registry(&ToolSelection::default(), store(), None, Vec::new()).expect("builds");
     assert_eq!(r.names(), BUILTIN_TOOL_NAMES.to_vec());
     let defs: Vec<&str> = r.defs().iter().map(|d| d.name.as_str()).collect();
     assert_eq!(defs, BUILTIN_TOOL_NAMES.to_vec());
@@ -15,10 +15,10 @@ fn default_registry_order_is_stable() {
 
 #[test]
 fn plan_tool_exactly_when_a_store_exists() {
-    let r = build_registry(&ToolSelection::default(), None, None).expect("builds");
+    let r = build_registry(&ToolSelection::default(), None, None, Vec::new()).expect("builds");
     assert!(r.get("plan").is_none());
     assert!(
-        build_registry(&ToolSelection::default(), store(), None)
+        build_registry(&ToolSelection::default(), store(), None, Vec::new())
             .expect("builds")
             .get("plan")
             .is_some()
@@ -31,7 +31,7 @@ fn enabled_selects_and_orders_disabled_removes() {
         enabled: vec!["shell".into(), "read_file".into(), "patch".into()],
         disabled: vec!["patch".into()],
     };
-    let r = build_registry(&sel, store(), None).expect("builds");
+    let r = build_registry(&sel, store(), None, Vec::new()).expect("builds");
     assert_eq!(r.names(), vec!["shell", "read_file"]);
 }
 
@@ -41,13 +41,15 @@ fn unknown_tool_names_are_errors() {
         enabled: vec![],
         disabled: vec!["shel".into()],
     };
-    let e = build_registry(&sel, None, None).err().expect("error");
+    let e = build_registry(&sel, None, None, Vec::new())
+        .err()
+        .expect("error");
     assert!(e.contains("unknown tool \"shel\""), "{e}");
 }
 
 #[test]
 fn every_schema_is_an_object_with_required_fields_declared() {
-    let r = build_registry(&ToolSelection::default(), store(), None).expect("builds");
+    let r = build_registry(&ToolSelection::default(), store(), None, Vec::new()).expect("builds");
     for def in r.defs() {
         assert_eq!(def.parameters["type"], "object", "{}", def.name);
         let props = def.parameters["properties"]

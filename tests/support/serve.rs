@@ -57,7 +57,7 @@ impl Served {
             addr: addr.to_string(),
             token: token.to_string(),
             stderr: captured,
-            client: reqwest::Client::builder()
+            client: odek::llm::http::client_builder()
                 .redirect(reqwest::redirect::Policy::none())
                 .build()
                 .expect("client"),

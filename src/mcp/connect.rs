@@ -1,0 +1,184 @@
+//! Starting one server: its transport (a child process or streamable HTTP), the MCP
+//! handshake and the tool listing, within the server's `timeout_seconds`.
+
+use std::collections::HashMap;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use rmcp::ServiceExt;
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use tokio::io::AsyncBufReadExt;
+
+use super::{McpServer, ServerState, StderrTail, Stop};
+use crate::config::McpServerConfig;
+
+type Client = RunningService<RoleClient, ClientConfig>;
+
+/// Connects the server `name` (or leaves it disabled). Never fails: a server that cannot be
+/// started is returned in [`ServerState::Failed`] with the reason.
+pub(super) async fn server(name: &str, config: &McpServerConfig) -> McpServer {
+    let state = Arc::new(Mutex::new(ServerState::Disabled));
+    let mut server = McpServer {
+        name: name.to_string(),
+        config: config.clone(),
+        state: state.clone(),
+        peer: None,
+        tools: Vec::new(),
+        stop: Mutex::new(None),
+    };
+    if config.disabled {
+        return server;
+    }
+    let tail = StderrTail::default();
+    let mut group = None;
+    let opened = match start(config, &tail, &mut group) {
+        Err(e) => Err(e),
+        Ok(pending) => {
+            let limit = Duration::from_secs(config.timeout_seconds);
+            match tokio::time::timeout(limit, handshake(pending)).await {
+                Ok(result) => result,
+                Err(_) => Err(format!(
+                    "no answer to the MCP handshake within {}s (timeout_seconds)",
+                    config.timeout_seconds
+                )),
+            }
+        }
+    };
+    match opened {
+        Ok((client, tools)) => {
+            server.peer = Some(client.peer().clone());
+            server.tools = tools;
+            *state.lock().unwrap_or_else(PoisonError::into_inner) = ServerState::Running;
+            *server.stop.lock().unwrap_or_else(PoisonError::into_inner) =
+                Some(watch(client, state, group));
+        }
+        Err(why) => {
+            if let Some(g) = group {
+                kill_process_group(g);
+            }
+            let why = match tail.summary() {
+                Some(stderr) => format!("{why} (its stderr: {stderr})"),
+                None => why,
+            };
+            *state.lock().unwrap_or_else(PoisonError::into_inner) = ServerState::Failed(why);
+        }
+    }
+    server
+}
+
+/// A transport ready for the handshake.
+enum Pending {
+    Child(TokioChildProcess),
+    Http(StreamableHttpClientTransport<reqwest::Client>),
+}
+
+/// Spawns the child process or prepares the HTTP client; `group` receives the child's
+/// process group.
+fn start(
+    config: &McpServerConfig,
+    tail: &StderrTail,
+    group: &mut Option<i32>,
+) -> Result<Pending, String> {
+    if let Some(url) = &config.url {
+        return http_transport(url, &config.headers).map(Pending::Http);
+    }
+    let program = config.command.as_deref().unwrap_or_default();
+    let mut cmd = tokio::process::Command::new(program);
+    for var in crate::tools::HIDDEN_ENV {
+        cmd.env_remove(var);
+    }
+    cmd.args(&config.args)
+        .envs(&config.env)
+        .process_group(0)
+        .kill_on_drop(true);
+    let (child, stderr) = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start {program:?}: {e}"))?;
+    *group = child.id().and_then(|pid| i32::try_from(pid).ok());
+    if let Some(stderr) = stderr {
+        let tail = tail.clone();
+        tokio::spawn(async move {
+            let mut lines = tokio::io::BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                tracing::debug!("mcp stderr: {line}");
+                tail.push(line);
+            }
+        });
+    }
+    Ok(Pending::Child(child))
+}
+
+/// The streamable-HTTP transport for `url`, sending `headers` with every request, over
+/// odek's own HTTP client (the same TLS set-up as the model endpoint).
+fn http_transport(
+    url: &str,
+    headers: &std::collections::BTreeMap<String, String>,
+) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
+    let mut custom = HashMap::new();
+    for (name, value) in headers {
+        let header = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+            .map_err(|e| format!("header {name:?}: {e}"))?;
+        let mut value = reqwest::header::HeaderValue::from_str(value)
+            .map_err(|e| format!("header {name:?}: {e}"))?;
+        value.set_sensitive(true);
+        custom.insert(header, value);
+    }
+    let client = crate::llm::http::client_builder()
+        .connect_timeout(Duration::from_secs(10))
+        .build()
+        .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+    let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom);
+    Ok(StreamableHttpClientTransport::with_client(client, config))
+}
+
+/// The MCP handshake, then the server's tools.
+async fn handshake(pending: Pending) -> Result<(Client, Vec<rmcp::model::Tool>), String> {
+    let info = ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("odek", env!("CARGO_PKG_VERSION")),
+    );
+    let client = match pending {
+        Pending::Child(t) => info.serve(t).await,
+        Pending::Http(t) => info.serve(t).await,
+    }
+    .map_err(|e| format!("the MCP handshake failed: {e}"))?;
+    let tools = client
+        .peer()
+        .list_all_tools()
+        .await
+        .map_err(|e| format!("listing its tools failed: {e}"))?;
+    Ok((client, tools))
+}
+
+/// Watches the connection: when it ends, a running server becomes exited.
+fn watch(client: Client, state: Arc<Mutex<ServerState>>, group: Option<i32>) -> Stop {
+    let cancel = client.cancellation_token();
+    let finished = tokio::spawn(async move {
+        let reason = client.waiting().await;
+        let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
+        if *state == ServerState::Running {
+            let why = match reason {
+                Ok(r) => format!("its connection ended ({r:?})"),
+                Err(e) => format!("its connection failed ({e})"),
+            };
+            *state = ServerState::Exited(why);
+        }
+    });
+    Stop {
+        cancel,
+        finished,
+        process_group: group,
+    }
+}
+
+/// Kills what is left of a stdio server's process group (a wrapper like `npx` starts the
+/// real server as its child).
+pub(super) fn kill_process_group(group: i32) {
+    use nix::sys::signal::{Signal, killpg};
+    let _ = killpg(nix::unistd::Pid::from_raw(group), Signal::SIGKILL);
+}
