@@ -20,7 +20,10 @@
 # runs bench/telegram_load.py: `odek telegram` end to end against a fake Bot API and a model
 # server that answers at once (ODEK_BENCH_TG_CHATS=20 chats, each sending
 # ODEK_BENCH_TG_MESSAGES=10 messages one after the other; 10 s idle first, 100 /plan_status
-# after; not part of `all`). Progress goes to stderr; the Markdown tables for
+# after; not part of `all`). ODEK_BENCH_ONLY=mcp runs bench/mcp_calls.py: runs of
+ODEK_BENCH_MCP_CALLS=50 tool calls with a built-in tool, then with server-everything's `echo`
+over stdio and over streamable HTTP (ODEK_BENCH_MCP_REPS=5 runs each; needs `make mcp-deps`;
+not part of `all`). Progress goes to stderr; the Markdown tables for
 # docs/PERFORMANCE.md go to stdout.
 set -euo pipefail
 
@@ -55,6 +58,13 @@ if [[ "${ODEK_BENCH_ONLY:-all}" == telegram ]]; then
         --bin "$bin" \
         --chats "${ODEK_BENCH_TG_CHATS:-20}" \
         --messages "${ODEK_BENCH_TG_MESSAGES:-10}"
+fi
+
+if [[ "${ODEK_BENCH_ONLY:-all}" == mcp ]]; then
+    exec python3 "$root/bench/mcp_calls.py" \
+        --bin "$bin" \
+        --calls "${ODEK_BENCH_MCP_CALLS:-50}" \
+        --reps "${ODEK_BENCH_MCP_REPS:-5}"
 fi
 
 exec python3 "$root/bench/measure.py" \

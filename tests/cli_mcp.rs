@@ -421,3 +421,101 @@ async fn over_streamable_http_list_call_and_a_server_that_exits() {
 
     server_exits_mid_run(&sb, || http.stop()).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn odek_serve_shares_one_server_between_runs_and_models_and_stops_it() {
+    use support::serve::Served;
+    let sb = Sandbox::new();
+    let pidfile = sb.dir.path().join("server.pid");
+    // `$$$$` is the shell's `$$` once the config's `$` substitution has run.
+    let script = format!(
+        "echo $$$$ >> '{}'; exec node '{}' stdio",
+        pidfile.display(),
+        everything().display()
+    );
+    stdio_config(
+        &sb,
+        json!({"command": "sh", "args": ["-c", script], "auto_approve": ["echo"]}),
+        json!({}),
+    );
+    let model = ScriptedServer::start(vec![
+        tools(&[("everything__echo", json!({"message": "via serve"}))]),
+        text("one"),
+        tools(&[("everything__echo", json!({"message": "other model"}))]),
+        text("two"),
+    ])
+    .await;
+    let mut served = Served::start(&sb, &model.base_url(), &[]);
+    let listed = served.get("/api/tools").await.json;
+    let names: Vec<&str> = listed["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(names.contains(&"everything__echo"), "{names:?}");
+    assert!(names.contains(&"shell"), "{names:?}");
+
+    for (body, expected) in [
+        (json!({"content": "echo"}), "Echo: via serve"),
+        (
+            json!({"content": "echo", "model": "other"}),
+            "Echo: other model",
+        ),
+    ] {
+        let started = served.post("/api/prompt", body).await;
+        assert_eq!(started.status, 202, "{}", started.text);
+        let run = served
+            .wait_run(started.json["run_id"].as_str().expect("run id"))
+            .await;
+        assert_eq!(run["status"], "completed", "{run}");
+        let requests = model.requests();
+        let last = requests.last().expect("a request");
+        assert_eq!(unwrap_untrusted(&tool_results(last)[0]), expected);
+    }
+    let pids: Vec<i32> = read(&pidfile)
+        .lines()
+        .map(|l| l.trim().parse().expect("pid"))
+        .collect();
+    assert_eq!(
+        pids.len(),
+        1,
+        "one server process for both runs and both models"
+    );
+    assert_eq!(served.terminate(), Some(0), "{}", served.stderr());
+    wait_dead(pids[0]);
+}
+
+#[tokio::test]
+async fn a_call_that_outlasts_timeout_seconds_is_cancelled_and_the_server_stays_usable() {
+    let sb = Sandbox::new();
+    let mut server = node_server(&["stdio"]);
+    server["timeout_seconds"] = json!(1);
+    server["auto_approve"] = json!(["echo", "trigger-long-running-operation"]);
+    stdio_config(&sb, server, json!({}));
+    let model = ScriptedServer::start(vec![
+        tools(&[(
+            "everything__trigger-long-running-operation",
+            json!({"duration": 20, "steps": 20}),
+        )]),
+        tools(&[("everything__echo", json!({"message": "still here"}))]),
+        text("done"),
+    ])
+    .await;
+    let mut cmd = sb.odek(&model.base_url());
+    cmd.args(["run", "--ephemeral", "slow"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let requests = model.requests();
+    let results = tool_results(&requests[2]);
+    assert_eq!(
+        unwrap_untrusted(&results[0]),
+        "error: mcp server everything: trigger-long-running-operation gave no answer within 1s (timeout_seconds)"
+    );
+    assert_eq!(unwrap_untrusted(&results[1]), "Echo: still here");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(r#"everything__trigger-long-running-operation {"duration":20,"steps":20}"#),
+        "the tool line shows the arguments: {stderr}"
+    );
+}

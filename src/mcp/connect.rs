@@ -18,9 +18,25 @@ use crate::config::McpServerConfig;
 
 type Client = RunningService<RoleClient, ClientConfig>;
 
-/// Connects the server `name` (or leaves it disabled). Never fails: a server that cannot be
-/// started is returned in [`ServerState::Failed`] with the reason.
+/// The least time a server gets to start and list its tools, whatever its
+/// `timeout_seconds` (a short per-call timeout must not keep a slow starter, like `npx`
+/// resolving a package, from starting).
+const MIN_START_SECONDS: u64 = 10;
+
+/// Connects the server `name` (or leaves it disabled) within its `timeout_seconds`, but no
+/// less than [`MIN_START_SECONDS`].
 pub(super) async fn server(name: &str, config: &McpServerConfig) -> McpServer {
+    let limit = config.timeout_seconds.max(MIN_START_SECONDS);
+    server_within(name, config, Duration::from_secs(limit)).await
+}
+
+/// [`server`] with the start-up limit given. Never fails: a server that cannot be started
+/// is returned in [`ServerState::Failed`] with the reason.
+pub(super) async fn server_within(
+    name: &str,
+    config: &McpServerConfig,
+    limit: Duration,
+) -> McpServer {
     let state = Arc::new(Mutex::new(ServerState::Disabled));
     let mut server = McpServer {
         name: name.to_string(),
@@ -37,16 +53,13 @@ pub(super) async fn server(name: &str, config: &McpServerConfig) -> McpServer {
     let mut group = None;
     let opened = match start(config, &tail, &mut group) {
         Err(e) => Err(e),
-        Ok(pending) => {
-            let limit = Duration::from_secs(config.timeout_seconds);
-            match tokio::time::timeout(limit, handshake(pending)).await {
-                Ok(result) => result,
-                Err(_) => Err(format!(
-                    "no answer to the MCP handshake within {}s (timeout_seconds)",
-                    config.timeout_seconds
-                )),
-            }
-        }
+        Ok(pending) => match tokio::time::timeout(limit, handshake(pending)).await {
+            Ok(result) => result,
+            Err(_) => Err(format!(
+                "no answer to the MCP handshake within {}s",
+                limit.as_secs()
+            )),
+        },
     };
     match opened {
         Ok((client, tools)) => {

@@ -150,19 +150,38 @@ async fn a_server_that_cannot_start_is_a_warning_and_offers_no_tools() {
 }
 
 #[tokio::test]
-async fn a_server_that_never_answers_times_out() {
-    let mut config = stdio("sleep", &["30"]);
-    config.timeout_seconds = 1;
-    let mut servers = BTreeMap::new();
-    servers.insert("sleepy".to_string(), config);
-    let hub = McpHub::new(&servers);
-    let warnings = hub.start().await;
-    assert_eq!(warnings.len(), 1);
-    assert!(
-        warnings[0].contains("within 1s (timeout_seconds)"),
-        "{}",
-        warnings[0]
+async fn a_server_that_never_answers_times_out_and_is_killed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pidfile = dir.path().join("pid");
+    let script = format!(
+        "echo $$ > '{}'; echo started >&2; exec sleep 30",
+        pidfile.display()
     );
+    let config = stdio("sh", &["-c", &script]);
+    let started = std::time::Instant::now();
+    let server =
+        super::connect::server_within("sleepy", &config, std::time::Duration::from_secs(1)).await;
+    let ServerState::Failed(why) = server.state() else {
+        panic!("{:?}", server.state())
+    };
+    assert!(
+        why.starts_with("no answer to the MCP handshake within 1s"),
+        "{why}"
+    );
+    assert!(why.ends_with("(its stderr: started)"), "{why}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    let pid = std::fs::read_to_string(&pidfile).expect("pid");
+    let stat = format!("/proc/{}/stat", pid.trim());
+    for _ in 0..200 {
+        let gone = std::fs::read_to_string(&stat).map_or(true, |s| {
+            s.split(") ").nth(1).is_some_and(|r| r.starts_with('Z'))
+        });
+        if gone {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("the server's process {pid} is still running");
 }
 
 #[test]

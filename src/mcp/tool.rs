@@ -20,6 +20,9 @@ const MAX_TOOL_NAME: usize = 64;
 /// and tail): enough for any useful answer, bounded however much a server sends.
 const MAX_RESULT_BYTES: usize = 256 * 1024;
 
+/// Characters of a call's arguments shown in its terminal line and approval prompt.
+const SUMMARY_CHARS: usize = 120;
+
 /// A tool of an MCP server.
 pub struct McpTool {
     server: Arc<McpServer>,
@@ -115,6 +118,21 @@ impl Tool for McpTool {
 
     fn untrusted_source(&self, _args: &Value) -> Option<String> {
         Some(format!("mcp:{}:{}", self.server.name(), self.remote))
+    }
+
+    /// The arguments as compact JSON, cut at [`SUMMARY_CHARS`]: what an approval prompt shows
+    /// (redacted by the engine like every summary).
+    fn summary(&self, args: &Value) -> String {
+        let text = match args {
+            Value::Null => String::new(),
+            other => other.to_string(),
+        };
+        if text.chars().count() <= SUMMARY_CHARS {
+            return text;
+        }
+        let mut cut: String = text.chars().take(SUMMARY_CHARS - 1).collect();
+        cut.push('…');
+        cut
     }
 
     fn event_summary(&self, _args: &Value) -> Option<Value> {
