@@ -21,9 +21,9 @@
 # server that answers at once (ODEK_BENCH_TG_CHATS=20 chats, each sending
 # ODEK_BENCH_TG_MESSAGES=10 messages one after the other; 10 s idle first, 100 /plan_status
 # after; not part of `all`). ODEK_BENCH_ONLY=mcp runs bench/mcp_calls.py: runs of
-ODEK_BENCH_MCP_CALLS=50 tool calls with a built-in tool, then with server-everything's `echo`
-over stdio and over streamable HTTP (ODEK_BENCH_MCP_REPS=5 runs each; needs `make mcp-deps`;
-not part of `all`). Progress goes to stderr; the Markdown tables for
+# ODEK_BENCH_MCP_CALLS=50 tool calls with a built-in tool, then with server-everything's
+# `echo` over stdio and over streamable HTTP (ODEK_BENCH_MCP_REPS=5 runs each; needs
+# `make mcp-deps`; not part of `all`). Progress goes to stderr; the Markdown tables for
 # docs/PERFORMANCE.md go to stdout.
 set -euo pipefail
 
