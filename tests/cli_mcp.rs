@@ -294,6 +294,24 @@ async fn server_exits_mid_run(sb: &Sandbox, stop: impl FnOnce()) {
     );
 }
 
+/// Configures the stdio server `everything` (echo auto-approved) started through `sh`, which
+/// appends its pid (the server's, after `exec`) to the returned file.
+fn server_recording_its_pid(sb: &Sandbox) -> PathBuf {
+    let pidfile = sb.dir.path().join("server.pid");
+    // `$$$$` is the shell's `$$` once the config's `$` substitution has run.
+    let script = format!(
+        "echo $$$$ >> '{}'; exec node '{}' stdio",
+        pidfile.display(),
+        everything().display()
+    );
+    stdio_config(
+        sb,
+        json!({"command": "sh", "args": ["-c", script], "auto_approve": ["echo"]}),
+        json!({}),
+    );
+    pidfile
+}
+
 /// Waits until `pid` is gone or a zombie.
 fn wait_dead(pid: i32) {
     for _ in 0..500 {
@@ -309,18 +327,7 @@ fn wait_dead(pid: i32) {
 #[tokio::test]
 async fn a_stdio_server_that_exits_mid_run_answers_not_running() {
     let sb = Sandbox::new();
-    let pidfile = sb.dir.path().join("server.pid");
-    // `$$$$` is the shell's `$$` once the config's `$` substitution has run.
-    let script = format!(
-        "echo $$$$ > '{}'; exec node '{}' stdio",
-        pidfile.display(),
-        everything().display()
-    );
-    stdio_config(
-        &sb,
-        json!({"command": "sh", "args": ["-c", script], "auto_approve": ["echo"]}),
-        json!({}),
-    );
+    let pidfile = server_recording_its_pid(&sb);
     server_exits_mid_run(&sb, || {
         let pid: i32 = read(&pidfile).trim().parse().expect("pid");
         std::process::Command::new("kill")
@@ -426,18 +433,7 @@ async fn over_streamable_http_list_call_and_a_server_that_exits() {
 async fn odek_serve_shares_one_server_between_runs_and_models_and_stops_it() {
     use support::serve::Served;
     let sb = Sandbox::new();
-    let pidfile = sb.dir.path().join("server.pid");
-    // `$$$$` is the shell's `$$` once the config's `$` substitution has run.
-    let script = format!(
-        "echo $$$$ >> '{}'; exec node '{}' stdio",
-        pidfile.display(),
-        everything().display()
-    );
-    stdio_config(
-        &sb,
-        json!({"command": "sh", "args": ["-c", script], "auto_approve": ["echo"]}),
-        json!({}),
-    );
+    let pidfile = server_recording_its_pid(&sb);
     let model = ScriptedServer::start(vec![
         tools(&[("everything__echo", json!({"message": "via serve"}))]),
         text("one"),

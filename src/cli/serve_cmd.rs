@@ -60,11 +60,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
     runtime.warnings().iter().for_each(|w| eprintln!("{w}"));
     let rt = tokio_runtime()?;
     rt.block_on(async move {
-        runtime
-            .start_mcp()
-            .await
-            .iter()
-            .for_each(|w| eprintln!("{w}"));
+        super::turn::start_mcp_servers(&runtime).await;
         let mcp = runtime.mcp().clone();
         let listener = tokio::net::TcpListener::bind(&args.addr)
             .await

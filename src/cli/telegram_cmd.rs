@@ -61,11 +61,7 @@ pub fn run(args: TelegramArgs) -> anyhow::Result<Exit> {
     );
     let rt = tokio_runtime()?;
     rt.block_on(async move {
-        runtime
-            .start_mcp()
-            .await
-            .iter()
-            .for_each(|w| eprintln!("{w}"));
+        super::turn::start_mcp_servers(&runtime).await;
         let mcp = runtime.mcp().clone();
         let shutdown = tokio_util::sync::CancellationToken::new();
         let stop = shutdown.clone();

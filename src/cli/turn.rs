@@ -231,6 +231,14 @@ impl Setup {
     }
 }
 
+/// Starts the runtime's MCP servers for a long-running surface (`serve`, `telegram`),
+/// printing the warnings of those that did not start.
+pub async fn start_mcp_servers(runtime: &Runtime) {
+    for warning in runtime.start_mcp().await {
+        eprintln!("{warning}");
+    }
+}
+
 /// True when a person can answer approval prompts (stdin and stderr are terminals).
 pub fn interactive() -> bool {
     use std::io::IsTerminal;

@@ -189,6 +189,15 @@ pub struct McpServerConfig {
     pub disabled: bool,
 }
 
+/// Headers the streamable-HTTP transport sets itself.
+const MCP_RESERVED_HEADERS: &[&str] = &[
+    "accept",
+    "content-type",
+    "mcp-session-id",
+    "mcp-protocol-version",
+    "last-event-id",
+];
+
 /// Default of [`McpServerConfig::timeout_seconds`].
 pub const MCP_DEFAULT_TIMEOUT_SECONDS: u64 = 30;
 
@@ -218,6 +227,21 @@ impl McpServerConfig {
                 "a server name uses letters, digits, '-' and single '_' only (its tools are named <server>__<tool>)"
                     .into(),
             );
+        }
+        if self.url.is_some() && !(self.args.is_empty() && self.env.is_empty()) {
+            return Err("args and env belong to a stdio server (command), not to url".into());
+        }
+        if self.command.is_some() && !self.headers.is_empty() {
+            return Err("headers belong to an HTTP server (url), not to command".into());
+        }
+        if let Some(name) = self.headers.keys().find(|h| {
+            MCP_RESERVED_HEADERS
+                .iter()
+                .any(|r| r.eq_ignore_ascii_case(h))
+        }) {
+            return Err(format!(
+                "header {name:?} is set by the MCP transport itself and cannot be configured"
+            ));
         }
         match (&self.command, &self.url) {
             (Some(_), Some(_)) => Err("set either command (stdio) or url (HTTP), not both".into()),

@@ -508,6 +508,18 @@ fn a_malformed_mcp_server_is_a_configuration_error() {
             r#"{"mcp_servers": {"a": {"command": "x", "cwd": "/"}}}"#,
             "unknown field",
         ),
+        (
+            r#"{"mcp_servers": {"a": {"url": "http://h/mcp", "args": ["x"]}}}"#,
+            "stdio server",
+        ),
+        (
+            r#"{"mcp_servers": {"a": {"command": "x", "headers": {"A": "b"}}}}"#,
+            "HTTP server",
+        ),
+        (
+            r#"{"mcp_servers": {"a": {"url": "http://h/mcp", "headers": {"Mcp-Session-Id": "1"}}}}"#,
+            "set by the MCP transport",
+        ),
     ] {
         let f = Fixture::new();
         f.global(json);
