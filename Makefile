@@ -14,10 +14,10 @@ test-ui: ui-deps ## only the web UI's unit tests (node --test with jsdom)
 	cd ui && node --test test/
 
 ui-deps:         ## the web UI tests' Node packages (jsdom, pinned by ui/package-lock.json)
-	@[ -d ui/node_modules/jsdom ] || (cd ui && npm ci --no-audit --no-fund)
+	@[ ui/node_modules/.package-lock.json -nt ui/package-lock.json ] || (cd ui && npm ci --no-audit --no-fund)
 
 mcp-deps:        ## the real MCP server the MCP tests run (server-everything, pinned by tests/mcp/package-lock.json)
-	@[ -d tests/mcp/node_modules/@modelcontextprotocol/server-everything ] || (cd tests/mcp && npm ci --no-audit --no-fund)
+	@[ tests/mcp/node_modules/.package-lock.json -nt tests/mcp/package-lock.json ] || (cd tests/mcp && npm ci --no-audit --no-fund)
 
 lint:            ## formatting and clippy, warnings are errors
 	$(CARGO) fmt --all -- --check

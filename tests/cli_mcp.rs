@@ -469,6 +469,12 @@ async fn odek_serve_shares_one_server_between_runs_and_models_and_stops_it() {
         let last = requests.last().expect("a request");
         assert_eq!(unwrap_untrusted(&tool_results(last)[0]), expected);
     }
+    let requests = model.requests();
+    assert_eq!(requests.len(), 4);
+    assert_eq!(
+        requests[0]["tools"], requests[2]["tools"],
+        "every turn offers byte-identical tool definitions (the prompt-cache prefix)"
+    );
     let pids: Vec<i32> = read(&pidfile)
         .lines()
         .map(|l| l.trim().parse().expect("pid"))
@@ -514,4 +520,49 @@ async fn a_call_that_outlasts_timeout_seconds_is_cancelled_and_the_server_stays_
         stderr.contains(r#"everything__trigger-long-running-operation {"duration":20,"steps":20}"#),
         "the tool line shows the arguments: {stderr}"
     );
+}
+
+#[tokio::test]
+async fn ctrl_c_during_a_run_ends_it_and_its_servers() {
+    let sb = Sandbox::new();
+    let pidfile = server_recording_its_pid(&sb);
+    let hold = Hold::new();
+    let model =
+        ScriptedServer::start(vec![Reply::Held(hold.clone(), Box::new(text("late")))]).await;
+    let mut cmd = sb.odek(&model.base_url());
+    cmd.args(["run", "--ephemeral", "wait"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = cmd.spawn().expect("spawn");
+    hold.wait_reached().await;
+    let server_pid: i32 = read(&pidfile).trim().parse().expect("pid");
+    std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output().expect("wait"))
+        .await
+        .expect("join");
+    hold.release();
+    assert_eq!(out.status.code(), Some(130), "{}", show(&out));
+    wait_dead(server_pid);
+}
+
+#[tokio::test]
+async fn odek_serve_failing_after_the_servers_started_leaves_none_behind() {
+    let sb = Sandbox::new();
+    let pidfile = server_recording_its_pid(&sb);
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let addr = taken.local_addr().expect("addr").to_string();
+    let mut cmd = sb.odek("http://127.0.0.1:9/v1");
+    cmd.args(["serve", "--addr", &addr]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("cannot listen on"),
+        "{}",
+        show(&out)
+    );
+    let server_pid: i32 = read(&pidfile).trim().parse().expect("pid");
+    wait_dead(server_pid);
 }

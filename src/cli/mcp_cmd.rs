@@ -8,6 +8,7 @@ use super::Exit;
 use super::turn::tokio_runtime;
 use crate::config::LoadOptions;
 use crate::mcp::{McpHub, McpServer, ServerState};
+use crate::redact::Redactor;
 
 /// Arguments of `odek mcp`.
 #[derive(Debug, Args)]
@@ -43,13 +44,16 @@ pub fn run(args: McpArgs) -> anyhow::Result<Exit> {
     let hub = McpHub::new(servers);
     let rt = tokio_runtime()?;
     rt.block_on(hub.start());
+    let redactor = crate::runtime::build_redactor(&resolved.config);
     let listed: Vec<&McpServer> = hub.servers().iter().map(AsRef::as_ref).collect();
     if json {
-        let all: Vec<Value> = listed.iter().map(|s| server_json(s)).collect();
+        let all: Vec<Value> = listed.iter().map(|s| server_json(s, &redactor)).collect();
         println!("{}", serde_json::to_string_pretty(&all)?);
     } else {
         let width = listed.iter().map(|s| s.name().len()).max().unwrap_or(0);
-        listed.iter().for_each(|s| print_server(s, width));
+        listed
+            .iter()
+            .for_each(|s| print_server(s, width, &redactor));
     }
     rt.block_on(hub.shutdown());
     let failed = listed
@@ -89,11 +93,11 @@ fn first_line(text: &str, max: usize) -> String {
     cut
 }
 
-fn print_server(server: &McpServer, width: usize) {
+fn print_server(server: &McpServer, width: usize, redactor: &Redactor) {
     let state = server.state();
     let detail = match &state {
         ServerState::Running => format!("{} tool(s)", server.listed_tools().len()),
-        ServerState::Failed(why) | ServerState::Exited(why) => why.clone(),
+        ServerState::Failed(why) | ServerState::Exited(why) => redactor.redact(why).into_owned(),
         ServerState::Disabled => "\"disabled\": true".into(),
     };
     println!(
@@ -110,10 +114,12 @@ fn print_server(server: &McpServer, width: usize) {
     }
 }
 
-fn server_json(server: &McpServer) -> Value {
+fn server_json(server: &McpServer, redactor: &Redactor) -> Value {
     let state = server.state();
     let error = match &state {
-        ServerState::Failed(why) | ServerState::Exited(why) => Some(why.clone()),
+        ServerState::Failed(why) | ServerState::Exited(why) => {
+            Some(redactor.redact(why).into_owned())
+        }
         _ => None,
     };
     let tools: Vec<Value> = tools(server)

@@ -167,6 +167,7 @@ impl Setup {
                 Arc::new(AtomicBool::new(false)),
                 turn.events().cloned(),
                 exit_on_second,
+                self.runtime.mcp().clone(),
             ));
             let outcome = turn.run(input, cancel).await;
             watcher.abort();
@@ -191,15 +192,27 @@ impl Setup {
         let warnings = rt.block_on(async {
             let start = self.runtime.start_mcp();
             tokio::pin!(start);
-            tokio::select! {
-                warnings = &mut start => warnings,
-                () = tokio::time::sleep(std::time::Duration::from_secs(1)) => {
-                    self.terminal.info(&self.terminal.style().dim("odek: starting MCP servers…"));
-                    start.await
+            let slow = tokio::time::sleep(std::time::Duration::from_secs(1));
+            tokio::pin!(slow);
+            loop {
+                tokio::select! {
+                    warnings = &mut start => return warnings,
+                    () = &mut slow, if !slow.is_elapsed() => {
+                        self.terminal.info(&self.terminal.style().dim("odek: starting MCP servers…"));
+                    }
+                    _ = tokio::signal::ctrl_c() => {
+                        // The servers being started die with us (no turn to cancel yet).
+                        hub.kill_now();
+                        self.terminal.shutdown();
+                        eprintln!("\nodek: interrupted while starting MCP servers");
+                        std::process::exit(Exit::Interrupted as i32);
+                    }
                 }
             }
         });
+        let redactor = self.runtime.redactor();
         for w in warnings {
+            let w = redactor.redact(&w);
             self.terminal.line(&self.terminal.style().yellow(&w));
         }
     }
@@ -235,7 +248,7 @@ impl Setup {
 /// printing the warnings of those that did not start.
 pub async fn start_mcp_servers(runtime: &Runtime) {
     for warning in runtime.start_mcp().await {
-        eprintln!("{warning}");
+        eprintln!("{}", runtime.redactor().redact(&warning));
     }
 }
 
@@ -250,6 +263,7 @@ async fn watch_signals(
     interrupted: Arc<AtomicBool>,
     events: Option<Emitter>,
     exit_on_second: bool,
+    mcp: Arc<crate::mcp::McpHub>,
 ) {
     use tokio::signal::unix::{SignalKind, signal};
     let (Ok(mut int), Ok(mut term)) = (
@@ -268,6 +282,7 @@ async fn watch_signals(
             if let Some(e) = &events {
                 e.abort_run("context_canceled", "interrupted");
             }
+            mcp.kill_now();
             std::process::exit(Exit::Interrupted as i32);
         }
         if exit_on_second {

@@ -215,6 +215,33 @@ impl McpServerConfig {
         }
     }
 
+    /// The parts of `url` that are credentials: the user-info of `https://user:pw@host/…`
+    /// and every query value (`?token=…`), for the redactor and `odek config`'s mask.
+    pub fn url_secrets(&self) -> Vec<String> {
+        let Some(url) = &self.url else {
+            return Vec::new();
+        };
+        let mut secrets = Vec::new();
+        let after_scheme = url.split_once("://").map_or(url.as_str(), |(_, rest)| rest);
+        let authority = after_scheme.split(['/', '?', '#']).next().unwrap_or("");
+        if let Some((userinfo, _host)) = authority.rsplit_once('@') {
+            secrets.push(userinfo.to_string());
+            if let Some((_user, password)) = userinfo.split_once(':') {
+                secrets.push(password.to_string());
+            }
+        }
+        if let Some((_, query)) = url.split_once('?') {
+            let query = query.split('#').next().unwrap_or("");
+            secrets.extend(
+                query
+                    .split('&')
+                    .filter_map(|pair| pair.split_once('=').map(|(_, v)| v.to_string()))
+                    .filter(|v| !v.is_empty()),
+            );
+        }
+        secrets
+    }
+
     /// Checks one entry: a usable name, exactly one transport, an http(s) URL.
     pub fn check(&self, name: &str) -> Result<(), String> {
         if name.is_empty()
@@ -801,7 +828,21 @@ pub fn masked_json(config: &Config) -> serde_json::Value {
         .get_mut("mcp_servers")
         .and_then(serde_json::Value::as_object_mut)
     {
-        for server in servers.values_mut() {
+        for (name, server) in servers.iter_mut() {
+            if let Some(url) = server.get_mut("url")
+                && let Some(text) = url.as_str()
+            {
+                let mut shown = text.to_string();
+                for secret in config
+                    .mcp_servers
+                    .get(name)
+                    .map(|s| s.url_secrets())
+                    .unwrap_or_default()
+                {
+                    shown = shown.replace(&secret, &mask(&secret));
+                }
+                *url = serde_json::Value::String(shown);
+            }
             for map in ["env", "headers"] {
                 if let Some(values) = server
                     .get_mut(map)

@@ -79,11 +79,11 @@ fn only_disabling(
     let mut kept = BTreeMap::new();
     for (name, server) in servers {
         let disables = server.disabled == Some(true);
-        let only_that = PartialMcpServer {
+        let nothing_else = PartialMcpServer {
             disabled: server.disabled,
             ..PartialMcpServer::default()
         } == server;
-        if !only_that {
+        if !(disables && nothing_else) {
             ignore(
                 &format!(
                     "mcp_servers.{name} (a project may only disable a server, with \"disabled\": true)"

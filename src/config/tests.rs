@@ -453,6 +453,7 @@ fn mcp_servers_come_from_the_global_file_and_a_project_may_only_disable_them() {
         r#"{"mcp_servers": {
             "fs": {"disabled": true},
             "web": {"auto_approve": ["fetch"]},
+            "other": {"disabled": false},
             "evil": {"command": "sh", "args": ["-c", "id"]}
         }}"#,
     );
@@ -473,13 +474,21 @@ fn mcp_servers_come_from_the_global_file_and_a_project_may_only_disable_them() {
         .iter()
         .filter(|w| w.contains("a project may only disable a server"))
         .collect();
-    assert_eq!(ignored.len(), 2, "{:?}", r.warnings);
+    assert_eq!(ignored.len(), 3, "{:?}", r.warnings);
     assert!(
         r.warnings
             .iter()
             .any(|w| w.contains("mcp_servers.web.timeout_seconds=5000"))
     );
     let shown = masked_json(&r.config).to_string();
+    let url = McpServerConfig {
+        url: Some("https://bob:pw-0123456789@mcp.example.com/mcp?key=k-0123456789abcd&x=".into()),
+        ..r.config.mcp_servers["web"].clone()
+    };
+    assert_eq!(
+        url.url_secrets(),
+        vec!["bob:pw-0123456789", "pw-0123456789", "k-0123456789abcd"]
+    );
     assert!(!shown.contains("ghp_0123456789abcdef"), "{shown}");
     assert!(!shown.contains("tok-0123456789abcdef"), "{shown}");
     let redactor = crate::runtime::build_redactor(&r.config);

@@ -13,7 +13,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use tokio::io::AsyncBufReadExt;
 
-use super::{McpServer, ServerState, StderrTail, Stop};
+use super::{McpServer, ProcessGroups, ServerState, StderrTail, Stop};
 use crate::config::McpServerConfig;
 
 type Client = RunningService<RoleClient, ClientConfig>;
@@ -25,9 +25,13 @@ const MIN_START_SECONDS: u64 = 10;
 
 /// Connects the server `name` (or leaves it disabled) within its `timeout_seconds`, but no
 /// less than [`MIN_START_SECONDS`].
-pub(super) async fn server(name: &str, config: &McpServerConfig) -> McpServer {
+pub(super) async fn server(
+    name: &str,
+    config: &McpServerConfig,
+    groups: &ProcessGroups,
+) -> McpServer {
     let limit = config.timeout_seconds.max(MIN_START_SECONDS);
-    server_within(name, config, Duration::from_secs(limit)).await
+    server_within(name, config, groups, Duration::from_secs(limit)).await
 }
 
 /// [`server`] with the start-up limit given. Never fails: a server that cannot be started
@@ -35,6 +39,7 @@ pub(super) async fn server(name: &str, config: &McpServerConfig) -> McpServer {
 pub(super) async fn server_within(
     name: &str,
     config: &McpServerConfig,
+    groups: &ProcessGroups,
     limit: Duration,
 ) -> McpServer {
     let state = Arc::new(Mutex::new(ServerState::Disabled));
@@ -50,8 +55,8 @@ pub(super) async fn server_within(
         return server;
     }
     let tail = StderrTail::default();
-    let mut group = None;
-    let opened = match start(config, &tail, &mut group) {
+    let mut child = Spawned::default();
+    let opened = match start(config, &tail, groups, &mut child) {
         Err(e) => Err(e),
         Ok(pending) => match tokio::time::timeout(limit, handshake(pending)).await {
             Ok(result) => result,
@@ -67,17 +72,22 @@ pub(super) async fn server_within(
             server.tools = tools;
             *state.lock().unwrap_or_else(PoisonError::into_inner) = ServerState::Running;
             *server.stop.lock().unwrap_or_else(PoisonError::into_inner) =
-                Some(watch(client, state, group));
+                Some(watch(client, state, child.group, groups.clone()));
         }
         Err(why) => {
-            if let Some(g) = group {
-                kill_process_group(g);
+            if let Some(g) = child.group {
+                groups.kill(g);
+            }
+            // The reader ends at EOF, once the process is gone: its last lines explain.
+            if let Some(reader) = child.stderr_reader {
+                let _ = tokio::time::timeout(STDERR_DRAIN, reader).await;
             }
             let why = match tail.summary() {
                 Some(stderr) => format!("{why} (its stderr: {stderr})"),
                 None => why,
             };
-            *state.lock().unwrap_or_else(PoisonError::into_inner) = ServerState::Failed(why);
+            *state.lock().unwrap_or_else(PoisonError::into_inner) =
+                ServerState::Failed(printable(&why));
         }
     }
     server
@@ -89,12 +99,33 @@ enum Pending {
     Http(StreamableHttpClientTransport<reqwest::Client>),
 }
 
-/// Spawns the child process or prepares the HTTP client; `group` receives the child's
-/// process group.
+/// What was spawned for a stdio server.
+#[derive(Default)]
+struct Spawned {
+    /// Its process group (the child leads it).
+    group: Option<i32>,
+    /// The task copying its stderr into the tail.
+    stderr_reader: Option<tokio::task::JoinHandle<()>>,
+}
+
+/// How long a failed start waits for the server's last stderr lines.
+const STDERR_DRAIN: Duration = Duration::from_secs(1);
+
+/// `text` with control characters (a server's stderr may hold escape sequences) replaced
+/// by spaces.
+fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
+
+/// Spawns the child process (registering its process group in `groups`) or prepares the
+/// HTTP client.
 fn start(
     config: &McpServerConfig,
     tail: &StderrTail,
-    group: &mut Option<i32>,
+    groups: &ProcessGroups,
+    spawned: &mut Spawned,
 ) -> Result<Pending, String> {
     if let Some(url) = &config.url {
         return http_transport(url, &config.headers).map(Pending::Http);
@@ -112,16 +143,19 @@ fn start(
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| format!("cannot start {program:?}: {e}"))?;
-    *group = child.id().and_then(|pid| i32::try_from(pid).ok());
+    spawned.group = child.id().and_then(|pid| i32::try_from(pid).ok());
+    if let Some(g) = spawned.group {
+        groups.add(g);
+    }
     if let Some(stderr) = stderr {
         let tail = tail.clone();
-        tokio::spawn(async move {
+        spawned.stderr_reader = Some(tokio::spawn(async move {
             let mut lines = tokio::io::BufReader::new(stderr).lines();
             while let Ok(Some(line)) = lines.next_line().await {
                 tracing::debug!("mcp stderr: {line}");
                 tail.push(line);
             }
-        });
+        }));
     }
     Ok(Pending::Child(child))
 }
@@ -143,10 +177,26 @@ fn http_transport(
     }
     let client = crate::llm::http::client_builder()
         .connect_timeout(Duration::from_secs(10))
+        .redirect(same_origin_redirects())
         .build()
         .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
     let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom);
     Ok(StreamableHttpClientTransport::with_client(client, config))
+}
+
+/// Follows a redirect only to the same scheme, host and port (at most 10), so the
+/// configured headers, which may hold credentials, never reach another server.
+fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let first = attempt.previous().first().map(|u| u.origin());
+        if attempt.previous().len() > 10 {
+            attempt.error("too many redirects")
+        } else if first.as_ref() == Some(&attempt.url().origin()) {
+            attempt.follow()
+        } else {
+            attempt.stop()
+        }
+    })
 }
 
 /// The MCP handshake, then the server's tools.
@@ -168,11 +218,22 @@ async fn handshake(pending: Pending) -> Result<(Client, Vec<rmcp::model::Tool>),
     Ok((client, tools))
 }
 
-/// Watches the connection: when it ends, a running server becomes exited.
-fn watch(client: Client, state: Arc<Mutex<ServerState>>, group: Option<i32>) -> Stop {
+/// Watches the connection: when it ends (the server went away, or odek closed it), a
+/// running server becomes exited and what is left of its process group is killed at once,
+/// while its id cannot have been reused yet.
+fn watch(
+    client: Client,
+    state: Arc<Mutex<ServerState>>,
+    group: Option<i32>,
+    groups: ProcessGroups,
+) -> Stop {
     let cancel = client.cancellation_token();
+    let watched = groups.clone();
     let finished = tokio::spawn(async move {
         let reason = client.waiting().await;
+        if let Some(g) = group {
+            watched.kill(g);
+        }
         let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
         if *state == ServerState::Running {
             let why = match reason {
@@ -186,6 +247,7 @@ fn watch(client: Client, state: Arc<Mutex<ServerState>>, group: Option<i32>) -> 
         cancel,
         finished,
         process_group: group,
+        groups,
     }
 }
 

@@ -72,6 +72,7 @@ struct Stop {
     cancel: RunningServiceCancellationToken,
     finished: tokio::task::JoinHandle<()>,
     process_group: Option<i32>,
+    groups: ProcessGroups,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -121,7 +122,7 @@ impl McpServer {
     fn mark_exited(&self, why: &str) {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         if *state == ServerState::Running {
-            tracing::warn!("mcp server {} is not running: {why}", self.name);
+            tracing::debug!("mcp server {} is not running: {why}", self.name);
             *state = ServerState::Exited(why.to_string());
         }
     }
@@ -147,7 +148,7 @@ impl McpServer {
         stop.cancel.cancel();
         let _ = tokio::time::timeout(SHUTDOWN_GRACE, stop.finished).await;
         if let Some(group) = stop.process_group {
-            connect::kill_process_group(group);
+            stop.groups.kill(group);
         }
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         if *state == ServerState::Running {
@@ -156,11 +157,52 @@ impl McpServer {
     }
 }
 
+/// The process groups of the stdio servers still alive, so that every way out of odek ends
+/// them: the graceful shutdown, dropping the hub (an error return), and [`McpHub::kill_now`]
+/// before `process::exit`. A group leaves the set once it was killed.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct ProcessGroups(Arc<Mutex<std::collections::BTreeSet<i32>>>);
+
+impl ProcessGroups {
+    fn add(&self, group: i32) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(group);
+    }
+
+    /// Kills the group (SIGKILL) if it is still in the set, and forgets it.
+    fn kill(&self, group: i32) {
+        let known = self
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&group);
+        if known {
+            connect::kill_process_group(group);
+        }
+    }
+
+    fn kill_all(&self) {
+        let groups = std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner));
+        groups.into_iter().for_each(connect::kill_process_group);
+    }
+}
+
+/// What [`McpHub::start`] found: the servers and, built once, their tools.
+struct Started {
+    servers: Vec<Arc<McpServer>>,
+    /// Built once, so every turn offers byte-identical definitions (a description's wrapper
+    /// nonce included): the tool list is part of the prompt-cache prefix.
+    tools: Vec<Arc<dyn Tool>>,
+}
+
 /// The MCP servers of one runtime.
 pub struct McpHub {
     configs: Vec<(String, McpServerConfig)>,
-    started: OnceCell<Vec<Arc<McpServer>>>,
+    started: OnceCell<Started>,
     warned: AtomicBool,
+    groups: ProcessGroups,
 }
 
 impl std::fmt::Debug for McpHub {
@@ -182,6 +224,7 @@ impl McpHub {
                 .collect(),
             started: OnceCell::new(),
             warned: AtomicBool::new(false),
+            groups: ProcessGroups::default(),
         }
     }
 
@@ -190,28 +233,31 @@ impl McpHub {
         self.configs.is_empty()
     }
 
-    /// Connects every enabled server, all at once, each within its `timeout_seconds` (only
-    /// the first call does; later ones wait for it). Returns the warnings of servers that
-    /// failed, to the first caller only.
+    /// Connects every enabled server, all at once (only the first call does; later ones
+    /// wait for it). Returns the warnings of servers that failed, to the first caller only,
+    /// without control characters; the caller redacts them.
     pub async fn start(&self) -> Vec<String> {
-        let servers = self
+        let started = self
             .started
             .get_or_init(|| async {
                 let connecting = self
                     .configs
                     .iter()
-                    .map(|(name, config)| connect::server(name, config));
-                futures_util::future::join_all(connecting)
+                    .map(|(name, config)| connect::server(name, config, &self.groups));
+                let servers: Vec<Arc<McpServer>> = futures_util::future::join_all(connecting)
                     .await
                     .into_iter()
                     .map(Arc::new)
-                    .collect()
+                    .collect();
+                let tools = servers.iter().flat_map(tool::tools_of).collect();
+                Started { servers, tools }
             })
             .await;
         if self.warned.swap(true, Ordering::SeqCst) {
             return Vec::new();
         }
-        servers
+        started
+            .servers
             .iter()
             .filter_map(|s| match s.state() {
                 ServerState::Failed(why) => Some(format!(
@@ -225,22 +271,35 @@ impl McpHub {
 
     /// The servers, once [`McpHub::start`] ran (empty before).
     pub fn servers(&self) -> &[Arc<McpServer>] {
-        self.started.get().map_or(&[], Vec::as_slice)
+        self.started.get().map_or(&[], |s| s.servers.as_slice())
     }
 
     /// The tools of every server that started, server by server in configuration order,
-    /// each server's tools in the order it listed them. Always the same list for a hub.
+    /// each server's tools in the order it listed them: the same objects on every call.
     pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
-        self.servers()
-            .iter()
-            .flat_map(|server| tool::tools_of(server))
-            .collect()
+        self.started
+            .get()
+            .map_or_else(Vec::new, |s| s.tools.clone())
     }
 
     /// Closes every connection and ends the servers' processes.
     pub async fn shutdown(&self) {
         let stopping = self.servers().iter().map(|s| s.shutdown());
         futures_util::future::join_all(stopping).await;
+        self.groups.kill_all();
+    }
+
+    /// Kills every stdio server's process group at once (no graceful close): for a process
+    /// about to `exit` without running destructors (a second Ctrl-C).
+    pub fn kill_now(&self) {
+        self.groups.kill_all();
+    }
+}
+
+impl Drop for McpHub {
+    /// A hub dropped without [`McpHub::shutdown`] (an error return) leaves no server behind.
+    fn drop(&mut self) {
+        self.groups.kill_all();
     }
 }
 

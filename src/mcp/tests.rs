@@ -159,8 +159,14 @@ async fn a_server_that_never_answers_times_out_and_is_killed() {
     );
     let config = stdio("sh", &["-c", &script]);
     let started = std::time::Instant::now();
-    let server =
-        super::connect::server_within("sleepy", &config, std::time::Duration::from_secs(1)).await;
+    let groups = ProcessGroups::default();
+    let server = super::connect::server_within(
+        "sleepy",
+        &config,
+        &groups,
+        std::time::Duration::from_secs(1),
+    )
+    .await;
     let ServerState::Failed(why) = server.state() else {
         panic!("{:?}", server.state())
     };

@@ -411,6 +411,9 @@ pub fn build_redactor_with(config: &Config, extra: &[&str]) -> Arc<Redactor> {
     }
     for server in config.mcp_servers.values() {
         r.add_secrets_from_env(server.env.clone());
+        for secret in server.url_secrets() {
+            r.add_secret(&secret);
+        }
         for value in server.headers.values() {
             r.add_secret(value);
             if let Some((_scheme, credential)) = value.split_once(' ') {
