@@ -566,3 +566,45 @@ async fn odek_serve_failing_after_the_servers_started_leaves_none_behind() {
     let server_pid: i32 = read(&pidfile).trim().parse().expect("pid");
     wait_dead(server_pid);
 }
+
+/// Answers every connection on a fresh loopback port with `answer`; counts connections.
+fn raw_http_server(answer: String) -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let port = listener.local_addr().expect("addr").port();
+    let seen = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let mut buf = [0u8; 8192];
+            let _ = stream.read(&mut buf);
+            let _ = stream.write_all(answer.as_bytes());
+        }
+    });
+    (port, seen)
+}
+
+#[tokio::test]
+async fn configured_headers_never_follow_a_redirect_to_another_server() {
+    let (elsewhere, reached) = raw_http_server(
+        "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".into(),
+    );
+    let (port, _) = raw_http_server(format!(
+        "HTTP/1.1 307 Temporary Redirect\r\nLocation: http://127.0.0.1:{elsewhere}/mcp\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    ));
+    let sb = Sandbox::new();
+    http_config(&sb, &format!("http://127.0.0.1:{port}/mcp"));
+    let mut cmd = sb.odek("http://127.0.0.1:9/v1");
+    cmd.args(["mcp", "list"]);
+    let out = output(cmd).await;
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    assert!(stdout.starts_with("everything  http   failed "), "{stdout}");
+    assert_eq!(
+        reached.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "the redirect to another port was not followed"
+    );
+}
