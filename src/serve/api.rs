@@ -50,7 +50,7 @@ pub struct Prompt {
 pub async fn prompt(
     State(app): State<Arc<AppState>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    JsonBody(body): JsonBody<Prompt>,
+    JsonBody(body): JsonBody<Prompt, { super::PROMPT_BODY_LIMIT }>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     app.limits.prompt(peer.ip())?;
     if body.content.trim().is_empty() {

@@ -100,14 +100,22 @@ impl From<RuntimeError> for ApiError {
     }
 }
 
-/// A JSON request body decoded strictly into `T` (which should deny unknown fields). The
-/// body must be sent as `application/json` (so a cross-site HTML form cannot post it).
-pub struct JsonBody<T>(pub T);
+/// A JSON request body of at most `LIMIT` bytes, decoded strictly into `T` (which should deny
+/// unknown fields). The body must be sent as `application/json` (so a cross-site HTML form
+/// cannot post it).
+pub struct JsonBody<T, const LIMIT: usize = { super::BODY_LIMIT }>(pub T);
 
-impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
+/// Most bytes of a too-large body read on and thrown away before its 413 goes out.
+const DRAIN_LIMIT: usize = 16 * 1024 * 1024;
+/// Longest time spent on that.
+const DRAIN_TIME: std::time::Duration = std::time::Duration::from_secs(5);
+
+impl<S: Send + Sync, T: DeserializeOwned, const LIMIT: usize> FromRequest<S>
+    for JsonBody<T, LIMIT>
+{
     type Rejection = ApiError;
 
-    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+    async fn from_request(req: Request, _state: &S) -> Result<Self, ApiError> {
         let is_json = req
             .headers()
             .get(header::CONTENT_TYPE)
@@ -120,15 +128,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
                 "the body must be JSON (Content-Type: application/json)",
             ));
         }
-        let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
-            match rejection.status() {
-                StatusCode::PAYLOAD_TOO_LARGE => ApiError::new(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    "the request body is over the size limit",
-                ),
-                status => ApiError::new(status, rejection.body_text()),
-            }
-        })?;
+        let bytes = read_limited(req.into_body(), LIMIT).await?;
         let mut decoder = serde_json::Deserializer::from_slice(&bytes);
         let invalid =
             |e: &dyn std::fmt::Display| ApiError::bad_request(format!("invalid JSON body: {e}"));
@@ -136,4 +136,37 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
         decoder.end().map_err(|e| invalid(&e))?;
         Ok(JsonBody(value))
     }
+}
+
+/// The body, if it holds at most `limit` bytes. A larger one is a 413, but only once the
+/// rest of it has been read and thrown away (up to [`DRAIN_LIMIT`] within [`DRAIN_TIME`]):
+/// a server that answers while the client is still sending and then closes the connection
+/// makes the client see a reset connection instead of the answer.
+async fn read_limited(body: axum::body::Body, limit: usize) -> Result<Bytes, ApiError> {
+    use futures_util::StreamExt;
+    let mut stream = body.into_data_stream();
+    let mut kept = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        let chunk =
+            chunk.map_err(|e| ApiError::bad_request(format!("cannot read the body: {e}")))?;
+        if kept.len() + chunk.len() > limit {
+            let mut drained = kept.len() + chunk.len();
+            drop(kept);
+            let _ = tokio::time::timeout(DRAIN_TIME, async {
+                while drained < DRAIN_LIMIT {
+                    match stream.next().await {
+                        Some(Ok(more)) => drained += more.len(),
+                        _ => break,
+                    }
+                }
+            })
+            .await;
+            return Err(ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "the request body is over the size limit",
+            ));
+        }
+        kept.extend_from_slice(&chunk);
+    }
+    Ok(Bytes::from(kept))
 }

@@ -46,9 +46,9 @@ use crate::session::ORIGIN_SERVE;
 /// Who holds a session while the server runs a turn of it.
 const HOLDER: &str = "odek serve";
 /// Largest management body (rename, approvals).
-const BODY_LIMIT: usize = 1024 * 1024;
+pub(crate) const BODY_LIMIT: usize = 1024 * 1024;
 /// Largest `POST /api/prompt` body.
-const PROMPT_BODY_LIMIT: usize = 2 * 1024 * 1024;
+pub(crate) const PROMPT_BODY_LIMIT: usize = 2 * 1024 * 1024;
 /// How long shutdown waits for cancelled runs to save their sessions.
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(30);
 
