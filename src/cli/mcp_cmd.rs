@@ -78,19 +78,11 @@ fn tools(server: &McpServer) -> Vec<(String, String, bool)> {
 
 /// The first line of `text` without control characters, cut at `max` characters with `…`.
 fn first_line(text: &str, max: usize) -> String {
-    let line: Vec<char> = text
-        .lines()
-        .next()
-        .unwrap_or("")
+    let clean: String = text
         .chars()
-        .filter(|c| !c.is_control())
+        .filter(|c| *c == '\n' || !c.is_control())
         .collect();
-    if line.len() <= max {
-        return line.into_iter().collect();
-    }
-    let mut cut: String = line[..max - 1].iter().collect();
-    cut.push('…');
-    cut
+    crate::tools::first_line(&clean, max)
 }
 
 fn print_server(server: &McpServer, width: usize, redactor: &Redactor) {

@@ -250,10 +250,3 @@ fn watch(
         groups,
     }
 }
-
-/// Kills what is left of a stdio server's process group (a wrapper like `npx` starts the
-/// real server as its child).
-pub(super) fn kill_process_group(group: i32) {
-    use nix::sys::signal::{Signal, killpg};
-    let _ = killpg(nix::unistd::Pid::from_raw(group), Signal::SIGKILL);
-}

@@ -179,14 +179,20 @@ impl ProcessGroups {
             .unwrap_or_else(PoisonError::into_inner)
             .remove(&group);
         if known {
-            connect::kill_process_group(group);
+            kill_group(group);
         }
     }
 
     fn kill_all(&self) {
         let groups = std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner));
-        groups.into_iter().for_each(connect::kill_process_group);
+        groups.into_iter().for_each(kill_group);
     }
+}
+
+/// Kills what is left of a stdio server's process group (a wrapper like `npx` starts the
+/// real server as its child).
+fn kill_group(group: i32) {
+    crate::tools::signal_group(group, libc::SIGKILL);
 }
 
 /// What [`McpHub::start`] found: the servers and, built once, their tools.

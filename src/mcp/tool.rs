@@ -123,16 +123,10 @@ impl Tool for McpTool {
     /// The arguments as compact JSON, cut at [`SUMMARY_CHARS`]: what an approval prompt shows
     /// (redacted by the engine like every summary).
     fn summary(&self, args: &Value) -> String {
-        let text = match args {
+        match args {
             Value::Null => String::new(),
-            other => other.to_string(),
-        };
-        if text.chars().count() <= SUMMARY_CHARS {
-            return text;
+            other => crate::tools::first_line(&other.to_string(), SUMMARY_CHARS),
         }
-        let mut cut: String = text.chars().take(SUMMARY_CHARS - 1).collect();
-        cut.push('…');
-        cut
     }
 
     fn event_summary(&self, _args: &Value) -> Option<Value> {

@@ -30,7 +30,7 @@ pub use patch::PatchTool;
 pub use plan_tool::PlanTool;
 pub use read_file::ReadFileTool;
 pub use search_files::SearchFilesTool;
-pub use shell::{HIDDEN_ENV, ShellTool};
+pub use shell::{HIDDEN_ENV, ShellTool, first_line, signal_group};
 pub use write_file::WriteFileTool;
 
 /// What a tool call can see of the run.

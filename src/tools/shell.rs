@@ -125,7 +125,8 @@ fn command_of(args: &Value) -> &str {
     args.get("command").and_then(Value::as_str).unwrap_or("")
 }
 
-fn first_line(s: &str, max_chars: usize) -> String {
+/// The first line of `s`, cut at `max_chars` characters; `…` marks a cut or more lines.
+pub fn first_line(s: &str, max_chars: usize) -> String {
     let line = s.lines().next().unwrap_or("");
     let mut out: String = line.chars().take(max_chars).collect();
     if line.chars().count() > max_chars || s.lines().nth(1).is_some() {
@@ -153,7 +154,8 @@ impl Drop for GroupGuard {
     }
 }
 
-fn signal_group(pgid: i32, signal: i32) {
+/// Sends `signal` to the process group `pgid` (shell commands, MCP servers).
+pub fn signal_group(pgid: i32, signal: i32) {
     // SAFETY: killpg has no memory-safety preconditions; a stale group id only yields ESRCH.
     #[allow(unsafe_code)]
     unsafe {
