@@ -16,8 +16,9 @@ use support::serve::Served;
 use support::*;
 
 const HOSTILE_TITLE: &str = "Report <img src=x onerror=alert(1)>";
-const FINAL_ANSWER: &str =
-    "The file is made. Everything went fine, and the report is in made.txt for you to read.";
+/// Long enough to stream in several pieces: the server holds back the last 192 bytes of
+/// a streamed answer until it ends.
+const FINAL_ANSWER: &str = "The file is made. Everything went fine, and the report is in made.txt for you to read. The command ran once, after you approved it; nothing else on the machine was touched. The plan's first step is done and the second one, the report, is this message. Ask again if you want the file changed or removed.";
 
 /// Records every text the answer bubbles show, and whether they were still streaming.
 const RECORD_ANSWERS: &str = r#"
@@ -476,6 +477,61 @@ async fn a_denied_call_and_a_cancelled_run_in_the_browser_and_the_dark_scheme() 
     );
 
     save_screenshot(&browser, "webui-dark.png").await;
+    let problems = browser.console_problems().await;
+    assert!(problems.is_empty(), "console: {problems:?}");
+    browser.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secret_split_across_deltas_is_never_shown_in_the_browser() {
+    const API_KEY: &str = "sk-odek-test-9f8e7d6c5b4a39281706f5e4";
+    const AWS_ID: &str = "AKIA2OGYBAH6RK3LQXPZ";
+    const GITHUB: &str = "ghp_0123456789abcdefghijklmnopqrstuvwxyz";
+    // Each secret in three deltas, the answer long enough to stream in several frames.
+    let tail = " Nothing else needs doing.".repeat(12);
+    let server = ScriptedServer::start(vec![pieces(&[
+        "The key is sk-odek-te",
+        "st-9f8e7d6c5b",
+        "4a39281706f5e4, the id AKIA2OG",
+        "YBAH6RK",
+        "3LQXPZ and the token ghp_0123456789",
+        "abcdefghijklmn",
+        "opqrstuvwxyz.",
+        &tail,
+    ])])
+    .await;
+    let sb = Sandbox::new();
+    let served = Served::start_with_env(&sb, &server.base_url(), &[], &[("ODEK_API_KEY", API_KEY)]);
+    let browser = Browser::start(&sb.tmp().join("chromium")).await;
+    browser.sign_in(&served).await;
+    assert_eq!(browser.js(RECORD_ANSWERS, vec![]).await, Value::Bool(true));
+    browser.type_text("tell me the secrets").await;
+    browser.press(Key::Enter).await;
+    browser
+        .wait_until(
+            "the run ended",
+            "const a = document.querySelector('.turn .msg-assistant'); return !!a && !a.classList.contains('streaming') && !document.getElementById('send').disabled;",
+        )
+        .await;
+    let shown = text_of(&browser, ".turn .msg-assistant").await;
+    assert_eq!(
+        shown,
+        format!("The key is [REDACTED], the id [REDACTED] and the token [REDACTED].{tail}")
+    );
+    // Nothing the page showed while the answer streamed held a secret, whole or reassembled.
+    let seen = browser.js("return window.__answers;", vec![]).await;
+    let texts: Vec<&str> = seen
+        .as_array()
+        .expect("records")
+        .iter()
+        .filter_map(|r| r[0].as_str())
+        .collect();
+    assert!(texts.len() >= 2, "{seen}");
+    for text in texts {
+        for secret in [API_KEY, AWS_ID, GITHUB] {
+            assert!(!text.contains(secret), "{secret} shown: {text}");
+        }
+    }
     let problems = browser.console_problems().await;
     assert!(problems.is_empty(), "console: {problems:?}");
     browser.quit().await;

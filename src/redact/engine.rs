@@ -300,6 +300,11 @@ fn find_all(text: &str) -> Vec<Range<usize>> {
     spans
 }
 
+/// Every secret span the rules find in `text`, unsorted and unmerged.
+pub(super) fn pattern_spans(text: &str) -> Vec<Range<usize>> {
+    find_all(text)
+}
+
 /// Calls `f` with each keyword-anchored rule and its sorted hit positions.
 fn for_each_anchored_rule(hits: &[(usize, usize)], mut f: impl FnMut(usize, &[usize])) {
     let mut positions = Vec::new();

@@ -54,6 +54,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::fmt;
+use std::ops::Range;
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use base64::Engine as _;
@@ -61,8 +62,11 @@ use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_S
 
 mod engine;
 mod patterns;
+mod stream;
 #[cfg(test)]
 mod tests;
+
+pub use stream::StreamRedactor;
 
 /// What every secret is replaced with.
 pub const REDACTED: &str = "[REDACTED]";
@@ -130,6 +134,27 @@ impl Redactor {
         }
         let text = self.redact_known_values(text);
         engine::redact_patterns(text)
+    }
+
+    /// The byte ranges of every secret in `text`, in the text as given: known values and
+    /// pattern matches, sorted and merged (overlapping or touching ranges become one). The
+    /// streaming redactor needs positions in the original text to know where a secret
+    /// begins; [`Redactor::redact`] replaces the same secrets.
+    pub fn secret_spans(&self, text: &str) -> Vec<Range<usize>> {
+        let mut spans = engine::pattern_spans(text);
+        if let Some(matcher) = &self.known_matcher {
+            matcher.for_each_match(text, |found| spans.push(found));
+        }
+        spans.retain(|span| !span.is_empty());
+        spans.sort_unstable_by_key(|span| (span.start, span.end));
+        let mut merged: Vec<Range<usize>> = Vec::with_capacity(spans.len());
+        for span in spans {
+            match merged.last_mut() {
+                Some(last) if span.start <= last.end => last.end = last.end.max(span.end),
+                _ => merged.push(span),
+            }
+        }
+        merged
     }
 
     /// Redacts every string inside `value` in place: object values and array items,

@@ -988,3 +988,33 @@ fn overlapping_matches_become_one_marker() {
         "https://x-access:[REDACTED]@github.com/a/b.git"
     );
 }
+
+/// Streams `text` in pieces of `size` characters and returns what went out.
+fn streamed(redactor: &std::sync::Arc<Redactor>, text: &str, size: usize, hold: usize) -> String {
+    let mut stream = super::stream::StreamRedactor::with_hold(redactor.clone(), hold);
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::new();
+    for piece in chars.chunks(size) {
+        out.push_str(&stream.push(&piece.iter().collect::<String>()));
+    }
+    out + &stream.finish()
+}
+
+#[test]
+fn every_format_streamed_in_pieces_comes_out_as_the_whole_text_redacted() {
+    // HOLD is the smallest hold back (in steps of 16 bytes) for which this holds; with less,
+    // a PEM header or the `FlyV1 ` prefix goes out before it is known to begin a secret.
+    let redactor = std::sync::Arc::new(Redactor::new());
+    let filler = "Some words the model wrote before it. ".repeat(12);
+    let fixture = include_str!("../../tests/fixtures/redaction/leaky-notes.txt");
+    let texts = formats::CASES
+        .iter()
+        .map(|case| format!("{filler}{}\nand a line after it.", case.text))
+        .chain([fixture.to_string()]);
+    for text in texts {
+        for size in [1, 3, 7] {
+            let out = streamed(&redactor, &text, size, super::stream::HOLD);
+            assert_eq!(out, redactor.redact(&text), "pieces of {size}");
+        }
+    }
+}

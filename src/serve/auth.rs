@@ -1,10 +1,16 @@
 //! Who may talk to the server: requests must name a loopback host (so a web page on another
 //! origin cannot reach the server by DNS rebinding), carry the instance token (header
-//! `X-Odek-Token`, `Authorization: Bearer`, or the HttpOnly cookie set by `GET /?token=`),
-//! and, when they change state, come from the server's own origin if they say where they
-//! come from. Tokens are compared in constant time.
+//! `X-Odek-Token` or `Authorization: Bearer`) or this instance's browser cookie, and, when
+//! they change state, come from the server's own origin if they say where they come from.
+//!
+//! The browser never holds the API token. Cookies are not scoped by port, so every other
+//! web server on 127.0.0.1 that the browser visits would receive a cookie of this one: the
+//! cookie set by `GET /?token=` is named after this instance's port (two instances do not
+//! overwrite each other's) and holds a browser-session credential of its own — random,
+//! valid only as this cookie (never as a header token), revoked by `POST /api/logout` and
+//! forgotten when the process ends. Tokens and credentials are compared in constant time.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, Method, StatusCode, header};
@@ -17,8 +23,8 @@ use super::error::ApiError;
 
 /// The instance token's header.
 pub const TOKEN_HEADER: &str = "x-odek-token";
-/// The instance token's cookie.
-pub const TOKEN_COOKIE: &str = "odek_token";
+/// Browser sessions one instance keeps; signing in once more forgets the oldest.
+const MAX_BROWSER_SESSIONS: usize = 32;
 
 /// A new instance token: 32 random bytes as 64 lowercase hex characters.
 pub fn new_token() -> String {
@@ -42,7 +48,7 @@ pub async fn guard(State(app): State<Arc<AppState>>, req: Request, next: Next) -
         .into_response();
     };
     if req.uri().path().starts_with("/api/") {
-        if !presented_tokens(headers).any(|t| token_matches(t, &app.token)) {
+        if !app.is_signed_in(headers) {
             return ApiError::new(
                 StatusCode::UNAUTHORIZED,
                 "missing or wrong token: send the instance token printed by odek serve (X-Odek-Token header, Bearer, or open the token URL)",
@@ -80,22 +86,109 @@ fn loopback_host(headers: &HeaderMap) -> Option<&str> {
     loopback.then_some(host)
 }
 
-/// Every token the request presents, in header, bearer and cookie form.
+/// The API tokens the request presents, as header and bearer.
 pub fn presented_tokens(headers: &HeaderMap) -> impl Iterator<Item = &str> {
     let header_token = headers.get(TOKEN_HEADER).and_then(|v| v.to_str().ok());
     let bearer = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "));
-    let cookies = headers
+    header_token.into_iter().chain(bearer)
+}
+
+/// The values of the cookies named `name`.
+fn cookies<'a>(headers: &'a HeaderMap, name: &'a str) -> impl Iterator<Item = &'a str> {
+    headers
         .get_all(header::COOKIE)
         .into_iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|pair| pair.trim().split_once('='))
-        .filter(|(name, _)| *name == TOKEN_COOKIE)
-        .map(|(_, value)| value);
-    header_token.into_iter().chain(bearer).chain(cookies)
+        .filter(move |(n, _)| *n == name)
+        .map(|(_, value)| value)
+}
+
+/// The browsers signed in to this instance: their cookie's name and the credentials given
+/// out, oldest first.
+pub struct BrowserSessions {
+    cookie: String,
+    issued: Mutex<Vec<String>>,
+}
+
+impl BrowserSessions {
+    /// None yet, for the instance listening on `port`.
+    pub fn new(port: u16) -> Self {
+        BrowserSessions {
+            cookie: format!("odek_session_{port}"),
+            issued: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The cookie's name.
+    pub fn cookie_name(&self) -> &str {
+        &self.cookie
+    }
+
+    /// A new credential (32 random bytes as hex), the oldest forgotten past the cap.
+    pub fn issue(&self) -> String {
+        let credential = crate::random::hex_id::<32>();
+        let mut issued = self.issued.lock().unwrap_or_else(PoisonError::into_inner);
+        if issued.len() >= MAX_BROWSER_SESSIONS {
+            issued.remove(0);
+        }
+        issued.push(credential.clone());
+        credential
+    }
+
+    /// True when the request's cookie holds a credential given out and not revoked.
+    pub fn is_signed_in(&self, headers: &HeaderMap) -> bool {
+        let issued = self.issued.lock().unwrap_or_else(PoisonError::into_inner);
+        cookies(headers, &self.cookie).any(|presented| {
+            // Every credential is compared, each in constant time.
+            issued
+                .iter()
+                .fold(false, |found, c| found | token_matches(presented, c))
+        })
+    }
+
+    /// Forgets the request's credentials; true when one was known.
+    fn revoke(&self, headers: &HeaderMap) -> bool {
+        let mut issued = self.issued.lock().unwrap_or_else(PoisonError::into_inner);
+        let before = issued.len();
+        let presented: Vec<&str> = cookies(headers, &self.cookie).collect();
+        issued.retain(|c| !presented.iter().any(|p| token_matches(p, c)));
+        issued.len() < before
+    }
+
+    /// The `Set-Cookie` value that signs a browser in with `credential`.
+    pub fn set_cookie(&self, credential: &str) -> String {
+        format!(
+            "{}={credential}; HttpOnly; SameSite=Strict; Path=/",
+            self.cookie
+        )
+    }
+}
+
+impl AppState {
+    /// True when the request carries the API token or a signed-in browser's cookie.
+    pub fn is_signed_in(&self, headers: &HeaderMap) -> bool {
+        presented_tokens(headers).any(|t| token_matches(t, &self.token))
+            || self.browsers.is_signed_in(headers)
+    }
+}
+
+/// `POST /api/logout`: revokes the browser's credential and clears its cookie.
+pub async fn logout(State(app): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    let revoked = app.browsers.revoke(&headers);
+    let mut response = axum::Json(serde_json::json!({"signed_out": revoked})).into_response();
+    let clear = format!(
+        "{}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0",
+        app.browsers.cookie_name()
+    );
+    if let Ok(value) = axum::http::HeaderValue::from_str(&clear) {
+        response.headers_mut().insert(header::SET_COOKIE, value);
+    }
+    response
 }
 
 fn changes_state(method: &Method) -> bool {
@@ -150,13 +243,13 @@ mod tests {
     }
 
     #[test]
-    fn tokens_come_from_header_bearer_or_cookie() {
+    fn tokens_come_from_header_or_bearer_and_never_from_a_cookie() {
         let h = headers(&[
             ("x-odek-token", "a"),
             ("authorization", "Bearer b"),
             ("cookie", "x=1; odek_token=c; y=2"),
         ]);
-        assert_eq!(presented_tokens(&h).collect::<Vec<_>>(), ["a", "b", "c"]);
+        assert_eq!(presented_tokens(&h).collect::<Vec<_>>(), ["a", "b"]);
         assert!(token_matches("abc", "abc"));
         assert!(!token_matches("abd", "abc"));
         assert!(!token_matches("ab", "abc"));
@@ -176,5 +269,24 @@ mod tests {
         ));
         assert!(!same_origin(&headers(&[("origin", "null")]), host));
         assert_eq!(new_token().len(), 64);
+    }
+
+    #[test]
+    fn a_browser_credential_works_only_as_its_own_instances_cookie_until_revoked() {
+        let sessions = BrowserSessions::new(8080);
+        let credential = sessions.issue();
+        let own = format!("a=1; odek_session_8080={credential}");
+        assert!(sessions.is_signed_in(&headers(&[("cookie", &own)])));
+        let other_port = format!("odek_session_8081={credential}");
+        assert!(!sessions.is_signed_in(&headers(&[("cookie", &other_port)])));
+        assert!(!sessions.is_signed_in(&headers(&[("x-odek-token", &credential)])));
+        assert!(sessions.revoke(&headers(&[("cookie", &own)])));
+        assert!(!sessions.is_signed_in(&headers(&[("cookie", &own)])));
+        let first = sessions.issue();
+        for _ in 0..MAX_BROWSER_SESSIONS {
+            sessions.issue();
+        }
+        let first_cookie = format!("odek_session_8080={first}");
+        assert!(!sessions.is_signed_in(&headers(&[("cookie", &first_cookie)])));
     }
 }

@@ -61,6 +61,14 @@ impl ApiError {
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(StatusCode::INTERNAL_SERVER_ERROR, message)
     }
+
+    /// 500 whose body names the problem (`public`, no paths of the machine) while the
+    /// server's log keeps the whole error.
+    pub fn internal_logged(public: impl Into<String>, detail: &dyn std::fmt::Display) -> Self {
+        let public = public.into();
+        eprintln!("odek serve: error: {public} ({detail})");
+        Self::internal(public)
+    }
 }
 
 impl IntoResponse for ApiError {
@@ -81,11 +89,12 @@ impl IntoResponse for ApiError {
 
 impl From<SessionError> for ApiError {
     fn from(e: SessionError) -> Self {
+        let public = e.message_without_paths();
         match &e {
-            SessionError::InvalidId { .. } => ApiError::bad_request(e.to_string()),
-            SessionError::NotFound { id, .. } => ApiError::not_found(format!("no session {id}")),
-            SessionError::Busy { .. } => ApiError::conflict(e.to_string()),
-            _ => ApiError::internal(e.to_string()),
+            SessionError::InvalidId { .. } => ApiError::bad_request(public),
+            SessionError::NotFound { .. } => ApiError::not_found(public),
+            SessionError::Busy { .. } => ApiError::conflict(public),
+            _ => ApiError::internal_logged(public, &e),
         }
     }
 }
@@ -95,6 +104,10 @@ impl From<RuntimeError> for ApiError {
         match e {
             RuntimeError::Session(s) => s.into(),
             RuntimeError::TurnInProgress(_) => ApiError::conflict(e.to_string()),
+            RuntimeError::MissingApiKey { ref base_url, .. } => ApiError::internal_logged(
+                format!("no API key for {base_url} in the server's configuration"),
+                &e,
+            ),
             other => ApiError::internal(other.to_string()),
         }
     }

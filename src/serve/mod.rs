@@ -13,6 +13,7 @@ mod error;
 mod export;
 pub mod hub;
 mod limits;
+mod listen;
 mod runs;
 mod sessions;
 mod ui;
@@ -72,6 +73,8 @@ pub struct ServeParts {
 /// The state every handler shares.
 pub struct AppState {
     token: String,
+    /// The browsers signed in with the token URL (their cookie credentials).
+    browsers: auth::BrowserSessions,
     base: Arc<Runtime>,
     load: LoadOptions,
     runtimes: Mutex<HashMap<RuntimeKey, Arc<Runtime>>>,
@@ -99,8 +102,10 @@ struct RuntimeKey {
 /// and the function returns.
 pub async fn serve(parts: ServeParts, listener: tokio::net::TcpListener) -> std::io::Result<()> {
     let rates = parts.runtime.config().serve.rate_limits;
+    let port = listener.local_addr()?.port();
     let state = Arc::new(AppState {
         token: parts.token,
+        browsers: auth::BrowserSessions::new(port),
         base: Arc::new(parts.runtime),
         load: parts.load,
         runtimes: Mutex::new(HashMap::new()),
@@ -115,15 +120,11 @@ pub async fn serve(parts: ServeParts, listener: tokio::net::TcpListener) -> std:
     });
     let app = router(state.clone());
     let stopping = state.clone();
-    axum::serve(
-        listener,
-        app.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(async move {
+    listen::serve_until(listener, app, async move {
         termination().await;
         stopping.stop().await;
     })
-    .await?;
+    .await;
     state.events.close();
     Ok(())
 }
@@ -136,6 +137,7 @@ fn router(state: Arc<AppState>) -> Router {
         .route("/favicon.svg", get(ui::icon))
         .route("/js/{file}", get(ui::script))
         .route("/api/health", get(api::health))
+        .route("/api/logout", post(auth::logout))
         .route("/api/sessions", get(sessions::list))
         .route(
             "/api/sessions/{id}",
@@ -231,7 +233,7 @@ impl AppState {
             ..load.flags
         };
         let mut resolved = crate::config::load(&load)
-            .map_err(|e| ApiError::internal(format!("configuration: {e}")))?;
+            .map_err(|e| ApiError::internal_logged("the configuration could not be loaded", &e))?;
         resolved.config.keep_sandbox_posture(false, key.sandbox);
         let mut runtime = Runtime::build(
             resolved.config,
@@ -292,7 +294,7 @@ impl AppState {
             let session = runtime.new_session(content, head, ORIGIN_SERVE, HOLDER)?;
             return Ok((runtime, session));
         };
-        crate::session::validate_id(id)?;
+        let id = sessions::standard_id(id)?;
         if self.runs.running_in(id).is_some() {
             return Err(ApiError::conflict(format!(
                 "session {id} is already running a turn"
@@ -325,10 +327,11 @@ impl AppState {
                 hub: self.hub.clone(),
                 timeout: crate::tools::approval::REMOTE_APPROVAL_TIMEOUT,
             })),
-            output: Arc::new(HttpOutput {
-                link: link.clone(),
-                hub: self.hub.clone(),
-            }),
+            output: Arc::new(HttpOutput::new(
+                link.clone(),
+                self.hub.clone(),
+                self.redactor.clone(),
+            )),
         };
         let turn = runtime.turn(Some(&session), surface)?;
         let run_id = turn
@@ -337,13 +340,15 @@ impl AppState {
             .unwrap_or_else(crate::random::hex_id::<16>);
         let session_id = session.id().to_string();
         let cancel = CancellationToken::new();
-        let entry = self.runs.register(&run_id, &session_id, cancel.clone());
+        let entry = self
+            .runs
+            .register(&run_id, &session_id, cancel.clone(), self.hub.clone());
         let _ = link.set(entry.clone());
         let app = self.clone();
         let task = tokio::spawn(async move {
             let outcome = turn.run(vec![Message::user(&content)], cancel).await;
             drop(session);
-            entry.finish(outcome.map_err(ApiError::from));
+            entry.finish(outcome.map_err(ApiError::from), &app.redactor);
             app.runs.ended(&entry);
             drop(runtime);
         });

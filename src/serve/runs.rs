@@ -17,6 +17,7 @@ use super::error::ApiError;
 use super::hub::Hub;
 use crate::engine::{EngineEvent, Observer, RunError};
 use crate::llm::Delta;
+use crate::redact::{Redactor, StreamRedactor};
 use crate::runtime::TurnOutcome;
 use crate::tools::approval::{ApprovalAnswer, ApprovalItem, Approver, RemoteWait, wait_for_answer};
 
@@ -83,7 +84,8 @@ pub struct RunView {
 pub struct ApprovalView {
     /// Its id within the run.
     pub approval_id: String,
-    /// `pending`, `approved`, `denied` or `expired` (no answer in time, or the run ended).
+    /// `pending`, `approved`, `denied`, `expired` (no answer in time) or `cancelled` (the run
+    /// was cancelled or the server stopped while it waited).
     pub status: &'static str,
     /// The calls it covers.
     pub items: Vec<ApprovalItemView>,
@@ -112,6 +114,8 @@ pub struct RunEntry {
     run_id: String,
     session_id: String,
     cancel: CancellationToken,
+    /// Where `approval_resolved` frames go.
+    hub: Arc<Hub>,
     state: Mutex<RunView>,
     approvals: Mutex<Vec<Approval>>,
 }
@@ -147,15 +151,15 @@ impl RunEntry {
         self.state().status == RunStatus::Running
     }
 
-    /// Records a new approval and returns its id and where its answer arrives.
+    /// Records a new approval and returns its id (random, so one cannot be guessed from
+    /// another) and where its answer arrives.
     fn add_approval(
         &self,
         items: &[ApprovalItem],
     ) -> (String, std::sync::mpsc::Receiver<ApprovalAnswer>) {
         let (tx, rx) = sync_channel(1);
-        let mut approvals = self.approvals();
-        let approval_id = format!("a{}", approvals.len() + 1);
-        approvals.push(Approval {
+        let approval_id = format!("a{}", crate::random::hex_id::<8>());
+        self.approvals().push(Approval {
             view: ApprovalView {
                 approval_id: approval_id.clone(),
                 status: "pending",
@@ -182,50 +186,94 @@ impl RunEntry {
             .iter_mut()
             .find(|a| a.view.approval_id == approval_id)
             .ok_or_else(|| ApiError::not_found(format!("no approval {approval_id} in this run")))?;
-        let Some(tx) = approval.answer.take() else {
+        if approval.answer.is_none() {
             return Err(ApiError::conflict(format!(
                 "approval {approval_id} is already {}",
                 approval.view.status
             )));
-        };
-        let answer = if approve {
-            ApprovalAnswer::Approve
+        }
+        let (answer, status) = if approve {
+            (ApprovalAnswer::Approve, Resolution::Approved)
         } else {
-            ApprovalAnswer::Deny
+            (ApprovalAnswer::Deny, Resolution::Denied)
         };
-        approval.view.status = if approve { "approved" } else { "denied" };
-        // The approver may have given up a moment ago; the status above stands either way.
-        let _ = tx.send(answer);
+        self.resolve(approval, status, answer);
         Ok(())
     }
 
-    /// Marks an approval expired unless it was answered; true when it was still pending.
-    fn expire(&self, approval_id: &str) -> bool {
+    /// Closes a pending approval the same way whoever closes it: its status is set, the
+    /// waiting approver gets `answer`, and the browsers get one `approval_resolved` frame.
+    fn resolve(&self, approval: &mut Approval, how: Resolution, answer: ApprovalAnswer) {
+        let Some(tx) = approval.answer.take() else {
+            return;
+        };
+        approval.view.status = how.status();
+        // The approver may have given up a moment ago; the status above stands either way.
+        let _ = tx.send(answer);
+        self.hub.publish_browser(
+            "approval_resolved",
+            &self.run_id,
+            &self.session_id,
+            &json!({
+                "run_id": self.run_id,
+                "approval_id": approval.view.approval_id,
+                "action": how.action(),
+                "reason": how.reason(),
+            }),
+        );
+    }
+
+    /// Closes approval `approval_id` if it is still pending; true when it was.
+    fn close(&self, approval_id: &str, how: Resolution, answer: ApprovalAnswer) -> bool {
         let mut approvals = self.approvals();
         match approvals
             .iter_mut()
-            .find(|a| a.view.approval_id == approval_id)
+            .find(|a| a.view.approval_id == approval_id && a.answer.is_some())
         {
-            Some(a) if a.answer.is_some() => {
-                a.answer = None;
-                a.view.status = "expired";
+            Some(approval) => {
+                self.resolve(approval, how, answer);
                 true
             }
-            _ => false,
+            None => false,
         }
     }
 
-    /// Asks the run to stop; false when it has ended already.
+    /// Closes every pending approval as cancelled (the run is being cancelled).
+    fn cancel_approvals(&self) {
+        let mut approvals = self.approvals();
+        for approval in approvals.iter_mut() {
+            self.resolve(approval, Resolution::Cancelled, ApprovalAnswer::Cancelled);
+        }
+    }
+
+    /// Asks the run to stop; false when it has ended already. Its pending approvals are
+    /// closed at once (the browsers hear so before the run has wound down).
     pub fn cancel(&self) -> bool {
         if !self.is_running() {
             return false;
         }
         self.cancel.cancel();
+        self.cancel_approvals();
         true
     }
 
-    /// Records how the run ended.
-    pub fn finish(&self, outcome: Result<TurnOutcome, ApiError>) {
+    /// Records how the run ended; every text of it passes through `redactor` first, as
+    /// the session and the events do.
+    pub fn finish(&self, outcome: Result<TurnOutcome, ApiError>, redactor: &Redactor) {
+        self.record(outcome);
+        let mut guard = self.state();
+        let state = &mut *guard;
+        for text in [&mut state.answer, &mut state.error, &mut state.summary]
+            .into_iter()
+            .flatten()
+        {
+            if let std::borrow::Cow::Owned(clean) = redactor.redact(text) {
+                *text = clean;
+            }
+        }
+    }
+
+    fn record(&self, outcome: Result<TurnOutcome, ApiError>) {
         let mut state = self.state();
         state.ended_at = Some(crate::session::now_rfc3339());
         let outcome = match outcome {
@@ -252,6 +300,11 @@ impl RunEntry {
             Err(e) => (RunStatus::Failed, None, Some(e.to_string())),
         };
         if let Some(Err(e)) = &outcome.saved {
+            eprintln!(
+                "odek serve: run {}: the session could not be saved: {e}",
+                self.run_id
+            );
+            let e = e.message_without_paths();
             state.error = Some(match state.error.take() {
                 Some(first) => format!("{first}; the session could not be saved: {e}"),
                 None => format!("the session could not be saved: {e}"),
@@ -290,11 +343,13 @@ impl Runs {
         run_id: &str,
         session_id: &str,
         cancel: CancellationToken,
+        hub: Arc<Hub>,
     ) -> Arc<RunEntry> {
         let entry = Arc::new(RunEntry {
             run_id: run_id.to_string(),
             session_id: session_id.to_string(),
             cancel,
+            hub,
             state: Mutex::new(RunView {
                 run_id: run_id.to_string(),
                 session_id: session_id.to_string(),
@@ -417,54 +472,128 @@ impl Approver for HttpApprover {
                 "items": entry.approval_views().last().map(|a| a.items.clone()),
             }),
         );
-        let answer = match wait_for_answer(&answers, cancel, self.timeout, || {
-            entry.expire(&approval_id)
+        // Whoever closes the approval (an answer, the timeout, a cancel) sends the
+        // `approval_resolved` frame.
+        match wait_for_answer(&answers, cancel, self.timeout, || {
+            entry.close(&approval_id, Resolution::Expired, ApprovalAnswer::Expired)
         }) {
             RemoteWait::Answered(answer) => answer,
             RemoteWait::Cancelled => {
-                entry.expire(&approval_id);
+                entry.close(
+                    &approval_id,
+                    Resolution::Cancelled,
+                    ApprovalAnswer::Cancelled,
+                );
                 ApprovalAnswer::Cancelled
             }
-            RemoteWait::TimedOut => ApprovalAnswer::Deny,
-        };
-        let action = if answer == ApprovalAnswer::Approve {
-            "approve"
-        } else {
-            "deny"
-        };
-        self.hub.publish_browser(
-            "approval_resolved",
-            run_id,
-            session_id,
-            &json!({"run_id": run_id, "approval_id": approval_id, "action": action}),
-        );
-        answer
+            RemoteWait::TimedOut => ApprovalAnswer::Expired,
+        }
     }
 }
 
-/// The run's output for browsers: streamed answer text as `answer_delta` frames.
+/// How an approval was closed.
+#[derive(Debug, Clone, Copy)]
+enum Resolution {
+    Approved,
+    Denied,
+    Expired,
+    Cancelled,
+}
+
+impl Resolution {
+    /// The approval's status in `GET …/approvals`.
+    fn status(self) -> &'static str {
+        match self {
+            Resolution::Approved => "approved",
+            Resolution::Denied => "denied",
+            Resolution::Expired => "expired",
+            Resolution::Cancelled => "cancelled",
+        }
+    }
+
+    /// The frame's `action`: whether the calls run.
+    fn action(self) -> &'static str {
+        match self {
+            Resolution::Approved => "approve",
+            _ => "deny",
+        }
+    }
+
+    /// The frame's `reason`: who closed it.
+    fn reason(self) -> &'static str {
+        match self {
+            Resolution::Approved | Resolution::Denied => "answered",
+            Resolution::Expired => "expired",
+            Resolution::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// The run's output for browsers: streamed answer text as `answer_delta` frames, redacted
+/// as a stream (a secret split across deltas is held back until it can be recognised, so
+/// no concatenation of frames gives it back).
 pub struct HttpOutput {
     /// The run.
     pub link: RunLink,
     /// Where the frames go.
     pub hub: Arc<Hub>,
+    /// The answer text not let out yet.
+    pub stream: Mutex<StreamRedactor>,
+}
+
+impl HttpOutput {
+    /// The output of the run `link` will name.
+    pub fn new(link: RunLink, hub: Arc<Hub>, redactor: Arc<Redactor>) -> Self {
+        HttpOutput {
+            link,
+            hub,
+            stream: Mutex::new(StreamRedactor::new(redactor)),
+        }
+    }
+
+    fn stream(&self) -> MutexGuard<'_, StreamRedactor> {
+        self.stream.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn send(&self, text: &str, restart: bool) {
+        if text.is_empty() && !restart {
+            return;
+        }
+        let Some(entry) = self.link.get() else {
+            return;
+        };
+        let mut frame = json!({"run_id": entry.run_id, "text": text});
+        if restart {
+            frame["restart"] = serde_json::Value::Bool(true);
+        }
+        self.hub
+            .publish_browser("answer_delta", &entry.run_id, &entry.session_id, &frame);
+    }
 }
 
 impl Observer for HttpOutput {
     fn on_event(&self, event: &EngineEvent<'_>) {
-        let EngineEvent::Delta { delta, .. } = event else {
-            return;
-        };
-        let Some(entry) = self.link.get() else {
-            return;
-        };
-        let frame = match delta {
-            Delta::Content(text) => json!({"run_id": entry.run_id, "text": text}),
-            Delta::Restart => json!({"run_id": entry.run_id, "text": "", "restart": true}),
-            Delta::Reasoning(_) => return,
-        };
-        self.hub
-            .publish_browser("answer_delta", &entry.run_id, &entry.session_id, &frame);
+        match event {
+            EngineEvent::Delta {
+                delta: Delta::Content(text),
+                ..
+            } => {
+                let out = self.stream().push(text);
+                self.send(&out, false);
+            }
+            EngineEvent::Delta {
+                delta: Delta::Restart,
+                ..
+            } => {
+                self.stream().reset();
+                self.send("", true);
+            }
+            EngineEvent::ModelCallFinished { .. } | EngineEvent::RunFinished { .. } => {
+                let out = self.stream().finish();
+                self.send(&out, false);
+            }
+            _ => {}
+        }
     }
 }
 
@@ -473,8 +602,8 @@ mod tests {
     use super::*;
     use crate::policy::DangerClass;
 
-    fn linked(runs: &Runs) -> (RunLink, Arc<RunEntry>) {
-        let entry = runs.register("r1", "s1", CancellationToken::new());
+    fn linked(runs: &Runs, hub: &Arc<Hub>) -> (RunLink, Arc<RunEntry>) {
+        let entry = runs.register("r1", "s1", CancellationToken::new(), hub.clone());
         let link: RunLink = Arc::new(OnceLock::new());
         let _ = link.set(entry.clone());
         (link, entry)
@@ -489,43 +618,61 @@ mod tests {
         }
     }
 
+    fn hub() -> Arc<Hub> {
+        Hub::new(Arc::new(crate::redact::Redactor::new()))
+    }
+
+    fn frames(
+        live: &mut tokio::sync::broadcast::Receiver<Arc<super::super::hub::Frame>>,
+    ) -> Vec<(String, serde_json::Value)> {
+        std::iter::from_fn(|| live.try_recv().ok())
+            .map(|f| (f.kind.clone(), serde_json::from_str(&f.data).expect("json")))
+            .collect()
+    }
+
     #[test]
-    fn an_unanswered_approval_is_denied_and_marked_expired() {
+    fn an_unanswered_approval_expires_once_with_one_frame() {
         let runs = Runs::default();
-        let (link, entry) = linked(&runs);
-        let hub = Hub::new(Arc::new(crate::redact::Redactor::new()));
+        let hub = hub();
+        let (link, entry) = linked(&runs, &hub);
         let (_, mut live) = hub.subscribe(None);
         let approver = HttpApprover {
             link,
-            hub,
+            hub: hub.clone(),
             timeout: Duration::from_millis(50),
         };
         let answer = approver.ask(&[item()], &CancellationToken::new());
-        assert_eq!(answer, ApprovalAnswer::Deny);
-        assert_eq!(entry.approval_views()[0].status, "expired");
-        let conflict = entry.answer("a1", true).expect_err("too late");
+        assert_eq!(answer, ApprovalAnswer::Expired);
+        let view = &entry.approval_views()[0];
+        assert_eq!(view.status, "expired");
+        let conflict = entry.answer(&view.approval_id, true).expect_err("too late");
         assert_eq!(conflict.status, axum::http::StatusCode::CONFLICT);
-        let kinds: Vec<String> = std::iter::from_fn(|| live.try_recv().ok())
-            .map(|f| f.kind.clone())
-            .collect();
+        let seen = frames(&mut live);
+        let kinds: Vec<&str> = seen.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(kinds, ["approval_requested", "approval_resolved"]);
+        assert_eq!(seen[1].1["action"], "deny");
+        assert_eq!(seen[1].1["reason"], "expired");
     }
 
     #[test]
     fn an_answer_from_another_thread_reaches_the_waiting_approver() {
         let runs = Runs::default();
-        let (link, entry) = linked(&runs);
+        let hub = hub();
+        let (link, entry) = linked(&runs, &hub);
         let approver = HttpApprover {
             link,
-            hub: Hub::new(Arc::new(crate::redact::Redactor::new())),
+            hub,
             timeout: Duration::from_secs(10),
         };
         let answering = entry.clone();
         let t = std::thread::spawn(move || {
-            while answering.approval_views().is_empty() {
+            let id = loop {
+                if let Some(view) = answering.approval_views().first() {
+                    break view.approval_id.clone();
+                }
                 std::thread::sleep(Duration::from_millis(5));
-            }
-            answering.answer("a1", true)
+            };
+            answering.answer(&id, true)
         });
         assert_eq!(
             approver.ask(&[item()], &CancellationToken::new()),
@@ -533,6 +680,42 @@ mod tests {
         );
         assert!(t.join().expect("thread").is_ok());
         assert_eq!(entry.approval_views()[0].status, "approved");
-        assert!(entry.answer("a9", true).is_err());
+        assert!(entry.answer("a1", true).is_err());
+    }
+
+    #[test]
+    fn cancelling_a_run_closes_its_pending_approval_with_a_frame_at_once() {
+        let runs = Runs::default();
+        let hub = hub();
+        let (_link, entry) = linked(&runs, &hub);
+        let (_, mut live) = hub.subscribe(None);
+        let (id, answers) = entry.add_approval(&[item()]);
+        assert!(entry.cancel());
+        assert_eq!(answers.try_recv(), Ok(ApprovalAnswer::Cancelled));
+        assert_eq!(entry.approval_views()[0].status, "cancelled");
+        let seen = frames(&mut live);
+        assert_eq!(seen.len(), 1, "{seen:?}");
+        assert_eq!(seen[0].0, "approval_resolved");
+        assert_eq!(seen[0].1["approval_id"], id.as_str());
+        assert_eq!(seen[0].1["reason"], "cancelled");
+        let (other, _) = entry.add_approval(&[item()]);
+        assert_ne!(id, other);
+        assert_eq!(id.len(), 17);
+    }
+
+    #[test]
+    fn a_finished_run_keeps_its_texts_redacted() {
+        let runs = Runs::default();
+        let (_link, entry) = linked(&runs, &hub());
+        let mut redactor = crate::redact::Redactor::new();
+        redactor.add_secret("sk-live-0123456789abcdef");
+        entry.finish(
+            Err(ApiError::internal(
+                "the key sk-live-0123456789abcdef leaked",
+            )),
+            &redactor,
+        );
+        let view = entry.view();
+        assert_eq!(view.error.as_deref(), Some("the key [REDACTED] leaked"));
     }
 }

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use super::AppState;
 use super::error::{ApiError, JsonBody};
 use crate::plan::PlanState;
-use crate::session::{MAX_TITLE_CHARS, Session, SessionSummary, validate_id};
+use crate::session::{MAX_TITLE_CHARS, Session, SessionSummary, is_standard_id};
 
 /// Default page size of the list.
 const DEFAULT_LIMIT: usize = 50;
@@ -47,6 +47,20 @@ pub(super) fn number(
     }
 }
 
+/// `id` when it is a standard session id (`YYYYMMDD-<32 hex>`), the only names sessions
+/// have; anything else (`index`, the Go original's `vectors_meta`, a traversal attempt) is
+/// 404 without the disk being touched.
+pub(super) fn standard_id(id: &str) -> Result<&str, ApiError> {
+    if is_standard_id(id) {
+        return Ok(id);
+    }
+    let shown: String = id.chars().take(64).collect();
+    let more = if shown.len() < id.len() { "…" } else { "" };
+    Err(ApiError::not_found(format!(
+        "no session {shown:?}{more}: session ids look like YYYYMMDD-<32 hex digits>"
+    )))
+}
+
 /// One session read by `peer`: counted against its read limit, then session `id` loaded
 /// (the snapshot and its journal: a running session shows its latest saved batch).
 async fn read_session(
@@ -55,7 +69,7 @@ async fn read_session(
     id: String,
 ) -> Result<Session, ApiError> {
     app.limits.read(peer.ip())?;
-    validate_id(&id)?;
+    standard_id(&id)?;
     let app = app.clone();
     blocking(move || Ok(app.base.sessions().load(&id)?)).await
 }
@@ -145,7 +159,7 @@ pub async fn rename(
     Path(id): Path<String>,
     JsonBody(body): JsonBody<Rename>,
 ) -> Result<Json<Value>, ApiError> {
-    validate_id(&id)?;
+    standard_id(&id)?;
     let name = body.name.trim().to_string();
     if name.is_empty()
         || name.chars().count() > MAX_TITLE_CHARS
@@ -167,7 +181,7 @@ pub async fn delete(
     State(app): State<Arc<AppState>>,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    validate_id(&id)?;
+    standard_id(&id)?;
     refuse_while_running(&app, &id)?;
     let store_app = app.clone();
     let target = id.clone();

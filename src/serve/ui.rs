@@ -11,7 +11,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use rust_embed::Embed;
 
 use super::AppState;
-use super::auth::{TOKEN_COOKIE, presented_tokens, token_matches};
+use super::auth::token_matches;
 use super::error::ApiError;
 
 /// The files the browser gets; tests and Node packages under `ui/` stay out.
@@ -27,9 +27,10 @@ struct Assets;
 /// elsewhere.
 pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
-/// `GET /` and `GET /?token=…`: a valid token sets the HttpOnly, SameSite=Strict cookie
-/// and redirects to `/` (so the token leaves the address bar); the page itself needs the
-/// cookie (or the token header).
+/// `GET /` and `GET /?token=…`: a valid token signs the browser in — an HttpOnly,
+/// SameSite=Strict cookie named after this instance's port, holding a browser-session
+/// credential rather than the token — and redirects to `/` (so the token leaves the
+/// address bar); the page itself needs the cookie (or the token header).
 pub async fn index(
     State(app): State<Arc<AppState>>,
     headers: HeaderMap,
@@ -43,13 +44,13 @@ pub async fn index(
             );
         }
         let mut response = Redirect::to("/").into_response();
-        let cookie = format!("{TOKEN_COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/");
+        let cookie = app.browsers.set_cookie(&app.browsers.issue());
         if let Ok(v) = HeaderValue::from_str(&cookie) {
             response.headers_mut().insert(header::SET_COOKIE, v);
         }
         return response;
     }
-    if !presented_tokens(&headers).any(|t| token_matches(t, &app.token)) {
+    if !app.is_signed_in(&headers) {
         return sign_in_page(
             StatusCode::UNAUTHORIZED,
             "Open the token URL odek serve printed to sign in.",

@@ -105,6 +105,25 @@ pub enum SessionError {
 }
 
 impl SessionError {
+    /// The message without the paths of files and folders, for readers who should learn
+    /// what went wrong but not how the machine is laid out (clients of `odek serve`).
+    pub fn message_without_paths(&self) -> String {
+        match self {
+            SessionError::NotFound { id, .. } => format!("no session {id}"),
+            SessionError::Corrupt { id, .. } => format!("session {id}: its file is corrupt"),
+            SessionError::TooLarge {
+                id, size, limit, ..
+            } => format!("session {id}: its file is {size} bytes, over the {limit}-byte limit"),
+            SessionError::IdMismatch { id, found, .. } => {
+                format!("session {id}: its file holds session {found:?}")
+            }
+            SessionError::Io {
+                context, source, ..
+            } => format!("{}: {source}", context.trim_end_matches(" in")),
+            other => other.to_string(),
+        }
+    }
+
     /// An I/O error with its context and path.
     pub(crate) fn io(
         context: impl Into<String>,

@@ -384,6 +384,13 @@ impl SessionStore {
     /// such file.
     pub fn delete(&self, id: &str) -> Result<bool, SessionError> {
         validate_id(id)?;
+        // Only standard ids name sessions: `index` or another program's file is not one.
+        if !super::is_standard_id(id) {
+            return Err(SessionError::InvalidId {
+                shown_id: id.to_string(),
+                reason: "not a session id (session ids look like YYYYMMDD-<32 hex digits>)",
+            });
+        }
         if !self.dir.is_dir() {
             return Ok(false);
         }

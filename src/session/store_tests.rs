@@ -550,7 +550,21 @@ fn delete_is_idempotent_and_updates_the_index() {
         Err(SessionError::NotFound { .. })
     ));
     let (_empty_home, empty) = temp_store();
-    assert!(!empty.delete("nothing").expect("no directory"));
+    assert!(
+        !empty
+            .delete("20260101-00000000000000000000000000000000")
+            .expect("no directory")
+    );
+    // The index (and any other file that is not a session) cannot be deleted as one.
+    std::fs::write(store.dir().join("vectors_meta.json"), "{}").expect("write");
+    for other in ["index", "vectors_meta", "nothing"] {
+        assert!(matches!(
+            store.delete(other),
+            Err(SessionError::InvalidId { .. })
+        ));
+    }
+    assert!(store.dir().join("index.json").exists());
+    assert!(store.dir().join("vectors_meta.json").exists());
 }
 
 #[test]

@@ -101,7 +101,6 @@ struct Bot {
     refused: Mutex<HashMap<i64, Instant>>,
     tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
     outbox: UnboundedSender<Outgoing>,
-    next_approval: std::sync::atomic::AtomicU64,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -139,7 +138,6 @@ pub async fn run_bot(parts: BotParts, shutdown: CancellationToken) -> anyhow::Re
         refused: Mutex::new(HashMap::new()),
         tasks: Mutex::new(Vec::new()),
         outbox,
-        next_approval: std::sync::atomic::AtomicU64::new(1),
     });
     let sender = tokio::spawn(bot.clone().send_outgoing(outgoing));
     let result = bot.poll(&shutdown).await;
@@ -871,10 +869,8 @@ impl Approver for ChatApprover {
         let Some(bot) = self.bot.upgrade() else {
             return ApprovalAnswer::Deny;
         };
-        let n = bot
-            .next_approval
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let id = format!("a{n}");
+        // Random, so one approval's id (in its buttons' data) says nothing of another's.
+        let id = format!("a{}", crate::random::hex_id::<8>());
         let mut text = String::from("⚠️ Approval needed");
         for item in items {
             let resource = bot.runtime.redactor().redact(&item.resource).into_owned();
@@ -904,11 +900,11 @@ impl Approver for ChatApprover {
             }
             RemoteWait::TimedOut => {
                 let why = format!(
-                    "denied: no answer in {}s",
+                    "expired: no answer in {}s, so not run",
                     REMOTE_APPROVAL_TIMEOUT.as_secs()
                 );
                 let _ = bot.outbox.send(Outgoing::ApprovalEnded { id, why });
-                ApprovalAnswer::Deny
+                ApprovalAnswer::Expired
             }
         }
     }

@@ -32,6 +32,8 @@ pub enum ApprovalAnswer {
     TrustClasses,
     /// The user interrupted the turn (Ctrl-C) instead of answering: refused.
     Cancelled,
+    /// Nobody answered a remote approval in time: refused.
+    Expired,
 }
 
 /// How long a remote surface (HTTP, Telegram) waits for someone to answer an approval
@@ -268,6 +270,7 @@ impl Gate {
             }
             ApprovalAnswer::Deny => Some(Refusal::User),
             ApprovalAnswer::Cancelled => Some(Refusal::Cancelled),
+            ApprovalAnswer::Expired => Some(Refusal::Expired),
         }
     }
 
@@ -277,6 +280,10 @@ impl Gate {
             Refusal::User => format!("operation denied by user: {}", item.resource),
             Refusal::Cancelled => format!(
                 "operation not run: the user interrupted the turn while asked to approve {}",
+                item.resource
+            ),
+            Refusal::Expired => format!(
+                "operation not run: the request to approve {} expired with no answer from the user",
                 item.resource
             ),
             Refusal::NoTerminal => format!(
@@ -299,6 +306,8 @@ enum Refusal {
     User,
     /// The user interrupted the turn at the prompt.
     Cancelled,
+    /// Nobody answered the approval in time.
+    Expired,
     /// Nobody could be asked and `non_interactive` is deny.
     NoTerminal,
 }
@@ -451,6 +460,25 @@ mod tests {
         let next_turn = gate(&approver, &trust);
         assert_eq!(next_turn.decide(&[code], &cancel).await, [Ok(())]);
         assert_eq!(approver.asked(), 2);
+    }
+
+    #[tokio::test]
+    async fn an_expired_approval_tells_the_model_it_expired_not_that_the_user_refused() {
+        let approver = ScriptedApprover::new(&[ApprovalAnswer::Expired]);
+        let g = gate(&approver, &Arc::new(TrustSet::default()));
+        let verdict = g
+            .decide(
+                &[call(DangerClass::CodeExecution)],
+                &CancellationToken::new(),
+            )
+            .await;
+        let message = verdict[0].as_ref().expect_err("not run");
+        assert!(
+            message.starts_with("operation not run: the request to approve ")
+                && message.ends_with(" expired with no answer from the user"),
+            "{message}"
+        );
+        assert!(!message.contains("denied by user"), "{message}");
     }
 
     #[tokio::test]

@@ -34,6 +34,14 @@ pub enum Reply {
     /// An assistant message that ends with `finish_reason: "length"` (cut by the output
     /// limit), streamed or not.
     CutOff(Value),
+    /// An answer whose text streams in exactly these pieces (one delta each); unstreamed,
+    /// their concatenation.
+    Pieces(Vec<String>),
+}
+
+/// An answer streamed in exactly these pieces.
+pub fn pieces(parts: &[&str]) -> Reply {
+    Reply::Pieces(parts.iter().map(|p| p.to_string()).collect())
 }
 
 /// A gate for [`Reply::Held`]. The server answers nothing else while one is held.
@@ -232,6 +240,23 @@ fn render(reply: Reply, stream: bool) -> ResponseTemplate {
         }
         Reply::Message(message) => answer(&message, finish_reason(&message), stream),
         Reply::CutOff(message) => answer(&message, "length", stream),
+        Reply::Pieces(parts) if stream => {
+            let mut body = String::new();
+            let role = json!({"choices": [{"index": 0, "delta": {"role": "assistant"}}]});
+            body.push_str(&format!("data: {role}\n\n"));
+            for part in &parts {
+                let chunk = json!({"choices": [{"index": 0, "delta": {"content": part}}]});
+                body.push_str(&format!("data: {chunk}\n\n"));
+            }
+            let end = json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
+            body.push_str(&format!("data: {end}\n\ndata: [DONE]\n\n"));
+            ResponseTemplate::new(200).set_body_raw(body, "text/event-stream")
+        }
+        Reply::Pieces(parts) => answer(
+            &json!({"role": "assistant", "content": parts.concat()}),
+            "stop",
+            false,
+        ),
     }
 }
 

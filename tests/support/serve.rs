@@ -42,8 +42,19 @@ impl Served {
     /// Starts `odek serve --addr 127.0.0.1:0 <args>` against `base_url` and waits for its
     /// token URL.
     pub fn start(sb: &Sandbox, base_url: &str, args: &[&str]) -> Served {
+        Self::start_with_env(sb, base_url, args, &[])
+    }
+
+    /// [`Served::start`] with more environment variables (e.g. an API key).
+    pub fn start_with_env(
+        sb: &Sandbox,
+        base_url: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Served {
         let mut cmd = sb.odek(base_url);
         cmd.args(["serve", "--addr", "127.0.0.1:0"]).args(args);
+        cmd.envs(env.iter().copied());
         let super::Spawned {
             child,
             stderr: captured,
@@ -179,6 +190,8 @@ impl SseReader {
     /// The next frame (keep-alive comments skipped); `None` when the stream ended or
     /// nothing came for 30 s.
     pub async fn next(&mut self) -> Option<SseFrame> {
+        // One deadline for the frame: keep-alive comments do not extend it.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
         loop {
             if let Some(end) = self.buffer.find("\n\n") {
                 let block: String = self.buffer.drain(..end + 2).collect();
@@ -187,7 +200,7 @@ impl SseReader {
                 }
                 continue;
             }
-            let chunk = tokio::time::timeout(Duration::from_secs(30), self.response.chunk())
+            let chunk = tokio::time::timeout_at(deadline, self.response.chunk())
                 .await
                 .ok()?
                 .ok()??;

@@ -1,5 +1,6 @@
-// The server's JSON API. The page is signed in by the HttpOnly cookie set by `/?token=…`,
-// which the browser sends with every same-origin request.
+// The server's JSON API. The page is signed in by the HttpOnly cookie set by `/?token=…`
+// (a browser-session credential named after the server's port, never the API token), which
+// the browser sends with every same-origin request.
 
 export class ApiError extends Error {
   constructor(status, message) {

@@ -234,18 +234,26 @@ export class Chat {
 
   resolveCard(turn, payload) {
     const card = turn.section.querySelector(`.approval[data-approval-id="${CSS.escape(String(payload.approval_id))}"]`);
-    if (card) this.markResolved(card, payload.action);
+    if (card) this.markResolved(card, payload.action, payload.reason);
   }
 
-  markResolved(card, action) {
+  markResolved(card, action, reason) {
     card.classList.add('resolved');
     for (const b of card.querySelectorAll('button')) b.disabled = true;
     const note = card.querySelector('.approval-result') ?? el(this.doc, 'p', 'approval-result');
-    note.textContent = action === 'approve' ? 'Approved' : 'Denied';
+    note.textContent = resolutionText(action, reason);
     card.append(note);
   }
 
   scroll() {
     this.log.scrollTop = this.log.scrollHeight;
   }
+}
+
+/** What a closed approval card says: the answer, or why nobody's answer counted. */
+export function resolutionText(action, reason) {
+  if (action === 'approve') return 'Approved';
+  if (reason === 'expired') return 'Expired: no answer in time';
+  if (reason === 'cancelled') return 'Cancelled with the run';
+  return 'Denied';
 }
