@@ -3,7 +3,7 @@
 
 With nothing but the Python standard library, in this one process:
 
-  1. a fake Telegram Bot API on 127.0.0.1 (the behaviour of tests/support/telegram.rs):
+  1. a fake Telegram Bot API on 127.0.0.1 (the behaviour of tests/it/support/telegram.rs):
      `getUpdates` long-polls for up to `timeout` seconds and answers the pending updates
      with `update_id >= offset`, dropping older ones (an offset confirms every update before
      it); `sendMessage` and `editMessageText` record the time of each (chat_id, text) and

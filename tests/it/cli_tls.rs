@@ -2,16 +2,11 @@
 //! system's root store as well as the bundled roots, so pointing `SSL_CERT_FILE` (or the
 //! system store) at the CA is enough. Certificates are made with the `openssl` command.
 
-// A test fails loudly: its helpers may unwrap and expect.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod support;
-
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use support::*;
+use crate::support::*;
 
 fn openssl(dir: &Path, args: &[&str]) {
     let out = Command::new("openssl")

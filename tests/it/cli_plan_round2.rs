@@ -2,13 +2,8 @@
 //! tokens made visible, plan-aware hints, the blocked-step streak, the remaining steps when
 //! a limit ends the run, and `odek usage`.
 
-// A test fails loudly: its helpers may unwrap and expect.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod support;
-
+use crate::support::*;
 use serde_json::{Value, json};
-use support::*;
 
 const PLAN_PREFIX: &str = "[Current plan:";
 

@@ -1,11 +1,6 @@
 //! `odek completions <shell>` and `odek man` through the binary.
 
-// A test fails loudly: its helpers may unwrap and expect.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod support;
-
-use support::*;
+use crate::support::*;
 
 async fn stdout_of(args: &[&str]) -> String {
     let sb = Sandbox::new();

@@ -1,12 +1,7 @@
 //! The `odek.event/v1` stream through the real binary.
 
-// A test fails loudly: its helpers may unwrap and expect.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod support;
-
+use crate::support::*;
 use serde_json::{Value, json};
-use support::*;
 
 fn parse_lines(text: &str) -> Vec<Value> {
     text.lines()

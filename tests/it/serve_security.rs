@@ -2,17 +2,12 @@
 //! spots"): each test drives the real binary over real HTTP or raw TCP and failed before its
 //! fix.
 
-// A test fails loudly: its helpers may unwrap and expect.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod support;
-
 use std::time::{Duration, Instant};
 
+use crate::support::serve::{Served, SseReader, send};
+use crate::support::*;
 use reqwest::Method;
 use serde_json::{Value, json};
-use support::serve::{Served, SseReader, send};
-use support::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 

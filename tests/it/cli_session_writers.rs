@@ -1,15 +1,10 @@
 //! One writer per session, exact plan resume and the journal, through the real binary.
 
-// A test fails loudly: its helpers may unwrap and expect.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod support;
-
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::support::*;
 use serde_json::{Value, json};
-use support::*;
 
 fn sessions_dir(sb: &Sandbox) -> PathBuf {
     sb.home.join("sessions")

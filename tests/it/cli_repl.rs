@@ -1,13 +1,8 @@
 //! `odek repl` driven through a pseudo-terminal.
 
-// A test fails loudly: its helpers may unwrap and expect.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod support;
-
 use std::time::Duration;
 
-use support::*;
+use crate::support::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_turns_ctrl_c_during_a_slow_turn_then_a_working_turn_and_exit() {

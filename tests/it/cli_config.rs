@@ -1,12 +1,7 @@
 //! Configuration layering and the project policy, proven by what reaches the server.
 
-// A test fails loudly: its helpers may unwrap and expect.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod support;
-
+use crate::support::*;
 use serde_json::json;
-use support::*;
 
 fn tool_names(request: &serde_json::Value) -> Vec<String> {
     request["tools"]

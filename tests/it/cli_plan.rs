@@ -1,15 +1,10 @@
 //! The plan in the loop, through the real binary: protected under trimming, survival trim,
 //! forgery, and restart resume.
 
-// A test fails loudly: its helpers may unwrap and expect.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod support;
-
 use std::sync::{Arc, Mutex};
 
+use crate::support::*;
 use serde_json::{Value, json};
-use support::*;
 
 /// The system messages that are plan messages.
 fn plan_messages(request: &Value) -> Vec<String> {

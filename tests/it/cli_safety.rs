@@ -4,15 +4,10 @@
 //! Every test here runs odek with HOME, TMPDIR, the working directory and ODEK_HOME in
 //! separate folders.
 
-// A test fails loudly: its helpers may unwrap and expect.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod support;
-
 use std::path::{Path, PathBuf};
 
+use crate::support::*;
 use serde_json::{Value, json};
-use support::*;
 
 /// A test's folders: the user's home apart from the odek home, the working directory and
 /// the temporary directory.

@@ -2,19 +2,14 @@
 //! formats is read with `read_file` and `cat` through the real binary, and neither the
 //! session files, the event stream nor the follow-up requests hold any of them.
 
-// A test fails loudly: its helpers may unwrap and expect.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod support;
-
 use std::path::Path;
 
+use crate::support::*;
 use serde_json::json;
-use support::*;
 
 /// The fixture: realistic fake credentials in the shapes people paste into notes, shells
 /// and config files.
-const FIXTURE: &str = include_str!("fixtures/redaction/leaky-notes.txt");
+const FIXTURE: &str = include_str!("../fixtures/redaction/leaky-notes.txt");
 
 /// Every secret value in [`FIXTURE`] (the part that must disappear).
 const SECRETS: &[&str] = &[

@@ -1,20 +1,15 @@
-//! `odek telegram` through the real binary against a fake Bot API (tests/support/telegram.rs)
+//! `odek telegram` through the real binary against a fake Bot API (tests/it/support/telegram.rs)
 //! and the scripted model server: who may talk to it, a turn with tool calls and its progress
 //! message, `/plan_status` (none, small, 50 steps over the bound, hostile MarkdownV2), 429s,
 //! a network drop, a restart without double answers, and the approval keyboard.
-
-// A test fails loudly: its helpers may unwrap and expect.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod support;
 
 use std::process::{Child, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::support::telegram::{Failure, FakeTelegram, TOKEN, check_markdown_v2, text_of};
+use crate::support::*;
 use serde_json::{Value, json};
-use support::telegram::{Failure, FakeTelegram, TOKEN, check_markdown_v2, text_of};
-use support::*;
 
 const ALLOWED: i64 = 42;
 const CHAT: i64 = 42;

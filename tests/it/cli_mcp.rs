@@ -3,15 +3,11 @@
 //! `odek mcp list`, calls of `echo` and `get-sum` with their approval and untrusted wrapping,
 //! and a server that exits mid-run — over stdio, and again over streamable HTTP on a free
 //! loopback port.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod support;
-
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::support::*;
 use serde_json::{Value, json};
-use support::*;
 
 /// The server's entry point, installed by `make mcp-deps`.
 fn everything() -> PathBuf {
@@ -431,7 +427,7 @@ async fn over_streamable_http_list_call_and_a_server_that_exits() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn odek_serve_shares_one_server_between_runs_and_models_and_stops_it() {
-    use support::serve::Served;
+    use crate::support::serve::Served;
     let sb = Sandbox::new();
     let pidfile = server_recording_its_pid(&sb);
     let model = ScriptedServer::start(vec![

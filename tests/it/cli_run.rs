@@ -1,12 +1,7 @@
 //! `odek run` end to end: the real binary against a scripted OpenAI-protocol server.
 
-// A test fails loudly: its helpers may unwrap and expect.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod support;
-
+use crate::support::*;
 use serde_json::json;
-use support::*;
 
 fn request_count(server: &ScriptedServer) -> usize {
     server.requests().len()

@@ -4,16 +4,11 @@
 //! keyboard alone — and at 360 px, with no console error, no CSP violation and no request
 //! leaving 127.0.0.1.
 
-// A test fails loudly: its helpers may unwrap and expect.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod support;
-
+use crate::support::browser::Browser;
+use crate::support::serve::Served;
+use crate::support::*;
 use fantoccini::key::Key;
 use serde_json::{Value, json};
-use support::browser::Browser;
-use support::serve::Served;
-use support::*;
 
 const HOSTILE_TITLE: &str = "Report <img src=x onerror=alert(1)>";
 /// Long enough to stream in several pieces: the server holds back the last 192 bytes of

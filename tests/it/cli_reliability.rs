@@ -1,13 +1,8 @@
 //! Reliability through the real binary: broken tool-call arguments, answers cut off by the
 //! output limit, and (below) the model fault matrix.
 
-// A test fails loudly: its helpers may unwrap and expect.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod support;
-
+use crate::support::*;
 use serde_json::{Value, json};
-use support::*;
 
 /// The assistant message of request `request` that carries tool calls, and its first call.
 fn first_call(request: &Value) -> Value {

@@ -1,12 +1,7 @@
 //! Sessions through the real binary: saving, `continue`, `session …`, crash safety.
 
-// A test fails loudly: its helpers may unwrap and expect.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod support;
-
+use crate::support::*;
 use serde_json::{Value, json};
-use support::*;
 
 fn session_files(sb: &Sandbox) -> Vec<std::path::PathBuf> {
     let dir = sb.home.join("sessions");

@@ -2,17 +2,12 @@
 //! auth, every endpoint's shape, the seed's plan view, runs with approvals and their live
 //! events, busy sessions, bad input, rate limits and shutdown.
 
-// A test fails loudly: its helpers may unwrap and expect.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod support;
-
 use std::time::Duration;
 
+use crate::support::serve::{Served, SseReader, send};
+use crate::support::*;
 use reqwest::Method;
 use serde_json::{Value, json};
-use support::serve::{Served, SseReader, send};
-use support::*;
 
 fn session_file(sb: &Sandbox, id: &str) -> Vec<u8> {
     std::fs::read(sb.home.join("sessions").join(format!("{id}.json"))).expect("session file")
@@ -641,7 +636,7 @@ async fn concurrent_runs_of_two_sessions_keep_their_own_plans_and_events() {
     let mut frames = Vec::new();
     while frames
         .iter()
-        .filter(|f: &&support::serve::SseFrame| f.event == "run_completed")
+        .filter(|f: &&crate::support::serve::SseFrame| f.event == "run_completed")
         .count()
         < 2
     {

@@ -1,0 +1,27 @@
+//! Every integration test in one binary (one link instead of one per file): each module
+//! drives the real `odek` binary — against the scripted OpenAI-protocol server, `odek
+//! serve` over real HTTP, real MCP servers, a fake Bot API, headless Chromium.
+
+// A test fails loudly: its helpers may unwrap and expect.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+mod cli_completions;
+mod cli_config;
+mod cli_events;
+mod cli_mcp;
+mod cli_plan;
+mod cli_plan_round2;
+mod cli_redaction;
+mod cli_reliability;
+mod cli_repl;
+mod cli_run;
+mod cli_safety;
+mod cli_session_writers;
+mod cli_sessions;
+mod cli_tls;
+mod serve_api;
+mod serve_security;
+mod telegram_bot;
+mod web_ui;
