@@ -15,6 +15,7 @@ pub mod mcp;
 pub mod plan;
 pub mod policy;
 pub mod prompt;
+pub mod protocol;
 pub mod random;
 pub mod redact;
 pub mod runtime;

@@ -8,8 +8,7 @@ use clap::Args;
 use super::Exit;
 use super::flags::SurfaceFlags;
 use super::turn::{events_sink, tokio_runtime};
-use crate::events::{EmitterOptions, EventWriter};
-use crate::runtime::{Runtime, RuntimeOptions, build_redactor_with};
+use crate::runtime::{Process, StartOptions};
 use crate::serve::hub::{Hub, HubSink};
 use crate::serve::{ServeParts, new_token, serve, token_url};
 
@@ -34,49 +33,44 @@ pub struct ServeArgs {
 pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
     let (load, resolved) = args.surface.resolve()?;
     let token = new_token();
-    let redactor = build_redactor_with(&resolved.config, &[&token]);
-    let hub = Hub::new(redactor.clone());
+    let hub = Hub::new();
     let also = match args.events_jsonl.as_deref() {
         Some(target) => Some(events_sink(target)?),
         None => None,
     };
-    let events = EventWriter::new(
-        Box::new(HubSink {
-            hub: hub.clone(),
-            also,
-        }),
-        redactor.clone(),
-        EmitterOptions::default(),
-    );
-    let runtime = Runtime::build(
-        resolved.config,
-        RuntimeOptions::surface(
-            resolved.home,
-            load.cwd.clone(),
-            Some(events.clone()),
-            redactor.clone(),
-        ),
-    )?;
-    runtime.warnings().iter().for_each(|w| eprintln!("{w}"));
+    let mut start = StartOptions::new(resolved.config, resolved.home, load.cwd.clone());
+    start.events = Some(Box::new(HubSink {
+        hub: hub.clone(),
+        also,
+    }));
+    start.extra_secrets = vec![token.clone()];
+    let process = Process::start(start)?;
+    process
+        .runtime
+        .warnings()
+        .iter()
+        .for_each(|w| eprintln!("{w}"));
     let rt = tokio_runtime()?;
-    rt.block_on(async move {
-        super::turn::start_mcp_servers(&runtime).await;
-        let mcp = runtime.mcp().clone();
+    rt.block_on(async {
+        for warning in process.start_mcp().await {
+            eprintln!("{warning}");
+        }
         let listener = tokio::net::TcpListener::bind(&args.addr)
             .await
             .with_context(|| format!("cannot listen on {}", args.addr))?;
         let local = listener.local_addr()?;
         announce(&local, &token, args.open);
         let parts = ServeParts {
-            runtime,
+            runtime: process.runtime.clone(),
+            supervisor: process.supervisor.clone(),
             load,
-            events,
+            events: process.events().cloned(),
             hub,
-            redactor,
+            redactor: process.redactor.clone(),
             token,
         };
         let served = serve(parts, listener).await.context("serving");
-        mcp.shutdown().await;
+        process.runtime.mcp().shutdown().await;
         served
     })?;
     Ok(Exit::Success)

@@ -7,8 +7,7 @@ use clap::Args;
 use super::Exit;
 use super::flags::SurfaceFlags;
 use super::turn::{events_sink, tokio_runtime};
-use crate::events::{EmitterOptions, EventWriter};
-use crate::runtime::{Runtime, RuntimeOptions, build_redactor};
+use crate::runtime::{Process, StartOptions};
 use crate::telegram::{BotParts, run_bot};
 
 /// Arguments of `odek telegram`.
@@ -38,21 +37,20 @@ pub fn run(args: TelegramArgs) -> anyhow::Result<Exit> {
             config_file.display()
         );
     }
-    let redactor = build_redactor(&resolved.config);
     let events = match args.events_jsonl.as_deref() {
-        Some(target) => Some(EventWriter::new(
-            events_sink(target)?,
-            redactor.clone(),
-            EmitterOptions::default(),
-        )),
+        Some(target) => Some(events_sink(target)?),
         None => None,
     };
     let dir = resolved.home.join("telegram");
-    let runtime = Runtime::build(
-        resolved.config,
-        RuntimeOptions::surface(resolved.home, load.cwd.clone(), events, redactor),
-    )?;
-    runtime.warnings().iter().for_each(|w| eprintln!("{w}"));
+    let mut start = StartOptions::new(resolved.config, resolved.home, load.cwd.clone());
+    start.events = events;
+    // The event writer is flushed and closed when `process` goes, on every way out.
+    let process = Process::start(start)?;
+    process
+        .runtime
+        .warnings()
+        .iter()
+        .for_each(|w| eprintln!("{w}"));
     eprintln!(
         "odek telegram ⚡  polling {} for {} user(s) and {} chat(s); stop with Ctrl-C",
         tg.api_base,
@@ -60,9 +58,10 @@ pub fn run(args: TelegramArgs) -> anyhow::Result<Exit> {
         tg.allowed_chats.len()
     );
     let rt = tokio_runtime()?;
-    rt.block_on(async move {
-        super::turn::start_mcp_servers(&runtime).await;
-        let mcp = runtime.mcp().clone();
+    rt.block_on(async {
+        for warning in process.start_mcp().await {
+            eprintln!("{warning}");
+        }
         let shutdown = tokio_util::sync::CancellationToken::new();
         let stop = shutdown.clone();
         tokio::spawn(async move {
@@ -70,14 +69,16 @@ pub fn run(args: TelegramArgs) -> anyhow::Result<Exit> {
             stop.cancel();
         });
         let parts = BotParts {
-            runtime: std::sync::Arc::new(runtime),
+            runtime: process.runtime.clone(),
+            supervisor: process.supervisor.clone(),
             config: tg,
             dir,
         };
         let ended = run_bot(parts, shutdown).await;
-        mcp.shutdown().await;
+        process.runtime.mcp().shutdown().await;
         ended
     })?;
+    drop(process);
     eprintln!("odek telegram: stopped");
     Ok(Exit::Success)
 }

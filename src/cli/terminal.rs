@@ -543,11 +543,24 @@ fn spawn_spinner(state: Arc<Mutex<State>>, stop: Arc<AtomicBool>, frames: &'stat
         });
 }
 
-impl Approver for Terminal {
+/// The terminal's prompt, read on a blocking thread.
+pub struct TerminalApprover(pub Arc<Terminal>);
+
+#[async_trait::async_trait]
+impl Approver for TerminalApprover {
+    async fn ask(&self, items: &[ApprovalItem], cancel: &CancellationToken) -> ApprovalAnswer {
+        let (terminal, items, cancel) = (self.0.clone(), items.to_vec(), cancel.clone());
+        tokio::task::spawn_blocking(move || terminal.ask_blocking(&items, &cancel))
+            .await
+            .unwrap_or(ApprovalAnswer::Deny)
+    }
+}
+
+impl Terminal {
     /// Asks on the controlling terminal. The terminal's lock is held only to clear the
     /// spinner, never while waiting for the answer, and Ctrl-C (which cancels the turn)
     /// ends the wait at once: the calls count as refused.
-    fn ask(&self, items: &[ApprovalItem], cancel: &CancellationToken) -> ApprovalAnswer {
+    fn ask_blocking(&self, items: &[ApprovalItem], cancel: &CancellationToken) -> ApprovalAnswer {
         {
             let mut st = self.lock();
             st.spinner = None;

@@ -5,18 +5,18 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Context;
-use tokio_util::sync::CancellationToken;
 
 use super::Exit;
 use super::flags::TurnFlags;
-use super::terminal::{AnswerStream, Terminal, TerminalOptions};
+use super::terminal::{AnswerStream, Terminal, TerminalApprover, TerminalOptions};
 use crate::config::{LoadOptions, Resolved};
 use crate::engine::RunError;
-use crate::events::{Emitter, EmitterOptions, EventSink, EventWriter, StdoutSink, open_jsonl_file};
+use crate::events::{Emitter, EventSink, StdoutSink, open_jsonl_file};
 use crate::llm::Message;
 use crate::redact::Redactor;
 use crate::runtime::{
-    ModelSource, Runtime, RuntimeOptions, SessionHandle, Surface, TurnOutcome, build_redactor,
+    Approvals, ModelSource, Process, Runtime, SessionHandle, StartOptions, Submission, Supervisor,
+    TurnOutcome,
 };
 use crate::session::SessionStore;
 
@@ -27,7 +27,9 @@ pub struct Setup {
     /// The terminal observer.
     pub terminal: Arc<Terminal>,
     /// The runtime every turn is built from.
-    pub runtime: Runtime,
+    pub runtime: Arc<Runtime>,
+    /// The process: its supervisor, and the event writer closed on every way out.
+    pub process: Process,
 }
 
 impl Setup {
@@ -65,25 +67,20 @@ impl Setup {
         for w in &resolved.warnings {
             terminal.line(&terminal.style().yellow(w));
         }
-        let redactor = build_redactor(&resolved.config);
         let events = match &flags.events_jsonl {
-            Some(target) => Some(open_events(target, &redactor, flags.events_include_args)?),
+            Some(target) => Some(events_sink(target)?),
             None => None,
         };
-        let runtime = Runtime::build(
-            resolved.config.clone(),
-            RuntimeOptions {
-                home: resolved.home.clone(),
-                cwd,
-                model_source: match &flags.replay {
-                    Some(p) => ModelSource::Replay(p.clone()),
-                    None => ModelSource::Http,
-                },
-                record: flags.record.clone(),
-                events,
-                redactor,
-            },
-        )?;
+        let mut start = StartOptions::new(resolved.config.clone(), resolved.home.clone(), cwd);
+        start.model_source = match &flags.replay {
+            Some(p) => ModelSource::Replay(p.clone()),
+            None => ModelSource::Http,
+        };
+        start.record = flags.record.clone();
+        start.events = events;
+        start.include_args = flags.events_include_args;
+        let process = Process::start(start)?;
+        let runtime = process.runtime.clone();
         for w in runtime.warnings() {
             terminal.line(&terminal.style().yellow(w));
         }
@@ -94,6 +91,7 @@ impl Setup {
             resolved,
             terminal,
             runtime,
+            process,
         })
     }
 
@@ -137,20 +135,20 @@ impl Setup {
         Ok(out)
     }
 
-    /// The terminal as a surface: it shows the run and, when a person is there, answers
-    /// approval prompts.
-    pub fn surface(&self) -> Surface {
-        Surface {
-            approver: interactive()
-                .then(|| self.terminal.clone() as Arc<dyn crate::tools::approval::Approver>),
-            output: self.terminal.clone(),
+    /// Who answers approvals: the terminal's prompt when a person is there, else nobody
+    /// (the policy's `non_interactive` decides).
+    fn approvals(&self) -> Approvals {
+        if interactive() {
+            Approvals::Local(Arc::new(TerminalApprover(self.terminal.clone())))
+        } else {
+            Approvals::Nobody
         }
     }
 
-    /// Runs one turn of `session` (or an unsaved conversation) with Ctrl-C wired to
-    /// cancellation: the first Ctrl-C cancels the turn (tools are stopped, the transcript
-    /// saved); a second one exits at once when `exit_on_second` (in the REPL it only repeats
-    /// the cancellation, so the REPL always gets its prompt back).
+    /// Runs one turn of `session` (or an unsaved conversation) through the supervisor, with
+    /// Ctrl-C wired to cancellation: the first Ctrl-C cancels the turn (tools are stopped,
+    /// the transcript saved); a second one exits at once when `exit_on_second` (in the REPL
+    /// it only repeats the cancellation, so the REPL always gets its prompt back).
     pub fn run_turn(
         &self,
         rt: &tokio::runtime::Runtime,
@@ -159,19 +157,25 @@ impl Setup {
         exit_on_second: bool,
     ) -> anyhow::Result<TurnOutcome> {
         self.start_mcp(rt);
-        let turn = self.runtime.turn(session, self.surface())?;
+        let supervisor = self.process.supervisor.clone();
         let outcome = rt.block_on(async {
-            let cancel = CancellationToken::new();
+            let handle = supervisor.submit(Submission {
+                runtime: self.runtime.clone(),
+                session: session.cloned(),
+                input,
+                approvals: self.approvals(),
+                output: self.terminal.clone(),
+            })?;
             let watcher = tokio::spawn(watch_signals(
-                cancel.clone(),
-                Arc::new(AtomicBool::new(false)),
-                turn.events().cloned(),
+                supervisor.clone(),
+                handle.run_id.clone(),
+                handle.events.clone(),
                 exit_on_second,
                 self.runtime.mcp().clone(),
             ));
-            let outcome = turn.run(input, cancel).await;
+            let outcome = handle.outcome().await;
             watcher.abort();
-            outcome
+            anyhow::Ok(outcome?)
         })?;
         if let Some(saved) = &outcome.saved {
             match saved {
@@ -190,7 +194,7 @@ impl Setup {
             return;
         }
         let warnings = rt.block_on(async {
-            let start = self.runtime.start_mcp();
+            let start = self.process.start_mcp();
             tokio::pin!(start);
             let slow = tokio::time::sleep(std::time::Duration::from_secs(1));
             tokio::pin!(slow);
@@ -210,9 +214,7 @@ impl Setup {
                 }
             }
         });
-        let redactor = self.runtime.redactor();
         for w in warnings {
-            let w = redactor.redact(&w);
             self.terminal.line(&self.terminal.style().yellow(&w));
         }
     }
@@ -222,33 +224,12 @@ impl Setup {
         self.terminal.line(&format!("odek: warning: {text}"));
     }
 
-    /// Stops the MCP servers and the spinner, and flushes the event stream.
+    /// Stops the MCP servers and the spinner, and flushes the event stream (reporting what
+    /// it lost).
     pub fn finish(&self, rt: &tokio::runtime::Runtime) {
         rt.block_on(self.runtime.mcp().shutdown());
         self.terminal.shutdown();
-        if let Some(e) = self.runtime.events() {
-            e.close();
-            if e.dropped() > 0 {
-                self.terminal.line(&format!(
-                    "odek: warning: {} event(s) were dropped because the reader was too slow",
-                    e.dropped()
-                ));
-            }
-            if e.write_errors() > 0 {
-                self.terminal.line(&format!(
-                    "odek: events-jsonl: {} line(s) could not be written",
-                    e.write_errors()
-                ));
-            }
-        }
-    }
-}
-
-/// Starts the runtime's MCP servers for a long-running surface (`serve`, `telegram`),
-/// printing the warnings of those that did not start.
-pub async fn start_mcp_servers(runtime: &Runtime) {
-    for warning in runtime.start_mcp().await {
-        eprintln!("{}", runtime.redactor().redact(&warning));
+        self.process.close_events();
     }
 }
 
@@ -259,12 +240,13 @@ pub fn interactive() -> bool {
 }
 
 async fn watch_signals(
-    cancel: CancellationToken,
-    interrupted: Arc<AtomicBool>,
+    supervisor: Supervisor,
+    run_id: String,
     events: Option<Emitter>,
     exit_on_second: bool,
     mcp: Arc<crate::mcp::McpHub>,
 ) {
+    let interrupted = AtomicBool::new(false);
     use tokio::signal::unix::{SignalKind, signal};
     let (Ok(mut int), Ok(mut term)) = (
         signal(SignalKind::interrupt()),
@@ -290,7 +272,7 @@ async fn watch_signals(
         } else {
             eprintln!("\nodek: interrupting this turn…");
         }
-        cancel.cancel();
+        let _ = supervisor.cancel(&run_id);
     }
 }
 
@@ -338,18 +320,6 @@ pub fn events_sink(target: &str) -> anyhow::Result<Box<dyn EventSink>> {
     let path = std::path::Path::new(target);
     Ok(Box::new(
         open_jsonl_file(path).with_context(|| format!("events-jsonl {target}"))?,
-    ))
-}
-
-fn open_events(
-    target: &str,
-    redactor: &Arc<Redactor>,
-    include_args: bool,
-) -> anyhow::Result<EventWriter> {
-    Ok(EventWriter::new(
-        events_sink(target)?,
-        redactor.clone(),
-        EmitterOptions { include_args },
     ))
 }
 

@@ -586,8 +586,9 @@ async fn plan_lifecycle(placement: crate::plan::PlanPlacement) {
 
 struct DenyAll;
 
+#[async_trait::async_trait]
 impl crate::tools::approval::Approver for DenyAll {
-    fn ask(
+    async fn ask(
         &self,
         _items: &[crate::tools::approval::ApprovalItem],
         _cancel: &CancellationToken,

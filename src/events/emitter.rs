@@ -6,10 +6,8 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use serde_json::{Map, Value};
-
-use super::SCHEMA;
 use super::sink::EventSink;
+use crate::protocol::{Event, RunFailed, Stamp, envelope};
 use crate::redact::Redactor;
 
 /// Events waiting for the writer before new ones must wait or be dropped.
@@ -101,13 +99,13 @@ impl EventWriter {
         }
     }
 
-    /// The emitter of a new run: a fresh run id, the session's id on every event, and its
-    /// own guard for the one terminal event.
-    pub fn run(&self, session_id: Option<String>) -> Emitter {
+    /// The emitter of run `run_id`: its id and the session's on every event, and its own
+    /// guard for the one terminal event.
+    pub fn run(&self, run_id: &str, session_id: Option<String>) -> Emitter {
         Emitter {
             writer: self.clone(),
             run: Arc::new(RunContext {
-                run_id: new_run_id(),
+                run_id: run_id.to_string(),
                 session_id,
                 terminal_written: AtomicBool::new(false),
             }),
@@ -201,13 +199,14 @@ impl Emitter {
         self.writer.options()
     }
 
-    /// Emits one event. `iteration` and `tool` are omitted when `None`.
-    pub fn emit(&self, kind: &str, iteration: Option<u32>, tool: Option<&str>, data: Value) {
-        let terminal = kind == super::types::RUN_COMPLETED || kind == super::types::RUN_FAILED;
+    /// Emits one event. `iteration` and `tool` are omitted when `None`. A run's second
+    /// terminal event is dropped: each run ends exactly once.
+    pub fn emit(&self, event: Event, iteration: Option<u32>, tool: Option<&str>) {
+        let terminal = event.is_terminal();
         if terminal && self.run.terminal_written.swap(true, Ordering::SeqCst) {
-            return; // exactly one terminal event per run
+            return;
         }
-        let line = self.envelope(kind, iteration, tool, data);
+        let line = self.line(&event, iteration, tool);
         self.writer.enqueue(line, terminal);
     }
 
@@ -215,39 +214,34 @@ impl Emitter {
     /// at once, e.g. a second Ctrl-C), then drains the writer.
     pub fn abort_run(&self, error_class: &str, message: &str) {
         self.emit(
-            super::types::RUN_FAILED,
+            Event::RunFailed(RunFailed {
+                duration_ms: None,
+                error_class: error_class.to_string(),
+                error: message.to_string(),
+                http_status: None,
+                remaining: None,
+            }),
             None,
             None,
-            serde_json::json!({"error_class": error_class, "error": message}),
         );
         self.writer.close();
     }
 
-    fn envelope(
-        &self,
-        kind: &str,
-        iteration: Option<u32>,
-        tool: Option<&str>,
-        mut data: Value,
-    ) -> String {
+    /// The event as its stream line: the envelope, every string of `data` redacted.
+    fn line(&self, event: &Event, iteration: Option<u32>, tool: Option<&str>) -> String {
         let redactor = &self.writer.inner.redactor;
+        let mut data = event.data();
         redactor.redact_json(&mut data);
-        let mut env = Map::new();
-        env.insert("schema".into(), Value::from(SCHEMA));
-        env.insert("type".into(), Value::from(kind));
-        env.insert("run_id".into(), Value::from(self.run.run_id.as_str()));
-        if let Some(s) = &self.run.session_id {
-            env.insert("session_id".into(), Value::from(s.as_str()));
-        }
-        if let Some(i) = iteration {
-            env.insert("iteration".into(), Value::from(i));
-        }
-        if let Some(t) = tool {
-            env.insert("tool".into(), Value::from(redactor.redact(t).into_owned()));
-        }
-        env.insert("timestamp".into(), Value::from(timestamp()));
-        env.insert("data".into(), data);
-        Value::Object(env).to_string()
+        let tool = tool.map(|t| redactor.redact(t));
+        let timestamp = timestamp();
+        let stamp = Stamp {
+            run_id: &self.run.run_id,
+            session_id: self.run.session_id.as_deref(),
+            iteration,
+            tool: tool.as_deref(),
+            timestamp: &timestamp,
+        };
+        envelope(event.kind(), &stamp, data).to_string()
     }
 }
 
@@ -286,11 +280,6 @@ fn spawn_writer(
         .ok()
 }
 
-/// 32 lowercase hex characters.
-fn new_run_id() -> String {
-    crate::random::hex_id::<16>()
-}
-
 /// UTC RFC 3339 with nanoseconds.
 fn timestamp() -> String {
     time::OffsetDateTime::now_utc()
@@ -300,7 +289,7 @@ fn timestamp() -> String {
 
 /// An event writer whose lines are parsed and collected, for tests.
 #[cfg(test)]
-pub(crate) fn collecting_writer() -> (EventWriter, Arc<Mutex<Vec<Value>>>) {
+pub(crate) fn collecting_writer() -> (EventWriter, Arc<Mutex<Vec<serde_json::Value>>>) {
     let lines = Arc::new(Mutex::new(Vec::new()));
     let sink_lines = lines.clone();
     let sink = super::CallbackSink(Box::new(move |line: &str| {
@@ -319,15 +308,27 @@ pub(crate) fn collecting_writer() -> (EventWriter, Arc<Mutex<Vec<Value>>>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::SCHEMA;
+
+    fn completed(answer: &str) -> Event {
+        Event::RunCompleted(crate::protocol::RunCompleted {
+            duration_ms: 1,
+            input_tokens: 0,
+            output_tokens: 0,
+            cached_tokens: 0,
+            answer: answer.into(),
+            remaining: None,
+        })
+    }
 
     #[test]
     fn runs_on_one_writer_keep_their_own_ids_and_terminal_guard() {
         let (writer, lines) = collecting_writer();
-        let a = writer.run(Some("session-a".into()));
-        let b = writer.run(Some("session-b".into()));
+        let a = writer.run("ra", Some("session-a".into()));
+        let b = writer.run("rb", Some("session-b".into()));
         assert_ne!(a.run_id(), b.run_id());
         for e in [&a, &b, &a, &b] {
-            e.emit("run_completed", None, None, serde_json::json!({}));
+            e.emit(completed("a"), None, None);
         }
         writer.close();
         let lines = lines.lock().expect("lines").clone();
@@ -341,9 +342,15 @@ mod tests {
     #[test]
     fn a_run_without_a_session_has_no_session_id() {
         let (writer, lines) = collecting_writer();
-        writer
-            .run(None)
-            .emit("run_started", None, None, serde_json::json!({}));
+        writer.run("r", None).emit(
+            Event::RunStarted(crate::protocol::RunStarted {
+                model: "m".into(),
+                max_iterations: 1,
+                sandbox: false,
+            }),
+            None,
+            None,
+        );
         writer.close();
         let lines = lines.lock().expect("lines").clone();
         assert!(lines[0].get("session_id").is_none(), "{:?}", lines[0]);
@@ -368,19 +375,18 @@ mod tests {
             Arc::new(Redactor::new()),
             EmitterOptions::default(),
         );
-        let run = writer.run(None);
+        let run = writer.run("r", None);
         for _ in 0..=QUEUE_CAPACITY {
-            run.emit("iteration_completed", Some(1), None, serde_json::json!({}));
+            run.emit(
+                Event::SessionSaved(crate::protocol::SessionSaved { message_count: 1 }),
+                Some(1),
+                None,
+            );
         }
         let ended = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let (ended_flag, terminal) = (ended.clone(), run.clone());
         let emitting = std::thread::spawn(move || {
-            terminal.emit(
-                "run_completed",
-                None,
-                None,
-                serde_json::json!({"answer": "a"}),
-            );
+            terminal.emit(completed("a"), None, None);
             ended_flag.store(true, Ordering::SeqCst);
         });
         std::thread::sleep(Duration::from_millis(300));

@@ -1,12 +1,15 @@
-//! Engine events → `odek.event/v1` events.
+//! Engine events → `odek.event/v1` events (typed in [`crate::protocol`]).
 
-use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::Emitter;
-use super::types::*;
-use crate::engine::{EngineEvent, Observer};
+use crate::engine::{EngineEvent, Observer, RemainingSteps};
 use crate::plan::PlanEvent;
+use crate::protocol::{
+    BudgetExceeded, ContextTrimmed, Event, IterationCompleted, PlanBlocked, PlanCreated,
+    PlanUpdated, Remaining, RunCompleted, RunFailed, RunStarted, SessionSaved, ToolCallCompleted,
+    ToolCallFailed, ToolCallStarted,
+};
 
 /// Observes a run and writes its event stream.
 pub struct EventsObserver {
@@ -24,33 +27,68 @@ impl EventsObserver {
     /// The callback to hand the plan store: one event per effective mutation, no iteration,
     /// counts and version only.
     pub fn plan_callback(emitter: Emitter) -> Box<dyn Fn(&PlanEvent) + Send + Sync> {
-        Box::new(move |event: &PlanEvent| emitter.emit(event.kind(), None, None, event.payload()))
+        Box::new(move |event: &PlanEvent| emitter.emit(plan_event(event), None, None))
     }
 
     fn tool_call_started(
         &self,
         iteration: u32,
         call: &crate::llm::ToolCall,
-        summary: Option<&Value>,
+        summary: Option<&serde_json::Value>,
     ) {
         let args = &call.function.arguments;
-        let mut data = json!({
-            "call_id": call.id,
-            "args_sha256": crate::random::hex(&Sha256::digest(args.as_bytes())),
-            "args_bytes": args.len(),
-        });
-        if let Some(s) = summary {
-            data["args_summary"] = s.clone();
-        }
-        if self.emitter.options().include_args {
-            data["args"] = Value::from(args.as_str());
-        }
+        let event = ToolCallStarted {
+            call_id: call.id.clone(),
+            args_sha256: crate::random::hex(&Sha256::digest(args.as_bytes())),
+            args_bytes: args.len(),
+            args_summary: summary.cloned(),
+            args: self.emitter.options().include_args.then(|| args.clone()),
+        };
         self.emitter.emit(
-            TOOL_CALL_STARTED,
+            Event::ToolCallStarted(event),
             Some(iteration),
             Some(&call.function.name),
-            data,
         );
+    }
+}
+
+/// A plan store's mutation as its event.
+pub fn plan_event(event: &PlanEvent) -> Event {
+    match *event {
+        PlanEvent::Created { steps, version } => Event::PlanCreated(PlanCreated { steps, version }),
+        PlanEvent::Updated {
+            steps,
+            done,
+            in_progress,
+            blocked,
+            pending,
+            version,
+        } => Event::PlanUpdated(PlanUpdated {
+            steps,
+            done,
+            in_progress,
+            blocked,
+            pending,
+            version,
+        }),
+        PlanEvent::Blocked {
+            steps,
+            blocked,
+            version,
+        } => Event::PlanBlocked(PlanBlocked {
+            steps,
+            blocked,
+            version,
+        }),
+    }
+}
+
+fn remaining(r: &RemainingSteps) -> Remaining {
+    Remaining {
+        steps: r.steps,
+        pending: r.pending,
+        in_progress: r.in_progress,
+        blocked: r.blocked,
     }
 }
 
@@ -58,21 +96,31 @@ impl Observer for EventsObserver {
     fn on_event(&self, event: &EngineEvent<'_>) {
         let e = &self.emitter;
         match event {
-            EngineEvent::RunStarted { model, max_iterations } => e.emit(
-                RUN_STARTED,
+            EngineEvent::RunStarted {
+                model,
+                max_iterations,
+            } => e.emit(
+                Event::RunStarted(RunStarted {
+                    model: model.to_string(),
+                    max_iterations: *max_iterations,
+                    sandbox: self.sandbox,
+                }),
                 None,
                 None,
-                json!({"model": model, "max_iterations": max_iterations, "sandbox": self.sandbox}),
             ),
             EngineEvent::IterationCompleted {
                 iteration,
                 usage,
                 tools_called,
             } => e.emit(
-                ITERATION_COMPLETED,
+                Event::IterationCompleted(IterationCompleted {
+                    input_tokens: usage.input_tokens,
+                    output_tokens: usage.output_tokens,
+                    cached_tokens: usage.cache_read_tokens,
+                    tools_called: *tools_called,
+                }),
                 Some(*iteration),
                 None,
-                json!({"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens, "cached_tokens": usage.cache_read_tokens, "tools_called": tools_called}),
             ),
             EngineEvent::ToolCallStarted {
                 iteration,
@@ -88,73 +136,94 @@ impl Observer for EventsObserver {
                 result_bytes,
                 ..
             } => {
-                let ms = duration.as_millis() as u64;
-                let (kind, data) = if *ok {
-                    (
-                        TOOL_CALL_COMPLETED,
-                        json!({"call_id": call.id, "duration_ms": ms, "result_bytes": result_bytes, "artifact_count": 0}),
-                    )
+                let duration_ms = u64::try_from(duration.as_millis()).unwrap_or(u64::MAX);
+                let call_id = call.id.clone();
+                let event = if *ok {
+                    Event::ToolCallCompleted(ToolCallCompleted {
+                        call_id,
+                        duration_ms,
+                        result_bytes: *result_bytes,
+                        artifact_count: 0,
+                    })
                 } else {
-                    (
-                        TOOL_CALL_FAILED,
-                        json!({"call_id": call.id, "duration_ms": ms, "error_class": "tool_error"}),
-                    )
+                    Event::ToolCallFailed(ToolCallFailed {
+                        call_id,
+                        duration_ms,
+                        error_class: "tool_error".into(),
+                    })
                 };
-                e.emit(kind, Some(*iteration), Some(&call.function.name), data);
+                e.emit(event, Some(*iteration), Some(&call.function.name));
             }
-            EngineEvent::SessionSaved { message_count } => {
-                e.emit(SESSION_SAVED, None, None, json!({"message_count": message_count}))
-            }
+            EngineEvent::SessionSaved { message_count } => e.emit(
+                Event::SessionSaved(SessionSaved {
+                    message_count: *message_count,
+                }),
+                None,
+                None,
+            ),
             EngineEvent::ContextTrimmed {
                 mode,
                 dropped_groups,
                 truncated_results,
             } => e.emit(
-                CONTEXT_TRIMMED,
+                Event::ContextTrimmed(ContextTrimmed {
+                    mode: mode.to_string(),
+                    dropped_groups: *dropped_groups,
+                    truncated_results: *truncated_results,
+                }),
                 None,
                 None,
-                json!({"mode": mode, "dropped_groups": dropped_groups, "truncated_results": truncated_results}),
             ),
-            EngineEvent::BudgetExceeded { limit, observed, max } => e.emit(
-                BUDGET_EXCEEDED,
+            EngineEvent::BudgetExceeded {
+                limit,
+                observed,
+                max,
+            } => e.emit(
+                Event::BudgetExceeded(BudgetExceeded {
+                    limit_name: limit.to_string(),
+                    observed: *observed,
+                    limit: *max,
+                }),
                 None,
                 None,
-                json!({"limit_name": limit, "observed": observed, "limit": max}),
             ),
             EngineEvent::RunFinished {
                 result,
                 usage,
                 duration,
-                remaining,
+                remaining: left,
                 ..
             } => {
-                let ms = duration.as_millis() as u64;
-                let (kind, mut data) = match result {
-                    Ok(answer) => (
-                        RUN_COMPLETED,
-                        json!({"duration_ms": ms, "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens, "cached_tokens": usage.cache_read_tokens, "answer": answer}),
-                    ),
-                    Err(err) => (RUN_FAILED, run_failed_data(err, ms)),
+                let duration_ms = u64::try_from(duration.as_millis()).unwrap_or(u64::MAX);
+                let left = left.as_ref().map(remaining);
+                let event = match result {
+                    Ok(answer) => Event::RunCompleted(RunCompleted {
+                        duration_ms,
+                        input_tokens: usage.input_tokens,
+                        output_tokens: usage.output_tokens,
+                        cached_tokens: usage.cache_read_tokens,
+                        answer: answer.clone(),
+                        remaining: left,
+                    }),
+                    Err(err) => Event::RunFailed(RunFailed {
+                        duration_ms: Some(duration_ms),
+                        error_class: err.error_class().to_string(),
+                        error: err.to_string(),
+                        http_status: http_status(err),
+                        remaining: left,
+                    }),
                 };
-                if let Some(r) = remaining {
-                    data["remaining"] = json!(r);
-                }
-                e.emit(kind, None, None, data);
+                e.emit(event, None, None);
             }
             _ => {}
         }
     }
 }
 
-/// `run_failed`'s data: duration, error class and text, and the HTTP status of a model
-/// error that had one.
-fn run_failed_data(err: &crate::engine::RunError, ms: u64) -> Value {
-    let mut data =
-        json!({"duration_ms": ms, "error_class": err.error_class(), "error": err.to_string()});
-    if let crate::engine::RunError::Model { source, .. } = err
-        && let Some(status) = source.http_status()
-    {
-        data["http_status"] = Value::from(status);
+/// The HTTP status of a model error that had one.
+fn http_status(err: &crate::engine::RunError) -> Option<u16> {
+    match err {
+        crate::engine::RunError::Model { source, .. } => source.http_status(),
+        _ => None,
     }
-    data
 }

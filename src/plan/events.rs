@@ -1,15 +1,8 @@
-//! The events a plan mutation produces: counts and version only, never titles or notes.
-
-use serde_json::{Value, json};
+//! The events a plan mutation produces: counts and version only, never titles or notes
+//! (the type has no room for text). `events` turns them into `plan_created`,
+//! `plan_updated` and `plan_blocked` of the protocol.
 
 use super::state::PlanState;
-
-/// Event type of a `create` (including a wholesale replace).
-pub const PLAN_CREATED: &str = "plan_created";
-/// Event type of every other version-bumping mutation.
-pub const PLAN_UPDATED: &str = "plan_updated";
-/// Event type of the blocked-step streak (after the `plan_updated` that completed it).
-pub const PLAN_BLOCKED: &str = "plan_blocked";
 
 /// One effective plan mutation, as reported to the change callback.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,48 +72,12 @@ impl PlanEvent {
         }
     }
 
-    /// The `odek.event/v1` type: `plan_created`, `plan_updated` or `plan_blocked`.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            PlanEvent::Created { .. } => PLAN_CREATED,
-            PlanEvent::Updated { .. } => PLAN_UPDATED,
-            PlanEvent::Blocked { .. } => PLAN_BLOCKED,
-        }
-    }
-
     /// The version the mutation produced.
     pub fn version(&self) -> u64 {
         match self {
             PlanEvent::Created { version, .. }
             | PlanEvent::Updated { version, .. }
             | PlanEvent::Blocked { version, .. } => *version,
-        }
-    }
-
-    /// The event's `data` object: exactly the documented numeric fields.
-    pub fn payload(&self) -> Value {
-        match *self {
-            PlanEvent::Created { steps, version } => json!({ "steps": steps, "version": version }),
-            PlanEvent::Updated {
-                steps,
-                done,
-                in_progress,
-                blocked,
-                pending,
-                version,
-            } => json!({
-                "steps": steps,
-                "done": done,
-                "in_progress": in_progress,
-                "blocked": blocked,
-                "pending": pending,
-                "version": version,
-            }),
-            PlanEvent::Blocked {
-                steps,
-                blocked,
-                version,
-            } => json!({ "steps": steps, "blocked": blocked, "version": version }),
         }
     }
 }

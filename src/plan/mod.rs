@@ -22,7 +22,7 @@ mod validate;
 mod tests;
 
 pub use args::{NewStep, PlanArgs, StepUpdate, decode_args};
-pub use events::{PLAN_BLOCKED, PLAN_CREATED, PLAN_UPDATED, PlanEvent};
+pub use events::PlanEvent;
 pub use parse::{
     PLAN_WRAPPER_SOURCE, PlanParseError, extract_plan, is_plan_message, parse_plan_message,
 };

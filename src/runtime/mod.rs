@@ -10,11 +10,15 @@
 //! session's lock. A surface supplies only its approver and its output ([`Surface`]).
 
 mod audit;
+pub mod process;
 mod session;
+pub mod supervisor;
 mod turn;
 
 pub use audit::AuditLog;
+pub use process::{Process, SHUTDOWN_GRACE, StartOptions};
 pub use session::SessionHandle;
+pub use supervisor::{Approvals, RunHandle, Submission, Supervisor, SupervisorError};
 pub use turn::{Surface, Turn, TurnOutcome};
 
 use std::path::{Path, PathBuf};
@@ -102,6 +106,19 @@ pub enum RuntimeError {
     /// A turn was started on a session that is already running one.
     #[error("session {0} is already running a turn")]
     TurnInProgress(String),
+}
+
+impl RuntimeError {
+    /// The message without file paths (for clients of `odek serve`).
+    pub fn message_without_paths(&self) -> String {
+        match self {
+            RuntimeError::Session(e) => e.message_without_paths(),
+            RuntimeError::MissingApiKey { base_url, .. } => {
+                format!("no API key provided for {base_url}")
+            }
+            other => other.to_string(),
+        }
+    }
 }
 
 /// What every turn of this process shares; see the module docs.

@@ -29,8 +29,9 @@ impl FixedApprover {
     }
 }
 
+#[async_trait::async_trait]
 impl Approver for FixedApprover {
-    fn ask(&self, _items: &[ApprovalItem], _cancel: &CancellationToken) -> ApprovalAnswer {
+    async fn ask(&self, _items: &[ApprovalItem], _cancel: &CancellationToken) -> ApprovalAnswer {
         self.asked.fetch_add(1, Ordering::SeqCst);
         self.answer
     }
@@ -148,9 +149,11 @@ async fn concurrent_turns_of_two_sessions_never_share_plans_trust_or_event_ids()
         output: Arc::new(NoopObserver),
     };
     let turn_a = runtime
-        .turn(Some(&alpha), surface(&trusting))
+        .turn(Some(&alpha), surface(&trusting), "run-alpha")
         .expect("turn");
-    let turn_b = runtime.turn(Some(&beta), surface(&denying)).expect("turn");
+    let turn_b = runtime
+        .turn(Some(&beta), surface(&denying), "run-beta")
+        .expect("turn");
     let (a, b) = tokio::join!(
         turn_a.run(vec![Message::user("alpha task")], CancellationToken::new()),
         turn_b.run(vec![Message::user("beta task")], CancellationToken::new()),
@@ -259,6 +262,7 @@ async fn a_session_runs_one_turn_at_a_time() {
                 approver: None,
                 output: Arc::new(NoopObserver),
             },
+            "run-1",
         )
         .expect("turn");
     let refused = turn

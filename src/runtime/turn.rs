@@ -81,18 +81,20 @@ impl TurnOutcome {
 }
 
 impl Runtime {
-    /// A turn for `session` (or a conversation that is not saved): its own engine, plan
-    /// store, tools and gate, its own event run context, the session's trust set, and the
-    /// surface's approver and output. Turns of different sessions can run at once.
+    /// A turn for `session` (or a conversation that is not saved) whose events carry
+    /// `run_id`: its own engine, plan store, tools and gate, its own event run context, the
+    /// session's trust set, and the surface's approver and output. Turns of different
+    /// sessions can run at once. Surfaces get turns from the [`super::Supervisor`].
     pub fn turn(
         &self,
         session: Option<&Arc<SessionHandle>>,
         surface: Surface,
+        run_id: &str,
     ) -> Result<Turn, RuntimeError> {
         let events = self
             .events
             .as_ref()
-            .map(|writer| writer.run(session.map(|s| s.id().to_string())));
+            .map(|writer| writer.run(run_id, session.map(|s| s.id().to_string())));
         let mut observers: Vec<Arc<dyn Observer>> = vec![surface.output];
         if let Some(s) = session {
             let audit = AuditLog::new(self.sessions.dir(), self.redactor.clone(), s.id());

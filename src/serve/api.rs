@@ -18,22 +18,26 @@ use super::AppState;
 use super::error::{ApiError, JsonBody};
 use super::hub::{FrameFilter, RING_CAPACITY};
 use super::sessions::number;
+use crate::protocol::ApprovalAction;
+use crate::protocol::api::{
+    ApprovalAnswered, ApprovalList, CancelAccepted, EventPage, Health, PromptAccepted, RunList,
+    RunStatus, RunView, ToolList, ToolView,
+};
 
 /// Longest model id a prompt may name.
 const MAX_MODEL_CHARS: usize = 128;
 /// Events `GET /api/events` returns without `limit`.
 const DEFAULT_EVENTS: usize = 100;
 /// `GET /api/health`.
-pub async fn health(State(app): State<Arc<AppState>>) -> Json<Value> {
-    let config = app.base.config();
-    Json(json!({
-        "status": "ok",
-        "version": env!("CARGO_PKG_VERSION"),
-        "uptime_seconds": app.started.elapsed().as_secs(),
-        "model": config.model,
-        "planning": app.base.planning_enabled(),
-        "runs_running": app.runs.running(),
-    }))
+pub async fn health(State(app): State<Arc<AppState>>) -> Json<Health> {
+    Json(Health {
+        status: "ok".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        uptime_seconds: app.started.elapsed().as_secs(),
+        model: app.base.config().model.clone(),
+        planning: app.base.planning_enabled(),
+        runs_running: app.supervisor.running(),
+    })
 }
 
 /// `POST /api/prompt` body.
@@ -51,7 +55,7 @@ pub async fn prompt(
     State(app): State<Arc<AppState>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     JsonBody(body): JsonBody<Prompt, { super::PROMPT_BODY_LIMIT }>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<PromptAccepted>), ApiError> {
     app.limits.prompt(peer.ip())?;
     if body.content.trim().is_empty() {
         return Err(ApiError::bad_request("content must not be empty"));
@@ -69,7 +73,11 @@ pub async fn prompt(
         .await?;
     Ok((
         StatusCode::ACCEPTED,
-        Json(json!({"run_id": run_id, "session_id": session_id, "status": "running"})),
+        Json(PromptAccepted {
+            run_id,
+            session_id,
+            status: RunStatus::Running,
+        }),
     ))
 }
 
@@ -84,31 +92,36 @@ fn check_model(model: &str) -> Result<(), ApiError> {
 }
 
 /// `GET /api/runs`: the running runs and the last ended ones, newest first.
-pub async fn runs(State(app): State<Arc<AppState>>) -> Json<Value> {
-    let runs = app.runs.views();
-    Json(json!({"count": runs.len(), "runs": runs}))
+pub async fn runs(State(app): State<Arc<AppState>>) -> Json<RunList> {
+    let runs = app.supervisor.views();
+    Json(RunList {
+        count: runs.len(),
+        runs,
+    })
 }
 
 /// `GET /api/runs/{id}`.
 pub async fn run(
     State(app): State<Arc<AppState>>,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
-    let view = app.runs.get(&id)?.view();
-    Ok(Json(serde_json::to_value(view).unwrap_or(Value::Null)))
+) -> Result<Json<RunView>, ApiError> {
+    Ok(Json(app.supervisor.run(&id)?.view()))
 }
 
 /// `POST /api/runs/{id}/cancel`: 202 while it stops; 409 when it has ended.
 pub async fn cancel(
     State(app): State<Arc<AppState>>,
     Path(id): Path<String>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
-    if !app.runs.get(&id)?.cancel() {
+) -> Result<(StatusCode, Json<CancelAccepted>), ApiError> {
+    if !app.supervisor.cancel(&id)? {
         return Err(ApiError::conflict(format!("run {id} has already ended")));
     }
     Ok((
         StatusCode::ACCEPTED,
-        Json(json!({"run_id": id, "status": "cancelling"})),
+        Json(CancelAccepted {
+            run_id: id,
+            status: "cancelling".into(),
+        }),
     ))
 }
 
@@ -116,9 +129,12 @@ pub async fn cancel(
 pub async fn approvals(
     State(app): State<Arc<AppState>>,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
-    let approvals = app.runs.get(&id)?.approval_views();
-    Ok(Json(json!({"run_id": id, "approvals": approvals})))
+) -> Result<Json<ApprovalList>, ApiError> {
+    let approvals = app.supervisor.run(&id)?.approval_views();
+    Ok(Json(ApprovalList {
+        run_id: id,
+        approvals,
+    }))
 }
 
 /// `POST /api/runs/{id}/approvals/{aid}` body.
@@ -133,20 +149,24 @@ pub async fn answer(
     State(app): State<Arc<AppState>>,
     Path((id, approval_id)): Path<(String, String)>,
     JsonBody(body): JsonBody<Answer>,
-) -> Result<Json<Value>, ApiError> {
-    let approve = match body.action.as_str() {
-        "approve" => true,
-        "deny" => false,
+) -> Result<Json<ApprovalAnswered>, ApiError> {
+    let action = match body.action.as_str() {
+        "approve" => ApprovalAction::Approve,
+        "deny" => ApprovalAction::Deny,
         other => {
             return Err(ApiError::bad_request(format!(
                 "action must be approve or deny, got {other:?}"
             )));
         }
     };
-    app.runs.get(&id)?.answer(&approval_id, approve)?;
-    Ok(Json(
-        json!({"run_id": id, "approval_id": approval_id, "action": body.action}),
-    ))
+    app.supervisor
+        .run(&id)?
+        .answer(&approval_id, action == ApprovalAction::Approve)?;
+    Ok(Json(ApprovalAnswered {
+        run_id: id,
+        approval_id,
+        action,
+    }))
 }
 
 fn filter_of(params: &HashMap<String, String>) -> FrameFilter {
@@ -161,7 +181,7 @@ fn filter_of(params: &HashMap<String, String>) -> FrameFilter {
 pub async fn events(
     State(app): State<Arc<AppState>>,
     Query(params): Query<HashMap<String, String>>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<EventPage>, ApiError> {
     let limit = number(&params, "limit", DEFAULT_EVENTS)?.clamp(1, RING_CAPACITY);
     let frames = app.hub.recent(&filter_of(&params), limit);
     let events: Vec<Value> = frames
@@ -172,7 +192,10 @@ pub async fn events(
             event
         })
         .collect();
-    Ok(Json(json!({"count": events.len(), "events": events})))
+    Ok(Json(EventPage {
+        count: events.len(),
+        events,
+    }))
 }
 
 /// `GET /api/events/stream?run_id=&session_id=`: the events as Server-Sent Events (`id`,
@@ -239,12 +262,19 @@ pub async fn config(State(app): State<Arc<AppState>>) -> Json<Value> {
 }
 
 /// `GET /api/tools`: the tools a run offers the model.
-pub async fn tools(State(app): State<Arc<AppState>>) -> Json<Value> {
-    let tools: Vec<Value> = app
+pub async fn tools(State(app): State<Arc<AppState>>) -> Json<ToolList> {
+    let tools: Vec<ToolView> = app
         .base
         .tool_defs()
         .into_iter()
-        .map(|t| json!({"name": t.name, "description": t.description, "parameters": t.parameters}))
+        .map(|t| ToolView {
+            name: t.name,
+            description: t.description,
+            parameters: t.parameters,
+        })
         .collect();
-    Json(json!({"count": tools.len(), "tools": tools}))
+    Json(ToolList {
+        count: tools.len(),
+        tools,
+    })
 }

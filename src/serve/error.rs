@@ -9,7 +9,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::de::DeserializeOwned;
 
-use crate::runtime::RuntimeError;
+use crate::runtime::{RuntimeError, SupervisorError};
 use crate::session::SessionError;
 
 /// A failed request: its status, the message of its JSON body and, for 429, when to retry.
@@ -57,6 +57,14 @@ impl ApiError {
         }
     }
 
+    /// 503: shutdown has begun.
+    pub fn shutting_down() -> Self {
+        Self::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the server is shutting down",
+        )
+    }
+
     /// 500.
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(StatusCode::INTERNAL_SERVER_ERROR, message)
@@ -73,11 +81,10 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let mut response = (
-            self.status,
-            Json(serde_json::json!({"error": self.message})),
-        )
-            .into_response();
+        let body = crate::protocol::api::ErrorBody {
+            error: self.message,
+        };
+        let mut response = (self.status, Json(body)).into_response();
         if let Some(secs) = self.retry_after
             && let Ok(value) = HeaderValue::from_str(&secs.to_string())
         {
@@ -109,6 +116,20 @@ impl From<RuntimeError> for ApiError {
                 &e,
             ),
             other => ApiError::internal(other.to_string()),
+        }
+    }
+}
+
+impl From<SupervisorError> for ApiError {
+    fn from(e: SupervisorError) -> Self {
+        match e {
+            SupervisorError::ShuttingDown => ApiError::shutting_down(),
+            SupervisorError::Runtime(e) => e.into(),
+            SupervisorError::NoRun(id) => ApiError::not_found(format!("no run {id}")),
+            SupervisorError::NoApproval(id) => {
+                ApiError::not_found(format!("no approval {id} in this run"))
+            }
+            e @ SupervisorError::ApprovalClosed { .. } => ApiError::conflict(e.to_string()),
         }
     }
 }

@@ -3,8 +3,8 @@
 //! streams (`GET /api/events/stream`). Browser-only frames (`answer_delta`,
 //! `approval_requested`, `approval_resolved`) go to the live streams only. Every frame gets
 //! the next id of one counter, so a reconnecting client resumes after the last id it saw.
-//! Browser frames are redacted here like events are by their writer: secrets never reach
-//! a stream unredacted.
+//! Events are redacted by their writer and browser frames by the supervisor that makes them:
+//! secrets never reach a stream unredacted.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -13,7 +13,7 @@ use serde_json::Value;
 use tokio::sync::broadcast;
 
 use crate::events::EventSink;
-use crate::redact::Redactor;
+use crate::runtime::supervisor::Frame as RunFrame;
 
 /// Events the ring keeps.
 pub const RING_CAPACITY: usize = 500;
@@ -56,7 +56,6 @@ pub struct FrameFilter {
 
 /// See the module docs.
 pub struct Hub {
-    redactor: Arc<Redactor>,
     ring: Mutex<Ring>,
     live: broadcast::Sender<Arc<Frame>>,
 }
@@ -67,11 +66,10 @@ struct Ring {
 }
 
 impl Hub {
-    /// An empty hub whose browser frames are redacted with `redactor`.
-    pub fn new(redactor: Arc<Redactor>) -> Arc<Hub> {
+    /// An empty hub.
+    pub fn new() -> Arc<Hub> {
         let (live, _) = broadcast::channel(LIVE_CAPACITY);
         Arc::new(Hub {
-            redactor,
             ring: Mutex::new(Ring {
                 frames: VecDeque::with_capacity(RING_CAPACITY),
                 last_id: 0,
@@ -94,15 +92,14 @@ impl Hub {
         );
     }
 
-    /// Publishes a browser-only frame (never in the ring, never in `--events-jsonl`),
-    /// every string in it redacted.
-    pub fn publish_browser(&self, kind: &str, run_id: &str, session_id: &str, data: &Value) {
-        let mut data = data.clone();
-        self.redactor.redact_json(&mut data);
+    /// Publishes a browser-only frame of the supervisor (never in the ring, never in
+    /// `--events-jsonl`).
+    pub fn publish_frame(&self, frame: &RunFrame) {
+        let data = frame.event.data();
         self.publish(
-            kind.to_string(),
-            Some(run_id.to_string()),
-            Some(session_id.to_string()),
+            frame.event.kind().to_string(),
+            Some(frame.run_id.clone()),
+            Some(frame.session_id.clone()),
             data.to_string(),
             false,
         );
@@ -195,6 +192,18 @@ impl EventSink for HubSink {
 mod tests {
     use super::*;
 
+    fn delta(run: &str, text: &str) -> RunFrame {
+        RunFrame {
+            run_id: run.into(),
+            session_id: "s".into(),
+            event: crate::protocol::Event::AnswerDelta(crate::protocol::AnswerDelta {
+                run_id: run.into(),
+                text: text.into(),
+                restart: false,
+            }),
+        }
+    }
+
     fn event(kind: &str, run: &str) -> String {
         serde_json::json!({"schema": "odek.event/v1", "type": kind, "run_id": run, "session_id": "s"})
             .to_string()
@@ -202,11 +211,11 @@ mod tests {
 
     #[test]
     fn the_ring_keeps_the_newest_events_and_replays_after_an_id() {
-        let hub = Hub::new(Arc::new(Redactor::new()));
+        let hub = Hub::new();
         for i in 0..(RING_CAPACITY + 10) {
             hub.publish_event(&event("iteration_completed", &format!("r{i}")));
         }
-        hub.publish_browser("answer_delta", "r1", "s", &serde_json::json!({"text": "x"}));
+        hub.publish_frame(&delta("r1", "x"));
         let all = hub.recent(&FrameFilter::default(), 1000);
         assert_eq!(all.len(), RING_CAPACITY);
         assert_eq!(all[0].id, 11);
@@ -223,26 +232,13 @@ mod tests {
 
     #[tokio::test]
     async fn a_subscriber_gets_browser_frames_live_with_the_next_id() {
-        let hub = Hub::new(Arc::new(Redactor::new()));
+        let hub = Hub::new();
         hub.publish_event(&event("run_started", "r"));
         let (replay, mut rx) = hub.subscribe(Some(0));
         assert_eq!(replay.len(), 1);
-        hub.publish_browser("answer_delta", "r", "s", &serde_json::json!({"text": "hi"}));
+        hub.publish_frame(&delta("r", "hi"));
         let frame = rx.recv().await.expect("live frame");
         assert_eq!((frame.id, frame.kind.as_str()), (2, "answer_delta"));
         assert_eq!(frame.run_id.as_deref(), Some("r"));
-    }
-
-    #[test]
-    fn browser_frames_are_redacted() {
-        let mut redactor = Redactor::new();
-        redactor.add_secret("hunter2-very-secret-value");
-        let hub = Hub::new(Arc::new(redactor));
-        let (_, mut rx) = hub.subscribe(None);
-        let text = serde_json::json!({"text": "the key is hunter2-very-secret-value"});
-        hub.publish_browser("answer_delta", "r", "s", &text);
-        let frame = rx.try_recv().expect("frame");
-        assert!(!frame.data.contains("hunter2"), "{}", frame.data);
-        assert!(frame.data.contains("[REDACTED]"));
     }
 }

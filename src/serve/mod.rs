@@ -3,9 +3,11 @@
 //!
 //! The server owns one [`Runtime`] per model and endpoint it runs (built on first use from
 //! the same configuration layers), one event writer whose sink is the [`hub::Hub`] (ring and
-//! live stream), the run registry and the rate limiters. A run is one turn of a session,
-//! held (locked) by the server while it runs and released when it ends, so a session
-//! started here can be continued with `odek continue --id` and the other way round.
+//! live stream) and the rate limiters. Runs are the process's [`Supervisor`]'s: a run is one
+//! turn of a session, held (locked) by the server while it runs and released when it ends,
+//! so a session started here can be continued with `odek continue --id` and the other way
+//! round; its approvals are answered over HTTP by id, and its frames (streamed answer,
+//! approvals) go to the hub.
 
 mod api;
 mod auth;
@@ -14,15 +16,13 @@ mod export;
 pub mod hub;
 mod limits;
 mod listen;
-mod runs;
 mod sessions;
 mod ui;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
 
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request};
@@ -35,13 +35,13 @@ use tokio_util::sync::CancellationToken;
 pub use auth::new_token;
 use error::ApiError;
 use hub::Hub;
-use runs::{HttpApprover, HttpOutput, RunLink, Runs};
 
 use crate::config::{LoadOptions, PartialConfig};
+use crate::engine::NoopObserver;
 use crate::events::EventWriter;
 use crate::llm::Message;
 use crate::redact::Redactor;
-use crate::runtime::{Runtime, RuntimeOptions, SessionHandle, Surface};
+use crate::runtime::{Approvals, Runtime, RuntimeOptions, SessionHandle, Submission, Supervisor};
 use crate::session::ORIGIN_SERVE;
 
 /// Who holds a session while the server runs a turn of it.
@@ -50,18 +50,18 @@ const HOLDER: &str = "odek serve";
 pub(crate) const BODY_LIMIT: usize = 1024 * 1024;
 /// Largest `POST /api/prompt` body.
 pub(crate) const PROMPT_BODY_LIMIT: usize = 2 * 1024 * 1024;
-/// How long shutdown waits for cancelled runs to save their sessions.
-const SHUTDOWN_WAIT: Duration = Duration::from_secs(30);
 
 /// What the command line hands the server.
 pub struct ServeParts {
     /// The runtime of the configured model and endpoint.
-    pub runtime: Runtime,
+    pub runtime: Arc<Runtime>,
+    /// The process's supervisor, where every run goes.
+    pub supervisor: Supervisor,
     /// How the configuration was loaded (for the runtimes of other models and of resumed
     /// sessions, built from the same layers).
     pub load: LoadOptions,
     /// The process's event writer (its sink feeds `hub`).
-    pub events: EventWriter,
+    pub events: Option<EventWriter>,
     /// The hub behind the event writer.
     pub hub: Arc<Hub>,
     /// This process's redactor (the server's token included).
@@ -78,12 +78,11 @@ pub struct AppState {
     base: Arc<Runtime>,
     load: LoadOptions,
     runtimes: Mutex<HashMap<RuntimeKey, Arc<Runtime>>>,
-    events: EventWriter,
+    events: Option<EventWriter>,
     redactor: Arc<Redactor>,
     hub: Arc<Hub>,
-    runs: Runs,
+    supervisor: Supervisor,
     limits: limits::Limiters,
-    accepting: AtomicBool,
     shutdown: CancellationToken,
     started: Instant,
 }
@@ -103,18 +102,24 @@ struct RuntimeKey {
 pub async fn serve(parts: ServeParts, listener: tokio::net::TcpListener) -> std::io::Result<()> {
     let rates = parts.runtime.config().serve.rate_limits;
     let port = listener.local_addr()?.port();
+    let hub = parts.hub.clone();
+    // Frames go to the live streams as they are published, so none is still on its way
+    // when shutdown ends the streams.
+    parts.supervisor.on_frame(move |frame| {
+        hub.publish_frame(frame);
+        true
+    });
     let state = Arc::new(AppState {
         token: parts.token,
         browsers: auth::BrowserSessions::new(port),
-        base: Arc::new(parts.runtime),
+        base: parts.runtime,
         load: parts.load,
         runtimes: Mutex::new(HashMap::new()),
         events: parts.events,
         redactor: parts.redactor,
         hub: parts.hub,
-        runs: Runs::default(),
+        supervisor: parts.supervisor,
         limits: limits::Limiters::new(rates),
-        accepting: AtomicBool::new(true),
         shutdown: CancellationToken::new(),
         started: Instant::now(),
     });
@@ -125,7 +130,6 @@ pub async fn serve(parts: ServeParts, listener: tokio::net::TcpListener) -> std:
         stopping.stop().await;
     })
     .await;
-    state.events.close();
     Ok(())
 }
 
@@ -208,10 +212,9 @@ impl AppState {
     /// Shutdown: refuse new prompts, cancel the runs and wait for them to save, then end
     /// the event streams.
     async fn stop(&self) {
-        self.accepting.store(false, Ordering::SeqCst);
-        let running = self.runs.running();
+        let running = self.supervisor.running();
         eprintln!("odek serve: stopping ({running} running run(s) cancelled and saved)");
-        self.runs.cancel_all(SHUTDOWN_WAIT).await;
+        self.supervisor.shutdown().await;
         self.shutdown.cancel();
     }
 
@@ -240,7 +243,7 @@ impl AppState {
             RuntimeOptions::surface(
                 load.home.clone(),
                 self.base.cwd().to_path_buf(),
-                Some(self.events.clone()),
+                self.events.clone(),
                 self.redactor.clone(),
             ),
         )?;
@@ -258,11 +261,8 @@ impl AppState {
         session_id: Option<String>,
         model: Option<String>,
     ) -> Result<(String, String), ApiError> {
-        if !self.accepting.load(Ordering::SeqCst) {
-            return Err(ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "the server is shutting down",
-            ));
+        if self.supervisor.is_stopping() {
+            return Err(ApiError::shutting_down());
         }
         let app = self.clone();
         let (runtime, session, content) = tokio::task::spawn_blocking(move || {
@@ -295,7 +295,7 @@ impl AppState {
             return Ok((runtime, session));
         };
         let id = sessions::standard_id(id)?;
-        if self.runs.running_in(id).is_some() {
+        if self.supervisor.running_in(id).is_some() {
             return Err(ApiError::conflict(format!(
                 "session {id} is already running a turn"
             )));
@@ -313,47 +313,22 @@ impl AppState {
         Ok((runtime, session))
     }
 
-    /// Builds the turn, registers the run and starts its task.
+    /// Submits the turn to the supervisor: approvals are answered over HTTP (60 s, then
+    /// expired), the frames go to the hub.
     fn launch(
         self: &Arc<Self>,
         runtime: Arc<Runtime>,
         session: Arc<SessionHandle>,
         content: String,
     ) -> Result<(String, String), ApiError> {
-        let link: RunLink = Arc::new(OnceLock::new());
-        let surface = Surface {
-            approver: Some(Arc::new(HttpApprover {
-                link: link.clone(),
-                hub: self.hub.clone(),
-                timeout: crate::tools::approval::REMOTE_APPROVAL_TIMEOUT,
-            })),
-            output: Arc::new(HttpOutput::new(
-                link.clone(),
-                self.hub.clone(),
-                self.redactor.clone(),
-            )),
-        };
-        let turn = runtime.turn(Some(&session), surface)?;
-        let run_id = turn
-            .events()
-            .map(|e| e.run_id().to_string())
-            .unwrap_or_else(crate::random::hex_id::<16>);
-        let session_id = session.id().to_string();
-        let cancel = CancellationToken::new();
-        let entry = self
-            .runs
-            .register(&run_id, &session_id, cancel.clone(), self.hub.clone());
-        let _ = link.set(entry.clone());
-        let app = self.clone();
-        let task = tokio::spawn(async move {
-            let outcome = turn.run(vec![Message::user(&content)], cancel).await;
-            drop(session);
-            entry.finish(outcome.map_err(ApiError::from), &app.redactor);
-            app.runs.ended(&entry);
-            drop(runtime);
-        });
-        self.runs.track(task);
-        Ok((run_id, session_id))
+        let handle = self.supervisor.submit(Submission {
+            runtime,
+            session: Some(session),
+            input: vec![Message::user(&content)],
+            approvals: Approvals::Remote(crate::tools::approval::REMOTE_APPROVAL_TIMEOUT),
+            output: Arc::new(NoopObserver),
+        })?;
+        Ok((handle.run_id, handle.session_id))
     }
 }
 

@@ -10,11 +10,12 @@ use axum::extract::{ConnectInfo, Path, Query, State};
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::AppState;
 use super::error::{ApiError, JsonBody};
 use crate::plan::PlanState;
+use crate::protocol::api::{Deleted, PlanStepView, PlanView, SessionItem, SessionList};
 use crate::session::{MAX_TITLE_CHARS, Session, SessionSummary, is_standard_id};
 
 /// Default page size of the list.
@@ -79,7 +80,7 @@ pub async fn list(
     State(app): State<Arc<AppState>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     Query(params): Params,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<SessionList>, ApiError> {
     app.limits.read(peer.ip())?;
     let limit = number(&params, "limit", DEFAULT_LIMIT)?.clamp(1, MAX_LIMIT);
     let offset = number(&params, "offset", 0)?;
@@ -95,19 +96,19 @@ pub async fn list(
         .iter()
         .filter(|s| needle.is_empty() || matches_query(s, &needle))
         .collect();
-    let page: Vec<Value> = matching
+    let page: Vec<SessionItem> = matching
         .iter()
         .skip(offset)
         .take(limit)
-        .map(|s| summary_json(&app, s))
+        .map(|s| session_item(&app, s))
         .collect();
-    Ok(Json(json!({
-        "sessions": page,
-        "offset": offset,
-        "limit": limit,
-        "count": matching.len(),
-        "query": query,
-    })))
+    Ok(Json(SessionList {
+        sessions: page,
+        offset,
+        limit,
+        count: matching.len(),
+        query,
+    }))
 }
 
 fn matches_query(s: &SessionSummary, needle: &str) -> bool {
@@ -116,17 +117,20 @@ fn matches_query(s: &SessionSummary, needle: &str) -> bool {
         .any(|field| field.to_lowercase().contains(needle))
 }
 
-fn summary_json(app: &AppState, s: &SessionSummary) -> Value {
-    json!({
-        "id": s.id,
-        "title": s.title,
-        "created_at": s.created_at,
-        "updated_at": s.updated_at,
-        "turns": s.turns,
-        "model": s.model,
-        "origin": s.origin.as_deref().unwrap_or(crate::session::ORIGIN_CLI),
-        "running": app.runs.running_in(&s.id).is_some(),
-    })
+fn session_item(app: &AppState, s: &SessionSummary) -> SessionItem {
+    SessionItem {
+        id: s.id.clone(),
+        title: s.title.clone(),
+        created_at: s.created_at.clone(),
+        updated_at: s.updated_at.clone(),
+        turns: s.turns,
+        model: s.model.clone(),
+        origin: s
+            .origin
+            .clone()
+            .unwrap_or_else(|| crate::session::ORIGIN_CLI.to_string()),
+        running: app.supervisor.running_in(&s.id).is_some(),
+    }
 }
 
 /// `GET /api/sessions/{id}`: the session as saved (redacted), with `running` and `run_id`.
@@ -136,7 +140,7 @@ pub async fn detail(
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let session = read_session(&app, peer, id).await?;
-    let run_id = app.runs.running_in(&session.id);
+    let run_id = app.supervisor.running_in(&session.id);
     let mut value =
         serde_json::to_value(&session).map_err(|e| ApiError::internal(e.to_string()))?;
     value["title"] = Value::String(session.summary().title);
@@ -158,7 +162,7 @@ pub async fn rename(
     State(app): State<Arc<AppState>>,
     Path(id): Path<String>,
     JsonBody(body): JsonBody<Rename>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<SessionItem>, ApiError> {
     standard_id(&id)?;
     let name = body.name.trim().to_string();
     if name.is_empty()
@@ -172,7 +176,7 @@ pub async fn rename(
     refuse_while_running(&app, &id)?;
     let store_app = app.clone();
     let summary = blocking(move || Ok(store_app.base.sessions().rename(&id, &name)?)).await?;
-    Ok(Json(summary_json(&app, &summary)))
+    Ok(Json(session_item(&app, &summary)))
 }
 
 /// `DELETE /api/sessions/{id}`: deletes the file, its journal and its index entry (409
@@ -180,7 +184,7 @@ pub async fn rename(
 pub async fn delete(
     State(app): State<Arc<AppState>>,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Deleted>, ApiError> {
     standard_id(&id)?;
     refuse_while_running(&app, &id)?;
     let store_app = app.clone();
@@ -189,11 +193,11 @@ pub async fn delete(
     if !existed {
         return Err(ApiError::not_found(format!("no session {id}")));
     }
-    Ok(Json(json!({"deleted": id})))
+    Ok(Json(Deleted { deleted: id }))
 }
 
 fn refuse_while_running(app: &AppState, id: &str) -> Result<(), ApiError> {
-    match app.runs.running_in(id) {
+    match app.supervisor.running_in(id) {
         Some(run) => Err(ApiError::conflict(format!(
             "session {id} is running a turn (run {run})"
         ))),
@@ -208,7 +212,7 @@ pub async fn plan(
     State(app): State<Arc<AppState>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<PlanView>, ApiError> {
     let session = read_session(&app, peer, id).await?;
     Ok(Json(plan_view(
         &session.id,
@@ -217,25 +221,24 @@ pub async fn plan(
 }
 
 /// The body of the plan endpoint.
-pub(super) fn plan_view(session_id: &str, plan: Option<&PlanState>) -> Value {
-    let steps: Vec<Value> = plan
+pub(super) fn plan_view(session_id: &str, plan: Option<&PlanState>) -> PlanView {
+    let steps = plan
         .map(|p| p.steps.as_slice())
         .unwrap_or_default()
         .iter()
-        .map(|s| {
-            let mut step = json!({"id": s.id, "title": s.title, "status": s.status.as_str()});
-            if !s.note.is_empty() {
-                step["note"] = Value::String(s.note.clone());
-            }
-            step
+        .map(|s| PlanStepView {
+            id: s.id.clone(),
+            title: s.title.clone(),
+            status: s.status.as_str().to_string(),
+            note: (!s.note.is_empty()).then(|| s.note.clone()),
         })
         .collect();
-    json!({
-        "session_id": session_id,
-        "version": plan.map_or(0, |p| p.version),
-        "steps": steps,
-        "found": plan.is_some(),
-    })
+    PlanView {
+        session_id: session_id.to_string(),
+        version: plan.map_or(0, |p| p.version),
+        steps,
+        found: plan.is_some(),
+    }
 }
 
 /// `GET /api/sessions/{id}/export?format=md|json` (default json), as a download.
@@ -280,10 +283,12 @@ pub async fn export(
 mod tests {
     use super::*;
     use crate::plan::{PlanStep, StepStatus};
+    use serde_json::json;
 
     #[test]
     fn the_plan_view_has_the_seed_shape() {
-        let none = plan_view("s", None);
+        let json = |view: PlanView| serde_json::to_value(view).expect("json");
+        let none = json(plan_view("s", None));
         assert_eq!(
             none,
             json!({"session_id": "s", "version": 0, "steps": [], "found": false})
@@ -306,7 +311,7 @@ mod tests {
             ],
         };
         assert_eq!(
-            plan_view("s", Some(&plan)),
+            json(plan_view("s", Some(&plan))),
             json!({"session_id": "s", "version": 3, "found": true, "steps": [
                 {"id": "s1", "title": "Scaffold", "status": "done"},
                 {"id": "s2", "title": "Wire flags", "status": "in_progress", "note": "half"}
@@ -316,6 +321,6 @@ mod tests {
             version: 4,
             steps: Vec::new(),
         };
-        assert_eq!(plan_view("s", Some(&collapsed))["steps"], json!([]));
+        assert_eq!(json(plan_view("s", Some(&collapsed)))["steps"], json!([]));
     }
 }

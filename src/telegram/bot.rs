@@ -5,7 +5,6 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::mpsc::{Sender, channel};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -29,11 +28,11 @@ use super::text::{MAX_MESSAGE_UNITS, answer_markdown, split, utf16_len};
 use crate::config::TelegramConfig;
 use crate::engine::{EngineEvent, Observer};
 use crate::llm::Message;
-use crate::runtime::{Runtime, RuntimeError, SessionHandle, Surface};
+use crate::protocol::{ApprovalAction, ApprovalReason, Event};
+use crate::runtime::supervisor::Frame;
+use crate::runtime::{Approvals, Runtime, RuntimeError, SessionHandle, Submission, Supervisor};
 use crate::session::{ORIGIN_TELEGRAM, SessionError};
-use crate::tools::approval::{
-    ApprovalAnswer, ApprovalItem, Approver, REMOTE_APPROVAL_TIMEOUT, RemoteWait, wait_for_answer,
-};
+use crate::tools::approval::REMOTE_APPROVAL_TIMEOUT;
 use crate::tools::emoji::tool_emoji;
 
 /// The lock holder name of the bot's turns.
@@ -44,8 +43,6 @@ const REFUSAL_INTERVAL: Duration = Duration::from_secs(600);
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// Attempts of one message send (429 and network errors are retried).
 const SEND_ATTEMPTS: u32 = 5;
-/// Running turns get this long to save after SIGINT/SIGTERM.
-const SHUTDOWN_WAIT: Duration = Duration::from_secs(30);
 /// Raw text per message before MarkdownV2 escaping (at most doubles it).
 const RAW_PIECE_UNITS: usize = (MAX_MESSAGE_UNITS - 8) / 2;
 /// The progress message is edited at most this often (plus once at the end).
@@ -64,43 +61,36 @@ Send a message to give it a task; each chat keeps one session.\n\n\
 pub struct BotParts {
     /// The runtime (configuration, model client, tools, session store, events).
     pub runtime: Arc<Runtime>,
+    /// The process's supervisor, where every turn runs.
+    pub supervisor: Supervisor,
     /// The `telegram` section.
     pub config: TelegramConfig,
     /// `<home>/telegram`.
     pub dir: PathBuf,
 }
 
-/// A turn running for a chat.
-struct RunningTurn {
-    cancel: CancellationToken,
-    session_id: String,
-    started: Instant,
-}
-
-/// An approval waiting for a button.
+/// An approval waiting for a button: its chat, its message once sent, its text, and who
+/// pressed a button.
 struct PendingApproval {
     chat: i64,
-    answer: Sender<ApprovalAnswer>,
     message_id: Option<i32>,
     text: String,
-}
-
-/// What turns ask the bot's sender to do.
-enum Outgoing {
-    Approval { id: String, chat: i64, text: String },
-    ApprovalEnded { id: String, why: String },
+    answered_by: Option<String>,
 }
 
 struct Bot {
     runtime: Arc<Runtime>,
+    supervisor: Supervisor,
     config: TelegramConfig,
     api: BotApi,
     state: Mutex<StateFile>,
-    running: Mutex<HashMap<i64, RunningTurn>>,
+    /// Chat → its running run.
+    running: Mutex<HashMap<i64, String>>,
+    /// Run → its chat (for the run's approvals).
+    run_chats: Mutex<HashMap<String, i64>>,
     approvals: Mutex<HashMap<String, PendingApproval>>,
     refused: Mutex<HashMap<i64, Instant>>,
     tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
-    outbox: UnboundedSender<Outgoing>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -127,22 +117,25 @@ pub async fn run_bot(parts: BotParts, shutdown: CancellationToken) -> anyhow::Re
     if let Some(w) = warning {
         eprintln!("odek telegram: warning: {w}");
     }
-    let (outbox, outgoing) = unbounded_channel();
+    let frames = parts.supervisor.subscribe();
     let bot = Arc::new(Bot {
         runtime: parts.runtime,
+        supervisor: parts.supervisor,
         config: parts.config,
         api,
         state: Mutex::new(state),
         running: Mutex::new(HashMap::new()),
+        run_chats: Mutex::new(HashMap::new()),
         approvals: Mutex::new(HashMap::new()),
         refused: Mutex::new(HashMap::new()),
         tasks: Mutex::new(Vec::new()),
-        outbox,
     });
-    let sender = tokio::spawn(bot.clone().send_outgoing(outgoing));
+    let frames_done = CancellationToken::new();
+    let listener = tokio::spawn(bot.clone().hear_frames(frames, frames_done.clone()));
     let result = bot.poll(&shutdown).await;
     bot.stop().await;
-    sender.abort();
+    frames_done.cancel();
+    let _ = listener.await;
     result
 }
 
@@ -298,7 +291,8 @@ impl Bot {
                 self.say(chat, &text).await;
             }
             "cancel" => {
-                let cancelled = lock(&self.running).get(&chat).map(|t| t.cancel.cancel());
+                let run = lock(&self.running).get(&chat).cloned();
+                let cancelled = run.map(|run| self.supervisor.cancel(&run));
                 let text = if cancelled.is_some() {
                     "Cancelling…"
                 } else {
@@ -324,11 +318,14 @@ impl Bot {
             Some(s) => format!("Session: {}", s.session_id),
             None => "Session: none yet (your next message starts one)".to_string(),
         }];
-        match lock(&self.running).get(&chat) {
-            Some(t) => lines.push(format!(
+        let run = lock(&self.running)
+            .get(&chat)
+            .and_then(|run| self.supervisor.run(run).ok());
+        match run {
+            Some(run) => lines.push(format!(
                 "Running: yes, for {}s (session {})",
-                t.started.elapsed().as_secs(),
-                t.session_id
+                run.elapsed().as_secs(),
+                run.view().session_id
             )),
             None => lines.push("Running: no".to_string()),
         }
@@ -413,39 +410,32 @@ impl Bot {
         }
         let (progress_tx, progress_rx) = unbounded_channel();
         let progress_end = progress_tx.clone();
-        let surface = Surface {
-            approver: Some(Arc::new(ChatApprover {
-                bot: Arc::downgrade(self),
-                chat,
-            })),
+        let handle = match self.supervisor.submit(Submission {
+            runtime: self.runtime.clone(),
+            session: Some(session),
+            input: vec![Message::user(&text)],
+            approvals: Approvals::Remote(REMOTE_APPROVAL_TIMEOUT),
             output: Arc::new(ProgressObserver { tx: progress_tx }),
-        };
-        let turn = match self.runtime.turn(Some(&session), surface) {
-            Ok(turn) => turn,
+        }) {
+            Ok(handle) => handle,
             Err(e) => {
                 self.say(chat, &format!("Cannot start the turn: {e}")).await;
                 return;
             }
         };
-        let cancel = CancellationToken::new();
-        lock(&self.running).insert(
-            chat,
-            RunningTurn {
-                cancel: cancel.clone(),
-                session_id,
-                started: Instant::now(),
-            },
-        );
+        lock(&self.running).insert(chat, handle.run_id.clone());
+        lock(&self.run_chats).insert(handle.run_id.clone(), chat);
         let progress = tokio::spawn(self.clone().show_progress(chat, progress_rx));
         let bot = self.clone();
         let task = tokio::spawn(async move {
-            let outcome = turn.run(vec![Message::user(&text)], cancel).await;
-            drop(session);
+            let run_id = handle.run_id.clone();
+            let outcome = handle.outcome().await;
             let _ = progress_end.send(Progress::End);
             let _ = progress.await;
             // The chat is free before the answer goes out: a message sent the moment the
             // answer arrives starts the next turn instead of being told one is running.
             lock(&bot.running).remove(&chat);
+            lock(&bot.run_chats).remove(&run_id);
             {
                 let mut state = lock(&bot.state);
                 if let Some(s) = state.state.chats.get_mut(&chat.to_string()) {
@@ -631,27 +621,83 @@ impl Bot {
         }
     }
 
-    /// Sends approval keyboards and edits expired ones, in order.
-    async fn send_outgoing(self: Arc<Self>, mut rx: UnboundedReceiver<Outgoing>) {
-        while let Some(out) = rx.recv().await {
-            match out {
-                Outgoing::Approval { id, chat, text } => {
-                    let keyboard = approval_keyboard(&id);
-                    let sent = self.send(chat, &text, None, Some(keyboard)).await;
-                    if let Some(p) = lock(&self.approvals).get_mut(&id) {
-                        p.message_id = sent;
-                    }
+    /// The supervisor's frames for this bot's runs: an approval asked sends its keyboard,
+    /// an approval closed (answered, expired, cancelled) edits its message to say how.
+    /// Frames left when `done` fires are handled before it returns.
+    async fn hear_frames(
+        self: Arc<Self>,
+        mut frames: UnboundedReceiver<Arc<Frame>>,
+        done: CancellationToken,
+    ) {
+        loop {
+            let frame = tokio::select! {
+                frame = frames.recv() => frame,
+                () = done.cancelled() => break,
+            };
+            match frame {
+                Some(frame) => self.hear(&frame).await,
+                None => return,
+            }
+        }
+        while let Ok(frame) = frames.try_recv() {
+            self.hear(&frame).await;
+        }
+    }
+
+    async fn hear(&self, frame: &Frame) {
+        let Some(chat) = lock(&self.run_chats).get(&frame.run_id).copied() else {
+            return;
+        };
+        match &frame.event {
+            Event::ApprovalRequested(asked) => {
+                let mut text = String::from("⚠️ Approval needed");
+                for item in &asked.items {
+                    text.push_str(&format!(
+                        "\n{} · {}: {}",
+                        item.class, item.tool, item.resource
+                    ));
                 }
-                Outgoing::ApprovalEnded { id, why } => {
-                    let pending = lock(&self.approvals).remove(&id);
-                    if let Some(p) = pending
-                        && let Some(mid) = p.message_id
-                    {
-                        self.edit(p.chat, mid, &format!("{}\n→ {why}", p.text), None)
-                            .await;
-                    }
+                lock(&self.approvals).insert(
+                    asked.approval_id.clone(),
+                    PendingApproval {
+                        chat,
+                        message_id: None,
+                        text: text.clone(),
+                        answered_by: None,
+                    },
+                );
+                let keyboard = approval_keyboard(&asked.approval_id);
+                let sent = self.send(chat, &text, None, Some(keyboard)).await;
+                if let Some(p) = lock(&self.approvals).get_mut(&asked.approval_id) {
+                    p.message_id = sent;
                 }
             }
+            Event::ApprovalResolved(closed) => {
+                let pending = lock(&self.approvals).remove(&closed.approval_id);
+                let Some(p) = pending else { return };
+                let Some(mid) = p.message_id else { return };
+                let why = match (closed.reason, closed.action) {
+                    (ApprovalReason::Answered, action) => {
+                        let word = if action == ApprovalAction::Approve {
+                            "approved"
+                        } else {
+                            "denied"
+                        };
+                        match &p.answered_by {
+                            Some(name) => format!("{word} by {name}"),
+                            None => word.to_string(),
+                        }
+                    }
+                    (ApprovalReason::Expired, _) => format!(
+                        "expired: no answer in {}s, so not run",
+                        REMOTE_APPROVAL_TIMEOUT.as_secs()
+                    ),
+                    (ApprovalReason::Cancelled, _) => "cancelled: the turn was stopped".into(),
+                };
+                self.edit(p.chat, mid, &format!("{}\n→ {why}", p.text), None)
+                    .await;
+            }
+            _ => {}
         }
     }
 
@@ -664,29 +710,30 @@ impl Bot {
         };
         let parsed = query.data.as_deref().and_then(parse_callback);
         let allowed = chat.is_some_and(|c| self.allowed(c, Some(user)));
-        let (text, resolved) = match parsed {
+        let name = query
+            .from
+            .username
+            .clone()
+            .unwrap_or(query.from.first_name.clone());
+        let text = match parsed {
             Some((id, approve)) if allowed => {
-                let pending = lock(&self.approvals).remove(&id);
-                match pending {
-                    Some(p) if Some(p.chat) == chat => {
-                        let answer = if approve {
-                            ApprovalAnswer::Approve
-                        } else {
-                            ApprovalAnswer::Deny
-                        };
-                        let _ = p.answer.send(answer);
-                        let word = if approve { "approved" } else { "denied" };
-                        (word.to_string(), Some((p, word)))
+                let same_chat = lock(&self.approvals)
+                    .get_mut(&id)
+                    .filter(|p| Some(p.chat) == chat)
+                    .map(|p| p.answered_by = Some(name.clone()))
+                    .is_some();
+                if !same_chat && lock(&self.approvals).contains_key(&id) {
+                    "Not this chat's approval.".to_string()
+                } else {
+                    match self.supervisor.answer(&id, approve) {
+                        Ok(()) if approve => "approved".to_string(),
+                        Ok(()) => "denied".to_string(),
+                        Err(_) => "This approval has already ended.".to_string(),
                     }
-                    Some(p) => {
-                        lock(&self.approvals).insert(id, p);
-                        ("Not this chat's approval.".to_string(), None)
-                    }
-                    None => ("This approval has already ended.".to_string(), None),
                 }
             }
-            Some(_) => ("You may not answer this approval.".to_string(), None),
-            None => ("Unknown button.".to_string(), None),
+            Some(_) => "You may not answer this approval.".to_string(),
+            None => "Unknown button.".to_string(),
         };
         let params = AnswerCallbackQueryParams {
             text: Some(text),
@@ -697,42 +744,20 @@ impl Bot {
         if let Err(e) = self.api.answer_callback_query(&params).await {
             eprintln!("odek telegram: could not answer a button press: {e}");
         }
-        if let Some((p, word)) = resolved
-            && let Some(mid) = p.message_id
-        {
-            let name = query
-                .from
-                .username
-                .clone()
-                .unwrap_or(query.from.first_name.clone());
-            self.edit(
-                p.chat,
-                mid,
-                &format!("{}\n→ {word} by {name}", p.text),
-                None,
-            )
-            .await;
-        }
     }
 
-    /// Shutdown: cancel running turns, deny waiting approvals, wait for the turns to save.
+    /// Shutdown: the supervisor cancels the running turns (closing their approvals) and
+    /// waits for them to save; then the replies go out.
     async fn stop(&self) {
-        let running: Vec<CancellationToken> = lock(&self.running)
-            .values()
-            .map(|t| t.cancel.clone())
-            .collect();
-        eprintln!(
-            "odek telegram: stopping ({} running turn(s) cancelled and saved)",
-            running.len()
-        );
-        for cancel in running {
-            cancel.cancel();
-        }
-        for (_, p) in lock(&self.approvals).drain() {
-            let _ = p.answer.send(ApprovalAnswer::Cancelled);
-        }
+        let running = lock(&self.running).len();
+        eprintln!("odek telegram: stopping ({running} running turn(s) cancelled and saved)");
+        self.supervisor.shutdown().await;
         let tasks: Vec<_> = lock(&self.tasks).drain(..).collect();
-        let _ = tokio::time::timeout(SHUTDOWN_WAIT, futures_util::future::join_all(tasks)).await;
+        let _ = tokio::time::timeout(
+            crate::runtime::SHUTDOWN_GRACE,
+            futures_util::future::join_all(tasks),
+        )
+        .await;
     }
 }
 
@@ -854,58 +879,6 @@ impl Observer for ProgressObserver {
                 ok: *ok,
                 seconds: duration.as_secs_f64(),
             }));
-        }
-    }
-}
-
-/// Asks in the chat with Approve / Deny buttons; no answer in 60 s is a denial.
-struct ChatApprover {
-    bot: std::sync::Weak<Bot>,
-    chat: i64,
-}
-
-impl Approver for ChatApprover {
-    fn ask(&self, items: &[ApprovalItem], cancel: &CancellationToken) -> ApprovalAnswer {
-        let Some(bot) = self.bot.upgrade() else {
-            return ApprovalAnswer::Deny;
-        };
-        // Random, so one approval's id (in its buttons' data) says nothing of another's.
-        let id = format!("a{}", crate::random::hex_id::<8>());
-        let mut text = String::from("⚠️ Approval needed");
-        for item in items {
-            let resource = bot.runtime.redactor().redact(&item.resource).into_owned();
-            text.push_str(&format!("\n{} · {}: {resource}", item.class, item.tool));
-        }
-        let (tx, rx) = channel();
-        lock(&bot.approvals).insert(
-            id.clone(),
-            PendingApproval {
-                chat: self.chat,
-                answer: tx,
-                message_id: None,
-                text: text.clone(),
-            },
-        );
-        let _ = bot.outbox.send(Outgoing::Approval {
-            id: id.clone(),
-            chat: self.chat,
-            text,
-        });
-        match wait_for_answer(&rx, cancel, REMOTE_APPROVAL_TIMEOUT, || true) {
-            RemoteWait::Answered(answer) => answer,
-            RemoteWait::Cancelled => {
-                let why = "cancelled: the turn was stopped".to_string();
-                let _ = bot.outbox.send(Outgoing::ApprovalEnded { id, why });
-                ApprovalAnswer::Cancelled
-            }
-            RemoteWait::TimedOut => {
-                let why = format!(
-                    "expired: no answer in {}s, so not run",
-                    REMOTE_APPROVAL_TIMEOUT.as_secs()
-                );
-                let _ = bot.outbox.send(Outgoing::ApprovalEnded { id, why });
-                ApprovalAnswer::Expired
-            }
         }
     }
 }

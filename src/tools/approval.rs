@@ -40,52 +40,14 @@ pub enum ApprovalAnswer {
 /// before the calls are denied.
 pub const REMOTE_APPROVAL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
-/// How a wait for a remote answer ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RemoteWait {
-    /// Someone answered (a closed channel counts as a denial).
-    Answered(ApprovalAnswer),
-    /// The turn was cancelled first.
-    Cancelled,
-    /// Nobody answered in time.
-    TimedOut,
-}
-
-/// Waits on a blocking thread for an answer on `answers`, for `cancel`, or for `timeout`.
-/// At the timeout `expire` is asked to close the approval; when it cannot (an answer is on
-/// its way) the wait goes on for that answer.
-pub fn wait_for_answer(
-    answers: &std::sync::mpsc::Receiver<ApprovalAnswer>,
-    cancel: &CancellationToken,
-    timeout: std::time::Duration,
-    mut expire: impl FnMut() -> bool,
-) -> RemoteWait {
-    use std::sync::mpsc::RecvTimeoutError;
-    use std::time::{Duration, Instant};
-    let deadline = Instant::now() + timeout;
-    loop {
-        if cancel.is_cancelled() {
-            return RemoteWait::Cancelled;
-        }
-        let left = deadline.saturating_duration_since(Instant::now());
-        match answers.recv_timeout(left.min(Duration::from_millis(100))) {
-            Ok(answer) => return RemoteWait::Answered(answer),
-            Err(RecvTimeoutError::Timeout) if left.is_zero() && expire() => {
-                return RemoteWait::TimedOut;
-            }
-            Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => {
-                return RemoteWait::Answered(ApprovalAnswer::Deny);
-            }
-        }
-    }
-}
-
-/// Something that can ask the user (the terminal). Called on a blocking thread.
+/// Something that can ask the user: the terminal's prompt, or the supervisor's approvals
+/// that a browser or a chat answers by id.
+#[async_trait::async_trait]
 pub trait Approver: Send + Sync {
-    /// Asks about one call or a batch of calls. Must stop waiting and answer
-    /// [`ApprovalAnswer::Cancelled`] soon after `cancel` fires (Ctrl-C during the prompt).
-    fn ask(&self, items: &[ApprovalItem], cancel: &CancellationToken) -> ApprovalAnswer;
+    /// Asks about one call or a batch of calls. Should answer
+    /// [`ApprovalAnswer::Cancelled`] soon after `cancel` fires (Ctrl-C during the prompt);
+    /// the gate stops waiting at the cancel in any case.
+    async fn ask(&self, items: &[ApprovalItem], cancel: &CancellationToken) -> ApprovalAnswer;
 }
 
 /// One call as the gate sees it.
@@ -254,12 +216,9 @@ impl Gate {
                 _ => Some(Refusal::NoTerminal),
             };
         };
-        let asked = items.clone();
-        let token = cancel.clone();
-        let asking = tokio::task::spawn_blocking(move || approver.ask(&asked, &token));
         // An approver that kept waiting after Ctrl-C would still not hold the turn up.
         let answer = tokio::select! {
-            answer = asking => answer.unwrap_or(ApprovalAnswer::Deny),
+            answer = approver.ask(&items, cancel) => answer,
             _ = cancel.cancelled() => ApprovalAnswer::Cancelled,
         };
         match answer {
@@ -327,48 +286,6 @@ mod tests {
 
     use super::*;
 
-    #[test]
-    fn remote_waits_end_on_an_answer_a_cancel_a_timeout_or_a_late_answer() {
-        use std::sync::mpsc::channel;
-        use std::time::Duration;
-        let short = Duration::from_millis(30);
-        let (tx, rx) = channel();
-        tx.send(ApprovalAnswer::Approve).expect("send");
-        let none = CancellationToken::new();
-        assert_eq!(
-            wait_for_answer(&rx, &none, short, || true),
-            RemoteWait::Answered(ApprovalAnswer::Approve)
-        );
-        assert_eq!(
-            wait_for_answer(&rx, &none, short, || true),
-            RemoteWait::TimedOut
-        );
-        let cancelled = CancellationToken::new();
-        cancelled.cancel();
-        assert_eq!(
-            wait_for_answer(&rx, &cancelled, short, || true),
-            RemoteWait::Cancelled
-        );
-        // At the timeout the approval could not be closed (an answer is on its way): that
-        // answer is taken.
-        let late = tx.clone();
-        let mut refusals = 0;
-        let outcome = wait_for_answer(&rx, &none, short, || {
-            refusals += 1;
-            if refusals == 2 {
-                late.send(ApprovalAnswer::Deny).expect("send");
-            }
-            false
-        });
-        assert_eq!(outcome, RemoteWait::Answered(ApprovalAnswer::Deny));
-        drop((tx, late));
-        assert_eq!(
-            wait_for_answer(&rx, &none, Duration::from_secs(5), || true),
-            RemoteWait::Answered(ApprovalAnswer::Deny),
-            "a closed channel is a denial"
-        );
-    }
-
     /// Answers from a script, in order (then denies), and counts the prompts.
     struct ScriptedApprover {
         answers: Mutex<Vec<ApprovalAnswer>>,
@@ -390,8 +307,13 @@ mod tests {
         }
     }
 
+    #[async_trait::async_trait]
     impl Approver for ScriptedApprover {
-        fn ask(&self, _items: &[ApprovalItem], _cancel: &CancellationToken) -> ApprovalAnswer {
+        async fn ask(
+            &self,
+            _items: &[ApprovalItem],
+            _cancel: &CancellationToken,
+        ) -> ApprovalAnswer {
             self.asked.fetch_add(1, Ordering::SeqCst);
             self.answers
                 .lock()

@@ -1,0 +1,267 @@
+//! The bodies of `odek serve`'s responses (`docs/SERVE.md`), one type each.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::ApprovalItem;
+
+/// Every failure: `{"error": "..."}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorBody {
+    /// What went wrong.
+    pub error: String,
+}
+
+/// `GET /api/health`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Health {
+    /// Always `ok`.
+    pub status: String,
+    /// odek's version.
+    pub version: String,
+    /// Seconds since the server started.
+    pub uptime_seconds: u64,
+    /// The model of new sessions.
+    pub model: String,
+    /// Whether runs keep a plan.
+    pub planning: bool,
+    /// Runs running now.
+    pub runs_running: usize,
+}
+
+/// `POST /api/logout`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SignedOut {
+    /// True when a live browser credential was revoked.
+    pub signed_out: bool,
+}
+
+/// `POST /api/prompt` (202).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PromptAccepted {
+    /// The new run.
+    pub run_id: String,
+    /// Its session (new or continued).
+    pub session_id: String,
+    /// Always `running`.
+    pub status: RunStatus,
+}
+
+/// How a run stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Still going.
+    Running,
+    /// Ended with an answer.
+    Completed,
+    /// Cancelled (`POST …/cancel`, or the server shutting down).
+    Cancelled,
+    /// An execution budget ran out.
+    BudgetExceeded,
+    /// Ended with an error.
+    Failed,
+}
+
+/// A run's public state (`GET /api/runs/{id}`); every text redacted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunView {
+    /// The run id (also on its events).
+    pub run_id: String,
+    /// Its session.
+    pub session_id: String,
+    /// How it stands.
+    pub status: RunStatus,
+    /// When it started (RFC 3339 UTC).
+    pub started_at: String,
+    /// When it ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_at: Option<String>,
+    /// The final answer (or the partial summary at the iteration cap).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<String>,
+    /// True when `answer` is the partial summary made at the iteration cap.
+    pub partial: bool,
+    /// Why it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The closing summary when a budget ended it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    /// Model calls made.
+    pub iterations: u32,
+    /// Tool calls made.
+    pub tool_calls: u64,
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Completion tokens.
+    pub output_tokens: u64,
+    /// Prompt tokens served from the provider's cache.
+    pub cached_tokens: u64,
+    /// Approvals waiting for an answer.
+    pub pending_approvals: usize,
+}
+
+/// `GET /api/runs`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunList {
+    /// Runs listed.
+    pub count: usize,
+    /// Running runs and the last ended ones, newest first.
+    pub runs: Vec<RunView>,
+}
+
+/// `POST /api/runs/{id}/cancel` (202).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CancelAccepted {
+    /// The run.
+    pub run_id: String,
+    /// Always `cancelling`.
+    pub status: String,
+}
+
+/// Where an approval stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalStatus {
+    /// Waiting for an answer.
+    Pending,
+    /// Approved: the calls ran.
+    Approved,
+    /// Denied by a person.
+    Denied,
+    /// Nobody answered in time.
+    Expired,
+    /// The run was cancelled (or the server stopped) while it waited.
+    Cancelled,
+}
+
+/// One approval a run asked for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalView {
+    /// Its id (random).
+    pub approval_id: String,
+    /// Where it stands.
+    pub status: ApprovalStatus,
+    /// The calls it covers.
+    pub items: Vec<ApprovalItem>,
+}
+
+/// `GET /api/runs/{id}/approvals`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalList {
+    /// The run.
+    pub run_id: String,
+    /// Oldest first.
+    pub approvals: Vec<ApprovalView>,
+}
+
+/// `POST /api/runs/{id}/approvals/{aid}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalAnswered {
+    /// The run.
+    pub run_id: String,
+    /// The approval.
+    pub approval_id: String,
+    /// `approve` or `deny`.
+    pub action: super::ApprovalAction,
+}
+
+/// `GET /api/events`: event lines with their position in the stream (`event_id`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EventPage {
+    /// Events listed.
+    pub count: usize,
+    /// Oldest first.
+    pub events: Vec<Value>,
+}
+
+/// One tool as the model sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolView {
+    /// Its name.
+    pub name: String,
+    /// Its description.
+    pub description: String,
+    /// Its JSON schema.
+    pub parameters: Value,
+}
+
+/// `GET /api/tools`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolList {
+    /// Tools.
+    pub count: usize,
+    /// In the order the model gets them.
+    pub tools: Vec<ToolView>,
+}
+
+/// A session in the list.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionItem {
+    /// Its id.
+    pub id: String,
+    /// Its name, or its task.
+    pub title: String,
+    /// RFC 3339.
+    pub created_at: String,
+    /// RFC 3339.
+    pub updated_at: String,
+    /// User turns.
+    pub turns: u32,
+    /// Its model.
+    pub model: String,
+    /// `cli`, `serve` or `telegram`.
+    pub origin: String,
+    /// True while a turn of it runs here.
+    pub running: bool,
+}
+
+/// `GET /api/sessions`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionList {
+    /// This page, newest first.
+    pub sessions: Vec<SessionItem>,
+    /// Sessions skipped.
+    pub offset: usize,
+    /// Page size.
+    pub limit: usize,
+    /// Sessions matching the query.
+    pub count: usize,
+    /// The query (trimmed).
+    pub query: String,
+}
+
+/// `DELETE /api/sessions/{id}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Deleted {
+    /// The session deleted.
+    pub deleted: String,
+}
+
+/// A step of the plan view: `note` left out when empty.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanStepView {
+    /// Step id.
+    pub id: String,
+    /// Title.
+    pub title: String,
+    /// `pending`, `in_progress`, `done` or `blocked`.
+    pub status: String,
+    /// Note, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// `GET /api/sessions/{id}/plan`: the seed's read-only plan view.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanView {
+    /// The session.
+    pub session_id: String,
+    /// Plan version (0 without a plan).
+    pub version: u64,
+    /// Steps, never null.
+    pub steps: Vec<PlanStepView>,
+    /// False when the session has no plan.
+    pub found: bool,
+}

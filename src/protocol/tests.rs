@@ -1,0 +1,204 @@
+use super::*;
+
+/// One event of every variant.
+fn samples() -> Vec<Event> {
+    let remaining = Some(Remaining {
+        steps: 5,
+        pending: 2,
+        in_progress: 1,
+        blocked: 0,
+    });
+    vec![
+        Event::RunStarted(RunStarted {
+            model: "m".into(),
+            max_iterations: 90,
+            sandbox: true,
+        }),
+        Event::IterationCompleted(IterationCompleted {
+            input_tokens: 1,
+            output_tokens: 2,
+            cached_tokens: 3,
+            tools_called: 4,
+        }),
+        Event::ToolCallStarted(ToolCallStarted {
+            call_id: "c".into(),
+            args_sha256: "ab".into(),
+            args_bytes: 2,
+            args_summary: Some(serde_json::json!({"argv0": "ls", "class": "safe"})),
+            args: None,
+        }),
+        Event::ToolCallCompleted(ToolCallCompleted {
+            call_id: "c".into(),
+            duration_ms: 5,
+            result_bytes: 6,
+            artifact_count: 0,
+        }),
+        Event::ToolCallFailed(ToolCallFailed {
+            call_id: "c".into(),
+            duration_ms: 5,
+            error_class: "tool_error".into(),
+        }),
+        Event::SessionSaved(SessionSaved { message_count: 7 }),
+        Event::ContextTrimmed(ContextTrimmed {
+            mode: "proactive".into(),
+            dropped_groups: 1,
+            truncated_results: 2,
+        }),
+        Event::BudgetExceeded(BudgetExceeded {
+            limit_name: "tool_calls".into(),
+            observed: 3,
+            limit: 2,
+        }),
+        Event::PlanCreated(PlanCreated {
+            steps: 4,
+            version: 1,
+        }),
+        Event::PlanUpdated(PlanUpdated {
+            steps: 4,
+            done: 1,
+            in_progress: 1,
+            blocked: 0,
+            pending: 2,
+            version: 2,
+        }),
+        Event::PlanBlocked(PlanBlocked {
+            steps: 4,
+            blocked: 2,
+            version: 9,
+        }),
+        Event::RunCompleted(RunCompleted {
+            duration_ms: 1,
+            input_tokens: 2,
+            output_tokens: 3,
+            cached_tokens: 0,
+            answer: "a".into(),
+            remaining,
+        }),
+        Event::RunFailed(RunFailed {
+            duration_ms: Some(1),
+            error_class: "error".into(),
+            error: "e".into(),
+            http_status: Some(500),
+            remaining,
+        }),
+        Event::AnswerDelta(AnswerDelta {
+            run_id: "r".into(),
+            text: "t".into(),
+            restart: false,
+        }),
+        Event::ApprovalRequested(ApprovalRequested {
+            run_id: "r".into(),
+            approval_id: "a".into(),
+            tool: "shell".into(),
+            resource: "ls".into(),
+            class: "safe".into(),
+            items: Vec::new(),
+        }),
+        Event::ApprovalResolved(ApprovalResolved {
+            run_id: "r".into(),
+            approval_id: "a".into(),
+            action: ApprovalAction::Deny,
+            reason: ApprovalReason::Expired,
+        }),
+    ]
+}
+
+#[test]
+fn every_variant_is_listed_once_under_its_serde_name_and_reads_back() {
+    let samples = samples();
+    assert_eq!(samples.len(), EVENT_TYPES.len());
+    for (event, listed) in samples.iter().zip(EVENT_TYPES) {
+        let value = serde_json::to_value(event).expect("serialize");
+        assert_eq!(value["type"], listed);
+        assert_eq!(event.kind(), listed);
+        let back: Event = serde_json::from_value(value).expect("deserialize");
+        assert_eq!(&back, event);
+    }
+    let mut unique = EVENT_TYPES.to_vec();
+    unique.sort_unstable();
+    unique.dedup();
+    assert_eq!(unique.len(), EVENT_TYPES.len());
+    let frames: Vec<&str> = samples
+        .iter()
+        .filter(|e| e.is_browser_frame())
+        .map(Event::kind)
+        .collect();
+    assert_eq!(frames, BROWSER_FRAMES);
+}
+
+#[test]
+fn the_envelope_keeps_the_documented_order_and_bytes() {
+    let event = Event::ToolCallCompleted(ToolCallCompleted {
+        call_id: "call_1".into(),
+        duration_ms: 5120,
+        result_bytes: 1804,
+        artifact_count: 0,
+    });
+    let stamp = Stamp {
+        run_id: "9f1c",
+        session_id: Some("20261130-4f"),
+        iteration: Some(1),
+        tool: Some("shell"),
+        timestamp: "2026-11-30T02:26:41.454925951Z",
+    };
+    let line = envelope(event.kind(), &stamp, event.data()).to_string();
+    assert_eq!(
+        line,
+        r#"{"schema":"odek.event/v1","type":"tool_call_completed","run_id":"9f1c","session_id":"20261130-4f","iteration":1,"tool":"shell","timestamp":"2026-11-30T02:26:41.454925951Z","data":{"call_id":"call_1","duration_ms":5120,"result_bytes":1804,"artifact_count":0}}"#
+    );
+    let read: Line = serde_json::from_str(&line).expect("a line reads back");
+    assert_eq!(read.event, event);
+    assert_eq!(read.tool.as_deref(), Some("shell"));
+    let aborted = Event::RunFailed(RunFailed {
+        duration_ms: None,
+        error_class: "context_canceled".into(),
+        error: "interrupted".into(),
+        http_status: None,
+        remaining: None,
+    });
+    assert_eq!(
+        aborted.data().to_string(),
+        r#"{"error_class":"context_canceled","error":"interrupted"}"#
+    );
+}
+
+#[test]
+fn the_web_ui_subscribes_to_exactly_these_types() {
+    let stream = include_str!("../../ui/js/stream.js");
+    let start = stream
+        .find("EVENT_TYPES = Object.freeze([")
+        .expect("the UI's list");
+    let list = &stream[start..];
+    let list = &list[list.find('[').expect("[") + 1..list.find("])").expect("])")];
+    let ui: Vec<&str> = list
+        .split(',')
+        .map(|item| item.trim().trim_matches('\''))
+        .filter(|item| !item.is_empty())
+        .collect();
+    assert_eq!(ui, EVENT_TYPES);
+}
+
+#[test]
+fn docs_events_documents_exactly_these_types() {
+    let doc = include_str!("../../docs/EVENTS.md");
+    let documented: Vec<&str> = doc
+        .lines()
+        .filter_map(|line| line.strip_prefix("| `"))
+        .filter_map(|rest| rest.split_once("` |").map(|(kind, _)| kind))
+        .filter(|kind| kind.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
+        .filter(|kind| {
+            !matches!(
+                *kind,
+                "schema"
+                    | "type"
+                    | "run_id"
+                    | "session_id"
+                    | "iteration"
+                    | "tool"
+                    | "timestamp"
+                    | "data"
+            )
+        })
+        .collect();
+    assert_eq!(documented, EVENT_TYPES, "the type tables of docs/EVENTS.md");
+}

@@ -1,0 +1,723 @@
+//! The supervisor: every running turn of the process — a terminal's, `odek serve`'s, the
+//! Telegram bot's, and later a schedule's or a sub-agent's — is submitted here, and only
+//! here is a running turn kept track of.
+//!
+//! In the manner of a submission queue and an event queue: a surface submits a turn
+//! ([`Supervisor::submit`]: its runtime, session, input, who answers approvals and the
+//! surface's own output) and gets a [`RunHandle`] whose outcome it may await; it reads the
+//! supervisor's frames ([`Supervisor::subscribe`]: streamed answer text redacted as a
+//! stream, approvals requested and resolved); it answers an approval by id
+//! ([`Supervisor::answer`]), cancels a run ([`Supervisor::cancel`]), and at the end shuts
+//! everything down with one grace period ([`Supervisor::shutdown`]).
+//!
+//! The run id is chosen before the turn starts, so every event and frame of the run carries
+//! it. Approvals are async (a oneshot per approval, no thread waits on them), their ids are
+//! random, and whoever closes one — an answer, the timeout, a cancel, the shutdown — sends
+//! the one `approval_resolved` frame.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::time::{Duration, Instant};
+
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use super::{Runtime, RuntimeError, SessionHandle, Surface, TurnOutcome};
+use crate::engine::{EngineEvent, Fanout, Observer, RunError};
+use crate::llm::{Delta, Message};
+use crate::protocol::api::{ApprovalStatus, ApprovalView, RunStatus, RunView};
+use crate::protocol::{
+    AnswerDelta, ApprovalAction, ApprovalReason, ApprovalRequested, ApprovalResolved, Event,
+};
+use crate::redact::{Redactor, StreamRedactor};
+use crate::tools::approval::{ApprovalAnswer, ApprovalItem, Approver};
+
+/// Ended runs kept for their views.
+const ENDED_RUNS_KEPT: usize = 200;
+
+/// Who answers the approvals of a turn.
+pub enum Approvals {
+    /// The surface's own approver (the terminal's prompt).
+    Local(Arc<dyn Approver>),
+    /// Whoever reads the supervisor's frames answers by id ([`Supervisor::answer`]); with
+    /// no answer within the time the approval expires and the calls do not run.
+    Remote(Duration),
+    /// Nobody: the policy's `non_interactive` decides.
+    Nobody,
+}
+
+/// A turn to run.
+pub struct Submission {
+    /// The runtime that builds the turn.
+    pub runtime: Arc<Runtime>,
+    /// The session it continues (held for writing by this process), or none.
+    pub session: Option<Arc<SessionHandle>>,
+    /// The new user message and attachments.
+    pub input: Vec<Message>,
+    /// Who answers approvals.
+    pub approvals: Approvals,
+    /// The surface's own output (the terminal, a chat's progress message).
+    pub output: Arc<dyn Observer>,
+}
+
+/// A frame for the surfaces: an [`Event`] that is an `answer_delta`, `approval_requested`
+/// or `approval_resolved`, with the run's session. Already redacted.
+#[derive(Debug, Clone)]
+pub struct Frame {
+    /// The run.
+    pub run_id: String,
+    /// Its session.
+    pub session_id: String,
+    /// The frame.
+    pub event: Event,
+}
+
+/// Why the supervisor refused.
+#[derive(Debug, thiserror::Error)]
+pub enum SupervisorError {
+    /// Shutdown has begun.
+    #[error("odek is shutting down")]
+    ShuttingDown,
+    /// The turn could not be built (or the session runs one already).
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+    /// No such run (or it was forgotten).
+    #[error("no run {0}")]
+    NoRun(String),
+    /// No such approval.
+    #[error("no approval {0}")]
+    NoApproval(String),
+    /// The approval was closed already.
+    #[error("approval {id} is already {status}")]
+    ApprovalClosed {
+        /// The approval.
+        id: String,
+        /// How it was closed.
+        status: &'static str,
+    },
+}
+
+/// A submitted run.
+pub struct RunHandle {
+    /// Its id (on every event and frame).
+    pub run_id: String,
+    /// Its session ("" for a turn without one).
+    pub session_id: String,
+    /// Its event stream (for an exit that cannot wait for the run to end).
+    pub events: Option<crate::events::Emitter>,
+    outcome: oneshot::Receiver<Result<TurnOutcome, RuntimeError>>,
+}
+
+impl RunHandle {
+    /// Waits for the run to end.
+    pub async fn outcome(self) -> Result<TurnOutcome, RuntimeError> {
+        // The task always sends; only a panic in it could drop the sender.
+        self.outcome
+            .await
+            .unwrap_or(Err(RuntimeError::TurnInProgress(self.session_id)))
+    }
+}
+
+/// See the module docs. Cheap to clone.
+#[derive(Clone)]
+pub struct Supervisor {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    grace: Duration,
+    redactor: Arc<Redactor>,
+    accepting: AtomicBool,
+    table: Mutex<Table>,
+    subscribers: Mutex<Vec<Subscriber>>,
+    tasks: TaskTracker,
+}
+
+/// Hears every frame; false when it no longer listens.
+type Subscriber = Box<dyn Fn(&Arc<Frame>) -> bool + Send + Sync>;
+
+#[derive(Default)]
+struct Table {
+    runs: HashMap<String, Arc<RunSlot>>,
+    /// Session id → its running run.
+    running: HashMap<String, String>,
+    /// Approval id → its run.
+    approvals: HashMap<String, String>,
+    ended: VecDeque<String>,
+}
+
+/// One run in the table.
+pub struct RunSlot {
+    run_id: String,
+    session_id: String,
+    cancel: CancellationToken,
+    started: Instant,
+    state: Mutex<RunView>,
+    approvals: Mutex<Vec<Approval>>,
+    supervisor: Weak<Inner>,
+}
+
+struct Approval {
+    view: ApprovalView,
+    answer: Option<oneshot::Sender<ApprovalAnswer>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Supervisor {
+    /// A supervisor whose shutdown waits up to `grace` for cancelled turns to save;
+    /// `redactor` redacts every frame.
+    pub fn new(grace: Duration, redactor: Arc<Redactor>) -> Supervisor {
+        Supervisor {
+            inner: Arc::new(Inner {
+                grace,
+                redactor,
+                accepting: AtomicBool::new(true),
+                table: Mutex::new(Table::default()),
+                subscribers: Mutex::new(Vec::new()),
+                tasks: TaskTracker::new(),
+            }),
+        }
+    }
+
+    /// Every frame of every run from now on, in order, on a channel.
+    pub fn subscribe(&self) -> mpsc::UnboundedReceiver<Arc<Frame>> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.on_frame(move |frame| tx.send(frame.clone()).is_ok());
+        rx
+    }
+
+    /// Calls `hear` with every frame of every run from now on, as it is published (it must
+    /// be quick: the run waits for it); `hear` returns false to stop listening.
+    pub fn on_frame(&self, hear: impl Fn(&Arc<Frame>) -> bool + Send + Sync + 'static) {
+        lock(&self.inner.subscribers).push(Box::new(hear));
+    }
+
+    /// Starts a turn: its run id is chosen, the turn built by the submission's runtime
+    /// with the supervisor's approvals and frames added, and run in a task of its own.
+    pub fn submit(&self, submission: Submission) -> Result<RunHandle, SupervisorError> {
+        if !self.inner.accepting.load(Ordering::SeqCst) {
+            return Err(SupervisorError::ShuttingDown);
+        }
+        let run_id = crate::random::hex_id::<16>();
+        let session_id = submission
+            .session
+            .as_ref()
+            .map_or_else(String::new, |s| s.id().to_string());
+        let slot = self.register(&run_id, &session_id)?;
+        let approver: Option<Arc<dyn Approver>> = match submission.approvals {
+            Approvals::Local(approver) => Some(approver),
+            Approvals::Remote(timeout) => Some(Arc::new(RemoteApprover {
+                slot: slot.clone(),
+                timeout,
+            })),
+            Approvals::Nobody => None,
+        };
+        let frames = Arc::new(FrameOutput {
+            slot: slot.clone(),
+            stream: Mutex::new(StreamRedactor::new(self.inner.redactor.clone())),
+        });
+        let surface = Surface {
+            approver,
+            output: Arc::new(Fanout(vec![submission.output, frames])),
+        };
+        let turn = match submission
+            .runtime
+            .turn(submission.session.as_ref(), surface, &run_id)
+        {
+            Ok(turn) => turn,
+            Err(e) => {
+                self.forget(&slot);
+                return Err(e.into());
+            }
+        };
+        let (tx, rx) = oneshot::channel();
+        let events = turn.events().cloned();
+        let cancel = slot.cancel.clone();
+        let (inner, ended) = (self.inner.clone(), slot.clone());
+        let (session, runtime, input) = (submission.session, submission.runtime, submission.input);
+        self.inner.tasks.spawn(async move {
+            let outcome = turn.run(input, cancel).await;
+            drop(session);
+            drop(runtime);
+            ended.finish(&outcome, &inner.redactor);
+            inner.ended(&ended);
+            let _ = tx.send(outcome);
+        });
+        Ok(RunHandle {
+            run_id,
+            session_id,
+            events,
+            outcome: rx,
+        })
+    }
+
+    fn register(&self, run_id: &str, session_id: &str) -> Result<Arc<RunSlot>, SupervisorError> {
+        let mut table = lock(&self.inner.table);
+        if !session_id.is_empty() && table.running.contains_key(session_id) {
+            return Err(RuntimeError::TurnInProgress(session_id.to_string()).into());
+        }
+        let slot = Arc::new(RunSlot::new(run_id, session_id, &self.inner));
+        table.runs.insert(run_id.to_string(), slot.clone());
+        if !session_id.is_empty() {
+            table
+                .running
+                .insert(session_id.to_string(), run_id.to_string());
+        }
+        Ok(slot)
+    }
+
+    /// Drops a run that never started.
+    fn forget(&self, slot: &RunSlot) {
+        let mut table = lock(&self.inner.table);
+        table.runs.remove(&slot.run_id);
+        table.running.remove(&slot.session_id);
+    }
+
+    /// A run by id (running, or among the last ended).
+    pub fn run(&self, run_id: &str) -> Result<Arc<RunSlot>, SupervisorError> {
+        lock(&self.inner.table)
+            .runs
+            .get(run_id)
+            .cloned()
+            .ok_or_else(|| SupervisorError::NoRun(run_id.to_string()))
+    }
+
+    /// Every known run, newest first.
+    pub fn views(&self) -> Vec<RunView> {
+        let slots: Vec<Arc<RunSlot>> = lock(&self.inner.table).runs.values().cloned().collect();
+        let mut views: Vec<RunView> = slots.iter().map(|s| s.view()).collect();
+        views.sort_by(|a, b| b.started_at.cmp(&a.started_at));
+        views
+    }
+
+    /// The running run of `session_id`, if any.
+    pub fn running_in(&self, session_id: &str) -> Option<String> {
+        lock(&self.inner.table).running.get(session_id).cloned()
+    }
+
+    /// Runs running now.
+    pub fn running(&self) -> usize {
+        lock(&self.inner.table)
+            .runs
+            .values()
+            .filter(|s| s.is_running())
+            .count()
+    }
+
+    /// Asks run `run_id` to stop (its pending approvals are closed at once); false when it
+    /// has ended already.
+    pub fn cancel(&self, run_id: &str) -> Result<bool, SupervisorError> {
+        Ok(self.run(run_id)?.cancel())
+    }
+
+    /// Answers approval `approval_id` (of any run).
+    pub fn answer(&self, approval_id: &str, approve: bool) -> Result<(), SupervisorError> {
+        let run_id = lock(&self.inner.table)
+            .approvals
+            .get(approval_id)
+            .cloned()
+            .ok_or_else(|| SupervisorError::NoApproval(approval_id.to_string()))?;
+        self.run(&run_id)?.answer(approval_id, approve)
+    }
+
+    /// True once shutdown has begun.
+    pub fn is_stopping(&self) -> bool {
+        !self.inner.accepting.load(Ordering::SeqCst)
+    }
+
+    /// Refuses new turns, cancels the running ones (closing their approvals) and waits up
+    /// to the grace period for them to save and end. Returns how many were running.
+    pub async fn shutdown(&self) -> usize {
+        self.inner.accepting.store(false, Ordering::SeqCst);
+        let slots: Vec<Arc<RunSlot>> = lock(&self.inner.table).runs.values().cloned().collect();
+        let running = slots.iter().filter(|s| s.cancel()).count();
+        self.inner.tasks.close();
+        let _ = tokio::time::timeout(self.inner.grace, self.inner.tasks.wait()).await;
+        running
+    }
+}
+
+impl Inner {
+    /// Sends a frame to every subscriber still listening.
+    fn publish(&self, slot: &RunSlot, event: Event) {
+        let frame = Arc::new(Frame {
+            run_id: slot.run_id.clone(),
+            session_id: slot.session_id.clone(),
+            event,
+        });
+        lock(&self.subscribers).retain(|hear| hear(&frame));
+    }
+
+    /// Moves a run to the ended ones (the oldest ended are forgotten).
+    fn ended(&self, slot: &RunSlot) {
+        let mut table = lock(&self.table);
+        if table.running.get(&slot.session_id) == Some(&slot.run_id) {
+            table.running.remove(&slot.session_id);
+        }
+        for approval in lock(&slot.approvals).iter() {
+            table.approvals.remove(&approval.view.approval_id);
+        }
+        table.ended.push_back(slot.run_id.clone());
+        while table.ended.len() > ENDED_RUNS_KEPT {
+            if let Some(old) = table.ended.pop_front() {
+                table.runs.remove(&old);
+            }
+        }
+    }
+}
+
+impl RunSlot {
+    fn new(run_id: &str, session_id: &str, inner: &Arc<Inner>) -> Self {
+        RunSlot {
+            run_id: run_id.to_string(),
+            session_id: session_id.to_string(),
+            cancel: CancellationToken::new(),
+            started: Instant::now(),
+            state: Mutex::new(RunView {
+                run_id: run_id.to_string(),
+                session_id: session_id.to_string(),
+                status: RunStatus::Running,
+                started_at: crate::session::now_rfc3339(),
+                ended_at: None,
+                answer: None,
+                partial: false,
+                error: None,
+                summary: None,
+                iterations: 0,
+                tool_calls: 0,
+                input_tokens: 0,
+                output_tokens: 0,
+                cached_tokens: 0,
+                pending_approvals: 0,
+            }),
+            approvals: Mutex::new(Vec::new()),
+            supervisor: Arc::downgrade(inner),
+        }
+    }
+
+    /// The run id.
+    pub fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
+    /// How long it has been running (or ran).
+    pub fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    /// The run's public state.
+    pub fn view(&self) -> RunView {
+        let mut view = lock(&self.state).clone();
+        view.pending_approvals = lock(&self.approvals)
+            .iter()
+            .filter(|a| a.answer.is_some())
+            .count();
+        view
+    }
+
+    /// Every approval the run asked for, oldest first.
+    pub fn approval_views(&self) -> Vec<ApprovalView> {
+        lock(&self.approvals)
+            .iter()
+            .map(|a| a.view.clone())
+            .collect()
+    }
+
+    fn is_running(&self) -> bool {
+        lock(&self.state).status == RunStatus::Running
+    }
+
+    /// Asks the run to stop and closes its pending approvals; false when it has ended.
+    pub fn cancel(&self) -> bool {
+        if !self.is_running() {
+            return false;
+        }
+        self.cancel.cancel();
+        let mut approvals = lock(&self.approvals);
+        for approval in approvals.iter_mut() {
+            self.close(approval, Closing::Cancelled);
+        }
+        true
+    }
+
+    /// Answers approval `approval_id` of this run.
+    pub fn answer(&self, approval_id: &str, approve: bool) -> Result<(), SupervisorError> {
+        let mut approvals = lock(&self.approvals);
+        let approval = approvals
+            .iter_mut()
+            .find(|a| a.view.approval_id == approval_id)
+            .ok_or_else(|| SupervisorError::NoApproval(approval_id.to_string()))?;
+        if approval.answer.is_none() {
+            return Err(SupervisorError::ApprovalClosed {
+                id: approval_id.to_string(),
+                status: status_name(approval.view.status),
+            });
+        }
+        let how = if approve {
+            Closing::Approved
+        } else {
+            Closing::Denied
+        };
+        self.close(approval, how);
+        Ok(())
+    }
+
+    /// Records a new approval (random id) and returns its id and where its answer arrives;
+    /// the browsers and chats hear of it.
+    fn open_approval(&self, items: &[ApprovalItem]) -> (String, oneshot::Receiver<ApprovalAnswer>) {
+        let (tx, rx) = oneshot::channel();
+        let approval_id = format!("a{}", crate::random::hex_id::<8>());
+        let Some(inner) = self.supervisor.upgrade() else {
+            return (approval_id, rx);
+        };
+        let redact = |text: &str| inner.redactor.redact(text).into_owned();
+        let items: Vec<crate::protocol::ApprovalItem> = items
+            .iter()
+            .map(|i| crate::protocol::ApprovalItem {
+                tool: i.tool.clone(),
+                resource: redact(&i.resource),
+                class: i.class.to_string(),
+                reason: redact(&i.reason),
+            })
+            .collect();
+        lock(&inner.table)
+            .approvals
+            .insert(approval_id.clone(), self.run_id.clone());
+        lock(&self.approvals).push(Approval {
+            view: ApprovalView {
+                approval_id: approval_id.clone(),
+                status: ApprovalStatus::Pending,
+                items: items.clone(),
+            },
+            answer: Some(tx),
+        });
+        let first = items.first().cloned();
+        inner.publish(
+            self,
+            Event::ApprovalRequested(ApprovalRequested {
+                run_id: self.run_id.clone(),
+                approval_id: approval_id.clone(),
+                tool: first.as_ref().map(|i| i.tool.clone()).unwrap_or_default(),
+                resource: first
+                    .as_ref()
+                    .map(|i| i.resource.clone())
+                    .unwrap_or_default(),
+                class: first.map(|i| i.class).unwrap_or_default(),
+                items,
+            }),
+        );
+        (approval_id, rx)
+    }
+
+    /// Closes approval `approval_id` if it is still pending.
+    fn close_by_id(&self, approval_id: &str, how: Closing) {
+        let mut approvals = lock(&self.approvals);
+        if let Some(approval) = approvals
+            .iter_mut()
+            .find(|a| a.view.approval_id == approval_id)
+        {
+            self.close(approval, how);
+        }
+    }
+
+    /// Closes a pending approval the same way whoever closes it: its status is set, the
+    /// waiting turn gets its answer, and one `approval_resolved` frame goes out.
+    fn close(&self, approval: &mut Approval, how: Closing) {
+        let Some(tx) = approval.answer.take() else {
+            return;
+        };
+        approval.view.status = how.status();
+        let _ = tx.send(how.answer());
+        if let Some(inner) = self.supervisor.upgrade() {
+            inner.publish(
+                self,
+                Event::ApprovalResolved(ApprovalResolved {
+                    run_id: self.run_id.clone(),
+                    approval_id: approval.view.approval_id.clone(),
+                    action: how.action(),
+                    reason: how.reason(),
+                }),
+            );
+        }
+    }
+
+    /// Records how the run ended, every text redacted.
+    fn finish(&self, outcome: &Result<TurnOutcome, RuntimeError>, redactor: &Redactor) {
+        let mut state = lock(&self.state);
+        state.ended_at = Some(crate::session::now_rfc3339());
+        let outcome = match outcome {
+            Ok(o) => o,
+            Err(e) => {
+                state.status = RunStatus::Failed;
+                state.error = Some(redactor.redact(&e.message_without_paths()).into_owned());
+                return;
+            }
+        };
+        state.iterations = outcome.iterations;
+        state.tool_calls = outcome.tool_calls;
+        state.input_tokens = outcome.usage.input_tokens;
+        state.output_tokens = outcome.usage.output_tokens;
+        state.cached_tokens = outcome.usage.cache_read_tokens;
+        state.partial = outcome.partial;
+        let redact = |text: &str| redactor.redact(text).into_owned();
+        state.summary = outcome.summary.as_deref().map(redact);
+        (state.status, state.answer, state.error) = match &outcome.result {
+            Ok(answer) => (RunStatus::Completed, Some(redact(answer)), None),
+            Err(RunError::Cancelled) => (RunStatus::Cancelled, None, Some("cancelled".into())),
+            Err(e @ RunError::Budget { .. }) => (
+                RunStatus::BudgetExceeded,
+                None,
+                Some(redact(&e.to_string())),
+            ),
+            Err(e) => (RunStatus::Failed, None, Some(redact(&e.to_string()))),
+        };
+        if let Some(Err(e)) = &outcome.saved {
+            eprintln!(
+                "odek: run {}: the session could not be saved: {e}",
+                self.run_id
+            );
+            let e = redact(&e.message_without_paths());
+            state.error = Some(match state.error.take() {
+                Some(first) => format!("{first}; the session could not be saved: {e}"),
+                None => format!("the session could not be saved: {e}"),
+            });
+        }
+    }
+}
+
+fn status_name(status: ApprovalStatus) -> &'static str {
+    match status {
+        ApprovalStatus::Pending => "pending",
+        ApprovalStatus::Approved => "approved",
+        ApprovalStatus::Denied => "denied",
+        ApprovalStatus::Expired => "expired",
+        ApprovalStatus::Cancelled => "cancelled",
+    }
+}
+
+/// How an approval is closed.
+#[derive(Debug, Clone, Copy)]
+enum Closing {
+    Approved,
+    Denied,
+    Expired,
+    Cancelled,
+}
+
+impl Closing {
+    fn status(self) -> ApprovalStatus {
+        match self {
+            Closing::Approved => ApprovalStatus::Approved,
+            Closing::Denied => ApprovalStatus::Denied,
+            Closing::Expired => ApprovalStatus::Expired,
+            Closing::Cancelled => ApprovalStatus::Cancelled,
+        }
+    }
+
+    fn answer(self) -> ApprovalAnswer {
+        match self {
+            Closing::Approved => ApprovalAnswer::Approve,
+            Closing::Denied => ApprovalAnswer::Deny,
+            Closing::Expired => ApprovalAnswer::Expired,
+            Closing::Cancelled => ApprovalAnswer::Cancelled,
+        }
+    }
+
+    fn action(self) -> ApprovalAction {
+        match self {
+            Closing::Approved => ApprovalAction::Approve,
+            _ => ApprovalAction::Deny,
+        }
+    }
+
+    fn reason(self) -> ApprovalReason {
+        match self {
+            Closing::Approved | Closing::Denied => ApprovalReason::Answered,
+            Closing::Expired => ApprovalReason::Expired,
+            Closing::Cancelled => ApprovalReason::Cancelled,
+        }
+    }
+}
+
+/// Approvals answered by id through the supervisor.
+struct RemoteApprover {
+    slot: Arc<RunSlot>,
+    timeout: Duration,
+}
+
+#[async_trait::async_trait]
+impl Approver for RemoteApprover {
+    async fn ask(&self, items: &[ApprovalItem], cancel: &CancellationToken) -> ApprovalAnswer {
+        let (approval_id, mut answer) = self.slot.open_approval(items);
+        tokio::select! {
+            got = &mut answer => return got.unwrap_or(ApprovalAnswer::Cancelled),
+            () = tokio::time::sleep(self.timeout) => {
+                self.slot.close_by_id(&approval_id, Closing::Expired);
+            }
+            () = cancel.cancelled() => {
+                self.slot.close_by_id(&approval_id, Closing::Cancelled);
+            }
+        }
+        // Closed just now, or an answer got there first: either way it is in the channel.
+        answer.await.unwrap_or(ApprovalAnswer::Cancelled)
+    }
+}
+
+/// The run's streamed answer as `answer_delta` frames, redacted as a stream (a secret split
+/// across deltas is held back until it can be recognised).
+struct FrameOutput {
+    slot: Arc<RunSlot>,
+    stream: Mutex<StreamRedactor>,
+}
+
+impl FrameOutput {
+    fn send(&self, text: String, restart: bool) {
+        if text.is_empty() && !restart {
+            return;
+        }
+        if let Some(inner) = self.slot.supervisor.upgrade() {
+            inner.publish(
+                &self.slot,
+                Event::AnswerDelta(AnswerDelta {
+                    run_id: self.slot.run_id.clone(),
+                    text,
+                    restart,
+                }),
+            );
+        }
+    }
+}
+
+impl Observer for FrameOutput {
+    fn on_event(&self, event: &EngineEvent<'_>) {
+        match event {
+            EngineEvent::Delta {
+                delta: Delta::Content(text),
+                ..
+            } => {
+                let out = lock(&self.stream).push(text);
+                self.send(out, false);
+            }
+            EngineEvent::Delta {
+                delta: Delta::Restart,
+                ..
+            } => {
+                lock(&self.stream).reset();
+                self.send(String::new(), true);
+            }
+            EngineEvent::ModelCallFinished { .. } | EngineEvent::RunFinished { .. } => {
+                let out = lock(&self.stream).finish();
+                self.send(out, false);
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
