@@ -27,8 +27,17 @@ impl Bot {
     }
 
     fn start_with_env(sb: &Sandbox, model: &ScriptedServer, env: &[(&str, &str)]) -> Bot {
+        Bot::start_with(sb, model, env, &[])
+    }
+
+    fn start_with(
+        sb: &Sandbox,
+        model: &ScriptedServer,
+        env: &[(&str, &str)],
+        args: &[&str],
+    ) -> Bot {
         let mut cmd = sb.odek(&model.base_url());
-        cmd.envs(env.iter().copied()).arg("telegram");
+        cmd.envs(env.iter().copied()).arg("telegram").args(args);
         let started = spawn_until(cmd, "odek telegram ⚡");
         Bot {
             child: started.child,
@@ -599,7 +608,9 @@ async fn sigterm_during_an_approval_cancels_the_turn_saves_it_and_exits_0() {
     let tg = FakeTelegram::start().await;
     let sb = Sandbox::new();
     configure(&sb, &tg, json!({}));
-    let bot = Bot::start(&sb, &model);
+    let events = sb.dir.path().join("events.jsonl");
+    let events_arg = events.to_str().expect("utf-8 path").to_string();
+    let bot = Bot::start_with(&sb, &model, &[], &["--events-jsonl", &events_arg]);
 
     // /cancel while the approval waits: the keyboard message says so.
     tg.message(CHAT, ALLOWED, "make a file");
@@ -648,6 +659,23 @@ async fn sigterm_during_an_approval_cancels_the_turn_saves_it_and_exits_0() {
         saved.contains("never.txt"),
         "the turn's call was saved: {saved}"
     );
+    // The event stream was flushed and closed on the way out: each of the two runs ends
+    // with its one terminal event, the second one's written during the shutdown.
+    let lines: Vec<Value> = read(&events)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    let terminal: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["type"] == "run_completed" || l["type"] == "run_failed")
+        .collect();
+    assert_eq!(terminal.len(), 2, "{lines:#?}");
+    assert!(
+        terminal
+            .iter()
+            .all(|l| l["data"]["error_class"] == "context_canceled")
+    );
+    assert_eq!(lines.last(), terminal.last().copied());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
