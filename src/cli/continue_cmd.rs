@@ -81,6 +81,6 @@ pub fn run(args: ContinueArgs) -> anyhow::Result<Exit> {
     }
     drop(session);
     setup.finish(&rt);
-    report_outcome(&setup, &outcome, setup.resolved.config.max_iterations)?;
+    report_outcome(&setup, &outcome, setup.resolved.config.max_iterations);
     Ok(exit_for(&outcome.result))
 }

@@ -4,6 +4,7 @@
 mod config_cmd;
 mod continue_cmd;
 mod docs_cmd;
+mod error;
 mod flags;
 mod init;
 mod mcp_cmd;
@@ -150,37 +151,7 @@ pub fn main() -> ExitCode {
     };
     match exit {
         Ok(code) => code.into(),
-        Err(e) => {
-            report_error(&e);
-            Exit::Failure.into()
-        }
-    }
-}
-
-/// Prints `odek: <error>` (with causes) and a hint when one helps.
-fn report_error(e: &anyhow::Error) {
-    let style = style::Style::new(
-        std::io::IsTerminal::is_terminal(&std::io::stderr())
-            && std::env::var_os("NO_COLOR").is_none(),
-    );
-    eprintln!("{} {e:#}", style.red("odek:"));
-    if let Some(hint) = hint_for(e) {
-        eprintln!("  {}", style.dim(&format!("hint: {hint}")));
-    }
-}
-
-fn hint_for(e: &anyhow::Error) -> Option<String> {
-    let text = format!("{e:#}");
-    if text.contains("(status 401)") || text.contains("(status 403)") {
-        Some("the server refused the API key: check ODEK_API_KEY (or DEEPSEEK_API_KEY / OPENAI_API_KEY) and that it matches --base-url".into())
-    } else if text.contains("connection error") && text.contains("refused") {
-        Some("nothing is listening at the base URL: is the model server running? (see `odek config` for the endpoint in use)".into())
-    } else if text.contains("certificate") {
-        Some("the server's TLS certificate is not trusted: if a private CA signed it, add the CA to the system's trust store or point SSL_CERT_FILE at it".into())
-    } else if text.contains("(status 404)") {
-        Some("the endpoint or model was not found: check --base-url (it usually ends in /v1) and --model".into())
-    } else {
-        None
+        Err(e) => error::report(&e).into(),
     }
 }
 

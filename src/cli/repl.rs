@@ -228,6 +228,9 @@ impl Repl {
             Ok(outcome) => outcome,
             Err(e) => {
                 t.line(&format!("{} {e:#}", t.style().red("odek:")));
+                if let (_, Some(hint)) = super::error::diagnose(&e) {
+                    t.line(&format!("  {}", t.style().dim(&format!("hint: {hint}"))));
+                }
                 return;
             }
         };

@@ -280,9 +280,7 @@ async fn watch_signals(
 pub fn exit_for(result: &Result<String, RunError>) -> Exit {
     match result {
         Ok(_) => Exit::Success,
-        Err(RunError::Cancelled) => Exit::Interrupted,
-        Err(RunError::Budget { .. }) => Exit::Budget,
-        Err(_) => Exit::Failure,
+        Err(e) => super::error::Kind::of_run(e).exit(),
     }
 }
 
@@ -323,18 +321,14 @@ pub fn events_sink(target: &str) -> anyhow::Result<Box<dyn EventSink>> {
     ))
 }
 
-/// Prints the answer (or the reason there is none) and the run's summary line. Model and
-/// other run errors are returned so the caller's error path prints them with a hint.
-pub fn report_outcome(
-    setup: &Setup,
-    outcome: &TurnOutcome,
-    max_iterations: u32,
-) -> anyhow::Result<()> {
+/// Prints the answer (or the reason there is none, with its hint) and the run's summary
+/// line.
+pub fn report_outcome(setup: &Setup, outcome: &TurnOutcome, max_iterations: u32) {
     let t = &setup.terminal;
     if let Some(summary) = &outcome.summary {
         t.print_report(summary);
     }
-    let reported = match &outcome.result {
+    match &outcome.result {
         Ok(answer) => {
             t.print_answer(answer);
             if outcome.partial {
@@ -342,20 +336,16 @@ pub fn report_outcome(
                     "odek: reached max iterations ({max_iterations}); the answer above is a partial summary"
                 )));
             }
-            Ok(())
         }
-        Err(RunError::Cancelled) => {
-            t.line("odek: interrupted");
-            Ok(())
-        }
-        Err(e @ RunError::Budget { .. }) => {
+        Err(RunError::Cancelled) => t.line("odek: interrupted"),
+        Err(e) => {
             t.line(&format!("{} {e}", t.style().red("odek:")));
-            Ok(())
+            if let Some(hint) = e.hint() {
+                t.line(&format!("  {}", t.style().dim(&format!("hint: {hint}"))));
+            }
         }
-        Err(e) => Err(anyhow::anyhow!("{e}")),
-    };
+    }
     t.info(&t.style().dim(&summary_line(outcome)));
-    reported
 }
 
 /// The run's one line of figures: iterations, tool calls, tokens in (with the share the

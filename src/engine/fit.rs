@@ -58,19 +58,16 @@ impl Engine {
         let mut trims = 0;
         loop {
             let error = match self.call_model(iteration, state, cancel, deadline).await {
-                Err(RunError::Model { source, .. })
-                    if source.is_context_length() && trims < MAX_SURVIVAL_TRIMS =>
+                Err(RunError::Model { error, .. })
+                    if error.is_context_length() && trims < MAX_SURVIVAL_TRIMS =>
                 {
-                    source
+                    error
                 }
                 other => return other,
             };
             let removed = state.ctx.survival_trim();
             if removed == 0 {
-                return Err(RunError::Model {
-                    iteration,
-                    source: error,
-                });
+                return Err(RunError::Model { iteration, error });
             }
             trims += 1;
             self.observer.on_event(&EngineEvent::ContextTrimmed {

@@ -96,13 +96,14 @@ pub enum RunError {
     /// Ctrl-C (or the embedding program) cancelled the run.
     #[error("interrupted")]
     Cancelled,
-    /// The model call failed.
-    #[error("iteration {iteration}: {source}")]
+    /// The model call failed (its message includes the client error's, so the client
+    /// error is not also reported as the cause).
+    #[error("iteration {iteration}: {error}")]
     Model {
         /// 1-based iteration.
         iteration: u32,
         /// The client error.
-        source: LlmError,
+        error: LlmError,
     },
     /// The iteration cap was reached and no summary could be made.
     #[error("reached max iterations ({0}) without final answer")]
@@ -120,11 +121,19 @@ pub enum RunError {
 }
 
 impl RunError {
+    /// What the user can do about it, when something helps (the model error's hint).
+    pub fn hint(&self) -> Option<&'static str> {
+        match self {
+            RunError::Model { error, .. } => error.hint(),
+            _ => None,
+        }
+    }
+
     /// The `error_class` of the event stream.
     pub fn error_class(&self) -> &'static str {
         match self {
             RunError::Cancelled => "context_canceled",
-            RunError::Model { source, .. } => source.error_class(),
+            RunError::Model { error, .. } => error.error_class(),
             RunError::MaxIterations(_) => "error",
             RunError::Budget { .. } => "execution_budget",
         }
@@ -509,7 +518,7 @@ impl Engine {
             _ = cancel.cancelled() => return Err(RunError::Cancelled),
             _ = sleep_until(deadline) => return Err(self.runtime_exceeded(state)),
         };
-        let response = response.map_err(|source| RunError::Model { iteration, source })?;
+        let response = response.map_err(|error| RunError::Model { iteration, error })?;
         state.usage.add(&response.usage);
         if state.ctx.calibrate(response.usage.input_tokens) {
             tracing::debug!("token estimate ran low; context budget lowered to 65% of the window");

@@ -223,7 +223,7 @@ impl Observer for EventsObserver {
 /// The HTTP status of a model error that had one.
 fn http_status(err: &crate::engine::RunError) -> Option<u16> {
     match err {
-        crate::engine::RunError::Model { source, .. } => source.http_status(),
+        crate::engine::RunError::Model { error, .. } => error.http_status(),
         _ => None,
     }
 }

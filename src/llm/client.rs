@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::OnceCell;
 
-use super::error::is_billing_answer;
+use super::error::{NetworkKind, is_billing_answer};
 use super::profiles::{context_window_from_listing, profile_for};
 use super::response::{MAX_BODY_BYTES, parse_completion_body};
 use super::retry::{RetryDecision, RetryNotice, RetryPolicy, parse_retry_after, retry_reason};
@@ -492,7 +492,10 @@ pub(crate) fn transport_error(error: &reqwest::Error, timeout: Duration) -> LlmE
         text.push_str(&cause.to_string());
         source = cause.source();
     }
-    LlmError::Network(text)
+    LlmError::Network {
+        kind: NetworkKind::of(error),
+        message: text,
+    }
 }
 
 fn is_event_stream(headers: &HeaderMap) -> bool {

@@ -610,7 +610,7 @@ async fn refused_connections_are_retried_then_exhausted() {
         matches!(e, LlmError::RetryExhausted { attempts: 2, .. }),
         "{e}"
     );
-    assert!(matches!(e.root(), LlmError::Network(_)), "{e}");
+    assert!(matches!(e.root(), LlmError::Network { .. }), "{e}");
     assert_eq!(e.error_class(), "connection_refused");
 }
 

@@ -17,9 +17,15 @@ pub enum LlmError {
         /// `Retry-After`, when the server sent one.
         retry_after: Option<Duration>,
     },
-    /// The connection failed (refused, reset, DNS, TLS).
-    #[error("llm: connection error: {0}")]
-    Network(String),
+    /// The connection failed (refused, reset, DNS, TLS); what kind of failure is decided
+    /// where it happened, from the typed causes.
+    #[error("llm: connection error: {message}")]
+    Network {
+        /// What failed.
+        kind: NetworkKind,
+        /// The whole cause chain.
+        message: String,
+    },
     /// No complete answer within the request timeout.
     #[error("llm: request timed out after {}s", .0.as_secs())]
     Timeout(Duration),
@@ -47,6 +53,69 @@ pub enum LlmError {
     /// The client was configured with a value it cannot use (e.g. an unknown thinking mode).
     #[error("llm: invalid configuration: {0}")]
     Config(String),
+}
+
+/// What kind of connection failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NetworkKind {
+    /// Nothing listens at the address.
+    Refused,
+    /// The host name did not resolve.
+    Dns,
+    /// The server's TLS certificate is not trusted (retrying cannot help).
+    Certificate,
+    /// Reset, closed, or anything else.
+    Closed,
+}
+
+impl NetworkKind {
+    /// The kind of a transport failure, from its typed causes: an I/O error's kind, a
+    /// rustls error anywhere in the chain (an I/O error may wrap it), the resolver's error.
+    pub fn of(error: &(dyn std::error::Error + 'static)) -> NetworkKind {
+        let mut cause = Some(error);
+        while let Some(e) = cause {
+            if let Some(kind) = Self::of_one(e) {
+                return kind;
+            }
+            cause = e.source();
+        }
+        NetworkKind::Closed
+    }
+
+    /// The kind one error of the chain tells, looking inside I/O errors: they wrap their
+    /// cause (often another I/O error around a rustls error) without listing it as their
+    /// source.
+    fn of_one(e: &(dyn std::error::Error + 'static)) -> Option<NetworkKind> {
+        if is_tls_error(e) {
+            return Some(NetworkKind::Certificate);
+        }
+        if is_resolver_error(e) {
+            return Some(NetworkKind::Dns);
+        }
+        let io = e.downcast_ref::<std::io::Error>()?;
+        if io.kind() == std::io::ErrorKind::ConnectionRefused {
+            return Some(NetworkKind::Refused);
+        }
+        io.get_ref().and_then(|inner| Self::of_one(inner))
+    }
+}
+
+fn is_tls_error(e: &(dyn std::error::Error + 'static)) -> bool {
+    matches!(
+        e.downcast_ref::<rustls::Error>(),
+        Some(
+            rustls::Error::InvalidCertificate(_)
+                | rustls::Error::NoCertificatesPresented
+                | rustls::Error::UnsupportedNameType
+        )
+    )
+}
+
+/// The resolver's failure as hyper's connector reports it: its error type is private, and
+/// its text is the fixed name of the failure's kind, `dns error` (never a message built
+/// from the server's or the OS's words).
+fn is_resolver_error(e: &(dyn std::error::Error + 'static)) -> bool {
+    e.to_string() == "dns error"
 }
 
 /// Fragments providers use when a request does not fit the context window.
@@ -129,23 +198,46 @@ impl LlmError {
                 500.. => "provider_unavailable",
                 _ => "provider_request",
             },
-            LlmError::Network(msg) => {
-                let m = msg.to_ascii_lowercase();
-                if m.contains("refused") {
-                    "connection_refused"
-                } else if m.contains("dns") || m.contains("resolve") {
-                    "dns_failure"
-                } else if m.contains("certificate") || m.contains("tls") {
-                    "tls_certificate"
-                } else {
-                    "connection_closed"
-                }
-            }
+            LlmError::Network { kind, .. } => match kind {
+                NetworkKind::Refused => "connection_refused",
+                NetworkKind::Dns => "dns_failure",
+                NetworkKind::Certificate => "tls_certificate",
+                NetworkKind::Closed => "connection_closed",
+            },
             LlmError::Timeout(_) => "network_timeout",
             LlmError::StreamIdle(_) => "stream_idle_timeout",
             LlmError::Protocol(_) | LlmError::BrokenAnswer(_) => "invalid_json",
             LlmError::Replay(_) | LlmError::Config(_) => "provider_config",
             LlmError::RetryExhausted { .. } => "error",
+        }
+    }
+}
+
+impl LlmError {
+    /// What the user can do about it, when something helps.
+    pub fn hint(&self) -> Option<&'static str> {
+        match self.root() {
+            LlmError::Status {
+                status: 401 | 403, ..
+            } => Some(
+                "the server refused the API key: check ODEK_API_KEY (or DEEPSEEK_API_KEY / OPENAI_API_KEY) and that it matches --base-url",
+            ),
+            LlmError::Status { status: 404, .. } => Some(
+                "the endpoint or model was not found: check --base-url (it usually ends in /v1) and --model",
+            ),
+            LlmError::Network {
+                kind: NetworkKind::Refused,
+                ..
+            } => Some(
+                "nothing is listening at the base URL: is the model server running? (see `odek config` for the endpoint in use)",
+            ),
+            LlmError::Network {
+                kind: NetworkKind::Certificate,
+                ..
+            } => Some(
+                "the server's TLS certificate is not trusted: if a private CA signed it, add the CA to the system's trust store or point SSL_CERT_FILE at it",
+            ),
+            _ => None,
         }
     }
 }
@@ -172,6 +264,49 @@ mod tests {
         assert!(e.is_context_length());
         assert!(!status(500, "context length").is_context_length());
         assert!(!status(400, "bad request").is_context_length());
+    }
+
+    fn network(kind: NetworkKind) -> LlmError {
+        LlmError::Network {
+            kind,
+            message: "x".into(),
+        }
+    }
+
+    #[test]
+    fn network_kinds_come_from_the_typed_causes() {
+        let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+        assert_eq!(NetworkKind::of(&refused), NetworkKind::Refused);
+        // As tokio-rustls and hyper hand it on: an I/O error around an I/O error around it.
+        let tls = std::io::Error::other(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer),
+        ));
+        assert_eq!(NetworkKind::of(&tls), NetworkKind::Certificate);
+        let reset = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
+        assert_eq!(NetworkKind::of(&reset), NetworkKind::Closed);
+        assert_eq!(network(NetworkKind::Dns).error_class(), "dns_failure");
+        assert!(
+            network(NetworkKind::Refused)
+                .hint()
+                .is_some_and(|h| h.contains("nothing is listening"))
+        );
+        assert!(
+            network(NetworkKind::Certificate)
+                .hint()
+                .is_some_and(|h| h.contains("certificate"))
+        );
+        assert!(
+            status(401, "")
+                .hint()
+                .is_some_and(|h| h.contains("API key"))
+        );
+        assert!(
+            status(404, "")
+                .hint()
+                .is_some_and(|h| h.contains("--base-url"))
+        );
+        assert_eq!(status(500, "").hint(), None);
     }
 
     #[test]

@@ -17,7 +17,7 @@ pub use client::{
     DEFAULT_BACKOFF_BASE, DEFAULT_MAX_ATTEMPTS, DEFAULT_REQUEST_TIMEOUT,
     DEFAULT_STREAM_IDLE_TIMEOUT, HttpModel, HttpModelConfig, ThinkingMode,
 };
-pub use error::LlmError;
+pub use error::{LlmError, NetworkKind};
 pub use profiles::{MODEL_PROFILES, ModelProfile, profile_for};
 pub use replay::{RecordingModel, ReplayModel};
 pub use retry::RetryNotice;

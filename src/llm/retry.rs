@@ -11,7 +11,7 @@
 
 use std::time::{Duration, SystemTime};
 
-use super::LlmError;
+use super::{LlmError, NetworkKind};
 
 /// Longest exponential wait, before jitter.
 pub(crate) const MAX_BACKOFF: Duration = Duration::from_secs(30);
@@ -103,7 +103,7 @@ pub(crate) fn is_retryable(error: &LlmError) -> bool {
             _ => false,
         },
         // A certificate the client does not trust stays untrusted: say so at once.
-        LlmError::Network(msg) => !msg.to_ascii_lowercase().contains("certificate"),
+        LlmError::Network { kind, .. } => *kind != NetworkKind::Certificate,
         LlmError::Timeout(_) | LlmError::StreamIdle(_) | LlmError::BrokenAnswer(_) => true,
         LlmError::Protocol(_)
         | LlmError::RetryExhausted { .. }
@@ -155,6 +155,13 @@ pub(crate) fn retry_reason(error: &LlmError) -> String {
 mod tests {
     use super::*;
 
+    fn network(kind: NetworkKind, message: &str) -> LlmError {
+        LlmError::Network {
+            kind,
+            message: message.into(),
+        }
+    }
+
     fn status(code: u16, body: &str, retry_after: Option<Duration>) -> LlmError {
         LlmError::Status {
             status: code,
@@ -168,13 +175,20 @@ mod tests {
 
     #[test]
     fn an_untrusted_certificate_is_not_retried_other_network_errors_are() {
-        let cert = LlmError::Network("invalid peer certificate: UnknownIssuer".into());
+        let cert = network(
+            NetworkKind::Certificate,
+            "invalid peer certificate: UnknownIssuer",
+        );
         assert!(!is_retryable(&cert));
         assert_eq!(cert.error_class(), "tls_certificate");
-        assert!(is_retryable(&LlmError::Network(
-            "connection reset by peer".into()
+        assert!(is_retryable(&network(
+            NetworkKind::Closed,
+            "connection reset by peer"
         )));
-        assert!(is_retryable(&LlmError::Network("tls handshake eof".into())));
+        assert!(is_retryable(&network(
+            NetworkKind::Closed,
+            "tls handshake eof"
+        )));
     }
 
     #[test]
@@ -200,7 +214,10 @@ mod tests {
             assert!(!is_retryable(&status(code, "", None)), "{code}");
         }
         assert!(!is_retryable(&status(429, "insufficient_quota", None)));
-        assert!(is_retryable(&LlmError::Network("connection reset".into())));
+        assert!(is_retryable(&network(
+            NetworkKind::Closed,
+            "connection reset"
+        )));
         assert!(is_retryable(&LlmError::Timeout(SECOND)));
         assert!(is_retryable(&LlmError::StreamIdle(SECOND)));
         assert!(!is_retryable(&LlmError::Protocol("bad".into())));
@@ -276,7 +293,7 @@ mod tests {
         }
         assert_eq!(retry_reason(&e), "503 Service Unavailable");
         assert_eq!(
-            retry_reason(&LlmError::Network("connection refused".into())),
+            retry_reason(&network(NetworkKind::Refused, "connection refused")),
             "connection error: connection refused"
         );
     }

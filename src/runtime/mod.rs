@@ -95,13 +95,13 @@ pub enum RuntimeError {
         config: String,
     },
     /// The model client could not be created.
-    #[error("{0}")]
+    #[error(transparent)]
     Model(#[from] crate::llm::LlmError),
     /// The tool selection names unknown tools.
     #[error("{0}")]
     Tools(String),
     /// The session could not be opened, created or saved (busy, missing, corrupt, I/O).
-    #[error("{0}")]
+    #[error(transparent)]
     Session(#[from] SessionError),
     /// A turn was started on a session that is already running one.
     #[error("session {0} is already running a turn")]
@@ -109,6 +109,14 @@ pub enum RuntimeError {
 }
 
 impl RuntimeError {
+    /// What the user can do about it, when something helps.
+    pub fn hint(&self) -> Option<&'static str> {
+        match self {
+            RuntimeError::Model(e) => e.hint(),
+            _ => None,
+        }
+    }
+
     /// The message without file paths (for clients of `odek serve`).
     pub fn message_without_paths(&self) -> String {
         match self {

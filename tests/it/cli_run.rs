@@ -628,3 +628,24 @@ async fn with_odek_home_set_nothing_is_written_to_the_users_home() {
     );
     assert!(sb.home.join("config.json").exists() && sb.home.join("sessions").exists());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_server_that_is_not_running_gets_the_hint_from_the_typed_error() {
+    let sb = Sandbox::new();
+    sb.global_config(r#"{"llm": {"max_attempts": 1}}"#);
+    // Port 9 (discard) on loopback: nothing listens, the connection is refused.
+    let mut cmd = sb.odek("http://127.0.0.1:9/v1");
+    cmd.args(["run", "hello"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("odek: iteration 1: llm: connection error"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("hint: nothing is listening at the base URL"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.matches("hint:").count(), 1, "{stderr}");
+}

@@ -76,6 +76,11 @@ async fn a_second_writer_is_refused_while_the_first_is_in_its_turn_and_no_turn_i
     );
     assert!(stderr.contains(&expected), "{stderr}");
     assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
+    assert_eq!(
+        stderr.matches("is in use by").count(),
+        1,
+        "said once: {stderr}"
+    );
 
     for command in [
         vec!["session", "delete", id.as_str()],

@@ -110,6 +110,12 @@ async fn a_gateway_behind_a_private_ca_works_once_the_ca_is_trusted() {
         "{}",
         show(&untrusted)
     );
+    assert!(
+        String::from_utf8_lossy(&untrusted.stderr)
+            .contains("hint: the server's TLS certificate is not trusted"),
+        "{}",
+        show(&untrusted)
+    );
 
     // The CA in the trust store (SSL_CERT_FILE, as for OpenSSL): it works.
     let mut cmd = sb.odek(&base_url);
