@@ -181,7 +181,23 @@ impl Classification {
     }
 }
 
-/// The `dangerous` configuration section (facts §8.4).
+/// Why a `dangerous` section cannot be used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum PolicyError {
+    /// `non_interactive: prompt`.
+    #[error(
+        "dangerous.non_interactive must be \"allow\" or \"deny\", not \"prompt\" (there is nobody to ask)"
+    )]
+    PromptWithoutTerminal,
+    /// `classes.blocked` other than deny.
+    #[error("dangerous.classes.blocked cannot be \"{0}\": blocked commands are always denied")]
+    BlockedNotDenied(Action),
+    /// An empty denylist prefix.
+    #[error("dangerous.denylist contains an empty entry, which would deny every command")]
+    EmptyDenylistEntry,
+}
+
+/// The `dangerous` configuration section (the original's `dangerous`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct DangerPolicy {
@@ -213,25 +229,17 @@ impl DangerPolicy {
     /// Checks the section: `non_interactive` must be allow or deny (a prompt cannot be
     /// answered without a terminal), `classes.blocked` may only be deny, and denylist entries
     /// must not be empty (an empty prefix would deny everything).
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), PolicyError> {
         if self.non_interactive == Some(Action::Prompt) {
-            return Err(
-                "dangerous.non_interactive must be \"allow\" or \"deny\", not \"prompt\" (there is nobody to ask)"
-                    .to_string(),
-            );
+            return Err(PolicyError::PromptWithoutTerminal);
         }
         if let Some(action) = self.classes.get(&DangerClass::Blocked)
             && *action != Action::Deny
         {
-            return Err(format!(
-                "dangerous.classes.blocked cannot be \"{action}\": blocked commands are always denied"
-            ));
+            return Err(PolicyError::BlockedNotDenied(*action));
         }
         if self.denylist.iter().any(|entry| entry.trim().is_empty()) {
-            return Err(
-                "dangerous.denylist contains an empty entry, which would deny every command"
-                    .to_string(),
-            );
+            return Err(PolicyError::EmptyDenylistEntry);
         }
         Ok(())
     }

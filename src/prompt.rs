@@ -89,25 +89,92 @@ pub struct ContextFile {
     pub text: String,
 }
 
+/// Why a `--ctx` file cannot be attached.
+#[derive(Debug, thiserror::Error)]
+pub enum ContextFileError {
+    /// Missing, or not readable.
+    #[error("--ctx {name}: {source}")]
+    Unreadable {
+        /// As given.
+        name: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// Over [`MAX_CONTEXT_FILE_BYTES`].
+    #[error("--ctx {name}: file is {size} bytes, over the {MAX_CONTEXT_FILE_BYTES}-byte limit")]
+    TooLarge {
+        /// As given.
+        name: String,
+        /// Its size.
+        size: u64,
+    },
+    /// Binary.
+    #[error("--ctx {name}: not a UTF-8 text file")]
+    NotText {
+        /// As given.
+        name: String,
+    },
+}
+
+/// Why `AGENTS.md` is skipped (with a warning).
+#[derive(Debug, thiserror::Error)]
+pub enum AgentsFileError {
+    /// It could not be read.
+    #[error("{}: {source}", path.display())]
+    Unreadable {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// A symbolic link (never followed).
+    #[error("{} is a symbolic link; not reading it", path.display())]
+    Symlink {
+        /// The file.
+        path: std::path::PathBuf,
+    },
+    /// Over the size cap.
+    #[error("{} is {size} bytes, over the {MAX_CONTEXT_FILE_BYTES}-byte limit; not reading it", path.display())]
+    TooLarge {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Its size.
+        size: u64,
+    },
+    /// Binary.
+    #[error("{} is not UTF-8 text; not reading it", path.display())]
+    NotText {
+        /// The file.
+        path: std::path::PathBuf,
+    },
+}
+
 /// Largest file `--ctx` attaches.
 pub const MAX_CONTEXT_FILE_BYTES: u64 = 256 * 1024;
 
 /// Reads the `--ctx` files, refusing missing, binary or oversized ones with a clear error.
-pub fn read_context_files(names: &[String], cwd: &Path) -> Result<Vec<ContextFile>, String> {
+pub fn read_context_files(
+    names: &[String],
+    cwd: &Path,
+) -> Result<Vec<ContextFile>, ContextFileError> {
     names
         .iter()
         .map(|name| {
             let path = cwd.join(name);
-            let meta = std::fs::metadata(&path).map_err(|e| format!("--ctx {name}: {e}"))?;
+            let unreadable = |source| ContextFileError::Unreadable {
+                name: name.clone(),
+                source,
+            };
+            let meta = std::fs::metadata(&path).map_err(unreadable)?;
             if meta.len() > MAX_CONTEXT_FILE_BYTES {
-                return Err(format!(
-                    "--ctx {name}: file is {} bytes, over the {MAX_CONTEXT_FILE_BYTES}-byte limit",
-                    meta.len()
-                ));
+                return Err(ContextFileError::TooLarge {
+                    name: name.clone(),
+                    size: meta.len(),
+                });
             }
-            let bytes = std::fs::read(&path).map_err(|e| format!("--ctx {name}: {e}"))?;
+            let bytes = std::fs::read(&path).map_err(unreadable)?;
             let text = String::from_utf8(bytes)
-                .map_err(|_| format!("--ctx {name}: not a UTF-8 text file"))?;
+                .map_err(|_| ContextFileError::NotText { name: name.clone() })?;
             Ok(ContextFile {
                 name: name.clone(),
                 text,
@@ -138,27 +205,27 @@ pub const AGENTS_FILE: &str = "AGENTS.md";
 
 /// The project's `AGENTS.md` as a leading injection, when present (≤ 256 KiB, not a symlink).
 /// A file that cannot be used is skipped with a warning, never silently.
-pub fn agents_message(cwd: &Path) -> Result<Option<Message>, String> {
+pub fn agents_message(cwd: &Path) -> Result<Option<Message>, AgentsFileError> {
     let path = cwd.join(AGENTS_FILE);
     let meta = match std::fs::symlink_metadata(&path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("{}: {e}", path.display())),
+        Err(source) => return Err(AgentsFileError::Unreadable { path, source }),
     };
     if meta.file_type().is_symlink() {
-        return Err(format!(
-            "{} is a symbolic link; not reading it",
-            path.display()
-        ));
+        return Err(AgentsFileError::Symlink { path });
     }
     if meta.len() > MAX_CONTEXT_FILE_BYTES {
-        return Err(format!(
-            "{} is {} bytes, over the {MAX_CONTEXT_FILE_BYTES}-byte limit; not reading it",
-            path.display(),
-            meta.len()
-        ));
+        let size = meta.len();
+        return Err(AgentsFileError::TooLarge { path, size });
     }
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+            return Err(AgentsFileError::NotText { path });
+        }
+        Err(source) => return Err(AgentsFileError::Unreadable { path, source }),
+    };
     if text.trim().is_empty() {
         return Ok(None);
     }
@@ -197,7 +264,7 @@ mod tests {
     #[test]
     fn agents_md_is_a_leading_injection_and_symlinks_are_refused() {
         let dir = tempfile::tempdir().expect("tmp");
-        assert_eq!(agents_message(dir.path()), Ok(None));
+        assert!(matches!(agents_message(dir.path()), Ok(None)));
         std::fs::write(dir.path().join("AGENTS.md"), "Use tabs.\n").expect("write");
         let m = agents_message(dir.path()).expect("ok").expect("message");
         assert!(m.content.starts_with(INJECTION_PREFIX));
@@ -208,6 +275,7 @@ mod tests {
         assert!(
             agents_message(other.path())
                 .expect_err("symlink")
+                .to_string()
                 .contains("symbolic link")
         );
     }

@@ -68,7 +68,11 @@ impl SandboxStatus {
         }
         let abi = match landlock_abi() {
             Ok(abi) => abi,
-            Err(reason) => return SandboxStatus::Unavailable(reason),
+            Err(missing) => {
+                return SandboxStatus::Unavailable(format!(
+                    "odek: warning: {missing}, so shell commands run without the sandbox (only the approval policy guards them)"
+                ));
+            }
         };
         if network == Network::None && abi < 4 {
             warnings.push(format!(
@@ -114,8 +118,8 @@ impl Sandbox {
     /// applied in the child just before `exec`. An error means the sandbox could not be
     /// prepared; the command must then not run.
     #[cfg(target_os = "linux")]
-    pub fn apply_to(&self, command: &mut tokio::process::Command) -> Result<(), String> {
-        let mut ruleset = Some(linux::ruleset(self).map_err(|e| e.to_string())?);
+    pub fn apply_to(&self, command: &mut tokio::process::Command) -> Result<(), SandboxError> {
+        let mut ruleset = Some(linux::ruleset(self).map_err(|e| SandboxError(e.to_string()))?);
         // SAFETY: the closure runs in the forked child before `exec`. It only moves the
         // prepared ruleset out of its slot and makes the two system calls of
         // `restrict_self` (`prctl(PR_SET_NO_NEW_PRIVS)` and `landlock_restrict_self`); its
@@ -129,8 +133,8 @@ impl Sandbox {
 
     /// Landlock is Linux-only: elsewhere the sandbox is never on.
     #[cfg(not(target_os = "linux"))]
-    pub fn apply_to(&self, _command: &mut tokio::process::Command) -> Result<(), String> {
-        Err("the sandbox needs Linux".into())
+    pub fn apply_to(&self, _command: &mut tokio::process::Command) -> Result<(), SandboxError> {
+        Err(SandboxError("the sandbox needs Linux".into()))
     }
 
     /// A note for the model and the user when a sandboxed command failed for lack of
@@ -156,18 +160,34 @@ impl Sandbox {
     }
 }
 
+/// The sandbox's rules could not be prepared for a command (it then does not run).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct SandboxError(String);
+
+/// Why the kernel offers no Landlock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum NoLandlock {
+    /// Compiled in, switched off.
+    #[error("Landlock is built into this kernel but not enabled")]
+    Disabled,
+    /// Not in this kernel.
+    #[error("this kernel has no Landlock")]
+    Missing,
+    /// Not Linux.
+    #[error("the sandbox needs Linux's Landlock")]
+    NotLinux,
+}
+
 /// The Landlock ABI version the kernel offers, or why there is none.
-fn landlock_abi() -> Result<i32, String> {
+fn landlock_abi() -> Result<i32, NoLandlock> {
     #[cfg(target_os = "linux")]
     {
         linux::abi()
     }
     #[cfg(not(target_os = "linux"))]
     {
-        Err(
-            "odek: warning: the sandbox needs Linux's Landlock, so shell commands run without the sandbox"
-                .into(),
-        )
+        Err(NoLandlock::NotLinux)
     }
 }
 
@@ -193,7 +213,7 @@ mod linux {
     use super::{Network, Sandbox};
 
     /// `landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)`: the ABI version.
-    pub(super) fn abi() -> Result<i32, String> {
+    pub(super) fn abi() -> Result<i32, super::NoLandlock> {
         const CREATE_RULESET_VERSION: libc::c_long = 1;
         // SAFETY: with a null attribute pointer, size 0 and the VERSION flag the call only
         // returns a number; it reads and writes no memory.
@@ -209,13 +229,10 @@ mod linux {
         if version >= 1 {
             return Ok(i32::try_from(version).unwrap_or(i32::MAX));
         }
-        let why = match std::io::Error::last_os_error().raw_os_error() {
-            Some(libc::EOPNOTSUPP) => "Landlock is built into this kernel but not enabled",
-            _ => "this kernel has no Landlock",
-        };
-        Err(format!(
-            "odek: warning: {why}, so shell commands run without the sandbox (only the approval policy guards them)"
-        ))
+        Err(match std::io::Error::last_os_error().raw_os_error() {
+            Some(libc::EOPNOTSUPP) => super::NoLandlock::Disabled,
+            _ => super::NoLandlock::Missing,
+        })
     }
 
     /// The ruleset of `sandbox`, created and filled, ready for `restrict_self`.

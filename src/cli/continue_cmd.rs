@@ -61,7 +61,7 @@ pub fn run(args: ContinueArgs) -> anyhow::Result<Exit> {
     let task = read_task(&args.task)?;
     // The session decides the model and endpoint: read it before the configuration.
     let (setup, session) = Setup::resume(&args.turn, args.id.as_deref(), HOLDER)?;
-    let files = read_context_files(&args.turn.ctx, setup.cwd()).map_err(anyhow::Error::msg)?;
+    let files = read_context_files(&args.turn.ctx, setup.cwd())?;
     let mut input: Vec<Message> = context_files_message(&files).into_iter().collect();
     input.push(Message::user(task));
     let turns = session.saved().turns;

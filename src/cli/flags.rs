@@ -5,10 +5,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::config::{
-    LoadOptions, PartialConfig, PartialLimits, PartialPlanning, PartialTools, Resolved,
-};
-use crate::policy::{Action, DangerClass};
+use crate::config::{LoadOptions, Overrides, Resolved};
+use crate::policy::DangerClass;
 
 /// Per-turn flags.
 #[derive(Debug, Clone, Default, Args)]
@@ -26,7 +24,7 @@ pub struct TurnFlags {
     #[arg(long, value_name = "F", help_heading = "Model")]
     pub temperature: Option<f64>,
     /// Thinking / reasoning effort
-    #[arg(long, value_name = "LEVEL", value_parser = ["enabled", "disabled", "low", "medium", "high"], help_heading = "Model")]
+    #[arg(long, value_name = "LEVEL", value_parser = clap::builder::PossibleValuesParser::new(crate::config::THINKING_LEVELS), help_heading = "Model")]
     pub thinking: Option<String>,
     /// Stream answers as they are generated (default on)
     #[arg(long, overrides_with = "no_stream", help_heading = "Model")]
@@ -127,40 +125,68 @@ fn toggle(on: bool, off: bool) -> Option<bool> {
 
 impl TurnFlags {
     /// The configuration layer these flags set.
-    pub fn overrides(&self) -> PartialConfig {
-        let planning = toggle(self.planning, self.no_planning).map(|enabled| PartialPlanning {
-            enabled: Some(enabled),
-            ..Default::default()
-        });
-        let tools = (!self.tools.is_empty() || !self.no_tools.is_empty()).then(|| PartialTools {
-            enabled: (!self.tools.is_empty()).then(|| self.tools.clone()),
-            disabled: (!self.no_tools.is_empty()).then(|| self.no_tools.clone()),
-        });
-        let limits = PartialLimits {
-            max_runtime_seconds: self.max_runtime,
-            max_tool_calls: self.max_tool_calls,
-            max_input_tokens: self.max_input_tokens,
-            max_output_tokens: self.max_output_tokens,
-        };
-        PartialConfig {
-            model: self.model.clone(),
-            base_url: self.base_url.clone(),
-            system: self.system.clone(),
-            temperature: self.temperature,
-            thinking: self.thinking.clone(),
-            max_iterations: self.max_iter,
-            stream: toggle(self.stream, self.no_stream),
-            compaction: toggle(self.compaction, self.no_compaction),
-            no_color: self.no_color.then_some(true),
-            no_agents: self.no_agents.then_some(true),
-            planning,
-            tools,
-            limits: (limits != PartialLimits::default()).then_some(limits),
-            sandbox: toggle(self.sandbox, self.no_sandbox),
-            dangerous_action: self.yolo.then_some(Action::Allow),
-            dangerous_allow: self.allow.clone(),
-            ..Default::default()
+    pub fn overrides(&self) -> Overrides {
+        let mut o = Overrides::default();
+        if let Some(v) = &self.model {
+            o.set("model", v.as_str());
         }
+        if let Some(v) = &self.base_url {
+            o.set("base_url", v.as_str());
+        }
+        if let Some(v) = &self.system {
+            o.set("system", v.as_str());
+        }
+        if let Some(v) = self.temperature {
+            o.set("temperature", v);
+        }
+        if let Some(v) = &self.thinking {
+            o.set("thinking", v.as_str());
+        }
+        if let Some(v) = self.max_iter {
+            o.set("max_iterations", v);
+        }
+        let toggles = [
+            ("stream", toggle(self.stream, self.no_stream)),
+            ("compaction", toggle(self.compaction, self.no_compaction)),
+            ("planning.enabled", toggle(self.planning, self.no_planning)),
+            ("sandbox", toggle(self.sandbox, self.no_sandbox)),
+            ("no_color", self.no_color.then_some(true)),
+            ("no_agents", self.no_agents.then_some(true)),
+        ];
+        for (key, value) in toggles {
+            if let Some(v) = value {
+                o.set(key, v);
+            }
+        }
+        if !self.tools.is_empty() {
+            o.set("tools.enabled", self.tools.clone());
+        }
+        if !self.no_tools.is_empty() {
+            o.set("tools.disabled", self.no_tools.clone());
+        }
+        let budgets = [
+            ("limits.max_runtime_seconds", self.max_runtime),
+            ("limits.max_tool_calls", self.max_tool_calls),
+            ("limits.max_input_tokens", self.max_input_tokens),
+            ("limits.max_output_tokens", self.max_output_tokens),
+        ];
+        for (key, value) in budgets {
+            if let Some(v) = value {
+                o.set(key, v);
+            }
+        }
+        if self.yolo {
+            o.set("dangerous.action", "allow");
+        }
+        if !self.allow.is_empty() {
+            let classes: serde_json::Map<String, serde_json::Value> = self
+                .allow
+                .iter()
+                .map(|c| (c.to_string(), serde_json::Value::from("allow")))
+                .collect();
+            o.set("dangerous.classes", serde_json::Value::Object(classes));
+        }
+        o
     }
 
     /// The flags a resumed session may not change, by name, when given.
@@ -215,16 +241,20 @@ impl SurfaceFlags {
     }
 
     /// The configuration layer these flags set.
-    pub fn overrides(&self) -> PartialConfig {
-        PartialConfig {
-            model: self.model.clone(),
-            base_url: self.base_url.clone(),
-            max_iterations: self.max_iter,
-            planning: toggle(self.planning, self.no_planning).map(|enabled| PartialPlanning {
-                enabled: Some(enabled),
-                ..Default::default()
-            }),
-            ..Default::default()
+    pub fn overrides(&self) -> Overrides {
+        let mut o = Overrides::default();
+        if let Some(v) = &self.model {
+            o.set("model", v.as_str());
         }
+        if let Some(v) = &self.base_url {
+            o.set("base_url", v.as_str());
+        }
+        if let Some(v) = self.max_iter {
+            o.set("max_iterations", v);
+        }
+        if let Some(v) = toggle(self.planning, self.no_planning) {
+            o.set("planning.enabled", v);
+        }
+        o
     }
 }

@@ -127,10 +127,9 @@ impl Setup {
     pub fn first_messages(&self, ctx: &[String]) -> anyhow::Result<Vec<Message>> {
         let (mut out, warning) = self.runtime.first_messages();
         if let Some(w) = warning {
-            self.warn(&w);
+            self.warn(&w.to_string());
         }
-        let files =
-            crate::prompt::read_context_files(ctx, self.cwd()).map_err(anyhow::Error::msg)?;
+        let files = crate::prompt::read_context_files(ctx, self.cwd())?;
         out.extend(crate::prompt::context_files_message(&files));
         Ok(out)
     }

@@ -1,63 +1,21 @@
 //! Reading one configuration file: size cap, JSON with line numbers, unknown-key warnings with
-//! suggestions, `${VAR}` substitution, permission check, and typed decoding with JSON paths.
+//! suggestions (the known keys are the settings table's), `${VAR}` substitution and the
+//! permission check. The values are decoded by their rows when the layer is merged.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde_json::Value;
 
-use super::{ConfigError, MAX_CONFIG_BYTES, PartialConfig};
+use super::{ConfigError, MAX_CONFIG_BYTES};
 
-/// Every key the configuration understands, as dotted paths. `*` accepts any child key.
-pub const KNOWN_KEYS: &[&str] = &[
-    "model",
-    "base_url",
-    "api_key",
-    "system",
-    "temperature",
-    "thinking",
-    "max_iterations",
-    "max_tool_parallel",
-    "stream",
-    "compaction",
-    "context_window",
-    "no_color",
-    "no_agents",
-    "planning.enabled",
-    "planning.max_steps",
-    "planning.max_render_chars",
-    "planning.placement",
-    "dangerous.action",
-    "dangerous.non_interactive",
-    "dangerous.classes.*",
-    "dangerous.allowlist",
-    "dangerous.denylist",
-    "tools.enabled",
-    "tools.disabled",
-    "sessions.autosave",
-    "limits.max_runtime_seconds",
-    "limits.max_tool_calls",
-    "limits.max_input_tokens",
-    "limits.max_output_tokens",
-    "llm.timeout_seconds",
-    "llm.stream_idle_timeout_seconds",
-    "llm.max_attempts",
-    "llm.retry_initial_delay_ms",
-    "serve.rate_limits.reads_per_minute",
-    "serve.rate_limits.prompts_per_minute",
-    "telegram.*",
-    "mcp_servers.*",
-    "sandbox",
-    "sandbox_allow_write",
-    "sandbox_network",
-];
-
-/// Reads the layer at `path`; `Ok(None)` when the file does not exist.
-pub(super) fn read_layer(
+/// Reads the file at `path` (its JSON, `${VAR}`s substituted); `Ok(None)` when it does not
+/// exist.
+pub(super) fn read_file(
     path: &Path,
     env: &BTreeMap<String, String>,
     warnings: &mut Vec<String>,
-) -> Result<Option<PartialConfig>, ConfigError> {
+) -> Result<Option<Value>, ConfigError> {
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -95,25 +53,11 @@ pub(super) fn read_layer(
         });
     }
     warn_if_readable_secret(path, &meta, &value, warnings);
-    warn_unknown_keys(path, &value, "", warnings);
+    for key in super::layers::unknown_keys(&value) {
+        warnings.push(unknown_key_warning(path, &key));
+    }
     substitute_strings(&mut value, env);
-    decode_layer(value, &path.display().to_string()).map(Some)
-}
-
-/// Decodes a JSON layer, naming the key (as a JSON path) and the expected type on error.
-pub(super) fn decode_layer(value: Value, origin: &str) -> Result<PartialConfig, ConfigError> {
-    serde_path_to_error::deserialize(value).map_err(|e| {
-        let key = e.path().to_string();
-        ConfigError::InvalidValue {
-            origin: origin.to_string(),
-            key: if key == "." {
-                "(top level)".into()
-            } else {
-                key
-            },
-            message: e.into_inner().to_string(),
-        }
-    })
+    Ok(Some(value))
 }
 
 /// serde_json reports errors found at a newline as "line N+1, column 0"; point at the end of
@@ -154,59 +98,15 @@ fn warn_if_readable_secret(
     }
 }
 
-fn warn_unknown_keys(path: &Path, value: &Value, prefix: &str, warnings: &mut Vec<String>) {
-    let Some(map) = value.as_object() else { return };
-    for (key, child) in map {
-        let full = if prefix.is_empty() {
-            key.clone()
-        } else {
-            format!("{prefix}.{key}")
-        };
-        match key_status(&full) {
-            KeyStatus::Leaf | KeyStatus::Wildcard => {}
-            KeyStatus::Section => warn_unknown_keys(path, child, &full, warnings),
-            KeyStatus::Unknown => warnings.push(unknown_key_warning(path, &full)),
-        }
-    }
-}
-
-enum KeyStatus {
-    Leaf,
-    Section,
-    Wildcard,
-    Unknown,
-}
-
-fn key_status(full: &str) -> KeyStatus {
-    let section = format!("{full}.");
-    for known in KNOWN_KEYS {
-        if *known == full {
-            return KeyStatus::Leaf;
-        }
-        if let Some(parent) = known.strip_suffix(".*")
-            && (full == parent || full.starts_with(&format!("{parent}.")))
-        {
-            return KeyStatus::Wildcard;
-        }
-        if known.starts_with(&section) {
-            return KeyStatus::Section;
-        }
-    }
-    KeyStatus::Unknown
-}
-
 fn unknown_key_warning(path: &Path, key: &str) -> String {
-    let candidates = KNOWN_KEYS
-        .iter()
-        .map(|k| k.trim_end_matches(".*"))
-        .flat_map(|k| {
-            // Offer both whole paths and section names ("planing" → "planning").
-            let mut v = vec![k.to_string()];
-            if let Some((section, _)) = k.split_once('.') {
-                v.push(section.to_string());
-            }
-            v
-        });
+    let candidates = super::known_keys().into_iter().flat_map(|k| {
+        // Offer both whole paths and section names ("planing" → "planning").
+        let mut v = vec![k.to_string()];
+        if let Some((section, _)) = k.split_once('.') {
+            v.push(section.to_string());
+        }
+        v
+    });
     let best = candidates
         .map(|c| (strsim::jaro_winkler(key, &c), c))
         .filter(|(score, _)| *score >= 0.85)

@@ -1,16 +1,16 @@
 //! Layered configuration: built-in defaults → global `<home>/config.json` → project
 //! `./odek.json` → `ODEK_*` environment → command-line flags.
 //!
-//! Every layer is a [`PartialConfig`] (unset = `None`, falls through). The project layer is
-//! filtered first by the project policy (it may only lower limits or opt out), then the layers
-//! are merged onto the defaults while the source of every key is recorded, and finally
-//! out-of-range values are clamped with a warning. The engine and tools only ever see the
-//! resolved [`Config`].
+//! Every key is one row of the settings table ([`settings::SETTINGS`]); every layer is a list
+//! of values by row (unset keys fall through). The project layer's values pass their row's
+//! rule first (it may only lower limits or opt out), the layers are merged onto the defaults
+//! while the source of every key is recorded, and finally out-of-range values are clamped
+//! with a warning. The engine and tools only ever see the resolved [`Config`].
 
 mod env;
 mod file;
-mod merge;
-mod project;
+mod layers;
+pub mod settings;
 pub mod template;
 
 use std::collections::BTreeMap;
@@ -21,8 +21,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::policy::DangerPolicy;
 
-pub use env::{ENV_VARS, parse_bool};
-pub use file::{KNOWN_KEYS, substitute_env};
+pub use env::parse_bool;
+pub use file::substitute_env;
+pub use layers::{Overrides, known_keys};
 
 /// Name of the project configuration file, looked up in the working directory.
 pub const PROJECT_FILE: &str = "odek.json";
@@ -243,43 +244,69 @@ impl McpServerConfig {
     }
 
     /// Checks one entry: a usable name, exactly one transport, an http(s) URL.
-    pub fn check(&self, name: &str) -> Result<(), String> {
+    pub fn check(&self, name: &str) -> Result<(), McpConfigError> {
         if name.is_empty()
             || name.contains("__")
             || !name
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
         {
-            return Err(
-                "a server name uses letters, digits, '-' and single '_' only (its tools are named <server>__<tool>)"
-                    .into(),
-            );
+            return Err(McpConfigError::BadName);
         }
         if self.url.is_some() && !(self.args.is_empty() && self.env.is_empty()) {
-            return Err("args and env belong to a stdio server (command), not to url".into());
+            return Err(McpConfigError::StdioFieldsOnUrl);
         }
         if self.command.is_some() && !self.headers.is_empty() {
-            return Err("headers belong to an HTTP server (url), not to command".into());
+            return Err(McpConfigError::HeadersOnCommand);
         }
         if let Some(name) = self.headers.keys().find(|h| {
             MCP_RESERVED_HEADERS
                 .iter()
                 .any(|r| r.eq_ignore_ascii_case(h))
         }) {
-            return Err(format!(
-                "header {name:?} is set by the MCP transport itself and cannot be configured"
-            ));
+            return Err(McpConfigError::ReservedHeader(name.clone()));
         }
         match (&self.command, &self.url) {
-            (Some(_), Some(_)) => Err("set either command (stdio) or url (HTTP), not both".into()),
-            (None, None) => Err("set command (a stdio server) or url (an HTTP server)".into()),
-            (Some(c), None) if c.trim().is_empty() => Err("command is empty".into()),
-            (None, Some(u)) if !(u.starts_with("http://") || u.starts_with("https://")) => Err(
-                format!("url must start with http:// or https:// (got {u:?})"),
-            ),
+            (Some(_), Some(_)) => Err(McpConfigError::BothTransports),
+            (None, None) => Err(McpConfigError::NoTransport),
+            (Some(c), None) if c.trim().is_empty() => Err(McpConfigError::EmptyCommand),
+            (None, Some(u)) if !(u.starts_with("http://") || u.starts_with("https://")) => {
+                Err(McpConfigError::BadScheme(u.clone()))
+            }
             _ => Ok(()),
         }
     }
+}
+
+/// Why an `mcp_servers` entry cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum McpConfigError {
+    /// The name cannot prefix tool names.
+    #[error(
+        "a server name uses letters, digits, '-' and single '_' only (its tools are named <server>__<tool>)"
+    )]
+    BadName,
+    /// `args`/`env` with `url`.
+    #[error("args and env belong to a stdio server (command), not to url")]
+    StdioFieldsOnUrl,
+    /// `headers` with `command`.
+    #[error("headers belong to an HTTP server (url), not to command")]
+    HeadersOnCommand,
+    /// A header the transport sets itself.
+    #[error("header {0:?} is set by the MCP transport itself and cannot be configured")]
+    ReservedHeader(String),
+    /// Both transports.
+    #[error("set either command (stdio) or url (HTTP), not both")]
+    BothTransports,
+    /// Neither transport.
+    #[error("set command (a stdio server) or url (an HTTP server)")]
+    NoTransport,
+    /// An empty command.
+    #[error("command is empty")]
+    EmptyCommand,
+    /// A URL that is not http(s).
+    #[error("url must start with http:// or https:// (got {0:?})")]
+    BadScheme(String),
 }
 
 /// The public Bot API.
@@ -399,117 +426,6 @@ impl Default for Config {
     }
 }
 
-/// One configuration layer: every key optional. The CLI builds one of these from its flags.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
-pub struct PartialConfig {
-    /// See [`Config::model`].
-    pub model: Option<String>,
-    /// See [`Config::base_url`].
-    pub base_url: Option<String>,
-    /// See [`Config::api_key`].
-    pub api_key: Option<String>,
-    /// See [`Config::system`].
-    pub system: Option<String>,
-    /// See [`Config::temperature`].
-    pub temperature: Option<f64>,
-    /// See [`Config::thinking`].
-    pub thinking: Option<String>,
-    /// See [`Config::max_iterations`].
-    pub max_iterations: Option<u32>,
-    /// See [`Config::max_tool_parallel`].
-    pub max_tool_parallel: Option<u32>,
-    /// See [`Config::stream`].
-    pub stream: Option<bool>,
-    /// See [`Config::compaction`].
-    pub compaction: Option<bool>,
-    /// See [`Config::context_window`].
-    pub context_window: Option<u64>,
-    /// See [`Config::no_color`].
-    pub no_color: Option<bool>,
-    /// See [`Config::no_agents`].
-    pub no_agents: Option<bool>,
-    /// See [`Config::planning`].
-    pub planning: Option<PartialPlanning>,
-    /// See [`Config::dangerous`].
-    pub dangerous: Option<DangerPolicy>,
-    /// See [`Config::tools`].
-    pub tools: Option<PartialTools>,
-    /// See [`Config::sessions`].
-    pub sessions: Option<PartialSessions>,
-    /// See [`Config::limits`].
-    pub limits: Option<PartialLimits>,
-    /// See [`Config::llm`].
-    pub llm: Option<PartialLlm>,
-    /// See [`Config::serve`]; only accepted from the global file.
-    pub serve: Option<PartialServe>,
-    /// See [`Config::telegram`]; only accepted from the global file (and the token from
-    /// `ODEK_TELEGRAM_TOKEN`).
-    pub telegram: Option<PartialTelegram>,
-    /// See [`Config::mcp_servers`]. An entry with `command` or `url` defines a server
-    /// (replacing one of the same name below); one without only changes the fields it sets.
-    pub mcp_servers: Option<BTreeMap<String, PartialMcpServer>>,
-    /// See [`Config::sandbox`].
-    pub sandbox: Option<bool>,
-    /// See [`Config::sandbox_allow_write`].
-    pub sandbox_allow_write: Option<Vec<String>>,
-    /// See [`Config::sandbox_network`].
-    pub sandbox_network: Option<SandboxNetwork>,
-    /// `dangerous.action` from `ODEK_DANGEROUS_ACTION` or `--yolo` (never from a file);
-    /// `allow` also lifts every class entry of the files (all but `blocked` run).
-    #[serde(skip)]
-    pub dangerous_action: Option<crate::policy::Action>,
-    /// Classes `--allow CLASS` allows (never from a file).
-    #[serde(skip)]
-    pub dangerous_allow: Vec<crate::policy::DangerClass>,
-}
-
-/// Partial `planning` section.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
-pub struct PartialPlanning {
-    /// See [`PlanningConfig::enabled`].
-    pub enabled: Option<bool>,
-    /// See [`PlanningConfig::max_steps`].
-    pub max_steps: Option<u32>,
-    /// See [`PlanningConfig::max_render_chars`].
-    pub max_render_chars: Option<u32>,
-    /// See [`PlanningConfig::placement`].
-    pub placement: Option<PlanPlacement>,
-}
-
-/// Partial `tools` section.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
-pub struct PartialTools {
-    /// See [`ToolsConfig::enabled`].
-    pub enabled: Option<Vec<String>>,
-    /// See [`ToolsConfig::disabled`]; lists from every layer add up.
-    pub disabled: Option<Vec<String>>,
-}
-
-/// Partial `serve` section.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
-pub struct PartialServe {
-    /// See [`ServeConfig::rate_limits`].
-    pub rate_limits: Option<PartialRateLimits>,
-}
-
-/// Partial `telegram` section. Keys of the Go original that odek does not use
-/// (`poll_interval`, `bot_username`, …) are accepted and ignored.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
-pub struct PartialTelegram {
-    /// See [`TelegramConfig::api_base`].
-    pub api_base: Option<String>,
-    /// See [`TelegramConfig::bot_token`].
-    pub bot_token: Option<String>,
-    /// See [`TelegramConfig::allowed_users`].
-    pub allowed_users: Option<Vec<i64>>,
-    /// See [`TelegramConfig::allowed_chats`].
-    pub allowed_chats: Option<Vec<i64>>,
-    /// See [`TelegramConfig::poll_timeout`].
-    pub poll_timeout: Option<u64>,
-    /// See [`TelegramConfig::session_ttl_hours`].
-    pub session_ttl_hours: Option<u64>,
-}
-
 /// Partial `mcp_servers` entry.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -530,48 +446,6 @@ pub struct PartialMcpServer {
     pub auto_approve: Option<Vec<String>>,
     /// See [`McpServerConfig::disabled`].
     pub disabled: Option<bool>,
-}
-
-/// Partial `serve.rate_limits` section.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
-pub struct PartialRateLimits {
-    /// See [`RateLimits::reads_per_minute`].
-    pub reads_per_minute: Option<u32>,
-    /// See [`RateLimits::prompts_per_minute`].
-    pub prompts_per_minute: Option<u32>,
-}
-
-/// Partial `sessions` section.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
-pub struct PartialSessions {
-    /// See [`SessionsConfig::autosave`].
-    pub autosave: Option<bool>,
-}
-
-/// Partial `limits` section.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
-pub struct PartialLimits {
-    /// See [`LimitsConfig::max_runtime_seconds`].
-    pub max_runtime_seconds: Option<u64>,
-    /// See [`LimitsConfig::max_tool_calls`].
-    pub max_tool_calls: Option<u64>,
-    /// See [`LimitsConfig::max_input_tokens`].
-    pub max_input_tokens: Option<u64>,
-    /// See [`LimitsConfig::max_output_tokens`].
-    pub max_output_tokens: Option<u64>,
-}
-
-/// Partial `llm` section.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
-pub struct PartialLlm {
-    /// See [`LlmConfig::timeout_seconds`].
-    pub timeout_seconds: Option<u64>,
-    /// See [`LlmConfig::stream_idle_timeout_seconds`].
-    pub stream_idle_timeout_seconds: Option<u64>,
-    /// See [`LlmConfig::max_attempts`].
-    pub max_attempts: Option<u32>,
-    /// See [`LlmConfig::retry_initial_delay_ms`].
-    pub retry_initial_delay_ms: Option<u64>,
 }
 
 /// Where a resolved value came from.
@@ -654,13 +528,13 @@ pub struct LoadOptions {
     /// A snapshot of the environment.
     pub env: BTreeMap<String, String>,
     /// Overrides from command-line flags.
-    pub flags: PartialConfig,
+    pub flags: Overrides,
 }
 
 impl LoadOptions {
     /// Options for this process: `$ODEK_HOME` (or `~/.odek`), the current directory and the
     /// current environment.
-    pub fn from_process(flags: PartialConfig) -> Self {
+    pub fn from_process(flags: Overrides) -> Self {
         let env: BTreeMap<String, String> = std::env::vars().collect();
         let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
         LoadOptions {
@@ -713,26 +587,32 @@ pub fn load(opts: &LoadOptions) -> Result<Resolved, ConfigError> {
     let global_path = opts.home.join(GLOBAL_FILE);
     let project_candidate = opts.cwd.join(PROJECT_FILE);
 
-    let global = file::read_layer(&global_path, &opts.env, &mut warnings)?;
-    let project = file::read_layer(&project_candidate, &opts.env, &mut warnings)?;
+    let global = file::read_file(&global_path, &opts.env, &mut warnings)?;
+    let project = file::read_file(&project_candidate, &opts.env, &mut warnings)?;
     let project_path = project.as_ref().map(|_| absolute(&project_candidate));
-    let env_layer = env::read_env_layer(&opts.env)?;
 
-    let mut merger = merge::Merger::new();
+    let mut stack = Vec::new();
     if let Some(g) = &global {
-        merger.apply(g, &Source::Global(global_path.clone()));
+        stack.push(layers::file_layer(g, Source::Global(global_path.clone())));
     }
-    if let (Some(p), Some(path)) = (project, &project_path) {
-        let allowed =
-            project::filter_project_layer(p, merger.config(), path, &global_path, &mut warnings);
-        merger.apply(&allowed, &Source::Project(path.clone()));
+    if let (Some(p), Some(path)) = (&project, &project_path) {
+        stack.push(layers::file_layer(p, Source::Project(path.clone())));
     }
-    merger.apply(&env_layer, &Source::Env(String::new()));
-    merger.apply(&opts.flags, &Source::Flag);
+    stack.push(layers::env_layer(&opts.env)?);
+    stack.push(opts.flags.layer());
+
+    let places = layers::Places {
+        global: &global_path,
+    };
+    let mut merger = layers::Merger::new();
+    for layer in &stack {
+        merger.apply(layer, &places, &mut warnings)?;
+    }
     merger.apply_api_key_fallback(&opts.env);
     merger.apply_no_color_env(&opts.env);
+    merger.apply_yolo();
     let (mut config, sources) = merger.finish();
-    merge::clamp(&mut config, &sources, &mut warnings);
+    layers::clamp(&mut config, &sources, &mut warnings);
     validate(&config, &sources)?;
     Ok(Resolved {
         config,
@@ -752,15 +632,6 @@ fn validate(config: &Config, sources: &BTreeMap<String, Source>) -> Result<(), C
             .unwrap_or(Source::Default)
             .to_string()
     };
-    if let Some(t) = &config.thinking
-        && !THINKING_LEVELS.contains(&t.as_str())
-    {
-        return Err(ConfigError::InvalidValue {
-            origin: origin("thinking"),
-            key: "thinking".into(),
-            message: format!("expected one of {}, got {t:?}", THINKING_LEVELS.join(", ")),
-        });
-    }
     let url = config.base_url.as_str();
     if !(url.starts_with("http://") || url.starts_with("https://")) || url.len() < 10 {
         return Err(ConfigError::InvalidValue {
@@ -771,21 +642,19 @@ fn validate(config: &Config, sources: &BTreeMap<String, Source>) -> Result<(), C
     }
     for (name, server) in &config.mcp_servers {
         let key = format!("mcp_servers.{name}");
-        server
-            .check(name)
-            .map_err(|message| ConfigError::InvalidValue {
-                origin: origin(&key),
-                key,
-                message,
-            })?;
+        server.check(name).map_err(|e| ConfigError::InvalidValue {
+            origin: origin(&key),
+            key,
+            message: e.to_string(),
+        })?;
     }
     config
         .dangerous
         .validate()
-        .map_err(|message| ConfigError::InvalidValue {
+        .map_err(|e| ConfigError::InvalidValue {
             origin: origin("dangerous"),
             key: "dangerous".into(),
-            message,
+            message: e.to_string(),
         })
 }
 

@@ -6,7 +6,7 @@ struct Fixture {
     home: PathBuf,
     cwd: PathBuf,
     env: BTreeMap<String, String>,
-    flags: PartialConfig,
+    flags: Overrides,
 }
 
 impl Fixture {
@@ -21,7 +21,7 @@ impl Fixture {
             home,
             cwd,
             env: BTreeMap::new(),
-            flags: PartialConfig::default(),
+            flags: Overrides::default(),
         }
     }
 
@@ -95,10 +95,7 @@ fn planning_env_disable() {
 fn planning_cli_flag_disable_beats_env() {
     let mut f = Fixture::new();
     f.env("ODEK_PLANNING", "true");
-    f.flags.planning = Some(PartialPlanning {
-        enabled: Some(false),
-        ..Default::default()
-    });
+    f.flags.set("planning.enabled", false);
     let r = f.ok();
     assert!(!r.config.planning.enabled);
     assert_eq!(r.source_of("planning.enabled"), Source::Flag);
@@ -225,7 +222,7 @@ fn env_beats_files_and_flags_beat_env() {
         r.source_of("max_iterations"),
         Source::Global(f.home.join(GLOBAL_FILE))
     );
-    f.flags.model = Some("flag-model".into());
+    f.flags.set("model", "flag-model");
     assert_eq!(f.ok().config.model, "flag-model");
 }
 
@@ -420,23 +417,55 @@ fn config_example_is_the_global_template() {
 }
 
 #[test]
-fn every_known_key_is_in_the_template() {
+fn every_setting_is_in_the_template_once_and_the_docs_list_them_all() {
     let t: serde_json::Value = serde_json::from_str(&template::global_template()).expect("json");
-    for key in KNOWN_KEYS {
-        if key.ends_with(".*") {
-            let section = key.trim_end_matches(".*");
-            assert!(
-                section.starts_with("telegram")
-                    || t.pointer(&format!("/{}", section.replace('.', "/")))
-                        .is_some(),
-                "{key}"
-            );
-            continue;
-        }
+    let keys = known_keys();
+    let mut unique = keys.clone();
+    unique.sort_unstable();
+    unique.dedup();
+    assert_eq!(unique.len(), keys.len(), "a key is declared twice");
+    for s in settings::SETTINGS.iter() {
         assert!(
-            t.pointer(&format!("/{}", key.replace('.', "/"))).is_some(),
-            "{key} missing from the template"
+            t.pointer(&s.pointer()).is_some(),
+            "{} missing from the template",
+            s.key
         );
+    }
+    let doc = include_str!("../../docs/CONFIG.md");
+    for table in [settings::doc_key_table(), settings::doc_env_table()] {
+        assert!(
+            doc.contains(&table),
+            "docs/CONFIG.md does not hold the generated table; replace it with:\n{table}"
+        );
+    }
+}
+
+#[test]
+fn every_environment_variable_sets_its_row_and_a_bad_value_names_it() {
+    for s in settings::SETTINGS.iter() {
+        let Some(var) = s.env else { continue };
+        let value = match s.kind {
+            settings::Kind::Bool => "true".to_string(),
+            settings::Kind::Int { range } => range.map_or(7, |(min, _)| min).to_string(),
+            settings::Kind::Float { .. } => "0.5".into(),
+            settings::Kind::Choice(options) => options[0].to_string(),
+            settings::Kind::List => "a,b".into(),
+            _ if s.key == "base_url" => "http://127.0.0.1:8080/v1".into(),
+            _ => "text-0123456789".into(),
+        };
+        let mut f = Fixture::new();
+        f.env(var, &value);
+        let r = f.ok();
+        assert!(
+            matches!(r.source_of(s.key), Source::Env(v) if v == var),
+            "{var} sets {}",
+            s.key
+        );
+        if !matches!(s.kind, settings::Kind::Text | settings::Kind::List) {
+            f.env(var, "%%%");
+            let e = f.load().expect_err("refused").to_string();
+            assert!(e.contains(var), "{e}");
+        }
     }
 }
 

@@ -14,7 +14,7 @@ use super::output::truncate_output;
 use crate::llm::{Message, ToolCall};
 use crate::tools::approval::GateRequest;
 use crate::tools::danger::Classification;
-use crate::tools::{Tool, ToolContext};
+use crate::tools::{Tool, ToolContext, ToolError};
 
 /// The result of one call, ready to append.
 pub(super) struct CallResult {
@@ -28,7 +28,7 @@ struct Prepared {
     call: ToolCall,
     tool: Option<Arc<dyn Tool>>,
     /// The arguments parsed, or why they are refused (the call is then never run).
-    args: Result<Value, String>,
+    args: Result<Value, ToolError>,
     summary: String,
     /// The call's risk, classified once for the gate and the events.
     classification: Option<Classification>,
@@ -111,7 +111,9 @@ impl Engine {
             // Only calls that reach the gate get a verdict; a missing one is a denial.
             let verdict = if p.tool.is_some() && p.args.is_ok() {
                 verdicts.next().unwrap_or_else(|| {
-                    Err("no approval decision was made for this call, so it was not run".into())
+                    Err(ToolError::new(
+                        "no approval decision was made for this call, so it was not run",
+                    ))
                 })
             } else {
                 Ok(())
@@ -156,7 +158,7 @@ impl Engine {
     fn prepare(&self, call: &ToolCall, cut_off: bool, ctx: &ToolContext) -> Prepared {
         let tool = self.tools.get(&call.function.name).cloned();
         let raw = &call.function.arguments;
-        let args = parse_arguments(raw).map_err(|e| refused_arguments(raw, &e, cut_off));
+        let args = parse_arguments(raw).map_err(|e| ToolError(refused_arguments(raw, &e, cut_off)));
         let null = Value::Null;
         let a = args.as_ref().unwrap_or(&null);
         let summary = tool
@@ -187,7 +189,7 @@ impl Engine {
         &self,
         iteration: u32,
         p: Prepared,
-        verdict: Result<(), String>,
+        verdict: Result<(), ToolError>,
         ctx: &ToolContext,
         permits: &Arc<Semaphore>,
         available: Arc<str>,
@@ -215,7 +217,10 @@ impl Engine {
                 Some(src) => crate::untrusted::wrap(&redactor.redact(&src), &shaped),
                 None => shaped.into_owned(),
             };
-            let error_line = raw.as_ref().err().map(|e| first_line(&redactor.redact(e)));
+            let error_line = raw
+                .as_ref()
+                .err()
+                .map(|e| first_line(&redactor.redact(&e.0)));
             observer.on_event(&EngineEvent::ToolCallFinished {
                 iteration,
                 call: &p.call,
@@ -262,35 +267,37 @@ fn gate_requests(prepared: &[Prepared]) -> Vec<GateRequest> {
 /// Runs one call (or explains why it cannot run). A panicking tool becomes an error result.
 async fn execute(
     p: &Prepared,
-    verdict: Result<(), String>,
+    verdict: Result<(), ToolError>,
     available: &str,
     ctx: &ToolContext,
     permits: &Semaphore,
-) -> Result<String, String> {
+) -> Result<String, ToolError> {
     let name = &p.call.function.name;
     let Some(tool) = p.tool.clone() else {
-        return Err(format!(
+        return Err(ToolError(format!(
             "tool \"{name}\" not found; available tools: {available}"
-        ));
+        )));
     };
     // Arguments that are not JSON are refused before the gate: never asked about, never run.
     p.args.as_ref().map_err(Clone::clone)?;
     verdict?;
-    let _permit = permits.acquire().await.map_err(|e| e.to_string())?;
+    let _permit = permits
+        .acquire()
+        .await
+        .map_err(|e| ToolError(e.to_string()))?;
     if ctx.cancel.is_cancelled() {
-        return Err("cancelled before it started".to_string());
+        return Err(ToolError::new("cancelled before it started"));
     }
     let args = p.call.function.arguments.clone();
     let ctx = ctx.clone();
     let run = AbortOnDrop(tokio::spawn(async move { tool.call(&args, &ctx).await }));
     match run.join().await {
-        Ok(Ok(out)) => Ok(out),
-        Ok(Err(e)) => Err(e.0),
-        Err(join) if join.is_panic() => Err(format!(
+        Ok(result) => result,
+        Err(join) if join.is_panic() => Err(ToolError(format!(
             "tool \"{name}\" panicked: {}",
             panic_message(join.into_panic())
-        )),
-        Err(join) => Err(format!("tool \"{name}\" was aborted: {join}")),
+        ))),
+        Err(join) => Err(ToolError(format!("tool \"{name}\" was aborted: {join}"))),
     }
 }
 

@@ -31,7 +31,10 @@ const CANCEL_GRACE: Duration = Duration::from_secs(3);
 /// every tool batch, and after the final answer, with the edits made since the previous call
 /// (never the whole history). Called on a blocking thread; an error is reported and the run
 /// goes on.
-pub type PersistFn = Arc<dyn Fn(TranscriptDelta) -> Result<(), String> + Send + Sync>;
+pub type PersistFn = Arc<dyn Fn(TranscriptDelta) -> Result<(), PersistError> + Send + Sync>;
+
+/// Why a save failed (the session store's error; the engine only reports it).
+pub type PersistError = Box<dyn std::error::Error + Send + Sync>;
 
 /// What a run starts from.
 #[derive(Debug, Clone, Default)]
@@ -635,16 +638,16 @@ impl Engine {
         let count = delta.len;
         let saved = tokio::task::spawn_blocking(move || persist(delta))
             .await
-            .map_err(|e| e.to_string())
+            .map_err(PersistError::from)
             .and_then(|r| r);
         match saved {
             Ok(()) if report_success => self.observer.on_event(&EngineEvent::SessionSaved {
                 message_count: count,
             }),
             Ok(()) => {}
-            Err(error) => self
-                .observer
-                .on_event(&EngineEvent::SessionSaveFailed { error: &error }),
+            Err(error) => self.observer.on_event(&EngineEvent::SessionSaveFailed {
+                error: &error.to_string(),
+            }),
         }
     }
 

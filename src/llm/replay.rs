@@ -56,7 +56,7 @@ impl ReplayModel {
                 continue;
             }
             let response = parse_recorded_line(line)
-                .map_err(|reason| LlmError::Replay(format!("{source}:{}: {reason}", number + 1)))?;
+                .map_err(|e| LlmError::Replay(format!("{source}:{}: {e}", number + 1)))?;
             responses.push(response);
         }
         if responses.is_empty() {
@@ -90,13 +90,20 @@ impl ReplayModel {
     }
 }
 
-fn parse_recorded_line(line: &str) -> Result<ChatResponse, String> {
-    let value: serde_json::Value =
-        serde_json::from_str(line).map_err(|e| format!("invalid JSON: {e}"))?;
-    parse_completion(&value).map_err(|e| {
-        let text = e.to_string();
-        text.strip_prefix("llm: ").unwrap_or(&text).to_string()
-    })
+/// Why a recorded line cannot be replayed.
+#[derive(Debug, thiserror::Error)]
+enum RecordingError {
+    /// Not JSON.
+    #[error("invalid JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    /// JSON, but not an answer the client could use (the client's own words).
+    #[error(transparent)]
+    Answer(#[from] LlmError),
+}
+
+fn parse_recorded_line(line: &str) -> Result<ChatResponse, RecordingError> {
+    let value: serde_json::Value = serde_json::from_str(line)?;
+    Ok(parse_completion(&value)?)
 }
 
 #[async_trait]
@@ -307,7 +314,7 @@ mod tests {
         let e = ReplayModel::from_jsonl("r.jsonl", "// ok\n{\"choices\":[]}\n").expect_err("bad");
         assert_eq!(
             e.to_string(),
-            "replay: r.jsonl:2: broken answer: the answer has no choices"
+            "replay: r.jsonl:2: llm: broken answer: the answer has no choices"
         );
         let e = ReplayModel::from_jsonl("r.jsonl", "\n\n{oops\n").expect_err("bad");
         assert!(

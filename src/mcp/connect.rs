@@ -60,10 +60,7 @@ pub(super) async fn server_within(
         Err(e) => Err(e),
         Ok(pending) => match tokio::time::timeout(limit, handshake(pending)).await {
             Ok(result) => result,
-            Err(_) => Err(format!(
-                "no answer to the MCP handshake within {}s",
-                limit.as_secs()
-            )),
+            Err(_) => Err(StartError::HandshakeTimeout(limit)),
         },
     };
     match opened {
@@ -84,13 +81,46 @@ pub(super) async fn server_within(
             }
             let why = match tail.summary() {
                 Some(stderr) => format!("{why} (its stderr: {stderr})"),
-                None => why,
+                None => why.to_string(),
             };
             *state.lock().unwrap_or_else(PoisonError::into_inner) =
                 ServerState::Failed(printable(&why));
         }
     }
     server
+}
+
+/// Why a server did not start.
+#[derive(Debug, thiserror::Error)]
+enum StartError {
+    /// The program could not be started.
+    #[error("cannot start {program:?}: {source}")]
+    Spawn {
+        /// The command.
+        program: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// A configured header is not a valid HTTP header.
+    #[error("header {name:?}: {reason}")]
+    Header {
+        /// The header.
+        name: String,
+        /// Why.
+        reason: String,
+    },
+    /// The HTTP client could not be built.
+    #[error("cannot build the HTTP client: {0}")]
+    Client(reqwest::Error),
+    /// No answer in time.
+    #[error("no answer to the MCP handshake within {}s", .0.as_secs())]
+    HandshakeTimeout(Duration),
+    /// The handshake failed.
+    #[error("the MCP handshake failed: {0}")]
+    Handshake(String),
+    /// Listing the tools failed.
+    #[error("listing its tools failed: {0}")]
+    ListTools(String),
 }
 
 /// A transport ready for the handshake.
@@ -126,7 +156,7 @@ fn start(
     tail: &StderrTail,
     groups: &ProcessGroups,
     spawned: &mut Spawned,
-) -> Result<Pending, String> {
+) -> Result<Pending, StartError> {
     if let Some(url) = &config.url {
         return http_transport(url, &config.headers).map(Pending::Http);
     }
@@ -142,7 +172,10 @@ fn start(
     let (child, stderr) = TokioChildProcess::builder(cmd)
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("cannot start {program:?}: {e}"))?;
+        .map_err(|source| StartError::Spawn {
+            program: program.to_string(),
+            source,
+        })?;
     spawned.group = child.id().and_then(|pid| i32::try_from(pid).ok());
     if let Some(g) = spawned.group {
         groups.add(g);
@@ -165,13 +198,16 @@ fn start(
 fn http_transport(
     url: &str,
     headers: &std::collections::BTreeMap<String, String>,
-) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
+) -> Result<StreamableHttpClientTransport<reqwest::Client>, StartError> {
     let mut custom = HashMap::new();
     for (name, value) in headers {
-        let header = reqwest::header::HeaderName::from_bytes(name.as_bytes())
-            .map_err(|e| format!("header {name:?}: {e}"))?;
-        let mut value = reqwest::header::HeaderValue::from_str(value)
-            .map_err(|e| format!("header {name:?}: {e}"))?;
+        let bad = |reason: &dyn std::fmt::Display| StartError::Header {
+            name: name.clone(),
+            reason: reason.to_string(),
+        };
+        let header =
+            reqwest::header::HeaderName::from_bytes(name.as_bytes()).map_err(|e| bad(&e))?;
+        let mut value = reqwest::header::HeaderValue::from_str(value).map_err(|e| bad(&e))?;
         value.set_sensitive(true);
         custom.insert(header, value);
     }
@@ -179,7 +215,7 @@ fn http_transport(
         .connect_timeout(Duration::from_secs(10))
         .redirect(same_origin_redirects())
         .build()
-        .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        .map_err(StartError::Client)?;
     let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom);
     Ok(StreamableHttpClientTransport::with_client(client, config))
 }
@@ -200,7 +236,7 @@ fn same_origin_redirects() -> reqwest::redirect::Policy {
 }
 
 /// The MCP handshake, then the server's tools.
-async fn handshake(pending: Pending) -> Result<(Client, Vec<rmcp::model::Tool>), String> {
+async fn handshake(pending: Pending) -> Result<(Client, Vec<rmcp::model::Tool>), StartError> {
     let info = ClientConfig::new(
         ClientCapabilities::default(),
         Implementation::new("odek", env!("CARGO_PKG_VERSION")),
@@ -209,12 +245,12 @@ async fn handshake(pending: Pending) -> Result<(Client, Vec<rmcp::model::Tool>),
         Pending::Child(t) => info.serve(t).await,
         Pending::Http(t) => info.serve(t).await,
     }
-    .map_err(|e| format!("the MCP handshake failed: {e}"))?;
+    .map_err(|e| StartError::Handshake(e.to_string()))?;
     let tools = client
         .peer()
         .list_all_tools()
         .await
-        .map_err(|e| format!("listing its tools failed: {e}"))?;
+        .map_err(|e| StartError::ListTools(e.to_string()))?;
     Ok((client, tools))
 }
 

@@ -4,7 +4,7 @@ use serde_json::json;
 
 use super::tool::{cap, describe, describe_block, result_text, tool_name};
 use super::*;
-use crate::config::McpServerConfig;
+use crate::config::{McpConfigError, McpServerConfig};
 
 fn stdio(command: &str, args: &[&str]) -> McpServerConfig {
     McpServerConfig {
@@ -200,10 +200,18 @@ fn server_names_and_transports_are_checked() {
     }
     let mut both = ok.clone();
     both.url = Some("http://127.0.0.1:1/mcp".into());
-    assert!(both.check("s").unwrap_err().contains("not both"));
+    assert_eq!(both.check("s"), Err(McpConfigError::BothTransports));
     let mut neither = ok.clone();
     neither.command = None;
-    assert!(neither.check("s").unwrap_err().contains("set command"));
+    assert_eq!(neither.check("s"), Err(McpConfigError::NoTransport));
     neither.url = Some("ftp://x".into());
-    assert!(neither.check("s").unwrap_err().contains("http://"));
+    assert_eq!(
+        neither.check("s"),
+        Err(McpConfigError::BadScheme("ftp://x".into()))
+    );
+    assert!(
+        neither
+            .check("s")
+            .is_err_and(|e| e.to_string().contains("http://"))
+    );
 }

@@ -98,8 +98,8 @@ pub enum RuntimeError {
     #[error(transparent)]
     Model(#[from] crate::llm::LlmError),
     /// The tool selection names unknown tools.
-    #[error("{0}")]
-    Tools(String),
+    #[error(transparent)]
+    Tools(#[from] crate::tools::UnknownTool),
     /// The session could not be opened, created or saved (busy, missing, corrupt, I/O).
     #[error(transparent)]
     Session(#[from] SessionError),
@@ -212,7 +212,7 @@ impl Runtime {
     /// The first messages of a new session on every surface: the system prompt and, unless
     /// `no_agents`, the working directory's `AGENTS.md`; with the warning to show when that
     /// file could not be read.
-    pub fn first_messages(&self) -> (Vec<Message>, Option<String>) {
+    pub fn first_messages(&self) -> (Vec<Message>, Option<crate::prompt::AgentsFileError>) {
         let mut head = vec![Message::system(crate::prompt::system_prompt(
             &self.config,
             &self.cwd,

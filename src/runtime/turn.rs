@@ -211,12 +211,8 @@ impl Turn {
             }
         };
         let writes_to = session.clone();
-        let persist: PersistFn = Arc::new(move |delta| {
-            writes_to
-                .writer()
-                .save_delta(delta)
-                .map_err(|e| e.to_string())
-        });
+        let persist: PersistFn =
+            Arc::new(move |delta| writes_to.writer().save_delta(delta).map_err(Into::into));
         let mut run = self.engine.run(conversation, Some(persist), cancel).await;
         let record = run_record(&run);
         let saved = session.writer().finish_turn(&mut run.messages, record);

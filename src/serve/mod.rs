@@ -36,7 +36,7 @@ pub use auth::new_token;
 use error::ApiError;
 use hub::Hub;
 
-use crate::config::{LoadOptions, PartialConfig};
+use crate::config::LoadOptions;
 use crate::engine::NoopObserver;
 use crate::events::EventWriter;
 use crate::llm::Message;
@@ -230,11 +230,9 @@ impl AppState {
             return Ok(rt.clone());
         }
         let mut load = self.load.clone();
-        load.flags = PartialConfig {
-            model: Some(key.model.clone()),
-            base_url: Some(key.base_url.clone()),
-            ..load.flags
-        };
+        load.flags
+            .set("model", key.model.as_str())
+            .set("base_url", key.base_url.as_str());
         let mut resolved = crate::config::load(&load)
             .map_err(|e| ApiError::internal_logged("the configuration could not be loaded", &e))?;
         resolved.config.keep_sandbox_posture(false, key.sandbox);

@@ -198,7 +198,6 @@ impl SessionStore {
     pub(crate) fn update_index(&self, summary: &SessionSummary, warnings: &mut Vec<String>) {
         let updated = self
             .index_lock(&summary.id)
-            .map_err(|e| e.to_string())
             .and_then(|_lock| self.upsert_index_locked(summary.clone()));
         if let Err(problem) = updated {
             warnings.push(self.give_up_on_index(&summary.id, &problem));
@@ -612,23 +611,21 @@ impl SessionStore {
     }
 
     /// Replaces (or adds) `summary` in the index. Call with the lock held.
-    fn upsert_index_locked(&self, summary: SessionSummary) -> Result<(), String> {
+    fn upsert_index_locked(&self, summary: SessionSummary) -> Result<(), SessionError> {
         let mut entries = match index::read_index(&self.dir) {
             IndexState::Entries(entries) => entries,
-            IndexState::Missing | IndexState::Unusable(_) => {
-                self.reconcile_locked().map_err(|e| e.to_string())?.entries
-            }
+            IndexState::Missing | IndexState::Unusable(_) => self.reconcile_locked()?.entries,
         };
         entries.retain(|e| e.id != summary.id);
         entries.push(summary);
         index::sort_newest_first(&mut entries);
         index::write_index(&self.dir, &entries)
-            .map_err(|e| format!("cannot write {}: {e}", self.dir.join(INDEX_FILE).display()))
+            .map_err(|e| SessionError::io("cannot write", self.dir.join(INDEX_FILE), e))
     }
 
     /// After a failed index update the index may be stale in a way `list` cannot see (an old
     /// `updated_at`); removing it forces a rebuild on the next `list`. Returns the warning.
-    fn give_up_on_index(&self, id: &str, problem: &str) -> String {
+    fn give_up_on_index(&self, id: &str, problem: &SessionError) -> String {
         let removed = std::fs::remove_file(self.dir.join(INDEX_FILE)).is_ok();
         let consequence = if removed {
             "it will be rebuilt on the next list"

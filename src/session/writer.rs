@@ -20,6 +20,18 @@ use crate::transcript::{self, Edit, TranscriptDelta};
 /// so folding stays a small share of the saving however long a turn runs.
 const MIN_FOLD_BYTES: u64 = 1024 * 1024;
 
+/// A batch's edits that do not fit the transcript as saved (the whole transcript is then
+/// rewritten at the end of the turn).
+#[derive(Debug, thiserror::Error)]
+enum Mismatch {
+    /// An edit refers to messages the saved transcript does not have.
+    #[error(transparent)]
+    Edit(#[from] transcript::EditError),
+    /// The lengths differ after the edits.
+    #[error("{saved} messages saved, {expected} expected")]
+    Length { saved: usize, expected: usize },
+}
+
 /// The writer of one session; see the module docs. Dropping it folds what is still only in
 /// the journal and releases the lock (a session never written leaves no lock file behind).
 #[derive(Debug)]
@@ -185,11 +197,14 @@ impl SessionWriter {
     }
 
     /// Applies redacted edits to the mirror and checks the length the engine expects.
-    fn apply_to_mirror(&mut self, edits: Vec<Edit>, expected_len: usize) -> Result<(), String> {
-        transcript::apply_all(&mut self.mirror.messages, edits).map_err(|e| e.to_string())?;
+    fn apply_to_mirror(&mut self, edits: Vec<Edit>, expected_len: usize) -> Result<(), Mismatch> {
+        transcript::apply_all(&mut self.mirror.messages, edits)?;
         match self.mirror.messages.len() {
             n if n == expected_len => Ok(()),
-            n => Err(format!("{n} messages saved, {expected_len} expected")),
+            saved => Err(Mismatch::Length {
+                saved,
+                expected: expected_len,
+            }),
         }
     }
 

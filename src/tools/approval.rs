@@ -144,7 +144,7 @@ impl Gate {
         &self,
         requests: &[GateRequest],
         cancel: &CancellationToken,
-    ) -> Vec<Result<(), String>> {
+    ) -> Vec<Result<(), super::ToolError>> {
         let verdicts: Vec<Verdict> = requests.iter().map(|r| self.verdict(r)).collect();
         let asks: Vec<ApprovalItem> = verdicts
             .iter()
@@ -162,9 +162,9 @@ impl Gate {
             .into_iter()
             .map(|v| match v {
                 Verdict::Allowed => Ok(()),
-                Verdict::Denied(msg) => Err(msg),
+                Verdict::Denied(msg) => Err(super::ToolError(msg)),
                 Verdict::Ask(item) => match refusal {
-                    Some(r) => Err(self.refusal_message(r, &item)),
+                    Some(r) => Err(super::ToolError(self.refusal_message(r, &item))),
                     None => Ok(()),
                 },
             })
@@ -376,7 +376,7 @@ mod tests {
         assert!(
             verdict[0]
                 .as_ref()
-                .is_err_and(|e| e.starts_with("operation denied by user"))
+                .is_err_and(|e| e.0.starts_with("operation denied by user"))
         );
         // A second gate sharing the trust set (the next turn of the session) trusts it too.
         let next_turn = gate(&approver, &trust);
@@ -396,11 +396,13 @@ mod tests {
             .await;
         let message = verdict[0].as_ref().expect_err("not run");
         assert!(
-            message.starts_with("operation not run: the request to approve ")
-                && message.ends_with(" expired with no answer from the user"),
+            message
+                .0
+                .starts_with("operation not run: the request to approve ")
+                && message.0.ends_with(" expired with no answer from the user"),
             "{message}"
         );
-        assert!(!message.contains("denied by user"), "{message}");
+        assert!(!message.0.contains("denied by user"), "{message}");
     }
 
     #[tokio::test]
@@ -431,7 +433,7 @@ mod tests {
         assert!(
             blocked[0]
                 .as_ref()
-                .is_err_and(|e| e.starts_with("operation denied by configuration"))
+                .is_err_and(|e| e.0.starts_with("operation denied by configuration"))
         );
         assert_eq!(approver.asked(), 0, "blocked is never even asked about");
     }
@@ -450,7 +452,7 @@ mod tests {
         for v in verdicts {
             assert!(
                 v.as_ref()
-                    .is_err_and(|e| e.starts_with("operation not run: the user interrupted")),
+                    .is_err_and(|e| e.0.starts_with("operation not run: the user interrupted")),
                 "{v:?}"
             );
         }
@@ -465,7 +467,7 @@ mod tests {
         assert!(
             refused[0]
                 .as_ref()
-                .is_err_and(|e| e.contains("non-interactive mode") && e.contains("cfg.json"))
+                .is_err_and(|e| e.0.contains("non-interactive mode") && e.0.contains("cfg.json"))
         );
         let allow = Gate::new(
             DangerPolicy {

@@ -169,18 +169,20 @@ impl ToolSelection {
 
     /// Refuses names that are neither built-in tools nor MCP tool names (`<server>__<tool>`,
     /// known only once the servers run).
-    pub fn check_names(&self) -> Result<(), String> {
+    pub fn check_names(&self) -> Result<(), UnknownTool> {
         for name in self.enabled.iter().chain(&self.disabled) {
             if !BUILTIN_TOOL_NAMES.contains(&name.as_str()) && !name.contains("__") {
-                return Err(format!(
-                    "unknown tool \"{name}\" (available: {})",
-                    BUILTIN_TOOL_NAMES.join(", ")
-                ));
+                return Err(UnknownTool(name.clone()));
             }
         }
         Ok(())
     }
 }
+
+/// A tool selection names a tool that does not exist.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown tool \"{0}\" (available: {available})", available = BUILTIN_TOOL_NAMES.join(", "))]
+pub struct UnknownTool(pub String);
 
 /// Builds the tool registry. This is the only place tools are registered, so `run`,
 /// `continue`, `repl` and every later entry point get exactly the same set. The `plan` tool is
@@ -191,7 +193,7 @@ pub fn build_registry(
     plan_store: Option<Arc<PlanStore>>,
     sandbox: Option<Arc<Sandbox>>,
     mcp: Vec<Arc<dyn Tool>>,
-) -> Result<ToolRegistry, String> {
+) -> Result<ToolRegistry, UnknownTool> {
     selection.check_names()?;
     let mut all: Vec<Arc<dyn Tool>> = vec![
         Arc::new(ReadFileTool),

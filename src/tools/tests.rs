@@ -44,7 +44,7 @@ fn unknown_tool_names_are_errors() {
     let e = build_registry(&sel, None, None, Vec::new())
         .err()
         .expect("error");
-    assert!(e.contains("unknown tool \"shel\""), "{e}");
+    assert!(e.to_string().contains("unknown tool \"shel\""), "{e}");
 }
 
 #[test]

@@ -1,0 +1,458 @@
+//! The table of settings: every key of the configuration, declared once — its dotted path,
+//! its kind (with the clamp range of a number), its environment variable and flag, what a
+//! project file may do with it, and a one-line description. The field it reads and writes
+//! in [`Config`] is named in the same row, and [`Config::default`] holds its default.
+//!
+//! Everything else is derived from [`SETTINGS`]: the keys a file may hold (unknown ones are
+//! warned about), how each layer is read (files, `ODEK_*` variables, flags), how layers merge
+//! (a project's changes filtered by the row's rule), the clamps, the templates of `odek
+//! init`, the sources `odek config` shows and the key tables of `docs/CONFIG.md` (a test
+//! keeps the page equal to [`doc_key_table`] and [`doc_env_table`]).
+//!
+//! The sections of later features (memory, skills, schedules, sub-agents, the web tools) are
+//! added here as rows, nothing more.
+
+use serde_json::Value;
+
+use super::Config;
+
+/// What values a setting takes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Kind {
+    /// `true` or `false`.
+    Bool,
+    /// A non-negative integer, clamped into `range` when one is given.
+    Int {
+        /// Inclusive bounds.
+        range: Option<(u64, u64)>,
+    },
+    /// A number, clamped into `range`.
+    Float {
+        /// Inclusive bounds.
+        range: (f64, f64),
+    },
+    /// A string (an empty one counts as unset).
+    Text,
+    /// One of these words.
+    Choice(&'static [&'static str]),
+    /// A list of strings (a comma list in the environment).
+    List,
+    /// A list of integers (ids).
+    IntList,
+    /// An object whose keys the setting defines (a map of servers, of classes).
+    Object,
+}
+
+/// What a project file (`./odek.json`, possibly from a cloned repository) may do with a key.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Project {
+    /// Nothing: it is ignored with a warning.
+    Never,
+    /// Lower the value of the layers below, never raise it.
+    OnlyLower,
+    /// Lower a limit where 0 means none: set one where there is none, or a smaller one;
+    /// never 0 or a larger one.
+    OnlyLowerLimit,
+    /// Move the value only towards this one (opt out, tighten): a change away from it is
+    /// ignored with a warning.
+    OnlyTo(&'static str),
+    /// Anything.
+    Anything,
+}
+
+/// How a layer's value combines with the layers below.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Merge {
+    /// It replaces them.
+    Replace,
+    /// Lists add up (`tools.disabled`).
+    Append,
+    /// Object entries are added or replaced one by one (`dangerous.classes`).
+    Extend,
+}
+
+/// Reads a setting's value from the configuration.
+pub type Get = fn(&Config) -> Value;
+/// Writes a setting's value into the configuration.
+pub type Set = fn(&mut Config, Value) -> Result<(), serde_json::Error>;
+
+/// One row of the table.
+pub struct Setting {
+    /// Dotted path, e.g. `planning.max_steps`.
+    pub key: &'static str,
+    /// What values it takes.
+    pub kind: Kind,
+    /// The `ODEK_*` variable that sets it.
+    pub env: Option<&'static str>,
+    /// The command-line flag that sets it, for messages.
+    pub flag: Option<&'static str>,
+    /// What a project file may do with it.
+    pub project: Project,
+    /// How layers combine.
+    pub merge: Merge,
+    /// Warned about as this group (`dangerous section`) rather than key by key.
+    pub group: Option<&'static str>,
+    /// Why a project may not set it, shown in the warning (`a project may only …`).
+    pub project_note: Option<&'static str>,
+    /// Shown in `odek init --global` instead of the default (JSON text).
+    pub template: Option<&'static str>,
+    /// In the project template of `odek init`.
+    pub in_project_template: bool,
+    /// The default as the docs show it, when the value does not say it well.
+    pub doc_default: Option<&'static str>,
+    /// One line for `docs/CONFIG.md`.
+    pub doc: &'static str,
+    /// Reads it.
+    pub get: Get,
+    /// Writes it.
+    pub set: Set,
+}
+
+/// Reads and writes one field of [`Config`] through serde.
+macro_rules! field {
+    ($($f:ident).+) => {
+        (
+            |c: &Config| serde_json::to_value(&c.$($f).+).unwrap_or(Value::Null),
+            |c: &mut Config, v: Value| {
+                c.$($f).+ = serde_json::from_value(v)?;
+                Ok(())
+            },
+        )
+    };
+}
+
+/// A row with the common choices: replaced by higher layers, anything from a project.
+macro_rules! row {
+    ($key:literal, $kind:expr, $($f:ident).+, $doc:literal $(, $name:ident: $value:expr)* $(,)?) => {{
+        let (get, set) = field!($($f).+);
+        #[allow(clippy::needless_update)]
+        Setting {
+            $($name: $value,)*
+            ..Setting::base($key, $kind, $doc, get, set)
+        }
+    }};
+}
+
+impl Setting {
+    const fn base(key: &'static str, kind: Kind, doc: &'static str, get: Get, set: Set) -> Self {
+        Setting {
+            key,
+            kind,
+            env: None,
+            flag: None,
+            project: Project::Anything,
+            merge: Merge::Replace,
+            group: None,
+            project_note: None,
+            template: None,
+            in_project_template: false,
+            doc_default: None,
+            doc,
+            get,
+            set,
+        }
+    }
+}
+
+const ACTIONS: &[&str] = &["allow", "deny", "prompt"];
+
+/// Every setting, in the order of the templates and the docs.
+pub static SETTINGS: std::sync::LazyLock<Vec<Setting>> = std::sync::LazyLock::new(|| {
+    use Kind::*;
+    use Project::*;
+    let int = |min, max| Int {
+        range: Some((min, max)),
+    };
+    let unbounded = Int { range: None };
+    vec![
+        row!("model", Text, model, "model name sent to the endpoint",
+            env: Some("ODEK_MODEL"), flag: Some("--model"), in_project_template: true),
+        row!("base_url", Text, base_url, "OpenAI-compatible endpoint (must be `http://` or `https://`)",
+            env: Some("ODEK_BASE_URL"), flag: Some("--base-url"), project: Never),
+        row!("api_key", Text, api_key, "bearer token; fallbacks below. Not needed for loopback endpoints",
+            env: Some("ODEK_API_KEY"), project: Never, template: Some(r#""${ODEK_API_KEY}""#)),
+        row!("system", Text, system, "replaces the built-in identity (safety rules and runtime context are always appended)",
+            env: Some("ODEK_SYSTEM"), flag: Some("--system"), project: Never, template: Some(r#""""#),
+            doc_default: Some("built-in prompt")),
+        row!("temperature", Float { range: (0.0, 2.0) }, temperature,
+            "sampling temperature; omitted = the server's default",
+            env: Some("ODEK_TEMPERATURE"), flag: Some("--temperature"), doc_default: Some("omitted")),
+        row!("thinking", Choice(super::THINKING_LEVELS), thinking,
+            "reasoning effort: `enabled`, `disabled`, `low`, `medium`, `high`",
+            env: Some("ODEK_THINKING"), flag: Some("--thinking"), doc_default: Some("model profile")),
+        row!("max_iterations", int(1, 10_000), max_iterations,
+            "model calls per run before the partial summary",
+            env: Some("ODEK_MAX_ITER"), flag: Some("--max-iter"), in_project_template: true),
+        row!("max_tool_parallel", int(1, 64), max_tool_parallel,
+            "tool calls of one batch running at once",
+            env: Some("ODEK_MAX_TOOL_PARALLEL")),
+        row!("stream", Bool, stream, "stream answers (SSE)",
+            env: Some("ODEK_STREAM"), flag: Some("--stream/--no-stream")),
+        row!("compaction", Bool, compaction, "summarise dropped turns into a rolling digest when trimming",
+            env: Some("ODEK_COMPACTION"), flag: Some("--compaction/--no-compaction"), in_project_template: true),
+        row!("context_window", unbounded, context_window,
+            "tokens; 0 = ask the server (`GET /models`), then the model table",
+            env: Some("ODEK_CONTEXT_WINDOW")),
+        row!("no_color", Bool, no_color, "no ANSI colours (also `NO_COLOR`)",
+            env: Some("ODEK_NO_COLOR"), flag: Some("--no-color")),
+        row!("no_agents", Bool, no_agents, "do not read `./AGENTS.md` project instructions",
+            env: Some("ODEK_NO_AGENTS"), flag: Some("--no-agents"), project: OnlyTo("true"),
+            project_note: Some("a project may only opt out of AGENTS.md")),
+        row!("planning.enabled", Bool, planning.enabled, "the plan tool and all plan logic",
+            env: Some("ODEK_PLANNING"), flag: Some("--planning/--no-planning"), project: OnlyTo("false"),
+            project_note: Some("— planning is disabled in {global}"), in_project_template: true),
+        row!("planning.max_steps", int(1, 50), planning.max_steps, "most steps a plan may have",
+            env: Some("ODEK_PLANNING_MAX_STEPS"), project: OnlyLower, in_project_template: true),
+        row!("planning.max_render_chars", int(200, 8000), planning.max_render_chars,
+            "largest rendered plan message in bytes",
+            env: Some("ODEK_PLANNING_MAX_RENDER_CHARS"), project: OnlyLower, in_project_template: true),
+        row!("planning.placement", Choice(&["tail", "head"]), planning.placement,
+            "where requests carry the plan message: `tail` = last message of every request (keeps providers' prompt caches hitting between plan changes), `head` = right after the task, as saved (the seed's request layout)",
+            env: Some("ODEK_PLANNING_PLACEMENT"), in_project_template: true),
+        row!("dangerous.action", Choice(ACTIONS), dangerous.action,
+            "global action for prompt-class calls (`allow` from the environment = `--yolo`)",
+            env: Some("ODEK_DANGEROUS_ACTION"), flag: Some("--yolo"), project: Never,
+            group: Some("dangerous section"), doc_default: Some("none")),
+        row!("dangerous.non_interactive", Choice(&["allow", "deny"]), dangerous.non_interactive,
+            "what a `prompt` becomes when there is no terminal",
+            project: Never, group: Some("dangerous section"), template: Some(r#""deny""#),
+            doc_default: Some("`deny`")),
+        row!("dangerous.classes", Object, dangerous.classes,
+            "per-class actions, e.g. `{\"network_egress\": \"allow\"}`",
+            flag: Some("--allow CLASS"), project: Never, merge: Merge::Extend,
+            group: Some("dangerous section")),
+        row!("dangerous.allowlist", List, dangerous.allowlist, "exact shell commands always allowed",
+            project: Never, group: Some("dangerous section")),
+        row!("dangerous.denylist", List, dangerous.denylist, "shell command prefixes always denied",
+            project: Never, group: Some("dangerous section")),
+        row!("tools.enabled", List, tools.enabled, "when non-empty, only these tools, in this order",
+            env: Some("ODEK_TOOLS_ENABLED"), flag: Some("--tool"), project: Never,
+            project_note: Some("a project may only disable tools")),
+        row!("tools.disabled", List, tools.disabled, "tools never registered (lists from all layers add up)",
+            env: Some("ODEK_TOOLS_DISABLED"), flag: Some("--no-tool"), merge: Merge::Append,
+            in_project_template: true),
+        row!("sessions.autosave", Bool, sessions.autosave,
+            "`odek run` saves its transcript unless `--ephemeral`",
+            project: Never, group: Some("sessions section")),
+        row!("limits.max_runtime_seconds", unbounded, limits.max_runtime_seconds,
+            "wall-clock budget per run (0 = off)", flag: Some("--max-runtime"), project: OnlyLowerLimit),
+        row!("limits.max_tool_calls", unbounded, limits.max_tool_calls, "tool-call budget per run",
+            flag: Some("--max-tool-calls"), project: OnlyLowerLimit),
+        row!("limits.max_input_tokens", unbounded, limits.max_input_tokens, "input-token budget per run",
+            flag: Some("--max-input-tokens"), project: OnlyLowerLimit),
+        row!("limits.max_output_tokens", unbounded, limits.max_output_tokens, "output-token budget per run",
+            flag: Some("--max-output-tokens"), project: OnlyLowerLimit),
+        row!("llm.timeout_seconds", int(1, 3600), llm.timeout_seconds,
+            "a whole buffered call, or until a stream starts", env: Some("ODEK_LLM_TIMEOUT_SECONDS")),
+        row!("llm.stream_idle_timeout_seconds", int(1, 3600), llm.stream_idle_timeout_seconds,
+            "longest silence inside a stream", env: Some("ODEK_STREAM_IDLE_TIMEOUT_SECONDS")),
+        row!("llm.max_attempts", int(1, 10), llm.max_attempts,
+            "attempts per model call (1 = no retries)", env: Some("ODEK_LLM_MAX_ATTEMPTS")),
+        row!("llm.retry_initial_delay_ms", int(0, 60_000), llm.retry_initial_delay_ms,
+            "wait before the first retry, doubling for each further one (capped at 30 s, plus up to 25 % jitter; a server's `Retry-After` wins)",
+            env: Some("ODEK_LLM_RETRY_INITIAL_DELAY_MS")),
+        row!("serve.rate_limits.reads_per_minute", int(1, 1_000_000), serve.rate_limits.reads_per_minute,
+            "`odek serve`: session list, detail, plan and export reads per minute and client IP",
+            project: Never, group: Some("serve section")),
+        row!("serve.rate_limits.prompts_per_minute", int(1, 1_000_000), serve.rate_limits.prompts_per_minute,
+            "`odek serve`: `POST /api/prompt` per minute and client IP",
+            project: Never, group: Some("serve section")),
+        row!("telegram.api_base", Text, telegram.api_base, "the Bot API's address (`odek telegram`)",
+            project: Never, group: Some("telegram section")),
+        row!("telegram.bot_token", Text, telegram.bot_token,
+            "the bot's token from @BotFather; masked by `odek config`, redacted everywhere, hidden from shell commands",
+            env: Some("ODEK_TELEGRAM_TOKEN"), project: Never, group: Some("telegram section"),
+            template: Some(r#""${ODEK_TELEGRAM_TOKEN}""#)),
+        row!("telegram.allowed_users", IntList, telegram.allowed_users,
+            "Telegram user ids whose messages start turns; the bot refuses to start while this and `allowed_chats` are both empty",
+            project: Never, group: Some("telegram section")),
+        row!("telegram.allowed_chats", IntList, telegram.allowed_chats,
+            "chat ids (groups too) whose messages start turns", project: Never, group: Some("telegram section")),
+        row!("telegram.poll_timeout", int(1, 50), telegram.poll_timeout,
+            "seconds one `getUpdates` long poll waits", project: Never, group: Some("telegram section")),
+        row!("telegram.session_ttl_hours", unbounded, telegram.session_ttl_hours,
+            "a chat silent this long starts a new session with its next message; 0 = never",
+            project: Never, group: Some("telegram section")),
+        Setting {
+            template: Some(MCP_TEMPLATE),
+            ..Setting::base(
+                "mcp_servers",
+                Object,
+                "MCP servers by name: `{command, args, env}` (stdio) or `{url, headers}` (streamable HTTP), plus `timeout_seconds` (30, 1..600), `auto_approve` and `disabled`; a project may only disable one (see MCP.md)",
+                |c| serde_json::to_value(&c.mcp_servers).unwrap_or(Value::Null),
+                // Merged by its own rule (`layers::Merger::apply_mcp`), never through here.
+                |_, _| Ok(()),
+            )
+        },
+        row!("sandbox", Bool, sandbox,
+            "run shell commands in the Landlock sandbox where the kernel offers it (see TOOLS.md)",
+            env: Some("ODEK_SANDBOX"), flag: Some("--sandbox/--no-sandbox"), project: OnlyTo("true"),
+            project_note: Some("a project may only turn the sandbox on")),
+        row!("sandbox_allow_write", List, sandbox_allow_write,
+            "more paths sandboxed commands may write beneath, e.g. `[\"~/.cargo\"]` (`~/` is the home directory)",
+            project: Never, project_note: Some("a project may not widen the sandbox")),
+        row!("sandbox_network", Choice(&["allow", "none"]), sandbox_network,
+            "`none` also refuses TCP connect and bind to sandboxed commands (Landlock ABI 4+; UDP is not covered)",
+            env: Some("ODEK_SANDBOX_NETWORK"), project: OnlyTo("\"none\""),
+            project_note: Some("a project may only shut the network")),
+    ]
+});
+
+/// The MCP servers `odek init --global` shows, both switched off.
+const MCP_TEMPLATE: &str = r#"{
+  "everything": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"], "env": {}, "timeout_seconds": 30, "auto_approve": ["echo"], "disabled": true},
+  "remote": {"url": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer ${MCP_EXAMPLE_TOKEN}"}, "timeout_seconds": 30, "auto_approve": [], "disabled": true}
+}"#;
+
+/// Sections whose other keys are accepted and ignored (keys of the Go original odek does
+/// not use, such as `telegram.poll_interval`).
+pub const TOLERATED_SECTIONS: &[&str] = &["telegram"];
+
+/// The row of `key`.
+pub fn setting(key: &str) -> Option<&'static Setting> {
+    SETTINGS.iter().find(|s| s.key == key)
+}
+
+impl Setting {
+    /// The JSON pointer of the key (`/planning/max_steps`).
+    pub fn pointer(&self) -> String {
+        format!("/{}", self.key.replace('.', "/"))
+    }
+
+    /// The default value.
+    pub fn default_value(&self) -> Value {
+        (self.get)(&Config::default())
+    }
+
+    /// The value `odek init --global` writes.
+    pub fn template_value(&self) -> Value {
+        self.template
+            .and_then(|t| serde_json::from_str(t).ok())
+            .unwrap_or_else(|| self.default_value())
+    }
+
+    /// The clamp range of a number (as text for messages).
+    pub fn range_text(&self) -> Option<String> {
+        match self.kind {
+            Kind::Int {
+                range: Some((min, max)),
+            } => Some(format!("{min}..{max}")),
+            Kind::Float { range: (min, max) } => Some(format!("{min}..{max}")),
+            _ => None,
+        }
+    }
+
+    /// Parses the value of its environment variable.
+    pub fn parse_env(&self, text: &str) -> Result<Value, Expected> {
+        let text = text.trim();
+        match self.kind {
+            Kind::Bool => super::parse_bool(text)
+                .map(Value::Bool)
+                .ok_or(Expected::Bool),
+            Kind::Int { range } => text
+                .parse::<u64>()
+                .map(Value::from)
+                .map_err(|_| match range {
+                    Some((min, _)) if min >= 1 => Expected::PositiveInt,
+                    _ => Expected::NonNegativeInt,
+                }),
+            Kind::Float { .. } => text
+                .parse::<f64>()
+                .ok()
+                .and_then(serde_json::Number::from_f64)
+                .map(Value::Number)
+                .ok_or(Expected::Number),
+            Kind::Choice(options) => {
+                let word = text.to_ascii_lowercase();
+                if options.contains(&word.as_str()) {
+                    Ok(Value::String(word))
+                } else {
+                    Err(Expected::OneOf(options))
+                }
+            }
+            Kind::List => Ok(Value::from(
+                text.split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .collect::<Vec<_>>(),
+            )),
+            Kind::Text => Ok(Value::String(text.to_string())),
+            Kind::IntList | Kind::Object => Err(Expected::FileOnly),
+        }
+    }
+}
+
+/// What an environment variable should have held.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Expected {
+    /// A boolean word.
+    #[error("a boolean (true/false, 1/0, yes/no, on/off)")]
+    Bool,
+    /// 1 or more.
+    #[error("a positive integer")]
+    PositiveInt,
+    /// 0 or more.
+    #[error("a non-negative integer")]
+    NonNegativeInt,
+    /// Any number.
+    #[error("a number")]
+    Number,
+    /// One of these words.
+    #[error("{}", one_of(.0))]
+    OneOf(&'static [&'static str]),
+    /// Nothing: only a file sets it.
+    #[error("a value only a file sets")]
+    FileOnly,
+}
+
+/// `a, b or c`.
+pub fn one_of(options: &[&str]) -> String {
+    match options.split_last() {
+        Some((last, [])) => (*last).to_string(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
+/// The key table of `docs/CONFIG.md`: key, default, meaning (with the clamp range).
+pub fn doc_key_table() -> String {
+    let mut out = String::from("| key | default | meaning |\n|---|---|---|\n");
+    for s in SETTINGS.iter() {
+        let default = s
+            .doc_default
+            .map_or_else(|| doc_value(&s.default_value()), str::to_string);
+        let mut meaning = s.doc.to_string();
+        if let Some(range) = s.range_text() {
+            meaning.push_str(&format!("; clamped to {range}"));
+        }
+        if s.project == Project::Never {
+            meaning.push_str("; not from a project file");
+        }
+        out.push_str(&format!("| `{}` | {default} | {meaning} |\n", s.key));
+    }
+    out
+}
+
+/// The environment table of `docs/CONFIG.md`.
+pub fn doc_env_table() -> String {
+    let mut out = String::from("| variable | key |\n|---|---|\n");
+    out.push_str("| `ODEK_HOME` | the home directory (default `~/.odek`) |\n");
+    for s in SETTINGS.iter() {
+        if let Some(var) = s.env {
+            out.push_str(&format!("| `{var}` | `{}` |\n", s.key));
+        }
+    }
+    out.push_str("| `NO_COLOR` (any value) | `no_color` |\n");
+    out.push_str("| `DEEPSEEK_API_KEY`, `OPENAI_API_KEY` | `api_key` fallbacks |\n");
+    out
+}
+
+fn doc_value(value: &Value) -> String {
+    match value {
+        Value::Null => "none".into(),
+        Value::String(s) => format!("`{s}`"),
+        Value::Array(a) if a.is_empty() => "`[]`".into(),
+        Value::Object(o) if o.is_empty() => "`{}`".into(),
+        other => other.to_string(),
+    }
+}
