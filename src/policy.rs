@@ -1,5 +1,5 @@
 //! The `dangerous` policy and the vocabulary it speaks: danger classes, actions and the
-//! verdict on one call (facts §8.3–8.5).
+//! verdict on one call (see docs/TOOLS.md).
 //!
 //! A neutral module: `config` reads the policy from files and `tools` classifies commands
 //! and gates calls with it, so neither has to depend on the other. How a command gets its
@@ -11,7 +11,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-/// How risky an action is. Declared in rank order, so `Ord` compares risk (facts §8.3, v2
+/// How risky an action is. Declared in rank order, so `Ord` compares risk (the Go original's v2
 /// ranks, with `network_upload` above `network_egress`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -318,4 +318,9 @@ impl DangerPolicy {
 
 fn collapse_whitespace(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A classification of `class` for `reason` (shorthand for the classifier's tables).
+pub fn classified(class: DangerClass, reason: impl Into<String>) -> Classification {
+    Classification::new(class, reason)
 }

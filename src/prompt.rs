@@ -3,8 +3,8 @@
 use std::path::Path;
 
 use crate::config::Config;
-use crate::engine::context::INJECTION_PREFIX;
 use crate::llm::Message;
+use crate::transcript::INJECTION_PREFIX;
 
 /// The built-in identity, used unless `system` is configured.
 pub const DEFAULT_IDENTITY: &str = "\

@@ -7,6 +7,10 @@
 //! the size of the history. A neutral module (it depends only on the `llm` and `plan` leaves):
 //! the engine produces deltas, the session store consumes them, and neither knows the other.
 
+/// How a leading injection (attached files, AGENTS.md) begins: trimming may drop such a
+/// message, never the original task.
+pub const INJECTION_PREFIX: &str = "[Injected context:";
+
 use serde::{Deserialize, Serialize};
 
 use crate::llm::Message;

@@ -4,10 +4,11 @@ use clap::Args;
 
 use super::Exit;
 use super::flags::TurnFlags;
-use super::turn::{Setup, exit_for, read_task, report_outcome, tokio_runtime};
+use super::turn::{
+    Setup, exit_for, read_task, refuse_session_fixed_flags, report_outcome, tokio_runtime,
+};
 use crate::llm::Message;
 use crate::prompt::{context_files_message, read_context_files};
-use crate::session::{Session, SessionStore};
 
 /// Who holds a session while `odek continue` writes it.
 const HOLDER: &str = "odek continue";
@@ -23,33 +24,6 @@ pub struct ContinueArgs {
     /// The follow-up; words are joined with spaces, `-` reads it from stdin
     #[arg(value_name = "TASK", required = true)]
     task: Vec<String>,
-}
-
-/// Refuses the flags a resumed session keeps, with a message saying so.
-pub fn refuse_session_fixed_flags(flags: &TurnFlags, command: &str) -> anyhow::Result<()> {
-    let fixed = flags.session_fixed_flags();
-    if fixed.is_empty() {
-        return Ok(());
-    }
-    anyhow::bail!(
-        "{command} cannot change {}: a resumed session keeps its model, endpoint and system prompt (start a new session with `odek run` to use different ones)",
-        fixed.join(", ")
-    )
-}
-
-/// Loads `id`, or the most recently updated session started by the command line.
-pub fn load_session(store: &SessionStore, id: Option<&str>) -> anyhow::Result<Session> {
-    let id = match id {
-        Some(id) => id.to_string(),
-        None => match store.latest_cli()? {
-            Some(s) => s.id,
-            None => anyhow::bail!(
-                "no saved sessions to continue (in {}); start one with `odek run`",
-                store.dir().display()
-            ),
-        },
-    };
-    Ok(store.load(&id)?)
 }
 
 /// Runs `odek continue`.

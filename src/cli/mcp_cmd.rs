@@ -82,7 +82,7 @@ fn first_line(text: &str, max: usize) -> String {
         .chars()
         .filter(|c| *c == '\n' || !c.is_control())
         .collect();
-    crate::tools::first_line(&clean, max)
+    crate::text::first_line(&clean, max)
 }
 
 fn print_server(server: &McpServer, width: usize, redactor: &Redactor) {

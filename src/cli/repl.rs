@@ -9,9 +9,8 @@ use clap::Args;
 use rustyline::error::ReadlineError;
 
 use super::Exit;
-use super::continue_cmd::refuse_session_fixed_flags;
 use super::flags::TurnFlags;
-use super::turn::{Setup, summary_line, tokio_runtime};
+use super::turn::{Setup, refuse_session_fixed_flags, summary_line, tokio_runtime};
 use crate::engine::RunError;
 use crate::llm::Message;
 use crate::runtime::SessionHandle;

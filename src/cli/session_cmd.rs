@@ -132,8 +132,8 @@ fn list(store: &SessionStore, limit: usize) -> anyhow::Result<Exit> {
             "{:<41} {:>5}  {:<20}  {}\n",
             s.id,
             s.turns,
-            shorten(&s.model, 20),
-            shorten(&one_line(&s.title), 50)
+            crate::text::truncate(&s.model, 20),
+            crate::text::truncate(&one_line(&s.title), 50)
         ));
     }
     if listing.total > listing.sessions.len() {
@@ -198,7 +198,7 @@ fn render_session(s: &Session, full: bool) -> String {
                 let body = if full {
                     m.content.clone()
                 } else {
-                    shorten(&m.content, 200)
+                    crate::text::truncate(&m.content, 200).into_owned()
                 };
                 out.push_str(&format!("── [TOOL RESULT: {name} #{label}] ──\n{body}\n"));
             }
@@ -247,16 +247,6 @@ fn human_time(rfc3339: &str) -> String {
 
 fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-fn shorten(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        s.to_string()
-    } else {
-        let mut out: String = s.chars().take(max).collect();
-        out.push('…');
-        out
-    }
 }
 
 fn print_out(text: &str) {

@@ -65,7 +65,7 @@ pub fn run(args: TelegramArgs) -> anyhow::Result<Exit> {
         let shutdown = tokio_util::sync::CancellationToken::new();
         let stop = shutdown.clone();
         tokio::spawn(async move {
-            crate::serve::termination().await;
+            crate::process::termination().await;
             stop.cancel();
         });
         let parts = BotParts {

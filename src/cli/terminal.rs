@@ -475,15 +475,9 @@ fn to_ascii(text: &str) -> String {
         .collect()
 }
 
+/// The first line of `s` in at most `max` characters in all.
 fn shorten(s: &str, max: usize) -> String {
-    let line = s.lines().next().unwrap_or("");
-    if line.chars().count() <= max {
-        line.to_string()
-    } else {
-        let mut out: String = line.chars().take(max.saturating_sub(1)).collect();
-        out.push('…');
-        out
-    }
+    crate::text::fit(s.lines().next().unwrap_or(""), max).into_owned()
 }
 
 fn write_answer(stream: AnswerStream, text: &str) {

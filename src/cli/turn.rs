@@ -18,7 +18,7 @@ use crate::runtime::{
     Approvals, ModelSource, Process, Runtime, SessionHandle, StartOptions, Submission, Supervisor,
     TurnOutcome,
 };
-use crate::session::SessionStore;
+use crate::session::{Session, SessionStore};
 
 /// Everything a command needs before it runs turns.
 pub struct Setup {
@@ -108,7 +108,7 @@ impl Setup {
             &crate::config::home_dir_from(&env),
             Arc::new(Redactor::new()),
         );
-        let peek = super::continue_cmd::load_session(&probe, id)?;
+        let peek = load_session(&probe, id)?;
         let mut flags = flags.clone();
         flags.model = Some(peek.model.clone());
         flags.base_url = peek.base_url.clone();
@@ -230,6 +230,33 @@ impl Setup {
         self.terminal.shutdown();
         self.process.close_events();
     }
+}
+
+/// Refuses the flags a resumed session keeps, with a message saying so.
+pub fn refuse_session_fixed_flags(flags: &TurnFlags, command: &str) -> anyhow::Result<()> {
+    let fixed = flags.session_fixed_flags();
+    if fixed.is_empty() {
+        return Ok(());
+    }
+    anyhow::bail!(
+        "{command} cannot change {}: a resumed session keeps its model, endpoint and system prompt (start a new session with `odek run` to use different ones)",
+        fixed.join(", ")
+    )
+}
+
+/// Loads `id`, or the most recently updated session started by the command line.
+pub fn load_session(store: &SessionStore, id: Option<&str>) -> anyhow::Result<Session> {
+    let id = match id {
+        Some(id) => id.to_string(),
+        None => match store.latest_cli()? {
+            Some(s) => s.id,
+            None => anyhow::bail!(
+                "no saved sessions to continue (in {}); start one with `odek run`",
+                store.dir().display()
+            ),
+        },
+    };
+    Ok(store.load(&id)?)
 }
 
 /// True when a person can answer approval prompts (stdin and stderr are terminals).

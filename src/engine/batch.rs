@@ -158,7 +158,13 @@ impl Engine {
     fn prepare(&self, call: &ToolCall, cut_off: bool, ctx: &ToolContext) -> Prepared {
         let tool = self.tools.get(&call.function.name).cloned();
         let raw = &call.function.arguments;
-        let args = parse_arguments(raw).map_err(|e| ToolError(refused_arguments(raw, &e, cut_off)));
+        let args = parse_arguments(raw).map_err(|e| {
+            let refusal = refused_arguments(raw, &e, cut_off);
+            match tool.as_ref().and_then(|t| t.invalid_arguments(&e)) {
+                Some(named) => ToolError(format!("{named}\n{refusal}")),
+                None => ToolError(refusal),
+            }
+        });
         let null = Value::Null;
         let a = args.as_ref().unwrap_or(&null);
         let summary = tool
@@ -311,13 +317,9 @@ fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
     }
 }
 
+/// The first line with text of an error, for the terminal's tool line.
 fn first_line(s: &str) -> String {
-    s.lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .chars()
-        .take(160)
-        .collect()
+    crate::text::first_line(s.trim_start(), 160)
 }
 
 /// A spawned task that is aborted when its handle is dropped (a cancelled batch must not

@@ -31,7 +31,7 @@ pub const SURVIVAL_WARNING: &str = "[Context trimmed to survive: the conversatio
 /// Appended after a survival trim.
 pub const SURVIVAL_NOTE: &str = "[Context survival mode: the conversation was aggressively reduced to fit the model's context window. Continue from where you left off using the most recent context available.]";
 /// Prefix of leading injections (attached files, project instructions): droppable context.
-pub const INJECTION_PREFIX: &str = "[Injected context:";
+pub use crate::transcript::INJECTION_PREFIX;
 
 /// Share of the context window the transcript may use.
 const BUDGET_RATIO: f64 = 0.75;

@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::OnceCell;
 
-use super::error::{NetworkKind, is_billing_answer};
+use super::error::{is_billing_answer, transport_error};
 use super::profiles::{context_window_from_listing, profile_for};
 use super::response::{MAX_BODY_BYTES, parse_completion_body};
 use super::retry::{RetryDecision, RetryNotice, RetryPolicy, parse_retry_after, retry_reason};
@@ -104,7 +104,7 @@ impl fmt::Debug for HttpModelConfig {
     }
 }
 
-/// How much a model thinks before answering (facts §3.1).
+/// How much a model thinks before answering.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ThinkingMode {
     /// `thinking: {type: enabled, budget_tokens: 5000}`, temperature forced to 1.
@@ -439,7 +439,7 @@ async fn reject_failure_status(response: reqwest::Response) -> Result<reqwest::R
         .await
         .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
         .unwrap_or_default();
-    let mut body = shorten(raw.trim(), ERROR_BODY_CHARS);
+    let mut body = crate::text::truncate(raw.trim(), ERROR_BODY_CHARS).into_owned();
     if is_billing_answer(status.as_u16(), &raw) {
         body.push_str(BILLING_HINT);
     }
@@ -476,28 +476,6 @@ async fn read_body_capped(
     Ok(body)
 }
 
-/// Maps a transport failure: timeouts to [`LlmError::Timeout`], everything else to
-/// [`LlmError::Network`] with the whole cause chain (e.g. `… Connection refused`).
-pub(crate) fn transport_error(error: &reqwest::Error, timeout: Duration) -> LlmError {
-    if error.is_timeout() {
-        return LlmError::Timeout(timeout);
-    }
-    if error.is_builder() {
-        return LlmError::Config(format!("cannot build the request: {error}"));
-    }
-    let mut text = error.to_string();
-    let mut source = std::error::Error::source(error);
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    LlmError::Network {
-        kind: NetworkKind::of(error),
-        message: text,
-    }
-}
-
 fn is_event_stream(headers: &HeaderMap) -> bool {
     match headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()) {
         Some(kind) => kind
@@ -523,14 +501,6 @@ fn hand_whole_text_to_sink(message: &Message, sink: Option<DeltaSink<'_>>, deliv
     if !message.content.is_empty() {
         delivered.store(true, Ordering::SeqCst);
         sink(Delta::Content(&message.content));
-    }
-}
-
-/// `text` cut to at most `max_chars` characters (on a char boundary), with `…` when cut.
-pub(crate) fn shorten(text: &str, max_chars: usize) -> String {
-    match text.char_indices().nth(max_chars) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_string(),
     }
 }
 

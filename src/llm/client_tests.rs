@@ -569,9 +569,9 @@ async fn context_length_error_is_recognised_and_long_bodies_shortened() {
 
 #[test]
 fn shorten_cuts_on_char_boundaries() {
-    assert_eq!(shorten("héllo", 2), "hé…");
-    assert_eq!(shorten("héllo", 5), "héllo");
-    assert_eq!(shorten("", 3), "");
+    assert_eq!(crate::text::truncate("héllo", 2), "hé…");
+    assert_eq!(crate::text::truncate("héllo", 5), "héllo");
+    assert_eq!(crate::text::truncate("", 3), "");
 }
 
 #[tokio::test]

@@ -242,6 +242,28 @@ impl LlmError {
     }
 }
 
+/// Maps a transport failure: timeouts to [`LlmError::Timeout`], everything else to
+/// [`LlmError::Network`] with the whole cause chain (e.g. `… Connection refused`).
+pub(crate) fn transport_error(error: &reqwest::Error, timeout: Duration) -> LlmError {
+    if error.is_timeout() {
+        return LlmError::Timeout(timeout);
+    }
+    if error.is_builder() {
+        return LlmError::Config(format!("cannot build the request: {error}"));
+    }
+    let mut text = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    LlmError::Network {
+        kind: NetworkKind::of(error),
+        message: text,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,7 +13,7 @@ use eventsource_stream::{EventStreamError, Eventsource};
 use futures_util::{Stream, StreamExt, stream};
 use serde_json::Value;
 
-use super::client::transport_error;
+use super::error::transport_error;
 use super::response::{
     MAX_BODY_BYTES, arguments_text, embedded_error, non_empty_str, parse_usage, reasoning_of,
 };

@@ -10,6 +10,7 @@
 mod connect;
 mod tool;
 
+use crate::process::kill_group;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -187,12 +188,6 @@ impl ProcessGroups {
         let groups = std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner));
         groups.into_iter().for_each(kill_group);
     }
-}
-
-/// Kills what is left of a stdio server's process group (a wrapper like `npx` starts the
-/// real server as its child).
-fn kill_group(group: i32) {
-    crate::tools::signal_group(group, libc::SIGKILL);
 }
 
 /// What [`McpHub::start`] found: the servers and, built once, their tools.

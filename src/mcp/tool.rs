@@ -125,7 +125,7 @@ impl Tool for McpTool {
     fn summary(&self, args: &Value) -> String {
         match args {
             Value::Null => String::new(),
-            other => crate::tools::first_line(&other.to_string(), SUMMARY_CHARS),
+            other => crate::text::first_line(&other.to_string(), SUMMARY_CHARS),
         }
     }
 

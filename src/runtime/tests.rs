@@ -275,3 +275,29 @@ async fn a_session_runs_one_turn_at_a_time() {
         "a second writer of the same session is refused"
     );
 }
+
+#[test]
+fn the_redactor_learns_the_secrets_of_mcp_servers() {
+    let mut config = Config::default();
+    let server: crate::config::McpServerConfig = crate::config::McpServerConfig {
+        command: None,
+        args: Vec::new(),
+        env: BTreeMap::from([(
+            "GITHUB_TOKEN".to_string(),
+            "ghp_0123456789abcdef".to_string(),
+        )]),
+        url: Some("https://mcp.example.com/mcp".into()),
+        headers: BTreeMap::from([(
+            "Authorization".to_string(),
+            "Bearer tok-0123456789abcdef".to_string(),
+        )]),
+        timeout_seconds: 30,
+        auto_approve: Vec::new(),
+        disabled: false,
+    };
+    config.mcp_servers.insert("web".into(), server);
+    let redactor = build_redactor(&config);
+    let said = redactor.redact("token tok-0123456789abcdef and ghp_0123456789abcdef");
+    assert!(!said.contains("tok-0123456789abcdef"), "{said}");
+    assert!(!said.contains("ghp_0123456789abcdef"), "{said}");
+}

@@ -126,7 +126,7 @@ pub async fn serve(parts: ServeParts, listener: tokio::net::TcpListener) -> std:
     let app = router(state.clone());
     let stopping = state.clone();
     listen::serve_until(listener, app, async move {
-        termination().await;
+        crate::process::termination().await;
         stopping.stop().await;
     })
     .await;
@@ -191,21 +191,6 @@ async fn no_store(req: Request, next: Next) -> Response {
         .headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     response
-}
-
-/// Resolves on SIGINT or SIGTERM.
-pub async fn termination() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut int), Ok(mut term)) = (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
-    ) else {
-        return std::future::pending().await;
-    };
-    tokio::select! {
-        _ = int.recv() => {}
-        _ = term.recv() => {}
-    }
 }
 
 impl AppState {

@@ -55,10 +55,9 @@ pub(super) fn standard_id(id: &str) -> Result<&str, ApiError> {
     if is_standard_id(id) {
         return Ok(id);
     }
-    let shown: String = id.chars().take(64).collect();
-    let more = if shown.len() < id.len() { "…" } else { "" };
+    let shown = crate::text::truncate(id, 64);
     Err(ApiError::not_found(format!(
-        "no session {shown:?}{more}: session ids look like YYYYMMDD-<32 hex digits>"
+        "no session {shown:?}: session ids look like YYYYMMDD-<32 hex digits>"
     )))
 }
 

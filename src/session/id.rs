@@ -26,7 +26,7 @@ pub fn new_session_id() -> String {
 pub fn validate_id(id: &str) -> Result<(), SessionError> {
     let refuse = |reason| {
         Err(SessionError::InvalidId {
-            shown_id: shorten_for_display(id),
+            shown_id: crate::text::truncate(id, SHOWN_ID_CHARS).into_owned(),
             reason,
         })
     };
@@ -59,13 +59,6 @@ pub fn is_standard_id(id: &str) -> bool {
         && b[9..]
             .iter()
             .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c))
-}
-
-fn shorten_for_display(id: &str) -> String {
-    match id.char_indices().nth(SHOWN_ID_CHARS) {
-        Some((cut, _)) => format!("{}…", &id[..cut]),
-        None => id.to_string(),
-    }
 }
 
 #[cfg(test)]

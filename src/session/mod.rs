@@ -286,18 +286,9 @@ pub fn count_turns(messages: &[Message]) -> u32 {
     u32::try_from(users).unwrap_or(u32::MAX)
 }
 
-/// `text` cut to at most [`MAX_TITLE_CHARS`] characters, ending in `…` when cut.
+/// `text` in at most [`MAX_TITLE_CHARS`] characters, ending in `…` when cut.
 fn shorten_title(text: &str) -> String {
-    match text.char_indices().nth(MAX_TITLE_CHARS) {
-        None => text.to_string(),
-        Some(_) => {
-            let keep = text
-                .char_indices()
-                .nth(MAX_TITLE_CHARS - 1)
-                .map_or(text.len(), |(at, _)| at);
-            format!("{}…", &text[..keep])
-        }
-    }
+    crate::text::fit(text, MAX_TITLE_CHARS).into_owned()
 }
 
 /// The current time as RFC 3339 UTC with millisecond precision, e.g.

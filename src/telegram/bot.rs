@@ -103,17 +103,49 @@ fn now_secs() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
+/// Why the bot stopped or could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum TelegramError {
+    /// No token configured.
+    #[error("no bot token")]
+    NoToken,
+    /// The client could not be set up.
+    #[error(transparent)]
+    Api(#[from] BotError),
+    /// The state folder could not be opened.
+    #[error("{}: {source}", dir.display())]
+    State {
+        /// `<home>/telegram`.
+        dir: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// Telegram refused the token (401 or 404).
+    #[error(
+        "Telegram refused the bot token ({code}: {description}); check telegram.bot_token or ODEK_TELEGRAM_TOKEN"
+    )]
+    TokenRefused {
+        /// The status.
+        code: u16,
+        /// Telegram's words.
+        description: String,
+    },
+}
+
 /// Runs the bot until `shutdown` fires; then cancels the running turns and waits for them
 /// to save. Fails at once when Telegram refuses the token.
-pub async fn run_bot(parts: BotParts, shutdown: CancellationToken) -> anyhow::Result<()> {
+pub async fn run_bot(parts: BotParts, shutdown: CancellationToken) -> Result<(), TelegramError> {
     let token = parts
         .config
         .bot_token
         .clone()
-        .ok_or_else(|| anyhow::anyhow!("no bot token"))?;
+        .ok_or(TelegramError::NoToken)?;
     let poll = Duration::from_secs(parts.config.poll_timeout);
     let api = BotApi::new(&parts.config.api_base, &token, poll)?;
-    let (state, warning) = StateFile::open(&parts.dir)?;
+    let (state, warning) = StateFile::open(&parts.dir).map_err(|source| TelegramError::State {
+        dir: parts.dir.clone(),
+        source,
+    })?;
     if let Some(w) = warning {
         eprintln!("odek telegram: warning: {w}");
     }
@@ -141,7 +173,7 @@ pub async fn run_bot(parts: BotParts, shutdown: CancellationToken) -> anyhow::Re
 
 impl Bot {
     /// The polling loop.
-    async fn poll(self: &Arc<Self>, shutdown: &CancellationToken) -> anyhow::Result<()> {
+    async fn poll(self: &Arc<Self>, shutdown: &CancellationToken) -> Result<(), TelegramError> {
         let mut backoff = Duration::from_secs(1);
         let mut failing = false;
         loop {
@@ -169,9 +201,7 @@ impl Bot {
                 Err(BotError::Api {
                     code, description, ..
                 }) if code == 401 || code == 404 => {
-                    anyhow::bail!(
-                        "Telegram refused the bot token ({code}: {description}); check telegram.bot_token or ODEK_TELEGRAM_TOKEN"
-                    );
+                    return Err(TelegramError::TokenRefused { code, description });
                 }
                 Err(
                     e @ BotError::Api {
@@ -830,17 +860,7 @@ struct ToolLine {
 impl ToolLine {
     fn render(&self) -> String {
         let mark = if self.ok { "✓" } else { "✗" };
-        let mut summary: String = self
-            .summary
-            .lines()
-            .next()
-            .unwrap_or("")
-            .chars()
-            .take(60)
-            .collect();
-        if self.summary.chars().count() > 60 {
-            summary.push('…');
-        }
+        let summary = crate::text::first_line(&self.summary, 60);
         format!(
             "{} {} {summary} {mark} {:.1}s",
             tool_emoji(&self.name),

@@ -8,4 +8,4 @@ pub mod plan_status;
 mod state;
 pub mod text;
 
-pub use bot::{BotParts, run_bot};
+pub use bot::{BotParts, TelegramError, run_bot};

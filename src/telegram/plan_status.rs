@@ -32,15 +32,10 @@ pub fn glyph(status: StepStatus) -> &'static str {
     }
 }
 
-/// A note cut at [`NOTE_MAX_CHARS`] characters, with `…` when it was longer.
+/// A note cut at [`NOTE_MAX_CHARS`] characters, with `…` when it was longer (the web
+/// panel cuts the same way).
 pub fn cut_note(note: &str) -> String {
-    let mut chars = note.chars();
-    let head: String = chars.by_ref().take(NOTE_MAX_CHARS).collect();
-    if chars.next().is_some() {
-        format!("{head}…")
-    } else {
-        head
-    }
+    crate::text::truncate(note, NOTE_MAX_CHARS).into_owned()
 }
 
 /// Renders the plan (or its absence) for `/plan_status`.

@@ -1,4 +1,4 @@
-//! Shell-command classification and the `dangerous` policy (facts §8.3–8.5).
+//! Shell-command classification and the `dangerous` policy (see docs/TOOLS.md).
 //!
 //! Every shell command and every file write is put in a [`DangerClass`]; the policy turns
 //! the class into an [`Action`] (allow, deny, or ask the user).
@@ -120,7 +120,7 @@ pub fn is_secret_file(path: &Path, cwd: &Path) -> Option<&'static str> {
     secrets::secret_at_resolved(path, cwd)
 }
 
-/// The program a command runs, for event summaries (facts §7.3): the first word that is not
+/// The program a command runs, for event summaries (docs/EVENTS.md): the first word that is not
 /// a `NAME=value` assignment, with quotes removed, as a basename. Empty when there is none.
 pub fn command_argv0(command: &str) -> String {
     let parsed = lexer::parse_script(command);
@@ -131,9 +131,13 @@ pub fn command_argv0(command: &str) -> String {
     let Some(program) = words.first() else {
         return String::new();
     };
+    // A program named by another command's output has no name worth showing, and its
+    // text (the substitution) is content.
+    if program.substitution {
+        return "$(…)".to_string();
+    }
     let text = program.text.trim_end_matches('/');
-    let base = text.rsplit('/').next().unwrap_or(text);
-    base.replace(lexer::SUBSTITUTION_MARKER, "$(…)")
+    text.rsplit('/').next().unwrap_or(text).to_string()
 }
 
 #[cfg(test)]

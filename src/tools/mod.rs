@@ -30,7 +30,7 @@ pub use patch::PatchTool;
 pub use plan_tool::PlanTool;
 pub use read_file::ReadFileTool;
 pub use search_files::SearchFilesTool;
-pub use shell::{HIDDEN_ENV, ShellTool, first_line, signal_group};
+pub use shell::{HIDDEN_ENV, ShellTool};
 pub use write_file::WriteFileTool;
 
 /// What a tool call can see of the run.
@@ -82,6 +82,11 @@ pub trait Tool: Send + Sync {
     /// Structured summary of a call for events (`args_summary`); never raw content. The
     /// engine adds the call's `class` (from [`Tool::classify`], classified once per call).
     fn event_summary(&self, _args: &Value) -> Option<Value> {
+        None
+    }
+    /// How this tool names arguments that are not JSON, before the engine's refusal (the
+    /// plan tool's contract says `plan: parse args: <reason>`); `None` = the refusal alone.
+    fn invalid_arguments(&self, _reason: &serde_json::Error) -> Option<String> {
         None
     }
     /// True when calls of this tool within one batch must run one at a time, in call order

@@ -45,6 +45,10 @@ impl Tool for PlanTool {
         true
     }
 
+    fn invalid_arguments(&self, reason: &serde_json::Error) -> Option<String> {
+        Some(plan::PlanError::ParseArgs(reason.to_string()).to_string())
+    }
+
     fn summary(&self, args: &Value) -> String {
         let verb = args.get("verb").and_then(Value::as_str).unwrap_or("?");
         match args.get("step_id").and_then(Value::as_str) {

@@ -261,7 +261,11 @@ fn match_contents(
         let shown = paths::display(cwd, path);
         for (i, line) in text.lines().enumerate() {
             if re.is_match(line) {
-                out.push(format!("{shown}:{}:{}", i + 1, shorten(line.trim_end())));
+                out.push(format!(
+                    "{shown}:{}:{}",
+                    i + 1,
+                    crate::text::truncate(line.trim_end(), MAX_MATCH_LINE_CHARS)
+                ));
                 if out.len() >= cap {
                     return Ok(out);
                 }
@@ -269,15 +273,6 @@ fn match_contents(
         }
     }
     Ok(out)
-}
-
-fn shorten(line: &str) -> String {
-    if line.chars().count() <= MAX_MATCH_LINE_CHARS {
-        return line.to_string();
-    }
-    let mut s: String = line.chars().take(MAX_MATCH_LINE_CHARS).collect();
-    s.push('…');
-    s
 }
 
 fn format_results(mut lines: Vec<String>, limit: usize, target: Target) -> String {

@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use super::danger::{Classification, classify_command, command_argv0};
 use super::{Tool, ToolContext, ToolError, decode_args};
+use crate::process::{GroupGuard, signal_group};
 use crate::sandbox::Sandbox;
 
 const DEFAULT_TIMEOUT_SECS: u64 = 1800;
@@ -83,11 +84,14 @@ impl Tool for ShellTool {
     }
 
     fn untrusted_source(&self, args: &Value) -> Option<String> {
-        Some(format!("$ {}", first_line(command_of(args), 200)))
+        Some(format!(
+            "$ {}",
+            crate::text::first_line(command_of(args), 200)
+        ))
     }
 
     fn summary(&self, args: &Value) -> String {
-        first_line(command_of(args), 100)
+        crate::text::first_line(command_of(args), 100)
     }
 
     fn event_summary(&self, args: &Value) -> Option<Value> {
@@ -123,44 +127,6 @@ fn looks_denied(output: &str) -> bool {
 
 fn command_of(args: &Value) -> &str {
     args.get("command").and_then(Value::as_str).unwrap_or("")
-}
-
-/// The first line of `s`, cut at `max_chars` characters; `…` marks a cut or more lines.
-pub fn first_line(s: &str, max_chars: usize) -> String {
-    let line = s.lines().next().unwrap_or("");
-    let mut out: String = line.chars().take(max_chars).collect();
-    if line.chars().count() > max_chars || s.lines().nth(1).is_some() {
-        out.push('…');
-    }
-    out
-}
-
-/// Kills the whole process group when dropped, unless disarmed after a normal exit.
-struct GroupGuard {
-    pgid: Option<i32>,
-}
-
-impl GroupGuard {
-    fn kill_now(&mut self) {
-        if let Some(pgid) = self.pgid.take() {
-            signal_group(pgid, libc::SIGKILL);
-        }
-    }
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        self.kill_now();
-    }
-}
-
-/// Sends `signal` to the process group `pgid` (shell commands, MCP servers).
-pub fn signal_group(pgid: i32, signal: i32) {
-    // SAFETY: killpg has no memory-safety preconditions; a stale group id only yields ESRCH.
-    #[allow(unsafe_code)]
-    unsafe {
-        libc::killpg(pgid, signal);
-    }
 }
 
 enum Ending {
@@ -201,7 +167,7 @@ async fn run(
         None => ToolError(format!("shell: could not start sh: {e}")),
     })?;
     let pgid = child.id().and_then(|id| i32::try_from(id).ok());
-    let mut guard = GroupGuard { pgid };
+    let mut guard = GroupGuard::new(pgid);
     let stdout = tokio::spawn(read_capped(child.stdout.take()));
     let stderr = tokio::spawn(read_capped(child.stderr.take()));
 
@@ -232,7 +198,7 @@ async fn run(
         Ending::TimedOut => Err(ToolError(format!(
             "shell: command timed out after {}s and was killed: {}\n{body}",
             timeout.as_secs(),
-            first_line(command, 200)
+            crate::text::first_line(command, 200)
         ))),
     }
 }

@@ -327,3 +327,24 @@ async fn planning_off_means_no_tool_no_message_no_sentence() {
             .contains("plan tool")
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plan_arguments_that_are_not_json_get_the_seeds_parse_args_error_and_the_refusal() {
+    let server = ScriptedServer::start(vec![
+        raw_tool_call("plan", r#"{"verb": "create", "steps": ["#),
+        text("done"),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["run", "--ephemeral", "plan it"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let results = tool_results(&server.requests()[1]);
+    let result = unwrap_untrusted(&results[0]);
+    assert!(result.starts_with("error: plan: parse args: "), "{result}");
+    assert!(
+        result.contains("the arguments are not valid JSON"),
+        "{result}"
+    );
+}

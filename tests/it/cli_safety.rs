@@ -60,8 +60,17 @@ fn shell(command: &str) -> (&'static str, Value) {
 }
 
 /// True when odek said it runs without the sandbox on this kernel.
+/// True when odek said the kernel offers no Landlock. Where the sandbox must exist — CI
+/// runs with `ODEK_REQUIRE_LANDLOCK=1`, and its kernels have Landlock — that fails the test
+/// instead of letting it pass on the warning alone.
 fn sandbox_unavailable(out: &std::process::Output) -> bool {
-    String::from_utf8_lossy(&out.stderr).contains("run without the sandbox")
+    let missing = String::from_utf8_lossy(&out.stderr).contains("run without the sandbox");
+    assert!(
+        !(missing && std::env::var_os("ODEK_REQUIRE_LANDLOCK").is_some()),
+        "ODEK_REQUIRE_LANDLOCK is set but odek ran without the sandbox:\n{}",
+        show(out)
+    );
+    missing
 }
 
 const ALLOW_ALL: &str = r#"{"dangerous": {"action": "allow"}}"#;

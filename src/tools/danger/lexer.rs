@@ -11,11 +11,6 @@
 //! classifier analyses them with its own depth limit. Anything it does not understand ends
 //! up as an ordinary word, which the classifier treats as an unknown command (fail closed).
 
-/// Text that stands for a command substitution inside a word. It is itself a parameter
-/// expansion, so analysing the word again (in `sh -c "…"`) still sees a dynamic value.
-pub(super) const SUBSTITUTION_MARKER: &str = "$__SUBST__";
-/// Text that stands for an arithmetic expansion inside a word.
-const ARITHMETIC_MARKER: &str = "$__ARITH__";
 /// What a process substitution (`<(…)`) becomes as an argument.
 const PROCESS_SUBSTITUTION_PATH: &str = "/dev/fd/63";
 /// Most words one brace expansion may produce.
@@ -24,12 +19,16 @@ const MAX_BRACE_WORDS: usize = 64;
 /// One shell word after quote removal.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(super) struct Word {
-    /// The value. Expansions are kept verbatim (`$HOME`, `${X}`), substitutions become
-    /// [`SUBSTITUTION_MARKER`].
+    /// The value. Expansions are kept verbatim (`$HOME`, `${X}`, `$((1+2))`), and so are
+    /// command substitutions, in their `$(…)` form (a backtick one too), so analysing the
+    /// word again (in `sh -c "…"`) sees the substitution again.
     pub text: String,
     /// Contains a parameter expansion or a substitution: the real value is only known when
     /// the command runs.
     pub dynamic: bool,
+    /// Contains a command substitution (`$(…)`, backticks): part of its value is another
+    /// command's output.
+    pub substitution: bool,
     /// Contains an unquoted `*`, `?` or `[`.
     pub glob: bool,
     /// Any part of it was quoted or escaped.
@@ -513,15 +512,16 @@ impl Lexer {
         match self.peek() {
             Some('(') if self.peek_at(1) == Some('(') => {
                 let body = self.read_balanced('(', ')');
+                word.text.push_str(&format!("$({body})"));
                 self.out.expansions.push(body);
-                word.text.push_str(ARITHMETIC_MARKER);
                 word.dynamic = true;
             }
             Some('(') => {
                 let body = self.read_balanced('(', ')');
+                word.text.push_str(&format!("$({body})"));
                 self.out.substitutions.push(body);
-                word.text.push_str(SUBSTITUTION_MARKER);
                 word.dynamic = true;
+                word.substitution = true;
             }
             Some('{') => {
                 let body = self.read_balanced('{', '}');
@@ -576,9 +576,10 @@ impl Lexer {
                 _ => body.push(c),
             }
         }
+        word.text.push_str(&format!("$({body})"));
         self.out.substitutions.push(body);
-        word.text.push_str(SUBSTITUTION_MARKER);
         word.dynamic = true;
+        word.substitution = true;
     }
 
     /// `$'…'`: decodes the escapes bash understands there (`\x72\x6d` is `rm`).
@@ -850,11 +851,9 @@ fn expand_braces(word: &Word) -> Vec<Word> {
         .into_iter()
         .filter(|text| !text.is_empty())
         .map(|text| Word {
-            glob: word.glob,
-            dynamic: word.dynamic,
-            quoted: word.quoted,
             text,
             brace: false,
+            ..word.clone()
         })
         .collect()
 }
@@ -1061,18 +1060,32 @@ mod tests {
     }
 
     #[test]
-    fn unterminated_input_does_not_hang() {
-        for text in [
-            "echo 'abc",
-            "echo \"abc",
-            "$(",
-            "${",
-            "`abc",
-            "a <<",
-            "x=(",
-            "\\",
-        ] {
-            let _ = parse_script(text);
+    fn unterminated_input_ends_with_what_was_read() {
+        // Each returns (the lexer never loops on a missing closer) with the words it could
+        // read, the open construct running to the end of the text.
+        let first = |text: &str| -> Vec<String> {
+            parse_script(text)
+                .commands
+                .first()
+                .map(|c| c.words.iter().map(|w| w.text.clone()).collect())
+                .unwrap_or_default()
+        };
+        assert_eq!(first("echo 'abc"), ["echo", "abc"]);
+        assert_eq!(first("echo \"abc"), ["echo", "abc"]);
+        assert_eq!(first("`abc"), ["$(abc)"]);
+        assert!(
+            parse_script("`abc")
+                .substitutions
+                .contains(&"abc".to_string())
+        );
+        assert_eq!(
+            first("x \\"),
+            ["x", "\\"],
+            "as bash: a trailing backslash stays"
+        );
+        for text in ["$(", "${", "a <<", "x=("] {
+            let parsed = parse_script(text);
+            assert!(parsed.commands.len() <= 1, "{text}: {:?}", parsed.commands);
         }
     }
 }

@@ -3,8 +3,8 @@
 use super::analyzer::{Analyzer, Context, write_target};
 use super::lexer::Word;
 use super::options::{self, OptionSpec};
-use super::programs::classified;
-use super::{Classification, DangerClass};
+use crate::policy::classified;
+use crate::policy::{Classification, DangerClass};
 
 /// Programs that only look things up on the network.
 const LOOKUPS: &[&str] = &[

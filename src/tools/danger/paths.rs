@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use super::{Classification, DangerClass};
+use crate::policy::{Classification, DangerClass};
 
 /// Where relative paths point while a command string runs: `cd` moves it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

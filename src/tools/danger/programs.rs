@@ -12,7 +12,7 @@ use super::analyzer::{
 use super::lexer::Word;
 use super::options::{self, OptionSpec};
 use super::paths::{Anchor, WorkingDirectory, is_block_device, is_root_like, normalize};
-use super::{Classification, DangerClass};
+use crate::policy::{Classification, DangerClass, classified};
 
 /// Programs that run a command given somewhere in their arguments (tracers, sandboxes,
 /// schedulers of their own), analysed with [`Analyzer::trailing_commands`].
@@ -86,10 +86,6 @@ const ANALYSERS: &[&str] = &[
 const SHELLS: &[&str] = &[
     "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "fish", "csh", "tcsh",
 ];
-
-pub(super) fn classified(class: DangerClass, reason: impl Into<String>) -> Classification {
-    Classification::new(class, reason)
-}
 
 impl Analyzer {
     /// The rule for `name`, or `None` when the program is not known.

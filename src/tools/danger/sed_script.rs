@@ -1,10 +1,10 @@
 //! Reads a sed script far enough to find the commands that run programs (`e`, the `e` flag
 //! of `s`) or write files (`w`, `W`, the `w` flag of `s`).
 
-use super::Classification;
-use super::DangerClass;
 use super::analyzer::{Context, safe, write_target};
 use super::lexer::Word;
+use crate::policy::Classification;
+use crate::policy::DangerClass;
 
 /// Classifies one sed script: safe, a file write, or code execution.
 pub(super) fn classify(script: &str, context: &Context) -> Classification {

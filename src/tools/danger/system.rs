@@ -3,8 +3,8 @@
 
 use super::analyzer::safe;
 use super::lexer::Word;
-use super::programs::classified;
-use super::{Classification, DangerClass};
+use crate::policy::classified;
+use crate::policy::{Classification, DangerClass};
 
 /// Programs that always change system state.
 const SYSTEM_CHANGERS: &[&str] = &[

@@ -1,0 +1,60 @@
+//! Cutting text for display, with one rule for the ellipsis: a cut text ends in `…`, and
+//! what was kept is always whole characters. Counts are in characters, not bytes (the plan
+//! renderer's byte budget, fixed by the seed, has its own cut in `plan`).
+
+use std::borrow::Cow;
+
+/// The ellipsis that marks a cut.
+pub const ELLIPSIS: char = '…';
+
+/// `text` with at most `max` characters kept; when it was longer, `…` follows them.
+pub fn truncate(text: &str, max: usize) -> Cow<'_, str> {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => Cow::Owned(format!("{}{ELLIPSIS}", &text[..cut])),
+        None => Cow::Borrowed(text),
+    }
+}
+
+/// `text` in at most `max` characters in all: when it is longer, its first `max - 1`
+/// characters and `…` (for columns and titles with a fixed width).
+pub fn fit(text: &str, max: usize) -> Cow<'_, str> {
+    if text.chars().nth(max).is_none() {
+        return Cow::Borrowed(text);
+    }
+    let keep = text
+        .char_indices()
+        .nth(max.saturating_sub(1))
+        .map_or(text.len(), |(at, _)| at);
+    Cow::Owned(format!("{}{ELLIPSIS}", &text[..keep]))
+}
+
+/// The first line of `text` with at most `max` characters kept; `…` marks a cut or lines
+/// left out.
+pub fn first_line(text: &str, max: usize) -> String {
+    let line = text.lines().next().unwrap_or("");
+    let mut out = truncate(line, max).into_owned();
+    if text.lines().nth(1).is_some() && !out.ends_with(ELLIPSIS) {
+        out.push(ELLIPSIS);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_rule_for_the_ellipsis() {
+        assert_eq!(truncate("abc", 3), "abc");
+        assert_eq!(truncate("abcd", 3), "abc…");
+        assert_eq!(truncate("ééé🙂", 2), "éé…");
+        assert_eq!(fit("abcd", 4), "abcd");
+        assert_eq!(fit("abcde", 4), "abc…");
+        assert_eq!(fit("🙂🙂🙂", 2), "🙂…");
+        assert_eq!(first_line("one\ntwo", 10), "one…");
+        assert_eq!(first_line("abcdef", 3), "abc…");
+        assert_eq!(first_line("abcdef\nmore", 3), "abc…");
+        assert_eq!(first_line("", 3), "");
+        assert!(matches!(truncate("short", 10), Cow::Borrowed(_)));
+    }
+}
