@@ -141,4 +141,6 @@ pub fn command_argv0(command: &str) -> String {
 }
 
 #[cfg(test)]
+mod bash_agreement;
+#[cfg(test)]
 mod tests;

@@ -179,6 +179,12 @@ impl Analyzer {
         }
         result.add_optional(self.nested(&parsed, depth, cwd, &functions));
         result.add_optional(fork_bomb(text, &parsed.functions));
+        if parsed.incomplete {
+            result.add(Classification::new(
+                DangerClass::Unknown,
+                "the command is incomplete (a quote, substitution or expansion is never closed), so what it would run is unknown",
+            ));
+        }
         result.or_safe("no command to run")
     }
 

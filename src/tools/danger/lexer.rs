@@ -33,6 +33,9 @@ pub(super) struct Word {
     pub glob: bool,
     /// Any part of it was quoted or escaped.
     pub quoted: bool,
+    /// Begins with an unquoted tilde-prefix (`~`, `~/…`, `~user`) that the shell expands to
+    /// a home directory; the text keeps the `~`.
+    pub tilde: bool,
     /// Contains an unquoted `{` and `,` (a brace expansion candidate).
     brace: bool,
 }
@@ -108,6 +111,9 @@ pub(super) struct Parsed {
     pub expansions: Vec<String>,
     /// Names of the functions the text defines.
     pub functions: Vec<String>,
+    /// A quote, `$'…'`, substitution or expansion was still open at the end: bash refuses
+    /// such text, and what was read of it is not what would run.
+    pub incomplete: bool,
 }
 
 /// Splits shell text into simple commands.
@@ -347,9 +353,10 @@ impl Lexer {
         while let Some(c) = self.peek() {
             self.pos += 1;
             if c == close {
-                break;
+                return;
             }
         }
+        self.out.incomplete = true;
     }
 
     fn finish_command(&mut self, pipes_to_next: bool) {
@@ -415,7 +422,20 @@ impl Lexer {
         let mut word = Word::default();
         let mut saw_open_brace = false;
         let mut saw_comma = false;
+        // Inside a tilde-prefix (up to the first unquoted `/`): anything quoted there means
+        // no expansion.
+        let mut in_tilde_prefix = false;
         while let Some(c) = self.peek() {
+            if in_tilde_prefix && (c == '/' || ends_word(c)) {
+                in_tilde_prefix = false;
+            } else if in_tilde_prefix && matches!(c, '\'' | '"' | '\\' | '$' | '`') {
+                in_tilde_prefix = false;
+                word.tilde = false;
+            }
+            if c == '~' && word.text.is_empty() && !word.quoted {
+                word.tilde = true;
+                in_tilde_prefix = true;
+            }
             if c == '(' && !word.quoted && is_assignment_prefix(&word.text) {
                 let body = self.read_balanced('(', ')');
                 self.out.expansions.push(body);
@@ -476,6 +496,7 @@ impl Lexer {
             }
             word.text.push(c);
         }
+        self.out.incomplete = true;
     }
 
     fn read_double_quoted(&mut self, word: &mut Word) {
@@ -504,6 +525,7 @@ impl Lexer {
                 }
             }
         }
+        self.out.incomplete = true;
     }
 
     /// At a `$`: an expansion, a substitution, ANSI-C quoting, or a literal dollar.
@@ -562,10 +584,14 @@ impl Lexer {
     fn read_backtick(&mut self, word: &mut Word) {
         self.pos += 1;
         let mut body = String::new();
+        let mut closed = false;
         while let Some(c) = self.peek() {
             self.pos += 1;
             match c {
-                '`' => break,
+                '`' => {
+                    closed = true;
+                    break;
+                }
                 '\\' => match self.peek() {
                     Some(next @ ('`' | '\\' | '$')) => {
                         body.push(next);
@@ -576,6 +602,7 @@ impl Lexer {
                 _ => body.push(c),
             }
         }
+        self.out.incomplete |= !closed;
         word.text.push_str(&format!("$({body})"));
         self.out.substitutions.push(body);
         word.dynamic = true;
@@ -592,6 +619,7 @@ impl Lexer {
                 _ => word.text.push(c),
             }
         }
+        self.out.incomplete = true;
     }
 
     fn read_ansi_c_escape(&mut self, word: &mut Word) {
@@ -617,6 +645,11 @@ impl Lexer {
             return;
         }
         let decoded = match c {
+            // `\cX`: the control character of X (`\cA` is 0x01).
+            'c' => self.peek().map(|x| {
+                self.pos += 1;
+                char::from_u32(u32::from(x) & 0x1f).unwrap_or(x)
+            }),
             'x' => self.read_code_point(16, 2),
             'u' => self.read_code_point(16, 4),
             'U' => self.read_code_point(16, 8),
@@ -678,6 +711,7 @@ impl Lexer {
         }
         let end = self.chars.len().min(self.pos).max(start);
         self.pos = self.chars.len();
+        self.out.incomplete = true;
         self.chars[start..end].iter().collect()
     }
 
@@ -690,6 +724,7 @@ impl Lexer {
                 _ => {}
             }
         }
+        self.out.incomplete = true;
     }
 
     /// At `<`, `>` or `&>`: one redirection and its target.

@@ -29,7 +29,6 @@ const INTERPRETERS: &[&str] = &[
     "powershell",
     "tclsh",
     "wish",
-    "expect",
     "erl",
     "elixir",
     "iex",
