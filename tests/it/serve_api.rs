@@ -28,7 +28,7 @@ async fn prompt(served: &Served, body: Value) -> (String, String) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_token_is_required_as_header_bearer_or_cookie_from_a_loopback_host_and_origin() {
+async fn the_api_needs_the_instance_token_as_header_or_bearer() {
     let sb = Sandbox::new();
     let served = Served::start(&sb, "http://127.0.0.1:9/v1", &[]);
     assert_eq!(served.token.len(), 64);
@@ -57,7 +57,14 @@ async fn the_token_is_required_as_header_bearer_or_cookie_from_a_loopback_host_a
     assert_eq!(header.header("cache-control").as_deref(), Some("no-store"));
     let bearer = send(served.bare(Method::GET, health).bearer_auth(&served.token)).await;
     assert_eq!(bearer.status, 200);
+}
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_token_url_signs_the_browser_in_and_serves_the_page_under_the_csp() {
+    let sb = Sandbox::new();
+    let served = Served::start(&sb, "http://127.0.0.1:9/v1", &[]);
+    assert_eq!(served.token.len(), 64);
+    let health = "/api/health";
     // The token URL sets an HttpOnly SameSite=Strict cookie and sends the browser to `/`.
     let login = send(served.bare(Method::GET, &format!("/?token={}", served.token))).await;
     assert_eq!(login.status, 303);
@@ -110,7 +117,14 @@ async fn the_token_is_required_as_header_bearer_or_cookie_from_a_loopback_host_a
     }
     let bad_login = send(served.bare(Method::GET, "/?token=nope")).await;
     assert_eq!(bad_login.status, 401);
+}
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_foreign_host_or_a_cross_origin_write_is_refused_even_with_the_token() {
+    let sb = Sandbox::new();
+    let served = Served::start(&sb, "http://127.0.0.1:9/v1", &[]);
+    assert_eq!(served.token.len(), 64);
+    let health = "/api/health";
     // A foreign Host (DNS rebinding) is refused even with the token.
     let foreign = send(
         served
@@ -141,7 +155,7 @@ async fn the_token_is_required_as_header_bearer_or_cookie_from_a_loopback_host_a
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_cli_session_is_listed_read_planned_exported_renamed_and_deleted_over_http() {
+async fn a_cli_session_is_listed_read_and_its_plan_shown_over_http() {
     let server = ScriptedServer::start(vec![
         plan_create(&[("s1", "Scaffold the command"), ("s2", "Wire <b>flags</b>")]),
         plan_complete("s1"),
@@ -213,7 +227,19 @@ async fn a_cli_session_is_listed_read_planned_exported_renamed_and_deleted_over_
         assert!(refused.json["error"].is_string());
     }
     assert_eq!(session_file(&sb, &id), before);
+}
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cli_session_is_exported_as_markdown_and_json() {
+    let server = ScriptedServer::start(vec![
+        plan_create(&[("s1", "Scaffold the command"), ("s2", "Wire <b>flags</b>")]),
+        plan_complete("s1"),
+        text("all set"),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let id = first_session(&sb, &server, "build the thing").await;
+    let served = Served::start(&sb, &server.base_url(), &[]);
     let md = served
         .get(&format!("/api/sessions/{id}/export?format=md"))
         .await;
@@ -241,7 +267,19 @@ async fn a_cli_session_is_listed_read_planned_exported_renamed_and_deleted_over_
             .status,
         400
     );
+}
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cli_session_is_renamed_and_deleted_over_http() {
+    let server = ScriptedServer::start(vec![
+        plan_create(&[("s1", "Scaffold the command"), ("s2", "Wire <b>flags</b>")]),
+        plan_complete("s1"),
+        text("all set"),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let id = first_session(&sb, &server, "build the thing").await;
+    let served = Served::start(&sb, &server.base_url(), &[]);
     let renamed = served
         .post(
             &format!("/api/sessions/{id}"),
@@ -328,63 +366,99 @@ async fn the_plan_view_follows_the_seed_for_absent_collapsed_and_unknown_plans()
     assert_eq!(served.get("/api/nothing").await.status, 404);
 }
 
+const MAKE_FILE: &str = "python3 -c \"open('made.txt','w').write('ok')\"";
+
+/// A run that asks to approve a shell command, then answers at length: long enough to go out
+/// in several frames (the stream's last 192 bytes are held back until the answer ends, so a
+/// secret split across deltas is never let out).
+struct ApprovalRun {
+    server: ScriptedServer,
+    sb: Sandbox,
+    served: Served,
+    stream: SseReader,
+    answer: String,
+    run_id: String,
+    session_id: String,
+    /// The frames up to `approval_requested`.
+    asked: Vec<crate::support::serve::SseFrame>,
+}
+
+impl ApprovalRun {
+    async fn start() -> Self {
+        let answer = "The file is made and everything went fine. ".repeat(10);
+        let server = ScriptedServer::start(vec![
+            plan_create(&[("s1", "Make the file"), ("s2", "Report")]),
+            tools(&[("shell", json!({"command": MAKE_FILE}))]),
+            plan_complete("s1"),
+            text(&answer),
+            text("continued from the terminal"),
+        ])
+        .await;
+        let sb = Sandbox::new();
+        let served = Served::start(&sb, &server.base_url(), &[]);
+        let mut stream = SseReader::open(&served, "", None).await;
+        let (run_id, session_id) = prompt(&served, json!({"content": "make the file"})).await;
+        let asked = stream.until("approval_requested").await;
+        ApprovalRun {
+            server,
+            sb,
+            served,
+            stream,
+            answer,
+            run_id,
+            session_id,
+            asked,
+        }
+    }
+
+    fn approval_id(&self) -> String {
+        let request = &self.asked.last().expect("frame").data;
+        request["approval_id"].as_str().expect("id").to_string()
+    }
+
+    async fn respond(&self, action: &str) -> crate::support::serve::Answer {
+        let path = format!("/api/runs/{}/approvals/{}", self.run_id, self.approval_id());
+        self.served.post(&path, json!({ "action": action })).await
+    }
+
+    /// Approves and reads the stream to the run's end.
+    async fn approved(mut self) -> (Self, Vec<crate::support::serve::SseFrame>) {
+        assert_eq!(self.respond("approve").await.status, 200);
+        let rest = self.stream.until("run_completed").await;
+        (self, rest)
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_run_over_http_streams_its_events_asks_for_approval_and_continues_in_the_cli() {
-    let command = "python3 -c \"open('made.txt','w').write('ok')\"";
-    // Long enough to go out in several frames: the stream's last 192 bytes are held back
-    // until the answer ends (a secret split across deltas is never let out).
-    let answer = "The file is made and everything went fine. ".repeat(10);
-    let server = ScriptedServer::start(vec![
-        plan_create(&[("s1", "Make the file"), ("s2", "Report")]),
-        tools(&[("shell", json!({"command": command}))]),
-        plan_complete("s1"),
-        text(&answer),
-        text("continued from the terminal"),
-    ])
-    .await;
-    let sb = Sandbox::new();
-    let served = Served::start(&sb, &server.base_url(), &[]);
-    let mut stream = SseReader::open(&served, "", None).await;
-
-    let (run_id, session_id) = prompt(&served, json!({"content": "make the file"})).await;
-    let asked = stream.until("approval_requested").await;
-    let request = asked.last().expect("frame").data.clone();
-    assert_eq!(request["run_id"], run_id.as_str());
+async fn a_run_over_http_asks_for_approval_and_takes_exactly_one_answer() {
+    let run = ApprovalRun::start().await;
+    let request = &run.asked.last().expect("frame").data;
+    assert_eq!(request["run_id"], run.run_id.as_str());
     assert_eq!(request["tool"], "shell");
-    assert_eq!(request["resource"], command);
+    assert_eq!(request["resource"], MAKE_FILE);
     assert_eq!(request["class"], "code_execution");
-    let approval_id = request["approval_id"].as_str().expect("id").to_string();
-    let pending = served.get(&format!("/api/runs/{run_id}/approvals")).await;
+    let pending = run
+        .served
+        .get(&format!("/api/runs/{}/approvals", run.run_id))
+        .await;
     assert_eq!(pending.json["approvals"][0]["status"], "pending");
-    assert_eq!(
-        served.get(&format!("/api/runs/{run_id}")).await.json["pending_approvals"],
-        1
-    );
-
-    let bad = served
-        .post(
-            &format!("/api/runs/{run_id}/approvals/{approval_id}"),
-            json!({"action": "maybe"}),
-        )
-        .await;
-    assert_eq!(bad.status, 400);
-    let answered = served
-        .post(
-            &format!("/api/runs/{run_id}/approvals/{approval_id}"),
-            json!({"action": "approve"}),
-        )
-        .await;
+    let view = run.served.get(&format!("/api/runs/{}", run.run_id)).await;
+    assert_eq!(view.json["pending_approvals"], 1);
+    assert_eq!(run.respond("maybe").await.status, 400);
+    let answered = run.respond("approve").await;
     assert_eq!(answered.status, 200, "{}", answered.text);
-    let again = served
-        .post(
-            &format!("/api/runs/{run_id}/approvals/{approval_id}"),
-            json!({"action": "deny"}),
-        )
-        .await;
-    assert_eq!(again.status, 409);
+    assert_eq!(run.respond("deny").await.status, 409);
+    assert_eq!(run.served.wait_run(&run.run_id).await["status"], "completed");
+    assert_eq!(
+        std::fs::read_to_string(run.sb.work.join("made.txt")).expect("made"),
+        "ok"
+    );
+}
 
-    let rest = stream.until("run_completed").await;
-    let frames: Vec<_> = asked.iter().chain(rest.iter()).collect();
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approved_run_streams_its_events_and_answer_in_order_and_ends_completed() {
+    let (run, rest) = ApprovalRun::start().await.approved().await;
+    let frames: Vec<_> = run.asked.iter().chain(rest.iter()).collect();
     let kinds: Vec<&str> = frames.iter().map(|f| f.event.as_str()).collect();
     for kind in [
         "run_started",
@@ -402,31 +476,33 @@ async fn a_run_over_http_streams_its_events_asks_for_approval_and_continues_in_t
         .filter_map(|f| f.data["text"].as_str())
         .collect();
     assert!(deltas.len() >= 2, "{deltas:?}");
-    assert_eq!(deltas.concat(), answer);
+    assert_eq!(deltas.concat(), run.answer);
     let ids: Vec<u64> = frames.iter().filter_map(|f| f.id).collect();
     assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
     let last = frames.last().expect("terminal");
     assert_eq!(last.data["schema"], "odek.event/v1");
-    assert_eq!(last.data["run_id"], run_id.as_str());
-    assert_eq!(last.data["session_id"], session_id.as_str());
-    assert_eq!(
-        std::fs::read_to_string(sb.work.join("made.txt")).expect("made"),
-        "ok"
-    );
+    assert_eq!(last.data["run_id"], run.run_id.as_str());
+    assert_eq!(last.data["session_id"], run.session_id.as_str());
 
-    let run = served.wait_run(&run_id).await;
-    assert_eq!(run["status"], "completed");
-    assert_eq!(run["answer"], answer.as_str());
-    assert_eq!(run["tool_calls"], 3);
-    let plan = served
-        .get(&format!("/api/sessions/{session_id}/plan"))
+    let view = run.served.wait_run(&run.run_id).await;
+    assert_eq!(view["status"], "completed");
+    assert_eq!(view["answer"], run.answer.as_str());
+    assert_eq!(view["tool_calls"], 3);
+    let plan = run
+        .served
+        .get(&format!("/api/sessions/{}/plan", run.session_id))
         .await;
     assert_eq!(plan.json["steps"][0]["status"], "done");
-    let listed = served.get("/api/sessions").await;
+    let listed = run.served.get("/api/sessions").await;
     assert_eq!(listed.json["sessions"][0]["origin"], "serve");
+}
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ring_keeps_a_runs_events_a_reader_resumes_after_an_id_and_the_cli_continues_it() {
+    let (run, rest) = ApprovalRun::start().await.approved().await;
+    let run_id = run.run_id.as_str();
     // The ring holds the run's events, browser-only frames never.
-    let ring = served.get(&format!("/api/events?run_id={run_id}")).await;
+    let ring = run.served.get(&format!("/api/events?run_id={run_id}")).await;
     let ring_kinds: Vec<&str> = ring.json["events"]
         .as_array()
         .expect("events")
@@ -443,18 +519,22 @@ async fn a_run_over_http_streams_its_events_asks_for_approval_and_continues_in_t
     // Resuming after an id replays what came after it, from the ring.
     let resume_after = rest.first().and_then(|f| f.id).expect("id");
     let mut resumed =
-        SseReader::open(&served, &format!("?run_id={run_id}"), Some(resume_after)).await;
+        SseReader::open(&run.served, &format!("?run_id={run_id}"), Some(resume_after)).await;
     let replayed = resumed.until("run_completed").await;
     assert!(replayed.iter().all(|f| f.id > Some(resume_after)));
-    assert!(replayed.iter().all(|f| f.data["run_id"] == run_id.as_str()));
+    assert!(replayed.iter().all(|f| f.data["run_id"] == run_id));
 
     // The session is free again: the terminal continues it.
-    let mut cmd = sb.odek(&server.base_url());
-    cmd.args(["continue", "--id", &session_id, "and now?"]);
+    run.served.wait_run(run_id).await;
+    let mut cmd = run.sb.odek(&run.server.base_url());
+    cmd.args(["continue", "--id", &run.session_id, "and now?"]);
     let out = output(cmd).await;
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert!(String::from_utf8_lossy(&out.stdout).contains("continued from the terminal"));
-    let detail = served.get(&format!("/api/sessions/{session_id}")).await;
+    let detail = run
+        .served
+        .get(&format!("/api/sessions/{}", run.session_id))
+        .await;
     assert_eq!(detail.json["turns"], 2);
 }
 
@@ -662,7 +742,7 @@ async fn concurrent_runs_of_two_sessions_keep_their_own_plans_and_events() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn bad_requests_get_clear_json_errors_and_change_nothing() {
+async fn malformed_unknown_form_and_oversized_bodies_get_json_errors_and_run_nothing() {
     let server = ScriptedServer::start(vec![]).await;
     let sb = Sandbox::new();
     let served = Served::start(&sb, &server.base_url(), &[]);
@@ -715,6 +795,15 @@ async fn bad_requests_get_clear_json_errors_and_change_nothing() {
     )
     .await;
     assert_eq!(rename_huge.status, 413);
+    assert!(server.requests().is_empty());
+    assert_eq!(served.get("/api/sessions").await.json["count"], 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_prompt_fields_ids_runs_and_approvals_get_json_errors_and_run_nothing() {
+    let server = ScriptedServer::start(vec![]).await;
+    let sb = Sandbox::new();
+    let served = Served::start(&sb, &server.base_url(), &[]);
     assert_eq!(
         served
             .post("/api/prompt", json!({"content": "  "}))
