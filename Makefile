@@ -1,7 +1,7 @@
 # odek — common tasks. Every target uses Cargo.lock (--locked).
 CARGO ?= cargo
 
-.PHONY: build test test-ui ui-deps mcp-deps lint bench install fmt clean
+.PHONY: build test test-ui ui-deps mcp-deps lint bench size install fmt clean
 
 build:           ## optimised binary in target/release/odek
 	$(CARGO) build --release --locked
@@ -22,6 +22,17 @@ mcp-deps:        ## the real MCP server the MCP tests run (server-everything, pi
 lint:            ## formatting and clippy, warnings are errors
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --all-targets --locked -- -D warnings
+
+# The Go original's binary, with its server, web UI, Telegram bot and MCP: odek stays under it.
+SIZE_BUDGET_BYTES = 11429478
+
+size: build      ## the release binary's size against the budget (10.9 MiB), and by crate when cargo-bloat is installed
+	@size=$$(stat -c %s target/release/odek); \
+	  echo "target/release/odek: $$size bytes ($$(awk "BEGIN {printf \"%.2f\", $$size/1048576}") MiB); budget $(SIZE_BUDGET_BYTES) bytes (10.90 MiB): $$(awk "BEGIN {printf \"%.0f\", 100*$$size/$(SIZE_BUDGET_BYTES)}") % of it"; \
+	  if [ $$size -gt $(SIZE_BUDGET_BYTES) ]; then echo "OVER BUDGET"; fi
+	@if command -v cargo-bloat >/dev/null; then \
+	  $(CARGO) bloat --profile size-report --locked --crates -n 25; \
+	else echo "(cargo install cargo-bloat for the bytes by crate)"; fi
 
 bench:           ## criterion benchmarks (benches/) and the end-to-end harness (bench/)
 	$(CARGO) bench --locked

@@ -1,9 +1,10 @@
 //! The one way odek builds an HTTP client (the model endpoint, the Telegram Bot API, MCP
-//! servers over streamable HTTP): rustls with the `ring` provider, trusting the bundled
-//! Mozilla roots (so a slim container without `ca-certificates` still reaches public
-//! endpoints) and the system trust store (`/etc/ssl/certs`, or `SSL_CERT_FILE` /
-//! `SSL_CERT_DIR`), so a private-CA vLLM or Ollama gateway works once its CA is installed
-//! there.
+//! servers over streamable HTTP): rustls with the `ring` provider, trusting one set of
+//! roots — the system's trust store, through rustls' platform verifier (`/etc/ssl/certs`,
+//! or `SSL_CERT_FILE` / `SSL_CERT_DIR`), as the Go original does — so a private-CA vLLM or
+//! Ollama gateway works once its CA is installed there. A slim container needs its
+//! `ca-certificates` package for public endpoints, like any program that uses the system
+//! store.
 
 use std::sync::Once;
 
@@ -15,17 +16,7 @@ pub const USER_AGENT: &str = concat!("odek/", env!("CARGO_PKG_VERSION"));
 /// process default first (once; a provider installed before is kept).
 pub fn client_builder() -> reqwest::ClientBuilder {
     install_crypto_provider();
-    reqwest::Client::builder()
-        .user_agent(USER_AGENT)
-        .tls_certs_merge(bundled_roots())
-}
-
-/// The Mozilla root certificates compiled into the binary.
-fn bundled_roots() -> Vec<reqwest::Certificate> {
-    webpki_root_certs::TLS_SERVER_ROOT_CERTS
-        .iter()
-        .filter_map(|der| reqwest::Certificate::from_der(der).ok())
-        .collect()
+    reqwest::Client::builder().user_agent(USER_AGENT)
 }
 
 /// Installs `ring` as rustls' process-wide crypto provider unless one is set already.
@@ -48,14 +39,5 @@ mod tests {
         assert!(client_builder().build().is_ok());
         assert!(client_builder().build().is_ok());
         assert!(rustls::crypto::CryptoProvider::get_default().is_some());
-    }
-
-    #[test]
-    fn every_bundled_root_parses() {
-        assert_eq!(
-            bundled_roots().len(),
-            webpki_root_certs::TLS_SERVER_ROOT_CERTS.len()
-        );
-        assert!(bundled_roots().len() > 100);
     }
 }

@@ -1,12 +1,13 @@
-//! The Bot API over the process's HTTP client: frankenstein's typed methods and parameters,
-//! sent by our `reqwest` (one TLS stack, the system's roots). Errors never carry the URL,
-//! which holds the token.
+//! The Bot API over the process's HTTP client: the four methods odek calls (`getUpdates`,
+//! `sendMessage`, `editMessageText`, `answerCallbackQuery`) with typed parameters, and of
+//! the answers only the fields odek reads (everything else is skipped, not decoded). A
+//! crate that types the whole API cost 1.1 MiB of binary and decoded every field of every
+//! update (docs/PERFORMANCE.md, "Weight"). Sent by our `reqwest` (one TLS stack, the system's
+//! roots). Errors never carry the URL, which holds the token.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
-use frankenstein::AsyncTelegramApi;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// Why a Bot API call failed.
 #[derive(Debug, thiserror::Error)]
@@ -133,39 +134,231 @@ impl BotApi {
     }
 }
 
-#[async_trait::async_trait]
-impl AsyncTelegramApi for BotApi {
-    type Error = BotError;
-
-    async fn request<Params, Output>(
+impl BotApi {
+    async fn call<T: serde::de::DeserializeOwned>(
         &self,
         method: &str,
-        params: Option<Params>,
-    ) -> Result<Output, Self::Error>
-    where
-        Params: serde::ser::Serialize + std::fmt::Debug + std::marker::Send,
-        Output: serde::de::DeserializeOwned,
-    {
-        let body = params
-            .map(|p| serde_json::to_string(&p))
-            .transpose()
-            .map_err(|e| BotError::Decode(e.to_string()))?;
-        let text = self.post(method, body).await?;
-        serde_json::from_str(&text).map_err(|e| BotError::Decode(e.to_string()))
+        params: &impl Serialize,
+    ) -> Result<T, BotError> {
+        let body = serde_json::to_string(params).map_err(|e| BotError::Decode(e.to_string()))?;
+        let text = self.post(method, Some(body)).await?;
+        serde_json::from_str::<Answer<T>>(&text)
+            .map(|a| a.result)
+            .map_err(|e| BotError::Decode(e.to_string()))
     }
 
-    async fn request_with_form_data<Params, Output>(
-        &self,
-        method: &str,
-        _params: Params,
-        _files: Vec<(&str, PathBuf)>,
-    ) -> Result<Output, Self::Error>
-    where
-        Params: serde::ser::Serialize + std::fmt::Debug + std::marker::Send,
-        Output: serde::de::DeserializeOwned,
-    {
-        Err(BotError::Decode(format!(
-            "{method}: odek sends no files to Telegram"
-        )))
+    /// `getUpdates`: messages and button presses after `offset`, waiting up to `timeout`
+    /// seconds for the first.
+    pub async fn get_updates(&self, offset: i64, timeout: u32) -> Result<Vec<Update>, BotError> {
+        let params = GetUpdates {
+            offset,
+            timeout,
+            allowed_updates: &["message", "callback_query"],
+        };
+        self.call("getUpdates", &params).await
+    }
+
+    /// `sendMessage`; returns the new message's id.
+    pub async fn send_message(&self, params: &SendMessage<'_>) -> Result<i32, BotError> {
+        let sent: MessageId = self.call("sendMessage", params).await?;
+        Ok(sent.message_id)
+    }
+
+    /// `editMessageText`.
+    pub async fn edit_message_text(&self, params: &EditMessageText<'_>) -> Result<(), BotError> {
+        let _: serde::de::IgnoredAny = self.call("editMessageText", params).await?;
+        Ok(())
+    }
+
+    /// `answerCallbackQuery` (the toast a button press shows).
+    pub async fn answer_callback_query(&self, id: &str, text: &str) -> Result<(), BotError> {
+        let params = AnswerCallbackQuery {
+            callback_query_id: id,
+            text,
+        };
+        let _: serde::de::IgnoredAny = self.call("answerCallbackQuery", &params).await?;
+        Ok(())
+    }
+}
+
+/// A successful answer: `{"ok": true, "result": …}`.
+#[derive(Deserialize)]
+struct Answer<T> {
+    result: T,
+}
+
+#[derive(Serialize)]
+struct GetUpdates {
+    offset: i64,
+    timeout: u32,
+    allowed_updates: &'static [&'static str],
+}
+
+/// How Telegram reads a message's text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum ParseMode {
+    /// Telegram's MarkdownV2.
+    MarkdownV2,
+}
+
+/// `sendMessage`'s parameters.
+#[derive(Debug, Serialize)]
+pub struct SendMessage<'a> {
+    /// The chat.
+    pub chat_id: i64,
+    /// The text.
+    pub text: &'a str,
+    /// Markup, when there is some.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parse_mode: Option<ParseMode>,
+    /// Buttons under it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reply_markup: Option<&'a InlineKeyboard>,
+}
+
+/// `editMessageText`'s parameters.
+#[derive(Debug, Serialize)]
+pub struct EditMessageText<'a> {
+    /// The chat.
+    pub chat_id: i64,
+    /// The message.
+    pub message_id: i32,
+    /// Its new text.
+    pub text: &'a str,
+    /// Its new buttons (none: the buttons go).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reply_markup: Option<&'a InlineKeyboard>,
+}
+
+#[derive(Serialize)]
+struct AnswerCallbackQuery<'a> {
+    callback_query_id: &'a str,
+    text: &'a str,
+}
+
+/// Buttons under a message, in rows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct InlineKeyboard {
+    /// The rows.
+    pub inline_keyboard: Vec<Vec<Button>>,
+}
+
+/// One button: its label and the data its press sends back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Button {
+    /// The label.
+    pub text: String,
+    /// What a press sends back (`ap:<approval id>:y|n`).
+    pub callback_data: String,
+}
+
+#[derive(Deserialize)]
+struct MessageId {
+    message_id: i32,
+}
+
+/// One update: a message or a button press (other kinds are not asked for).
+#[derive(Debug, Deserialize)]
+pub struct Update {
+    /// Its position; the next poll asks from after it.
+    pub update_id: i64,
+    /// A message.
+    #[serde(default)]
+    pub message: Option<Message>,
+    /// A button press.
+    #[serde(default)]
+    pub callback_query: Option<CallbackQuery>,
+}
+
+/// A message, as far as odek reads it.
+#[derive(Debug, Deserialize)]
+pub struct Message {
+    /// The chat.
+    pub chat: Chat,
+    /// Who sent it.
+    #[serde(default)]
+    pub from: Option<User>,
+    /// Its text.
+    #[serde(default)]
+    pub text: Option<String>,
+}
+
+/// A chat.
+#[derive(Debug, Deserialize)]
+pub struct Chat {
+    /// Its id.
+    pub id: i64,
+}
+
+/// A user.
+#[derive(Debug, Deserialize)]
+pub struct User {
+    /// Its id.
+    pub id: i64,
+    /// `@username`, when set.
+    #[serde(default)]
+    pub username: Option<String>,
+    /// The first name.
+    #[serde(default)]
+    pub first_name: String,
+}
+
+/// A button press.
+#[derive(Debug, Deserialize)]
+pub struct CallbackQuery {
+    /// Its id (for the answer).
+    pub id: String,
+    /// Who pressed.
+    pub from: User,
+    /// The message the button is under (an inaccessible one still names its chat).
+    #[serde(default)]
+    pub message: Option<Message>,
+    /// The button's data.
+    #[serde(default)]
+    pub data: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn updates_decode_only_what_odek_reads_and_parameters_encode_as_the_api_wants() {
+        let text = r#"{"ok":true,"result":[
+            {"update_id":7,"message":{"message_id":3,"date":1,"chat":{"id":-100,"type":"group","title":"t"},
+             "from":{"id":42,"is_bot":false,"first_name":"Ann","username":"ann"},"text":"hi",
+             "entities":[{"type":"bold","offset":0,"length":2}],"sticker":{"file_id":"x"}}},
+            {"update_id":8,"callback_query":{"id":"q1","from":{"id":42,"first_name":"Ann"},
+             "message":{"message_id":9,"date":0,"chat":{"id":-100}},"data":"ap:a1:y","chat_instance":"c"}},
+            {"update_id":9,"edited_message":{"message_id":1}}
+        ]}"#;
+        let updates: Answer<Vec<Update>> = serde_json::from_str(text).expect("decodes");
+        let [first, second, third] = &updates.result[..] else {
+            panic!("three updates");
+        };
+        let m = first.message.as_ref().expect("message");
+        assert_eq!((m.chat.id, m.text.as_deref()), (-100, Some("hi")));
+        assert_eq!(m.from.as_ref().and_then(|u| u.username.as_deref()), Some("ann"));
+        let q = second.callback_query.as_ref().expect("press");
+        assert_eq!(q.message.as_ref().map(|m| m.chat.id), Some(-100));
+        assert_eq!(q.data.as_deref(), Some("ap:a1:y"));
+        assert!(third.message.is_none() && third.callback_query.is_none());
+        let keyboard = InlineKeyboard {
+            inline_keyboard: vec![vec![Button {
+                text: "✅".into(),
+                callback_data: "ap:a1:y".into(),
+            }]],
+        };
+        let send = SendMessage {
+            chat_id: 5,
+            text: "x",
+            parse_mode: Some(ParseMode::MarkdownV2),
+            reply_markup: Some(&keyboard),
+        };
+        assert_eq!(
+            serde_json::to_value(&send).expect("json"),
+            serde_json::json!({"chat_id": 5, "text": "x", "parse_mode": "MarkdownV2",
+                "reply_markup": {"inline_keyboard": [[{"text": "✅", "callback_data": "ap:a1:y"}]]}})
+        );
     }
 }

@@ -8,20 +8,13 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use frankenstein::AsyncTelegramApi;
-use frankenstein::ParseMode;
-use frankenstein::methods::{
-    AnswerCallbackQueryParams, EditMessageTextParams, GetUpdatesParams, SendMessageParams,
-};
-use frankenstein::types::{
-    AllowedUpdate, CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup,
-    MaybeInaccessibleMessage, Message as TgMessage, ReplyMarkup,
-};
-use frankenstein::updates::{Update, UpdateContent};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio_util::sync::CancellationToken;
 
-use super::api::{BotApi, BotError};
+use super::api::{
+    BotApi, BotError, Button, CallbackQuery, EditMessageText, InlineKeyboard, Message as TgMessage,
+    ParseMode, SendMessage, Update,
+};
 use super::plan_status::{self, PlanStatus};
 use super::state::{ChatSession, StateFile};
 use super::text::{MAX_MESSAGE_UNITS, answer_markdown, split, utf16_len};
@@ -177,14 +170,11 @@ impl Bot {
         let mut backoff = Duration::from_secs(1);
         let mut failing = false;
         loop {
-            let params = GetUpdatesParams::builder()
-                .offset(lock(&self.state).state.offset)
-                .timeout(u32::try_from(self.config.poll_timeout).unwrap_or(30))
-                .allowed_updates(vec![AllowedUpdate::Message, AllowedUpdate::CallbackQuery])
-                .build();
+            let offset = lock(&self.state).state.offset;
+            let timeout = u32::try_from(self.config.poll_timeout).unwrap_or(30);
             let answer = tokio::select! {
                 _ = shutdown.cancelled() => return Ok(()),
-                a = self.api.get_updates(&params) => a,
+                a = self.api.get_updates(offset, timeout) => a,
             };
             let wait = match answer {
                 Ok(updates) => {
@@ -193,7 +183,7 @@ impl Bot {
                         failing = false;
                     }
                     backoff = Duration::from_secs(1);
-                    for update in updates.result {
+                    for update in updates {
                         self.accept(update).await;
                     }
                     continue;
@@ -234,20 +224,19 @@ impl Bot {
     async fn accept(self: &Arc<Self>, update: Update) {
         {
             let mut state = lock(&self.state);
-            state.state.offset = i64::from(update.update_id) + 1;
+            state.state.offset = update.update_id + 1;
             if let Err(e) = state.save() {
                 eprintln!("odek telegram: warning: could not save the update offset: {e}");
             }
         }
-        match update.content {
-            UpdateContent::Message(m) => self.on_message(*m).await,
-            UpdateContent::CallbackQuery(q) => self.on_callback(*q).await,
-            _ => {}
+        if let Some(m) = update.message {
+            self.on_message(m).await;
+        } else if let Some(q) = update.callback_query {
+            self.on_callback(q).await;
         }
     }
 
-    fn allowed(&self, chat: i64, user: Option<u64>) -> bool {
-        let user = user.and_then(|u| i64::try_from(u).ok());
+    fn allowed(&self, chat: i64, user: Option<i64>) -> bool {
         self.config.allowed_chats.contains(&chat)
             || user.is_some_and(|u| self.config.allowed_users.contains(&u))
     }
@@ -269,7 +258,7 @@ impl Bot {
     }
 
     /// One polite refusal per chat and [`REFUSAL_INTERVAL`]; no agent turn.
-    async fn refuse(&self, chat: i64, user: Option<u64>) {
+    async fn refuse(&self, chat: i64, user: Option<i64>) {
         let due = {
             let mut refused = lock(&self.refused);
             let due = refused
@@ -581,7 +570,7 @@ impl Bot {
         chat: i64,
         text: &str,
         mode: Option<ParseMode>,
-        markup: Option<InlineKeyboardMarkup>,
+        markup: Option<InlineKeyboard>,
     ) -> Option<i32> {
         match self.send_once_retrying(chat, text, mode, markup).await {
             Ok(id) => Some(id),
@@ -598,20 +587,18 @@ impl Bot {
         chat: i64,
         text: &str,
         mode: Option<ParseMode>,
-        markup: Option<InlineKeyboardMarkup>,
+        markup: Option<InlineKeyboard>,
     ) -> Result<i32, BotError> {
-        let params = SendMessageParams {
+        let params = SendMessage {
+            chat_id: chat,
+            text,
             parse_mode: mode,
-            reply_markup: markup.map(ReplyMarkup::InlineKeyboardMarkup),
-            ..SendMessageParams::builder()
-                .chat_id(chat)
-                .text(text)
-                .build()
+            reply_markup: markup.as_ref(),
         };
         let mut attempt = 1;
         loop {
             match self.api.send_message(&params).await {
-                Ok(sent) => return Ok(sent.result.message_id),
+                Ok(id) => return Ok(id),
                 Err(e) => match e.retry_delay() {
                     Some(wait) if attempt < SEND_ATTEMPTS => {
                         tokio::time::sleep(wait * attempt).await;
@@ -628,14 +615,13 @@ impl Bot {
         chat: i64,
         message_id: i32,
         text: &str,
-        markup: Option<InlineKeyboardMarkup>,
+        markup: Option<InlineKeyboard>,
     ) {
-        let params = EditMessageTextParams {
-            chat_id: Some(chat.into()),
-            message_id: Some(message_id),
-            text: Some(text.to_string()),
-            reply_markup: markup,
-            ..EditMessageTextParams::builder().build()
+        let params = EditMessageText {
+            chat_id: chat,
+            message_id,
+            text,
+            reply_markup: markup.as_ref(),
         };
         for attempt in 1..=SEND_ATTEMPTS {
             match self.api.edit_message_text(&params).await {
@@ -734,10 +720,7 @@ impl Bot {
     /// A button of an approval keyboard.
     async fn on_callback(&self, query: CallbackQuery) {
         let user = query.from.id;
-        let chat = match &query.message {
-            Some(MaybeInaccessibleMessage::Message(m)) => Some(m.chat.id),
-            _ => None,
-        };
+        let chat = query.message.as_ref().map(|m| m.chat.id);
         let parsed = query.data.as_deref().and_then(parse_callback);
         let allowed = chat.is_some_and(|c| self.allowed(c, Some(user)));
         let name = query
@@ -765,13 +748,7 @@ impl Bot {
             Some(_) => "You may not answer this approval.".to_string(),
             None => "Unknown button.".to_string(),
         };
-        let params = AnswerCallbackQueryParams {
-            text: Some(text),
-            ..AnswerCallbackQueryParams::builder()
-                .callback_query_id(query.id.clone())
-                .build()
-        };
-        if let Err(e) = self.api.answer_callback_query(&params).await {
+        if let Err(e) = self.api.answer_callback_query(&query.id, &text).await {
             eprintln!("odek telegram: could not answer a button press: {e}");
         }
     }
@@ -823,19 +800,17 @@ fn command(text: &str) -> Option<&str> {
     (!name.is_empty()).then_some(name)
 }
 
-fn approval_keyboard(id: &str) -> InlineKeyboardMarkup {
-    let button = |text: &str, data: String| {
-        InlineKeyboardButton::builder()
-            .text(text)
-            .callback_data(data)
-            .build()
+fn approval_keyboard(id: &str) -> InlineKeyboard {
+    let button = |text: &str, data: String| Button {
+        text: text.to_string(),
+        callback_data: data,
     };
-    InlineKeyboardMarkup::builder()
-        .inline_keyboard(vec![vec![
+    InlineKeyboard {
+        inline_keyboard: vec![vec![
             button("✅ Approve", format!("ap:{id}:y")),
             button("⛔ Deny", format!("ap:{id}:n")),
-        ]])
-        .build()
+        ]],
+    }
 }
 
 /// `ap:<id>:y|n` → (id, approve).

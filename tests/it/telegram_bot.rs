@@ -129,8 +129,8 @@ async fn refuses_to_start_without_a_token_or_an_allowlist() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_chat_turn_with_tools_progress_plan_status_and_strangers_refused() {
+/// A bot whose model makes a two-step plan, completes one step and answers in Markdown.
+async fn planning_bot() -> (ScriptedServer, FakeTelegram, Sandbox, Bot) {
     let model = ScriptedServer::start(vec![
         plan_create(&[
             ("s1", "Read *the* notes_v2.txt"),
@@ -145,8 +145,33 @@ async fn a_chat_turn_with_tools_progress_plan_status_and_strangers_refused() {
     let sb = Sandbox::new();
     configure(&sb, &tg, json!({}));
     let bot = Bot::start(&sb, &model);
+    (model, tg, sb, bot)
+}
 
-    // A stranger gets one polite refusal, and no turn.
+/// Sends the task of [`planning_bot`] and waits for its answer.
+async fn summarise(tg: &FakeTelegram) -> Value {
+    tg.message(CHAT, ALLOWED, "summarise the notes");
+    tg.wait_sent("the answer", |m| {
+        to_chat(m) && text_of(m).starts_with("Done")
+    })
+    .await
+}
+
+fn stops_cleanly(tg: &FakeTelegram, bot: Bot) {
+    assert!(
+        tg.rejected().is_empty(),
+        "Telegram refused: {:?}",
+        tg.rejected()
+    );
+    let (code, stderr) = bot.stop();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.contains("odek telegram: stopped"), "{stderr}");
+    assert!(!stderr.contains(TOKEN), "the token reached stderr");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stranger_gets_one_polite_refusal_and_no_turn() {
+    let (model, tg, _sb, bot) = planning_bot().await;
     tg.message(STRANGER, STRANGER, "hello, run rm -rf /");
     tg.message(STRANGER, STRANGER, "again");
     tg.message(CHAT, ALLOWED, "/plan_status");
@@ -161,14 +186,13 @@ async fn a_chat_turn_with_tools_progress_plan_status_and_strangers_refused() {
     assert_eq!(refusals.len(), 1, "{refusals:?}");
     assert!(text_of(&refusals[0]).starts_with("Sorry, this bot only works"));
     assert!(model.requests().is_empty(), "a stranger started a turn");
+    stops_cleanly(&tg, bot);
+}
 
-    // A turn: plan calls shown in one progress message, then the answer in MarkdownV2.
-    tg.message(CHAT, ALLOWED, "summarise the notes");
-    let answer = tg
-        .wait_sent("the answer", |m| {
-            to_chat(m) && text_of(m).starts_with("Done")
-        })
-        .await;
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_shows_its_tools_in_one_progress_message_and_answers_in_markdown_v2() {
+    let (_model, tg, _sb, bot) = planning_bot().await;
+    let answer = summarise(&tg).await;
     assert_eq!(answer["parse_mode"], "MarkdownV2");
     assert_eq!(
         text_of(&answer),
@@ -191,8 +215,13 @@ async fn a_chat_turn_with_tools_progress_plan_status_and_strangers_refused() {
             .lines()
             .all(|l| l.starts_with("📋 plan") && l.contains('✓'))
     );
+    stops_cleanly(&tg, bot);
+}
 
-    // /plan_status: the seed's MarkdownV2, accepted by Telegram as sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plan_status_sends_the_seeds_markdown_v2_as_telegram_accepts_it() {
+    let (_model, tg, _sb, bot) = planning_bot().await;
+    summarise(&tg).await;
     tg.message(CHAT, ALLOWED, "/plan_status");
     let status = tg
         .wait_sent("the plan", |m| text_of(m).starts_with("📋 *Plan*"))
@@ -204,8 +233,13 @@ async fn a_chat_turn_with_tools_progress_plan_status_and_strangers_refused() {
          ✅ `s1` Read \\*the\\* notes\\_v2\\.txt\n\
          ⬜ `s2` Summarise \\(briefly\\) \\[draft\\] \\- ok\\."
     );
+    stops_cleanly(&tg, bot);
+}
 
-    // /status names the session, which the terminal can continue.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_names_the_chats_session_and_the_terminal_continues_it() {
+    let (model, tg, sb, bot) = planning_bot().await;
+    summarise(&tg).await;
     tg.message(CHAT, ALLOWED, "/status@odek_bot");
     let st = tg
         .wait_sent("the status", |m| text_of(m).starts_with("Session: "))
@@ -226,16 +260,7 @@ async fn a_chat_turn_with_tools_progress_plan_status_and_strangers_refused() {
     let out = output(cont).await;
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert!(String::from_utf8_lossy(&out.stdout).contains("continued from the terminal"));
-
-    assert!(
-        tg.rejected().is_empty(),
-        "Telegram refused: {:?}",
-        tg.rejected()
-    );
-    let (code, stderr) = bot.stop();
-    assert_eq!(code, Some(0), "{stderr}");
-    assert!(stderr.contains("odek telegram: stopped"), "{stderr}");
-    assert!(!stderr.contains(TOKEN), "the token reached stderr");
+    stops_cleanly(&tg, bot);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -475,15 +500,10 @@ fn the_fake_checks_markdown_v2_like_telegram() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn cancel_new_session_expiry_long_answers_and_the_plain_text_retry() {
+async fn status_and_cancel_work_while_a_turn_runs_and_new_starts_another_session() {
     let hold = Hold::new();
-    let long: String = (1..=90)
-        .map(|i| format!("line {i:02}: {} done.", "word ".repeat(18)))
-        .collect::<Vec<_>>()
-        .join("\n");
     let model = ScriptedServer::start(vec![
         Reply::Held(hold.clone(), Box::new(text("too late"))),
-        text(&long),
         text("a fresh start"),
     ])
     .await;
@@ -492,7 +512,6 @@ async fn cancel_new_session_expiry_long_answers_and_the_plain_text_retry() {
     configure(&sb, &tg, json!({}));
     let bot = Bot::start(&sb, &model);
 
-    // /status and /cancel while a turn runs.
     tg.message(CHAT, ALLOWED, "a slow task");
     hold.wait_reached().await;
     tg.message(CHAT, ALLOWED, "/status");
@@ -518,9 +537,41 @@ async fn cancel_new_session_expiry_long_answers_and_the_plain_text_retry() {
         .wait_sent("the /new answer", |m| text_of(m).starts_with("New session"))
         .await;
     assert!(text_of(&new).contains(&first_id), "{new}");
+    tg.message(CHAT, ALLOWED, "start afresh");
+    tg.wait_sent("the answer", |m| text_of(m) == "a fresh start")
+        .await;
+    tg.message(CHAT, ALLOWED, "/status");
+    tg.wait_until("the second status", |t| {
+        t.sent()
+            .iter()
+            .filter(|m| text_of(m).starts_with("Session: "))
+            .count()
+            == 2
+    })
+    .await;
+    let second_id = session_of(
+        tg.sent()
+            .iter()
+            .rfind(|m| text_of(m).starts_with("Session: "))
+            .expect("status"),
+    );
+    assert_ne!(second_id, first_id);
+    let (code, _) = bot.stop();
+    assert_eq!(code, Some(0));
+}
 
-    // A long answer: pieces under the cap on line boundaries; the first piece's markup is
-    // refused (scripted), so it goes again as plain text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_answer_goes_in_pieces_under_the_cap_and_refused_markup_is_resent_plain() {
+    let long: String = (1..=90)
+        .map(|i| format!("line {i:02}: {} done.", "word ".repeat(18)))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let model = ScriptedServer::start(vec![text(&long)]).await;
+    let tg = FakeTelegram::start().await;
+    let sb = Sandbox::new();
+    configure(&sb, &tg, json!({}));
+    let bot = Bot::start(&sb, &model);
+    // The first piece's markup is refused (scripted), so it goes again as plain text.
     tg.fail("sendMessage", Failure::CantParseEntities, 1);
     tg.message(CHAT, ALLOWED, "a long answer please");
     tg.wait_sent("the last piece", |m| text_of(m).contains("line 90"))
@@ -544,32 +595,28 @@ async fn cancel_new_session_expiry_long_answers_and_the_plain_text_retry() {
         .map(|p| text_of(p).replace('\\', ""))
         .collect();
     assert_eq!(shown.join("\n"), long, "every line once, in order");
-    tg.message(CHAT, ALLOWED, "/status");
-    tg.wait_until("the second status", |t| {
-        t.sent()
-            .iter()
-            .filter(|m| text_of(m).starts_with("Session: "))
-            .count()
-            == 2
-    })
-    .await;
-    let second_id = session_of(
-        tg.sent()
-            .iter()
-            .rfind(|m| text_of(m).starts_with("Session: "))
-            .expect("status"),
-    );
-    assert_ne!(second_id, first_id);
+    let (code, _) = bot.stop();
+    assert_eq!(code, Some(0));
+}
 
-    // Stopped, the chat silent for longer than session_ttl_hours: a new session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chat_silent_longer_than_its_ttl_starts_a_new_session() {
+    let model = ScriptedServer::start(vec![text("first"), text("a fresh start")]).await;
+    let tg = FakeTelegram::start().await;
+    let sb = Sandbox::new();
+    configure(&sb, &tg, json!({}));
+    let bot = Bot::start(&sb, &model);
+    tg.message(CHAT, ALLOWED, "hello");
+    tg.wait_sent("the answer", |m| text_of(m) == "first").await;
     let (code, _) = bot.stop();
     assert_eq!(code, Some(0));
     let state_path = sb.home.join("telegram").join("state.json");
     let mut state: Value = serde_json::from_str(&read(&state_path)).expect("state");
-    assert_eq!(
-        state["chats"][CHAT.to_string()]["session_id"],
-        json!(second_id)
-    );
+    let first_id = state["chats"][CHAT.to_string()]["session_id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    // Silent since the epoch: longer than session_ttl_hours.
     state["chats"][CHAT.to_string()]["last_active"] = json!(0);
     std::fs::write(&state_path, state.to_string()).expect("write");
     let bot = Bot::start(&sb, &model);
@@ -577,11 +624,10 @@ async fn cancel_new_session_expiry_long_answers_and_the_plain_text_retry() {
     tg.wait_sent("the answer", |m| text_of(m) == "a fresh start")
         .await;
     let state: Value = serde_json::from_str(&read(&state_path)).expect("state");
-    let third_id = state["chats"][CHAT.to_string()]["session_id"]
+    let second_id = state["chats"][CHAT.to_string()]["session_id"]
         .as_str()
-        .expect("id")
-        .to_string();
-    assert!(third_id != second_id && third_id != first_id);
+        .expect("id");
+    assert_ne!(second_id, first_id);
     let (code, _) = bot.stop();
     assert_eq!(code, Some(0));
 }

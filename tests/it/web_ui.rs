@@ -57,35 +57,39 @@ async fn scrolls_sideways(browser: &Browser) -> Value {
         .await
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_person_chats_approves_and_watches_the_plan_in_a_real_browser() {
-    let command = "python3 -c \"open('made.txt','w').write('ok')\"";
-    let hold = Hold::new();
-    let server = ScriptedServer::start(vec![
-        plan_create(&[("s1", "Make the file"), ("s2", HOSTILE_TITLE)]),
-        tools(&[("shell", json!({"command": command}))]),
-        Reply::Held(hold.clone(), Box::new(plan_complete("s1"))),
-        text(FINAL_ANSWER),
-    ])
-    .await;
+/// A served sandbox and a signed-in browser, the answers recorded.
+async fn signed_in(replies: Vec<Reply>) -> (ScriptedServer, Sandbox, Served, Browser) {
+    let server = ScriptedServer::start(replies).await;
     let sb = Sandbox::new();
     let served = Served::start(&sb, &server.base_url(), &[]);
     let browser = Browser::start(&sb.tmp().join("chromium")).await;
-    let c = &browser.client;
-
     // Sign in with the token URL: the cookie is set and the token leaves the address bar.
     browser.sign_in(&served).await;
     assert_eq!(
-        c.current_url().await.expect("url").as_str(),
+        browser.client.current_url().await.expect("url").as_str(),
         format!("{}/", served.base)
     );
+    assert_eq!(browser.js(RECORD_ANSWERS, vec![]).await, Value::Bool(true));
+    (server, sb, served, browser)
+}
+
+const RUN_ENDED: &str = "const a = document.querySelector('.turn .msg-assistant'); return !!a && !a.classList.contains('streaming') && !document.getElementById('send').disabled;";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_chats_and_approves_by_keyboard_and_the_answer_streams_in() {
+    let command = "python3 -c \"open('made.txt','w').write('ok')\"";
+    let (_server, sb, _served, browser) = signed_in(vec![
+        plan_create(&[("s1", "Make the file"), ("s2", HOSTILE_TITLE)]),
+        tools(&[("shell", json!({"command": command}))]),
+        plan_complete("s1"),
+        text(FINAL_ANSWER),
+    ])
+    .await;
     assert_eq!(
         browser.focused().await,
         "prompt",
         "the prompt box has the focus"
     );
-    assert_eq!(browser.js(RECORD_ANSWERS, vec![]).await, Value::Bool(true));
-
     // Send a prompt by keyboard.
     browser.type_text("make the file").await;
     browser.press(Key::Enter).await;
@@ -116,6 +120,49 @@ async fn a_person_chats_approves_and_watches_the_plan_in_a_real_browser() {
             "const r = document.querySelector(\".tool-row[data-tool='shell']\"); return !!r && r.dataset.status === 'ok' && r.querySelector('.tool-emoji').textContent === '💻';",
         )
         .await;
+
+    // The answer streamed in, in more than one piece, before the run ended.
+    browser.wait_until("the run ended", RUN_ENDED).await;
+    assert_eq!(
+        text_of(&browser, ".turn .msg-assistant").await,
+        FINAL_ANSWER
+    );
+    let seen = browser.js("return window.__answers;", vec![]).await;
+    let mut partial: Vec<String> = seen
+        .as_array()
+        .expect("records")
+        .iter()
+        .filter(|r| r[1] == json!(true))
+        .filter_map(|r| r[0].as_str())
+        .filter(|t| !t.is_empty() && *t != FINAL_ANSWER)
+        .map(str::to_string)
+        .collect();
+    partial.dedup();
+    assert!(
+        partial.len() >= 2,
+        "the answer was not shown while streaming: {seen}"
+    );
+    assert!(
+        sb.work.join("made.txt").exists(),
+        "the approved command ran"
+    );
+    let problems = browser.console_problems().await;
+    assert!(problems.is_empty(), "console: {problems:?}");
+    browser.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_drawer_shows_the_plan_by_keyboard_and_follows_the_run() {
+    let hold = Hold::new();
+    let (_server, _sb, _served, browser) = signed_in(vec![
+        plan_create(&[("s1", "Make the file"), ("s2", HOSTILE_TITLE)]),
+        Reply::Held(hold.clone(), Box::new(plan_complete("s1"))),
+        text(FINAL_ANSWER),
+    ])
+    .await;
+    browser.type_text("make the file").await;
+    browser.press(Key::Enter).await;
+    browser.wait_for(".tool-row[data-tool='plan']").await;
     hold.wait_reached().await;
 
     // Alt+M opens the drawer on the plan tab, which shows the plan at once.
@@ -179,38 +226,7 @@ async fn a_person_chats_approves_and_watches_the_plan_in_a_real_browser() {
         "✅"
     );
 
-    // The answer streamed in, in more than one piece, before the run ended.
-    browser
-        .wait_until(
-            "the run ended",
-            "const a = document.querySelector('.turn .msg-assistant'); return !!a && !a.classList.contains('streaming') && !document.getElementById('send').disabled;",
-        )
-        .await;
-    assert_eq!(
-        text_of(&browser, ".turn .msg-assistant").await,
-        FINAL_ANSWER
-    );
-    let seen = browser.js("return window.__answers;", vec![]).await;
-    let mut partial: Vec<String> = seen
-        .as_array()
-        .expect("records")
-        .iter()
-        .filter(|r| r[1] == json!(true))
-        .filter_map(|r| r[0].as_str())
-        .filter(|t| !t.is_empty() && *t != FINAL_ANSWER)
-        .map(str::to_string)
-        .collect();
-    partial.dedup();
-    assert!(
-        partial.len() >= 2,
-        "the answer was not shown while streaming: {seen}"
-    );
-    assert!(
-        sb.work.join("made.txt").exists(),
-        "the approved command ran"
-    );
-
-    // Escape closes the drawer and gives the focus back.
+    // Escape closes the drawer.
     browser.press(Key::Escape).await;
     assert_eq!(
         browser
@@ -218,13 +234,28 @@ async fn a_person_chats_approves_and_watches_the_plan_in_a_real_browser() {
             .await,
         json!(true)
     );
+    browser.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_fits_360_px_and_asks_nothing_of_other_hosts() {
+    let (_server, _sb, served, browser) = signed_in(vec![
+        plan_create(&[("s1", "Make the file"), ("s2", HOSTILE_TITLE)]),
+        plan_complete("s1"),
+        text(FINAL_ANSWER),
+    ])
+    .await;
+    let c = &browser.client;
+    browser.type_text("make the file").await;
+    browser.press(Key::Enter).await;
+    browser.wait_until("the run ended", RUN_ENDED).await;
 
     // The screenshot for the docs: the chat with the plan panel open.
     browser.alt('m').await;
     browser
         .wait_until(
-            "the drawer open",
-            "return !document.getElementById('drawer').hidden;",
+            "plan v2",
+            "const h = document.querySelector('#plan .plan-header'); return !!h && h.textContent === '📋 Plan — v2 · 1/2 done';",
         )
         .await;
     save_screenshot(&browser, "webui-plan.png").await;
@@ -241,7 +272,6 @@ async fn a_person_chats_approves_and_watches_the_plan_in_a_real_browser() {
     let closed = scrolls_sideways(&browser).await;
     assert_eq!(closed["sideways"], json!(false), "{closed}");
     save_screenshot(&browser, "webui-360-chat.png").await;
-
     // No console error, no CSP violation, no request beyond this server.
     let problems = browser.console_problems().await;
     assert!(problems.is_empty(), "console: {problems:?}");
