@@ -242,8 +242,9 @@ impl SessionSummary {
 /// The result of [`SessionStore::list`].
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SessionList {
-    /// Sessions, most recently updated first.
-    pub sessions: Vec<SessionSummary>,
+    /// Sessions, most recently updated first: shared with the store's copy of the index it
+    /// came from, so listing again (serve answers many lists) copies nothing.
+    pub sessions: std::sync::Arc<[SessionSummary]>,
     /// One line per file that could not be used (corrupt, unreadable, oversized), naming it.
     pub problems: Vec<String>,
 }

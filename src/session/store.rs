@@ -37,7 +37,7 @@ pub struct SessionStore {
 }
 
 /// An index as parsed, with the fingerprint of the file it was read from.
-type ParsedIndex = (index::IndexFingerprint, Vec<SessionSummary>);
+type ParsedIndex = (index::IndexFingerprint, Arc<[SessionSummary]>);
 
 impl std::fmt::Debug for SessionStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -273,7 +273,7 @@ impl SessionStore {
             self.stamp_if_unchanged(listed_at);
             index::sort_newest_first(&mut entries);
             return Ok(SessionList {
-                sessions: entries,
+                sessions: entries.into(),
                 problems: Vec::new(),
             });
         }
@@ -282,7 +282,7 @@ impl SessionStore {
 
     /// The index's entries, newest first: the ones parsed last time when the file has not
     /// been replaced since, else parsed now (and kept). `None` when there is no usable index.
-    fn current_index(&self) -> Option<Vec<SessionSummary>> {
+    fn current_index(&self) -> Option<Arc<[SessionSummary]>> {
         let fingerprint = index::index_fingerprint(&self.dir)?;
         let mut parsed = self
             .parsed_index
@@ -291,7 +291,7 @@ impl SessionStore {
         if let Some((seen, entries)) = parsed.as_ref()
             && *seen == fingerprint
         {
-            return Some(entries.clone());
+            return Some(Arc::clone(entries));
         }
         // The fingerprint was taken before reading: a file replaced meanwhile only makes the
         // next call parse again.
@@ -299,7 +299,8 @@ impl SessionStore {
             return None;
         };
         index::sort_newest_first(&mut entries);
-        *parsed = Some((fingerprint, entries.clone()));
+        let entries: Arc<[SessionSummary]> = entries.into();
+        *parsed = Some((fingerprint, Arc::clone(&entries)));
         Some(entries)
     }
 
@@ -345,15 +346,10 @@ impl SessionStore {
                 problems: Vec::new(),
             });
         }
-        let SessionList {
-            mut sessions,
-            problems,
-        } = self.list()?;
-        let total = sessions.len();
-        sessions.truncate(limit);
+        let SessionList { sessions, problems } = self.list()?;
         Ok(SessionPage {
-            sessions,
-            total,
+            sessions: sessions.iter().take(limit).cloned().collect(),
+            total: sessions.len(),
             problems,
         })
     }
@@ -371,11 +367,7 @@ impl SessionStore {
         {
             return Ok(found);
         }
-        Ok(self
-            .list()?
-            .sessions
-            .into_iter()
-            .find(SessionSummary::is_cli))
+        Ok(self.list()?.sessions.iter().find(|s| s.is_cli()).cloned())
     }
 
     /// Deletes `<id>.json`, its journal and its index entry, as the session's writer
@@ -587,7 +579,10 @@ impl SessionStore {
                 problems.push(format!("cannot rewrite {}: {e}", path.display()));
             }
         }
-        Ok(SessionList { sessions, problems })
+        Ok(SessionList {
+            sessions: sessions.into(),
+            problems,
+        })
     }
 
     /// The current index (if usable) reconciled with the directory. Call with the lock held.

@@ -383,8 +383,8 @@ fn the_list_is_ordered_by_update_time() {
         .list()
         .expect("list")
         .sessions
-        .into_iter()
-        .map(|s| s.title)
+        .iter()
+        .map(|s| s.title.clone())
         .collect();
     assert_eq!(titles, ["newer", "older"]);
     // Saving the older one makes it the latest.

@@ -338,7 +338,10 @@ mod tests {
         };
         let m = first.message.as_ref().expect("message");
         assert_eq!((m.chat.id, m.text.as_deref()), (-100, Some("hi")));
-        assert_eq!(m.from.as_ref().and_then(|u| u.username.as_deref()), Some("ann"));
+        assert_eq!(
+            m.from.as_ref().and_then(|u| u.username.as_deref()),
+            Some("ann")
+        );
         let q = second.callback_query.as_ref().expect("press");
         assert_eq!(q.message.as_ref().map(|m| m.chat.id), Some(-100));
         assert_eq!(q.data.as_deref(), Some("ap:a1:y"));

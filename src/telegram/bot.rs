@@ -610,13 +610,7 @@ impl Bot {
         }
     }
 
-    async fn edit(
-        &self,
-        chat: i64,
-        message_id: i32,
-        text: &str,
-        markup: Option<InlineKeyboard>,
-    ) {
+    async fn edit(&self, chat: i64, message_id: i32, text: &str, markup: Option<InlineKeyboard>) {
         let params = EditMessageText {
             chat_id: chat,
             message_id,

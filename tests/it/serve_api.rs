@@ -448,7 +448,10 @@ async fn a_run_over_http_asks_for_approval_and_takes_exactly_one_answer() {
     let answered = run.respond("approve").await;
     assert_eq!(answered.status, 200, "{}", answered.text);
     assert_eq!(run.respond("deny").await.status, 409);
-    assert_eq!(run.served.wait_run(&run.run_id).await["status"], "completed");
+    assert_eq!(
+        run.served.wait_run(&run.run_id).await["status"],
+        "completed"
+    );
     assert_eq!(
         std::fs::read_to_string(run.sb.work.join("made.txt")).expect("made"),
         "ok"
@@ -502,7 +505,10 @@ async fn the_ring_keeps_a_runs_events_a_reader_resumes_after_an_id_and_the_cli_c
     let (run, rest) = ApprovalRun::start().await.approved().await;
     let run_id = run.run_id.as_str();
     // The ring holds the run's events, browser-only frames never.
-    let ring = run.served.get(&format!("/api/events?run_id={run_id}")).await;
+    let ring = run
+        .served
+        .get(&format!("/api/events?run_id={run_id}"))
+        .await;
     let ring_kinds: Vec<&str> = ring.json["events"]
         .as_array()
         .expect("events")
@@ -518,8 +524,12 @@ async fn the_ring_keeps_a_runs_events_a_reader_resumes_after_an_id_and_the_cli_c
     );
     // Resuming after an id replays what came after it, from the ring.
     let resume_after = rest.first().and_then(|f| f.id).expect("id");
-    let mut resumed =
-        SseReader::open(&run.served, &format!("?run_id={run_id}"), Some(resume_after)).await;
+    let mut resumed = SseReader::open(
+        &run.served,
+        &format!("?run_id={run_id}"),
+        Some(resume_after),
+    )
+    .await;
     let replayed = resumed.until("run_completed").await;
     assert!(replayed.iter().all(|f| f.id > Some(resume_after)));
     assert!(replayed.iter().all(|f| f.data["run_id"] == run_id));
