@@ -709,7 +709,7 @@ def main():
         listing["list_all"].ms(),
     )
     rows = [
-        ("binary size (`target/release/odek`)", f"{size:,} bytes ({size / 2**20:.2f} MiB)"),
+        ("binary size (the static release binary)", f"{size:,} bytes ({size / 2**20:.2f} MiB)"),
         (
             f"`odek --version`, {v['n']} runs",
             f"median {v['median']:.2f} ms, mean {v['mean']:.2f} ms, min {v['min']:.2f} ms; "

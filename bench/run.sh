@@ -7,8 +7,8 @@
 # cache can reuse) on 36-iteration runs that keep a plan current, with the plan message last
 # (planning.placement tail), where the transcript keeps it (head) and with --no-planning.
 #
-# Needs bash, coreutils, python3 (standard library only) and cargo. Builds the release
-# binary first; set ODEK_BENCH_NO_BUILD=1 to measure an existing one (ODEK_BIN=path picks
+# Needs bash, coreutils, python3 (standard library only), make and cargo. Builds the static
+# release binary first (make build); set ODEK_BENCH_NO_BUILD=1 to measure an existing one (ODEK_BIN=path picks
 # it). Knobs, with their defaults: ODEK_BENCH_VERSION_RUNS=200 ODEK_BENCH_RUN_REPS=20
 # ODEK_BENCH_SESSIONS=10000 ODEK_BENCH_LIST_RUNS=100 ODEK_BENCH_SAVING_ITERATIONS=400
 # ODEK_BENCH_SAVING_REPS=15 ODEK_BENCH_CACHE_REPS=3; ODEK_BENCH_ONLY=saving measures only the
@@ -32,16 +32,14 @@ cd "$root"
 cargo="${CARGO:-cargo}"
 
 if [[ "${ODEK_BENCH_NO_BUILD:-0}" != 1 ]]; then
-    echo "building the release binary (cargo build --release --locked)…" >&2
-    "$cargo" build --release --locked >&2
+    echo "building the static release binary (make build)…" >&2
+    make -s build >&2
 fi
 
 if [[ -n "${ODEK_BIN:-}" ]]; then
     bin="$ODEK_BIN"
 else
-    target_dir="$("$cargo" metadata --format-version 1 --no-deps --locked |
-        python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
-    bin="$target_dir/release/odek"
+    bin="$root/$(make -s print-static-bin)"
 fi
 [[ -x "$bin" ]] || { echo "bench/run.sh: no odek binary at $bin" >&2; exit 1; }
 

@@ -12,6 +12,8 @@ pub mod events;
 pub mod home;
 pub mod llm;
 pub mod mcp;
+#[cfg(target_arch = "x86_64")]
+pub mod mem;
 pub mod plan;
 pub mod policy;
 pub mod process;

@@ -482,7 +482,7 @@ impl Sandbox {
 
     /// `odek` with a clean environment: only PATH, HOME, TMPDIR, ODEK_HOME and the base URL.
     pub fn odek(&self, base_url: &str) -> std::process::Command {
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_odek"));
+        let mut cmd = std::process::Command::new(odek_binary());
         cmd.env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("HOME", self.dir.path())
@@ -493,6 +493,14 @@ impl Sandbox {
             .current_dir(&self.work);
         cmd
     }
+}
+
+/// The binary under test: the one Cargo built with these tests, or the one `ODEK_TEST_BIN`
+/// names (CI runs the suite again against the static release binary, `make build`'s).
+pub fn odek_binary() -> PathBuf {
+    std::env::var_os("ODEK_TEST_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_odek")))
 }
 
 /// A long-running child (`odek serve`, `odek telegram`) whose stderr is collected.
