@@ -16,12 +16,21 @@ pub(super) const MAX_DEPTH: usize = 16;
 /// blocked.
 const MAX_COMMANDS: usize = 10_000;
 
+/// Most shell text read for one command string: the text itself, every substitution,
+/// expansion, `sh -c` and `eval` string analysed, and the words their brace expansions
+/// produce. `eval` of brace-expanded substitutions multiplies the text at every level (the
+/// fuzzer found a 108-byte line that reads 2.3 MB before the depth limit); beyond this the
+/// command is blocked. A 1 MiB here-document fed to a shell is read once, well under it.
+pub(super) const MAX_TEXT_READ: usize = 8 << 20;
+
 /// Classifies shell text and remembers every simple command it saw (for the denylist).
 #[derive(Debug, Default)]
 pub(super) struct Analyzer {
     /// Each simple command found, as its words joined by single spaces (assignments and
     /// wrappers removed where they were analysed away).
     pub commands_seen: Vec<String>,
+    /// Bytes of shell text read so far (see [`MAX_TEXT_READ`]).
+    pub(super) text_read: usize,
 }
 
 /// Where a command's standard input comes from.
@@ -138,6 +147,27 @@ pub(super) fn safe(reason: impl Into<String>) -> Classification {
     Classification::new(DangerClass::Safe, reason)
 }
 
+/// Bytes of the words and redirection targets a parse produced (brace expansion makes
+/// them more than the text).
+fn words_size(parsed: &Parsed) -> usize {
+    parsed
+        .commands
+        .iter()
+        .flat_map(|command| {
+            let targets = command.redirects.iter().map(|redirect| &redirect.target);
+            command.words.iter().chain(targets)
+        })
+        .map(|word| word.text.len())
+        .sum()
+}
+
+fn too_complex() -> Classification {
+    Classification::new(
+        DangerClass::Blocked,
+        "the command is too complex to be analysed",
+    )
+}
+
 pub(super) fn too_deep() -> Classification {
     Classification::new(
         DangerClass::Blocked,
@@ -151,6 +181,12 @@ impl Analyzer {
         self.script(text, 0, WorkingDirectory::Tree, &[])
     }
 
+    /// Counts `bytes` more of text read; false once the budget is spent.
+    fn read(&mut self, bytes: usize) -> bool {
+        self.text_read = self.text_read.saturating_add(bytes);
+        self.text_read <= MAX_TEXT_READ
+    }
+
     /// Classifies shell text run at `depth`, starting in `cwd`.
     pub fn script(
         &mut self,
@@ -162,7 +198,13 @@ impl Analyzer {
         if depth > MAX_DEPTH {
             return too_deep();
         }
+        if !self.read(text.len()) {
+            return too_complex();
+        }
         let parsed = lexer::parse_script(text);
+        if !self.read(words_size(&parsed)) {
+            return too_complex();
+        }
         let mut functions = inherited_functions.to_vec();
         functions.extend(parsed.functions.iter().cloned());
         let mut result = Worst::default();
@@ -203,6 +245,9 @@ impl Analyzer {
         for expansion in &parsed.expansions {
             if depth + 1 > MAX_DEPTH {
                 return Some(too_deep());
+            }
+            if !self.read(expansion.len()) {
+                return Some(too_complex());
             }
             let inner = lexer::parse_expansion(expansion);
             result.add_optional(self.nested(&inner, depth + 1, cwd, functions));
@@ -246,10 +291,7 @@ impl Analyzer {
             return Some(too_deep());
         }
         if self.commands_seen.len() >= MAX_COMMANDS {
-            return Some(Classification::new(
-                DangerClass::Blocked,
-                "the command is too complex to be analysed",
-            ));
+            return Some(too_complex());
         }
         let mut result = Worst::default();
         let mut index = 0;

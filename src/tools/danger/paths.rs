@@ -206,8 +206,10 @@ fn split_anchor(text: &str) -> (Anchor, &str) {
     }
 }
 
-fn is_glob(segment: &str) -> bool {
-    segment.contains(['*', '?', '['])
+/// True when `text` holds a shell glob character (`*`, `?`, `[`). A byte search: the
+/// secret checks ask it of every path segment for each of their patterns.
+pub(super) fn has_glob(text: &str) -> bool {
+    memchr::memchr3(b'*', b'?', b'[', text.as_bytes()).is_some()
 }
 
 /// True when deleting (or recursively changing) `path` would wipe the machine or the user's
@@ -218,15 +220,15 @@ pub(super) fn is_root_like(path: &NormalPath, working_directory: WorkingDirector
     match path.anchor {
         Anchor::Root => match segments.as_slice() {
             [] => true,
-            [only] => is_glob(only) || PROTECTED_TOP_DIRS.contains(&only.as_str()),
-            [top, second] => PROTECTED_TOP_DIRS.contains(&top.as_str()) && is_glob(second),
+            [only] => has_glob(only) || PROTECTED_TOP_DIRS.contains(&only.as_str()),
+            [top, second] => PROTECTED_TOP_DIRS.contains(&top.as_str()) && has_glob(second),
             _ => false,
         },
         Anchor::Home => {
             path.escapes
                 || match segments.as_slice() {
                     [] => true,
-                    [only] => is_glob(only),
+                    [only] => has_glob(only),
                     _ => false,
                 }
         }
@@ -235,7 +237,7 @@ pub(super) fn is_root_like(path: &NormalPath, working_directory: WorkingDirector
                 && (path.escapes
                     || match segments.as_slice() {
                         [] => true,
-                        [only] => is_glob(only),
+                        [only] => has_glob(only),
                         _ => false,
                     })
         }

@@ -12,7 +12,7 @@ use std::sync::LazyLock;
 
 use super::lexer::Word;
 use super::options::{self, OptionSpec};
-use super::paths::{Anchor, NormalPath, WorkingDirectory, normalize};
+use super::paths::{Anchor, NormalPath, WorkingDirectory, has_glob, normalize};
 use crate::policy::{Classification, DangerClass};
 
 /// Credential paths, as segment sequences that may appear anywhere in a path. `*` stands
@@ -416,10 +416,6 @@ fn name_matches(have: &str, want: &str) -> bool {
         return wildcard(have.as_bytes(), want.as_bytes());
     }
     have == want
-}
-
-fn has_glob(text: &str) -> bool {
-    text.contains(['*', '?', '['])
 }
 
 /// Shell-style wildcard match of `pattern` (`*`, `?`; a `[…]` class counts as `?`).

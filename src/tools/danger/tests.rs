@@ -1086,3 +1086,37 @@ fn file_tools_ask_before_reading_credentials() {
     let found = classify_read_path("innocent.txt", cwd);
     assert_eq!(found.map(|c| c.class), Some(SecretRead));
 }
+
+#[test]
+fn brace_expanded_substitutions_are_read_within_a_budget() {
+    // Found by the fuzzer: every eval level re-reads its words and brace expansion copies the
+    // backquoted substitutions into each of them. This 108-byte line read 2.3 MB of text;
+    // with a glob check that decoded every character for every secret pattern, that took
+    // 3.3 s in a release build (27 s under the fuzzer). The depth limit stops it now, fast.
+    let found = "eval v defaults}a,b}{a`{a,a,'b}}`{a,a,'`}TBB\0\0\0\0`{a,a,'b}}`{a,a,'`}TBB\0aults}a,b}`{a,a,'b}}`{a\0\0\0\0\0\0\0\0\0\0\0\0\0\0";
+    let mut analyzer = Analyzer::default();
+    let got = analyzer.classify(found);
+    assert_eq!(got.class, Blocked, "{}", got.reason);
+    assert!(analyzer.text_read < 3_000_000, "{}", analyzer.text_read);
+    // 64 copies of a 200 KB substitution (8 × 8 brace forms) would be 13 MB to read: past
+    // the budget, the command is blocked as soon as one parse has produced them.
+    let wide = format!(
+        "echo {{a,b,c,d,e,f,g,h}}{{a,b,c,d,e,f,g,h}}`eval {{a,b}}{}`",
+        "x/".repeat(100_000)
+    );
+    let mut analyzer = Analyzer::default();
+    let got = analyzer.classify(&wide);
+    assert_eq!(
+        (got.class, got.reason.as_str()),
+        (Blocked, "the command is too complex to be analysed")
+    );
+    assert!(analyzer.text_read > super::analyzer::MAX_TEXT_READ);
+    assert!(
+        analyzer.commands_seen.is_empty(),
+        "nothing analysed past the budget"
+    );
+    // Ordinary evals and brace forms are far below it.
+    let mut analyzer = Analyzer::default();
+    analyzer.classify("eval \"$(ssh-agent -s)\"; cp src/{a,b}.rs /tmp; echo {1,2,3}{x,y}");
+    assert!(analyzer.text_read < 1_000, "{}", analyzer.text_read);
+}
