@@ -16,12 +16,22 @@ pub(super) const MAX_DEPTH: usize = 16;
 /// blocked.
 const MAX_COMMANDS: usize = 10_000;
 
-/// Most shell text read for one command string: the text itself, every substitution,
-/// expansion, `sh -c` and `eval` string analysed, and the words their brace expansions
-/// produce. `eval` of brace-expanded substitutions multiplies the text at every level (the
-/// fuzzer found a 108-byte line that reads 2.3 MB before the depth limit); beyond this the
-/// command is blocked. A 1 MiB here-document fed to a shell is read once, well under it.
-pub(super) const MAX_TEXT_READ: usize = 8 << 20;
+/// Most shell text read for one command string, at least: the text itself, every
+/// substitution, expansion, `sh -c` and `eval` string analysed, and the words their brace
+/// expansions produce. `eval` of brace-expanded substitutions multiplies the text at every
+/// level (the fuzzer found a 108-byte line that reads 2.3 MB before the depth limit); beyond
+/// the budget the command is blocked. A command longer than a few hundred kilobytes gets
+/// [`TEXT_READ_PER_BYTE`] times its length instead, so a 1 MiB here-document fed to a shell
+/// (read about four times: the text, its words, the script, its words) stays well under it.
+pub(super) const MIN_TEXT_READ: usize = 1 << 20;
+
+/// The budget per byte of the command for long commands (see [`MIN_TEXT_READ`]).
+pub(super) const TEXT_READ_PER_BYTE: usize = 8;
+
+/// The text-read budget of a command of `length` bytes.
+pub(super) fn text_read_budget(length: usize) -> usize {
+    MIN_TEXT_READ.max(length.saturating_mul(TEXT_READ_PER_BYTE))
+}
 
 /// Classifies shell text and remembers every simple command it saw (for the denylist).
 #[derive(Debug, Default)]
@@ -29,8 +39,10 @@ pub(super) struct Analyzer {
     /// Each simple command found, as its words joined by single spaces (assignments and
     /// wrappers removed where they were analysed away).
     pub commands_seen: Vec<String>,
-    /// Bytes of shell text read so far (see [`MAX_TEXT_READ`]).
+    /// Bytes of shell text read so far (see [`MIN_TEXT_READ`]).
     pub(super) text_read: usize,
+    /// Bytes of shell text that may be read ([`text_read_budget`] of the command).
+    text_budget: usize,
 }
 
 /// Where a command's standard input comes from.
@@ -178,13 +190,14 @@ pub(super) fn too_deep() -> Classification {
 impl Analyzer {
     /// Classifies a whole command string: the worst of every command in it.
     pub fn classify(&mut self, text: &str) -> Classification {
+        self.text_budget = text_read_budget(text.len());
         self.script(text, 0, WorkingDirectory::Tree, &[])
     }
 
     /// Counts `bytes` more of text read; false once the budget is spent.
     fn read(&mut self, bytes: usize) -> bool {
         self.text_read = self.text_read.saturating_add(bytes);
-        self.text_read <= MAX_TEXT_READ
+        self.text_read <= self.text_budget
     }
 
     /// Classifies shell text run at `depth`, starting in `cwd`.

@@ -412,6 +412,14 @@ fn name_matches(have: &str, want: &str) -> bool {
     if want.contains('*') {
         return wildcard(want.as_bytes(), have.as_bytes());
     }
+    // A name that starts with another literal byte cannot match: no glob search for it (this
+    // runs for every segment against every credential name, at every wrapper level).
+    if let (Some(first), Some(wanted)) = (have.bytes().next(), want.bytes().next())
+        && first != wanted
+        && !matches!(first, b'*' | b'?' | b'[')
+    {
+        return false;
+    }
     if has_glob(have) {
         return wildcard(have.as_bytes(), want.as_bytes());
     }

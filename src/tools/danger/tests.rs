@@ -1099,7 +1099,7 @@ fn brace_expanded_substitutions_are_read_within_a_budget() {
     assert_eq!(got.class, Blocked, "{}", got.reason);
     assert!(analyzer.text_read < 3_000_000, "{}", analyzer.text_read);
     // 64 copies of a 200 KB substitution (8 × 8 brace forms) would be 13 MB to read: past
-    // the budget, the command is blocked as soon as one parse has produced them.
+    // the budget (8 × the 200 KB command), it is blocked as soon as one parse made them.
     let wide = format!(
         "echo {{a,b,c,d,e,f,g,h}}{{a,b,c,d,e,f,g,h}}`eval {{a,b}}{}`",
         "x/".repeat(100_000)
@@ -1110,11 +1110,22 @@ fn brace_expanded_substitutions_are_read_within_a_budget() {
         (got.class, got.reason.as_str()),
         (Blocked, "the command is too complex to be analysed")
     );
-    assert!(analyzer.text_read > super::analyzer::MAX_TEXT_READ);
+    assert!(analyzer.text_read > super::analyzer::text_read_budget(wide.len()));
     assert!(
         analyzer.commands_seen.is_empty(),
         "nothing analysed past the budget"
     );
+    // A short command gets 1 MiB, a long one 8 × its length: a 1 MiB script fed to a shell
+    // as a here-document is read in full.
+    assert_eq!(super::analyzer::text_read_budget(108), 1 << 20);
+    let line = format!("printf '%s\\n' {}\n", "word ".repeat(100));
+    let script = line.repeat(2_100);
+    assert!(script.len() > 1 << 20);
+    let heredoc = format!("bash <<'EOF'\n{script}EOF\n");
+    let mut analyzer = Analyzer::default();
+    let got = analyzer.classify(&heredoc);
+    assert_eq!(got.class, Safe, "{}", got.reason);
+    assert!(analyzer.text_read > 2 * script.len(), "{}", analyzer.text_read);
     // Ordinary evals and brace forms are far below it.
     let mut analyzer = Analyzer::default();
     analyzer.classify("eval \"$(ssh-agent -s)\"; cp src/{a,b}.rs /tmp; echo {1,2,3}{x,y}");
