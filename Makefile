@@ -12,7 +12,13 @@ STATIC_TARGET ?= $(shell uname -m)-unknown-linux-musl
 STATIC_BIN = target/$(STATIC_TARGET)/release/odek
 TARGET_FLAGS = --target $(STATIC_TARGET)
 MUSL_CC ?= $(shell command -v musl-gcc 2>/dev/null || echo cc)
-STATIC_ENV = CC_$(subst -,_,$(STATIC_TARGET))=$(MUSL_CC) CFLAGS_$(subst -,_,$(STATIC_TARGET))=-U_FORTIFY_SOURCE
+# Not position-independent: a static-pie binary applies ~20,000 relocations at every start,
+# writing ~90 pages of .data.rel.ro (page faults: ~0.25 ms of the ~1 ms `odek --version`) and
+# carrying 480 KB of relocation records. The cost is ASLR of the binary's own image (the stack,
+# heap and mappings stay randomised), as for a Go binary built by default.
+STATIC_TRIPLE_ENV = $(shell echo $(STATIC_TARGET) | tr a-z- A-Z_)
+STATIC_ENV = CC_$(subst -,_,$(STATIC_TARGET))=$(MUSL_CC) CFLAGS_$(subst -,_,$(STATIC_TARGET))=-U_FORTIFY_SOURCE \
+  CARGO_TARGET_$(STATIC_TRIPLE_ENV)_RUSTFLAGS="-C relocation-model=static"
 else
 STATIC_BIN = target/release/odek
 endif

@@ -277,16 +277,29 @@ def server_reset(port):
         r.read()
 
 
-def agent_run(binary, reps, iterations, root):
-    home = os.path.join(root, "run-home")
+def write_config(odek_home, config):
+    """The global config.json of a benchmark's ODEK_HOME, private as odek requires."""
+    path = os.path.join(odek_home, "config.json")
+    with open(path, "w") as f:
+        json.dump(config, f)
+    os.chmod(path, 0o600)
+
+
+def bench_home(root, name, config=None):
+    """(home, odek_home, work) under `root` for one benchmark, created, with `config` as the
+    global config when given."""
+    home = os.path.join(root, f"{name}-home")
     odek_home = os.path.join(home, ".odek")
-    work = os.path.join(root, "run-work")
+    work = os.path.join(root, f"{name}-work")
     os.makedirs(odek_home)
     os.makedirs(work)
-    config = os.path.join(odek_home, "config.json")
-    with open(config, "w") as f:
-        json.dump({"dangerous": {"action": "allow"}}, f)
-    os.chmod(config, 0o600)
+    if config is not None:
+        write_config(odek_home, config)
+    return home, odek_home, work
+
+
+def agent_run(binary, reps, iterations, root):
+    home, odek_home, work = bench_home(root, "run", {"dangerous": {"action": "allow"}})
     with open(os.path.join(work, "notes.txt"), "w") as f:
         f.write("".join(f"line {i}: notes for the benchmark run\n" for i in range(1, 41)))
 
@@ -475,11 +488,7 @@ def first_trim_iteration(events_path):
 def saving_cost(binary, reps, iterations, window, root):
     """CPU of `odek run` with autosave against `--ephemeral`, for the `long` and `readonly`
     scenarios of scripted_server.py (see its docstring)."""
-    home = os.path.join(root, "saving-home")
-    odek_home = os.path.join(home, ".odek")
-    work = os.path.join(root, "saving-work")
-    os.makedirs(odek_home)
-    os.makedirs(work)
+    home, odek_home, work = bench_home(root, "saving")
     with open(os.path.join(work, "big.txt"), "w") as f:
         # ~4 KB, as a typical tool result: source-like lines.
         f.write("".join(f"{i:03}: let value_{i} = compute(input, {i}); // keep going\n" for i in range(80)))
@@ -488,10 +497,7 @@ def saving_cost(binary, reps, iterations, window, root):
         config = {"dangerous": {"action": "allow"}, "max_iterations": iterations + 10}
         if scenario == "long":
             config["context_window"] = window
-        path = os.path.join(odek_home, "config.json")
-        with open(path, "w") as f:
-            json.dump(config, f)
-        os.chmod(path, 0o600)
+        write_config(odek_home, config)
         server, port = start_server(iterations, scenario)
         n = 0
 
@@ -566,10 +572,7 @@ def cache_share(binary, reps, iterations, root):
         home = os.path.join(root, f"cache-home-{name}")
         odek_home = os.path.join(home, ".odek")
         os.makedirs(odek_home)
-        config = os.path.join(odek_home, "config.json")
-        with open(config, "w") as f:
-            json.dump({"dangerous": {"action": "allow"}}, f)
-        os.chmod(config, 0o600)
+        write_config(odek_home, {"dangerous": {"action": "allow"}})
         server, port = start_server(iterations, "cache")
         try:
             env = clean_env(

@@ -52,14 +52,9 @@ def main():
 
     rows = {name: {"size": os.path.getsize(path)} for name, path in bins}
     root = tempfile.mkdtemp(prefix="odek-weight-")
-    home = os.path.join(root, "home")
-    odek_home = os.path.join(home, ".odek")
-    work = os.path.join(root, "work")
-    os.makedirs(odek_home)
-    os.makedirs(work)
-    with open(os.path.join(odek_home, "config.json"), "w") as f:
-        f.write('{"dangerous": {"action": "allow"}, "max_iterations": 1000}')
-    os.chmod(os.path.join(odek_home, "config.json"), 0o600)
+    home, odek_home, work = measure.bench_home(
+        root, "weight", {"dangerous": {"action": "allow"}, "max_iterations": 1000}
+    )
     with open(os.path.join(work, "notes.txt"), "w") as f:
         f.write("".join(f"line {i}: notes for the benchmark run\n" for i in range(1, 41)))
 

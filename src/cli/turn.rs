@@ -327,9 +327,15 @@ pub fn read_task(words: &[String]) -> anyhow::Result<String> {
     Ok(task)
 }
 
+/// Most threads for blocking work (file reads and writes, session loads): tokio's default,
+/// 512, let `odek serve` under 50 connections start ~130 of them, each keeping its own
+/// allocator heap (docs/PERFORMANCE.md, "Weight"); more than this queue for a moment.
+const MAX_BLOCKING_THREADS: usize = 16;
+
 /// A multi-threaded runtime for one command.
 pub fn tokio_runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
+        .max_blocking_threads(MAX_BLOCKING_THREADS)
         .enable_all()
         .build()
         .context("starting the async runtime")

@@ -1125,7 +1125,11 @@ fn brace_expanded_substitutions_are_read_within_a_budget() {
     let mut analyzer = Analyzer::default();
     let got = analyzer.classify(&heredoc);
     assert_eq!(got.class, Safe, "{}", got.reason);
-    assert!(analyzer.text_read > 2 * script.len(), "{}", analyzer.text_read);
+    assert!(
+        analyzer.text_read > 2 * script.len(),
+        "{}",
+        analyzer.text_read
+    );
     // Ordinary evals and brace forms are far below it.
     let mut analyzer = Analyzer::default();
     analyzer.classify("eval \"$(ssh-agent -s)\"; cp src/{a,b}.rs /tmp; echo {1,2,3}{x,y}");
