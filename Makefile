@@ -16,9 +16,9 @@ MUSL_CC ?= $(shell command -v musl-gcc 2>/dev/null || echo cc)
 # writing ~90 pages of .data.rel.ro (page faults: ~0.25 ms of the ~1 ms `odek --version`) and
 # carrying 480 KB of relocation records. The cost is ASLR of the binary's own image (the stack,
 # heap and mappings stay randomised), as for a Go binary built by default.
-STATIC_TRIPLE_ENV = $(shell echo $(STATIC_TARGET) | tr a-z- A-Z_)
-STATIC_ENV = CC_$(subst -,_,$(STATIC_TARGET))=$(MUSL_CC) CFLAGS_$(subst -,_,$(STATIC_TARGET))=-U_FORTIFY_SOURCE \
-  CARGO_TARGET_$(STATIC_TRIPLE_ENV)_RUSTFLAGS="-C relocation-model=static"
+STATIC_TRIPLE = $(subst -,_,$(STATIC_TARGET))
+STATIC_ENV = CC_$(STATIC_TRIPLE)=$(MUSL_CC) CFLAGS_$(STATIC_TRIPLE)=-U_FORTIFY_SOURCE \
+  CARGO_TARGET_$(shell echo $(STATIC_TRIPLE) | tr a-z A-Z)_RUSTFLAGS="-C relocation-model=static"
 else
 STATIC_BIN = target/release/odek
 endif

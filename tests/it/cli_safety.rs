@@ -407,3 +407,25 @@ async fn odek_config_shows_the_headless_policy_and_its_sources() {
     assert!(stderr.contains("ODEK_DANGEROUS_ACTION"), "{stderr}");
     assert!(stderr.contains("allow, deny or prompt"), "{stderr}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_too_complex_to_read_is_blocked_even_with_yolo() {
+    // 64 brace-expanded copies of a 200 KB substitution: more text to analyse than the
+    // budget (8 × the command's length), so the gate refuses instead of guessing.
+    let wide = format!(
+        "echo {{a,b,c,d,e,f,g,h}}{{a,b,c,d,e,f,g,h}}`eval {{a,b}}{}`",
+        "x/".repeat(100_000)
+    );
+    let l = Layout::new();
+    let server = ScriptedServer::start(vec![tools(&[shell(&wide)]), text("done")]).await;
+    let mut cmd = l.odek(&server.base_url());
+    cmd.args(["run", "--yolo", "go"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let result = last_result(&server.requests()[1]);
+    assert!(
+        result.contains("operation denied by configuration: echo {a,b,c,d,e,f,g,h}")
+            && result.ends_with("(risk: blocked — the command is too complex to be analysed)"),
+        "{result}"
+    );
+}

@@ -23,10 +23,10 @@ const MAX_COMMANDS: usize = 10_000;
 /// the budget the command is blocked. A command longer than a few hundred kilobytes gets
 /// [`TEXT_READ_PER_BYTE`] times its length instead, so a 1 MiB here-document fed to a shell
 /// (read about four times: the text, its words, the script, its words) stays well under it.
-pub(super) const MIN_TEXT_READ: usize = 1 << 20;
+const MIN_TEXT_READ: usize = 1 << 20;
 
 /// The budget per byte of the command for long commands (see [`MIN_TEXT_READ`]).
-pub(super) const TEXT_READ_PER_BYTE: usize = 8;
+const TEXT_READ_PER_BYTE: usize = 8;
 
 /// The text-read budget of a command of `length` bytes.
 pub(super) fn text_read_budget(length: usize) -> usize {

@@ -212,6 +212,11 @@ pub(super) fn has_glob(text: &str) -> bool {
     memchr::memchr3(b'*', b'?', b'[', text.as_bytes()).is_some()
 }
 
+/// True for the bytes [`has_glob`] looks for.
+pub(super) fn is_glob_byte(byte: u8) -> bool {
+    matches!(byte, b'*' | b'?' | b'[')
+}
+
 /// True when deleting (or recursively changing) `path` would wipe the machine or the user's
 /// data: `/`, `/*`, a top-level system directory or its contents, `~`, `~/*`, `$HOME`, and
 /// `*` or `.` after `cd /`.

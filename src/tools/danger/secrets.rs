@@ -12,7 +12,7 @@ use std::sync::LazyLock;
 
 use super::lexer::Word;
 use super::options::{self, OptionSpec};
-use super::paths::{Anchor, NormalPath, WorkingDirectory, has_glob, normalize};
+use super::paths::{Anchor, NormalPath, WorkingDirectory, has_glob, is_glob_byte, normalize};
 use crate::policy::{Classification, DangerClass};
 
 /// Credential paths, as segment sequences that may appear anywhere in a path. `*` stands
@@ -416,7 +416,7 @@ fn name_matches(have: &str, want: &str) -> bool {
     // runs for every segment against every credential name, at every wrapper level).
     if let (Some(first), Some(wanted)) = (have.bytes().next(), want.bytes().next())
         && first != wanted
-        && !matches!(first, b'*' | b'?' | b'[')
+        && !is_glob_byte(first)
     {
         return false;
     }
