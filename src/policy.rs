@@ -160,6 +160,9 @@ pub struct Classification {
     pub class: DangerClass,
     /// Why, in a few words, for prompts and events.
     pub reason: String,
+    /// What "trust for this session" trusts when it is narrower than the class (`web_fetch`
+    /// trusts one host, e.g. `host:example.com`); `None` = the class.
+    pub scope: Option<String>,
 }
 
 impl Classification {
@@ -168,7 +171,14 @@ impl Classification {
         Self {
             class,
             reason: reason.into(),
+            scope: None,
         }
+    }
+
+    /// The same, trusted for a session by `scope` rather than by its class.
+    pub fn scoped(mut self, scope: impl Into<String>) -> Self {
+        self.scope = Some(scope.into());
+        self
     }
 
     /// The riskier of the two; on a tie, `self` (the first reason found) is kept.

@@ -28,6 +28,43 @@ pub fn fit(text: &str, max: usize) -> Cow<'_, str> {
     Cow::Owned(format!("{}{ELLIPSIS}", &text[..keep]))
 }
 
+/// `text` when it has at most `limit` bytes; else its first three quarters and last
+/// quarter of `limit` bytes (cut on character boundaries) around a line saying how much was
+/// left out — for 4096 bytes the seed's 3072 + 1024 (SPEC §4).
+pub fn head_and_tail(text: &str, limit: usize) -> Cow<'_, str> {
+    if text.len() <= limit {
+        return Cow::Borrowed(text);
+    }
+    let head_end = floor_char_boundary(text, limit / 4 * 3);
+    let tail_start = ceil_char_boundary(text, text.len() - limit / 4);
+    let omitted = tail_start - head_end;
+    Cow::Owned(format!(
+        "{}\n\n... [{omitted} bytes omitted — output was {} bytes total] ...\n\n{}",
+        &text[..head_end],
+        text.len(),
+        &text[tail_start..]
+    ))
+}
+
+/// The largest char boundary at or below `i`.
+pub fn floor_char_boundary(s: &str, mut i: usize) -> usize {
+    if i >= s.len() {
+        return s.len();
+    }
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// The smallest char boundary at or above `i`.
+pub fn ceil_char_boundary(s: &str, mut i: usize) -> usize {
+    while i < s.len() && !s.is_char_boundary(i) {
+        i += 1;
+    }
+    i.min(s.len())
+}
+
 /// The first line of `text` with at most `max` characters kept; `…` marks a cut or lines
 /// left out.
 pub fn first_line(text: &str, max: usize) -> String {

@@ -191,6 +191,7 @@ impl Repl {
         } else {
             println!("Tokens:  {} in, {} out", s.input_tokens, s.output_tokens);
         }
+        println!("Tools:   {}", self.setup.runtime.tool_names().join(", "));
         if self.setup.runtime.sandbox().is_on() {
             println!("Sandbox: yes");
         }

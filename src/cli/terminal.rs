@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use super::style::Style;
 use crate::engine::{EngineEvent, Observer};
 use crate::llm::Delta;
-use crate::tools::approval::{ApprovalAnswer, ApprovalItem, Approver};
+use crate::tools::approval::{ApprovalAnswer, ApprovalItem, Approver, Question, QuestionAnswer};
 use tokio_util::sync::CancellationToken;
 
 /// Where the answer text goes.
@@ -548,6 +548,13 @@ impl Approver for TerminalApprover {
             .await
             .unwrap_or(ApprovalAnswer::Deny)
     }
+
+    async fn clarify(&self, question: &Question, cancel: &CancellationToken) -> QuestionAnswer {
+        let (terminal, question, cancel) = (self.0.clone(), question.clone(), cancel.clone());
+        tokio::task::spawn_blocking(move || terminal.clarify_blocking(&question, &cancel))
+            .await
+            .unwrap_or(QuestionAnswer::NoUser)
+    }
 }
 
 impl Terminal {
@@ -590,10 +597,10 @@ impl Terminal {
                 ))
             );
         }
-        let trust_allowed = items
-            .iter()
-            .all(|i| crate::tools::approval::can_be_trusted(i.class));
-        let question = if trust_allowed {
+        let trust_allowed = items.iter().all(ApprovalItem::can_be_trusted);
+        let question = if trust_allowed && items.iter().all(|i| i.scope.is_some()) {
+            "[a]pprove  [d]eny  [t]rust these hosts for this session: "
+        } else if trust_allowed {
             "[a]pprove  [d]eny  [t]rust these risk classes for this session: "
         } else {
             "[a]pprove  [d]eny (trust-session disabled for this risk): "
@@ -614,6 +621,54 @@ impl Terminal {
                 "t" | "trust" if trust_allowed => return ApprovalAnswer::TrustClasses,
                 "d" | "deny" | "n" | "no" | "" => return ApprovalAnswer::Deny,
                 _ => continue,
+            }
+        }
+    }
+}
+
+impl Terminal {
+    /// Asks the model's question on the controlling terminal: the options numbered, the
+    /// answer a number or words. Ctrl-C ends the wait at once; end of input means nobody is
+    /// there to answer.
+    fn clarify_blocking(&self, question: &Question, cancel: &CancellationToken) -> QuestionAnswer {
+        {
+            let mut st = self.lock();
+            st.spinner = None;
+            clear_spinner(&mut st);
+            close_answer_line(self.opts.answer, &mut st);
+        }
+        let Ok(tty) = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/tty")
+        else {
+            return QuestionAnswer::NoUser;
+        };
+        let s = self.err_style;
+        let mut out = &tty;
+        let _ = writeln!(out, "\n{} {}", s.yellow("❓"), s.bold(&question.question));
+        for (i, option) in question.options.iter().enumerate() {
+            let _ = writeln!(out, "  {}. {option}", i + 1);
+        }
+        let prompt = if question.options.is_empty() {
+            "answer: ".to_string()
+        } else {
+            format!("answer (1-{} or your own words): ", question.options.len())
+        };
+        loop {
+            let _ = write!(out, "{}", s.bold(&prompt));
+            let _ = out.flush();
+            match read_line_cancellable(&tty, cancel) {
+                LineRead::Line(reply) => {
+                    if let Some(answer) = crate::tools::answer_from_reply(question, &reply) {
+                        return QuestionAnswer::Answered(answer);
+                    }
+                }
+                LineRead::End => return QuestionAnswer::NoUser,
+                LineRead::Cancelled => {
+                    let _ = writeln!(out);
+                    return QuestionAnswer::Cancelled;
+                }
             }
         }
     }

@@ -95,6 +95,36 @@ pub struct Config {
     pub sandbox_allow_write: Vec<String>,
     /// Network access of sandboxed shell commands.
     pub sandbox_network: SandboxNetwork,
+    /// `web_fetch`: hosts that never ask, hosts allowed to private addresses, time limit.
+    pub web: WebConfig,
+    /// `web_search`: the SearXNG instance (none = no such tool).
+    pub web_search: WebSearchConfig,
+}
+
+/// The `web` section (`web_fetch`; global file only: a project may not widen the network).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WebConfig {
+    /// Hosts fetched without asking: exact names or `*.example.com`.
+    pub allow_hosts: Vec<String>,
+    /// Hosts the address guard lets reach loopback and private addresses.
+    pub allow_private_hosts: Vec<String>,
+    /// Seconds one fetch may take, redirects and body included (1–300).
+    pub timeout_seconds: u64,
+}
+
+/// The `web_search` section (global file only).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WebSearchConfig {
+    /// The SearXNG instance, e.g. `http://127.0.0.1:8888`; empty = no `web_search` tool.
+    pub base_url: String,
+    /// Results per search unless the call asks for fewer (1–20).
+    pub max_results: u64,
+    /// Seconds one search may take (1–300).
+    pub timeout_seconds: u64,
+    /// SearXNG's `language` (empty = the instance's default).
+    pub language: String,
+    /// SearXNG's `categories`, comma-separated (empty = the instance's default).
+    pub categories: String,
 }
 
 /// What a sandboxed shell command may do on the network.
@@ -422,6 +452,18 @@ impl Default for Config {
             sandbox: true,
             sandbox_allow_write: Vec::new(),
             sandbox_network: SandboxNetwork::Allow,
+            web: WebConfig {
+                allow_hosts: Vec::new(),
+                allow_private_hosts: Vec::new(),
+                timeout_seconds: 30,
+            },
+            web_search: WebSearchConfig {
+                base_url: String::new(),
+                max_results: 10,
+                timeout_seconds: 15,
+                language: String::new(),
+                categories: String::new(),
+            },
         }
     }
 }

@@ -10,11 +10,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::Engine;
 use super::observer::EngineEvent;
-use super::output::truncate_output;
 use crate::llm::{Message, ToolCall};
 use crate::tools::approval::GateRequest;
 use crate::tools::danger::Classification;
-use crate::tools::{Tool, ToolContext, ToolError};
+use crate::tools::{MAX_TOOL_OUTPUT_BYTES, Tool, ToolContext, ToolError};
 
 /// The result of one call, ready to append.
 pub(super) struct CallResult {
@@ -206,10 +205,10 @@ impl Engine {
         let permits = permits.clone();
         async move {
             let started = Instant::now();
-            let source = match (&p.tool, &p.args) {
-                (Some(t), Ok(a)) => t.untrusted_source(a),
-                (Some(t), Err(_)) => t.untrusted_source(&Value::Null),
-                (None, _) => None,
+            let (source, limit) = match (&p.tool, &p.args) {
+                (Some(t), Ok(a)) => (t.untrusted_source(a), t.output_limit(a)),
+                (Some(t), Err(_)) => (t.untrusted_source(&Value::Null), MAX_TOOL_OUTPUT_BYTES),
+                (None, _) => (None, MAX_TOOL_OUTPUT_BYTES),
             };
             let raw = execute(&p, verdict, &available, &ctx, &permits).await;
             let ok = raw.is_ok();
@@ -218,7 +217,7 @@ impl Engine {
                 Err(e) => format!("error: {e}"),
             };
             let redacted = redactor.redact(&text);
-            let shaped = truncate_output(&redacted);
+            let shaped = crate::text::head_and_tail(&redacted, limit);
             let content = match source {
                 Some(src) => crate::untrusted::wrap(&redactor.redact(&src), &shaped),
                 None => shaped.into_owned(),

@@ -1,26 +1,13 @@
 //! Shaping tool output before the model sees it: redaction, truncation and the untrusted
 //! wrapper.
 
-/// Outputs longer than this keep only a head and a tail.
-pub const MAX_TOOL_OUTPUT_BYTES: usize = 4096;
-const HEAD_BYTES: usize = 3072;
-const TAIL_BYTES: usize = 1024;
+pub use crate::text::{ceil_char_boundary, floor_char_boundary};
+pub use crate::tools::MAX_TOOL_OUTPUT_BYTES;
 
 /// Keeps the first 3072 and last 1024 bytes (on UTF-8 boundaries) of outputs over 4096 bytes,
 /// with a line saying how much was left out.
 pub fn truncate_output(text: &str) -> std::borrow::Cow<'_, str> {
-    if text.len() <= MAX_TOOL_OUTPUT_BYTES {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    let head_end = floor_char_boundary(text, HEAD_BYTES);
-    let tail_start = ceil_char_boundary(text, text.len() - TAIL_BYTES);
-    let omitted = tail_start - head_end;
-    std::borrow::Cow::Owned(format!(
-        "{}\n\n... [{omitted} bytes omitted — output was {} bytes total] ...\n\n{}",
-        &text[..head_end],
-        text.len(),
-        &text[tail_start..]
-    ))
+    crate::text::head_and_tail(text, MAX_TOOL_OUTPUT_BYTES)
 }
 
 /// One message as a `role [called tools: …]: text` line for a side call's input, its text cut
@@ -42,25 +29,6 @@ pub fn excerpt_line(m: &crate::llm::Message, max_bytes: usize) -> String {
         out.push('…');
     }
     out
-}
-
-/// The largest char boundary at or below `i`.
-pub fn floor_char_boundary(s: &str, mut i: usize) -> usize {
-    if i >= s.len() {
-        return s.len();
-    }
-    while !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
-}
-
-/// The smallest char boundary at or above `i`.
-pub fn ceil_char_boundary(s: &str, mut i: usize) -> usize {
-    while i < s.len() && !s.is_char_boundary(i) {
-        i += 1;
-    }
-    i.min(s.len())
 }
 
 #[cfg(test)]

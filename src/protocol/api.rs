@@ -100,6 +100,8 @@ pub struct RunView {
     pub cached_tokens: u64,
     /// Approvals waiting for an answer.
     pub pending_approvals: usize,
+    /// Questions (`clarify`) waiting for an answer.
+    pub pending_questions: usize,
 }
 
 /// `GET /api/runs`.
@@ -165,6 +167,53 @@ pub struct ApprovalAnswered {
     pub approval_id: String,
     /// `approve` or `deny`.
     pub action: super::ApprovalAction,
+}
+
+/// Where a question (`clarify`) stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QuestionStatus {
+    /// Waiting for an answer.
+    Pending,
+    /// Answered.
+    Answered,
+    /// Nobody answered in time: the model decides alone.
+    Expired,
+    /// The run was cancelled (or the server stopped) while it waited.
+    Cancelled,
+}
+
+/// One question a run asked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QuestionView {
+    /// Its id (random).
+    pub question_id: String,
+    /// Where it stands.
+    pub status: QuestionStatus,
+    /// The question (redacted).
+    pub question: String,
+    /// Answers to choose from.
+    pub options: Vec<String>,
+}
+
+/// `GET /api/runs/{id}/questions`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QuestionList {
+    /// The run.
+    pub run_id: String,
+    /// Oldest first.
+    pub questions: Vec<QuestionView>,
+}
+
+/// `POST /api/runs/{id}/questions/{qid}` (the answer is not repeated).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QuestionAnswered {
+    /// The run.
+    pub run_id: String,
+    /// The question.
+    pub question_id: String,
+    /// Always `answered`.
+    pub status: QuestionStatus,
 }
 
 /// `GET /api/events`: event lines with their position in the stream (`event_id`).

@@ -54,11 +54,15 @@ pub enum Event {
     ApprovalRequested(ApprovalRequested),
     /// Browser frame: an approval was closed.
     ApprovalResolved(ApprovalResolved),
+    /// Browser frame: the model asks the user a question (`clarify`).
+    ClarifyRequested(ClarifyRequested),
+    /// Browser frame: a question was answered, expired or cancelled.
+    ClarifyResolved(ClarifyResolved),
 }
 
 /// Every `type`, in the order of [`Event`]'s variants (the web UI subscribes to exactly
 /// these; a test holds `ui/js/stream.js` and `docs/EVENTS.md` to this list).
-pub const EVENT_TYPES: [&str; 16] = [
+pub const EVENT_TYPES: [&str; 18] = [
     "run_started",
     "iteration_completed",
     "tool_call_started",
@@ -75,10 +79,18 @@ pub const EVENT_TYPES: [&str; 16] = [
     "answer_delta",
     "approval_requested",
     "approval_resolved",
+    "clarify_requested",
+    "clarify_resolved",
 ];
 
 /// The browser frames among [`EVENT_TYPES`]: never in the ring or `--events-jsonl`.
-pub const BROWSER_FRAMES: [&str; 3] = ["answer_delta", "approval_requested", "approval_resolved"];
+pub const BROWSER_FRAMES: [&str; 5] = [
+    "answer_delta",
+    "approval_requested",
+    "approval_resolved",
+    "clarify_requested",
+    "clarify_resolved",
+];
 
 impl Event {
     /// The `type` of the event.
@@ -100,6 +112,8 @@ impl Event {
             Event::AnswerDelta(_) => EVENT_TYPES[13],
             Event::ApprovalRequested(_) => EVENT_TYPES[14],
             Event::ApprovalResolved(_) => EVENT_TYPES[15],
+            Event::ClarifyRequested(_) => EVENT_TYPES[16],
+            Event::ClarifyResolved(_) => EVENT_TYPES[17],
         }
     }
 
@@ -435,6 +449,30 @@ pub struct ApprovalResolved {
     /// Whether the calls run.
     pub action: ApprovalAction,
     /// Who closed it.
+    pub reason: ApprovalReason,
+}
+
+/// `clarify_requested` (browser frame).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClarifyRequested {
+    /// The run.
+    pub run_id: String,
+    /// The question's id (random).
+    pub question_id: String,
+    /// The question (redacted).
+    pub question: String,
+    /// Answers to choose from (the user may also answer in words).
+    pub options: Vec<String>,
+}
+
+/// `clarify_resolved` (browser frame). The answer itself goes only to the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClarifyResolved {
+    /// The run.
+    pub run_id: String,
+    /// The question.
+    pub question_id: String,
+    /// Who closed it: `answered`, `expired` or `cancelled`.
     pub reason: ApprovalReason,
 }
 

@@ -100,6 +100,17 @@ fn samples() -> Vec<Event> {
             action: ApprovalAction::Deny,
             reason: ApprovalReason::Expired,
         }),
+        Event::ClarifyRequested(ClarifyRequested {
+            run_id: "r1".into(),
+            question_id: "q1".into(),
+            question: "Which database?".into(),
+            options: vec!["SQLite".into(), "Postgres".into()],
+        }),
+        Event::ClarifyResolved(ClarifyResolved {
+            run_id: "r1".into(),
+            question_id: "q1".into(),
+            reason: ApprovalReason::Answered,
+        }),
     ]
 }
 

@@ -152,8 +152,9 @@ impl Runtime {
             .display()
             .to_string();
         let model = build_model(&config, &opts, &global_config)?;
+        let servers: Vec<&str> = config.mcp_servers.keys().map(String::as_str).collect();
         tool_selection(&config)
-            .check_names()
+            .check_names(&servers)
             .map_err(RuntimeError::Tools)?;
         let mut warnings = Vec::new();
         let sandbox = build_sandbox(&config, &opts, &mut warnings);

@@ -27,12 +27,15 @@ use tokio_util::task::TaskTracker;
 use super::{Runtime, RuntimeError, SessionHandle, Surface, TurnOutcome};
 use crate::engine::{EngineEvent, Fanout, Observer, RunError};
 use crate::llm::{Delta, Message};
-use crate::protocol::api::{ApprovalStatus, ApprovalView, RunStatus, RunView};
+use crate::protocol::api::{
+    ApprovalStatus, ApprovalView, QuestionStatus, QuestionView, RunStatus, RunView,
+};
 use crate::protocol::{
-    AnswerDelta, ApprovalAction, ApprovalReason, ApprovalRequested, ApprovalResolved, Event,
+    AnswerDelta, ApprovalAction, ApprovalReason, ApprovalRequested, ApprovalResolved,
+    ClarifyRequested, ClarifyResolved, Event,
 };
 use crate::redact::{Redactor, StreamRedactor};
-use crate::tools::approval::{ApprovalAnswer, ApprovalItem, Approver};
+use crate::tools::approval::{ApprovalAnswer, ApprovalItem, Approver, Question, QuestionAnswer};
 
 /// Ended runs kept for their views.
 const ENDED_RUNS_KEPT: usize = 200;
@@ -41,9 +44,15 @@ const ENDED_RUNS_KEPT: usize = 200;
 pub enum Approvals {
     /// The surface's own approver (the terminal's prompt).
     Local(Arc<dyn Approver>),
-    /// Whoever reads the supervisor's frames answers by id ([`Supervisor::answer`]); with
-    /// no answer within the time the approval expires and the calls do not run.
-    Remote(Duration),
+    /// Whoever reads the supervisor's frames answers by id ([`Supervisor::answer`],
+    /// [`Supervisor::answer_question`]); with no answer within its time an approval expires
+    /// (the calls do not run) and a question expires (the model decides alone).
+    Remote {
+        /// How long an approval waits.
+        approval: Duration,
+        /// How long a `clarify` question waits.
+        question: Duration,
+    },
     /// Nobody: the policy's `non_interactive` decides.
     Nobody,
 }
@@ -97,6 +106,17 @@ pub enum SupervisorError {
         /// How it was closed.
         status: &'static str,
     },
+    /// No such question.
+    #[error("no question {0}")]
+    NoQuestion(String),
+    /// The question was closed already.
+    #[error("question {id} is already {status}")]
+    QuestionClosed {
+        /// The question.
+        id: String,
+        /// How it was closed.
+        status: &'static str,
+    },
 }
 
 /// A submitted run.
@@ -108,6 +128,17 @@ pub struct RunHandle {
     /// Its event stream (for an exit that cannot wait for the run to end).
     pub events: Option<crate::events::Emitter>,
     outcome: oneshot::Receiver<Result<TurnOutcome, RuntimeError>>,
+}
+
+impl Approvals {
+    /// Answered through the supervisor, with the standard waits (60 s for an approval, 5
+    /// minutes for a question).
+    pub fn remote() -> Approvals {
+        Approvals::Remote {
+            approval: crate::tools::approval::REMOTE_APPROVAL_TIMEOUT,
+            question: crate::tools::approval::REMOTE_QUESTION_TIMEOUT,
+        }
+    }
 }
 
 impl RunHandle {
@@ -145,6 +176,8 @@ struct Table {
     running: HashMap<String, String>,
     /// Approval id → its run.
     approvals: HashMap<String, String>,
+    /// Question id → its run.
+    questions: HashMap<String, String>,
     ended: VecDeque<String>,
 }
 
@@ -156,12 +189,19 @@ pub struct RunSlot {
     started: Instant,
     state: Mutex<RunView>,
     approvals: Mutex<Vec<Approval>>,
+    questions: Mutex<Vec<PendingQuestion>>,
     supervisor: Weak<Inner>,
 }
 
 struct Approval {
     view: ApprovalView,
     answer: Option<oneshot::Sender<ApprovalAnswer>>,
+}
+
+/// A `clarify` question of a run; `answer` is taken when it is closed.
+struct PendingQuestion {
+    view: QuestionView,
+    answer: Option<oneshot::Sender<QuestionAnswer>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -211,9 +251,10 @@ impl Supervisor {
         let slot = self.register(&run_id, &session_id)?;
         let approver: Option<Arc<dyn Approver>> = match submission.approvals {
             Approvals::Local(approver) => Some(approver),
-            Approvals::Remote(timeout) => Some(Arc::new(RemoteApprover {
+            Approvals::Remote { approval, question } => Some(Arc::new(RemoteApprover {
                 slot: slot.clone(),
-                timeout,
+                timeout: approval,
+                question_timeout: question,
             })),
             Approvals::Nobody => None,
         };
@@ -325,6 +366,16 @@ impl Supervisor {
         self.run(&run_id)?.answer(approval_id, approve)
     }
 
+    /// Answers question `question_id` (of any run) with `answer`.
+    pub fn answer_question(&self, question_id: &str, answer: &str) -> Result<(), SupervisorError> {
+        let run_id = lock(&self.inner.table)
+            .questions
+            .get(question_id)
+            .cloned()
+            .ok_or_else(|| SupervisorError::NoQuestion(question_id.to_string()))?;
+        self.run(&run_id)?.answer_question(question_id, answer)
+    }
+
     /// True once shutdown has begun.
     pub fn is_stopping(&self) -> bool {
         !self.inner.accepting.load(Ordering::SeqCst)
@@ -362,6 +413,9 @@ impl Inner {
         for approval in lock(&slot.approvals).iter() {
             table.approvals.remove(&approval.view.approval_id);
         }
+        for question in lock(&slot.questions).iter() {
+            table.questions.remove(&question.view.question_id);
+        }
         table.ended.push_back(slot.run_id.clone());
         while table.ended.len() > ENDED_RUNS_KEPT {
             if let Some(old) = table.ended.pop_front() {
@@ -394,8 +448,10 @@ impl RunSlot {
                 output_tokens: 0,
                 cached_tokens: 0,
                 pending_approvals: 0,
+                pending_questions: 0,
             }),
             approvals: Mutex::new(Vec::new()),
+            questions: Mutex::new(Vec::new()),
             supervisor: Arc::downgrade(inner),
         }
     }
@@ -417,7 +473,19 @@ impl RunSlot {
             .iter()
             .filter(|a| a.answer.is_some())
             .count();
+        view.pending_questions = lock(&self.questions)
+            .iter()
+            .filter(|q| q.answer.is_some())
+            .count();
         view
+    }
+
+    /// Every question the run asked, oldest first.
+    pub fn question_views(&self) -> Vec<QuestionView> {
+        lock(&self.questions)
+            .iter()
+            .map(|q| q.view.clone())
+            .collect()
     }
 
     /// Every approval the run asked for, oldest first.
@@ -442,7 +510,101 @@ impl RunSlot {
         for approval in approvals.iter_mut() {
             self.close(approval, Closing::Cancelled);
         }
+        drop(approvals);
+        let mut questions = lock(&self.questions);
+        for question in questions.iter_mut() {
+            self.close_question(question, QuestionAnswer::Cancelled);
+        }
         true
+    }
+
+    /// Answers question `question_id` of this run.
+    pub fn answer_question(&self, question_id: &str, answer: &str) -> Result<(), SupervisorError> {
+        let mut questions = lock(&self.questions);
+        let question = questions
+            .iter_mut()
+            .find(|q| q.view.question_id == question_id)
+            .ok_or_else(|| SupervisorError::NoQuestion(question_id.to_string()))?;
+        if question.answer.is_none() {
+            return Err(SupervisorError::QuestionClosed {
+                id: question_id.to_string(),
+                status: question_status_name(question.view.status),
+            });
+        }
+        self.close_question(question, QuestionAnswer::Answered(answer.to_string()));
+        Ok(())
+    }
+
+    /// Records a new question (random id) and returns its id and where its answer arrives;
+    /// the browsers and chats hear of it.
+    fn open_question(&self, asked: &Question) -> (String, oneshot::Receiver<QuestionAnswer>) {
+        let (tx, rx) = oneshot::channel();
+        let question_id = format!("q{}", crate::random::hex_id::<8>());
+        let Some(inner) = self.supervisor.upgrade() else {
+            return (question_id, rx);
+        };
+        let redact = |text: &str| inner.redactor.redact(text).into_owned();
+        let view = QuestionView {
+            question_id: question_id.clone(),
+            status: QuestionStatus::Pending,
+            question: redact(&asked.question),
+            options: asked.options.iter().map(|o| redact(o)).collect(),
+        };
+        lock(&inner.table)
+            .questions
+            .insert(question_id.clone(), self.run_id.clone());
+        lock(&self.questions).push(PendingQuestion {
+            view: view.clone(),
+            answer: Some(tx),
+        });
+        inner.publish(
+            self,
+            Event::ClarifyRequested(ClarifyRequested {
+                run_id: self.run_id.clone(),
+                question_id: question_id.clone(),
+                question: view.question,
+                options: view.options,
+            }),
+        );
+        (question_id, rx)
+    }
+
+    /// Closes question `question_id` if it is still pending.
+    fn close_question_by_id(&self, question_id: &str, how: QuestionAnswer) {
+        let mut questions = lock(&self.questions);
+        if let Some(question) = questions
+            .iter_mut()
+            .find(|q| q.view.question_id == question_id)
+        {
+            self.close_question(question, how);
+        }
+    }
+
+    /// Closes a pending question: its status is set, the waiting call gets `how`, and one
+    /// `clarify_resolved` frame goes out (without the answer, which is the model's alone).
+    fn close_question(&self, question: &mut PendingQuestion, how: QuestionAnswer) {
+        let Some(tx) = question.answer.take() else {
+            return;
+        };
+        let (status, reason) = match &how {
+            QuestionAnswer::Answered(_) => (QuestionStatus::Answered, ApprovalReason::Answered),
+            QuestionAnswer::Expired => (QuestionStatus::Expired, ApprovalReason::Expired),
+            QuestionAnswer::Cancelled | QuestionAnswer::NoUser => {
+                (QuestionStatus::Cancelled, ApprovalReason::Cancelled)
+            }
+        };
+        question.view.status = status;
+        let _ = tx.send(how);
+        if let Some(inner) = self.supervisor.upgrade() {
+            inner.publish(
+                self,
+                Event::ClarifyResolved(ClarifyResolved {
+                    run_id: self.run_id.clone(),
+                    question_id: question.view.question_id.clone(),
+                    reason,
+                }),
+            );
+        }
     }
 
     /// Answers approval `approval_id` of this run.
@@ -590,6 +752,15 @@ impl RunSlot {
     }
 }
 
+fn question_status_name(status: QuestionStatus) -> &'static str {
+    match status {
+        QuestionStatus::Pending => "pending",
+        QuestionStatus::Answered => "answered",
+        QuestionStatus::Expired => "expired",
+        QuestionStatus::Cancelled => "cancelled",
+    }
+}
+
 fn status_name(status: ApprovalStatus) -> &'static str {
     match status {
         ApprovalStatus::Pending => "pending",
@@ -644,10 +815,11 @@ impl Closing {
     }
 }
 
-/// Approvals answered by id through the supervisor.
+/// Approvals and questions answered by id through the supervisor.
 struct RemoteApprover {
     slot: Arc<RunSlot>,
     timeout: Duration,
+    question_timeout: Duration,
 }
 
 #[async_trait::async_trait]
@@ -665,6 +837,20 @@ impl Approver for RemoteApprover {
         }
         // Closed just now, or an answer got there first: either way it is in the channel.
         answer.await.unwrap_or(ApprovalAnswer::Cancelled)
+    }
+
+    async fn clarify(&self, question: &Question, cancel: &CancellationToken) -> QuestionAnswer {
+        let (question_id, mut answer) = self.slot.open_question(question);
+        tokio::select! {
+            got = &mut answer => return got.unwrap_or(QuestionAnswer::Cancelled),
+            () = tokio::time::sleep(self.question_timeout) => {
+                self.slot.close_question_by_id(&question_id, QuestionAnswer::Expired);
+            }
+            () = cancel.cancelled() => {
+                self.slot.close_question_by_id(&question_id, QuestionAnswer::Cancelled);
+            }
+        }
+        answer.await.unwrap_or(QuestionAnswer::Cancelled)
     }
 }
 

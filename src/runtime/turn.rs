@@ -15,7 +15,8 @@ use crate::llm::{Message, Usage};
 use crate::plan::{PlanLimits, PlanState, PlanStore};
 use crate::session::{RunRecord, SaveReport, SessionError};
 use crate::tools::approval::{Approver, Gate, TrustSet};
-use crate::tools::build_registry;
+use crate::tools::web::{SearchSettings, WebSettings};
+use crate::tools::{RegistryParts, build_registry};
 
 /// What a surface brings to a turn: who answers approval prompts (`None` = nobody, the
 /// policy's `non_interactive` decides) and who hears about the run (the terminal, an HTTP
@@ -108,13 +109,12 @@ impl Runtime {
         }
         let selection = tool_selection(&self.config);
         let plan = self.plan_store(events.as_ref());
-        let tools = build_registry(
-            &selection,
-            plan.clone(),
-            self.sandbox.sandbox(),
-            self.mcp.tools(),
-        )
-        .map_err(RuntimeError::Tools)?;
+        let parts = RegistryParts {
+            plan: plan.clone(),
+            asker: surface.approver.clone(),
+            ..self.registry_parts()
+        };
+        let tools = build_registry(&selection, parts).map_err(RuntimeError::Tools)?;
         let trust = session.map_or_else(|| Arc::new(TrustSet::default()), |s| s.trust().clone());
         let gate = Gate::new(
             self.config.dangerous.clone(),
@@ -141,14 +141,44 @@ impl Runtime {
     /// The tools a turn of this runtime offers the model, as the model sees them.
     pub fn tool_defs(&self) -> Vec<crate::llm::ToolDef> {
         let selection = tool_selection(&self.config);
-        build_registry(
-            &selection,
-            self.plan_store(None),
-            self.sandbox.sandbox(),
-            self.mcp.tools(),
-        )
-        .map(|tools| tools.defs().to_vec())
-        .unwrap_or_default()
+        let parts = RegistryParts {
+            plan: self.plan_store(None),
+            ..self.registry_parts()
+        };
+        build_registry(&selection, parts)
+            .map(|tools| tools.defs().to_vec())
+            .unwrap_or_default()
+    }
+
+    /// The names of the tools a turn of this runtime offers, in order.
+    pub fn tool_names(&self) -> Vec<String> {
+        self.tool_defs().into_iter().map(|d| d.name).collect()
+    }
+
+    /// What every turn's registry is built from, but its plan store and asker: the sandbox,
+    /// the MCP tools, the web settings.
+    fn registry_parts(&self) -> RegistryParts {
+        let web = &self.config.web;
+        let search = &self.config.web_search;
+        RegistryParts {
+            sandbox: self.sandbox.sandbox(),
+            mcp: self.mcp.tools(),
+            web: Arc::new(WebSettings {
+                allow_hosts: web.allow_hosts.clone(),
+                allow_private_hosts: web.allow_private_hosts.clone(),
+                timeout: Duration::from_secs(web.timeout_seconds),
+            }),
+            search: (!search.base_url.trim().is_empty()).then(|| {
+                Arc::new(SearchSettings {
+                    base_url: search.base_url.trim().to_string(),
+                    max_results: search.max_results as usize,
+                    timeout: Duration::from_secs(search.timeout_seconds),
+                    language: search.language.clone(),
+                    categories: search.categories.clone(),
+                })
+            }),
+            ..RegistryParts::default()
+        }
     }
 
     /// Planning is on when the configuration enables it and the tool selection keeps `plan`;

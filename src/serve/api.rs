@@ -20,8 +20,9 @@ use super::hub::{FrameFilter, RING_CAPACITY};
 use super::sessions::number;
 use crate::protocol::ApprovalAction;
 use crate::protocol::api::{
-    ApprovalAnswered, ApprovalList, CancelAccepted, EventPage, Health, PromptAccepted, RunList,
-    RunStatus, RunView, ToolList, ToolView,
+    ApprovalAnswered, ApprovalList, CancelAccepted, EventPage, Health, PromptAccepted,
+    QuestionAnswered, QuestionList, QuestionStatus, RunList, RunStatus, RunView, ToolList,
+    ToolView,
 };
 
 /// Longest model id a prompt may name.
@@ -166,6 +167,54 @@ pub async fn answer(
         run_id: id,
         approval_id,
         action,
+    }))
+}
+
+/// `GET /api/runs/{id}/questions`.
+pub async fn questions(
+    State(app): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<Json<QuestionList>, ApiError> {
+    let questions = app.supervisor.run(&id)?.question_views();
+    Ok(Json(QuestionList {
+        run_id: id,
+        questions,
+    }))
+}
+
+/// `POST /api/runs/{id}/questions/{qid}` body.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reply {
+    answer: String,
+}
+
+/// Longest answer to a question, in characters.
+const MAX_REPLY_CHARS: usize = 4000;
+
+/// `POST /api/runs/{id}/questions/{qid}` `{answer}`: the user's answer to a `clarify`
+/// question (an option's text, or their own words).
+pub async fn reply(
+    State(app): State<Arc<AppState>>,
+    Path((id, question_id)): Path<(String, String)>,
+    JsonBody(body): JsonBody<Reply>,
+) -> Result<Json<QuestionAnswered>, ApiError> {
+    let answer = body.answer.trim();
+    if answer.is_empty() {
+        return Err(ApiError::bad_request("answer is empty"));
+    }
+    if answer.chars().count() > MAX_REPLY_CHARS {
+        return Err(ApiError::bad_request(format!(
+            "answer is longer than {MAX_REPLY_CHARS} characters"
+        )));
+    }
+    app.supervisor
+        .run(&id)?
+        .answer_question(&question_id, answer)?;
+    Ok(Json(QuestionAnswered {
+        run_id: id,
+        question_id,
+        status: QuestionStatus::Answered,
     }))
 }
 

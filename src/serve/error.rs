@@ -129,7 +129,11 @@ impl From<SupervisorError> for ApiError {
             SupervisorError::NoApproval(id) => {
                 ApiError::not_found(format!("no approval {id} in this run"))
             }
-            e @ SupervisorError::ApprovalClosed { .. } => ApiError::conflict(e.to_string()),
+            SupervisorError::NoQuestion(id) => {
+                ApiError::not_found(format!("no question {id} in this run"))
+            }
+            e @ (SupervisorError::ApprovalClosed { .. }
+            | SupervisorError::QuestionClosed { .. }) => ApiError::conflict(e.to_string()),
         }
     }
 }

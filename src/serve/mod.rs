@@ -160,6 +160,8 @@ fn router(state: Arc<AppState>) -> Router {
         .route("/api/runs/{id}/cancel", post(api::cancel))
         .route("/api/runs/{id}/approvals", get(api::approvals))
         .route("/api/runs/{id}/approvals/{aid}", post(api::answer))
+        .route("/api/runs/{id}/questions", get(api::questions))
+        .route("/api/runs/{id}/questions/{qid}", post(api::reply))
         .route("/api/events", get(api::events))
         .route("/api/events/stream", get(api::stream))
         .route("/api/usage", get(api::usage))
@@ -308,7 +310,7 @@ impl AppState {
             runtime,
             session: Some(session),
             input: vec![Message::user(&content)],
-            approvals: Approvals::Remote(crate::tools::approval::REMOTE_APPROVAL_TIMEOUT),
+            approvals: Approvals::remote(),
             output: Arc::new(NoopObserver),
         })?;
         Ok((handle.run_id, handle.session_id))

@@ -71,6 +71,16 @@ struct PendingApproval {
     answered_by: Option<String>,
 }
 
+/// A `clarify` question waiting for a button or a reply: its chat, its message once sent,
+/// its text and options, and who answered.
+struct PendingQuestion {
+    chat: i64,
+    message_id: Option<i32>,
+    text: String,
+    options: Vec<String>,
+    answered_by: Option<String>,
+}
+
 struct Bot {
     runtime: Arc<Runtime>,
     supervisor: Supervisor,
@@ -82,6 +92,8 @@ struct Bot {
     /// Run → its chat (for the run's approvals).
     run_chats: Mutex<HashMap<String, i64>>,
     approvals: Mutex<HashMap<String, PendingApproval>>,
+    /// Question id → the question.
+    questions: Mutex<HashMap<String, PendingQuestion>>,
     refused: Mutex<HashMap<i64, Instant>>,
     tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
@@ -152,6 +164,7 @@ pub async fn run_bot(parts: BotParts, shutdown: CancellationToken) -> Result<(),
         running: Mutex::new(HashMap::new()),
         run_chats: Mutex::new(HashMap::new()),
         approvals: Mutex::new(HashMap::new()),
+        questions: Mutex::new(HashMap::new()),
         refused: Mutex::new(HashMap::new()),
         tasks: Mutex::new(Vec::new()),
     });
@@ -251,10 +264,42 @@ impl Bot {
             self.refuse(chat, user).await;
             return;
         }
+        let name = message.from.as_ref().map(display_name);
         match command(&text) {
             Some(cmd) => self.on_command(chat, cmd).await,
+            None if self.answer_question(chat, &text, name).await => {}
             None => self.start_turn(chat, text).await,
         }
+    }
+
+    /// A message in a chat whose turn waits on a question answers it (the oldest, if the
+    /// model asked several); true when it did.
+    async fn answer_question(&self, chat: i64, text: &str, name: Option<String>) -> bool {
+        let pending = {
+            let mut questions = lock(&self.questions);
+            let oldest = questions
+                .iter_mut()
+                .filter(|(_, q)| q.chat == chat)
+                .min_by_key(|(_, q)| q.message_id.unwrap_or(i32::MAX));
+            oldest.map(|(id, q)| {
+                q.answered_by = name;
+                let asked = crate::tools::approval::Question {
+                    question: String::new(),
+                    options: q.options.clone(),
+                };
+                (id.clone(), asked)
+            })
+        };
+        let Some((id, asked)) = pending else {
+            return false;
+        };
+        let Some(answer) = crate::tools::answer_from_reply(&asked, text) else {
+            return false;
+        };
+        if self.supervisor.answer_question(&id, &answer).is_err() {
+            self.say(chat, "That question has already ended.").await;
+        }
+        true
     }
 
     /// One polite refusal per chat and [`REFUSAL_INTERVAL`]; no agent turn.
@@ -433,7 +478,7 @@ impl Bot {
             runtime: self.runtime.clone(),
             session: Some(session),
             input: vec![Message::user(&text)],
-            approvals: Approvals::Remote(REMOTE_APPROVAL_TIMEOUT),
+            approvals: Approvals::remote(),
             output: Arc::new(ProgressObserver { tx: progress_tx }),
         }) {
             Ok(handle) => handle,
@@ -707,21 +752,94 @@ impl Bot {
                 self.edit(p.chat, mid, &format!("{}\n→ {why}", p.text), None)
                     .await;
             }
+            Event::ClarifyRequested(asked) => {
+                let mut text = format!("❓ {}", asked.question);
+                for (i, option) in asked.options.iter().enumerate() {
+                    text.push_str(&format!("\n{}. {option}", i + 1));
+                }
+                text.push_str(if asked.options.is_empty() {
+                    "\n(reply with your answer)"
+                } else {
+                    "\n(tap an option or reply in your own words)"
+                });
+                lock(&self.questions).insert(
+                    asked.question_id.clone(),
+                    PendingQuestion {
+                        chat,
+                        message_id: None,
+                        text: text.clone(),
+                        options: asked.options.clone(),
+                        answered_by: None,
+                    },
+                );
+                let keyboard = question_keyboard(&asked.question_id, &asked.options);
+                let sent = self.send(chat, &text, None, keyboard).await;
+                if let Some(q) = lock(&self.questions).get_mut(&asked.question_id) {
+                    q.message_id = sent;
+                }
+            }
+            Event::ClarifyResolved(closed) => {
+                let pending = lock(&self.questions).remove(&closed.question_id);
+                let Some(q) = pending else { return };
+                let Some(mid) = q.message_id else { return };
+                let why = match closed.reason {
+                    ApprovalReason::Answered => match &q.answered_by {
+                        Some(name) => format!("answered by {name}"),
+                        None => "answered".to_string(),
+                    },
+                    ApprovalReason::Expired => format!(
+                        "no answer in {} minutes: the agent decided on its own",
+                        crate::tools::approval::REMOTE_QUESTION_TIMEOUT.as_secs() / 60
+                    ),
+                    ApprovalReason::Cancelled => "cancelled: the turn was stopped".into(),
+                };
+                self.edit(q.chat, mid, &format!("{}\n→ {why}", q.text), None)
+                    .await;
+            }
             _ => {}
+        }
+    }
+
+    /// An option button of a question.
+    async fn on_question_button(&self, query: &CallbackQuery, id: &str, index: usize) -> String {
+        let chat = query.message.as_ref().map(|m| m.chat.id);
+        if !chat.is_some_and(|c| self.allowed(c, Some(query.from.id))) {
+            return "You may not answer this question.".to_string();
+        }
+        let option = {
+            let mut questions = lock(&self.questions);
+            match questions.get_mut(id) {
+                Some(q) if Some(q.chat) != chat => return "Not this chat's question.".to_string(),
+                Some(q) => {
+                    q.answered_by = Some(display_name(&query.from));
+                    q.options.get(index).cloned()
+                }
+                None => None,
+            }
+        };
+        let Some(option) = option else {
+            return "This question has already ended.".to_string();
+        };
+        match self.supervisor.answer_question(id, &option) {
+            Ok(()) => format!("answered: {option}"),
+            Err(_) => "This question has already ended.".to_string(),
         }
     }
 
     /// A button of an approval keyboard.
     async fn on_callback(&self, query: CallbackQuery) {
+        if let Some((id, index)) = query.data.as_deref().and_then(parse_question_callback) {
+            let text = self.on_question_button(&query, &id, index).await;
+            if let Err(e) = self.api.answer_callback_query(&query.id, &text).await {
+                eprintln!("odek telegram: could not answer a button press: {e}");
+            }
+            return;
+        }
         let user = query.from.id;
         let chat = query.message.as_ref().map(|m| m.chat.id);
         let parsed = query.data.as_deref().and_then(parse_callback);
         let allowed = chat.is_some_and(|c| self.allowed(c, Some(user)));
-        let name = query
-            .from
-            .username
-            .clone()
-            .unwrap_or(query.from.first_name.clone());
+        let name = display_name(&query.from);
         let text = match parsed {
             Some((id, approve)) if allowed => {
                 let same_chat = lock(&self.approvals)
@@ -818,6 +936,38 @@ fn parse_callback(data: &str) -> Option<(String, bool)> {
     }
 }
 
+/// A question's options as buttons, one per row (`cq:<id>:<index>`); none without options.
+fn question_keyboard(id: &str, options: &[String]) -> Option<InlineKeyboard> {
+    if options.is_empty() {
+        return None;
+    }
+    let rows = options
+        .iter()
+        .enumerate()
+        .map(|(i, option)| {
+            vec![Button {
+                text: crate::text::fit(option, 60).into_owned(),
+                callback_data: format!("cq:{id}:{i}"),
+            }]
+        })
+        .collect();
+    Some(InlineKeyboard {
+        inline_keyboard: rows,
+    })
+}
+
+/// `cq:<id>:<index>` → (id, index).
+fn parse_question_callback(data: &str) -> Option<(String, usize)> {
+    let rest = data.strip_prefix("cq:")?;
+    let (id, index) = rest.rsplit_once(':')?;
+    Some((id.to_string(), index.parse().ok()?))
+}
+
+/// How a person is named in the chat: their username, else their first name.
+fn display_name(user: &super::api::User) -> String {
+    user.username.clone().unwrap_or(user.first_name.clone())
+}
+
 /// One finished tool call for the progress message.
 struct ToolLine {
     name: String,
@@ -887,6 +1037,13 @@ mod tests {
         assert_eq!(parse_callback("ap:a7:n"), Some(("a7".into(), false)));
         assert_eq!(parse_callback("ap:a7:x"), None);
         assert_eq!(parse_callback("zz"), None);
+        assert_eq!(parse_question_callback("cq:q1f:2"), Some(("q1f".into(), 2)));
+        assert_eq!(parse_question_callback("cq:q1f:x"), None);
+        assert_eq!(parse_question_callback("ap:a7:y"), None);
+        let keyboard = question_keyboard("q1", &["red".into(), "blue".into()]).expect("buttons");
+        assert_eq!(keyboard.inline_keyboard.len(), 2);
+        assert_eq!(keyboard.inline_keyboard[1][0].callback_data, "cq:q1:1");
+        assert!(question_keyboard("q1", &[]).is_none());
     }
 
     #[test]

@@ -19,6 +19,16 @@ pub struct ApprovalItem {
     pub class: DangerClass,
     /// Why it got that class.
     pub reason: String,
+    /// What trusting it for the session trusts, when narrower than its class (a host).
+    pub scope: Option<String>,
+}
+
+impl ApprovalItem {
+    /// True when "trust for this session" may cover it: a scoped item always (its scope
+    /// is trusted, not its class), otherwise unless its class may never be trusted.
+    pub fn can_be_trusted(&self) -> bool {
+        self.scope.is_some() || can_be_trusted(self.class)
+    }
 }
 
 /// The user's answer.
@@ -28,7 +38,8 @@ pub enum ApprovalAnswer {
     Approve,
     /// Refuse them.
     Deny,
-    /// Run them, and stop asking about their classes for the rest of the session.
+    /// Run them, and stop asking about their classes (or, for a scoped call, its scope:
+    /// one host) for the rest of the session.
     TrustClasses,
     /// The user interrupted the turn (Ctrl-C) instead of answering: refused.
     Cancelled,
@@ -40,14 +51,47 @@ pub enum ApprovalAnswer {
 /// before the calls are denied.
 pub const REMOTE_APPROVAL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
+/// How long a remote surface waits for the answer to a `clarify` question before the model
+/// is told to decide alone.
+pub const REMOTE_QUESTION_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// A question the model asks the user (`clarify`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Question {
+    /// The question.
+    pub question: String,
+    /// Answers to choose from (the user may also answer in words).
+    pub options: Vec<String>,
+}
+
+/// What came of a question.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum QuestionAnswer {
+    /// The user's answer (an option's text when one was chosen).
+    Answered(String),
+    /// Nobody can answer on this surface (no terminal, a schedule, a sub-agent).
+    NoUser,
+    /// The user interrupted the turn instead of answering.
+    Cancelled,
+    /// Nobody answered in time.
+    Expired,
+}
+
 /// Something that can ask the user: the terminal's prompt, or the supervisor's approvals
-/// that a browser or a chat answers by id.
+/// and questions that a browser or a chat answers by id.
 #[async_trait::async_trait]
 pub trait Approver: Send + Sync {
     /// Asks about one call or a batch of calls. Should answer
     /// [`ApprovalAnswer::Cancelled`] soon after `cancel` fires (Ctrl-C during the prompt);
     /// the gate stops waiting at the cancel in any case.
     async fn ask(&self, items: &[ApprovalItem], cancel: &CancellationToken) -> ApprovalAnswer;
+
+    /// Asks the user a question and waits for the answer; [`QuestionAnswer::Cancelled`]
+    /// soon after `cancel` fires. A surface that cannot ask questions answers
+    /// [`QuestionAnswer::NoUser`].
+    async fn clarify(&self, _question: &Question, _cancel: &CancellationToken) -> QuestionAnswer {
+        QuestionAnswer::NoUser
+    }
 }
 
 /// One call as the gate sees it.
@@ -63,15 +107,37 @@ pub struct GateRequest {
     pub resource: String,
 }
 
-/// The classes the user trusted for the rest of a session (answer `[t]rust`). One per
-/// session, shared by the gates of all its turns; a turn without a session has its own.
+/// The classes (and scopes: hosts) the user trusted for the rest of a session (answer
+/// `[t]rust`). One per session, shared by the gates of all its turns; a turn without a
+/// session has its own.
 #[derive(Debug, Default)]
-pub struct TrustSet(Mutex<HashSet<DangerClass>>);
+pub struct TrustSet(Mutex<Trusted>);
+
+#[derive(Debug, Default)]
+struct Trusted {
+    classes: HashSet<DangerClass>,
+    scopes: HashSet<String>,
+}
 
 impl TrustSet {
     /// True when `class` was trusted.
     pub fn contains(&self, class: DangerClass) -> bool {
-        self.0.lock().map(|t| t.contains(&class)).unwrap_or(false)
+        self.0
+            .lock()
+            .map(|t| t.classes.contains(&class))
+            .unwrap_or(false)
+    }
+
+    /// True when a call so classified was trusted: its scope when it has one, else its class.
+    pub fn covers(&self, classification: &Classification) -> bool {
+        match &classification.scope {
+            Some(scope) => self
+                .0
+                .lock()
+                .map(|t| t.scopes.contains(scope))
+                .unwrap_or(false),
+            None => self.contains(classification.class),
+        }
     }
 
     /// The trusted classes, in rank order.
@@ -79,16 +145,26 @@ impl TrustSet {
         let mut classes: Vec<DangerClass> = self
             .0
             .lock()
-            .map(|t| t.iter().copied().collect())
+            .map(|t| t.classes.iter().copied().collect())
             .unwrap_or_default();
         classes.sort();
         classes
     }
 
-    /// Trusts `classes`, except those that may never be trusted.
-    fn extend(&self, classes: impl IntoIterator<Item = DangerClass>) {
+    /// Trusts what the items are trusted by (scopes, or classes that may be trusted).
+    fn extend(&self, items: &[ApprovalItem]) {
         if let Ok(mut trusted) = self.0.lock() {
-            trusted.extend(classes.into_iter().filter(|c| can_be_trusted(*c)));
+            for item in items {
+                match &item.scope {
+                    Some(scope) => {
+                        trusted.scopes.insert(scope.clone());
+                    }
+                    None if can_be_trusted(item.class) => {
+                        trusted.classes.insert(item.class);
+                    }
+                    None => {}
+                }
+            }
         }
     }
 }
@@ -186,6 +262,10 @@ impl Gate {
                 classification.reason.clone(),
             ),
         };
+        let scope = classification
+            .scope
+            .clone()
+            .filter(|_| request.command.is_none());
         match action {
             Action::Allow => Verdict::Allowed,
             Action::Deny => Verdict::Denied(format!(
@@ -194,18 +274,21 @@ impl Gate {
                 class.as_str(),
                 reason_suffix(&reason)
             )),
-            Action::Prompt if self.is_trusted(class) => Verdict::Allowed,
+            Action::Prompt if self.is_trusted(class, scope.as_deref()) => Verdict::Allowed,
             Action::Prompt => Verdict::Ask(ApprovalItem {
                 tool: request.tool.clone(),
                 resource: request.resource.clone(),
                 class,
                 reason,
+                scope,
             }),
         }
     }
 
-    fn is_trusted(&self, class: DangerClass) -> bool {
-        self.trusted.contains(class)
+    fn is_trusted(&self, class: DangerClass, scope: Option<&str>) -> bool {
+        let mut asked = Classification::new(class, "");
+        asked.scope = scope.map(str::to_string);
+        self.trusted.covers(&asked)
     }
 
     /// Asks once for all items: `None` when they may run, else who refused.
@@ -224,7 +307,7 @@ impl Gate {
         match answer {
             ApprovalAnswer::Approve => None,
             ApprovalAnswer::TrustClasses => {
-                self.trusted.extend(items.iter().map(|i| i.class));
+                self.trusted.extend(&items);
                 None
             }
             ApprovalAnswer::Deny => Some(Refusal::User),

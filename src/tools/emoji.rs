@@ -9,6 +9,12 @@ pub const TOOL_EMOJI: &[(&str, &str)] = &[
     ("search_files", "🔍"),
     ("shell", "💻"),
     ("plan", "📋"),
+    ("glob", "📂"),
+    ("batch_read", "📚"),
+    ("batch_patch", "🧩"),
+    ("web_fetch", "🌐"),
+    ("web_search", "🔎"),
+    ("clarify", "❓"),
 ];
 
 /// Tools from MCP servers, named `<server>__<tool>`.

@@ -2,14 +2,19 @@
 //! point uses, the approval gate, and the built-in tools.
 
 pub mod approval;
+mod batch_patch;
+mod batch_read;
+mod clarify;
 pub mod danger;
 pub mod emoji;
+mod glob;
 mod patch;
 mod paths;
 mod plan_tool;
 mod read_file;
 mod search_files;
 mod shell;
+pub mod web;
 mod write_file;
 
 use std::collections::HashMap;
@@ -24,14 +29,23 @@ use tokio_util::sync::CancellationToken;
 use crate::llm::ToolDef;
 use crate::plan::PlanStore;
 use crate::sandbox::Sandbox;
+use approval::Approver;
 use danger::Classification;
 
+pub use batch_patch::BatchPatchTool;
+pub use batch_read::BatchReadTool;
+pub use clarify::{ClarifyTool, NO_USER_ANSWER, answer_from_reply};
+pub use glob::GlobTool;
 pub use patch::PatchTool;
 pub use plan_tool::PlanTool;
 pub use read_file::ReadFileTool;
 pub use search_files::SearchFilesTool;
 pub use shell::{HIDDEN_ENV, ShellTool};
 pub use write_file::WriteFileTool;
+
+/// Results longer than this keep only a head and a tail (SPEC §4), unless the tool allows
+/// more ([`Tool::output_limit`]).
+pub const MAX_TOOL_OUTPUT_BYTES: usize = 4096;
 
 /// What a tool call can see of the run.
 #[derive(Debug, Clone)]
@@ -94,6 +108,12 @@ pub trait Tool: Send + Sync {
     fn runs_in_call_order(&self) -> bool {
         false
     }
+    /// The longest result the model gets before the engine keeps only its head and tail
+    /// (SPEC §4: 4096 bytes). Tools that return several results at once (one per file) or
+    /// cap their own output (`web_fetch`'s `max_chars`) allow more.
+    fn output_limit(&self, _args: &Value) -> usize {
+        MAX_TOOL_OUTPUT_BYTES
+    }
     /// Runs the call. `args` is the raw JSON text the model sent.
     async fn call(&self, args: &str, ctx: &ToolContext) -> Result<String, ToolError>;
 }
@@ -146,13 +166,20 @@ impl ToolRegistry {
     }
 }
 
-/// Every built-in tool name, in registration order.
+/// Every built-in tool name, in registration order (`web_search` only when its instance is
+/// configured, `plan` only with planning on).
 pub const BUILTIN_TOOL_NAMES: &[&str] = &[
     "read_file",
     "write_file",
     "search_files",
     "patch",
+    "glob",
+    "batch_read",
+    "batch_patch",
     "shell",
+    "web_fetch",
+    "web_search",
+    "clarify",
     crate::plan::TOOL_NAME,
 ];
 
@@ -172,12 +199,50 @@ impl ToolSelection {
             && (self.enabled.is_empty() || self.enabled.iter().any(|e| e == name))
     }
 
-    /// Refuses names that are neither built-in tools nor MCP tool names (`<server>__<tool>`,
-    /// known only once the servers run).
-    pub fn check_names(&self) -> Result<(), UnknownTool> {
+    /// Refuses names that are neither built-in tools nor tools of a configured MCP server
+    /// (`<server>__<tool>`; which tools a server has is known only once it runs).
+    pub fn check_names(&self, mcp_servers: &[&str]) -> Result<(), UnknownTool> {
         for name in self.enabled.iter().chain(&self.disabled) {
-            if !BUILTIN_TOOL_NAMES.contains(&name.as_str()) && !name.contains("__") {
-                return Err(UnknownTool(name.clone()));
+            let of_a_server = name
+                .split_once(emoji::MCP_SEPARATOR)
+                .is_some_and(|(server, _)| mcp_servers.contains(&server));
+            if !BUILTIN_TOOL_NAMES.contains(&name.as_str()) && !of_a_server {
+                let mut known: Vec<String> =
+                    BUILTIN_TOOL_NAMES.iter().map(|n| n.to_string()).collect();
+                known.extend(
+                    mcp_servers
+                        .iter()
+                        .map(|s| format!("{s}{}*", emoji::MCP_SEPARATOR)),
+                );
+                return Err(UnknownTool::new(name, &known));
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuses, once the tools are known, a name that is neither built in nor a tool of a
+    /// running MCP server (a name of a server that is not running was accepted by
+    /// [`ToolSelection::check_names`]: its failure to start was reported already).
+    fn check_against(&self, all: &[Arc<dyn Tool>]) -> Result<(), UnknownTool> {
+        for name in self.enabled.iter().chain(&self.disabled) {
+            if BUILTIN_TOOL_NAMES.contains(&name.as_str()) || all.iter().any(|t| t.name() == name) {
+                continue;
+            }
+            let server_running =
+                name.split_once(emoji::MCP_SEPARATOR)
+                    .is_some_and(|(server, _)| {
+                        let prefix = format!("{server}{}", emoji::MCP_SEPARATOR);
+                        all.iter().any(|t| t.name().starts_with(&prefix))
+                    });
+            if server_running || !name.contains(emoji::MCP_SEPARATOR) {
+                let mut known: Vec<String> =
+                    BUILTIN_TOOL_NAMES.iter().map(|n| n.to_string()).collect();
+                known.extend(
+                    all.iter()
+                        .map(|t| t.name().to_string())
+                        .filter(|n| !BUILTIN_TOOL_NAMES.contains(&n.as_str())),
+                );
+                return Err(UnknownTool::new(name, &known));
             }
         }
         Ok(())
@@ -186,37 +251,74 @@ impl ToolSelection {
 
 /// A tool selection names a tool that does not exist.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown tool \"{0}\" (available: {available})", available = BUILTIN_TOOL_NAMES.join(", "))]
-pub struct UnknownTool(pub String);
+#[error("unknown tool \"{name}\" (available: {available})")]
+pub struct UnknownTool {
+    /// The name given.
+    pub name: String,
+    /// The names that would have been accepted, comma-separated.
+    pub available: String,
+}
+
+impl UnknownTool {
+    fn new(name: &str, known: &[String]) -> Self {
+        UnknownTool {
+            name: name.to_string(),
+            available: known.join(", "),
+        }
+    }
+}
+
+/// Everything besides the selection that decides the tools of a turn.
+#[derive(Clone, Default)]
+pub struct RegistryParts {
+    /// The turn's plan store: the `plan` tool exists exactly when there is one.
+    pub plan: Option<Arc<PlanStore>>,
+    /// The sandbox shell commands run in.
+    pub sandbox: Option<Arc<Sandbox>>,
+    /// Tools of the running MCP servers.
+    pub mcp: Vec<Arc<dyn Tool>>,
+    /// What `web_fetch` may reach without asking, and its time limit.
+    pub web: Arc<web::WebSettings>,
+    /// The SearXNG instance of `web_search`: the tool exists exactly when there is one.
+    pub search: Option<Arc<web::SearchSettings>>,
+    /// Who answers `clarify` (the surface's approver); nobody = the model decides alone.
+    pub asker: Option<Arc<dyn Approver>>,
+}
 
 /// Builds the tool registry. This is the only place tools are registered, so `run`,
-/// `continue`, `repl` and every later entry point get exactly the same set. The `plan` tool is
-/// registered exactly when a plan store is given. `mcp` tools (from MCP servers) follow the
-/// built-in ones; one whose name is taken is left out, so they never shadow a built-in.
+/// `continue`, `repl` and every later entry point get exactly the same set. `mcp` tools
+/// follow the built-in ones; one whose name is taken is left out, so they never shadow a
+/// built-in.
 pub fn build_registry(
     selection: &ToolSelection,
-    plan_store: Option<Arc<PlanStore>>,
-    sandbox: Option<Arc<Sandbox>>,
-    mcp: Vec<Arc<dyn Tool>>,
+    parts: RegistryParts,
 ) -> Result<ToolRegistry, UnknownTool> {
-    selection.check_names()?;
     let mut all: Vec<Arc<dyn Tool>> = vec![
         Arc::new(ReadFileTool),
         Arc::new(WriteFileTool),
         Arc::new(SearchFilesTool),
         Arc::new(PatchTool),
-        Arc::new(ShellTool::new(sandbox)),
+        Arc::new(GlobTool),
+        Arc::new(BatchReadTool),
+        Arc::new(BatchPatchTool),
+        Arc::new(ShellTool::new(parts.sandbox)),
+        Arc::new(web::WebFetchTool::new(parts.web)),
     ];
-    if let Some(store) = plan_store {
+    if let Some(search) = parts.search {
+        all.push(Arc::new(web::WebSearchTool::new(search)));
+    }
+    all.push(Arc::new(ClarifyTool::new(parts.asker)));
+    if let Some(store) = parts.plan {
         all.push(Arc::new(PlanTool::new(store)));
     }
-    for tool in mcp {
+    for tool in parts.mcp {
         let taken = BUILTIN_TOOL_NAMES.contains(&tool.name())
             || all.iter().any(|t| t.name() == tool.name());
         if !taken {
             all.push(tool);
         }
     }
+    selection.check_against(&all)?;
     let chosen: Vec<Arc<dyn Tool>> = if selection.enabled.is_empty() {
         all.into_iter()
             .filter(|t| selection.keeps(t.name()))

@@ -10,14 +10,15 @@ use super::{Tool, ToolContext, ToolError, decode_args, paths};
 /// Replaces an exact string in a file.
 pub struct PatchTool;
 
+/// One exact-string replacement (the arguments of `patch`, an entry of `batch_patch`).
 #[derive(Deserialize)]
-struct Args {
-    path: String,
-    old_string: String,
+pub(super) struct Edit {
+    pub(super) path: String,
+    pub(super) old_string: String,
     #[serde(default)]
-    new_string: String,
+    pub(super) new_string: String,
     #[serde(default)]
-    replace_all: bool,
+    pub(super) replace_all: bool,
 }
 
 #[async_trait]
@@ -60,60 +61,75 @@ impl Tool for PatchTool {
     }
 
     async fn call(&self, args: &str, ctx: &ToolContext) -> Result<String, ToolError> {
-        let args: Args = decode_args(self.name(), args)?;
-        let target = paths::resolve_inside(&ctx.cwd, &args.path, "patch")?;
-        let bytes = tokio::fs::read(&target)
-            .await
-            .map_err(|e| ToolError(format!("patch: {}: {e}", args.path)))?;
-        if paths::looks_binary(&bytes) {
-            return Err(ToolError(format!(
-                "patch: {} looks like a binary file",
-                args.path
-            )));
-        }
-        let old_text = String::from_utf8(bytes)
-            .map_err(|_| ToolError(format!("patch: {} is not valid UTF-8", args.path)))?;
-        let new_text = replace(&old_text, &args)?;
-        let diff = unified_diff(&args.path, &old_text, &new_text);
-        let content = new_text.into_bytes();
-        tokio::task::spawn_blocking(move || paths::write_atomic(&target, &content))
-            .await
-            .map_err(|e| ToolError(format!("patch: {e}")))?
-            .map_err(|e| ToolError(format!("patch: {}: {e}", args.path)))?;
+        let edit: Edit = decode_args(self.name(), args)?;
+        let target = paths::resolve_inside(&ctx.cwd, &edit.path, "patch")?;
+        let old_text = read_text("patch", &target, &edit.path).await?;
+        let new_text = replace("patch", &old_text, &edit)?;
+        let diff = unified_diff(&edit.path, &old_text, &new_text);
+        write_text("patch", target, &edit.path, new_text).await?;
         Ok(diff)
     }
 }
 
-fn replace(text: &str, args: &Args) -> Result<String, ToolError> {
-    if args.old_string.is_empty() {
-        return Err(ToolError(
-            "patch: old_string is empty; use write_file to create a file".into(),
-        ));
+/// The text of a file to change; binary and non-UTF-8 files are refused.
+pub(super) async fn read_text(
+    tool: &str,
+    target: &std::path::Path,
+    shown: &str,
+) -> Result<String, ToolError> {
+    let bytes = tokio::fs::read(target)
+        .await
+        .map_err(|e| ToolError(format!("{tool}: {shown}: {e}")))?;
+    if paths::looks_binary(&bytes) {
+        return Err(ToolError(format!(
+            "{tool}: {shown} looks like a binary file"
+        )));
     }
-    if args.old_string == args.new_string {
-        return Err(ToolError(
-            "patch: old_string and new_string are identical; nothing to change".into(),
-        ));
+    String::from_utf8(bytes).map_err(|_| ToolError(format!("{tool}: {shown} is not valid UTF-8")))
+}
+
+/// Replaces the file atomically (a crash leaves the old text or the new, never a mix).
+pub(super) async fn write_text(
+    tool: &str,
+    target: std::path::PathBuf,
+    shown: &str,
+    text: String,
+) -> Result<(), ToolError> {
+    let content = text.into_bytes();
+    tokio::task::spawn_blocking(move || paths::write_atomic(&target, &content))
+        .await
+        .map_err(|e| ToolError(format!("{tool}: {e}")))?
+        .map_err(|e| ToolError(format!("{tool}: {shown}: {e}")))
+}
+
+/// `text` with `edit` applied, or why it cannot be (errors prefixed with `tool`).
+pub(super) fn replace(tool: &str, text: &str, edit: &Edit) -> Result<String, ToolError> {
+    if edit.old_string.is_empty() {
+        return Err(ToolError(format!(
+            "{tool}: old_string is empty; use write_file to create a file"
+        )));
     }
-    let count = text.matches(&args.old_string).count();
-    match count {
+    if edit.old_string == edit.new_string {
+        return Err(ToolError(format!(
+            "{tool}: old_string and new_string are identical; nothing to change"
+        )));
+    }
+    match text.matches(&edit.old_string).count() {
         0 => Err(ToolError(format!(
-            "patch: old_string not found in {}; read the file again and copy the text exactly (whitespace and indentation included)",
-            args.path
+            "{tool}: old_string not found in {}; read the file again and copy the text exactly (whitespace and indentation included)",
+            edit.path
         ))),
-        1 => Ok(text.replacen(&args.old_string, &args.new_string, 1)),
-        n if args.replace_all => {
-            let _ = n;
-            Ok(text.replace(&args.old_string, &args.new_string))
-        }
+        1 => Ok(text.replacen(&edit.old_string, &edit.new_string, 1)),
+        _ if edit.replace_all => Ok(text.replace(&edit.old_string, &edit.new_string)),
         n => Err(ToolError(format!(
-            "patch: old_string occurs {n} times in {}; include more surrounding text to make it unique, or set replace_all",
-            args.path
+            "{tool}: old_string occurs {n} times in {}; include more surrounding text to make it unique, or set replace_all",
+            edit.path
         ))),
     }
 }
 
-fn unified_diff(path: &str, old: &str, new: &str) -> String {
+/// The unified diff of a change, with `a/` and `b/` headers.
+pub(super) fn unified_diff(path: &str, old: &str, new: &str) -> String {
     similar::TextDiff::from_lines(old, new)
         .unified_diff()
         .context_radius(3)
@@ -125,8 +141,8 @@ fn unified_diff(path: &str, old: &str, new: &str) -> String {
 mod tests {
     use super::*;
 
-    fn args(old: &str, new: &str, all: bool) -> Args {
-        Args {
+    fn args(old: &str, new: &str, all: bool) -> Edit {
+        Edit {
             path: "f.txt".into(),
             old_string: old.into(),
             new_string: new.into(),
@@ -137,17 +153,17 @@ mod tests {
     #[test]
     fn unique_replace_and_ambiguity() {
         assert_eq!(
-            replace("a b a", &args("b", "c", false)).expect("ok"),
+            replace("patch", "a b a", &args("b", "c", false)).expect("ok"),
             "a c a"
         );
-        let e = replace("a b a", &args("a", "c", false)).expect_err("ambiguous");
+        let e = replace("patch", "a b a", &args("a", "c", false)).expect_err("ambiguous");
         assert!(e.0.contains("occurs 2 times"));
         assert_eq!(
-            replace("a b a", &args("a", "c", true)).expect("ok"),
+            replace("patch", "a b a", &args("a", "c", true)).expect("ok"),
             "c b c"
         );
-        assert!(replace("abc", &args("x", "y", false)).is_err());
-        assert!(replace("abc", &args("", "y", false)).is_err());
+        assert!(replace("patch", "abc", &args("x", "y", false)).is_err());
+        assert!(replace("patch", "abc", &args("", "y", false)).is_err());
     }
 
     #[test]

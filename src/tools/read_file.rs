@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 use super::danger::{Classification, classify_read_path};
 use super::{Tool, ToolContext, ToolError, decode_args, paths};
 
-const DEFAULT_LIMIT: usize = 500;
-const MAX_LIMIT: usize = 2000;
+pub(super) const DEFAULT_LIMIT: usize = 500;
+pub(super) const MAX_LIMIT: usize = 2000;
 const MAX_FILE_BYTES: u64 = 50 * 1024 * 1024;
 const MAX_LINE_CHARS: usize = 2000;
 
@@ -64,37 +64,47 @@ impl Tool for ReadFileTool {
 
     async fn call(&self, args: &str, ctx: &ToolContext) -> Result<String, ToolError> {
         let args: Args = decode_args(self.name(), args)?;
-        let path = paths::resolve(&ctx.cwd, &args.path);
-        let meta = tokio::fs::metadata(&path)
-            .await
-            .map_err(|e| ToolError(format!("read_file: {}: {e}", args.path)))?;
-        if meta.is_dir() {
-            return Err(ToolError(format!(
-                "read_file: {} is a directory; use search_files with target \"files\" to list it",
-                args.path
-            )));
-        }
-        if meta.len() > MAX_FILE_BYTES {
-            return Err(ToolError(format!(
-                "read_file: {} is {} bytes, over the {MAX_FILE_BYTES}-byte limit; use shell (head, tail, grep) to look inside",
-                args.path,
-                meta.len()
-            )));
-        }
-        let bytes = tokio::fs::read(&path)
-            .await
-            .map_err(|e| ToolError(format!("read_file: {}: {e}", args.path)))?;
-        if paths::looks_binary(&bytes) {
-            return Err(ToolError(format!(
-                "read_file: {} looks like a binary file; read_file only reads text",
-                args.path
-            )));
-        }
-        let text = String::from_utf8_lossy(&bytes);
-        let offset = args.offset.unwrap_or(1).max(1);
-        let limit = args.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT);
-        number_lines(&text, offset, limit, &args.path)
+        read_window(self.name(), &ctx.cwd, &args.path, args.offset, args.limit).await
     }
+}
+
+/// What `read_file` answers for `path` (`offset`, `limit` as the model gave them), its errors
+/// prefixed with `tool` (`batch_read` reads each of its files through here).
+pub(super) async fn read_window(
+    tool: &str,
+    cwd: &std::path::Path,
+    shown: &str,
+    offset: Option<usize>,
+    limit: Option<usize>,
+) -> Result<String, ToolError> {
+    let path = paths::resolve(cwd, shown);
+    let meta = tokio::fs::metadata(&path)
+        .await
+        .map_err(|e| ToolError(format!("{tool}: {shown}: {e}")))?;
+    if meta.is_dir() {
+        return Err(ToolError(format!(
+            "{tool}: {shown} is a directory; use glob or search_files with target \"files\" to list it"
+        )));
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(ToolError(format!(
+            "{tool}: {shown} is {} bytes, over the {MAX_FILE_BYTES}-byte limit; use shell (head, tail, grep) to look inside",
+            meta.len()
+        )));
+    }
+    let bytes = tokio::fs::read(&path)
+        .await
+        .map_err(|e| ToolError(format!("{tool}: {shown}: {e}")))?;
+    if paths::looks_binary(&bytes) {
+        return Err(ToolError(format!(
+            "{tool}: {shown} looks like a binary file; it only reads text"
+        )));
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    let offset = offset.unwrap_or(1).max(1);
+    let limit = limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT);
+    number_lines(&text, offset, limit, shown)
+        .map_err(|e| ToolError(e.0.replacen("read_file:", &format!("{tool}:"), 1)))
 }
 
 /// The `offset..offset+limit` window of `text` as `<n>|<line>` rows, with a footer saying how

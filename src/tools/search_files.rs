@@ -15,7 +15,7 @@ const MAX_LIMIT: usize = 500;
 const MAX_SEARCHED_FILE_BYTES: u64 = 10 * 1024 * 1024;
 const MAX_MATCH_LINE_CHARS: usize = 300;
 /// Directories never searched (build output and dependency trees), even without a .gitignore.
-const SKIPPED_DIRS: &[&str] = &[
+pub(super) const SKIPPED_DIRS: &[&str] = &[
     "node_modules",
     "vendor",
     "__pycache__",

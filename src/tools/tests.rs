@@ -5,9 +5,24 @@ fn store() -> Option<Arc<PlanStore>> {
     Some(Arc::new(PlanStore::new(PlanLimits::default())))
 }
 
+/// Every part present: a plan store and a search instance.
+fn full() -> RegistryParts {
+    RegistryParts {
+        plan: store(),
+        search: Some(Arc::new(web::SearchSettings {
+            base_url: "http://127.0.0.1:8888".into(),
+            max_results: 10,
+            timeout: std::time::Duration::from_secs(15),
+            language: String::new(),
+            categories: String::new(),
+        })),
+        ..RegistryParts::default()
+    }
+}
+
 #[test]
 fn default_registry_order_is_stable() {
-    let r = build_registry(&ToolSelection::default(), store(), None, Vec::new()).expect("builds");
+    let r = build_registry(&ToolSelection::default(), full()).expect("builds");
     assert_eq!(r.names(), BUILTIN_TOOL_NAMES.to_vec());
     let defs: Vec<&str> = r.defs().iter().map(|d| d.name.as_str()).collect();
     assert_eq!(defs, BUILTIN_TOOL_NAMES.to_vec());
@@ -15,10 +30,10 @@ fn default_registry_order_is_stable() {
 
 #[test]
 fn plan_tool_exactly_when_a_store_exists() {
-    let r = build_registry(&ToolSelection::default(), None, None, Vec::new()).expect("builds");
+    let r = build_registry(&ToolSelection::default(), RegistryParts::default()).expect("builds");
     assert!(r.get("plan").is_none());
     assert!(
-        build_registry(&ToolSelection::default(), store(), None, Vec::new())
+        build_registry(&ToolSelection::default(), full())
             .expect("builds")
             .get("plan")
             .is_some()
@@ -31,7 +46,7 @@ fn enabled_selects_and_orders_disabled_removes() {
         enabled: vec!["shell".into(), "read_file".into(), "patch".into()],
         disabled: vec!["patch".into()],
     };
-    let r = build_registry(&sel, store(), None, Vec::new()).expect("builds");
+    let r = build_registry(&sel, full()).expect("builds");
     assert_eq!(r.names(), vec!["shell", "read_file"]);
 }
 
@@ -41,7 +56,7 @@ fn unknown_tool_names_are_errors() {
         enabled: vec![],
         disabled: vec!["shel".into()],
     };
-    let e = build_registry(&sel, None, None, Vec::new())
+    let e = build_registry(&sel, RegistryParts::default())
         .err()
         .expect("error");
     assert!(e.to_string().contains("unknown tool \"shel\""), "{e}");
@@ -49,7 +64,7 @@ fn unknown_tool_names_are_errors() {
 
 #[test]
 fn every_schema_is_an_object_with_required_fields_declared() {
-    let r = build_registry(&ToolSelection::default(), store(), None, Vec::new()).expect("builds");
+    let r = build_registry(&ToolSelection::default(), full()).expect("builds");
     for def in r.defs() {
         assert_eq!(def.parameters["type"], "object", "{}", def.name);
         let props = def.parameters["properties"]
@@ -65,4 +80,70 @@ fn every_schema_is_an_object_with_required_fields_declared() {
             }
         }
     }
+}
+
+/// The tools as a request carries them (`{"type":"function","function":{…}}` each).
+fn request_bytes(def: &crate::llm::ToolDef) -> usize {
+    serde_json::to_string(def).expect("json").len()
+}
+
+/// Each tool's share of the 12 KB every request carries (SPEC §14), in bytes as sent, with
+/// the shares of the tools still to come held back; a description or schema that grows
+/// past its share fails here, not in a user's bill.
+const SCHEMA_BUDGETS: &[(&str, usize)] = &[
+    ("read_file", 700),
+    ("write_file", 560),
+    ("search_files", 1000),
+    ("patch", 800),
+    ("glob", 600),
+    ("batch_read", 560),
+    ("batch_patch", 560),
+    ("shell", 800),
+    ("web_fetch", 400),
+    ("web_search", 360),
+    ("clarify", 420),
+    ("plan", 1500),
+];
+
+/// Held back for the tools of later issues.
+const RESERVED: &[(&str, usize)] = &[
+    ("memory", 900),
+    ("session_search", 600),
+    ("skill_load", 350),
+    ("skill_list", 300),
+    ("delegate_tasks", 900),
+];
+
+/// The tools' part of a request may not pass this (SPEC §14).
+const ALL_TOOLS_BUDGET: usize = 12 * 1000;
+
+#[test]
+fn every_schema_stays_within_its_byte_budget_and_all_within_12_kb() {
+    let r = build_registry(&ToolSelection::default(), full()).expect("builds");
+    let names: Vec<&str> = SCHEMA_BUDGETS.iter().map(|(n, _)| *n).collect();
+    assert_eq!(r.names(), names, "every built-in tool has a budget");
+    let mut used = 0;
+    for def in r.defs() {
+        let budget = SCHEMA_BUDGETS
+            .iter()
+            .find(|(n, _)| *n == def.name)
+            .map(|(_, b)| *b)
+            .expect("budgeted");
+        let bytes = request_bytes(def);
+        assert!(
+            bytes <= budget,
+            "{}: {bytes} bytes, budget {budget}",
+            def.name
+        );
+        used += bytes;
+    }
+    let shares: usize = SCHEMA_BUDGETS.iter().chain(RESERVED).map(|(_, b)| b).sum();
+    assert!(shares <= ALL_TOOLS_BUDGET, "the shares add up to {shares}");
+    let array = serde_json::to_string(r.defs()).expect("json");
+    assert!(
+        array.len() <= ALL_TOOLS_BUDGET - RESERVED.iter().map(|(_, b)| b).sum::<usize>(),
+        "{}",
+        array.len()
+    );
+    assert!(used < array.len(), "{used}");
 }

@@ -21,6 +21,7 @@ mod cli_safety;
 mod cli_session_writers;
 mod cli_sessions;
 mod cli_tls;
+mod cli_tools_round2;
 mod serve_api;
 mod serve_security;
 mod telegram_bot;

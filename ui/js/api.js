@@ -43,4 +43,5 @@ export const api = {
     call('POST', '/api/prompt', sessionId ? { content, session_id: sessionId } : { content }),
   cancel: (rid) => call('POST', `/api/runs/${id(rid)}/cancel`, {}),
   answer: (rid, aid, action) => call('POST', `/api/runs/${id(rid)}/approvals/${id(aid)}`, { action }),
+  reply: (rid, qid, answer) => call('POST', `/api/runs/${id(rid)}/questions/${id(qid)}`, { answer }),
 };

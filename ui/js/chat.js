@@ -1,5 +1,5 @@
 // The conversation: past messages of the open session, and live turns built from the
-// event stream — streamed answer text, one row per tool call, approval cards.
+// event stream — streamed answer text, one row per tool call, approval and question cards.
 
 import { bubble, el, setToolStatus, summarizeArgs, toolRow } from './render.js';
 
@@ -156,6 +156,12 @@ export class Chat {
       case 'approval_resolved':
         this.resolveCard(turn, payload);
         break;
+      case 'clarify_requested':
+        this.questionCard(turn, payload);
+        break;
+      case 'clarify_resolved':
+        this.resolveQuestion(turn, payload);
+        break;
       case 'run_completed':
         if (!turn.streamed || !turn.answer.textContent) turn.answer.textContent = data.answer ?? '';
         this.endRun(turn, 'completed');
@@ -182,6 +188,9 @@ export class Chat {
     if (!turn.answer.textContent) turn.answer.remove();
     for (const card of turn.section.querySelectorAll('.approval:not(.resolved)')) {
       this.markResolved(card, 'deny');
+    }
+    for (const card of turn.section.querySelectorAll('.clarify:not(.resolved)')) {
+      this.closeQuestion(card);
     }
     if (this.activeRun === turn.runId) this.activeRun = null;
     this.onRunEnded(turn.runId, status);
@@ -245,6 +254,79 @@ export class Chat {
     card.append(note);
   }
 
+  /** A question of the `clarify` tool: its options as buttons, and a free answer. */
+  questionCard(turn, payload) {
+    const card = el(this.doc, 'div', 'clarify');
+    card.dataset.questionId = String(payload.question_id);
+    card.setAttribute('role', 'group');
+    card.setAttribute('aria-label', 'Question');
+    const title = el(this.doc, 'p', 'clarify-title');
+    const emoji = el(this.doc, 'span', 'clarify-emoji', '❓ ');
+    emoji.setAttribute('aria-hidden', 'true');
+    title.append(emoji, 'Question');
+    card.append(title, el(this.doc, 'p', 'clarify-text', payload.question ?? ''));
+    const reply = (text) => this.sendReply(turn, payload.question_id, card, text);
+    const options = Array.isArray(payload.options)
+      ? payload.options.filter((o) => typeof o === 'string' && o)
+      : [];
+    if (options.length) {
+      const list = el(this.doc, 'div', 'clarify-options');
+      for (const option of options) {
+        const button = el(this.doc, 'button', 'clarify-option', option);
+        button.type = 'button';
+        button.addEventListener('click', () => reply(option));
+        list.append(button);
+      }
+      card.append(list);
+    }
+    const form = el(this.doc, 'form', 'clarify-form');
+    const input = el(this.doc, 'input', 'clarify-input');
+    input.type = 'text';
+    input.placeholder = 'Your answer';
+    input.setAttribute('aria-label', 'Your answer');
+    const send = el(this.doc, 'button', 'primary clarify-send', 'Send');
+    send.type = 'submit';
+    form.append(input, send);
+    form.addEventListener('submit', (e) => {
+      e.preventDefault();
+      const text = input.value.trim();
+      if (text) reply(text);
+    });
+    card.append(form);
+    turn.section.insertBefore(card, turn.answer);
+    input.focus();
+  }
+
+  /** Sends an answer; the card stays locked until `clarify_resolved` closes it. */
+  async sendReply(turn, questionId, card, text) {
+    setControls(card, false);
+    card.querySelector('.clarify-error')?.remove();
+    try {
+      await this.api.reply(turn.runId, questionId, text);
+    } catch (err) {
+      this.onStatus(`Answer not sent: ${err.message}`);
+      if (card.classList.contains('resolved')) return;
+      card.append(el(this.doc, 'p', 'clarify-error', `Answer not sent: ${err.message}`));
+      if (err.status !== 409) setControls(card, true);
+    }
+  }
+
+  resolveQuestion(turn, payload) {
+    const id = String(payload.question_id);
+    const card = [...turn.section.querySelectorAll('.clarify')].find((c) => c.dataset.questionId === id);
+    if (card) this.closeQuestion(card, payload.reason);
+  }
+
+  /** Closes a question card; no `reason` means the turn ended with it open. */
+  closeQuestion(card, reason) {
+    card.classList.add('resolved');
+    setControls(card, false);
+    card.querySelector('.clarify-error')?.remove();
+    const note = card.querySelector('.clarify-result') ?? el(this.doc, 'p', 'clarify-result');
+    note.textContent = questionText(reason);
+    card.append(note);
+  }
+
   scroll() {
     this.log.scrollTop = this.log.scrollHeight;
   }
@@ -256,4 +338,17 @@ export function resolutionText(action, reason) {
   if (reason === 'expired') return 'Expired: no answer in time';
   if (reason === 'cancelled') return 'Cancelled with the run';
   return 'Denied';
+}
+
+/** What a closed question card says. */
+export function questionText(reason) {
+  if (reason === 'answered') return 'Answered.';
+  if (reason === 'expired') return 'No answer in time: the agent decided on its own.';
+  if (reason === 'cancelled') return 'Cancelled: the turn was stopped.';
+  return 'The turn ended.';
+}
+
+/** Enables or disables a card's buttons and inputs. */
+function setControls(card, enabled) {
+  for (const control of card.querySelectorAll('button, input')) control.disabled = !enabled;
 }

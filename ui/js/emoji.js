@@ -8,6 +8,12 @@ export const TOOL_EMOJI = Object.freeze({
   search_files: '🔍',
   shell: '💻',
   plan: '📋',
+  glob: '📂',
+  batch_read: '📚',
+  batch_patch: '🧩',
+  web_fetch: '🌐',
+  web_search: '🔎',
+  clarify: '❓',
 });
 
 export const MCP_EMOJI = '🔌';

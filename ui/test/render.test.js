@@ -24,16 +24,18 @@ const parts = (row) => ({
 // emoji.js
 
 describe('toolEmoji', () => {
-  test('the six built-in tools', () => {
+  test('the built-in tools', () => {
     assert.equal(toolEmoji('read_file'), '📖');
     assert.equal(toolEmoji('write_file'), '📝');
     assert.equal(toolEmoji('patch'), '🩹');
     assert.equal(toolEmoji('search_files'), '🔍');
     assert.equal(toolEmoji('shell'), '💻');
     assert.equal(toolEmoji('plan'), '📋');
+    assert.equal(toolEmoji('web_fetch'), '🌐');
+    assert.equal(toolEmoji('clarify'), '❓');
   });
 
-  test('the table holds exactly those six and is frozen', () => {
+  test('the table holds exactly the built-in tools and is frozen', () => {
     assert.deepEqual(
       { ...TOOL_EMOJI },
       {
@@ -43,6 +45,12 @@ describe('toolEmoji', () => {
         search_files: '🔍',
         shell: '💻',
         plan: '📋',
+        glob: '📂',
+        batch_read: '📚',
+        batch_patch: '🧩',
+        web_fetch: '🌐',
+        web_search: '🔎',
+        clarify: '❓',
       },
     );
     assert.ok(Object.isFrozen(TOOL_EMOJI));

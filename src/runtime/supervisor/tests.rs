@@ -124,7 +124,13 @@ async fn a_remote_approval_is_answered_by_its_random_id_and_closed_with_one_fram
     let mut frames = f.supervisor.subscribe();
     let handle = f
         .supervisor
-        .submit(submission(&f, Approvals::Remote(Duration::from_secs(30))))
+        .submit(submission(
+            &f,
+            Approvals::Remote {
+                approval: Duration::from_secs(30),
+                question: Duration::from_secs(30),
+            },
+        ))
         .expect("submitted");
     let asked = requested(&*next_frame(&mut frames).await);
     assert_eq!(asked.run_id, handle.run_id);
@@ -163,7 +169,13 @@ async fn an_unanswered_approval_expires_and_the_model_is_told_so() {
     let mut frames = f.supervisor.subscribe();
     let handle = f
         .supervisor
-        .submit(submission(&f, Approvals::Remote(Duration::from_millis(50))))
+        .submit(submission(
+            &f,
+            Approvals::Remote {
+                approval: Duration::from_millis(50),
+                question: Duration::from_millis(50),
+            },
+        ))
         .expect("submitted");
     let asked = requested(&*next_frame(&mut frames).await);
     let closed = resolved(&*next_frame(&mut frames).await);
@@ -189,7 +201,13 @@ async fn shutdown_cancels_running_turns_closes_their_approvals_and_refuses_new_o
     let mut frames = f.supervisor.subscribe();
     let handle = f
         .supervisor
-        .submit(submission(&f, Approvals::Remote(Duration::from_secs(60))))
+        .submit(submission(
+            &f,
+            Approvals::Remote {
+                approval: Duration::from_secs(60),
+                question: Duration::from_secs(60),
+            },
+        ))
         .expect("submitted");
     let asked = requested(&*next_frame(&mut frames).await);
     let run_id = handle.run_id.clone();
@@ -221,7 +239,13 @@ async fn a_session_running_a_turn_refuses_a_second_one() {
         .submit(Submission {
             session: Some(session.clone()),
             input: vec![Message::user("go")],
-            ..submission(&f, Approvals::Remote(Duration::from_secs(60)))
+            ..submission(
+                &f,
+                Approvals::Remote {
+                    approval: Duration::from_secs(60),
+                    question: Duration::from_secs(60),
+                },
+            )
         })
         .expect("first");
     assert_eq!(
