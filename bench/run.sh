@@ -23,7 +23,10 @@
 # after; not part of `all`). ODEK_BENCH_ONLY=mcp runs bench/mcp_calls.py: runs of
 # ODEK_BENCH_MCP_CALLS=50 tool calls with a built-in tool, then with server-everything's
 # `echo` over stdio and over streamable HTTP (ODEK_BENCH_MCP_REPS=5 runs each; needs
-# `make mcp-deps`; not part of `all`). Progress goes to stderr; the Markdown tables for
+# `make mcp-deps`; not part of `all`). ODEK_BENCH_ONLY=batch runs bench/batch_read.py:
+# one `batch_read` of 10 files against 10 `read_file` iterations (ODEK_BENCH_BATCH_REPS=20
+# runs each, interleaved; model calls, request bytes, wall, CPU; not part of `all`).
+# Progress goes to stderr; the Markdown tables for
 # docs/PERFORMANCE.md go to stdout.
 set -euo pipefail
 
@@ -56,6 +59,10 @@ if [[ "${ODEK_BENCH_ONLY:-all}" == telegram ]]; then
         --bin "$bin" \
         --chats "${ODEK_BENCH_TG_CHATS:-20}" \
         --messages "${ODEK_BENCH_TG_MESSAGES:-10}"
+fi
+
+if [[ "${ODEK_BENCH_ONLY:-all}" == batch ]]; then
+    exec python3 "$root/bench/batch_read.py" --bin "$bin" --reps "${ODEK_BENCH_BATCH_REPS:-20}"
 fi
 
 if [[ "${ODEK_BENCH_ONLY:-all}" == mcp ]]; then

@@ -18,7 +18,7 @@ use odek::config::Config;
 use odek::engine::context::{Context, estimate_message};
 use odek::llm::{Message, ToolCall, ToolDef};
 use odek::plan::{PlanLimits, PlanStore};
-use odek::tools::{ToolSelection, build_registry};
+use odek::tools::{RegistryParts, ToolSelection, build_registry};
 
 /// Transcript sizes measured.
 const SIZES: [usize; 2] = [1_000, 10_000];
@@ -179,15 +179,14 @@ fn transcript(len: usize) -> (Vec<Message>, Arc<PlanStore>) {
 
 /// The tool definitions sent with every request (the built-in tools and `plan`).
 fn tool_defs(store: &Arc<PlanStore>) -> Vec<ToolDef> {
-    build_registry(
-        &ToolSelection::default(),
-        Some(store.clone()),
-        None,
-        Vec::new(),
-    )
-    .expect("registry")
-    .defs()
-    .to_vec()
+    let parts = RegistryParts {
+        plan: Some(store.clone()),
+        ..RegistryParts::default()
+    };
+    build_registry(&ToolSelection::default(), parts)
+        .expect("registry")
+        .defs()
+        .to_vec()
 }
 
 fn bench_context(c: &mut Criterion) {

@@ -140,3 +140,71 @@ async fn ctrl_d_exits_and_repl_id_resumes() {
         "the resumed turn sees the first one"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clarify_asks_on_the_terminal_and_the_answer_reaches_the_model() {
+    let server = ScriptedServer::start(vec![
+        tools(&[(
+            "clarify",
+            serde_json::json!({"question": "Which database?", "options": ["SQLite", "Postgres"]}),
+        )]),
+        text("Postgres it is."),
+        tools(&[("clarify", serde_json::json!({"question": "Anything else?"}))]),
+        text("Noted."),
+        tools(&[("clarify", serde_json::json!({"question": "Still there?"}))]),
+        text("never asked for"),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let cmd = {
+        let mut c = sb.odek(&server.base_url());
+        c.env("TERM", "xterm").arg("repl");
+        c
+    };
+    tokio::task::spawn_blocking(move || -> Result<(), rexpect::error::Error> {
+        let mut p = rexpect::session::spawn_command(cmd, Some(15_000))?;
+        p.exp_string("odek 1> ")?;
+        p.send_line("set up storage")?;
+        p.exp_string("Which database?")?;
+        p.exp_string("1. SQLite")?;
+        p.exp_string("2. Postgres")?;
+        p.exp_string("answer (1-2 or your own words): ")?;
+        // An empty line asks again; a number picks the option.
+        p.send_line("")?;
+        p.exp_string("answer (1-2 or your own words): ")?;
+        p.send_line("2")?;
+        p.exp_string("Postgres it is.")?;
+        p.exp_string("odek 2> ")?;
+        p.send_line("/info")?;
+        p.exp_string("Tools:   read_file, write_file, search_files, patch, glob, batch_read, batch_patch, shell, web_fetch, clarify, plan")?;
+        p.send_line("more")?;
+        p.exp_string("Anything else?")?;
+        p.exp_string("answer: ")?;
+        p.send_line("use WAL mode")?;
+        p.exp_string("Noted.")?;
+        // Ctrl-C while the question waits stops the turn, as at an approval.
+        p.send_line("and then?")?;
+        p.exp_string("Still there?")?;
+        p.exp_string("answer: ")?;
+        p.send_control('c')?;
+        p.exp_string("turn interrupted")?;
+        p.exp_string("odek 4> ")?;
+        p.send_line("/exit")?;
+        p.exp_eof()?;
+        Ok(())
+    })
+    .await
+    .expect("join")
+    .expect("conversation");
+    let requests = server.requests();
+    let first: Vec<String> = tool_results(&requests[1])
+        .iter()
+        .map(|r| unwrap_untrusted(r))
+        .collect();
+    assert_eq!(first, ["the user answered: Postgres"]);
+    let second = tool_results(&requests[3]);
+    assert_eq!(
+        second.last().map(String::as_str),
+        Some("the user answered: use WAL mode")
+    );
+}

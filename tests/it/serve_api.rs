@@ -1026,3 +1026,86 @@ async fn an_address_that_cannot_be_used_is_a_clear_error() {
         show(&out)
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clarify_question_is_answered_over_http_once_and_a_cancel_closes_the_next() {
+    let secret = "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789";
+    let server = ScriptedServer::start(vec![
+        tools(&[(
+            "clarify",
+            json!({"question": format!("Use the key {secret}?"), "options": ["yes", "no"]}),
+        )]),
+        text("Going ahead."),
+        tools(&[("clarify", json!({"question": "Still there?"}))]),
+        text("never"),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let served = Served::start(&sb, &server.base_url(), &[]);
+    let mut stream = SseReader::open(&served, "", None).await;
+    let (run_id, session_id) = prompt(&served, json!({"content": "deploy"})).await;
+    let asked = stream.until("clarify_requested").await;
+    let frame = &asked.last().expect("frame").data;
+    assert_eq!(frame["run_id"], run_id.as_str());
+    assert_eq!(frame["options"], json!(["yes", "no"]));
+    let question = frame["question"].as_str().expect("question");
+    assert!(
+        !question.contains(secret) && question.contains("[REDACTED]"),
+        "{question}"
+    );
+    let qid = frame["question_id"].as_str().expect("id").to_string();
+    assert!(qid.starts_with('q') && qid.len() == 17, "{qid}");
+
+    let listed = served.get(&format!("/api/runs/{run_id}/questions")).await;
+    assert_eq!(listed.json["questions"][0]["status"], "pending");
+    assert_eq!(
+        served.get(&format!("/api/runs/{run_id}")).await.json["pending_questions"],
+        1
+    );
+    let path = format!("/api/runs/{run_id}/questions/{qid}");
+    assert_eq!(
+        served.post(&path, json!({"answer": "  "})).await.status,
+        400
+    );
+    assert_eq!(served.post(&path, json!({"reply": "x"})).await.status, 400);
+    let missing = served
+        .post(
+            &format!("/api/runs/{run_id}/questions/q0"),
+            json!({"answer": "no"}),
+        )
+        .await;
+    assert_eq!(missing.status, 404, "{}", missing.text);
+    let answered = served
+        .post(&path, json!({"answer": "no, use the staging key"}))
+        .await;
+    assert_eq!(answered.status, 200, "{}", answered.text);
+    assert_eq!(answered.json["status"], "answered");
+    assert_eq!(
+        served.post(&path, json!({"answer": "yes"})).await.status,
+        409
+    );
+    let closed = stream.until("clarify_resolved").await;
+    assert_eq!(closed.last().expect("frame").data["reason"], "answered");
+    assert!(closed.last().expect("frame").data.get("answer").is_none());
+    assert_eq!(served.wait_run(&run_id).await["status"], "completed");
+    let results = tool_results(&server.requests()[1]);
+    assert_eq!(results, ["the user answered: no, use the staging key"]);
+
+    // A second question, then the run is cancelled while it waits.
+    let next = served
+        .post(
+            "/api/prompt",
+            json!({"content": "again", "session_id": session_id}),
+        )
+        .await;
+    assert_eq!(next.status, 202, "{}", next.text);
+    let run_id = next.json["run_id"].as_str().expect("run").to_string();
+    stream.until("clarify_requested").await;
+    let cancelled = served
+        .post(&format!("/api/runs/{run_id}/cancel"), json!({}))
+        .await;
+    assert_eq!(cancelled.status, 202, "{}", cancelled.text);
+    let closed = stream.until("clarify_resolved").await;
+    assert_eq!(closed.last().expect("frame").data["reason"], "cancelled");
+    assert_eq!(served.wait_run(&run_id).await["status"], "cancelled");
+}

@@ -802,3 +802,86 @@ async fn a_refused_token_stops_the_bot_and_a_session_busy_in_the_terminal_is_ref
     let (code, _) = bot.stop();
     assert_eq!(code, Some(0));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clarify_sends_option_buttons_and_a_reply_in_words_answers_too() {
+    let model = ScriptedServer::start(vec![
+        tools(&[(
+            "clarify",
+            json!({"question": "Which branch?", "options": ["main", "release"]}),
+        )]),
+        text("Deploying release."),
+        tools(&[("clarify", json!({"question": "Tag name?"}))]),
+        text("Tagged."),
+    ])
+    .await;
+    let tg = FakeTelegram::start().await;
+    let sb = Sandbox::new();
+    configure(&sb, &tg, json!({}));
+    let bot = Bot::start(&sb, &model);
+
+    tg.message(CHAT, ALLOWED, "deploy it");
+    let asked = tg
+        .wait_sent("the question", |m| {
+            text_of(m).starts_with("❓ Which branch?")
+        })
+        .await;
+    assert!(text_of(&asked).contains("1. main\n2. release"), "{asked}");
+    let rows = asked["reply_markup"]["inline_keyboard"]
+        .as_array()
+        .expect("rows");
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[1][0]["text"], "release");
+    let release = rows[1][0]["callback_data"]
+        .as_str()
+        .expect("data")
+        .to_string();
+    let message_id = asked["message_id"].as_i64().expect("id");
+    tg.press(CHAT, STRANGER, message_id, &release);
+    tg.wait_until("the stranger's press answered", |t| {
+        !t.answered().is_empty()
+    })
+    .await;
+    assert_eq!(
+        tg.answered()[0]["text"],
+        "You may not answer this question."
+    );
+    tg.press(CHAT, ALLOWED, message_id, &release);
+    tg.wait_sent("the answer", |m| {
+        text_of(m).starts_with("Deploying release")
+    })
+    .await;
+    assert_eq!(tg.answered()[1]["text"], "answered: release");
+    tg.wait_until("the question's message edited", |t| {
+        t.edits()
+            .iter()
+            .any(|e| text_of(e).ends_with("→ answered by ada"))
+    })
+    .await;
+    assert_eq!(
+        tool_results(&model.requests()[1]),
+        ["the user answered: release"]
+    );
+
+    // A question without options is answered by the next message, which starts no turn.
+    tg.message(CHAT, ALLOWED, "tag it");
+    tg.wait_sent("the second question", |m| {
+        text_of(m).starts_with("❓ Tag name?")
+    })
+    .await;
+    tg.message(CHAT, ALLOWED, "v1.2.0");
+    tg.wait_sent("the end", |m| text_of(m).starts_with("Tagged"))
+        .await;
+    let last = model.requests().last().cloned().expect("request");
+    assert_eq!(
+        tool_results(&last).last().map(String::as_str),
+        Some("the user answered: v1.2.0")
+    );
+    assert_eq!(
+        model.requests().len(),
+        4,
+        "the reply started no turn of its own"
+    );
+    let (code, _) = bot.stop();
+    assert_eq!(code, Some(0));
+}

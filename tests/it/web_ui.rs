@@ -563,3 +563,68 @@ async fn a_secret_split_across_deltas_is_never_shown_in_the_browser() {
     assert!(problems.is_empty(), "console: {problems:?}");
     browser.quit().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_is_answered_in_the_browser_by_an_option_and_in_words() {
+    let (server, _sb, _served, browser) = signed_in(vec![
+        tools(&[(
+            "clarify",
+            json!({"question": "Which <b>colour</b>?", "options": ["red", "blue"]}),
+        )]),
+        tools(&[("clarify", json!({"question": "And the name?"}))]),
+        text("Blue, named Sky."),
+    ])
+    .await;
+    browser.type_text("paint it").await;
+    browser.press(Key::Enter).await;
+    browser.wait_for(".clarify .clarify-option").await;
+    // The question is text, never markup.
+    assert_eq!(
+        text_of(&browser, ".clarify-text").await,
+        "Which <b>colour</b>?"
+    );
+    let options = browser
+        .js(
+            "return [...document.querySelectorAll('.clarify-option')].map(b => b.textContent);",
+            vec![],
+        )
+        .await;
+    assert_eq!(options, json!(["red", "blue"]));
+    let blue = browser
+        .client
+        .find(fantoccini::Locator::XPath(
+            "//button[contains(@class,'clarify-option') and text()='blue']",
+        ))
+        .await
+        .expect("the blue button");
+    blue.click().await.expect("click");
+    browser
+        .wait_until(
+            "the first question answered",
+            "const c = document.querySelector('.clarify'); return !!c && c.classList.contains('resolved');",
+        )
+        .await;
+    // The second question has no options: typed and sent with Enter.
+    browser
+        .wait_until(
+            "the second question",
+            "return document.querySelectorAll('.clarify').length === 2 && document.activeElement && document.activeElement.classList.contains('clarify-input');",
+        )
+        .await;
+    browser.type_text("Sky").await;
+    browser.press(Key::Enter).await;
+    browser.wait_until("the run ended", RUN_ENDED).await;
+    assert_eq!(
+        text_of(&browser, ".turn .msg-assistant").await,
+        "Blue, named Sky."
+    );
+    let requests = server.requests();
+    assert_eq!(tool_results(&requests[1]), ["the user answered: blue"]);
+    assert_eq!(
+        tool_results(&requests[2]).last().map(String::as_str),
+        Some("the user answered: Sky")
+    );
+    let problems = browser.console_problems().await;
+    assert!(problems.is_empty(), "console: {problems:?}");
+    browser.quit().await;
+}
