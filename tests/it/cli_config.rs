@@ -100,7 +100,17 @@ async fn project_may_opt_out_of_tools_and_planning() {
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert_eq!(
         tool_names(&server.requests()[0]),
-        vec!["read_file", "write_file", "search_files", "patch"]
+        vec![
+            "read_file",
+            "write_file",
+            "search_files",
+            "patch",
+            "glob",
+            "batch_read",
+            "batch_patch",
+            "web_fetch",
+            "clarify"
+        ]
     );
     assert!(
         !String::from_utf8_lossy(&out.stderr).contains("WARNING"),

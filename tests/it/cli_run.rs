@@ -57,7 +57,12 @@ async fn five_iteration_task(stream: bool) {
                 "write_file",
                 "search_files",
                 "patch",
+                "glob",
+                "batch_read",
+                "batch_patch",
                 "shell",
+                "web_fetch",
+                "clarify",
                 "plan"
             ]
         );
