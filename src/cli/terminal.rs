@@ -562,17 +562,7 @@ impl Terminal {
     /// spinner, never while waiting for the answer, and Ctrl-C (which cancels the turn)
     /// ends the wait at once: the calls count as refused.
     fn ask_blocking(&self, items: &[ApprovalItem], cancel: &CancellationToken) -> ApprovalAnswer {
-        {
-            let mut st = self.lock();
-            st.spinner = None;
-            clear_spinner(&mut st);
-            close_answer_line(self.opts.answer, &mut st);
-        }
-        let Ok(tty) = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open("/dev/tty")
-        else {
+        let Some(tty) = self.open_prompt() else {
             return ApprovalAnswer::Deny;
         };
         let s = self.err_style;
@@ -627,21 +617,28 @@ impl Terminal {
 }
 
 impl Terminal {
-    /// Asks the model's question on the controlling terminal: the options numbered, the
-    /// answer a number or words. Ctrl-C ends the wait at once; end of input means nobody is
-    /// there to answer.
-    fn clarify_blocking(&self, question: &Question, cancel: &CancellationToken) -> QuestionAnswer {
+    /// Clears the spinner and ends a streamed answer's line, then opens the controlling
+    /// terminal for a prompt (`None` when there is none). The terminal's lock is not held
+    /// while the prompt waits.
+    fn open_prompt(&self) -> Option<std::fs::File> {
         {
             let mut st = self.lock();
             st.spinner = None;
             clear_spinner(&mut st);
             close_answer_line(self.opts.answer, &mut st);
         }
-        let Ok(tty) = std::fs::OpenOptions::new()
+        std::fs::OpenOptions::new()
             .read(true)
             .write(true)
             .open("/dev/tty")
-        else {
+            .ok()
+    }
+
+    /// Asks the model's question on the controlling terminal: the options numbered, the
+    /// answer a number or words. Ctrl-C ends the wait at once; end of input means nobody is
+    /// there to answer.
+    fn clarify_blocking(&self, question: &Question, cancel: &CancellationToken) -> QuestionAnswer {
+        let Some(tty) = self.open_prompt() else {
             return QuestionAnswer::NoUser;
         };
         let s = self.err_style;

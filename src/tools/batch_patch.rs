@@ -14,8 +14,6 @@ use super::{MAX_TOOL_OUTPUT_BYTES, Tool, ToolContext, ToolError, decode_args, pa
 
 /// Most edits of one call.
 pub const MAX_PATCHES: usize = 10;
-/// Most paths an event summary names.
-const SUMMARY_PATHS: usize = 16;
 
 /// Applies several edits, file by file.
 pub struct BatchPatchTool;
@@ -40,21 +38,7 @@ enum Outcome {
 }
 
 fn paths_of(args: &Value) -> Vec<&str> {
-    args.get("patches")
-        .and_then(Value::as_array)
-        .map(|patches| {
-            let mut seen: Vec<&str> = Vec::new();
-            for p in patches
-                .iter()
-                .filter_map(|p| p.get("path").and_then(Value::as_str))
-            {
-                if !seen.contains(&p) {
-                    seen.push(p);
-                }
-            }
-            seen
-        })
-        .unwrap_or_default()
+    paths::list_paths(args, "patches")
 }
 
 #[async_trait]
@@ -106,12 +90,11 @@ impl Tool for BatchPatchTool {
     }
 
     fn event_summary(&self, args: &Value) -> Option<Value> {
-        let paths: Vec<&str> = paths_of(args).into_iter().take(SUMMARY_PATHS).collect();
-        Some(json!({"path": paths}))
+        Some(paths::paths_summary(&paths_of(args)))
     }
 
     fn output_limit(&self, args: &Value) -> usize {
-        paths_of(args).len().clamp(1, MAX_PATCHES) * (MAX_TOOL_OUTPUT_BYTES + 512)
+        paths::per_file_limit(paths_of(args).len(), MAX_PATCHES)
     }
 
     async fn call(&self, args: &str, ctx: &ToolContext) -> Result<String, ToolError> {

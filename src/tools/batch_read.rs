@@ -7,12 +7,10 @@ use serde_json::{Value, json};
 
 use super::danger::{Classification, classify_read_path};
 use super::read_file::read_window;
-use super::{MAX_TOOL_OUTPUT_BYTES, Tool, ToolContext, ToolError, decode_args};
+use super::{MAX_TOOL_OUTPUT_BYTES, Tool, ToolContext, ToolError, decode_args, paths};
 
 /// Most files of one call.
 pub const MAX_FILES: usize = 10;
-/// Most paths an event summary names.
-const SUMMARY_PATHS: usize = 16;
 
 /// Reads several text files at once.
 pub struct BatchReadTool;
@@ -31,17 +29,8 @@ struct FileArgs {
     limit: Option<usize>,
 }
 
-/// The `path` of every entry of `files` (the arguments as the model sent them).
 fn paths_of(args: &Value) -> Vec<&str> {
-    args.get("files")
-        .and_then(Value::as_array)
-        .map(|files| {
-            files
-                .iter()
-                .filter_map(|f| f.get("path").and_then(Value::as_str))
-                .collect()
-        })
-        .unwrap_or_default()
+    paths::list_paths(args, "files")
 }
 
 /// The heading of one file's part of the result.
@@ -98,15 +87,13 @@ impl Tool for BatchReadTool {
     }
 
     fn event_summary(&self, args: &Value) -> Option<Value> {
-        let paths: Vec<&str> = paths_of(args).into_iter().take(SUMMARY_PATHS).collect();
-        Some(json!({"path": paths}))
+        Some(paths::paths_summary(&paths_of(args)))
     }
 
     /// Each file's part is cut as a `read_file` result would be, so the whole may hold one
     /// such result per file.
     fn output_limit(&self, args: &Value) -> usize {
-        let files = paths_of(args).len().clamp(1, MAX_FILES);
-        files * (MAX_TOOL_OUTPUT_BYTES + 512)
+        paths::per_file_limit(paths_of(args).len(), MAX_FILES)
     }
 
     async fn call(&self, args: &str, ctx: &ToolContext) -> Result<String, ToolError> {

@@ -147,3 +147,56 @@ fn every_schema_stays_within_its_byte_budget_and_all_within_12_kb() {
     );
     assert!(used < array.len(), "{used}");
 }
+
+/// `args_summary` of each new tool names what it acts on, never content (docs/EVENTS.md).
+#[test]
+fn event_summaries_name_paths_and_hosts_never_content() {
+    let r = build_registry(&ToolSelection::default(), full()).expect("builds");
+    let summary = |tool: &str, args: serde_json::Value| {
+        r.get(tool)
+            .expect(tool)
+            .event_summary(&args)
+            .expect("a summary")
+    };
+    assert_eq!(
+        summary(
+            "glob",
+            serde_json::json!({"pattern": "**/*.rs", "path": "src"})
+        ),
+        serde_json::json!({"path": "src"})
+    );
+    let many: Vec<serde_json::Value> = (0..20)
+        .map(|i| serde_json::json!({"path": format!("f{i}"), "old_string": "secret text"}))
+        .collect();
+    let patched = summary("batch_patch", serde_json::json!({"patches": many}));
+    assert_eq!(patched["path"].as_array().map(Vec::len), Some(16));
+    assert!(!patched.to_string().contains("secret text"));
+    assert_eq!(
+        summary(
+            "batch_read",
+            serde_json::json!({"files": [{"path": "a"}, {"path": "a"}, {"path": "b"}]})
+        ),
+        serde_json::json!({"path": ["a", "b"]})
+    );
+    assert_eq!(
+        summary(
+            "web_fetch",
+            serde_json::json!({"url": "https://Docs.rs/x?token=abc"})
+        ),
+        serde_json::json!({"host": "docs.rs"})
+    );
+    assert_eq!(
+        summary(
+            "web_search",
+            serde_json::json!({"query": "my private question"})
+        ),
+        serde_json::json!({"host": "127.0.0.1"})
+    );
+    assert_eq!(
+        summary(
+            "clarify",
+            serde_json::json!({"question": "the password?", "options": ["a", "b"]})
+        ),
+        serde_json::json!({"options": 2})
+    );
+}
