@@ -488,6 +488,37 @@ mod tests {
         assert!(!message.0.contains("denied by user"), "{message}");
     }
 
+    fn fetch(host: &str) -> GateRequest {
+        GateRequest {
+            tool: "web_fetch".into(),
+            classification: Some(
+                Classification::new(DangerClass::NetworkEgress, format!("fetches from {host}"))
+                    .scoped(format!("host:{host}")),
+            ),
+            command: None,
+            resource: format!("https://{host}/"),
+        }
+    }
+
+    #[tokio::test]
+    async fn trusting_a_scoped_call_trusts_its_host_not_its_class() {
+        let approver = ScriptedApprover::new(&[ApprovalAnswer::TrustClasses]);
+        let trust = Arc::new(TrustSet::default());
+        let g = gate(&approver, &trust);
+        let cancel = CancellationToken::new();
+        assert_eq!(g.decide(&[fetch("docs.rs")], &cancel).await, [Ok(())]);
+        assert_eq!(g.decide(&[fetch("docs.rs")], &cancel).await, [Ok(())]);
+        assert_eq!(approver.asked(), 1, "the host is trusted");
+        assert!(trust.classes().is_empty(), "the class is not");
+        // Another host is asked about (and the script now denies), as is a class-wide call
+        // of the same class.
+        let other = g.decide(&[fetch("example.com")], &cancel).await;
+        assert!(other[0].is_err());
+        let curl = g.decide(&[call(DangerClass::NetworkEgress)], &cancel).await;
+        assert!(curl[0].is_err());
+        assert_eq!(approver.asked(), 3);
+    }
+
     #[tokio::test]
     async fn secret_reads_destructive_unknown_and_blocked_are_never_trusted_for_the_session() {
         for class in [

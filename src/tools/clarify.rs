@@ -8,12 +8,16 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::approval::{Approver, Question, QuestionAnswer, REMOTE_QUESTION_TIMEOUT};
+use super::approval::{Approver, Question, QuestionAnswer};
 use super::{Tool, ToolContext, ToolError, decode_args};
 
 /// The result when nobody can be asked.
 pub const NO_USER_ANSWER: &str =
     "no user is available: decide, and state the assumption in your answer";
+
+/// The result when nobody answered in time.
+pub const EXPIRED_ANSWER: &str =
+    "the user did not answer in time: decide, and state the assumption in your answer";
 
 /// Most options of one question.
 const MAX_OPTIONS: usize = 8;
@@ -130,10 +134,7 @@ impl Tool for ClarifyTool {
         match answer {
             QuestionAnswer::Answered(text) => Ok(format!("the user answered: {text}")),
             QuestionAnswer::NoUser => Ok(NO_USER_ANSWER.to_string()),
-            QuestionAnswer::Expired => Ok(format!(
-                "no answer from the user within {} minutes: decide, and state the assumption in your answer",
-                REMOTE_QUESTION_TIMEOUT.as_secs() / 60
-            )),
+            QuestionAnswer::Expired => Ok(EXPIRED_ANSWER.to_string()),
             QuestionAnswer::Cancelled => Err(ToolError::new(
                 "clarify: the user interrupted the turn instead of answering",
             )),

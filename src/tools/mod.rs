@@ -34,7 +34,7 @@ use danger::Classification;
 
 pub use batch_patch::BatchPatchTool;
 pub use batch_read::BatchReadTool;
-pub use clarify::{ClarifyTool, NO_USER_ANSWER, answer_from_reply};
+pub use clarify::{ClarifyTool, EXPIRED_ANSWER, NO_USER_ANSWER, answer_from_reply};
 pub use glob::GlobTool;
 pub use patch::PatchTool;
 pub use plan_tool::PlanTool;

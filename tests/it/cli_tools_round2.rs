@@ -400,3 +400,66 @@ async fn a_plain_runs_first_request_stays_under_15_kb_with_every_tool() {
     assert!(tools_bytes <= 12_000, "the tools take {tools_bytes} bytes");
     assert!(bytes <= 15_000, "the first request is {bytes} bytes");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trust_for_the_session_remembers_the_host_not_every_host() {
+    let site = MockServer::start().await;
+    Mock::given(matchers::any())
+        .respond_with(ResponseTemplate::new(200).set_body_raw("page text", "text/plain"))
+        .mount(&site)
+        .await;
+    let port = site.address().port();
+    let (by_ip, by_name) = (
+        format!("http://127.0.0.1:{port}/one"),
+        format!("http://localhost:{port}/two"),
+    );
+    let server = ScriptedServer::start(vec![
+        tools(&[("web_fetch", json!({"url": by_ip}))]),
+        tools(&[(
+            "web_fetch",
+            json!({"url": format!("http://127.0.0.1:{port}/three")}),
+        )]),
+        tools(&[("web_fetch", json!({"url": by_name}))]),
+        text("fetched three"),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    sb.global_config(r#"{"web": {"allow_private_hosts": ["127.0.0.1", "localhost"]}}"#);
+    let cmd = {
+        let mut c = sb.odek(&server.base_url());
+        c.env("TERM", "xterm").args(["run", "--no-stream", "fetch"]);
+        c
+    };
+    tokio::task::spawn_blocking(move || -> Result<(), rexpect::error::Error> {
+        let mut p = rexpect::session::spawn_command(cmd, Some(20_000))?;
+        p.exp_string("requires approval")?;
+        p.exp_string("risk: network_egress")?;
+        p.exp_string("fetches from 127.0.0.1]")?;
+        p.exp_string("[t]rust these hosts for this session")?;
+        p.send_line("t")?;
+        // The second fetch from 127.0.0.1 is not asked about; localhost is.
+        p.exp_string("requires approval")?;
+        p.exp_string("fetches from localhost")?;
+        p.send_line("d")?;
+        p.exp_string("fetched three")?;
+        p.exp_eof()?;
+        Ok(())
+    })
+    .await
+    .expect("join")
+    .expect("the approval conversation");
+    let requests = server.requests();
+    let results: Vec<String> = tool_results(requests.last().expect("request"))
+        .iter()
+        .map(|r| unwrap_untrusted(r))
+        .collect();
+    assert!(
+        results[0].ends_with("page text") && results[1].ends_with("page text"),
+        "{results:?}"
+    );
+    assert!(
+        results[2].starts_with("error: operation denied by user"),
+        "{results:?}"
+    );
+    assert_eq!(site.received_requests().await.map(|r| r.len()), Some(2));
+}

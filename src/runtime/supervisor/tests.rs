@@ -43,9 +43,14 @@ struct Fixture {
 }
 
 async fn fixture() -> Fixture {
+    fixture_calling(shell_call()).await
+}
+
+/// A fixture whose model makes `first` its first answer.
+async fn fixture_calling(first: Value) -> Fixture {
     let server = MockServer::start().await;
     Mock::given(matchers::method("POST"))
-        .respond_with(Script(StdMutex::new(vec![shell_call()])))
+        .respond_with(Script(StdMutex::new(vec![first])))
         .mount(&server)
         .await;
     let home = tempfile::tempdir().expect("tempdir");
@@ -299,4 +304,45 @@ fn streamed_text_becomes_answer_delta_frames_redacted_as_a_stream() {
         }
     }
     assert_eq!(text, "the key: [REDACTED] is secret");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unanswered_question_expires_with_one_frame_and_the_model_decides_alone() {
+    let args = json!({"question": "Which port?", "options": ["80", "8080"]}).to_string();
+    let f = fixture_calling(json!({"role": "assistant", "content": "", "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "clarify", "arguments": args}}]}))
+    .await;
+    let mut frames = f.supervisor.subscribe();
+    let handle = f
+        .supervisor
+        .submit(submission(
+            &f,
+            Approvals::Remote {
+                approval: Duration::from_secs(30),
+                question: Duration::from_millis(50),
+            },
+        ))
+        .expect("submitted");
+    let asked = match &next_frame(&mut frames).await.event {
+        Event::ClarifyRequested(q) => q.clone(),
+        other => panic!("not a question: {other:?}"),
+    };
+    assert_eq!(asked.options, ["80", "8080"]);
+    assert!(asked.question_id.starts_with('q') && asked.question_id.len() == 17);
+    match &next_frame(&mut frames).await.event {
+        Event::ClarifyResolved(closed) => {
+            assert_eq!(closed.question_id, asked.question_id);
+            assert_eq!(closed.reason, ApprovalReason::Expired);
+        }
+        other => panic!("not a resolution: {other:?}"),
+    }
+    let run = f.supervisor.run(&handle.run_id).expect("run");
+    let outcome = handle.outcome().await.expect("ran");
+    // The user's words (or their absence) are not wrapped as untrusted.
+    assert_eq!(tool_result(&outcome), crate::tools::EXPIRED_ANSWER);
+    assert_eq!(run.question_views()[0].status, QuestionStatus::Expired);
+    assert!(matches!(
+        f.supervisor.answer_question(&asked.question_id, "80"),
+        Err(SupervisorError::NoQuestion(_) | SupervisorError::QuestionClosed { .. })
+    ));
 }
