@@ -657,7 +657,8 @@ impl Terminal {
             let _ = out.flush();
             match read_line_cancellable(&tty, cancel) {
                 LineRead::Line(reply) => {
-                    if let Some(answer) = crate::tools::answer_from_reply(question, &reply) {
+                    if let Some(answer) = crate::tools::answer_from_reply(&question.options, &reply)
+                    {
                         return QuestionAnswer::Answered(answer);
                     }
                 }

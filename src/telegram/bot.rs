@@ -283,17 +283,13 @@ impl Bot {
                 .min_by_key(|(_, q)| q.message_id.unwrap_or(i32::MAX));
             oldest.map(|(id, q)| {
                 q.answered_by = name;
-                let asked = crate::tools::approval::Question {
-                    question: String::new(),
-                    options: q.options.clone(),
-                };
-                (id.clone(), asked)
+                (id.clone(), q.options.clone())
             })
         };
-        let Some((id, asked)) = pending else {
+        let Some((id, options)) = pending else {
             return false;
         };
-        let Some(answer) = crate::tools::answer_from_reply(&asked, text) else {
+        let Some(answer) = crate::tools::answer_from_reply(&options, text) else {
             return false;
         };
         if self.supervisor.answer_question(&id, &answer).is_err() {

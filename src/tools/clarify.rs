@@ -142,9 +142,9 @@ impl Tool for ClarifyTool {
     }
 }
 
-/// The answer a reply gives to `question`: an option's text for its number (`2`), else the
-/// reply itself, trimmed; `None` for an empty reply.
-pub fn answer_from_reply(question: &Question, reply: &str) -> Option<String> {
+/// The answer a reply gives to a question with these `options`: an option's text for its
+/// number (`2`), else the reply itself, trimmed; `None` for an empty reply.
+pub fn answer_from_reply(options: &[String], reply: &str) -> Option<String> {
     let reply = reply.trim();
     if reply.is_empty() {
         return None;
@@ -153,7 +153,7 @@ pub fn answer_from_reply(question: &Question, reply: &str) -> Option<String> {
         .parse::<usize>()
         .ok()
         .and_then(|n| n.checked_sub(1))
-        .and_then(|i| question.options.get(i));
+        .and_then(|i| options.get(i));
     Some(chosen.cloned().unwrap_or_else(|| reply.to_string()))
 }
 
@@ -224,10 +224,7 @@ mod tests {
 
     #[test]
     fn replies_choose_options_by_number_or_answer_in_words() {
-        let q = Question {
-            question: "Which?".into(),
-            options: vec!["red".into(), "blue".into()],
-        };
+        let q = ["red".to_string(), "blue".to_string()];
         assert_eq!(answer_from_reply(&q, " 2 ").as_deref(), Some("blue"));
         assert_eq!(answer_from_reply(&q, "3").as_deref(), Some("3"));
         assert_eq!(
