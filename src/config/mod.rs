@@ -112,7 +112,8 @@ pub struct WebConfig {
     pub timeout_seconds: u64,
 }
 
-/// The `web_search` section (global file only).
+/// The `web_search` section (its instance and limits from the global file only; a project
+/// may only lower the limits or pick the language and categories).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct WebSearchConfig {
     /// The SearXNG instance, e.g. `http://127.0.0.1:8888`; empty = no `web_search` tool.

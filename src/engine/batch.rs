@@ -91,6 +91,7 @@ impl Engine {
         let ctx = ToolContext {
             cwd: self.settings.cwd.clone(),
             cancel: cancel.clone(),
+            redactor: self.redactor.clone(),
         };
         let prepared: Vec<Prepared> = calls
             .iter()

@@ -404,8 +404,11 @@ impl Inner {
         lock(&self.subscribers).retain(|hear| hear(&frame));
     }
 
-    /// Moves a run to the ended ones (the oldest ended are forgotten).
+    /// Moves a run to the ended ones (the oldest ended are forgotten). Whatever it still
+    /// had open is closed as cancelled first (one frame each), so no surface keeps waiting
+    /// for an answer nobody reads.
     fn ended(&self, slot: &RunSlot) {
+        slot.close_all();
         let mut table = lock(&self.table);
         if table.running.get(&slot.session_id) == Some(&slot.run_id) {
             table.running.remove(&slot.session_id);
@@ -506,16 +509,18 @@ impl RunSlot {
             return false;
         }
         self.cancel.cancel();
-        let mut approvals = lock(&self.approvals);
-        for approval in approvals.iter_mut() {
+        self.close_all();
+        true
+    }
+
+    /// Closes every approval and question still pending as cancelled.
+    fn close_all(&self) {
+        for approval in lock(&self.approvals).iter_mut() {
             self.close(approval, Closing::Cancelled);
         }
-        drop(approvals);
-        let mut questions = lock(&self.questions);
-        for question in questions.iter_mut() {
+        for question in lock(&self.questions).iter_mut() {
             self.close_question(question, QuestionAnswer::Cancelled);
         }
-        true
     }
 
     /// Answers question `question_id` of this run.
@@ -822,10 +827,35 @@ struct RemoteApprover {
     question_timeout: Duration,
 }
 
+/// Closes an approval or a question as cancelled when the wait for it is dropped before
+/// it was closed (the engine stops waiting at its own cancel, or aborts the call): nothing
+/// stays pending after its turn stopped listening. A closed one is left as it is.
+struct CloseOnDrop<'a> {
+    slot: &'a RunSlot,
+    id: String,
+    question: bool,
+}
+
+impl Drop for CloseOnDrop<'_> {
+    fn drop(&mut self) {
+        if self.question {
+            self.slot
+                .close_question_by_id(&self.id, QuestionAnswer::Cancelled);
+        } else {
+            self.slot.close_by_id(&self.id, Closing::Cancelled);
+        }
+    }
+}
+
 #[async_trait::async_trait]
 impl Approver for RemoteApprover {
     async fn ask(&self, items: &[ApprovalItem], cancel: &CancellationToken) -> ApprovalAnswer {
         let (approval_id, mut answer) = self.slot.open_approval(items);
+        let _closed = CloseOnDrop {
+            slot: &self.slot,
+            id: approval_id.clone(),
+            question: false,
+        };
         tokio::select! {
             got = &mut answer => return got.unwrap_or(ApprovalAnswer::Cancelled),
             () = tokio::time::sleep(self.timeout) => {
@@ -841,6 +871,11 @@ impl Approver for RemoteApprover {
 
     async fn clarify(&self, question: &Question, cancel: &CancellationToken) -> QuestionAnswer {
         let (question_id, mut answer) = self.slot.open_question(question);
+        let _closed = CloseOnDrop {
+            slot: &self.slot,
+            id: question_id.clone(),
+            question: true,
+        };
         tokio::select! {
             got = &mut answer => return got.unwrap_or(QuestionAnswer::Cancelled),
             () = tokio::time::sleep(self.question_timeout) => {

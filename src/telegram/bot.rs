@@ -21,7 +21,10 @@ use super::text::{MAX_MESSAGE_UNITS, answer_markdown, split, utf16_len};
 use crate::config::TelegramConfig;
 use crate::engine::{EngineEvent, Observer};
 use crate::llm::Message;
-use crate::protocol::{ApprovalAction, ApprovalReason, Event};
+use crate::protocol::{
+    ApprovalAction, ApprovalReason, ApprovalRequested, ApprovalResolved, ClarifyRequested,
+    ClarifyResolved, Event,
+};
 use crate::runtime::supervisor::Frame;
 use crate::runtime::{Approvals, Runtime, RuntimeError, SessionHandle, Submission, Supervisor};
 use crate::session::{ORIGIN_TELEGRAM, SessionError};
@@ -293,7 +296,9 @@ impl Bot {
             return false;
         };
         if self.supervisor.answer_question(&id, &answer).is_err() {
-            self.say(chat, "That question has already ended.").await;
+            // Closed meanwhile (its frame is on the way): the message is an ordinary one.
+            lock(&self.questions).remove(&id);
+            return false;
         }
         true
     }
@@ -695,105 +700,125 @@ impl Bot {
         }
     }
 
+    /// One frame: a request needs the run's chat; a resolution finds its message by its
+    /// own id (the run may have ended, and left `run_chats`, by then).
     async fn hear(&self, frame: &Frame) {
-        let Some(chat) = lock(&self.run_chats).get(&frame.run_id).copied() else {
-            return;
-        };
         match &frame.event {
+            Event::ApprovalResolved(closed) => self.approval_closed(closed).await,
+            Event::ClarifyResolved(closed) => self.question_closed(closed).await,
             Event::ApprovalRequested(asked) => {
-                let mut text = String::from("⚠️ Approval needed");
-                for item in &asked.items {
-                    text.push_str(&format!(
-                        "\n{} · {}: {}",
-                        item.class, item.tool, item.resource
-                    ));
+                if let Some(chat) = self.chat_of(&frame.run_id) {
+                    self.approval_asked(chat, asked).await;
                 }
-                lock(&self.approvals).insert(
-                    asked.approval_id.clone(),
-                    PendingApproval {
-                        chat,
-                        message_id: None,
-                        text: text.clone(),
-                        answered_by: None,
-                    },
-                );
-                let keyboard = approval_keyboard(&asked.approval_id);
-                let sent = self.send(chat, &text, None, Some(keyboard)).await;
-                if let Some(p) = lock(&self.approvals).get_mut(&asked.approval_id) {
-                    p.message_id = sent;
-                }
-            }
-            Event::ApprovalResolved(closed) => {
-                let pending = lock(&self.approvals).remove(&closed.approval_id);
-                let Some(p) = pending else { return };
-                let Some(mid) = p.message_id else { return };
-                let why = match (closed.reason, closed.action) {
-                    (ApprovalReason::Answered, action) => {
-                        let word = if action == ApprovalAction::Approve {
-                            "approved"
-                        } else {
-                            "denied"
-                        };
-                        match &p.answered_by {
-                            Some(name) => format!("{word} by {name}"),
-                            None => word.to_string(),
-                        }
-                    }
-                    (ApprovalReason::Expired, _) => format!(
-                        "expired: no answer in {}s, so not run",
-                        REMOTE_APPROVAL_TIMEOUT.as_secs()
-                    ),
-                    (ApprovalReason::Cancelled, _) => "cancelled: the turn was stopped".into(),
-                };
-                self.edit(p.chat, mid, &format!("{}\n→ {why}", p.text), None)
-                    .await;
             }
             Event::ClarifyRequested(asked) => {
-                let mut text = format!("❓ {}", asked.question);
-                for (i, option) in asked.options.iter().enumerate() {
-                    text.push_str(&format!("\n{}. {option}", i + 1));
+                if let Some(chat) = self.chat_of(&frame.run_id) {
+                    self.question_asked(chat, asked).await;
                 }
-                text.push_str(if asked.options.is_empty() {
-                    "\n(reply with your answer)"
-                } else {
-                    "\n(tap an option or reply in your own words)"
-                });
-                lock(&self.questions).insert(
-                    asked.question_id.clone(),
-                    PendingQuestion {
-                        chat,
-                        message_id: None,
-                        text: text.clone(),
-                        options: asked.options.clone(),
-                        answered_by: None,
-                    },
-                );
-                let keyboard = question_keyboard(&asked.question_id, &asked.options);
-                let sent = self.send(chat, &text, None, keyboard).await;
-                if let Some(q) = lock(&self.questions).get_mut(&asked.question_id) {
-                    q.message_id = sent;
-                }
-            }
-            Event::ClarifyResolved(closed) => {
-                let pending = lock(&self.questions).remove(&closed.question_id);
-                let Some(q) = pending else { return };
-                let Some(mid) = q.message_id else { return };
-                let why = match closed.reason {
-                    ApprovalReason::Answered => match &q.answered_by {
-                        Some(name) => format!("answered by {name}"),
-                        None => "answered".to_string(),
-                    },
-                    ApprovalReason::Expired => format!(
-                        "no answer in {} minutes: the agent decided on its own",
-                        crate::tools::approval::REMOTE_QUESTION_TIMEOUT.as_secs() / 60
-                    ),
-                    ApprovalReason::Cancelled => "cancelled: the turn was stopped".into(),
-                };
-                self.edit(q.chat, mid, &format!("{}\n→ {why}", q.text), None)
-                    .await;
             }
             _ => {}
         }
+    }
+
+    /// The chat of one of this bot's runs.
+    fn chat_of(&self, run_id: &str) -> Option<i64> {
+        lock(&self.run_chats).get(run_id).copied()
+    }
+
+    async fn approval_asked(&self, chat: i64, asked: &ApprovalRequested) {
+        let mut text = String::from("⚠️ Approval needed");
+        for item in &asked.items {
+            text.push_str(&format!(
+                "\n{} · {}: {}",
+                item.class, item.tool, item.resource
+            ));
+        }
+        lock(&self.approvals).insert(
+            asked.approval_id.clone(),
+            PendingApproval {
+                chat,
+                message_id: None,
+                text: text.clone(),
+                answered_by: None,
+            },
+        );
+        let keyboard = approval_keyboard(&asked.approval_id);
+        let sent = self.send(chat, &text, None, Some(keyboard)).await;
+        if let Some(p) = lock(&self.approvals).get_mut(&asked.approval_id) {
+            p.message_id = sent;
+        }
+    }
+
+    async fn approval_closed(&self, closed: &ApprovalResolved) {
+        let pending = lock(&self.approvals).remove(&closed.approval_id);
+        let Some(p) = pending else { return };
+        let Some(mid) = p.message_id else { return };
+        let why = match (closed.reason, closed.action) {
+            (ApprovalReason::Answered, action) => {
+                let word = if action == ApprovalAction::Approve {
+                    "approved"
+                } else {
+                    "denied"
+                };
+                match &p.answered_by {
+                    Some(name) => format!("{word} by {name}"),
+                    None => word.to_string(),
+                }
+            }
+            (ApprovalReason::Expired, _) => format!(
+                "expired: no answer in {}s, so not run",
+                REMOTE_APPROVAL_TIMEOUT.as_secs()
+            ),
+            (ApprovalReason::Cancelled, _) => "cancelled: the turn was stopped".into(),
+        };
+        self.edit(p.chat, mid, &format!("{}\n→ {why}", p.text), None)
+            .await;
+    }
+
+    async fn question_asked(&self, chat: i64, asked: &ClarifyRequested) {
+        let mut text = format!("❓ {}", asked.question);
+        for (i, option) in asked.options.iter().enumerate() {
+            text.push_str(&format!("\n{}. {option}", i + 1));
+        }
+        text.push_str(if asked.options.is_empty() {
+            "\n(reply with your answer)"
+        } else {
+            "\n(tap an option or reply in your own words)"
+        });
+        lock(&self.questions).insert(
+            asked.question_id.clone(),
+            PendingQuestion {
+                chat,
+                message_id: None,
+                text: text.clone(),
+                options: asked.options.clone(),
+                answered_by: None,
+            },
+        );
+        let keyboard = question_keyboard(&asked.question_id, &asked.options);
+        let sent = self.send(chat, &text, None, keyboard).await;
+        if let Some(q) = lock(&self.questions).get_mut(&asked.question_id) {
+            q.message_id = sent;
+        }
+    }
+
+    async fn question_closed(&self, closed: &ClarifyResolved) {
+        let pending = lock(&self.questions).remove(&closed.question_id);
+        let Some(q) = pending else { return };
+        let Some(mid) = q.message_id else { return };
+        let why = match closed.reason {
+            ApprovalReason::Answered => match &q.answered_by {
+                Some(name) => format!("answered by {name}"),
+                None => "answered".to_string(),
+            },
+            ApprovalReason::Expired => format!(
+                "no answer in {} minutes: the agent decided on its own",
+                crate::tools::approval::REMOTE_QUESTION_TIMEOUT.as_secs() / 60
+            ),
+            ApprovalReason::Cancelled => "cancelled: the turn was stopped".into(),
+        };
+        self.edit(q.chat, mid, &format!("{}\n→ {why}", q.text), None)
+            .await;
     }
 
     /// An option button of a question.

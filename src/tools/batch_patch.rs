@@ -2,7 +2,7 @@
 //! file apply together or not at all; each changed file answers with its unified diff.
 //! Asked about once: the call's risk is the riskiest of its files.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -94,7 +94,7 @@ impl Tool for BatchPatchTool {
     }
 
     fn output_limit(&self, args: &Value) -> usize {
-        paths::per_file_limit(paths_of(args).len(), MAX_PATCHES)
+        paths::per_file_limit(paths::list_len(args, "patches"), MAX_PATCHES)
     }
 
     async fn call(&self, args: &str, ctx: &ToolContext) -> Result<String, ToolError> {
@@ -126,6 +126,7 @@ impl Tool for BatchPatchTool {
                     format!("not changed: {why}")
                 }
             };
+            let body = ctx.redactor.redact(&body);
             let body = crate::text::head_and_tail(&body, MAX_TOOL_OUTPUT_BYTES);
             parts.push(format!("==> {shown} <==\n{body}"));
         }
@@ -139,8 +140,21 @@ impl Tool for BatchPatchTool {
     }
 }
 
-/// The edits grouped by the file they change (by resolved path: `./a` and `a` are one
-/// file), in the order files first appear; a path that may not be changed is its own error.
+/// Where a file really is: symlinks followed (the file's own, or its folder's when it does
+/// not exist yet), so two spellings of one file are one file and a link stays a link.
+fn real_path(target: PathBuf) -> PathBuf {
+    if let Ok(real) = target.canonicalize() {
+        return real;
+    }
+    match (target.parent().map(Path::canonicalize), target.file_name()) {
+        (Some(Ok(dir)), Some(name)) => dir.join(name),
+        _ => target,
+    }
+}
+
+/// The edits grouped by the file they change (by real path: `./a`, `a`, `link-to-a` and
+/// `dir-link/a` are one file), in the order files first appear; a path that may not be
+/// changed is its own error.
 fn group_by_file<'a>(
     patches: &'a [Edit],
     ctx: &ToolContext,
@@ -148,7 +162,7 @@ fn group_by_file<'a>(
     let mut files: Vec<Result<FileEdits<'a>, (&'a str, ToolError)>> = Vec::new();
     for (i, edit) in patches.iter().enumerate() {
         let target = match paths::resolve_inside(&ctx.cwd, &edit.path, "batch_patch") {
-            Ok(target) => target,
+            Ok(target) => real_path(target),
             Err(e) => {
                 if !files
                     .iter()
@@ -201,10 +215,7 @@ mod tests {
     use super::*;
 
     fn ctx(dir: &std::path::Path) -> ToolContext {
-        ToolContext {
-            cwd: dir.to_path_buf(),
-            cancel: tokio_util::sync::CancellationToken::new(),
-        }
+        ToolContext::in_dir(dir)
     }
 
     #[tokio::test]
@@ -269,6 +280,52 @@ mod tests {
             .await
             .expect_err("outside");
         assert!(e.0.contains("is outside the working directory"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn two_spellings_of_one_file_through_symlinks_are_one_file() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir(dir.path().join("d")).expect("mkdir");
+        std::fs::write(dir.path().join("d/a.txt"), "one\ntwo\n").expect("w");
+        std::os::unix::fs::symlink("d", dir.path().join("dl")).expect("dir link");
+        std::os::unix::fs::symlink("d/a.txt", dir.path().join("l")).expect("file link");
+        let args = json!({"patches": [
+            {"path": "d/a.txt", "old_string": "one", "new_string": "1"},
+            {"path": "dl/a.txt", "old_string": "two", "new_string": "2"},
+            {"path": "l", "old_string": "missing", "new_string": "x"}
+        ]});
+        let e = BatchPatchTool
+            .call(&args.to_string(), &ctx(dir.path()))
+            .await
+            .expect_err("the third edit fails");
+        assert!(
+            e.0.starts_with("batch_patch: 1 of 1 files not changed"),
+            "{e}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("d/a.txt")).expect("r"),
+            "one\ntwo\n",
+            "none of the three edits of the one file applied"
+        );
+        let fixed = json!({"patches": [
+            {"path": "d/a.txt", "old_string": "one", "new_string": "1"},
+            {"path": "l", "old_string": "two", "new_string": "2"}
+        ]});
+        BatchPatchTool
+            .call(&fixed.to_string(), &ctx(dir.path()))
+            .await
+            .expect("applies");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("d/a.txt")).expect("r"),
+            "1\n2\n"
+        );
+        assert!(
+            std::fs::symlink_metadata(dir.path().join("l"))
+                .expect("meta")
+                .file_type()
+                .is_symlink(),
+            "the link is still a link"
+        );
     }
 
     #[test]

@@ -93,7 +93,7 @@ impl Tool for BatchReadTool {
     /// Each file's part is cut as a `read_file` result would be, so the whole may hold one
     /// such result per file.
     fn output_limit(&self, args: &Value) -> usize {
-        paths::per_file_limit(paths_of(args).len(), MAX_FILES)
+        paths::per_file_limit(paths::list_len(args, "files"), MAX_FILES)
     }
 
     async fn call(&self, args: &str, ctx: &ToolContext) -> Result<String, ToolError> {
@@ -124,6 +124,7 @@ impl Tool for BatchReadTool {
                     Ok(text) => text,
                     Err(e) => format!("error: {e}"),
                 };
+                let body = ctx.redactor.redact(&body);
                 let cut = crate::text::head_and_tail(&body, MAX_TOOL_OUTPUT_BYTES);
                 format!("{}\n{cut}", heading(&f.path))
             })
@@ -143,10 +144,7 @@ mod tests {
     use super::*;
 
     fn ctx(dir: &std::path::Path) -> ToolContext {
-        ToolContext {
-            cwd: dir.to_path_buf(),
-            cancel: tokio_util::sync::CancellationToken::new(),
-        }
+        ToolContext::in_dir(dir)
     }
 
     #[tokio::test]

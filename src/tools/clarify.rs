@@ -142,12 +142,16 @@ impl Tool for ClarifyTool {
     }
 }
 
-/// The answer a reply gives to a question with these `options`: an option's text for its
-/// number (`2`), else the reply itself, trimmed; `None` for an empty reply.
+/// The answer a reply gives to a question with these `options`: an option typed out, else
+/// the option of that number (`2`), else the reply itself, trimmed; `None` for an empty
+/// reply. (Options `1`, `3`, `5`: typing `3` answers `3`.)
 pub fn answer_from_reply(options: &[String], reply: &str) -> Option<String> {
     let reply = reply.trim();
     if reply.is_empty() {
         return None;
+    }
+    if let Some(same) = options.iter().find(|o| o.eq_ignore_ascii_case(reply)) {
+        return Some(same.clone());
     }
     let chosen = reply
         .parse::<usize>()
@@ -185,10 +189,7 @@ mod tests {
     }
 
     fn ctx() -> ToolContext {
-        ToolContext {
-            cwd: std::env::temp_dir(),
-            cancel: CancellationToken::new(),
-        }
+        ToolContext::in_dir(&std::env::temp_dir())
     }
 
     const ASK: &str = r#"{"question":"Ship it?","options":[" yes","no"]}"#;
@@ -232,5 +233,9 @@ mod tests {
             Some("green, please")
         );
         assert_eq!(answer_from_reply(&q, "  "), None);
+        assert_eq!(answer_from_reply(&q, "BLUE").as_deref(), Some("blue"));
+        let odd = ["1".to_string(), "3".to_string(), "5".to_string()];
+        assert_eq!(answer_from_reply(&odd, "3").as_deref(), Some("3"));
+        assert_eq!(answer_from_reply(&odd, "2").as_deref(), Some("3"));
     }
 }

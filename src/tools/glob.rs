@@ -15,6 +15,8 @@ use super::{Tool, ToolContext, ToolError, decode_args, paths};
 
 const DEFAULT_LIMIT: usize = 50;
 const MAX_LIMIT: usize = 1000;
+/// Largest answer: matches past it are counted in `more`, so the JSON is never cut.
+const MAX_ANSWER_BYTES: usize = 64 * 1024;
 
 /// Finds paths by pattern.
 pub struct GlobTool;
@@ -52,6 +54,20 @@ fn root_arg(args: &Value) -> &str {
     args.get("path").and_then(Value::as_str).unwrap_or(".")
 }
 
+/// The directory a call really walks: its `path` joined with the pattern's leading literal
+/// directories (`../../.ssh/*` or `/home/u/.aws/**` walk there, whatever `path` says).
+fn base_arg(args: &Value) -> String {
+    let pattern = args.get("pattern").and_then(Value::as_str).unwrap_or("");
+    let (prefix, _) = split_literal_prefix(pattern);
+    if prefix.as_os_str().is_empty() {
+        return root_arg(args).to_string();
+    }
+    Path::new(root_arg(args))
+        .join(prefix)
+        .to_string_lossy()
+        .into_owned()
+}
+
 #[async_trait]
 impl Tool for GlobTool {
     fn name(&self) -> &str {
@@ -74,8 +90,10 @@ impl Tool for GlobTool {
         })
     }
 
+    /// Classified like `read_file` on the directory it walks (a credential folder is
+    /// `secret_read`, however the pattern reaches it).
     fn classify(&self, args: &Value, ctx: &ToolContext) -> Option<Classification> {
-        classify_read_path(root_arg(args), &ctx.cwd)
+        classify_read_path(&base_arg(args), &ctx.cwd)
     }
 
     fn untrusted_source(&self, args: &Value) -> Option<String> {
@@ -91,7 +109,11 @@ impl Tool for GlobTool {
     }
 
     fn event_summary(&self, args: &Value) -> Option<Value> {
-        Some(json!({"path": root_arg(args)}))
+        Some(json!({"path": base_arg(args)}))
+    }
+
+    fn output_limit(&self, _args: &Value) -> usize {
+        MAX_ANSWER_BYTES
     }
 
     async fn call(&self, args: &str, ctx: &ToolContext) -> Result<String, ToolError> {
@@ -195,11 +217,20 @@ fn find(
         ));
     }
     found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.path.cmp(&b.1.path)));
-    let more = found.len().saturating_sub(limit);
-    found.truncate(limit);
+    let total = found.len();
+    let mut bytes = 64;
+    let matches: Vec<Found> = found
+        .into_iter()
+        .map(|(_, f)| f)
+        .take(limit)
+        .take_while(|f| {
+            bytes += serde_json::to_string(f).map_or(0, |j| j.len() + 1);
+            bytes <= MAX_ANSWER_BYTES
+        })
+        .collect();
     Ok(Answer {
-        matches: found.into_iter().map(|(_, f)| f).collect(),
-        more,
+        more: total - matches.len(),
+        matches,
     })
 }
 
@@ -295,6 +326,64 @@ mod tests {
         )
         .expect("ok");
         assert!(dirs.matches[0].is_dir, "{:?}", dirs.matches);
+    }
+
+    #[test]
+    fn the_directory_walked_is_classified_however_the_pattern_reaches_it() {
+        let dir = tree();
+        let ctx = ToolContext::in_dir(dir.path());
+        let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
+        let up = "../".repeat(dir.path().components().count());
+        let escaping = format!("{up}{}/.ssh/id_rsa/*", home.trim_start_matches('/'));
+        for (pattern, path, walked) in [
+            ("/etc/*.conf", "src", "/etc".to_string()),
+            ("../x/**", "src", "src/../x".to_string()),
+            ("**/*.rs", ".", ".".to_string()),
+            (
+                escaping.as_str(),
+                ".",
+                format!("./{up}{}/.ssh/id_rsa", home.trim_start_matches('/')),
+            ),
+        ] {
+            let args = json!({"pattern": pattern, "path": path});
+            assert_eq!(
+                GlobTool.event_summary(&args),
+                Some(json!({"path": walked})),
+                "{pattern}"
+            );
+        }
+        // A credential location reached through the pattern is classified as such.
+        let class = GlobTool.classify(&json!({"pattern": escaping}), &ctx);
+        assert_eq!(
+            class.map(|c| c.class),
+            Some(crate::tools::danger::DangerClass::SecretRead)
+        );
+        assert!(
+            GlobTool
+                .classify(&json!({"pattern": "src/**/*.rs"}), &ctx)
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn a_long_answer_stops_at_its_budget_and_stays_json() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for i in 0..800 {
+            let name = format!("{}{i}.txt", "n".repeat(120));
+            std::fs::write(dir.path().join(name), "x").expect("w");
+        }
+        let answer = find(
+            "*.txt",
+            dir.path(),
+            dir.path(),
+            1000,
+            &CancellationToken::new(),
+        )
+        .expect("ok");
+        let text = serde_json::to_string(&answer).expect("json");
+        assert!(text.len() <= MAX_ANSWER_BYTES, "{}", text.len());
+        assert_eq!(answer.matches.len() + answer.more, 800);
+        assert!(answer.more > 0);
     }
 
     #[test]

@@ -54,6 +54,21 @@ pub struct ToolContext {
     pub cwd: PathBuf,
     /// Cancelled on Ctrl-C or when a budget runs out; long-running tools must stop.
     pub cancel: CancellationToken,
+    /// The run's redactor, for tools that cut their own output (each part is redacted
+    /// before it is cut, so no piece of a secret survives a cut unrecognised).
+    pub redactor: Arc<crate::redact::Redactor>,
+}
+
+#[cfg(test)]
+impl ToolContext {
+    /// A context for tests: `cwd`, a fresh token, a fresh redactor.
+    pub fn in_dir(cwd: &std::path::Path) -> Self {
+        ToolContext {
+            cwd: cwd.to_path_buf(),
+            cancel: CancellationToken::new(),
+            redactor: Arc::new(crate::redact::Redactor::new()),
+        }
+    }
 }
 
 /// A tool failure, shown to the model as `error: <message>`.

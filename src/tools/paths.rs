@@ -30,6 +30,11 @@ pub fn list_paths<'a>(args: &'a Value, list: &str) -> Vec<&'a str> {
     seen
 }
 
+/// How many entries the array `list` holds (0 when it is not an array).
+pub fn list_len(args: &Value, list: &str) -> usize {
+    args.get(list).and_then(Value::as_array).map_or(0, Vec::len)
+}
+
 /// Most paths an event summary of a batch tool names.
 const SUMMARY_PATHS: usize = 16;
 

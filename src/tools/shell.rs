@@ -283,13 +283,9 @@ fn report_exit(body: String, status: std::process::ExitStatus) -> Result<String,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tokio_util::sync::CancellationToken;
 
     fn ctx() -> ToolContext {
-        ToolContext {
-            cwd: std::env::temp_dir(),
-            cancel: CancellationToken::new(),
-        }
+        ToolContext::in_dir(&std::env::temp_dir())
     }
 
     #[tokio::test]
@@ -326,10 +322,7 @@ mod tests {
     #[tokio::test]
     async fn timeout_kills_the_group() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let c = ToolContext {
-            cwd: dir.path().to_path_buf(),
-            cancel: CancellationToken::new(),
-        };
+        let c = ToolContext::in_dir(dir.path());
         // A background grandchild in the same group, and the shell waiting for it.
         let err = run(
             "sleep 30 & echo $! > child.pid; echo $$ > shell.pid; wait",

@@ -118,7 +118,20 @@ async fn a_redirect_to_loopback_and_an_unlisted_loopback_address_are_refused_nam
         )
         .mount(&outside)
         .await;
-    let sb = web_sandbox(json!({}));
+    Mock::given(matchers::path("/hop-literal"))
+        .respond_with(
+            ResponseTemplate::new(301)
+                .insert_header("location", format!("http://127.0.0.2:{inside_port}/admin")),
+        )
+        .mount(&outside)
+        .await;
+    // The redirect targets may be fetched without asking; the guard still refuses them.
+    let sb = web_sandbox(json!({"allow_hosts": ["127.0.0.1", "127.0.0.2", "localhost"]}));
+    let literal_hop = fetch_result(&sb, &format!("{}/hop-literal", outside.uri()), None).await;
+    assert!(
+        literal_hop.contains("refused: 127.0.0.2 is a loopback address"),
+        "{literal_hop}"
+    );
     let hop = fetch_result(&sb, &format!("{}/hop", outside.uri()), None).await;
     assert!(
         hop.contains("web_fetch: refused: localhost resolves to ")
@@ -151,9 +164,56 @@ async fn a_redirect_to_loopback_and_an_unlisted_loopback_address_are_refused_nam
     );
 
     // Listed, the same host is reached, through the redirect too.
-    let listed = web_sandbox(json!({"allow_private_hosts": ["127.0.0.1", "localhost"]}));
+    let listed = web_sandbox(json!({
+        "allow_hosts": ["127.0.0.1", "localhost"],
+        "allow_private_hosts": ["127.0.0.1", "localhost"]
+    }));
     let reached = fetch_result(&listed, &format!("{}/hop", outside.uri()), None).await;
     assert!(reached.contains("internal secrets"), "{reached}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redirect_to_another_host_is_not_followed_without_its_own_call() {
+    let other = MockServer::start().await;
+    Mock::given(matchers::any())
+        .respond_with(ResponseTemplate::new(200).set_body_string("elsewhere"))
+        .mount(&other)
+        .await;
+    let site = MockServer::start().await;
+    let target = format!("http://localhost:{}/landing", other.address().port());
+    Mock::given(matchers::path("/go"))
+        .respond_with(ResponseTemplate::new(302).insert_header("location", target.as_str()))
+        .mount(&site)
+        .await;
+    // Same host, another path: followed.
+    Mock::given(matchers::path("/old"))
+        .respond_with(ResponseTemplate::new(301).insert_header("location", "/new"))
+        .mount(&site)
+        .await;
+    Mock::given(matchers::path("/new"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw("moved here", "text/plain"))
+        .mount(&site)
+        .await;
+    let sb = web_sandbox(json!({"allow_private_hosts": ["127.0.0.1", "localhost"]}));
+    let result = fetch_result(&sb, &format!("{}/go", site.uri()), None).await;
+    assert!(result.contains(&format!("Redirect: {target}")), "{result}");
+    assert!(
+        result.contains("redirects to another host; call web_fetch with that URL"),
+        "{result}"
+    );
+    assert!(
+        other
+            .received_requests()
+            .await
+            .unwrap_or_default()
+            .is_empty()
+    );
+    let moved = fetch_result(&sb, &format!("{}/old", site.uri()), None).await;
+    assert!(
+        moved.starts_with(&format!("URL: {}/new", site.uri())),
+        "{moved}"
+    );
+    assert!(moved.ends_with("moved here"), "{moved}");
 }
 
 /// A server that answers one request with a `Content-Length` of `total` bytes and writes

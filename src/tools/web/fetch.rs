@@ -46,9 +46,33 @@ fn url_arg(args: &Value) -> &str {
     args.get("url").and_then(Value::as_str).unwrap_or("")
 }
 
-/// The host of the call's URL, lower-case (`None` when it does not parse).
+/// The URL of a call as it will be fetched — the approval and the fetch read it through this
+/// one function, so they can never see different hosts. Only http(s), with a host and
+/// without a user name or password (they would be sent as credentials and shown in
+/// prompts and results).
+fn parse_url(text: &str) -> Result<Url, ToolError> {
+    let url = Url::parse(text.trim())
+        .map_err(|e| ToolError(format!("web_fetch: invalid URL {text:?}: {e}")))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(ToolError(format!(
+            "web_fetch: {} is not an http or https URL",
+            url.scheme()
+        )));
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(ToolError(format!("web_fetch: {text:?} has no host")));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(ToolError::new(
+            "web_fetch: URLs with a user name or password are not fetched",
+        ));
+    }
+    Ok(url)
+}
+
+/// The host of the call's URL, lower-case (`None` when the URL would be refused).
 fn host_of(args: &Value) -> Option<String> {
-    Url::parse(url_arg(args))
+    parse_url(url_arg(args))
         .ok()?
         .host_str()
         .map(str::to_ascii_lowercase)
@@ -84,9 +108,10 @@ impl Tool for WebFetchTool {
 
     /// Network egress, trusted for a session host by host; hosts in `web.allow_hosts` never
     /// ask.
+    /// A URL that does not parse is not asked about: the call refuses it without a request.
     fn classify(&self, args: &Value, _ctx: &ToolContext) -> Option<Classification> {
-        let host = host_of(args).unwrap_or_default();
-        if !host.is_empty() && host_listed(&self.settings.allow_hosts, &host) {
+        let host = host_of(args)?;
+        if host_listed(&self.settings.allow_hosts, &host) {
             return None;
         }
         Some(
@@ -118,21 +143,51 @@ impl Tool for WebFetchTool {
             .max_chars
             .unwrap_or(DEFAULT_MAX_CHARS)
             .clamp(1, MAX_MAX_CHARS);
-        let url = Url::parse(parsed.url.trim())
-            .map_err(|e| ToolError(format!("web_fetch: invalid URL {:?}: {e}", parsed.url)))?;
+        let url = parse_url(&parsed.url)?;
         let timeout = self.settings.timeout;
-        let work = fetch(url, &self.settings);
-        let page = tokio::select! {
-            page = tokio::time::timeout(timeout, work) => page.map_err(|_| ToolError(format!(
-                "web_fetch: {} timed out after {} s (web.timeout_seconds)",
-                parsed.url.trim(), timeout.as_secs()
-            )))??,
-            () = ctx.cancel.cancelled() => return Err(ToolError::new("web_fetch: cancelled")),
+        let shown = url.to_string();
+        let work = async {
+            let page = match fetch(url, &self.settings).await? {
+                Fetched::Page(page) => page,
+                Fetched::Elsewhere { from, to } => return Ok(elsewhere(&from, &to)),
+            };
+            let redactor = ctx.redactor.clone();
+            tokio::task::spawn_blocking(move || page.render(max, &redactor))
+                .await
+                .map_err(|e| ToolError(format!("web_fetch: {e}")))?
         };
-        tokio::task::spawn_blocking(move || page.render(max))
-            .await
-            .map_err(|e| ToolError(format!("web_fetch: {e}")))?
+        tokio::select! {
+            done = tokio::time::timeout(timeout, work) => done.map_err(|_| ToolError(format!(
+                "web_fetch: {shown} timed out after {} s (web.timeout_seconds)",
+                timeout.as_secs()
+            )))?,
+            () = ctx.cancel.cancelled() => Err(ToolError::new("web_fetch: cancelled")),
+        }
     }
+}
+
+/// What a fetch came to: the page, or a redirect to another host, which is not followed
+/// (the approval was for the host the model named; fetching the other one is a call of
+/// its own, asked about on its own).
+enum Fetched {
+    Page(Page),
+    Elsewhere { from: Url, to: Url },
+}
+
+/// The answer for a redirect that was not followed.
+fn elsewhere(from: &Url, to: &Url) -> String {
+    format!(
+        "URL: {from}\nRedirect: {to}\n\n[the page redirects to another host; call web_fetch with that URL to follow it]"
+    )
+}
+
+/// True when a redirect from `from` to `to` stays with the host the model named: the same
+/// host (another scheme or port is fine), its `www.` twin, or a host that never asks.
+fn same_site(from: &Url, to: &Url, settings: &WebSettings) -> bool {
+    let host = |u: &Url| u.host_str().unwrap_or_default().to_ascii_lowercase();
+    let (a, b) = (host(from), host(to));
+    let bare = |h: &str| h.strip_prefix("www.").unwrap_or(h).to_string();
+    a == b || bare(&a) == bare(&b) || host_listed(&settings.allow_hosts, &b)
 }
 
 /// What a fetch brought back.
@@ -145,9 +200,9 @@ struct Page {
     cut: bool,
 }
 
-/// GETs `url`, following redirects itself so every hop passes the address guard, each
-/// connection pinned to the addresses just checked.
-async fn fetch(mut url: Url, settings: &WebSettings) -> Result<Page, ToolError> {
+/// GETs `url`, following redirects itself (same site only, see [`same_site`]) so every hop
+/// passes the address guard, each connection pinned to the addresses just checked.
+async fn fetch(mut url: Url, settings: &WebSettings) -> Result<Fetched, ToolError> {
     for _ in 0..=MAX_REDIRECTS {
         let addrs = checked_addresses(&url, settings).await?;
         let host = url.host_str().unwrap_or_default().to_string();
@@ -178,22 +233,30 @@ async fn fetch(mut url: Url, settings: &WebSettings) -> Result<Page, ToolError> 
             && let Some(location) = response.headers().get(reqwest::header::LOCATION)
         {
             let location = location.to_str().unwrap_or_default();
-            url = url.join(location).map_err(|e| {
+            let next = url.join(location).map_err(|e| {
                 ToolError(format!(
                     "web_fetch: {url} redirects to an invalid URL {location:?}: {e}"
                 ))
             })?;
+            if !same_site(&url, &next, settings) {
+                return Ok(Fetched::Elsewhere {
+                    from: url,
+                    to: next,
+                });
+            }
+            url = next;
             continue;
         }
-        return read_page(url, response).await;
+        return read_page(url, response).await.map(Fetched::Page);
     }
     Err(ToolError(format!(
         "web_fetch: more than {MAX_REDIRECTS} redirects; the last one went to {url}"
     )))
 }
 
-/// Reads the body up to [`MAX_DOWNLOAD_BYTES`]; the rest is never downloaded.
-async fn read_page(url: Url, mut response: reqwest::Response) -> Result<Page, ToolError> {
+/// Reads the body up to [`MAX_DOWNLOAD_BYTES`]; the rest is never downloaded. A body whose
+/// declared type is refused is not read at all.
+async fn read_page(url: Url, response: reqwest::Response) -> Result<Page, ToolError> {
     let status = response.status();
     let content_type = response
         .headers()
@@ -201,21 +264,14 @@ async fn read_page(url: Url, mut response: reqwest::Response) -> Result<Page, To
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_string();
-    let mut body = Vec::new();
-    let mut cut = false;
-    while let Some(chunk) = response
-        .chunk()
-        .await
-        .map_err(|e| ToolError(format!("web_fetch: {url}: {}", error_chain(&e))))?
-    {
-        let room = MAX_DOWNLOAD_BYTES - body.len();
-        if chunk.len() > room {
-            body.extend_from_slice(&chunk[..room]);
-            cut = true;
-            break;
-        }
-        body.extend_from_slice(&chunk);
-    }
+    let declared_refused = !content_type.is_empty() && kind_of(&content_type, b"") == Kind::Refused;
+    let (body, cut) = if declared_refused {
+        (Vec::new(), false)
+    } else {
+        read_capped(response, MAX_DOWNLOAD_BYTES)
+            .await
+            .map_err(|e| ToolError(format!("web_fetch: {url}: {}", error_chain(&e))))?
+    };
     Ok(Page {
         url,
         status,
@@ -223,6 +279,24 @@ async fn read_page(url: Url, mut response: reqwest::Response) -> Result<Page, To
         body,
         cut,
     })
+}
+
+/// At most `cap` bytes of a response's body, and whether there was more (the rest is not
+/// downloaded: the connection is dropped).
+pub(super) async fn read_capped(
+    mut response: reqwest::Response,
+    cap: usize,
+) -> Result<(Vec<u8>, bool), reqwest::Error> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        let room = cap - body.len();
+        if chunk.len() > room {
+            body.extend_from_slice(&chunk[..room]);
+            return Ok((body, true));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok((body, false))
 }
 
 /// What kind of body a content type names.
@@ -268,14 +342,19 @@ fn kind_of(content_type: &str, body: &[u8]) -> Kind {
 }
 
 impl Page {
-    /// The answer for the model: a short header, then the page as Markdown or text, cut at
-    /// `max` characters.
-    fn render(self, max: usize) -> Result<String, ToolError> {
+    /// The answer for the model: a short header, then the page as Markdown or text,
+    /// redacted, then cut at `max` characters.
+    fn render(self, max: usize, redactor: &crate::redact::Redactor) -> Result<String, ToolError> {
         let kind = kind_of(&self.content_type, &self.body);
         if kind == Kind::Refused {
+            let what = if self.content_type.is_empty() {
+                "binary data"
+            } else {
+                &self.content_type
+            };
             return Err(ToolError(format!(
-                "web_fetch: {} is {}, not HTML, text or JSON; it was not read",
-                self.url, self.content_type
+                "web_fetch: {} is {what}, not HTML, text or JSON; refused",
+                self.url
             )));
         }
         let raw = String::from_utf8_lossy(&self.body);
@@ -283,6 +362,7 @@ impl Page {
             Kind::Html => html_to_markdown(&raw)?,
             _ => raw.into_owned(),
         };
+        let text = redactor.redact(&text);
         if !self.status.is_success() {
             let quoted = crate::text::truncate(text.trim(), ERROR_PAGE_CHARS);
             return Err(ToolError(format!(
@@ -350,6 +430,35 @@ mod tests {
     }
 
     #[test]
+    fn the_approval_and_the_fetch_read_one_url() {
+        let tool = WebFetchTool::new(Arc::new(WebSettings::default()));
+        let ctx = ToolContext::in_dir(&std::env::temp_dir());
+        // Unicode spaces around the URL are trimmed for both: the host asked about is the
+        // host fetched.
+        let spaced = json!({"url": "\u{a0}https://evil.example/x\u{2003}"});
+        let asked = tool.classify(&spaced, &ctx).expect("asks");
+        assert_eq!(asked.scope.as_deref(), Some("host:evil.example"));
+        assert_eq!(
+            parse_url("\u{a0}https://evil.example/x").map(|u| u.host_str().map(str::to_string)),
+            Ok(Some("evil.example".to_string()))
+        );
+        // What the fetch refuses is never asked about, and no host is ever scoped empty.
+        for bad in [
+            "http://user:pw@example.com/",
+            "ftp://example.com/",
+            "https://",
+            "not a url",
+        ] {
+            assert!(parse_url(bad).is_err(), "{bad}");
+            assert!(tool.classify(&json!({"url": bad}), &ctx).is_none(), "{bad}");
+        }
+        assert!(
+            parse_url("http://user:pw@example.com/")
+                .is_err_and(|e| e.0.contains("user name or password"))
+        );
+    }
+
+    #[test]
     fn content_types() {
         assert_eq!(kind_of("text/html; charset=utf-8", b""), Kind::Html);
         assert_eq!(kind_of("application/json", b""), Kind::Text);
@@ -368,10 +477,7 @@ mod tests {
             allow_hosts: vec!["docs.rs".into(), "*.python.org".into()],
             ..WebSettings::default()
         }));
-        let ctx = ToolContext {
-            cwd: std::env::temp_dir(),
-            cancel: tokio_util::sync::CancellationToken::new(),
-        };
+        let ctx = ToolContext::in_dir(&std::env::temp_dir());
         for url in ["https://docs.rs/x", "https://docs.python.org/3/"] {
             assert!(tool.classify(&json!({"url": url}), &ctx).is_none(), "{url}");
         }

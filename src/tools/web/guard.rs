@@ -22,6 +22,9 @@ pub enum AddressRule {
     Multicast,
     /// `0.0.0.0/8`, `::`.
     Unspecified,
+    /// `192.0.0.0/24` (protocol assignments, some clouds' services), `198.18.0.0/15`
+    /// (benchmarking), `240.0.0.0/4` (reserved), `fec0::/10` (the old site-local).
+    Reserved,
 }
 
 impl AddressRule {
@@ -34,6 +37,7 @@ impl AddressRule {
             AddressRule::Cgnat => "a carrier-grade NAT address (100.64.0.0/10)",
             AddressRule::Multicast => "a multicast or broadcast address",
             AddressRule::Unspecified => "an unspecified address",
+            AddressRule::Reserved => "a reserved address",
         }
     }
 }
@@ -64,6 +68,11 @@ fn v4_rule(ip: Ipv4Addr) -> Option<AddressRule> {
         Some(AddressRule::Multicast)
     } else if a == 0 {
         Some(AddressRule::Unspecified)
+    } else if (a == 192 && b == 0 && ip.octets()[2] == 0)
+        || (a == 198 && (b & 0xfe) == 18)
+        || a >= 240
+    {
+        Some(AddressRule::Reserved)
     } else {
         None
     }
@@ -80,18 +89,29 @@ fn v6_rule(ip: Ipv6Addr) -> Option<AddressRule> {
         Some(AddressRule::LinkLocal)
     } else if ip.is_multicast() {
         Some(AddressRule::Multicast)
+    } else if ip.segments()[0] & 0xffc0 == 0xfec0 {
+        Some(AddressRule::Reserved)
+    } else if ip.segments()[..3] == [0x64, 0xff9b, 1] {
+        // Local-use NAT64 (RFC 8215): translated to whatever IPv4 the network chose.
+        Some(AddressRule::Private)
     } else {
         None
     }
 }
 
 /// The IPv4 address an IPv6 address carries: `::ffff:a.b.c.d`, `64:ff9b::a.b.c.d` (NAT64),
-/// `::a.b.c.d` (the deprecated compatible form; not `::` and `::1`).
+/// `2002:AABB:CCDD::/48` (6to4), `::a.b.c.d` (the deprecated compatible form; not `::` and
+/// `::1`).
 fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     if let Some(v4) = ip.to_ipv4_mapped() {
         return Some(v4);
     }
     let s = ip.segments();
+    if s[0] == 0x2002 {
+        let [a, b] = s[1].to_be_bytes();
+        let [c, d] = s[2].to_be_bytes();
+        return Some(Ipv4Addr::new(a, b, c, d));
+    }
     let tail = Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
     if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
         return Some(tail);
@@ -146,7 +166,7 @@ pub async fn checked_addresses(
             format!("{host} resolves to {ip}, which is")
         };
         return Err(ToolError(format!(
-            "web_fetch: refused: {resolves} {}; odek does not fetch from loopback, private, link-local, CGNAT, multicast or unspecified addresses unless the host is listed in web.allow_private_hosts",
+            "web_fetch: refused: {resolves} {}; odek does not fetch from loopback, private, link-local, CGNAT, multicast, unspecified or reserved addresses unless the host is listed in web.allow_private_hosts",
             rule.describe()
         )));
     }
@@ -186,6 +206,15 @@ mod tests {
             ("::ffff:169.254.169.254", Some(LinkLocal)),
             ("64:ff9b::10.0.0.1", Some(Private)),
             ("::10.0.0.1", Some(Private)),
+            ("2002:7f00:1::", Some(Loopback)),
+            ("2002:5db8:d822::1", None),
+            ("64:ff9b:1::a00:1", Some(Private)),
+            ("fec0::1", Some(Reserved)),
+            ("192.0.0.192", Some(Reserved)),
+            ("198.18.0.1", Some(Reserved)),
+            ("198.19.255.255", Some(Reserved)),
+            ("240.0.0.1", Some(Reserved)),
+            ("192.0.2.1", None),
             ("93.184.216.34", None),
             ("172.32.0.1", None),
             ("100.128.0.1", None),

@@ -16,6 +16,8 @@ use crate::tools::{Tool, ToolContext, ToolError, decode_args};
 const MAX_RESULTS: usize = 20;
 /// Longest snippet, in characters.
 const SNIPPET_CHARS: usize = 300;
+/// Largest answer read from the instance.
+const MAX_ANSWER_BYTES: usize = 1024 * 1024;
 
 /// Searches the web.
 pub struct WebSearchTool {
@@ -87,6 +89,15 @@ impl Tool for WebSearchTool {
         Some(json!({"host": host}))
     }
 
+    /// Room for every result asked for (a snippet, a title and a URL each).
+    fn output_limit(&self, args: &Value) -> usize {
+        let asked = args
+            .get("max_results")
+            .and_then(Value::as_u64)
+            .map_or(self.settings.max_results, |n| n as usize);
+        asked.clamp(1, MAX_RESULTS) * 1024
+    }
+
     async fn call(&self, args: &str, ctx: &ToolContext) -> Result<String, ToolError> {
         let args: Args = decode_args(self.name(), args)?;
         let query = args.query.trim();
@@ -147,11 +158,16 @@ impl WebSearchTool {
                 "web_search: {base} answered {status}{hint}"
             )));
         }
-        let text = response
-            .text()
+        let (body, cut) = super::fetch::read_capped(response, MAX_ANSWER_BYTES)
             .await
             .map_err(|e| ToolError(format!("web_search: {base}: {e}")))?;
-        let answer: Answer = serde_json::from_str(&text).map_err(|e| {
+        if cut {
+            return Err(ToolError(format!(
+                "web_search: {base} answered more than {} MiB; that is not a SearXNG answer",
+                MAX_ANSWER_BYTES / (1024 * 1024)
+            )));
+        }
+        let answer: Answer = serde_json::from_slice(&body).map_err(|e| {
             ToolError(format!(
                 "web_search: {base} did not answer SearXNG's JSON: {e}"
             ))
