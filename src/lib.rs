@@ -25,6 +25,7 @@ pub mod runtime;
 pub mod sandbox;
 pub mod serve;
 pub mod session;
+pub mod subagent;
 pub mod telegram;
 pub mod text;
 pub mod tools;

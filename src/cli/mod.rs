@@ -13,6 +13,7 @@ mod run;
 mod serve_cmd;
 mod session_cmd;
 mod style;
+mod subagent_cmd;
 mod telegram_cmd;
 pub mod terminal;
 mod turn;
@@ -113,6 +114,9 @@ enum Command {
     Man(docs_cmd::ManArgs),
     /// Print the version, target and commit
     Version,
+    /// Run one delegated task (started by `delegate_tasks`; not for people)
+    #[command(hide = true)]
+    Subagent(subagent_cmd::SubagentArgs),
 }
 
 /// Runs the program and returns its exit code.
@@ -132,6 +136,7 @@ pub fn main() -> ExitCode {
         }
     };
     let exit = match cli.command {
+        Command::Subagent(args) => return subagent_cmd::run(args),
         Command::Version => {
             println!("odek {VERSION_LINE}");
             Ok(Exit::Success)

@@ -258,6 +258,18 @@ impl Runtime {
         origin: &str,
         holder: &str,
     ) -> Result<Arc<SessionHandle>, RuntimeError> {
+        self.new_child_session(task, messages, origin, holder, None)
+    }
+
+    /// [`Runtime::new_session`] recording the session that delegated it (a sub-agent's).
+    pub fn new_child_session(
+        &self,
+        task: &str,
+        messages: Vec<Message>,
+        origin: &str,
+        holder: &str,
+        parent: Option<&str>,
+    ) -> Result<Arc<SessionHandle>, RuntimeError> {
         let mut session = self.sessions.new_session(
             &self.config.model,
             Some(&self.config.base_url),
@@ -265,6 +277,7 @@ impl Runtime {
             messages,
         );
         session.origin = Some(origin.to_string());
+        session.parent_session = parent.map(str::to_string);
         let live = session.messages.clone();
         let mut writer = self
             .sessions

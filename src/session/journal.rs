@@ -285,6 +285,7 @@ mod tests {
             revision: 0,
             sandbox: None,
             dangerous_override: None,
+            parent_session: None,
             name: None,
         }
     }

@@ -108,6 +108,9 @@ pub struct Session {
     /// `ODEK_DANGEROUS_ACTION=allow`), when something did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dangerous_override: Option<String>,
+    /// For a sub-agent's session (`origin: "subagent"`): the session that delegated it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_session: Option<String>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -183,6 +186,7 @@ impl Session {
             revision: self.revision,
             sandbox: self.sandbox,
             dangerous_override: self.dangerous_override.clone(),
+            parent_session: self.parent_session.clone(),
         }
     }
 

@@ -104,6 +104,7 @@ impl SessionStore {
             revision: 0,
             sandbox: None,
             dangerous_override: None,
+            parent_session: None,
             name: None,
         }
     }

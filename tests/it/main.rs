@@ -24,5 +24,6 @@ mod cli_tls;
 mod cli_tools_round2;
 mod serve_api;
 mod serve_security;
+mod subagent_child;
 mod telegram_bot;
 mod web_ui;

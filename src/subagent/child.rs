@@ -1,0 +1,357 @@
+//! The child's side: read the task and the key, run one turn with a fresh context and the
+//! child's policy, and say how it went in one envelope.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde_json::Value;
+
+use super::{
+    DELEGATE_SOURCE, Envelope, EnvelopeStatus, KEY_FD_VAR, ORIGIN_SUBAGENT, TaskFile, Trust,
+    child_policy,
+};
+use crate::config::{Config, LoadOptions, Overrides};
+use crate::engine::{EngineEvent, Observer, RunError};
+use crate::events::StdoutSink;
+use crate::llm::Message;
+use crate::runtime::{Approvals, Process, RuntimeError, StartOptions, Submission, TurnOutcome};
+
+/// Who holds a child's session while it runs.
+const HOLDER: &str = "odek subagent";
+/// Longest key read from the descriptor.
+const MAX_KEY_BYTES: u64 = 64 * 1024;
+
+/// Why a child could not start (exit 3 with an error envelope).
+#[derive(Debug, thiserror::Error)]
+pub enum ContractError {
+    /// The task file.
+    #[error(transparent)]
+    Task(#[from] super::TaskError),
+    /// The key's descriptor.
+    #[error("{KEY_FD_VAR}: {0}")]
+    Key(String),
+    /// The configuration.
+    #[error("config: {0}")]
+    Config(String),
+}
+
+/// Everything the child's turn is built from, before the async part.
+pub struct Prepared {
+    /// The task.
+    pub task: TaskFile,
+    /// The configuration with the child's limits and policy.
+    pub config: Config,
+    /// The odek home.
+    pub home: std::path::PathBuf,
+    /// The working directory.
+    pub cwd: std::path::PathBuf,
+}
+
+/// Reads the task file and the key, and resolves the child's configuration: the parent's
+/// layers, then the task's limits, the child's policy, no `AGENTS.md`, and for an untrusted
+/// task no MCP servers.
+pub fn prepare(task_path: &Path) -> Result<Prepared, ContractError> {
+    let task = TaskFile::read(task_path)?;
+    let key = read_key()?;
+    let opts = LoadOptions::from_process(Overrides::default());
+    let mut resolved =
+        crate::config::load(&opts).map_err(|e| ContractError::Config(e.to_string()))?;
+    let config = &mut resolved.config;
+    if key.is_some() {
+        config.api_key = key;
+    }
+    config.max_iterations = task.max_iter;
+    config.limits.max_runtime_seconds = task.timeout_seconds;
+    config.no_agents = true;
+    config.dangerous = child_policy(&config.dangerous, task.trust_level, task.max_risk);
+    config.dangerous_override = None;
+    if task.trust_level == Trust::Untrusted {
+        config.mcp_servers.clear();
+    }
+    Ok(Prepared {
+        task,
+        config: resolved.config,
+        home: resolved.home,
+        cwd: opts.cwd,
+    })
+}
+
+/// The key from the descriptor `ODEK_API_KEY_FD` names, when it names one.
+fn read_key() -> Result<Option<String>, ContractError> {
+    let Ok(text) = std::env::var(KEY_FD_VAR) else {
+        return Ok(None);
+    };
+    let fd: i32 = text
+        .trim()
+        .parse()
+        .ok()
+        .filter(|fd| *fd > 2)
+        .ok_or_else(|| ContractError::Key(format!("{text:?} is not a descriptor above 2")))?;
+    let key = read_descriptor(fd).map_err(|e| ContractError::Key(e.to_string()))?;
+    Ok(Some(key.trim().to_string()).filter(|k| !k.is_empty()))
+}
+
+#[allow(unsafe_code)]
+fn read_descriptor(fd: i32) -> std::io::Result<String> {
+    use std::io::Read;
+    use std::os::fd::{FromRawFd, OwnedFd};
+    // The descriptor must be open: `fcntl(F_GETFD)` fails on one that is not, so a wrong
+    // number is an error here rather than a read from whatever opens next.
+    // SAFETY: fcntl with F_GETFD only queries the descriptor's flags.
+    if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: the parent opened this descriptor for this process to read the key from; it
+    // is open (checked above) and nothing else in this process owns it.
+    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+    let mut key = String::new();
+    std::fs::File::from(owned)
+        .take(MAX_KEY_BYTES)
+        .read_to_string(&mut key)?;
+    Ok(key)
+}
+
+/// The user message of a task: the goal, then its context and guidance — wrapped as
+/// untrusted content unless the task is trusted.
+pub fn task_message(task: &TaskFile) -> String {
+    let part = |title: &str, text: &str| -> String {
+        if text.trim().is_empty() {
+            return String::new();
+        }
+        let body = match task.trust_level {
+            Trust::Trusted => text.to_string(),
+            Trust::Untrusted => crate::untrusted::wrap(DELEGATE_SOURCE, text),
+        };
+        format!("\n\n{title}:\n{body}")
+    };
+    format!(
+        "{}{}{}",
+        task.goal.trim(),
+        part("Context", &task.context),
+        part("Guidance", &task.guidance)
+    )
+}
+
+/// Runs the prepared task to its envelope: events go to stdout as the turn goes (flushed
+/// before this returns), the envelope is redacted.
+pub async fn run(prepared: Prepared) -> Envelope {
+    let Prepared {
+        task,
+        config,
+        home,
+        cwd,
+    } = prepared;
+    let mut start = StartOptions::new(config, home, cwd);
+    start.events = Some(Box::new(StdoutSink));
+    let process = match Process::start(start) {
+        Ok(p) => p,
+        Err(e) => return Envelope::contract_error(&e.message_without_paths()),
+    };
+    let redactor = process.redactor.clone();
+    let files = Arc::new(FilesChanged::default());
+    let outcome = turn(&process, &task, files.clone()).await;
+    process.runtime.mcp().shutdown().await;
+    drop(process);
+    let mut envelope = match outcome {
+        Ok((session_id, outcome)) => envelope_of(session_id, &outcome),
+        Err(e) => Envelope::contract_error(&e.message_without_paths()),
+    };
+    envelope.files_changed = files.list();
+    redact(&mut envelope, &redactor);
+    envelope
+}
+
+async fn turn(
+    process: &Process,
+    task: &TaskFile,
+    files: Arc<FilesChanged>,
+) -> Result<(String, TurnOutcome), RuntimeError> {
+    let runtime = process.runtime.clone();
+    if task.trust_level == Trust::Trusted {
+        for warning in runtime.start_mcp().await {
+            eprintln!("{warning}");
+        }
+    }
+    let (head, _) = runtime.first_messages();
+    let session = runtime.new_child_session(
+        &task.goal,
+        head,
+        ORIGIN_SUBAGENT,
+        HOLDER,
+        task.parent_session.as_deref(),
+    )?;
+    let session_id = session.id().to_string();
+    let handle = process
+        .supervisor
+        .submit(Submission {
+            runtime,
+            session: Some(session),
+            input: vec![Message::user(task_message(task))],
+            approvals: Approvals::Nobody,
+            output: files,
+        })
+        .map_err(|e| RuntimeError::TurnInProgress(e.to_string()))?;
+    Ok((session_id, handle.outcome().await?))
+}
+
+fn envelope_of(session_id: String, outcome: &TurnOutcome) -> Envelope {
+    let (status, answer, error) = match &outcome.result {
+        Ok(answer) => (EnvelopeStatus::Ok, answer.clone(), None),
+        Err(RunError::Cancelled) => (
+            EnvelopeStatus::Cancelled,
+            String::new(),
+            Some("cancelled".into()),
+        ),
+        Err(
+            e @ RunError::Budget {
+                limit: "runtime", ..
+            },
+        ) => (EnvelopeStatus::Timeout, String::new(), Some(e.to_string())),
+        Err(e) => (EnvelopeStatus::Error, String::new(), Some(e.to_string())),
+    };
+    Envelope {
+        status,
+        summary: Envelope::summary_of(&answer),
+        answer,
+        files_changed: Vec::new(),
+        iterations: outcome.iterations,
+        tool_calls: outcome.tool_calls,
+        input_tokens: outcome.usage.input_tokens,
+        output_tokens: outcome.usage.output_tokens,
+        session_id,
+        error,
+    }
+}
+
+fn redact(envelope: &mut Envelope, redactor: &crate::redact::Redactor) {
+    let r = |text: &mut String| *text = redactor.redact(text).into_owned();
+    r(&mut envelope.summary);
+    r(&mut envelope.answer);
+    envelope.files_changed.iter_mut().for_each(r);
+    if let Some(e) = envelope.error.as_mut() {
+        r(e);
+    }
+}
+
+/// The paths the child's file tools changed, in the order first changed.
+#[derive(Default)]
+pub struct FilesChanged {
+    /// Call id → the paths it would change.
+    started: Mutex<HashMap<String, Vec<String>>>,
+    changed: Mutex<Vec<String>>,
+}
+
+impl FilesChanged {
+    fn list(&self) -> Vec<String> {
+        self.changed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+}
+
+/// The paths a call of a file-changing tool names.
+fn written_paths(tool: &str, arguments: &str) -> Vec<String> {
+    let Ok(args) = serde_json::from_str::<Value>(arguments) else {
+        return Vec::new();
+    };
+    let one = |v: &Value| v.get("path").and_then(Value::as_str).map(str::to_string);
+    match tool {
+        "write_file" | "patch" => one(&args).into_iter().collect(),
+        "batch_patch" => args
+            .get("patches")
+            .and_then(Value::as_array)
+            .map(|p| p.iter().filter_map(one).collect())
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    }
+}
+
+impl Observer for FilesChanged {
+    fn on_event(&self, event: &EngineEvent<'_>) {
+        match event {
+            EngineEvent::ToolCallStarted { call, .. } => {
+                let paths = written_paths(&call.function.name, &call.function.arguments);
+                if !paths.is_empty() {
+                    self.started
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .insert(call.id.clone(), paths);
+                }
+            }
+            EngineEvent::ToolCallFinished { call, ok, .. } => {
+                let paths = self
+                    .started
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .remove(&call.id);
+                // A batch_patch that failed may still have changed some of its files; they
+                // are listed too (the list says what may have changed).
+                if let Some(paths) = paths.filter(|_| *ok || call.function.name == "batch_patch") {
+                    let mut changed = self.changed.lock().unwrap_or_else(PoisonError::into_inner);
+                    for p in paths {
+                        if !changed.contains(&p) {
+                            changed.push(p);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(trust: Trust) -> TaskFile {
+        TaskFile {
+            goal: "Count the TODOs".into(),
+            context: "Step s2: only src/".into(),
+            guidance: String::new(),
+            trust_level: trust,
+            max_risk: None,
+            index: 1,
+            total: 2,
+            parent_session: None,
+            max_iter: 5,
+            timeout_seconds: 60,
+        }
+    }
+
+    #[test]
+    fn the_context_of_an_untrusted_task_is_wrapped_and_empty_parts_are_left_out() {
+        let untrusted = task_message(&task(Trust::Untrusted));
+        assert!(
+            untrusted.starts_with("Count the TODOs\n\nContext:\n"),
+            "{untrusted}"
+        );
+        let wrapped = untrusted
+            .split_once("Context:\n")
+            .map(|(_, w)| w)
+            .unwrap_or_default();
+        let inner = crate::untrusted::unwrap(wrapped).expect("wrapped");
+        assert_eq!(inner.body, "Step s2: only src/");
+        assert!(!untrusted.contains("Guidance"));
+        assert_eq!(
+            task_message(&task(Trust::Trusted)),
+            "Count the TODOs\n\nContext:\nStep s2: only src/"
+        );
+    }
+
+    #[test]
+    fn written_paths_of_the_file_tools() {
+        assert_eq!(
+            written_paths("write_file", r#"{"path":"a.txt","content":"x"}"#),
+            ["a.txt"]
+        );
+        assert_eq!(
+            written_paths("batch_patch", r#"{"patches":[{"path":"a"},{"path":"b"}]}"#),
+            ["a", "b"]
+        );
+        assert!(written_paths("read_file", r#"{"path":"a"}"#).is_empty());
+        assert!(written_paths("patch", "not json").is_empty());
+    }
+}

@@ -1,0 +1,30 @@
+//! Sub-agents: a task split off by `delegate_tasks` runs as its own process, `odek subagent
+//! --task FILE`, with a fresh context, a capped policy and the sandbox, and answers with one
+//! JSON envelope on stdout.
+//!
+//! This module holds the contract between the parent and the child — the task file
+//! ([`TaskFile`]), the child's policy ([`child_policy`]), the envelope ([`Envelope`]) and the
+//! exit codes — and the child's side of the run. The child is at depth 1: it never gets
+//! `delegate_tasks`.
+
+mod child;
+mod envelope;
+mod policy;
+mod task;
+
+pub use child::{ContractError, Prepared, prepare, run as run_child, task_message};
+pub use envelope::{
+    EXIT_CONTRACT, EXIT_DONE, EXIT_TIMEOUT, Envelope, EnvelopeStatus, SUMMARY_CHARS,
+};
+pub use policy::child_policy;
+pub use task::{TaskError, TaskFile, Trust};
+
+/// The environment variable naming the inherited descriptor the API key is read from
+/// (never the key itself: a child's environment and command line hold no secret).
+pub const KEY_FD_VAR: &str = "ODEK_API_KEY_FD";
+
+/// `origin` of the sessions of sub-agents (hidden by `odek session list` unless `--all`).
+pub const ORIGIN_SUBAGENT: &str = "subagent";
+
+/// Source label of the untrusted wrapper around an untrusted task's context and guidance.
+pub const DELEGATE_SOURCE: &str = "delegate";
