@@ -104,6 +104,9 @@ pub struct TurnFlags {
     /// Do not read ./AGENTS.md project instructions
     #[arg(long, help_heading = "Loop")]
     pub no_agents: bool,
+    /// No delegate_tasks: the model cannot start sub-agents
+    #[arg(long, help_heading = "Loop")]
+    pub no_subagents: bool,
     /// No colours
     #[arg(long, help_heading = "Output")]
     pub no_color: bool,
@@ -152,6 +155,7 @@ impl TurnFlags {
             ("sandbox", toggle(self.sandbox, self.no_sandbox)),
             ("no_color", self.no_color.then_some(true)),
             ("no_agents", self.no_agents.then_some(true)),
+            ("subagents.enabled", self.no_subagents.then_some(false)),
         ];
         for (key, value) in toggles {
             if let Some(v) = value {

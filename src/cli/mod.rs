@@ -13,6 +13,7 @@ mod run;
 mod serve_cmd;
 mod session_cmd;
 mod style;
+mod subagent_child;
 mod subagent_cmd;
 mod telegram_cmd;
 pub mod terminal;

@@ -9,7 +9,8 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use crate::subagent::{EXIT_CONTRACT, Envelope, prepare, run_child};
+use super::subagent_child::{prepare, run as run_child};
+use crate::subagent::{EXIT_CONTRACT, Envelope};
 
 /// Arguments of `odek subagent`.
 #[derive(Debug, Args)]

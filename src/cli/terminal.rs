@@ -403,6 +403,7 @@ impl Observer for Terminal {
                 error,
                 ..
             } => self.on_tool_finished(&call.function.name, *ok, *duration, *error, summary),
+            EngineEvent::ToolReport { report, .. } => self.on_tool_report(report),
             EngineEvent::Hint { text, .. } if self.opts.verbose > 0 => self.line(&self.err_style.yellow(text)),
             EngineEvent::SessionSaveFailed { error } => self.line(&self.err_style.yellow(&format!(
                 "odek: warning: could not save the session: {error}"
@@ -617,6 +618,37 @@ impl Terminal {
 }
 
 impl Terminal {
+    /// A sub-agent's start and end, one line each (its goal is the model's text, never
+    /// shown here).
+    fn on_tool_report(&self, report: &crate::tools::ToolReport) {
+        use crate::tools::ToolReport;
+        if self.opts.quiet {
+            return;
+        }
+        let s = self.err_style;
+        let text = match report {
+            ToolReport::SubagentStarted { index, total } => {
+                s.dim(&format!("  ↳ sub-agent {index}/{total} started"))
+            }
+            ToolReport::SubagentFinished {
+                index,
+                total,
+                status,
+                iterations,
+                tool_calls,
+                duration_ms,
+                ..
+            } => {
+                let line = format!(
+                    "  ↳ sub-agent {index}/{total} {status} · {iterations} iterations, {tool_calls} tool calls · {:.1}s",
+                    *duration_ms as f64 / 1000.0
+                );
+                if status == "ok" { s.dim(&line) } else { s.yellow(&line) }
+            }
+        };
+        self.line(&text);
+    }
+
     /// Clears the spinner and ends a streamed answer's line, then opens the controlling
     /// terminal for a prompt (`None` when there is none). The terminal's lock is not held
     /// while the prompt waits.

@@ -99,6 +99,21 @@ pub struct Config {
     pub web: WebConfig,
     /// `web_search`: the SearXNG instance (none = no such tool).
     pub web_search: WebSearchConfig,
+    /// `delegate_tasks` and its children.
+    pub subagents: SubagentsConfig,
+}
+
+/// The `subagents` section: `delegate_tasks` and the `odek subagent` children it starts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SubagentsConfig {
+    /// Whether the model gets `delegate_tasks` (never inside a sub-agent).
+    pub enabled: bool,
+    /// Children running at once (1–8).
+    pub max_concurrency: u64,
+    /// Seconds one child may run (10–3600).
+    pub timeout_seconds: u64,
+    /// Model calls one child may make (1–100).
+    pub max_iter: u64,
 }
 
 /// The `web` section (`web_fetch`; global file only: a project may not widen the network).
@@ -464,6 +479,12 @@ impl Default for Config {
                 timeout_seconds: 15,
                 language: String::new(),
                 categories: String::new(),
+            },
+            subagents: SubagentsConfig {
+                enabled: true,
+                max_concurrency: 3,
+                timeout_seconds: 120,
+                max_iter: 15,
             },
         }
     }

@@ -87,11 +87,14 @@ impl Engine {
         calls: &[ToolCall],
         cut_off: bool,
         cancel: &CancellationToken,
+        spent: &Arc<std::sync::Mutex<crate::llm::Usage>>,
     ) -> Vec<CallResult> {
         let ctx = ToolContext {
             cwd: self.settings.cwd.clone(),
             cancel: cancel.clone(),
             redactor: self.redactor.clone(),
+            spent: spent.clone(),
+            report: None,
         };
         let prepared: Vec<Prepared> = calls
             .iter()
@@ -202,7 +205,15 @@ impl Engine {
     ) -> impl std::future::Future<Output = CallResult> + Send + use<> {
         let observer = self.observer.clone();
         let redactor = self.redactor.clone();
-        let ctx = ctx.clone();
+        let mut ctx = ctx.clone();
+        let (heard, call) = (observer.clone(), p.call.clone());
+        ctx.report = Some(crate::tools::Reporter(Arc::new(move |report| {
+            heard.on_event(&EngineEvent::ToolReport {
+                iteration,
+                call: &call,
+                report,
+            });
+        })));
         let permits = permits.clone();
         async move {
             let started = Instant::now();

@@ -458,9 +458,14 @@ impl Engine {
         batch::replace_invalid_arguments(&mut message);
         state.ctx.push(message);
         state.tool_calls += calls.len() as u64;
+        let spent = Arc::new(std::sync::Mutex::new(Usage::default()));
         let results = self
-            .run_batch_until(iteration, &calls, cut_off, cancel, tool_cancel, deadline)
+            .run_batch_until(iteration, &calls, cut_off, cancel, tool_cancel, deadline, &spent)
             .await;
+        // What the calls spent on models of their own (sub-agents) counts as the run's.
+        if let Ok(spent) = spent.lock() {
+            state.usage.add(&spent);
+        }
         self.append_results(iteration, state, &calls, results);
         self.refresh_plan(state);
         self.persist(persist, state).await;
@@ -543,8 +548,9 @@ impl Engine {
         cancel: &CancellationToken,
         tool_cancel: &CancellationToken,
         deadline: Option<Instant>,
+        spent: &Arc<std::sync::Mutex<Usage>>,
     ) -> Vec<batch::CallResult> {
-        let batch = self.run_batch(iteration, calls, cut_off, tool_cancel);
+        let batch = self.run_batch(iteration, calls, cut_off, tool_cancel, spent);
         tokio::pin!(batch);
         tokio::select! {
             r = &mut batch => return r,

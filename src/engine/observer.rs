@@ -66,6 +66,15 @@ pub enum EngineEvent<'a> {
         /// Structured summary for events.
         event_summary: Option<&'a Value>,
     },
+    /// A running tool call reported progress (a sub-agent started or ended).
+    ToolReport {
+        /// Iteration number.
+        iteration: u32,
+        /// The call.
+        call: &'a ToolCall,
+        /// What it reported.
+        report: &'a crate::tools::ToolReport,
+    },
     /// A tool call ended.
     ToolCallFinished {
         /// Iteration number.

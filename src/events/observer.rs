@@ -7,9 +7,10 @@ use crate::engine::{EngineEvent, Observer, RemainingSteps};
 use crate::plan::PlanEvent;
 use crate::protocol::{
     BudgetExceeded, ContextTrimmed, Event, IterationCompleted, PlanBlocked, PlanCreated,
-    PlanUpdated, Remaining, RunCompleted, RunFailed, RunStarted, SessionSaved, ToolCallCompleted,
-    ToolCallFailed, ToolCallStarted,
+    PlanUpdated, Remaining, RunCompleted, RunFailed, RunStarted, SessionSaved, SubagentFinished,
+    SubagentStarted, ToolCallCompleted, ToolCallFailed, ToolCallStarted,
 };
+use crate::tools::ToolReport;
 
 /// Observes a run and writes its event stream.
 pub struct EventsObserver {
@@ -128,6 +129,42 @@ impl Observer for EventsObserver {
                 event_summary,
                 ..
             } => self.tool_call_started(*iteration, call, *event_summary),
+            EngineEvent::ToolReport {
+                iteration,
+                call,
+                report,
+            } => {
+                let event = match report {
+                    ToolReport::SubagentStarted { index, total } => {
+                        Event::SubagentStarted(SubagentStarted {
+                            call_id: call.id.clone(),
+                            index: *index,
+                            total: *total,
+                        })
+                    }
+                    ToolReport::SubagentFinished {
+                        index,
+                        total,
+                        status,
+                        iterations,
+                        tool_calls,
+                        input_tokens,
+                        output_tokens,
+                        duration_ms,
+                    } => Event::SubagentFinished(SubagentFinished {
+                        call_id: call.id.clone(),
+                        index: *index,
+                        total: *total,
+                        status: status.clone(),
+                        iterations: *iterations,
+                        tool_calls: *tool_calls,
+                        input_tokens: *input_tokens,
+                        output_tokens: *output_tokens,
+                        duration_ms: *duration_ms,
+                    }),
+                };
+                e.emit(event, Some(*iteration), Some(&call.function.name));
+            }
             EngineEvent::ToolCallFinished {
                 iteration,
                 call,

@@ -44,6 +44,10 @@ pub enum Event {
     PlanUpdated(PlanUpdated),
     /// The blocked-step streak fired.
     PlanBlocked(PlanBlocked),
+    /// A sub-agent of `delegate_tasks` started.
+    SubagentStarted(SubagentStarted),
+    /// A sub-agent ended.
+    SubagentFinished(SubagentFinished),
     /// Terminal: the run produced an answer.
     RunCompleted(RunCompleted),
     /// Terminal: the run failed.
@@ -62,7 +66,7 @@ pub enum Event {
 
 /// Every `type`, in the order of [`Event`]'s variants (the web UI subscribes to exactly
 /// these; a test holds `ui/js/stream.js` and `docs/EVENTS.md` to this list).
-pub const EVENT_TYPES: [&str; 18] = [
+pub const EVENT_TYPES: [&str; 20] = [
     "run_started",
     "iteration_completed",
     "tool_call_started",
@@ -74,6 +78,8 @@ pub const EVENT_TYPES: [&str; 18] = [
     "plan_created",
     "plan_updated",
     "plan_blocked",
+    "subagent_started",
+    "subagent_finished",
     "run_completed",
     "run_failed",
     "answer_delta",
@@ -107,13 +113,15 @@ impl Event {
             Event::PlanCreated(_) => EVENT_TYPES[8],
             Event::PlanUpdated(_) => EVENT_TYPES[9],
             Event::PlanBlocked(_) => EVENT_TYPES[10],
-            Event::RunCompleted(_) => EVENT_TYPES[11],
-            Event::RunFailed(_) => EVENT_TYPES[12],
-            Event::AnswerDelta(_) => EVENT_TYPES[13],
-            Event::ApprovalRequested(_) => EVENT_TYPES[14],
-            Event::ApprovalResolved(_) => EVENT_TYPES[15],
-            Event::ClarifyRequested(_) => EVENT_TYPES[16],
-            Event::ClarifyResolved(_) => EVENT_TYPES[17],
+            Event::SubagentStarted(_) => EVENT_TYPES[11],
+            Event::SubagentFinished(_) => EVENT_TYPES[12],
+            Event::RunCompleted(_) => EVENT_TYPES[13],
+            Event::RunFailed(_) => EVENT_TYPES[14],
+            Event::AnswerDelta(_) => EVENT_TYPES[15],
+            Event::ApprovalRequested(_) => EVENT_TYPES[16],
+            Event::ApprovalResolved(_) => EVENT_TYPES[17],
+            Event::ClarifyRequested(_) => EVENT_TYPES[18],
+            Event::ClarifyResolved(_) => EVENT_TYPES[19],
         }
     }
 
@@ -450,6 +458,40 @@ pub struct ApprovalResolved {
     pub action: ApprovalAction,
     /// Who closed it.
     pub reason: ApprovalReason,
+}
+
+/// `subagent_started`: one of `delegate_tasks`' children began (never its goal text).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SubagentStarted {
+    /// The call that started it.
+    pub call_id: String,
+    /// Its place in the call's tasks (1-based).
+    pub index: usize,
+    /// How many tasks the call has.
+    pub total: usize,
+}
+
+/// `subagent_finished`: a child ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SubagentFinished {
+    /// The call that started it.
+    pub call_id: String,
+    /// Its place in the call's tasks (1-based).
+    pub index: usize,
+    /// How many tasks the call has.
+    pub total: usize,
+    /// `ok`, `error`, `timeout` or `cancelled`.
+    pub status: String,
+    /// Its model calls.
+    pub iterations: u32,
+    /// Its tool calls.
+    pub tool_calls: u64,
+    /// Its prompt tokens.
+    pub input_tokens: u64,
+    /// Its completion tokens.
+    pub output_tokens: u64,
+    /// How long it ran.
+    pub duration_ms: u64,
 }
 
 /// `clarify_requested` (browser frame).

@@ -66,6 +66,22 @@ fn samples() -> Vec<Event> {
             blocked: 2,
             version: 9,
         }),
+        Event::SubagentStarted(SubagentStarted {
+            call_id: "call_3".into(),
+            index: 1,
+            total: 3,
+        }),
+        Event::SubagentFinished(SubagentFinished {
+            call_id: "call_3".into(),
+            index: 1,
+            total: 3,
+            status: "ok".into(),
+            iterations: 4,
+            tool_calls: 3,
+            input_tokens: 5200,
+            output_tokens: 300,
+            duration_ms: 8120,
+        }),
         Event::RunCompleted(RunCompleted {
             duration_ms: 1,
             input_tokens: 2,

@@ -15,6 +15,7 @@ use crate::llm::{Message, Usage};
 use crate::plan::{PlanLimits, PlanState, PlanStore};
 use crate::session::{RunRecord, SaveReport, SessionError};
 use crate::tools::approval::{Approver, Gate, TrustSet};
+use crate::subagent::{DelegateSettings, DelegateTasksTool};
 use crate::tools::web::{SearchSettings, WebSettings};
 use crate::tools::{RegistryParts, build_registry};
 
@@ -112,6 +113,7 @@ impl Runtime {
         let parts = RegistryParts {
             plan: plan.clone(),
             asker: surface.approver.clone(),
+            delegate: self.delegate_tool(session.map(|s| s.id())),
             ..self.registry_parts()
         };
         let tools = build_registry(&selection, parts).map_err(RuntimeError::Tools)?;
@@ -143,6 +145,7 @@ impl Runtime {
         let selection = tool_selection(&self.config);
         let parts = RegistryParts {
             plan: self.plan_store(None),
+            delegate: self.delegate_tool(None),
             ..self.registry_parts()
         };
         build_registry(&selection, parts)
@@ -153,6 +156,24 @@ impl Runtime {
     /// The names of the tools a turn of this runtime offers, in order.
     pub fn tool_names(&self) -> Vec<String> {
         self.tool_defs().into_iter().map(|d| d.name).collect()
+    }
+
+    /// `delegate_tasks` for a turn of `session`, when `subagents.enabled` (a child's
+    /// configuration turns it off: depth 1).
+    fn delegate_tool(&self, session: Option<&str>) -> Option<Arc<dyn crate::tools::Tool>> {
+        let s = &self.config.subagents;
+        if !s.enabled {
+            return None;
+        }
+        Some(Arc::new(DelegateTasksTool::new(DelegateSettings {
+            max_concurrency: s.max_concurrency as usize,
+            timeout: Duration::from_secs(s.timeout_seconds),
+            max_iter: u32::try_from(s.max_iter).unwrap_or(15),
+            model: self.config.model.clone(),
+            base_url: self.config.base_url.clone(),
+            api_key: self.config.api_key.clone(),
+            parent_session: session.map(str::to_string),
+        })))
     }
 
     /// What every turn's registry is built from, but its plan store and asker: the sandbox,

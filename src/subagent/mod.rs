@@ -4,20 +4,21 @@
 //!
 //! This module holds the contract between the parent and the child — the task file
 //! ([`TaskFile`]), the child's policy ([`child_policy`]), the envelope ([`Envelope`]) and the
-//! exit codes — and the child's side of the run. The child is at depth 1: it never gets
-//! `delegate_tasks`.
+//! exit codes — and the parent's side, the `delegate_tasks` tool. The child's side is the
+//! command `odek subagent` (`cli/subagent_child.rs`), a runner like any surface. The child
+//! is at depth 1: it never gets `delegate_tasks`.
 
-mod child;
 mod envelope;
 mod policy;
 mod task;
+mod tool;
 
-pub use child::{ContractError, Prepared, prepare, run as run_child, task_message};
 pub use envelope::{
     EXIT_CONTRACT, EXIT_DONE, EXIT_TIMEOUT, Envelope, EnvelopeStatus, SUMMARY_CHARS,
 };
 pub use policy::child_policy;
 pub use task::{TaskError, TaskFile, Trust};
+pub use tool::{DelegateSettings, DelegateTasksTool, MAX_TASKS};
 
 /// The environment variable naming the inherited descriptor the API key is read from
 /// (never the key itself: a child's environment and command line hold no secret).

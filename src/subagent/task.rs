@@ -50,6 +50,12 @@ pub struct TaskFile {
     pub max_iter: u32,
     /// Wall-clock limit of the child's run, in seconds.
     pub timeout_seconds: u64,
+    /// The parent's model (its flags are not in the child's environment).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The parent's endpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
 }
 
 /// Why a task file cannot be used (a contract error: exit 3).

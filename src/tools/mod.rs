@@ -47,6 +47,48 @@ pub use write_file::WriteFileTool;
 /// more ([`Tool::output_limit`]).
 pub const MAX_TOOL_OUTPUT_BYTES: usize = 4096;
 
+/// Progress a tool reports while it runs; the engine turns it into events and terminal
+/// lines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolReport {
+    /// A sub-agent started.
+    SubagentStarted {
+        /// Its place in the batch (1-based).
+        index: usize,
+        /// The batch's size.
+        total: usize,
+    },
+    /// A sub-agent ended.
+    SubagentFinished {
+        /// Its place in the batch (1-based).
+        index: usize,
+        /// The batch's size.
+        total: usize,
+        /// `ok`, `error`, `timeout` or `cancelled`.
+        status: String,
+        /// Its model calls.
+        iterations: u32,
+        /// Its tool calls.
+        tool_calls: u64,
+        /// Its prompt tokens.
+        input_tokens: u64,
+        /// Its completion tokens.
+        output_tokens: u64,
+        /// How long it ran.
+        duration_ms: u64,
+    },
+}
+
+/// Where a call's [`ToolReport`]s go.
+#[derive(Clone)]
+pub struct Reporter(pub Arc<dyn Fn(&ToolReport) + Send + Sync>);
+
+impl std::fmt::Debug for Reporter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Reporter")
+    }
+}
+
 /// What a tool call can see of the run.
 #[derive(Debug, Clone)]
 pub struct ToolContext {
@@ -57,6 +99,27 @@ pub struct ToolContext {
     /// The run's redactor, for tools that cut their own output (each part is redacted
     /// before it is cut, so no piece of a secret survives a cut unrecognised).
     pub redactor: Arc<crate::redact::Redactor>,
+    /// Tokens the call spent on models of its own (a sub-agent's); the engine adds them to
+    /// the run's usage and budgets after the batch.
+    pub spent: Arc<std::sync::Mutex<crate::llm::Usage>>,
+    /// Where the call reports progress (none outside a run).
+    pub report: Option<Reporter>,
+}
+
+impl ToolContext {
+    /// Reports progress of this call.
+    pub fn report(&self, report: ToolReport) {
+        if let Some(Reporter(hear)) = &self.report {
+            hear(&report);
+        }
+    }
+
+    /// Adds tokens spent on the call's own model calls to the run's usage.
+    pub fn spend(&self, usage: &crate::llm::Usage) {
+        if let Ok(mut spent) = self.spent.lock() {
+            spent.add(usage);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -67,6 +130,8 @@ impl ToolContext {
             cwd: cwd.to_path_buf(),
             cancel: CancellationToken::new(),
             redactor: Arc::new(crate::redact::Redactor::new()),
+            spent: Arc::default(),
+            report: None,
         }
     }
 }
@@ -192,6 +257,7 @@ pub const BUILTIN_TOOL_NAMES: &[&str] = &[
     "batch_read",
     "batch_patch",
     "shell",
+    "delegate_tasks",
     "web_fetch",
     "web_search",
     "clarify",
@@ -298,6 +364,8 @@ pub struct RegistryParts {
     pub search: Option<Arc<web::SearchSettings>>,
     /// Who answers `clarify` (the surface's approver); nobody = the model decides alone.
     pub asker: Option<Arc<dyn Approver>>,
+    /// `delegate_tasks`, where delegation is allowed (never inside a sub-agent).
+    pub delegate: Option<Arc<dyn Tool>>,
 }
 
 /// Builds the tool registry. This is the only place tools are registered, so `run`,
@@ -317,8 +385,9 @@ pub fn build_registry(
         Arc::new(BatchReadTool),
         Arc::new(BatchPatchTool),
         Arc::new(ShellTool::new(parts.sandbox)),
-        Arc::new(web::WebFetchTool::new(parts.web)),
     ];
+    all.extend(parts.delegate);
+    all.push(Arc::new(web::WebFetchTool::new(parts.web)));
     if let Some(search) = parts.search {
         all.push(Arc::new(web::WebSearchTool::new(search)));
     }

@@ -5,10 +5,21 @@ fn store() -> Option<Arc<PlanStore>> {
     Some(Arc::new(PlanStore::new(PlanLimits::default())))
 }
 
-/// Every part present: a plan store and a search instance.
+/// Every part present: a plan store, a search instance, delegation.
 fn full() -> RegistryParts {
     RegistryParts {
         plan: store(),
+        delegate: Some(Arc::new(crate::subagent::DelegateTasksTool::new(
+            crate::subagent::DelegateSettings {
+                max_concurrency: 3,
+                timeout: std::time::Duration::from_secs(120),
+                max_iter: 15,
+                model: "m".into(),
+                base_url: "http://127.0.0.1:9/v1".into(),
+                api_key: None,
+                parent_session: None,
+            },
+        ))),
         search: Some(Arc::new(web::SearchSettings {
             base_url: "http://127.0.0.1:8888".into(),
             max_results: 10,
@@ -99,6 +110,7 @@ const SCHEMA_BUDGETS: &[(&str, usize)] = &[
     ("batch_read", 560),
     ("batch_patch", 560),
     ("shell", 800),
+    ("delegate_tasks", 900),
     ("web_fetch", 400),
     ("web_search", 360),
     ("clarify", 420),
@@ -111,7 +123,6 @@ const RESERVED: &[(&str, usize)] = &[
     ("session_search", 600),
     ("skill_load", 350),
     ("skill_list", 300),
-    ("delegate_tasks", 900),
 ];
 
 /// The tools' part of a request may not pass this (SPEC §14).

@@ -25,5 +25,6 @@ mod cli_tools_round2;
 mod serve_api;
 mod serve_security;
 mod subagent_child;
+mod subagent_delegate;
 mod telegram_bot;
 mod web_ui;

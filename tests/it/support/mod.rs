@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate, matchers};
 
 pub mod browser;
+pub mod keyed;
 mod fault;
 pub mod serve;
 pub mod telegram;

@@ -1,4 +1,4 @@
-//! The child's side: read the task and the key, run one turn with a fresh context and the
+//! `odek subagent`, the child's side of delegation: read the task and the key, run one turn with a fresh context and the
 //! child's policy, and say how it went in one envelope.
 
 use std::collections::HashMap;
@@ -7,9 +7,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value;
 
-use super::{
-    DELEGATE_SOURCE, Envelope, EnvelopeStatus, KEY_FD_VAR, ORIGIN_SUBAGENT, TaskFile, Trust,
-    child_policy,
+use crate::subagent::{
+    DELEGATE_SOURCE, Envelope, EnvelopeStatus, KEY_FD_VAR, ORIGIN_SUBAGENT, TaskError, TaskFile,
+    Trust, child_policy,
 };
 use crate::config::{Config, LoadOptions, Overrides};
 use crate::engine::{EngineEvent, Observer, RunError};
@@ -27,7 +27,7 @@ const MAX_KEY_BYTES: u64 = 64 * 1024;
 pub enum ContractError {
     /// The task file.
     #[error(transparent)]
-    Task(#[from] super::TaskError),
+    Task(#[from] TaskError),
     /// The key's descriptor.
     #[error("{KEY_FD_VAR}: {0}")]
     Key(String),
@@ -61,7 +61,15 @@ pub fn prepare(task_path: &Path) -> Result<Prepared, ContractError> {
     if key.is_some() {
         config.api_key = key;
     }
+    if let Some(model) = &task.model {
+        config.model = model.clone();
+    }
+    if let Some(base_url) = &task.base_url {
+        config.base_url = base_url.clone();
+    }
     config.max_iterations = task.max_iter;
+    // Depth 1: a sub-agent never delegates.
+    config.subagents.enabled = false;
     config.limits.max_runtime_seconds = task.timeout_seconds;
     config.no_agents = true;
     config.dangerous = child_policy(&config.dangerous, task.trust_level, task.max_risk);
@@ -318,6 +326,8 @@ mod tests {
             parent_session: None,
             max_iter: 5,
             timeout_seconds: 60,
+            model: None,
+            base_url: None,
         }
     }
 

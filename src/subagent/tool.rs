@@ -1,0 +1,396 @@
+//! `delegate_tasks`: the parent's side. Each task runs as `odek subagent --task FILE` in a
+//! process group of its own, at most `subagents.max_concurrency` at once; the API key goes
+//! over a pipe on descriptor 3; every child is killed with its group when the call is
+//! cancelled, times out, or is dropped.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::sync::Semaphore;
+
+use super::{Envelope, EnvelopeStatus, KEY_FD_VAR, TaskFile, Trust};
+use crate::policy::DangerClass;
+use crate::process::GroupGuard;
+use crate::tools::danger::Classification;
+use crate::tools::{HIDDEN_ENV, Tool, ToolContext, ToolError, ToolReport, decode_args};
+
+/// Most tasks of one call.
+pub const MAX_TASKS: usize = 8;
+/// Largest part of the result one child may take.
+pub const MAX_RESULT_BYTES: usize = 100 * 1024;
+/// How long past its own limit a child may take to write its envelope before it is killed.
+const KILL_GRACE: Duration = Duration::from_secs(15);
+/// Longest stdout line read from a child (an event line or the envelope).
+const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
+
+/// The limits of the children (the `subagents` settings) and what they inherit.
+#[derive(Debug, Clone)]
+pub struct DelegateSettings {
+    /// Children running at once.
+    pub max_concurrency: usize,
+    /// Wall-clock limit of one child.
+    pub timeout: Duration,
+    /// Model calls of one child.
+    pub max_iter: u32,
+    /// The parent's model and endpoint.
+    pub model: String,
+    /// The parent's endpoint.
+    pub base_url: String,
+    /// The API key, handed over on a pipe.
+    pub api_key: Option<String>,
+    /// The parent's session, recorded in each child's.
+    pub parent_session: Option<String>,
+}
+
+/// Starts sub-agents.
+pub struct DelegateTasksTool {
+    settings: DelegateSettings,
+}
+
+impl DelegateTasksTool {
+    /// A `delegate_tasks` with these settings.
+    pub fn new(settings: DelegateSettings) -> Self {
+        DelegateTasksTool { settings }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TaskArgs {
+    goal: String,
+    #[serde(default)]
+    context: String,
+    #[serde(default)]
+    guidance: String,
+    #[serde(default)]
+    trust_level: Option<String>,
+    #[serde(default)]
+    max_risk: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Args {
+    tasks: Vec<TaskArgs>,
+}
+
+fn task_count(args: &Value) -> usize {
+    args.get("tasks").and_then(Value::as_array).map_or(0, Vec::len)
+}
+
+#[async_trait]
+impl Tool for DelegateTasksTool {
+    fn name(&self) -> &str {
+        "delegate_tasks"
+    }
+
+    fn description(&self) -> &str {
+        "Run 1-8 independent tasks in parallel sub-agents with fresh contexts; returns each result in order. Sub-agents see no history or plan: put the plan step's id, title and constraints in context. untrusted (default): read and edit in the working directory only."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "tasks": {
+                    "type": "array",
+                    "minItems": 1,
+                    "maxItems": MAX_TASKS,
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "goal": {"type": "string"},
+                            "context": {"type": "string"},
+                            "guidance": {"type": "string"},
+                            "trust_level": {"type": "string", "enum": ["untrusted", "trusted"]},
+                            "max_risk": {"type": "string", "description": "A risk class, e.g. local_write"}
+                        },
+                        "required": ["goal"]
+                    }
+                }
+            },
+            "required": ["tasks"]
+        })
+    }
+
+    /// Asked about like any `system_write` call (as in the original).
+    fn classify(&self, args: &Value, _ctx: &ToolContext) -> Option<Classification> {
+        Some(Classification::new(
+            DangerClass::SystemWrite,
+            format!("starts {} sub-agent(s)", task_count(args)),
+        ))
+    }
+
+    /// Each child's part is wrapped on its own (`subagent:<n>`).
+    fn untrusted_source(&self, _args: &Value) -> Option<String> {
+        None
+    }
+
+    fn summary(&self, args: &Value) -> String {
+        format!("{} task(s)", task_count(args))
+    }
+
+    fn event_summary(&self, args: &Value) -> Option<Value> {
+        Some(json!({"task_count": task_count(args)}))
+    }
+
+    fn output_limit(&self, args: &Value) -> usize {
+        task_count(args).clamp(1, MAX_TASKS) * (MAX_RESULT_BYTES + 1024)
+    }
+
+    async fn call(&self, args: &str, ctx: &ToolContext) -> Result<String, ToolError> {
+        let args: Args = decode_args(self.name(), args)?;
+        let tasks = self.task_files(args)?;
+        let permits = Arc::new(Semaphore::new(self.settings.max_concurrency.max(1)));
+        let runs = tasks.into_iter().map(|task| {
+            let permits = permits.clone();
+            async move {
+                let _permit = permits.acquire().await;
+                self.run_child(task, ctx).await
+            }
+        });
+        let envelopes = futures_util::future::join_all(runs).await;
+        let total = envelopes.len();
+        let parts: Vec<String> = envelopes
+            .iter()
+            .enumerate()
+            .map(|(i, e)| result_part(i + 1, total, e, &ctx.redactor))
+            .collect();
+        Ok(parts.join("\n\n"))
+    }
+}
+
+impl DelegateTasksTool {
+    /// The task files of a call, checked: 1 to 8 tasks, each with a goal and known names.
+    fn task_files(&self, args: Args) -> Result<Vec<TaskFile>, ToolError> {
+        let total = args.tasks.len();
+        if total == 0 || total > MAX_TASKS {
+            return Err(ToolError(format!(
+                "delegate_tasks: {total} tasks given; give 1 to {MAX_TASKS}"
+            )));
+        }
+        let s = &self.settings;
+        args.tasks
+            .into_iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let n = i + 1;
+                if t.goal.trim().is_empty() {
+                    return Err(ToolError(format!("delegate_tasks: task {n}: goal is empty")));
+                }
+                let trust_level = match t.trust_level.as_deref() {
+                    None | Some("untrusted") => Trust::Untrusted,
+                    Some("trusted") => Trust::Trusted,
+                    Some(other) => {
+                        return Err(ToolError(format!(
+                            "delegate_tasks: task {n}: trust_level {other:?} is not untrusted or trusted"
+                        )));
+                    }
+                };
+                let max_risk = match t.max_risk.as_deref() {
+                    None | Some("") => None,
+                    Some(name) => Some(name.parse::<DangerClass>().map_err(|e| {
+                        ToolError(format!("delegate_tasks: task {n}: max_risk: {e}"))
+                    })?),
+                };
+                Ok(TaskFile {
+                    goal: t.goal,
+                    context: t.context,
+                    guidance: t.guidance,
+                    trust_level,
+                    max_risk,
+                    index: n,
+                    total,
+                    parent_session: s.parent_session.clone(),
+                    max_iter: s.max_iter,
+                    timeout_seconds: s.timeout.as_secs(),
+                    model: Some(s.model.clone()),
+                    base_url: Some(s.base_url.clone()),
+                })
+            })
+            .collect()
+    }
+
+    /// One child, start to envelope; reported as it starts and ends, its tokens added to
+    /// the run's usage.
+    async fn run_child(&self, task: TaskFile, ctx: &ToolContext) -> Envelope {
+        let (index, total) = (task.index, task.total);
+        ctx.report(ToolReport::SubagentStarted { index, total });
+        let started = Instant::now();
+        let envelope = match self.spawn_and_wait(&task, ctx).await {
+            Ok(e) => e,
+            Err(e) => Envelope::contract_error(&e),
+        };
+        ctx.spend(&crate::llm::Usage {
+            input_tokens: envelope.input_tokens,
+            output_tokens: envelope.output_tokens,
+            ..Default::default()
+        });
+        ctx.report(ToolReport::SubagentFinished {
+            index,
+            total,
+            status: status_word(envelope.status).to_string(),
+            iterations: envelope.iterations,
+            tool_calls: envelope.tool_calls,
+            input_tokens: envelope.input_tokens,
+            output_tokens: envelope.output_tokens,
+            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        });
+        envelope
+    }
+
+    async fn spawn_and_wait(&self, task: &TaskFile, ctx: &ToolContext) -> Result<Envelope, String> {
+        let file = write_task_file(task).map_err(|e| format!("the task file: {e}"))?;
+        let exe = std::env::current_exe().map_err(|e| format!("odek's own path: {e}"))?;
+        let mut cmd = tokio::process::Command::new(exe);
+        cmd.arg("subagent")
+            .arg("--task")
+            .arg(file.path())
+            .current_dir(&ctx.cwd)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .process_group(0)
+            .kill_on_drop(true);
+        for var in HIDDEN_ENV {
+            cmd.env_remove(var);
+        }
+        let _key_pipe = match &self.settings.api_key {
+            Some(key) => Some(pass_key(&mut cmd, key).map_err(|e| format!("the key's pipe: {e}"))?),
+            None => {
+                cmd.env_remove(KEY_FD_VAR);
+                None
+            }
+        };
+        let mut child = cmd.spawn().map_err(|e| format!("odek subagent did not start: {e}"))?;
+        let mut guard = GroupGuard::new(child.id().and_then(|id| i32::try_from(id).ok()));
+        let stdout = child.stdout.take().ok_or("no stdout")?;
+        let limit = self.settings.timeout + KILL_GRACE;
+        let read = last_line(stdout);
+        let status = tokio::select! {
+            line = tokio::time::timeout(limit, read) => match line {
+                Ok(line) => Ok(line),
+                Err(_) => Err(EnvelopeStatus::Timeout),
+            },
+            () = ctx.cancel.cancelled() => Err(EnvelopeStatus::Cancelled),
+        };
+        let line = match status {
+            Ok(line) => line,
+            Err(how) => {
+                guard.kill_now();
+                let _ = child.wait().await;
+                return Ok(ended_without_envelope(how, self.settings.timeout));
+            }
+        };
+        let _ = child.wait().await;
+        // The child's group may still hold processes it started: they go with it.
+        guard.kill_now();
+        serde_json::from_str(&line).map_err(|_| {
+            "odek subagent ended without its envelope (it crashed or was killed)".to_string()
+        })
+    }
+}
+
+/// A private task file (0600), removed when dropped.
+fn write_task_file(task: &TaskFile) -> std::io::Result<tempfile::NamedTempFile> {
+    use std::io::Write;
+    let mut file = tempfile::Builder::new()
+        .prefix("odek-task-")
+        .suffix(".json")
+        .tempfile()?;
+    file.write_all(serde_json::to_string(task).map_err(std::io::Error::other)?.as_bytes())?;
+    file.flush()?;
+    Ok(file)
+}
+
+/// Makes the key readable on the child's descriptor 3 (a pipe written and closed before the
+/// child starts; nothing of it is in the child's environment or command line). Returns the
+/// read end, which must live until the child has started.
+#[allow(unsafe_code)]
+fn pass_key(cmd: &mut tokio::process::Command, key: &str) -> std::io::Result<std::io::PipeReader> {
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
+    let (reader, mut writer) = std::io::pipe()?;
+    writer.write_all(key.as_bytes())?;
+    drop(writer);
+    let fd = reader.as_raw_fd();
+    cmd.env(KEY_FD_VAR, "3");
+    // SAFETY: between fork and exec only async-signal-safe calls are made: dup2 puts the
+    // pipe's read end on descriptor 3 (without close-on-exec, so the child inherits it).
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::dup2(fd, 3) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    Ok(reader)
+}
+
+/// The last non-empty line a child writes on stdout (its envelope); event lines before it
+/// are read and dropped as they come, so the child never blocks on a full pipe.
+async fn last_line(stdout: tokio::process::ChildStdout) -> String {
+    let mut lines = BufReader::new(stdout).lines();
+    let mut last = String::new();
+    while let Ok(Some(line)) = lines.next_line().await {
+        if !line.trim().is_empty() && line.len() <= MAX_LINE_BYTES {
+            last = line;
+        }
+    }
+    last
+}
+
+/// The envelope of a child stopped by the parent.
+fn ended_without_envelope(how: EnvelopeStatus, timeout: Duration) -> Envelope {
+    let why = match how {
+        EnvelopeStatus::Timeout => format!(
+            "the sub-agent ran past its {} s limit (subagents.timeout_seconds) and was killed",
+            timeout.as_secs()
+        ),
+        _ => "the sub-agent was stopped: the turn was cancelled".to_string(),
+    };
+    Envelope {
+        status: how,
+        ..Envelope::contract_error(&why)
+    }
+}
+
+fn status_word(status: EnvelopeStatus) -> &'static str {
+    match status {
+        EnvelopeStatus::Ok => "ok",
+        EnvelopeStatus::Error => "error",
+        EnvelopeStatus::Timeout => "timeout",
+        EnvelopeStatus::Cancelled => "cancelled",
+    }
+}
+
+/// One child's part of the result: a heading the parent wrote, then what the child said —
+/// redacted, capped at 100 KiB and wrapped untrusted as `subagent:<n>`.
+fn result_part(
+    index: usize,
+    total: usize,
+    e: &Envelope,
+    redactor: &crate::redact::Redactor,
+) -> String {
+    let mut body = match e.status {
+        EnvelopeStatus::Ok => e.answer.clone(),
+        _ => format!("error: {}", e.error.as_deref().unwrap_or("no answer")),
+    };
+    if !e.files_changed.is_empty() {
+        body.push_str(&format!("\n\nfiles changed: {}", e.files_changed.join(", ")));
+    }
+    let body = redactor.redact(&body);
+    let body = crate::text::head_and_tail(&body, MAX_RESULT_BYTES);
+    format!(
+        "sub-agent {index}/{total}: {} ({} iterations, {} tool calls, session {})\n{}",
+        status_word(e.status),
+        e.iterations,
+        e.tool_calls,
+        if e.session_id.is_empty() { "none" } else { &e.session_id },
+        crate::untrusted::wrap(&format!("subagent:{index}"), &body)
+    )
+}

@@ -1,0 +1,226 @@
+//! `delegate_tasks` through the real binary: a parent `odek run` whose model delegates to
+//! three sub-agents, against one model server that answers each conversation by its first
+//! user message — three children really at once (a barrier), results in task order, their
+//! tokens in the run's usage, events, no key in any child's environment or command line, no
+//! parent plan in any child request, and Ctrl-C taking every child down.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::Notify;
+
+use crate::support::keyed::{Answer, KeyedServer};
+use crate::support::*;
+
+const KEY: &str = "sk-parent-ZyXwVuTsRqPoNmLkJiHg9876543210";
+const GOALS: [&str; 3] = ["alpha: count the files", "beta: list the TODOs", "gamma: read the README"];
+
+fn tool_call(name: &str, args: Value) -> Value {
+    json!({"role": "assistant", "content": null, "tool_calls": [
+        {"id": format!("call_{name}"), "type": "function", "function": {"name": name, "arguments": args.to_string()}}]})
+}
+
+fn results_in(request: &Value) -> usize {
+    request["messages"]
+        .as_array()
+        .map_or(0, |m| m.iter().filter(|m| m["role"] == "tool").count())
+}
+
+/// Children held until `expected` of them have asked (or `release` fires).
+struct Barrier {
+    arrived: AtomicUsize,
+    all_here: Notify,
+    release: Notify,
+    expected: usize,
+    hold_forever: bool,
+}
+
+impl Barrier {
+    fn new(expected: usize, hold_forever: bool) -> Arc<Self> {
+        Arc::new(Barrier {
+            arrived: AtomicUsize::new(0),
+            all_here: Notify::new(),
+            release: Notify::new(),
+            expected,
+            hold_forever,
+        })
+    }
+
+    async fn arrive(&self) {
+        let release = self.release.notified();
+        if self.arrived.fetch_add(1, Ordering::SeqCst) + 1 >= self.expected {
+            self.all_here.notify_waiters();
+        }
+        if self.hold_forever {
+            std::future::pending::<()>().await;
+        }
+        let _ = tokio::time::timeout(Duration::from_secs(20), release).await;
+    }
+
+    async fn wait_all(&self) {
+        for _ in 0..2000 {
+            if self.arrived.load(Ordering::SeqCst) >= self.expected {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("only {} children arrived", self.arrived.load(Ordering::SeqCst));
+    }
+}
+
+/// The parent makes a plan, delegates the three goals, then answers; each child answers
+/// its goal after the barrier.
+fn script(barrier: Arc<Barrier>) -> Answer {
+    Arc::new(move |first: String, request: Value| {
+        let barrier = barrier.clone();
+        Box::pin(async move {
+            if first == "split the work" {
+                return match results_in(&request) {
+                    0 => tool_call("plan", json!({"verb": "create", "steps": [
+                        {"id": "s1", "title": "Survey the repository in three parts"}]})),
+                    1 => tool_call("delegate_tasks", json!({"tasks": GOALS.iter().map(|g| json!({
+                        "goal": g, "context": "Step s1: Survey the repository in three parts"})).collect::<Vec<_>>()})),
+                    _ => json!({"role": "assistant", "content": "All three parts are surveyed."}),
+                };
+            }
+            barrier.arrive().await;
+            let goal = GOALS.iter().find(|g| first.starts_with(*g)).copied().unwrap_or("unknown");
+            json!({"role": "assistant", "content": format!("result of {goal}")})
+        })
+    })
+}
+
+fn sandbox(server: &KeyedServer) -> (Sandbox, std::process::Command) {
+    let sb = Sandbox::new();
+    sb.global_config(
+        &json!({"stream": false, "context_window": 100000,
+                "dangerous": {"classes": {"system_write": "allow"}}})
+        .to_string(),
+    );
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.env("ODEK_API_KEY", KEY);
+    (sb, cmd)
+}
+
+/// The pids of this test's children: `odek subagent` processes whose task file lies in
+/// the test's temporary directory.
+fn children_of(sb: &Sandbox) -> Vec<u32> {
+    let marker = sb.tmp().display().to_string();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("proc").flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else { continue };
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if cmdline.contains(" subagent --task ") && cmdline.contains(&marker) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_children_run_at_once_and_answer_in_task_order() {
+    let barrier = Barrier::new(3, false);
+    let server = KeyedServer::start(script(barrier.clone())).await;
+    let (sb, mut cmd) = sandbox(&server);
+    let events = sb.tmp().join("events.jsonl");
+    cmd.args(["run", "--events-jsonl"]).arg(&events).arg("split the work");
+    let run = tokio::task::spawn_blocking(move || cmd.output().expect("runs"));
+    // All three children are in their first model call at the same moment.
+    barrier.wait_all().await;
+    let pids = children_of(&sb);
+    assert_eq!(pids.len(), 3, "{pids:?}");
+    for pid in &pids {
+        let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        for (what, bytes) in [("environ", environ), ("cmdline", cmdline)] {
+            assert!(
+                !String::from_utf8_lossy(&bytes).contains(KEY),
+                "the key is in the {what} of child {pid}"
+            );
+        }
+    }
+    barrier.release.notify_waiters();
+    let out = run.await.expect("join");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("All three parts are surveyed."));
+
+    let requests = server.requests();
+    let last = requests
+        .iter()
+        .filter(|r| crate::support::keyed::first_user(r) == "split the work")
+        .next_back()
+        .expect("the parent's last request");
+    let result = tool_results(last).last().cloned().expect("the delegate result");
+    let positions: Vec<usize> = GOALS
+        .iter()
+        .map(|g| result.find(&format!("result of {g}")).expect(g))
+        .collect();
+    assert!(positions.windows(2).all(|w| w[0] < w[1]), "not in task order: {result}");
+    for n in 1..=3 {
+        assert!(result.contains(&format!("sub-agent {n}/3: ok")), "{result}");
+        assert!(result.contains(&format!("source=\"subagent:{n}\"")), "{result}");
+    }
+    // No child saw the parent's plan or history.
+    for request in requests.iter().filter(|r| crate::support::keyed::first_user(r) != "split the work") {
+        let text = request.to_string();
+        assert!(!text.contains("[Current plan"), "a child got the plan: {text}");
+        assert!(!text.contains("split the work"), "a child got the parent's task");
+    }
+    // Events: one start and one end per child, and the children's tokens in the run's.
+    let lines: Vec<Value> = read(&events)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("event"))
+        .collect();
+    let of = |t: &str| lines.iter().filter(|e| e["type"] == t).count();
+    assert_eq!(of("subagent_started"), 3);
+    assert_eq!(of("subagent_finished"), 3);
+    assert!(lines.iter().filter(|e| e["type"] == "subagent_finished").all(|e| e["data"]["status"] == "ok"));
+    assert!(!read(&events).contains("alpha: count"), "a goal's text reached the events");
+    let done = lines.iter().find(|e| e["type"] == "run_completed").expect("run_completed");
+    assert_eq!(done["data"]["input_tokens"], 600, "3 parent calls + 3 children, 100 each");
+    // The children's sessions are saved, each naming its parent.
+    let parent = lines[0]["session_id"].as_str().expect("session").to_string();
+    let children: Vec<Value> = std::fs::read_dir(sb.home.join("sessions"))
+        .expect("sessions")
+        .flatten()
+        .filter_map(|e| serde_json::from_str::<Value>(&std::fs::read_to_string(e.path()).ok()?).ok())
+        .filter(|s| s["origin"] == "subagent")
+        .collect();
+    assert_eq!(children.len(), 3);
+    assert!(children.iter().all(|c| c["parent_session"] == parent.as_str()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_on_the_parent_leaves_no_child_behind() {
+    let barrier = Barrier::new(3, true);
+    let server = KeyedServer::start(script(barrier.clone())).await;
+    let (sb, mut cmd) = sandbox(&server);
+    cmd.args(["run", "split the work"]);
+    let child = cmd
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("starts");
+    barrier.wait_all().await;
+    assert_eq!(children_of(&sb).len(), 3);
+    let pid = i32::try_from(child.id()).expect("pid");
+    // SAFETY: sends SIGINT to the parent this test started.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::kill(pid, libc::SIGINT);
+    }
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output().expect("exits"))
+        .await
+        .expect("join");
+    assert_eq!(out.status.code(), Some(130));
+    for _ in 0..200 {
+        if children_of(&sb).is_empty() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("children left behind: {:?}", children_of(&sb));
+}
