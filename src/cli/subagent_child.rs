@@ -2,20 +2,28 @@
 //! child's policy, and say how it went in one envelope.
 
 use std::collections::HashMap;
+use std::io::Write;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value;
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
 
-use crate::subagent::{
-    DELEGATE_SOURCE, Envelope, EnvelopeStatus, KEY_FD_VAR, ORIGIN_SUBAGENT, TaskError, TaskFile,
-    Trust, child_policy,
-};
 use crate::config::{Config, LoadOptions, Overrides};
 use crate::engine::{EngineEvent, Observer, RunError};
 use crate::events::StdoutSink;
 use crate::llm::Message;
 use crate::runtime::{Approvals, Process, RuntimeError, StartOptions, Submission, TurnOutcome};
+use crate::subagent::ask::{
+    AnswerLine, Ask, AskedItem, Request, RequestLine, approval_of, question_answer_of,
+};
+use crate::subagent::{
+    DELEGATE_SOURCE, Envelope, EnvelopeStatus, KEY_FD_VAR, ORIGIN_SUBAGENT, TaskError, TaskFile,
+    Trust, child_policy,
+};
+use crate::tools::approval::{ApprovalAnswer, ApprovalItem, Approver, Question, QuestionAnswer};
 
 /// Who holds a child's session while it runs.
 const HOLDER: &str = "odek subagent";
@@ -190,13 +198,18 @@ async fn turn(
         task.parent_session.as_deref(),
     )?;
     let session_id = session.id().to_string();
+    let approvals = if task.trust_level == Trust::Trusted && task.ask_parent {
+        Approvals::Local(ParentApprover::start())
+    } else {
+        Approvals::Nobody
+    };
     let handle = process
         .supervisor
         .submit(Submission {
             runtime,
             session: Some(session),
             input: vec![Message::user(task_message(task))],
-            approvals: Approvals::Nobody,
+            approvals,
             output: files,
         })
         .map_err(|e| RuntimeError::TurnInProgress(e.to_string()))?;
@@ -239,6 +252,90 @@ fn redact(envelope: &mut Envelope, redactor: &crate::redact::Redactor) {
     envelope.files_changed.iter_mut().for_each(r);
     if let Some(e) = envelope.error.as_mut() {
         r(e);
+    }
+}
+
+/// A trusted child's approver: asks the parent (a request line on stdout, among the event
+/// lines, written whole under stdout's lock) and waits for the answer line on stdin. When
+/// stdin closes — the parent is gone — every wait ends as refused.
+struct ParentApprover {
+    next: AtomicU64,
+    waiting: Mutex<HashMap<u64, oneshot::Sender<AnswerLine>>>,
+}
+
+impl ParentApprover {
+    fn start() -> Arc<ParentApprover> {
+        let approver = Arc::new(ParentApprover {
+            next: AtomicU64::new(1),
+            waiting: Mutex::new(HashMap::new()),
+        });
+        let reader = Arc::downgrade(&approver);
+        // A thread of its own reads stdin: the process ends without waiting for it (a
+        // runtime's blocking thread would hold the runtime's shutdown up).
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::stdin().lock().lines().map_while(Result::ok) {
+                let (Ok(answer), Some(approver)) =
+                    (serde_json::from_str::<AnswerLine>(&line), reader.upgrade())
+                else {
+                    continue;
+                };
+                let waiter = approver.lock_waiting().remove(&answer.id);
+                if let Some(tx) = waiter {
+                    let _ = tx.send(answer);
+                }
+            }
+            if let Some(approver) = reader.upgrade() {
+                approver.lock_waiting().clear();
+            }
+        });
+        approver
+    }
+
+    fn lock_waiting(&self) -> std::sync::MutexGuard<'_, HashMap<u64, oneshot::Sender<AnswerLine>>> {
+        self.waiting.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Sends `ask` to the parent; the answer, or `None` when the parent is gone or the
+    /// turn was cancelled.
+    async fn request(&self, ask: Ask, cancel: &CancellationToken) -> Option<AnswerLine> {
+        let id = self.next.fetch_add(1, Ordering::SeqCst);
+        let (tx, rx) = oneshot::channel();
+        self.lock_waiting().insert(id, tx);
+        let line = RequestLine {
+            odek_subagent_request: Request { id, ask },
+        };
+        let text = serde_json::to_string(&line).ok()?;
+        {
+            let mut out = std::io::stdout().lock();
+            if writeln!(out, "{text}").and_then(|()| out.flush()).is_err() {
+                return None;
+            }
+        }
+        tokio::select! {
+            answer = rx => answer.ok(),
+            () = cancel.cancelled() => None,
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Approver for ParentApprover {
+    async fn ask(&self, items: &[ApprovalItem], cancel: &CancellationToken) -> ApprovalAnswer {
+        let items = items.iter().map(AskedItem::from_item).collect();
+        match self.request(Ask::Approval { items }, cancel).await {
+            Some(line) => approval_of(&line.answer),
+            None if cancel.is_cancelled() => ApprovalAnswer::Cancelled,
+            None => ApprovalAnswer::Deny,
+        }
+    }
+
+    async fn clarify(&self, question: &Question, cancel: &CancellationToken) -> QuestionAnswer {
+        match self.request(Ask::question(question), cancel).await {
+            Some(line) => question_answer_of(&line),
+            None if cancel.is_cancelled() => QuestionAnswer::Cancelled,
+            None => QuestionAnswer::NoUser,
+        }
     }
 }
 
@@ -328,6 +425,7 @@ mod tests {
             timeout_seconds: 60,
             model: None,
             base_url: None,
+            ask_parent: false,
         }
     }
 

@@ -643,7 +643,11 @@ impl Terminal {
                     "  ↳ sub-agent {index}/{total} {status} · {iterations} iterations, {tool_calls} tool calls · {:.1}s",
                     *duration_ms as f64 / 1000.0
                 );
-                if status == "ok" { s.dim(&line) } else { s.yellow(&line) }
+                if status == "ok" {
+                    s.dim(&line)
+                } else {
+                    s.yellow(&line)
+                }
             }
         };
         self.line(&text);

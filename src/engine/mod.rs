@@ -460,7 +460,15 @@ impl Engine {
         state.tool_calls += calls.len() as u64;
         let spent = Arc::new(std::sync::Mutex::new(Usage::default()));
         let results = self
-            .run_batch_until(iteration, &calls, cut_off, cancel, tool_cancel, deadline, &spent)
+            .run_batch_until(
+                iteration,
+                &calls,
+                cut_off,
+                cancel,
+                tool_cancel,
+                deadline,
+                &spent,
+            )
             .await;
         // What the calls spent on models of their own (sub-agents) counts as the run's.
         if let Ok(spent) = spent.lock() {

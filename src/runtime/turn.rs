@@ -14,8 +14,8 @@ use crate::events::{Emitter, EventsObserver};
 use crate::llm::{Message, Usage};
 use crate::plan::{PlanLimits, PlanState, PlanStore};
 use crate::session::{RunRecord, SaveReport, SessionError};
-use crate::tools::approval::{Approver, Gate, TrustSet};
 use crate::subagent::{DelegateSettings, DelegateTasksTool};
+use crate::tools::approval::{Approver, Gate, TrustSet};
 use crate::tools::web::{SearchSettings, WebSettings};
 use crate::tools::{RegistryParts, build_registry};
 
@@ -113,7 +113,7 @@ impl Runtime {
         let parts = RegistryParts {
             plan: plan.clone(),
             asker: surface.approver.clone(),
-            delegate: self.delegate_tool(session.map(|s| s.id())),
+            delegate: self.delegate_tool(session.map(|s| s.id()), surface.approver.clone()),
             ..self.registry_parts()
         };
         let tools = build_registry(&selection, parts).map_err(RuntimeError::Tools)?;
@@ -145,7 +145,7 @@ impl Runtime {
         let selection = tool_selection(&self.config);
         let parts = RegistryParts {
             plan: self.plan_store(None),
-            delegate: self.delegate_tool(None),
+            delegate: self.delegate_tool(None, None),
             ..self.registry_parts()
         };
         build_registry(&selection, parts)
@@ -160,7 +160,11 @@ impl Runtime {
 
     /// `delegate_tasks` for a turn of `session`, when `subagents.enabled` (a child's
     /// configuration turns it off: depth 1).
-    fn delegate_tool(&self, session: Option<&str>) -> Option<Arc<dyn crate::tools::Tool>> {
+    fn delegate_tool(
+        &self,
+        session: Option<&str>,
+        asker: Option<Arc<dyn Approver>>,
+    ) -> Option<Arc<dyn crate::tools::Tool>> {
         let s = &self.config.subagents;
         if !s.enabled {
             return None;
@@ -173,6 +177,7 @@ impl Runtime {
             base_url: self.config.base_url.clone(),
             api_key: self.config.api_key.clone(),
             parent_session: session.map(str::to_string),
+            asker,
         })))
     }
 

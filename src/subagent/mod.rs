@@ -8,6 +8,7 @@
 //! command `odek subagent` (`cli/subagent_child.rs`), a runner like any surface. The child
 //! is at depth 1: it never gets `delegate_tasks`.
 
+pub mod ask;
 mod envelope;
 mod policy;
 mod task;

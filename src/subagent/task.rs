@@ -56,6 +56,10 @@ pub struct TaskFile {
     /// The parent's endpoint.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_url: Option<String>,
+    /// A trusted child whose parent has someone to ask: what would ask goes to the parent
+    /// (request lines on stdout, answers on stdin). Otherwise nobody is asked.
+    #[serde(default)]
+    pub ask_parent: bool,
 }
 
 /// Why a task file cannot be used (a contract error: exit 3).

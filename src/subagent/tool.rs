@@ -9,12 +9,14 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::Semaphore;
 
+use super::ask::{AnswerLine, Ask, Request, RequestLine, approval_word, question_answer_line};
 use super::{Envelope, EnvelopeStatus, KEY_FD_VAR, TaskFile, Trust};
 use crate::policy::DangerClass;
 use crate::process::GroupGuard;
+use crate::tools::approval::{ApprovalAnswer, Approver, Question, QuestionAnswer};
 use crate::tools::danger::Classification;
 use crate::tools::{HIDDEN_ENV, Tool, ToolContext, ToolError, ToolReport, decode_args};
 
@@ -28,7 +30,7 @@ const KILL_GRACE: Duration = Duration::from_secs(15);
 const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
 
 /// The limits of the children (the `subagents` settings) and what they inherit.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct DelegateSettings {
     /// Children running at once.
     pub max_concurrency: usize,
@@ -44,17 +46,24 @@ pub struct DelegateSettings {
     pub api_key: Option<String>,
     /// The parent's session, recorded in each child's.
     pub parent_session: Option<String>,
+    /// Who answers a trusted child's approvals and questions (the parent's surface).
+    pub asker: Option<Arc<dyn Approver>>,
 }
 
 /// Starts sub-agents.
 pub struct DelegateTasksTool {
     settings: DelegateSettings,
+    /// One question to the parent's user at a time, whichever child asks.
+    asking: tokio::sync::Mutex<()>,
 }
 
 impl DelegateTasksTool {
     /// A `delegate_tasks` with these settings.
     pub fn new(settings: DelegateSettings) -> Self {
-        DelegateTasksTool { settings }
+        DelegateTasksTool {
+            settings,
+            asking: tokio::sync::Mutex::new(()),
+        }
     }
 }
 
@@ -78,7 +87,9 @@ struct Args {
 }
 
 fn task_count(args: &Value) -> usize {
-    args.get("tasks").and_then(Value::as_array).map_or(0, Vec::len)
+    args.get("tasks")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len)
 }
 
 #[async_trait]
@@ -209,6 +220,7 @@ impl DelegateTasksTool {
                     timeout_seconds: s.timeout.as_secs(),
                     model: Some(s.model.clone()),
                     base_url: Some(s.base_url.clone()),
+                    ask_parent: trust_level == Trust::Trusted && s.asker.is_some(),
                 })
             })
             .collect()
@@ -246,11 +258,16 @@ impl DelegateTasksTool {
         let file = write_task_file(task).map_err(|e| format!("the task file: {e}"))?;
         let exe = std::env::current_exe().map_err(|e| format!("odek's own path: {e}"))?;
         let mut cmd = tokio::process::Command::new(exe);
+        let stdin = if task.ask_parent {
+            std::process::Stdio::piped()
+        } else {
+            std::process::Stdio::null()
+        };
         cmd.arg("subagent")
             .arg("--task")
             .arg(file.path())
             .current_dir(&ctx.cwd)
-            .stdin(std::process::Stdio::null())
+            .stdin(stdin)
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null())
             .process_group(0)
@@ -265,11 +282,14 @@ impl DelegateTasksTool {
                 None
             }
         };
-        let mut child = cmd.spawn().map_err(|e| format!("odek subagent did not start: {e}"))?;
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| format!("odek subagent did not start: {e}"))?;
         let mut guard = GroupGuard::new(child.id().and_then(|id| i32::try_from(id).ok()));
         let stdout = child.stdout.take().ok_or("no stdout")?;
         let limit = self.settings.timeout + KILL_GRACE;
-        let read = last_line(stdout);
+        let label = task.label();
+        let read = self.read_child(stdout, child.stdin.take(), &label, ctx);
         let status = tokio::select! {
             line = tokio::time::timeout(limit, read) => match line {
                 Ok(line) => Ok(line),
@@ -301,7 +321,11 @@ fn write_task_file(task: &TaskFile) -> std::io::Result<tempfile::NamedTempFile> 
         .prefix("odek-task-")
         .suffix(".json")
         .tempfile()?;
-    file.write_all(serde_json::to_string(task).map_err(std::io::Error::other)?.as_bytes())?;
+    file.write_all(
+        serde_json::to_string(task)
+            .map_err(std::io::Error::other)?
+            .as_bytes(),
+    )?;
     file.flush()?;
     Ok(file)
 }
@@ -331,17 +355,77 @@ fn pass_key(cmd: &mut tokio::process::Command, key: &str) -> std::io::Result<std
     Ok(reader)
 }
 
-/// The last non-empty line a child writes on stdout (its envelope); event lines before it
-/// are read and dropped as they come, so the child never blocks on a full pipe.
-async fn last_line(stdout: tokio::process::ChildStdout) -> String {
-    let mut lines = BufReader::new(stdout).lines();
-    let mut last = String::new();
-    while let Ok(Some(line)) = lines.next_line().await {
-        if !line.trim().is_empty() && line.len() <= MAX_LINE_BYTES {
-            last = line;
+impl DelegateTasksTool {
+    /// Reads a child's stdout to its end: its requests are asked on the parent's approver
+    /// (one at a time, labelled `sub-agent 2/3: …`) and answered on its stdin; event lines
+    /// are read and dropped as they come, so the child never blocks on a full pipe. Returns
+    /// the last other line: the envelope.
+    async fn read_child(
+        &self,
+        stdout: tokio::process::ChildStdout,
+        mut stdin: Option<tokio::process::ChildStdin>,
+        label: &str,
+        ctx: &ToolContext,
+    ) -> String {
+        let mut lines = BufReader::new(stdout).lines();
+        let mut last = String::new();
+        while let Ok(Some(line)) = lines.next_line().await {
+            if line.trim().is_empty() || line.len() > MAX_LINE_BYTES {
+                continue;
+            }
+            match serde_json::from_str::<RequestLine>(&line) {
+                Ok(request) => {
+                    let answer = self
+                        .ask_parent(request.odek_subagent_request, label, ctx)
+                        .await;
+                    if let (Some(pipe), Ok(text)) = (stdin.as_mut(), serde_json::to_string(&answer))
+                    {
+                        let _ = pipe.write_all(format!("{text}\n").as_bytes()).await;
+                        let _ = pipe.flush().await;
+                    }
+                }
+                Err(_) => last = line,
+            }
+        }
+        last
+    }
+
+    /// Asks the parent's approver what a trusted child asks.
+    async fn ask_parent(&self, request: Request, label: &str, ctx: &ToolContext) -> AnswerLine {
+        let Some(asker) = &self.settings.asker else {
+            return AnswerLine {
+                id: request.id,
+                answer: "no_user".into(),
+                text: None,
+            };
+        };
+        let _one_at_a_time = self.asking.lock().await;
+        match request.ask {
+            Ask::Approval { items } => {
+                let items: Vec<_> = items.iter().map(|i| i.labelled(label)).collect();
+                let answer = tokio::select! {
+                    a = asker.ask(&items, &ctx.cancel) => a,
+                    () = ctx.cancel.cancelled() => ApprovalAnswer::Cancelled,
+                };
+                AnswerLine {
+                    id: request.id,
+                    answer: approval_word(answer).into(),
+                    text: None,
+                }
+            }
+            Ask::Question { question, options } => {
+                let asked = Question {
+                    question: format!("{label}: {question}"),
+                    options,
+                };
+                let answer = tokio::select! {
+                    a = asker.clarify(&asked, &ctx.cancel) => a,
+                    () = ctx.cancel.cancelled() => QuestionAnswer::Cancelled,
+                };
+                question_answer_line(request.id, answer)
+            }
         }
     }
-    last
 }
 
 /// The envelope of a child stopped by the parent.
@@ -381,7 +465,10 @@ fn result_part(
         _ => format!("error: {}", e.error.as_deref().unwrap_or("no answer")),
     };
     if !e.files_changed.is_empty() {
-        body.push_str(&format!("\n\nfiles changed: {}", e.files_changed.join(", ")));
+        body.push_str(&format!(
+            "\n\nfiles changed: {}",
+            e.files_changed.join(", ")
+        ));
     }
     let body = redactor.redact(&body);
     let body = crate::text::head_and_tail(&body, MAX_RESULT_BYTES);
@@ -390,7 +477,11 @@ fn result_part(
         status_word(e.status),
         e.iterations,
         e.tool_calls,
-        if e.session_id.is_empty() { "none" } else { &e.session_id },
+        if e.session_id.is_empty() {
+            "none"
+        } else {
+            &e.session_id
+        },
         crate::untrusted::wrap(&format!("subagent:{index}"), &body)
     )
 }

@@ -18,6 +18,7 @@ fn full() -> RegistryParts {
                 base_url: "http://127.0.0.1:9/v1".into(),
                 api_key: None,
                 parent_session: None,
+                asker: None,
             },
         ))),
         search: Some(Arc::new(web::SearchSettings {

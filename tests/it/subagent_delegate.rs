@@ -15,7 +15,11 @@ use crate::support::keyed::{Answer, KeyedServer};
 use crate::support::*;
 
 const KEY: &str = "sk-parent-ZyXwVuTsRqPoNmLkJiHg9876543210";
-const GOALS: [&str; 3] = ["alpha: count the files", "beta: list the TODOs", "gamma: read the README"];
+const GOALS: [&str; 3] = [
+    "alpha: count the files",
+    "beta: list the TODOs",
+    "gamma: read the README",
+];
 
 fn tool_call(name: &str, args: Value) -> Value {
     json!({"role": "assistant", "content": null, "tool_calls": [
@@ -66,7 +70,10 @@ impl Barrier {
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        panic!("only {} children arrived", self.arrived.load(Ordering::SeqCst));
+        panic!(
+            "only {} children arrived",
+            self.arrived.load(Ordering::SeqCst)
+        );
     }
 }
 
@@ -78,15 +85,25 @@ fn script(barrier: Arc<Barrier>) -> Answer {
         Box::pin(async move {
             if first == "split the work" {
                 return match results_in(&request) {
-                    0 => tool_call("plan", json!({"verb": "create", "steps": [
-                        {"id": "s1", "title": "Survey the repository in three parts"}]})),
-                    1 => tool_call("delegate_tasks", json!({"tasks": GOALS.iter().map(|g| json!({
-                        "goal": g, "context": "Step s1: Survey the repository in three parts"})).collect::<Vec<_>>()})),
+                    0 => tool_call(
+                        "plan",
+                        json!({"verb": "create", "steps": [
+                        {"id": "s1", "title": "Survey the repository in three parts"}]}),
+                    ),
+                    1 => tool_call(
+                        "delegate_tasks",
+                        json!({"tasks": GOALS.iter().map(|g| json!({
+                        "goal": g, "context": "Step s1: Survey the repository in three parts"})).collect::<Vec<_>>()}),
+                    ),
                     _ => json!({"role": "assistant", "content": "All three parts are surveyed."}),
                 };
             }
             barrier.arrive().await;
-            let goal = GOALS.iter().find(|g| first.starts_with(*g)).copied().unwrap_or("unknown");
+            let goal = GOALS
+                .iter()
+                .find(|g| first.starts_with(*g))
+                .copied()
+                .unwrap_or("unknown");
             json!({"role": "assistant", "content": format!("result of {goal}")})
         })
     })
@@ -110,8 +127,12 @@ fn children_of(sb: &Sandbox) -> Vec<u32> {
     let marker = sb.tmp().display().to_string();
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").expect("proc").flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
-        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else { continue };
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
         let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
         if cmdline.contains(" subagent --task ") && cmdline.contains(&marker) {
             found.push(pid);
@@ -126,7 +147,9 @@ async fn three_children_run_at_once_and_answer_in_task_order() {
     let server = KeyedServer::start(script(barrier.clone())).await;
     let (sb, mut cmd) = sandbox(&server);
     let events = sb.tmp().join("events.jsonl");
-    cmd.args(["run", "--events-jsonl"]).arg(&events).arg("split the work");
+    cmd.args(["run", "--events-jsonl"])
+        .arg(&events)
+        .arg("split the work");
     let run = tokio::task::spawn_blocking(move || cmd.output().expect("runs"));
     // All three children are in their first model call at the same moment.
     barrier.wait_all().await;
@@ -153,21 +176,39 @@ async fn three_children_run_at_once_and_answer_in_task_order() {
         .filter(|r| crate::support::keyed::first_user(r) == "split the work")
         .next_back()
         .expect("the parent's last request");
-    let result = tool_results(last).last().cloned().expect("the delegate result");
+    let result = tool_results(last)
+        .last()
+        .cloned()
+        .expect("the delegate result");
     let positions: Vec<usize> = GOALS
         .iter()
         .map(|g| result.find(&format!("result of {g}")).expect(g))
         .collect();
-    assert!(positions.windows(2).all(|w| w[0] < w[1]), "not in task order: {result}");
+    assert!(
+        positions.windows(2).all(|w| w[0] < w[1]),
+        "not in task order: {result}"
+    );
     for n in 1..=3 {
         assert!(result.contains(&format!("sub-agent {n}/3: ok")), "{result}");
-        assert!(result.contains(&format!("source=\"subagent:{n}\"")), "{result}");
+        assert!(
+            result.contains(&format!("source=\"subagent:{n}\"")),
+            "{result}"
+        );
     }
     // No child saw the parent's plan or history.
-    for request in requests.iter().filter(|r| crate::support::keyed::first_user(r) != "split the work") {
+    for request in requests
+        .iter()
+        .filter(|r| crate::support::keyed::first_user(r) != "split the work")
+    {
         let text = request.to_string();
-        assert!(!text.contains("[Current plan"), "a child got the plan: {text}");
-        assert!(!text.contains("split the work"), "a child got the parent's task");
+        assert!(
+            !text.contains("[Current plan"),
+            "a child got the plan: {text}"
+        );
+        assert!(
+            !text.contains("split the work"),
+            "a child got the parent's task"
+        );
     }
     // Events: one start and one end per child, and the children's tokens in the run's.
     let lines: Vec<Value> = read(&events)
@@ -177,20 +218,43 @@ async fn three_children_run_at_once_and_answer_in_task_order() {
     let of = |t: &str| lines.iter().filter(|e| e["type"] == t).count();
     assert_eq!(of("subagent_started"), 3);
     assert_eq!(of("subagent_finished"), 3);
-    assert!(lines.iter().filter(|e| e["type"] == "subagent_finished").all(|e| e["data"]["status"] == "ok"));
-    assert!(!read(&events).contains("alpha: count"), "a goal's text reached the events");
-    let done = lines.iter().find(|e| e["type"] == "run_completed").expect("run_completed");
-    assert_eq!(done["data"]["input_tokens"], 600, "3 parent calls + 3 children, 100 each");
+    assert!(
+        lines
+            .iter()
+            .filter(|e| e["type"] == "subagent_finished")
+            .all(|e| e["data"]["status"] == "ok")
+    );
+    assert!(
+        !read(&events).contains("alpha: count"),
+        "a goal's text reached the events"
+    );
+    let done = lines
+        .iter()
+        .find(|e| e["type"] == "run_completed")
+        .expect("run_completed");
+    assert_eq!(
+        done["data"]["input_tokens"], 600,
+        "3 parent calls + 3 children, 100 each"
+    );
     // The children's sessions are saved, each naming its parent.
-    let parent = lines[0]["session_id"].as_str().expect("session").to_string();
+    let parent = lines[0]["session_id"]
+        .as_str()
+        .expect("session")
+        .to_string();
     let children: Vec<Value> = std::fs::read_dir(sb.home.join("sessions"))
         .expect("sessions")
         .flatten()
-        .filter_map(|e| serde_json::from_str::<Value>(&std::fs::read_to_string(e.path()).ok()?).ok())
+        .filter_map(|e| {
+            serde_json::from_str::<Value>(&std::fs::read_to_string(e.path()).ok()?).ok()
+        })
         .filter(|s| s["origin"] == "subagent")
         .collect();
     assert_eq!(children.len(), 3);
-    assert!(children.iter().all(|c| c["parent_session"] == parent.as_str()));
+    assert!(
+        children
+            .iter()
+            .all(|c| c["parent_session"] == parent.as_str())
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -223,4 +287,41 @@ async fn ctrl_c_on_the_parent_leaves_no_child_behind() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     panic!("children left behind: {:?}", children_of(&sb));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trusted_childs_call_is_asked_on_the_parents_terminal() {
+    let command = "python3 -c \"open('made.txt','w').write('ok')\"";
+    let answer: Answer = Arc::new(move |first: String, request: Value| {
+        Box::pin(async move {
+            match (first == "delegate it", results_in(&request)) {
+                (true, 0) => tool_call(
+                    "delegate_tasks",
+                    json!({"tasks": [
+                    {"goal": "make the file", "trust_level": "trusted"}]}),
+                ),
+                (true, _) => json!({"role": "assistant", "content": "The sub-agent made it."}),
+                (false, 0) => tool_call("shell", json!({"command": command})),
+                (false, _) => json!({"role": "assistant", "content": "made"}),
+            }
+        })
+    });
+    let server = KeyedServer::start(answer).await;
+    let (sb, mut cmd) = sandbox(&server);
+    cmd.env("TERM", "xterm").args(["run", "delegate it"]);
+    tokio::task::spawn_blocking(move || -> Result<(), rexpect::error::Error> {
+        let mut p = rexpect::session::spawn_command(cmd, Some(20_000))?;
+        p.exp_string("requires approval")?;
+        p.exp_string("sub-agent 1/1: shell")?;
+        p.exp_string("made.txt")?;
+        p.exp_string("[a]pprove")?;
+        p.send_line("a")?;
+        p.exp_string("The sub-agent made it.")?;
+        p.exp_eof()?;
+        Ok(())
+    })
+    .await
+    .expect("join")
+    .expect("the approval on the parent's terminal");
+    assert_eq!(read(sb.work.join("made.txt")), "ok");
 }

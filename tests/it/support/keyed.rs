@@ -67,7 +67,11 @@ async fn serve(mut socket: TcpStream, answer: Answer, seen: Arc<Mutex<Vec<Value>
             let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
             seen.lock().expect("lock").push(request.clone());
             let message = answer(first_user(&request), request).await;
-            let finish = if message.get("tool_calls").is_some() { "tool_calls" } else { "stop" };
+            let finish = if message.get("tool_calls").is_some() {
+                "tool_calls"
+            } else {
+                "stop"
+            };
             json!({"choices": [{"index": 0, "message": message, "finish_reason": finish}],
                    "usage": {"prompt_tokens": 100, "completion_tokens": 10}})
             .to_string()
@@ -100,7 +104,11 @@ async fn read_request(socket: &mut TcpStream) -> Option<(String, Vec<u8>)> {
     let head = String::from_utf8_lossy(&buf[..end]).to_string();
     let length = head
         .lines()
-        .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse::<usize>().unwrap_or(0)))
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("content-length:")
+                .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+        })
         .unwrap_or(0);
     let mut body = buf[end..].to_vec();
     while body.len() < length {

@@ -13,8 +13,8 @@ use serde_json::{Value, json};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate, matchers};
 
 pub mod browser;
-pub mod keyed;
 mod fault;
+pub mod keyed;
 pub mod serve;
 pub mod telegram;
 #[allow(unused_imports)] // not every test file breaks answers
