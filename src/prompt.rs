@@ -45,12 +45,25 @@ pub fn system_prompt(config: &Config, cwd: &Path) -> String {
     if config.planning.enabled {
         out.push_str("\n\n");
         out.push_str(crate::plan::SYSTEM_PROMPT_SENTENCE);
+        if config.subagents.enabled && delegation_kept(config) {
+            out.push(' ');
+            out.push_str(crate::subagent::PLAN_DELEGATION_SENTENCE);
+        }
     }
     out.push_str("\n\n");
     out.push_str(SAFETY_RULES);
     out.push_str("\n\n");
     out.push_str(&runtime_context(cwd));
     out
+}
+
+/// True when the tool selection keeps `delegate_tasks`.
+fn delegation_kept(config: &Config) -> bool {
+    crate::tools::ToolSelection {
+        enabled: config.tools.enabled.clone(),
+        disabled: config.tools.disabled.clone(),
+    }
+    .keeps("delegate_tasks")
 }
 
 fn runtime_context(cwd: &Path) -> String {
@@ -245,6 +258,9 @@ mod tests {
         let p = system_prompt(&cfg, Path::new("/w"));
         assert!(p.contains(crate::plan::SYSTEM_PROMPT_SENTENCE));
         assert!(p.contains("For multi-step work, maintain a plan with the plan tool"));
+        assert!(p.contains(crate::subagent::PLAN_DELEGATION_SENTENCE));
+        cfg.subagents.enabled = false;
+        assert!(!system_prompt(&cfg, Path::new("/w")).contains("delegate_tasks"));
         cfg.planning.enabled = false;
         assert!(!system_prompt(&cfg, Path::new("/w")).contains("plan tool"));
     }

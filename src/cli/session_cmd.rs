@@ -66,7 +66,7 @@ pub fn local_session_store() -> SessionStore {
 pub fn run(args: SessionArgs) -> anyhow::Result<Exit> {
     let store = local_session_store();
     match args.command {
-        SessionCommand::List { limit, all } => list(&store, if all { usize::MAX } else { limit }),
+        SessionCommand::List { limit, all } => list(&store, limit, all),
         SessionCommand::Show { id, full } => show(&store, id.as_deref(), full),
         SessionCommand::Delete { id } => {
             if store.delete(&id)? {
@@ -111,8 +111,16 @@ pub fn run(args: SessionArgs) -> anyhow::Result<Exit> {
     }
 }
 
-fn list(store: &SessionStore, limit: usize) -> anyhow::Result<Exit> {
-    let listing = store.list_recent(limit)?;
+/// The newest `limit` sessions — every one with `all`, the sub-agents' too; without it,
+/// sub-agents' sessions are left out (their parent's session names them).
+fn list(store: &SessionStore, limit: usize, all: bool) -> anyhow::Result<Exit> {
+    let listing = if all {
+        store.list_recent(usize::MAX)?
+    } else {
+        store.list_recent_where(limit, |s| {
+            s.origin.as_deref() != Some(crate::subagent::ORIGIN_SUBAGENT)
+        })?
+    };
     for p in &listing.problems {
         eprintln!("odek: warning: {p}");
     }

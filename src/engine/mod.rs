@@ -458,22 +458,11 @@ impl Engine {
         batch::replace_invalid_arguments(&mut message);
         state.ctx.push(message);
         state.tool_calls += calls.len() as u64;
-        let spent = Arc::new(std::sync::Mutex::new(Usage::default()));
-        let results = self
-            .run_batch_until(
-                iteration,
-                &calls,
-                cut_off,
-                cancel,
-                tool_cancel,
-                deadline,
-                &spent,
-            )
+        let (results, spent) = self
+            .run_batch_until(iteration, &calls, cut_off, cancel, tool_cancel, deadline)
             .await;
         // What the calls spent on models of their own (sub-agents) counts as the run's.
-        if let Ok(spent) = spent.lock() {
-            state.usage.add(&spent);
-        }
+        state.usage.add(&spent);
         self.append_results(iteration, state, &calls, results);
         self.refresh_plan(state);
         self.persist(persist, state).await;
@@ -556,21 +545,30 @@ impl Engine {
         cancel: &CancellationToken,
         tool_cancel: &CancellationToken,
         deadline: Option<Instant>,
-        spent: &Arc<std::sync::Mutex<Usage>>,
-    ) -> Vec<batch::CallResult> {
-        let batch = self.run_batch(iteration, calls, cut_off, tool_cancel, spent);
+    ) -> (Vec<batch::CallResult>, Usage) {
+        // What the calls spend on models of their own (sub-agents' tokens).
+        let spent = Arc::new(std::sync::Mutex::new(Usage::default()));
+        let batch = self.run_batch(iteration, calls, cut_off, tool_cancel, &spent);
         tokio::pin!(batch);
-        tokio::select! {
-            r = &mut batch => return r,
-            _ = cancel.cancelled() => {}
-            _ = sleep_until(deadline) => tool_cancel.cancel(),
-        }
+        let stopped = tokio::select! {
+            r = &mut batch => Some(r),
+            _ = cancel.cancelled() => None,
+            _ = sleep_until(deadline) => {
+                tool_cancel.cancel();
+                None
+            }
+        };
         // Cancelled: tools see the token and stop; their results still answer every call. A tool
         // that ignores the token is abandoned (and aborted) after a short grace period.
-        match tokio::time::timeout(CANCEL_GRACE, &mut batch).await {
-            Ok(results) => results,
-            Err(_) => batch::cancelled_results(calls),
-        }
+        let results = match stopped {
+            Some(results) => results,
+            None => match tokio::time::timeout(CANCEL_GRACE, &mut batch).await {
+                Ok(results) => results,
+                Err(_) => batch::cancelled_results(calls),
+            },
+        };
+        let spent = spent.lock().map(|u| *u).unwrap_or_default();
+        (results, spent)
     }
 
     fn append_results(

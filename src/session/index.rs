@@ -126,14 +126,13 @@ pub(crate) fn index_fingerprint(dir: &Path) -> Option<IndexFingerprint> {
 
 /// The first `limit` entries of the index and the total count, parsing only those entries
 /// (the rest is skimmed). Only meaningful for an index this module wrote (newest first).
-pub(crate) fn read_index_head(dir: &Path, limit: usize) -> Option<(Vec<SessionSummary>, usize)> {
-    read_index_with(
-        dir,
-        HeadSeed {
-            limit,
-            keep: |_| true,
-        },
-    )
+/// The first `limit` entries that `keep` accepts, and the count of all entries.
+pub(crate) fn read_index_head_where(
+    dir: &Path,
+    limit: usize,
+    keep: fn(&SessionSummary) -> bool,
+) -> Option<(Vec<SessionSummary>, usize)> {
+    read_index_with(dir, HeadSeed { limit, keep })
 }
 
 /// The first (newest) index entry that `keep` accepts: `Some(None)` when none does, `None`

@@ -338,8 +338,18 @@ impl SessionStore {
     /// directory has not changed since the index was written, only those entries are read
     /// from it (fast with thousands of sessions); otherwise this is [`Self::list`] cut short.
     pub fn list_recent(&self, limit: usize) -> Result<SessionPage, SessionError> {
+        self.list_recent_where(limit, |_| true)
+    }
+
+    /// [`SessionStore::list_recent`] of the sessions `keep` accepts (`total` still counts
+    /// every session).
+    pub fn list_recent_where(
+        &self,
+        limit: usize,
+        keep: fn(&SessionSummary) -> bool,
+    ) -> Result<SessionPage, SessionError> {
         if index::stamp_is_current(&self.dir)
-            && let Some((sessions, total)) = index::read_index_head(&self.dir, limit)
+            && let Some((sessions, total)) = index::read_index_head_where(&self.dir, limit, keep)
         {
             return Ok(SessionPage {
                 sessions,
@@ -349,7 +359,12 @@ impl SessionStore {
         }
         let SessionList { sessions, problems } = self.list()?;
         Ok(SessionPage {
-            sessions: sessions.iter().take(limit).cloned().collect(),
+            sessions: sessions
+                .iter()
+                .filter(|s| keep(s))
+                .take(limit)
+                .cloned()
+                .collect(),
             total: sessions.len(),
             problems,
         })

@@ -28,5 +28,9 @@ pub const KEY_FD_VAR: &str = "ODEK_API_KEY_FD";
 /// `origin` of the sessions of sub-agents (hidden by `odek session list` unless `--all`).
 pub const ORIGIN_SUBAGENT: &str = "subagent";
 
+/// What the system prompt adds to the seed's plan sentence when the model may delegate
+/// (the seed's supported pattern: sub-agents get no plan state).
+pub const PLAN_DELEGATION_SENTENCE: &str = "Before delegate_tasks, mark the step in_progress and pass its id, title and constraints in the task's context (sub-agents do not see the plan); judge each result against the step.";
+
 /// Source label of the untrusted wrapper around an untrusted task's context and guidance.
 pub const DELEGATE_SOURCE: &str = "delegate";

@@ -15,6 +15,7 @@ pub const TOOL_EMOJI: &[(&str, &str)] = &[
     ("web_fetch", "🌐"),
     ("web_search", "🔎"),
     ("clarify", "❓"),
+    ("delegate_tasks", "🤝"),
 ];
 
 /// Tools from MCP servers, named `<server>__<tool>`.

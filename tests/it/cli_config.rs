@@ -108,6 +108,7 @@ async fn project_may_opt_out_of_tools_and_planning() {
             "glob",
             "batch_read",
             "batch_patch",
+            "delegate_tasks",
             "web_fetch",
             "clarify"
         ]

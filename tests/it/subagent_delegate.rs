@@ -173,8 +173,7 @@ async fn three_children_run_at_once_and_answer_in_task_order() {
     let requests = server.requests();
     let last = requests
         .iter()
-        .filter(|r| crate::support::keyed::first_user(r) == "split the work")
-        .next_back()
+        .rfind(|r| crate::support::keyed::first_user(r) == "split the work")
         .expect("the parent's last request");
     let result = tool_results(last)
         .last()

@@ -14,6 +14,7 @@ export const TOOL_EMOJI = Object.freeze({
   web_fetch: '🌐',
   web_search: '🔎',
   clarify: '❓',
+  delegate_tasks: '🤝',
 });
 
 export const MCP_EMOJI = '🔌';

@@ -51,6 +51,7 @@ describe('toolEmoji', () => {
         web_fetch: '🌐',
         web_search: '🔎',
         clarify: '❓',
+        delegate_tasks: '🤝',
       },
     );
     assert.ok(Object.isFrozen(TOOL_EMOJI));
