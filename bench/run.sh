@@ -26,6 +26,9 @@
 # `make mcp-deps`; not part of `all`). ODEK_BENCH_ONLY=batch runs bench/batch_read.py:
 # one `batch_read` of 10 files against 10 `read_file` iterations (ODEK_BENCH_BATCH_REPS=20
 # runs each, interleaved; model calls, request bytes, wall, CPU; not part of `all`).
+# ODEK_BENCH_ONLY=subagents runs bench/subagents.py: one `odek subagent` start, and a parent
+# delegating 8 tasks × 10 iterations (ODEK_BENCH_SUBAGENT_REPS=5 runs; wall, CPU, each
+# child's peak RSS; not part of `all`).
 # Progress goes to stderr; the Markdown tables for
 # docs/PERFORMANCE.md go to stdout.
 set -euo pipefail
@@ -59,6 +62,10 @@ if [[ "${ODEK_BENCH_ONLY:-all}" == telegram ]]; then
         --bin "$bin" \
         --chats "${ODEK_BENCH_TG_CHATS:-20}" \
         --messages "${ODEK_BENCH_TG_MESSAGES:-10}"
+fi
+
+if [[ "${ODEK_BENCH_ONLY:-all}" == subagents ]]; then
+    exec python3 "$root/bench/subagents.py" --bin "$bin" --reps "${ODEK_BENCH_SUBAGENT_REPS:-5}"
 fi
 
 if [[ "${ODEK_BENCH_ONLY:-all}" == batch ]]; then

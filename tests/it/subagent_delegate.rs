@@ -324,3 +324,50 @@ async fn a_trusted_childs_call_is_asked_on_the_parents_terminal() {
     .expect("the approval on the parent's terminal");
     assert_eq!(read(sb.work.join("made.txt")), "ok");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_past_its_limit_ends_as_timeout_and_its_session_is_listed_only_with_all() {
+    let answer: Answer = Arc::new(move |first: String, request: Value| {
+        Box::pin(async move {
+            match (first == "delegate a slow one", results_in(&request)) {
+                (true, 0) => tool_call("delegate_tasks", json!({"tasks": [{"goal": "wait for ever"}]})),
+                (true, _) => json!({"role": "assistant", "content": "It timed out."}),
+                // The closing summary a limit asks for (a request without tools).
+                (false, _) if request["tools"].is_null() => {
+                    json!({"role": "assistant", "content": "Nothing finished."})
+                }
+                // The child's model never answers: its own limit ends it.
+                (false, _) => std::future::pending().await,
+            }
+        })
+    });
+    let server = KeyedServer::start(answer).await;
+    let (sb, mut cmd) = sandbox(&server);
+    // The shortest limit a configuration may set.
+    sb.global_config(
+        &json!({"stream": false, "context_window": 100000, "subagents": {"timeout_seconds": 10},
+                "dangerous": {"classes": {"system_write": "allow"}}})
+        .to_string(),
+    );
+    cmd.args(["run", "delegate a slow one"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let requests = server.requests();
+    let last = requests
+        .iter()
+        .rfind(|r| crate::support::keyed::first_user(r) == "delegate a slow one")
+        .expect("the parent's last request");
+    let result = tool_results(last).last().cloned().expect("result");
+    assert!(result.contains("sub-agent 1/1: timeout"), "{result}");
+    assert!(children_of(&sb).is_empty(), "the child is gone");
+    // `session list` shows the parent's session; the child's only with --all.
+    let mut list = sb.odek(&server.base_url());
+    list.args(["session", "list"]);
+    let listed = String::from_utf8_lossy(&output(list).await.stdout).to_string();
+    assert!(listed.contains("delegate a slow one"), "{listed}");
+    assert!(!listed.contains("wait for ever"), "{listed}");
+    let mut all = sb.odek(&server.base_url());
+    all.args(["session", "list", "--all"]);
+    let everything = String::from_utf8_lossy(&output(all).await.stdout).to_string();
+    assert!(everything.contains("wait for ever"), "{everything}");
+}
