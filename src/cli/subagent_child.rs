@@ -80,6 +80,15 @@ pub fn prepare(task_path: &Path) -> Result<Prepared, ContractError> {
     config.subagents.enabled = false;
     config.limits.max_runtime_seconds = task.timeout_seconds;
     config.no_agents = true;
+    if let Some(policy) = &task.policy {
+        config.dangerous = policy.clone();
+    }
+    if let Some(sandbox) = task.sandbox {
+        config.sandbox = sandbox;
+    }
+    if let Some(planning) = task.planning {
+        config.planning.enabled = planning;
+    }
     config.dangerous = child_policy(&config.dangerous, task.trust_level, task.max_risk);
     config.dangerous_override = None;
     if task.trust_level == Trust::Untrusted {
@@ -425,6 +434,9 @@ mod tests {
             timeout_seconds: 60,
             model: None,
             base_url: None,
+            policy: None,
+            sandbox: None,
+            planning: None,
             ask_parent: false,
         }
     }

@@ -178,6 +178,9 @@ impl Runtime {
             api_key: self.config.api_key.clone(),
             parent_session: session.map(str::to_string),
             asker,
+            policy: self.config.dangerous.clone(),
+            sandbox: self.sandbox.is_on(),
+            planning: self.planning_enabled(),
         })))
     }
 

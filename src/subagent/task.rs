@@ -56,6 +56,16 @@ pub struct TaskFile {
     /// The parent's endpoint.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_url: Option<String>,
+    /// The parent's resolved `dangerous` policy (its flags included: `--allow`, `--yolo`),
+    /// the base of the child's; absent = the child's own configuration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<crate::policy::DangerPolicy>,
+    /// Whether the parent's shell commands run in the sandbox (the child's do the same).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<bool>,
+    /// Whether the parent plans (the child gets its own `plan` tool exactly then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planning: Option<bool>,
     /// A trusted child whose parent has someone to ask: what would ask goes to the parent
     /// (request lines on stdout, answers on stdin). Otherwise nobody is asked.
     #[serde(default)]

@@ -48,6 +48,13 @@ pub struct DelegateSettings {
     pub parent_session: Option<String>,
     /// Who answers a trusted child's approvals and questions (the parent's surface).
     pub asker: Option<Arc<dyn Approver>>,
+    /// The parent's resolved policy, sandbox and planning (its flags are not in the child's
+    /// environment).
+    pub policy: crate::policy::DangerPolicy,
+    /// Whether the parent's shell commands run in the sandbox.
+    pub sandbox: bool,
+    /// Whether the parent plans.
+    pub planning: bool,
 }
 
 /// Starts sub-agents.
@@ -220,6 +227,9 @@ impl DelegateTasksTool {
                     timeout_seconds: s.timeout.as_secs(),
                     model: Some(s.model.clone()),
                     base_url: Some(s.base_url.clone()),
+                    policy: Some(s.policy.clone()),
+                    sandbox: Some(s.sandbox),
+                    planning: Some(s.planning),
                     ask_parent: trust_level == Trust::Trusted && s.asker.is_some(),
                 })
             })

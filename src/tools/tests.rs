@@ -19,6 +19,9 @@ fn full() -> RegistryParts {
                 api_key: None,
                 parent_session: None,
                 asker: None,
+                policy: crate::policy::DangerPolicy::default(),
+                sandbox: false,
+                planning: true,
             },
         ))),
         search: Some(Arc::new(web::SearchSettings {

@@ -330,7 +330,10 @@ async fn a_child_past_its_limit_ends_as_timeout_and_its_session_is_listed_only_w
     let answer: Answer = Arc::new(move |first: String, request: Value| {
         Box::pin(async move {
             match (first == "delegate a slow one", results_in(&request)) {
-                (true, 0) => tool_call("delegate_tasks", json!({"tasks": [{"goal": "wait for ever"}]})),
+                (true, 0) => tool_call(
+                    "delegate_tasks",
+                    json!({"tasks": [{"goal": "wait for ever"}]}),
+                ),
                 (true, _) => json!({"role": "assistant", "content": "It timed out."}),
                 // The closing summary a limit asks for (a request without tools).
                 (false, _) if request["tools"].is_null() => {
