@@ -89,10 +89,17 @@ pub fn prepare(task_path: &Path) -> Result<Prepared, ContractError> {
     if let Some(planning) = task.planning {
         config.planning.enabled = planning;
     }
+    if let Some(tools) = &task.tools {
+        config.tools = tools.clone();
+    }
     config.dangerous = child_policy(&config.dangerous, task.trust_level, task.max_risk);
     config.dangerous_override = None;
     if task.trust_level == Trust::Untrusted {
+        // Nothing reaches the network without asking: no MCP servers, no search instance,
+        // no host that skips the approval (which nobody can give).
         config.mcp_servers.clear();
+        config.web_search.base_url.clear();
+        config.web.allow_hosts.clear();
     }
     Ok(Prepared {
         task,
@@ -159,8 +166,10 @@ pub fn task_message(task: &TaskFile) -> String {
 }
 
 /// Runs the prepared task to its envelope: events go to stdout as the turn goes (flushed
-/// before this returns), the envelope is redacted.
-pub async fn run(prepared: Prepared) -> Envelope {
+/// before this returns), the envelope is redacted. SIGTERM or SIGINT (the parent stopping
+/// it) cancels the turn: its commands and servers stop, the envelope says `cancelled`.
+/// `Err` is a contract error (exit 3): the runtime could not be built.
+pub async fn run(prepared: Prepared) -> Result<Envelope, Envelope> {
     let Prepared {
         task,
         config,
@@ -171,11 +180,17 @@ pub async fn run(prepared: Prepared) -> Envelope {
     start.events = Some(Box::new(StdoutSink));
     let process = match Process::start(start) {
         Ok(p) => p,
-        Err(e) => return Envelope::contract_error(&e.message_without_paths()),
+        Err(e) => return Err(Envelope::contract_error(&e.message_without_paths())),
     };
     let redactor = process.redactor.clone();
     let files = Arc::new(FilesChanged::default());
+    let supervisor = process.supervisor.clone();
+    let stopper = tokio::spawn(async move {
+        crate::process::termination().await;
+        supervisor.shutdown().await;
+    });
     let outcome = turn(&process, &task, files.clone()).await;
+    stopper.abort();
     process.runtime.mcp().shutdown().await;
     drop(process);
     let mut envelope = match outcome {
@@ -184,7 +199,7 @@ pub async fn run(prepared: Prepared) -> Envelope {
     };
     envelope.files_changed = files.list();
     redact(&mut envelope, &redactor);
-    envelope
+    Ok(envelope)
 }
 
 async fn turn(
@@ -226,19 +241,17 @@ async fn turn(
 }
 
 fn envelope_of(session_id: String, outcome: &TurnOutcome) -> Envelope {
+    // A limit's closing summary is the answer there is.
+    let closing = outcome.summary.clone().unwrap_or_default();
     let (status, answer, error) = match &outcome.result {
         Ok(answer) => (EnvelopeStatus::Ok, answer.clone(), None),
-        Err(RunError::Cancelled) => (
-            EnvelopeStatus::Cancelled,
-            String::new(),
-            Some("cancelled".into()),
-        ),
+        Err(RunError::Cancelled) => (EnvelopeStatus::Cancelled, closing, Some("cancelled".into())),
         Err(
             e @ RunError::Budget {
                 limit: "runtime", ..
             },
-        ) => (EnvelopeStatus::Timeout, String::new(), Some(e.to_string())),
-        Err(e) => (EnvelopeStatus::Error, String::new(), Some(e.to_string())),
+        ) => (EnvelopeStatus::Timeout, closing, Some(e.to_string())),
+        Err(e) => (EnvelopeStatus::Error, closing, Some(e.to_string())),
     };
     Envelope {
         status,
@@ -254,10 +267,12 @@ fn envelope_of(session_id: String, outcome: &TurnOutcome) -> Envelope {
     }
 }
 
+/// Redacts every text of the envelope; the summary is cut from the redacted answer, so no
+/// piece of a secret survives the cut.
 fn redact(envelope: &mut Envelope, redactor: &crate::redact::Redactor) {
     let r = |text: &mut String| *text = redactor.redact(text).into_owned();
-    r(&mut envelope.summary);
     r(&mut envelope.answer);
+    envelope.summary = Envelope::summary_of(&envelope.answer);
     envelope.files_changed.iter_mut().for_each(r);
     if let Some(e) = envelope.error.as_mut() {
         r(e);
@@ -434,6 +449,7 @@ mod tests {
             timeout_seconds: 60,
             model: None,
             base_url: None,
+            tools: None,
             policy: None,
             sandbox: None,
             planning: None,

@@ -31,9 +31,13 @@ pub fn run(args: SubagentArgs) -> ExitCode {
         Ok(rt) => rt,
         Err(e) => return finish(&Envelope::contract_error(&format!("{e:#}")), EXIT_CONTRACT),
     };
-    let envelope = rt.block_on(run_child(prepared));
-    let code = envelope.exit_code();
-    finish(&envelope, code)
+    match rt.block_on(run_child(prepared)) {
+        Ok(envelope) => {
+            let code = envelope.exit_code();
+            finish(&envelope, code)
+        }
+        Err(envelope) => finish(&envelope, EXIT_CONTRACT),
+    }
 }
 
 /// Writes the envelope as the last line of stdout and exits with `code`.

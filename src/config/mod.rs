@@ -170,7 +170,7 @@ pub struct PlanningConfig {
 }
 
 /// The `tools` section.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolsConfig {
     /// When non-empty, only these tools are registered, in this order.
     pub enabled: Vec<String>,

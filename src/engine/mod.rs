@@ -471,6 +471,9 @@ impl Engine {
             return Err(RunError::Cancelled);
         }
         self.check_runtime(state, deadline)?;
+        // Sub-agents' tokens may have used a token budget up: the run stops before its next
+        // model call rather than after it.
+        self.check_token_budgets(state)?;
         Ok(Step::Continue)
     }
 

@@ -141,6 +141,10 @@ pub struct Runtime {
     sandbox: SandboxStatus,
     warnings: Vec<String>,
     mcp: Arc<McpHub>,
+    /// Slots for sub-agents, shared by every turn (`subagents.max_concurrency` in all).
+    subagent_slots: Arc<tokio::sync::Semaphore>,
+    /// False for a replayed model: a sub-agent would reach the real endpoint.
+    can_delegate: bool,
 }
 
 impl Runtime {
@@ -159,6 +163,10 @@ impl Runtime {
         let mut warnings = Vec::new();
         let sandbox = build_sandbox(&config, &opts, &mut warnings);
         Ok(Runtime {
+            subagent_slots: Arc::new(tokio::sync::Semaphore::new(
+                (config.subagents.max_concurrency as usize).max(1),
+            )),
+            can_delegate: matches!(opts.model_source, ModelSource::Http) && opts.record.is_none(),
             mcp: Arc::new(McpHub::new(&config.mcp_servers)),
             sandbox,
             warnings,

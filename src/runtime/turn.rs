@@ -159,18 +159,20 @@ impl Runtime {
     }
 
     /// `delegate_tasks` for a turn of `session`, when `subagents.enabled` (a child's
-    /// configuration turns it off: depth 1).
+    /// configuration turns it off: depth 1) and the model is not a replay or a recording
+    /// (a child would reach the real endpoint).
     fn delegate_tool(
         &self,
         session: Option<&str>,
         asker: Option<Arc<dyn Approver>>,
     ) -> Option<Arc<dyn crate::tools::Tool>> {
         let s = &self.config.subagents;
-        if !s.enabled {
+        if !s.enabled || !self.can_delegate {
             return None;
         }
         Some(Arc::new(DelegateTasksTool::new(DelegateSettings {
-            max_concurrency: s.max_concurrency as usize,
+            slots: self.subagent_slots.clone(),
+            tools: self.config.tools.clone(),
             timeout: Duration::from_secs(s.timeout_seconds),
             max_iter: u32::try_from(s.max_iter).unwrap_or(15),
             model: self.config.model.clone(),

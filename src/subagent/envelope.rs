@@ -68,9 +68,9 @@ impl Envelope {
         }
     }
 
-    /// The summary of an answer: its first 500 characters.
+    /// The summary of an answer: at most 500 characters (`…` included when cut).
     pub fn summary_of(answer: &str) -> String {
-        crate::text::truncate(answer.trim(), SUMMARY_CHARS).into_owned()
+        crate::text::fit(answer.trim(), SUMMARY_CHARS).into_owned()
     }
 
     /// The exit code that goes with the envelope.

@@ -37,6 +37,9 @@ pub fn child_policy(
         for class in DangerClass::ALL.into_iter().filter(|c| *c > cap) {
             policy.classes.insert(class, Action::Deny);
         }
+        // An allowlisted command is allowed before its class is looked at: under a cap
+        // nothing may skip the class.
+        policy.allowlist.clear();
     }
     policy
 }
@@ -74,7 +77,11 @@ mod tests {
         assert_eq!(p.decide_class(DangerClass::NetworkEgress), Action::Allow);
         assert_eq!(p.decide_class(DangerClass::NetworkUpload), Action::Deny);
         assert_eq!(p.decide_class(DangerClass::CodeExecution), Action::Deny);
-        assert_eq!(p.allowlist, ["curl https://example.com"]);
+        assert!(p.allowlist.is_empty(), "a cap drops the allowlist");
+        assert_eq!(
+            child_policy(&yolo(), Trust::Trusted, None).allowlist,
+            ["curl https://example.com"]
+        );
         let capped = child_policy(
             &DangerPolicy::default(),
             Trust::Untrusted,

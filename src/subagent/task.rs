@@ -63,6 +63,9 @@ pub struct TaskFile {
     /// Whether the parent's shell commands run in the sandbox (the child's do the same).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<bool>,
+    /// The parent's tool selection (the child offers no tool the parent does not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<crate::config::ToolsConfig>,
     /// Whether the parent plans (the child gets its own `plan` tool exactly then).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub planning: Option<bool>,

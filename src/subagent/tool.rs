@@ -24,16 +24,16 @@ use crate::tools::{HIDDEN_ENV, Tool, ToolContext, ToolError, ToolReport, decode_
 pub const MAX_TASKS: usize = 8;
 /// Largest part of the result one child may take.
 pub const MAX_RESULT_BYTES: usize = 100 * 1024;
-/// How long past its own limit a child may take to write its envelope before it is killed.
+/// How long past its own limit a child may take to write its envelope before it is stopped.
 const KILL_GRACE: Duration = Duration::from_secs(15);
+/// How long a child asked to stop (SIGTERM) has to end its turn before it is killed.
+const TERM_GRACE: Duration = Duration::from_secs(5);
 /// Longest stdout line read from a child (an event line or the envelope).
 const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
 
 /// The limits of the children (the `subagents` settings) and what they inherit.
 #[derive(Clone)]
 pub struct DelegateSettings {
-    /// Children running at once.
-    pub max_concurrency: usize,
     /// Wall-clock limit of one child.
     pub timeout: Duration,
     /// Model calls of one child.
@@ -48,6 +48,12 @@ pub struct DelegateSettings {
     pub parent_session: Option<String>,
     /// Who answers a trusted child's approvals and questions (the parent's surface).
     pub asker: Option<Arc<dyn Approver>>,
+    /// Slots for children, shared by every `delegate_tasks` call of the process
+    /// (`subagents.max_concurrency` in all, not per call).
+    pub slots: Arc<Semaphore>,
+    /// The parent's tool selection (its `--tool`/`--no-tool` flags are not in the child's
+    /// environment).
+    pub tools: crate::config::ToolsConfig,
     /// The parent's resolved policy, sandbox and planning (its flags are not in the child's
     /// environment).
     pub policy: crate::policy::DangerPolicy,
@@ -162,13 +168,13 @@ impl Tool for DelegateTasksTool {
     async fn call(&self, args: &str, ctx: &ToolContext) -> Result<String, ToolError> {
         let args: Args = decode_args(self.name(), args)?;
         let tasks = self.task_files(args)?;
-        let permits = Arc::new(Semaphore::new(self.settings.max_concurrency.max(1)));
-        let runs = tasks.into_iter().map(|task| {
-            let permits = permits.clone();
-            async move {
-                let _permit = permits.acquire().await;
-                self.run_child(task, ctx).await
+        let runs = tasks.into_iter().map(|task| async move {
+            let _slot = self.settings.slots.acquire().await;
+            // A task still waiting for a slot when the turn is cancelled never starts.
+            if ctx.cancel.is_cancelled() {
+                return ended_without_envelope(EnvelopeStatus::Cancelled, self.settings.timeout);
             }
+            self.run_child(task, ctx).await
         });
         let envelopes = futures_util::future::join_all(runs).await;
         let total = envelopes.len();
@@ -227,6 +233,7 @@ impl DelegateTasksTool {
                     timeout_seconds: s.timeout.as_secs(),
                     model: Some(s.model.clone()),
                     base_url: Some(s.base_url.clone()),
+                    tools: Some(s.tools.clone()),
                     policy: Some(s.policy.clone()),
                     sandbox: Some(s.sandbox),
                     planning: Some(s.planning),
@@ -285,6 +292,16 @@ impl DelegateTasksTool {
         for var in HIDDEN_ENV {
             cmd.env_remove(var);
         }
+        // A key referenced from the configuration by another name (`${MY_KEY}`) is not
+        // passed on under that name either; and nothing a child starts may delegate again.
+        if let Some(key) = self.settings.api_key.as_deref().filter(|k| k.len() >= 8) {
+            for (name, value) in std::env::vars_os() {
+                if value.to_string_lossy().contains(key) {
+                    cmd.env_remove(name);
+                }
+            }
+        }
+        cmd.env("ODEK_SUBAGENTS", "false");
         let _key_pipe = match &self.settings.api_key {
             Some(key) => Some(pass_key(&mut cmd, key).map_err(|e| format!("the key's pipe: {e}"))?),
             None => {
@@ -300,24 +317,36 @@ impl DelegateTasksTool {
         let limit = self.settings.timeout + KILL_GRACE;
         let label = task.label();
         let read = self.read_child(stdout, child.stdin.take(), &label, ctx);
-        let status = tokio::select! {
-            line = tokio::time::timeout(limit, read) => match line {
+        tokio::pin!(read);
+        let stopped = tokio::select! {
+            line = tokio::time::timeout(limit, &mut read) => match line {
                 Ok(line) => Ok(line),
                 Err(_) => Err(EnvelopeStatus::Timeout),
             },
             () = ctx.cancel.cancelled() => Err(EnvelopeStatus::Cancelled),
         };
-        let line = match status {
+        let line = match stopped {
             Ok(line) => line,
             Err(how) => {
-                guard.kill_now();
-                let _ = child.wait().await;
-                return Ok(ended_without_envelope(how, self.settings.timeout));
+                // Asked to stop (SIGTERM), the child cancels its turn — its commands and
+                // servers stop with it — and writes its envelope; after a grace it is killed.
+                if let Some(pgid) = guard.pgid() {
+                    crate::process::signal_group(pgid, libc::SIGTERM);
+                }
+                match tokio::time::timeout(TERM_GRACE, &mut read).await {
+                    Ok(line) if !line.is_empty() => line,
+                    _ => {
+                        guard.kill_now();
+                        let _ = child.wait().await;
+                        return Ok(ended_without_envelope(how, self.settings.timeout));
+                    }
+                }
             }
         };
-        let _ = child.wait().await;
-        // The child's group may still hold processes it started: they go with it.
+        // Whatever the child's group still holds goes now, before the leader is reaped
+        // (its group id cannot be reused until then).
         guard.kill_now();
+        let _ = child.wait().await;
         serde_json::from_str(&line).map_err(|_| {
             "odek subagent ended without its envelope (it crashed or was killed)".to_string()
         })
@@ -353,12 +382,21 @@ fn pass_key(cmd: &mut tokio::process::Command, key: &str) -> std::io::Result<std
     let fd = reader.as_raw_fd();
     cmd.env(KEY_FD_VAR, "3");
     // SAFETY: between fork and exec only async-signal-safe calls are made: dup2 puts the
-    // pipe's read end on descriptor 3 (without close-on-exec, so the child inherits it).
+    // pipe's read end on descriptor 3 (without close-on-exec, so the child inherits it),
+    // fcntl and prctl set flags.
     unsafe {
         cmd.pre_exec(move || {
-            if libc::dup2(fd, 3) < 0 {
+            if fd == 3 {
+                // Already there: only its close-on-exec flag must go.
+                if libc::fcntl(3, libc::F_SETFD, 0) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            } else if libc::dup2(fd, 3) < 0 {
                 return Err(std::io::Error::last_os_error());
             }
+            // A parent that dies abruptly (SIGKILL, the OOM killer) takes its children
+            // along: they get SIGTERM and end their turns.
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
             Ok(())
         });
     }
@@ -379,14 +417,19 @@ impl DelegateTasksTool {
     ) -> String {
         let mut lines = BufReader::new(stdout).lines();
         let mut last = String::new();
+        // A question still open when this read ends (the child stopped, the call was dropped)
+        // is withdrawn from the parent's approver.
+        let asking = ctx.cancel.child_token();
+        let _withdraw = asking.clone().drop_guard();
         while let Ok(Some(line)) = lines.next_line().await {
             if line.trim().is_empty() || line.len() > MAX_LINE_BYTES {
                 continue;
             }
             match serde_json::from_str::<RequestLine>(&line) {
+                Ok(_) if stdin.is_none() => {}
                 Ok(request) => {
                     let answer = self
-                        .ask_parent(request.odek_subagent_request, label, ctx)
+                        .ask_parent(request.odek_subagent_request, label, &asking)
                         .await;
                     if let (Some(pipe), Ok(text)) = (stdin.as_mut(), serde_json::to_string(&answer))
                     {
@@ -400,8 +443,13 @@ impl DelegateTasksTool {
         last
     }
 
-    /// Asks the parent's approver what a trusted child asks.
-    async fn ask_parent(&self, request: Request, label: &str, ctx: &ToolContext) -> AnswerLine {
+    /// Asks the parent's approver what a trusted child asks; `cancel` withdraws the question.
+    async fn ask_parent(
+        &self,
+        request: Request,
+        label: &str,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> AnswerLine {
         let Some(asker) = &self.settings.asker else {
             return AnswerLine {
                 id: request.id,
@@ -414,8 +462,8 @@ impl DelegateTasksTool {
             Ask::Approval { items } => {
                 let items: Vec<_> = items.iter().map(|i| i.labelled(label)).collect();
                 let answer = tokio::select! {
-                    a = asker.ask(&items, &ctx.cancel) => a,
-                    () = ctx.cancel.cancelled() => ApprovalAnswer::Cancelled,
+                    a = asker.ask(&items, cancel) => a,
+                    () = cancel.cancelled() => ApprovalAnswer::Cancelled,
                 };
                 AnswerLine {
                     id: request.id,
@@ -429,8 +477,8 @@ impl DelegateTasksTool {
                     options,
                 };
                 let answer = tokio::select! {
-                    a = asker.clarify(&asked, &ctx.cancel) => a,
-                    () = ctx.cancel.cancelled() => QuestionAnswer::Cancelled,
+                    a = asker.clarify(&asked, cancel) => a,
+                    () = cancel.cancelled() => QuestionAnswer::Cancelled,
                 };
                 question_answer_line(request.id, answer)
             }
@@ -470,9 +518,12 @@ fn result_part(
     e: &Envelope,
     redactor: &crate::redact::Redactor,
 ) -> String {
-    let mut body = match e.status {
-        EnvelopeStatus::Ok => e.answer.clone(),
-        _ => format!("error: {}", e.error.as_deref().unwrap_or("no answer")),
+    let mut body = match (e.status, e.error.as_deref()) {
+        (EnvelopeStatus::Ok, _) => e.answer.clone(),
+        (_, error) if !e.answer.is_empty() => {
+            format!("error: {}\n\n{}", error.unwrap_or("no answer"), e.answer)
+        }
+        (_, error) => format!("error: {}", error.unwrap_or("no answer")),
     };
     if !e.files_changed.is_empty() {
         body.push_str(&format!(

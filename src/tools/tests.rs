@@ -11,7 +11,8 @@ fn full() -> RegistryParts {
         plan: store(),
         delegate: Some(Arc::new(crate::subagent::DelegateTasksTool::new(
             crate::subagent::DelegateSettings {
-                max_concurrency: 3,
+                slots: Arc::new(tokio::sync::Semaphore::new(3)),
+                tools: crate::config::ToolsConfig::default(),
                 timeout: std::time::Duration::from_secs(120),
                 max_iter: 15,
                 model: "m".into(),

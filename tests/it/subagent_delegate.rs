@@ -374,3 +374,99 @@ async fn a_child_past_its_limit_ends_as_timeout_and_its_session_is_listed_only_w
     let everything = String::from_utf8_lossy(&output(all).await.stdout).to_string();
     assert!(everything.contains("wait for ever"), "{everything}");
 }
+
+/// Processes whose command line holds `needle`.
+fn processes_with(needle: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .expect("proc")
+        .flatten()
+        .filter_map(|e| e.file_name().to_string_lossy().parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+                String::from_utf8_lossy(&c)
+                    .replace('\0', " ")
+                    .contains(needle)
+            })
+        })
+        .collect()
+}
+
+/// A parent whose three children each run `sleep <seconds>` (safe, so an untrusted child
+/// runs it), then stop answering.
+async fn sleeping_children(seconds: &str) -> (KeyedServer, Sandbox, std::process::Child) {
+    let command = format!("sleep {seconds}");
+    let answer: Answer = Arc::new(move |first: String, request: Value| {
+        let command = command.clone();
+        Box::pin(async move {
+            if first == "split the work" {
+                return match results_in(&request) {
+                    0 => tool_call(
+                        "delegate_tasks",
+                        json!({"tasks": GOALS.iter().map(|g| json!({"goal": g})).collect::<Vec<_>>()}),
+                    ),
+                    _ => json!({"role": "assistant", "content": "stopped"}),
+                };
+            }
+            match results_in(&request) {
+                0 => tool_call("shell", json!({"command": command})),
+                _ => json!({"role": "assistant", "content": "slept"}),
+            }
+        })
+    });
+    let server = KeyedServer::start(answer).await;
+    let (sb, mut cmd) = sandbox(&server);
+    cmd.args(["run", "split the work"]);
+    let mut parent = cmd
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("starts");
+    let needle = format!("sleep {seconds}");
+    for _ in 0..1500 {
+        if processes_with(&needle).len() >= 3 {
+            return (server, sb, parent);
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let _ = parent.kill();
+    let _ = parent.wait();
+    panic!("the children's commands never started");
+}
+
+async fn all_gone(sb: &Sandbox, needle: &str) {
+    for _ in 0..1000 {
+        if children_of(sb).is_empty() && processes_with(needle).is_empty() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!(
+        "left behind: children {:?}, commands {:?}",
+        children_of(sb),
+        processes_with(needle)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_stops_the_children_and_the_commands_they_started() {
+    let (_server, sb, parent) = sleeping_children("3011").await;
+    let pid = i32::try_from(parent.id()).expect("pid");
+    // SAFETY: sends SIGINT to the parent this test started.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::kill(pid, libc::SIGINT);
+    }
+    let out = tokio::task::spawn_blocking(move || parent.wait_with_output().expect("exits"))
+        .await
+        .expect("join");
+    assert_eq!(out.status.code(), Some(130));
+    all_gone(&sb, "sleep 3011").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_parent_killed_outright_takes_its_children_and_their_commands_along() {
+    let (_server, sb, mut parent) = sleeping_children("3012").await;
+    parent.kill().expect("SIGKILL");
+    let _ = parent.wait();
+    all_gone(&sb, "sleep 3012").await;
+}
