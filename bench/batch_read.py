@@ -16,7 +16,6 @@ import statistics
 import sys
 import tempfile
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import measure  # noqa: E402
@@ -54,42 +53,13 @@ def answer(request, size):
     return {"role": "assistant", "content": "Read all ten modules; nothing is missing."}
 
 
-class Handler(BaseHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-    def do_GET(self):
-        body = json.dumps({"data": [{"id": "bench-model"}]}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_POST(self):
-        raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        message = answer(json.loads(raw), len(raw))
-        body = json.dumps({
-            "choices": [{"index": 0, "message": message,
-                         "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
-            "usage": {"prompt_tokens": 100, "completion_tokens": 10},
-        }).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--bin", required=True)
     p.add_argument("--reps", type=int, default=20)
     args = p.parse_args()
     binary = os.path.abspath(args.bin)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    port = server.server_address[1]
+    server, port = measure.start_model_server(answer)
     samples = {"batch": measure.Sample(), "single": measure.Sample()}
     with tempfile.TemporaryDirectory(prefix="odek-bench-") as root:
         home, odek_home, work = measure.bench_home(root, "batch")

@@ -277,6 +277,41 @@ def server_reset(port):
         r.read()
 
 
+def start_model_server(answer):
+    """A model server on 127.0.0.1 (port 0) in a thread: `POST` bodies go to
+    `answer(request, body_bytes)`, which returns the assistant message (sent as one JSON
+    answer with a fixed usage); `GET` lists no model. Returns (server, port); stop it with
+    `server.shutdown()`."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def reply(self, body):
+            data = json.dumps(body).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self):
+            self.reply({"data": []})
+
+        def do_POST(self):
+            raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            message = answer(json.loads(raw), len(raw))
+            finish = "tool_calls" if message.get("tool_calls") else "stop"
+            self.reply({"choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                        "usage": {"prompt_tokens": 100, "completion_tokens": 10}})
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, server.server_address[1]
+
+
 def write_config(odek_home, config):
     """The global config.json of a benchmark's ODEK_HOME, private as odek requires."""
     path = os.path.join(odek_home, "config.json")

@@ -23,7 +23,6 @@ import sys
 import tempfile
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import measure  # noqa: E402
@@ -37,7 +36,7 @@ def call(step, name, args):
         {"id": f"call_{step}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}]}
 
 
-def answer(request):
+def answer(request, _size):
     messages = request.get("messages") or []
     first = next((m.get("content") or "" for m in messages if m.get("role") == "user"), "")
     done = sum(1 for m in messages if m.get("role") == "tool")
@@ -51,29 +50,6 @@ def answer(request):
     if done < CHILD_ITERATIONS - 1:
         return call(done + 1, "read_file", {"path": "notes.txt"})
     return {"role": "assistant", "content": "Read the notes nine times."}
-
-
-class Handler(BaseHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-    def reply(self, body):
-        data = json.dumps(body).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def do_GET(self):
-        self.reply({"data": []})
-
-    def do_POST(self):
-        raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        message = answer(json.loads(raw))
-        finish = "tool_calls" if message.get("tool_calls") else "stop"
-        self.reply({"choices": [{"index": 0, "message": message, "finish_reason": finish}],
-                    "usage": {"prompt_tokens": 100, "completion_tokens": 10}})
 
 
 def child_rss_sampler(stop, peaks):
@@ -102,9 +78,7 @@ def main():
     p.add_argument("--reps", type=int, default=5)
     args = p.parse_args()
     binary = os.path.abspath(args.bin)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    port = server.server_address[1]
+    server, port = measure.start_model_server(answer)
     config = {"stream": False, "context_window": 100000,
               "dangerous": {"classes": {"system_write": "allow"}}}
     start, whole = measure.Sample(), measure.Sample()
