@@ -192,10 +192,12 @@ impl Runtime {
         &self.mcp
     }
 
-    /// Uses `other`'s MCP servers instead of starting its own (`odek serve` builds a runtime
-    /// per model; they all share the server's connections).
-    pub fn share_mcp(&mut self, other: &Runtime) {
+    /// Uses `other`'s MCP servers and sub-agent slots instead of its own (`odek serve` builds
+    /// a runtime per model; they all share the server's connections, and its children count
+    /// against one `subagents.max_concurrency`).
+    pub fn share_with(&mut self, other: &Runtime) {
         self.mcp = other.mcp.clone();
+        self.subagent_slots = other.subagent_slots.clone();
     }
 
     /// The resolved configuration.

@@ -232,7 +232,7 @@ impl AppState {
                 self.redactor.clone(),
             ),
         )?;
-        runtime.share_mcp(&self.base);
+        runtime.share_with(&self.base);
         let runtime = Arc::new(runtime);
         runtimes.insert(key, runtime.clone());
         Ok(runtime)

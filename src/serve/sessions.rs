@@ -90,9 +90,14 @@ pub async fn list(
     let store_app = app.clone();
     let listed = blocking(move || Ok(store_app.base.sessions().list()?)).await?;
     let needle = query.to_lowercase();
+    // Sub-agents' sessions are listed only when asked for (`all=1`): their parent's names them.
+    let all = params
+        .get("all")
+        .is_some_and(|v| matches!(v.as_str(), "1" | "true"));
     let matching: Vec<&SessionSummary> = listed
         .sessions
         .iter()
+        .filter(|s| all || s.origin.as_deref() != Some(crate::subagent::ORIGIN_SUBAGENT))
         .filter(|s| needle.is_empty() || matches_query(s, &needle))
         .collect();
     let page: Vec<SessionItem> = matching

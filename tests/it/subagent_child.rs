@@ -162,3 +162,25 @@ async fn a_child_over_its_time_limit_reports_timeout_and_exits_2() {
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
     assert_eq!(envelope(&out)["status"], "timeout");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_childs_session_is_left_out_of_the_serve_list_unless_all() {
+    let server = ScriptedServer::start(vec![text("child done"), text("a parent answer")]).await;
+    let sb = Sandbox::new();
+    let path = write_task(&sb, task("The child's own goal"));
+    let out = output(child_with_key(&sb, &server.base_url(), &path)).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    first_session(&sb, &server, "the parent's task").await;
+    let served = crate::support::serve::Served::start(&sb, &server.base_url(), &[]);
+    let listed = served.get("/api/sessions").await;
+    assert_eq!(listed.status, 200, "{}", listed.text);
+    assert!(listed.text.contains("the parent's task"), "{}", listed.text);
+    assert!(
+        !listed.text.contains("The child's own goal"),
+        "{}",
+        listed.text
+    );
+    let all = served.get("/api/sessions?all=1").await;
+    assert!(all.text.contains("The child's own goal"), "{}", all.text);
+    assert!(all.text.contains("\"origin\":\"subagent\""), "{}", all.text);
+}
