@@ -59,11 +59,7 @@ pub fn system_prompt(config: &Config, cwd: &Path) -> String {
 
 /// True when the tool selection keeps `delegate_tasks`.
 fn delegation_kept(config: &Config) -> bool {
-    crate::tools::ToolSelection {
-        enabled: config.tools.enabled.clone(),
-        disabled: config.tools.disabled.clone(),
-    }
-    .keeps("delegate_tasks")
+    crate::tools::ToolSelection::from_config(&config.tools).keeps("delegate_tasks")
 }
 
 fn runtime_context(cwd: &Path) -> String {

@@ -81,6 +81,28 @@ mod tests {
     use super::*;
 
     #[test]
+    fn head_and_tail_keeps_short_text_and_cuts_long_text_on_char_boundaries() {
+        let limit = crate::tools::MAX_TOOL_OUTPUT_BYTES;
+        assert_eq!(head_and_tail("abc", limit), "abc");
+        let exact = "x".repeat(limit);
+        assert_eq!(head_and_tail(&exact, limit).len(), limit);
+        let text = format!(
+            "{}{}{}",
+            "h".repeat(3072),
+            "m".repeat(5000),
+            "t".repeat(1024)
+        );
+        let out = head_and_tail(&text, limit);
+        assert!(out.starts_with(&"h".repeat(3072)));
+        assert!(out.ends_with(&"t".repeat(1024)));
+        assert!(out.contains("... [5000 bytes omitted — output was 9096 bytes total] ..."));
+        let wide = "é".repeat(5000);
+        let out = head_and_tail(&wide, limit);
+        assert!(out.len() < wide.len());
+        assert!(out.starts_with('é') && out.ends_with('é'));
+    }
+
+    #[test]
     fn one_rule_for_the_ellipsis() {
         assert_eq!(truncate("abc", 3), "abc");
         assert_eq!(truncate("abcd", 3), "abc…");

@@ -89,7 +89,7 @@ impl StreamRedactor {
     /// Where the text that may go out ends.
     fn safe_cut(&self, spans: &[Range<usize>]) -> usize {
         let len = self.text.len();
-        let mut cut = floor_char_boundary(&self.text, len.saturating_sub(self.hold));
+        let mut cut = crate::text::floor_char_boundary(&self.text, len.saturating_sub(self.hold));
         let word_start = self
             .text
             .char_indices()
@@ -125,21 +125,12 @@ impl StreamRedactor {
         out.push_str(&self.text[at..cut]);
         self.emitted = cut;
         if self.emitted > CONTEXT {
-            let drop = floor_char_boundary(&self.text, self.emitted - CONTEXT);
+            let drop = crate::text::floor_char_boundary(&self.text, self.emitted - CONTEXT);
             self.text.drain(..drop);
             self.emitted -= drop;
         }
         out
     }
-}
-
-/// The largest char boundary of `text` at or below `at`.
-fn floor_char_boundary(text: &str, at: usize) -> usize {
-    let mut at = at.min(text.len());
-    while !text.is_char_boundary(at) {
-        at -= 1;
-    }
-    at
 }
 
 #[cfg(test)]

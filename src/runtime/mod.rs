@@ -377,10 +377,7 @@ fn build_sandbox(
 
 /// The tools this configuration registers.
 fn tool_selection(config: &Config) -> ToolSelection {
-    ToolSelection {
-        enabled: config.tools.enabled.clone(),
-        disabled: config.tools.disabled.clone(),
-    }
+    ToolSelection::from_config(&config.tools)
 }
 
 fn build_model(

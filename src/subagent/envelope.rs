@@ -25,6 +25,18 @@ pub enum EnvelopeStatus {
     Cancelled,
 }
 
+impl EnvelopeStatus {
+    /// The status as the envelope spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EnvelopeStatus::Ok => "ok",
+            EnvelopeStatus::Error => "error",
+            EnvelopeStatus::Timeout => "timeout",
+            EnvelopeStatus::Cancelled => "cancelled",
+        }
+    }
+}
+
 /// What a child answers (redacted before it is written).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Envelope {
@@ -78,6 +90,24 @@ impl Envelope {
         match self.status {
             EnvelopeStatus::Timeout => EXIT_TIMEOUT,
             _ => EXIT_DONE,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_status_word_is_the_serialised_one() {
+        for status in [
+            EnvelopeStatus::Ok,
+            EnvelopeStatus::Error,
+            EnvelopeStatus::Timeout,
+            EnvelopeStatus::Cancelled,
+        ] {
+            let json = serde_json::to_value(status).expect("json");
+            assert_eq!(json, status.as_str());
         }
     }
 }

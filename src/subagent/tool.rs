@@ -261,7 +261,7 @@ impl DelegateTasksTool {
         ctx.report(ToolReport::SubagentFinished {
             index,
             total,
-            status: status_word(envelope.status).to_string(),
+            status: envelope.status.as_str().to_string(),
             iterations: envelope.iterations,
             tool_calls: envelope.tool_calls,
             input_tokens: envelope.input_tokens,
@@ -501,15 +501,6 @@ fn ended_without_envelope(how: EnvelopeStatus, timeout: Duration) -> Envelope {
     }
 }
 
-fn status_word(status: EnvelopeStatus) -> &'static str {
-    match status {
-        EnvelopeStatus::Ok => "ok",
-        EnvelopeStatus::Error => "error",
-        EnvelopeStatus::Timeout => "timeout",
-        EnvelopeStatus::Cancelled => "cancelled",
-    }
-}
-
 /// One child's part of the result: a heading the parent wrote, then what the child said —
 /// redacted, capped at 100 KiB and wrapped untrusted as `subagent:<n>`.
 fn result_part(
@@ -535,7 +526,7 @@ fn result_part(
     let body = crate::text::head_and_tail(&body, MAX_RESULT_BYTES);
     format!(
         "sub-agent {index}/{total}: {} ({} iterations, {} tool calls, session {})\n{}",
-        status_word(e.status),
+        e.status.as_str(),
         e.iterations,
         e.tool_calls,
         if e.session_id.is_empty() {

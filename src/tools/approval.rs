@@ -128,15 +128,15 @@ impl TrustSet {
             .unwrap_or(false)
     }
 
-    /// True when a call so classified was trusted: its scope when it has one, else its class.
-    pub fn covers(&self, classification: &Classification) -> bool {
-        match &classification.scope {
+    /// True when a call of `class` (trusted by `scope` when it has one) was trusted.
+    pub fn covers(&self, class: DangerClass, scope: Option<&str>) -> bool {
+        match scope {
             Some(scope) => self
                 .0
                 .lock()
                 .map(|t| t.scopes.contains(scope))
                 .unwrap_or(false),
-            None => self.contains(classification.class),
+            None => self.contains(class),
         }
     }
 
@@ -274,7 +274,7 @@ impl Gate {
                 class.as_str(),
                 reason_suffix(&reason)
             )),
-            Action::Prompt if self.is_trusted(class, scope.as_deref()) => Verdict::Allowed,
+            Action::Prompt if self.trusted.covers(class, scope.as_deref()) => Verdict::Allowed,
             Action::Prompt => Verdict::Ask(ApprovalItem {
                 tool: request.tool.clone(),
                 resource: request.resource.clone(),
@@ -283,12 +283,6 @@ impl Gate {
                 scope,
             }),
         }
-    }
-
-    fn is_trusted(&self, class: DangerClass, scope: Option<&str>) -> bool {
-        let mut asked = Classification::new(class, "");
-        asked.scope = scope.map(str::to_string);
-        self.trusted.covers(&asked)
     }
 
     /// Asks once for all items: `None` when they may run, else who refused.

@@ -274,6 +274,14 @@ pub struct ToolSelection {
 }
 
 impl ToolSelection {
+    /// The selection the `tools` section of a configuration makes.
+    pub fn from_config(tools: &crate::config::ToolsConfig) -> Self {
+        ToolSelection {
+            enabled: tools.enabled.clone(),
+            disabled: tools.disabled.clone(),
+        }
+    }
+
     /// True when the selection keeps the tool `name`.
     pub fn keeps(&self, name: &str) -> bool {
         !self.disabled.iter().any(|d| d == name)

@@ -470,3 +470,29 @@ async fn a_parent_killed_outright_takes_its_children_and_their_commands_along() 
     let _ = parent.wait();
     all_gone(&sb, "sleep 3012").await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_subagents_takes_the_tool_and_its_plan_sentence_away() {
+    let server = ScriptedServer::start(vec![text("one"), text("two")]).await;
+    let sb = Sandbox::new();
+    let offered = |request: &Value| -> (bool, bool) {
+        let tools = request["tools"].to_string();
+        let system = request["messages"][0]["content"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        (
+            tools.contains("\"delegate_tasks\""),
+            system.contains("Before delegate_tasks"),
+        )
+    };
+    let mut with = sb.odek(&server.base_url());
+    with.args(["run", "--ephemeral", "x"]);
+    assert_eq!(output(with).await.status.code(), Some(0));
+    let mut without = sb.odek(&server.base_url());
+    without.args(["run", "--ephemeral", "--no-subagents", "x"]);
+    assert_eq!(output(without).await.status.code(), Some(0));
+    let requests = server.requests();
+    assert_eq!(offered(&requests[0]), (true, true));
+    assert_eq!(offered(&requests[1]), (false, false));
+}
