@@ -38,6 +38,9 @@ pub(super) struct Word {
     pub tilde: bool,
     /// Contains an unquoted `{` and `,` (a brace expansion candidate).
     brace: bool,
+    /// Byte ranges of `text` that came from quotes or escapes: braces and commas there are
+    /// not brace-expansion syntax (`"{,}"{a,b}` is `{,}a {,}b`).
+    inert: Vec<(usize, usize)>,
 }
 
 impl Word {
@@ -445,18 +448,24 @@ impl Lexer {
             if ends_word(c) {
                 break;
             }
+            let start = word.text.len();
             match c {
                 '\'' => {
                     self.pos += 1;
                     word.quoted = true;
                     self.read_single_quoted(&mut word);
+                    word.inert.push((start, word.text.len()));
                 }
                 '"' => {
                     self.pos += 1;
                     word.quoted = true;
                     self.read_double_quoted(&mut word);
+                    word.inert.push((start, word.text.len()));
                 }
-                '\\' => self.read_backslash(&mut word),
+                '\\' => {
+                    self.read_backslash(&mut word);
+                    word.inert.push((start, word.text.len()));
+                }
                 '$' => self.read_dollar(&mut word, false),
                 '`' => self.read_backtick(&mut word),
                 _ => {
@@ -858,7 +867,7 @@ fn redirect_operator(text: &str) -> (OperatorKind, usize) {
 
 /// Bash brace expansion of one word (`{rm,-rf,/}` is three words, `r{m,}` is `rm r`).
 fn expand_braces(word: &Word) -> Vec<Word> {
-    let mut results = vec![word.text.clone()];
+    let mut results = vec![mask_inert(word)];
     // Each round expands the first brace group of every result; a handful of rounds covers
     // any realistic nesting, and the word cap bounds the output.
     for _ in 0..4 {
@@ -886,9 +895,42 @@ fn expand_braces(word: &Word) -> Vec<Word> {
         .into_iter()
         .filter(|text| !text.is_empty())
         .map(|text| Word {
-            text,
+            text: unmask(&text),
             brace: false,
+            inert: Vec::new(),
             ..word.clone()
+        })
+        .collect()
+}
+
+/// Stand-ins for quoted `{`, `}` and `,` while braces expand (private-use characters).
+const MASKS: [(char, char); 3] = [('{', '\u{E000}'), ('}', '\u{E001}'), (',', '\u{E002}')];
+
+/// The word's text with its quoted braces and commas masked, so expansion passes them by.
+fn mask_inert(word: &Word) -> String {
+    word.text
+        .char_indices()
+        .map(|(at, c)| {
+            let inert = word
+                .inert
+                .iter()
+                .any(|&(start, end)| (start..end).contains(&at));
+            match MASKS.iter().find(|(plain, _)| *plain == c) {
+                Some(&(_, mask)) if inert => mask,
+                _ => c,
+            }
+        })
+        .collect()
+}
+
+/// The masked characters back as they were.
+fn unmask(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            MASKS
+                .iter()
+                .find(|(_, mask)| *mask == c)
+                .map_or(c, |&(plain, _)| plain)
         })
         .collect()
 }
@@ -1068,6 +1110,11 @@ mod tests {
         assert_eq!(all_words("{rm,-rf,/}"), vec![vec!["rm", "-rf", "/"]]);
         assert_eq!(all_words("r{m,} x"), vec![vec!["rm", "r", "x"]]);
         assert_eq!(all_words("echo '{a,b}'"), vec![vec!["echo", "{a,b}"]]);
+        // Quoted braces and commas are text, not syntax, beside a real group (the bash
+        // agreement property found `"{,}"{a,a}`).
+        assert_eq!(all_words("\"{,}\"{a,a}"), vec![vec!["{,}a", "{,}a"]]);
+        assert_eq!(all_words("x\\,{a,b}"), vec![vec!["x,a", "x,b"]]);
+        assert_eq!(all_words("{a,'b,c'}"), vec![vec!["a", "b,c"]]);
     }
 
     #[test]
