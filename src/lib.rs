@@ -14,6 +14,7 @@ pub mod llm;
 pub mod mcp;
 #[cfg(target_arch = "x86_64")]
 pub mod mem;
+pub mod memory;
 pub mod plan;
 pub mod policy;
 pub mod process;

@@ -107,6 +107,9 @@ pub struct TurnFlags {
     /// No delegate_tasks: the model cannot start sub-agents
     #[arg(long, help_heading = "Loop")]
     pub no_subagents: bool,
+    /// No memory: no memory block, no memory or session_search tool, no episodes
+    #[arg(long, help_heading = "Loop")]
+    pub no_memory: bool,
     /// No colours
     #[arg(long, help_heading = "Output")]
     pub no_color: bool,
@@ -156,6 +159,7 @@ impl TurnFlags {
             ("no_color", self.no_color.then_some(true)),
             ("no_agents", self.no_agents.then_some(true)),
             ("subagents.enabled", self.no_subagents.then_some(false)),
+            ("memory.enabled", self.no_memory.then_some(false)),
         ];
         for (key, value) in toggles {
             if let Some(v) = value {

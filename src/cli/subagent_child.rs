@@ -78,6 +78,8 @@ pub fn prepare(task_path: &Path) -> Result<Prepared, ContractError> {
     config.max_iterations = task.max_iter;
     // Depth 1: a sub-agent never delegates.
     config.subagents.enabled = false;
+    // A child is untrusted and short-lived: no memory block, no memory writes, no recall.
+    config.memory.enabled = false;
     config.limits.max_runtime_seconds = task.timeout_seconds;
     config.no_agents = true;
     if let Some(policy) = &task.policy {

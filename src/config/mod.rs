@@ -101,6 +101,32 @@ pub struct Config {
     pub web_search: WebSearchConfig,
     /// `delegate_tasks` and its children.
     pub subagents: SubagentsConfig,
+    /// Facts, the session index, episodes (`<home>/odek.db`).
+    pub memory: MemoryConfig,
+}
+
+/// The `memory` section: facts across sessions, episodes, optional embeddings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MemoryConfig {
+    /// The memory block, the `memory` and `session_search` tools, episodes, indexing.
+    pub enabled: bool,
+    /// Character budget of the `user` store.
+    pub user_max_chars: u64,
+    /// Character budget of each `project` store.
+    pub project_max_chars: u64,
+    /// Episode summaries of sessions with three user turns or more, and their recall.
+    pub episodes: bool,
+    /// An OpenAI-compatible `/v1/embeddings` endpoint for hybrid ranking (global file only).
+    pub embeddings: EmbeddingsConfig,
+}
+
+/// `memory.embeddings`: where vectors come from (empty = lexical ranking only).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+pub struct EmbeddingsConfig {
+    /// The endpoint's base URL (…/v1).
+    pub base_url: String,
+    /// The embedding model.
+    pub model: String,
 }
 
 /// The `subagents` section: `delegate_tasks` and the `odek subagent` children it starts.
@@ -485,6 +511,13 @@ impl Default for Config {
                 max_concurrency: 3,
                 timeout_seconds: 120,
                 max_iter: 15,
+            },
+            memory: MemoryConfig {
+                enabled: true,
+                user_max_chars: 1500,
+                project_max_chars: 2500,
+                episodes: true,
+                embeddings: EmbeddingsConfig::default(),
             },
         }
     }

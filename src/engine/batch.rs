@@ -215,14 +215,20 @@ impl Engine {
             });
         })));
         let permits = permits.clone();
+        let taint = self.taint.clone();
         async move {
             let started = Instant::now();
+            let external =
+                verdict.is_ok() && p.args.is_ok() && p.tool.as_ref().is_some_and(|t| t.external());
             let (source, limit) = match (&p.tool, &p.args) {
                 (Some(t), Ok(a)) => (t.untrusted_source(a), t.output_limit(a)),
                 (Some(t), Err(_)) => (t.untrusted_source(&Value::Null), MAX_TOOL_OUTPUT_BYTES),
                 (None, _) => (None, MAX_TOOL_OUTPUT_BYTES),
             };
             let raw = execute(&p, verdict, &available, &ctx, &permits).await;
+            if external {
+                taint.mark(&p.call.function.name);
+            }
             let ok = raw.is_ok();
             let text = match &raw {
                 Ok(s) => s.clone(),

@@ -142,6 +142,8 @@ pub struct Context {
     plan_cache: Option<(u64, String)>,
     last_estimate: Option<u64>,
     edits: Option<Vec<Edit>>,
+    /// Tokens every request carries besides the transcript and the tools (the memory block).
+    reserved: u64,
 }
 
 impl Context {
@@ -155,7 +157,14 @@ impl Context {
             plan_cache: None,
             last_estimate: None,
             edits: None,
+            reserved: 0,
         }
+    }
+
+    /// Counts `tokens` sent with every request besides the transcript (the memory block)
+    /// against the budget.
+    pub fn reserve(&mut self, tokens: u64) {
+        self.reserved = tokens;
     }
 
     /// The messages, in order.
@@ -300,7 +309,9 @@ impl Context {
 
     /// Estimated tokens of a request with these tools.
     pub fn estimate(&self, tools: &[ToolDef]) -> u64 {
-        estimate_tools(tools) + self.messages.iter().map(estimate_message).sum::<u64>()
+        self.reserved
+            + estimate_tools(tools)
+            + self.messages.iter().map(estimate_message).sum::<u64>()
     }
 
     /// Remembers the estimate of the request about to be sent (for calibration).
@@ -365,7 +376,7 @@ impl Context {
     pub fn trim_to_budget(&mut self, tools: &[ToolDef]) -> Option<TrimReport> {
         let budget = self.budget()?;
         let mut sizes: Vec<u64> = self.messages.iter().map(estimate_message).collect();
-        let mut total = estimate_tools(tools) + sizes.iter().sum::<u64>();
+        let mut total = self.reserved + estimate_tools(tools) + sizes.iter().sum::<u64>();
         if total <= budget {
             return None;
         }

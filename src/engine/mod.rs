@@ -219,6 +219,8 @@ pub struct Engine {
     redactor: Arc<Redactor>,
     observer: Arc<dyn Observer>,
     settings: EngineSettings,
+    taint: Arc<crate::tools::Taint>,
+    memory_block: Option<Message>,
 }
 
 /// The parts an engine is built from (see `runtime::Runtime::turn`).
@@ -237,6 +239,11 @@ pub struct EngineParts {
     pub observer: Arc<dyn Observer>,
     /// Settings.
     pub settings: EngineSettings,
+    /// Marked when a tool brings in external content (shared with the `memory` tool).
+    pub taint: Arc<crate::tools::Taint>,
+    /// The turn's memory block, sent right after the system prompt in every request and
+    /// never kept in the transcript (see `memory::block`).
+    pub memory_block: Option<String>,
 }
 
 struct RunState {
@@ -268,6 +275,8 @@ impl Engine {
             redactor: parts.redactor,
             observer: parts.observer,
             settings: parts.settings,
+            taint: parts.taint,
+            memory_block: parts.memory_block.map(Message::system),
         }
     }
 
@@ -288,6 +297,9 @@ impl Engine {
     ) -> RunOutcome {
         let window = self.context_window().await;
         let mut ctx = context::Context::new(conversation.messages, window);
+        if let Some(block) = &self.memory_block {
+            ctx.reserve(context::estimate_message(block));
+        }
         if persist.is_some() {
             ctx.track_edits(conversation.saved_len);
         }
@@ -507,7 +519,8 @@ impl Engine {
                 messages
             }
             None => crate::llm::RequestMessages::new(state.ctx.messages()),
-        };
+        }
+        .with_second(self.memory_block.as_ref());
         let request = ChatRequest {
             messages,
             tools: self.tools.defs(),

@@ -103,6 +103,8 @@ fn engine(model: Arc<Scripted>, max_iterations: u32, budgets: Budgets) -> Engine
         plan: None,
         redactor: Arc::new(Redactor::new()),
         observer: Arc::new(NoopObserver),
+        taint: Default::default(),
+        memory_block: None,
         settings: EngineSettings {
             max_iterations,
             max_tool_parallel: 4,
@@ -479,6 +481,8 @@ fn plan_engine_placing(
         plan: Some(store.clone()),
         redactor: Arc::new(Redactor::new()),
         observer: Arc::new(NoopObserver),
+        taint: Default::default(),
+        memory_block: None,
         settings: EngineSettings {
             max_iterations: 10,
             max_tool_parallel: 4,
@@ -698,4 +702,68 @@ async fn plan_calls_in_one_batch_apply_in_call_order() {
                 .all(|m| !m.content.contains("unknown step id"))
         );
     }
+}
+
+/// An `echo` that counts as external content (as `web_fetch` does).
+struct Outside;
+
+#[async_trait]
+impl Tool for Outside {
+    fn name(&self) -> &str {
+        "outside"
+    }
+    fn description(&self) -> &str {
+        "outside"
+    }
+    fn parameters(&self) -> serde_json::Value {
+        serde_json::json!({"type":"object"})
+    }
+    fn external(&self) -> bool {
+        true
+    }
+    async fn call(&self, _args: &str, _ctx: &ToolContext) -> Result<String, ToolError> {
+        Ok("a page".into())
+    }
+}
+
+#[tokio::test]
+async fn the_memory_block_follows_the_system_prompt_in_every_request_and_is_never_kept() {
+    let model = Scripted::new(vec![
+        with_calls(vec![ToolCall::new("c1", "outside", "{}")]),
+        Message::assistant("done"),
+    ]);
+    let mut e = engine(model.clone(), 5, Budgets::default());
+    e.memory_block = Some(Message::system("[Memory: test]"));
+    e.tools = Arc::new(ToolRegistry::new(vec![Arc::new(Echo), Arc::new(Outside)]));
+    let taint = e.taint.clone();
+    assert!(!taint.is_external());
+    let out = e
+        .run(
+            Conversation::new(vec![Message::system("sys"), Message::user("go")]),
+            None,
+            CancellationToken::new(),
+        )
+        .await;
+    assert_eq!(out.result.expect("answer"), "done");
+    let seen = model.seen.lock().expect("lock");
+    assert_eq!(seen.len(), 2);
+    for request in seen.iter() {
+        assert_eq!(request[0].content, "sys");
+        assert_eq!(request[1].content, "[Memory: test]");
+        assert_eq!(request[2].content, "go");
+    }
+    assert_eq!(
+        seen[0][..3],
+        seen[1][..3],
+        "the block does not change within the turn"
+    );
+    assert!(
+        out.messages.iter().all(|m| m.content != "[Memory: test]"),
+        "the transcript never keeps the block"
+    );
+    assert_eq!(
+        taint.sources(),
+        ["outside"],
+        "an external tool taints the turn"
+    );
 }

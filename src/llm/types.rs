@@ -194,12 +194,24 @@ impl Serialize for ToolDef {
 pub struct RequestMessages<'a> {
     all: &'a [Message],
     last: Option<usize>,
+    second: Option<&'a Message>,
 }
 
 impl<'a> RequestMessages<'a> {
     /// `all`, in order.
     pub fn new(all: &'a [Message]) -> Self {
-        RequestMessages { all, last: None }
+        RequestMessages {
+            all,
+            last: None,
+            second: None,
+        }
+    }
+
+    /// The same with `second` sent right after the first message (the memory block, which
+    /// the transcript does not keep); `None` changes nothing.
+    pub fn with_second(mut self, second: Option<&'a Message>) -> Self {
+        self.second = second;
+        self
     }
 
     /// `all` with `all[index]` moved to the end (as is when `index` is out of range).
@@ -207,27 +219,35 @@ impl<'a> RequestMessages<'a> {
         RequestMessages {
             all,
             last: (index < all.len()).then_some(index),
+            second: None,
         }
     }
 
     /// The messages in the order they are sent.
     pub fn iter(&self) -> impl Iterator<Item = &'a Message> + 'a {
-        let (all, last) = (self.all, self.last);
-        all.iter()
+        let (all, last, second) = (self.all, self.last, self.second);
+        let in_order = all
+            .iter()
             .enumerate()
             .filter(move |(i, _)| Some(*i) != last)
-            .map(|(_, m)| m)
+            .map(|(_, m)| m);
+        let split = usize::from(!all.is_empty() && Some(0) != last);
+        in_order
+            .clone()
+            .take(split)
+            .chain(second)
+            .chain(in_order.skip(split))
             .chain(last.map(|i| &all[i]))
     }
 
     /// Number of messages.
     pub fn len(&self) -> usize {
-        self.all.len()
+        self.all.len() + usize::from(self.second.is_some())
     }
 
     /// True when there are none.
     pub fn is_empty(&self) -> bool {
-        self.all.is_empty()
+        self.len() == 0
     }
 
     /// The messages in the order they are sent, copied.

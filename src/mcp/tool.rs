@@ -116,6 +116,11 @@ impl Tool for McpTool {
         })
     }
 
+    /// Content from outside: a turn that ran it is tainted.
+    fn external(&self) -> bool {
+        true
+    }
+
     fn untrusted_source(&self, _args: &Value) -> Option<String> {
         Some(format!("mcp:{}:{}", self.server.name(), self.remote))
     }

@@ -10,6 +10,7 @@
 //! session's lock. A surface supplies only its approver and its output ([`Surface`]).
 
 mod audit;
+mod memory;
 pub mod process;
 mod session;
 pub mod supervisor;
@@ -30,6 +31,8 @@ use crate::engine::{Budgets, EngineSettings};
 use crate::events::EventWriter;
 use crate::llm::{ChatModel, HttpModel, HttpModelConfig, Message, RecordingModel, ReplayModel};
 use crate::mcp::McpHub;
+use crate::memory::Memory;
+use crate::memory::embed::Embedder;
 use crate::redact::Redactor;
 use crate::sandbox::{Network, SandboxStatus};
 use crate::session::{Holder, SessionError, SessionStore};
@@ -145,6 +148,12 @@ pub struct Runtime {
     subagent_slots: Arc<tokio::sync::Semaphore>,
     /// False for a replayed model: a sub-agent would reach the real endpoint.
     can_delegate: bool,
+    /// `<home>/odek.db`, when memory is on and the database opened.
+    memory: Option<Arc<Memory>>,
+    /// The embeddings endpoint of hybrid ranking, when configured.
+    embedder: Option<Embedder>,
+    /// The `project` store's key: the project root of the working directory.
+    project_key: String,
 }
 
 impl Runtime {
@@ -162,7 +171,11 @@ impl Runtime {
             .map_err(RuntimeError::Tools)?;
         let mut warnings = Vec::new();
         let sandbox = build_sandbox(&config, &opts, &mut warnings);
+        let memory = open_memory(&config, &opts.home, &mut warnings);
         Ok(Runtime {
+            embedder: memory.as_ref().and_then(|_| embedder(&config)),
+            memory,
+            project_key: crate::memory::project_key(&opts.cwd),
             subagent_slots: Arc::new(tokio::sync::Semaphore::new(
                 (config.subagents.max_concurrency as usize).max(1),
             )),
@@ -198,6 +211,21 @@ impl Runtime {
     pub fn share_with(&mut self, other: &Runtime) {
         self.mcp = other.mcp.clone();
         self.subagent_slots = other.subagent_slots.clone();
+    }
+
+    /// The memory database, when memory is on.
+    pub fn memory(&self) -> Option<&Arc<Memory>> {
+        self.memory.as_ref()
+    }
+
+    /// The embeddings endpoint, when configured.
+    pub fn embedder(&self) -> Option<&Embedder> {
+        self.embedder.as_ref()
+    }
+
+    /// The `project` store's key of this runtime's working directory.
+    pub fn project_key(&self) -> &str {
+        &self.project_key
     }
 
     /// The resolved configuration.
@@ -334,6 +362,44 @@ impl Runtime {
             plan_placement: config.planning.placement,
         }
     }
+}
+
+/// The memory database when `memory.enabled`; a database that cannot be used turns memory
+/// off for this process with a warning (the run goes on).
+fn open_memory(config: &Config, home: &Path, warnings: &mut Vec<String>) -> Option<Arc<Memory>> {
+    if !config.memory.enabled {
+        return None;
+    }
+    match Memory::open(home) {
+        Ok(m) => Some(Arc::new(m)),
+        Err(e) => {
+            warnings.push(format!("odek: warning: memory is off for this run: {e}"));
+            None
+        }
+    }
+}
+
+/// The embeddings endpoint: the model endpoint's key goes along only to the same origin;
+/// another one gets `ODEK_EMBEDDINGS_API_KEY` when set.
+fn embedder(config: &Config) -> Option<Embedder> {
+    let e = &config.memory.embeddings;
+    let same_origin = origin_of(&e.base_url) == origin_of(&config.base_url);
+    let key = if same_origin {
+        config.api_key.clone()
+    } else {
+        std::env::var("ODEK_EMBEDDINGS_API_KEY")
+            .ok()
+            .filter(|k| !k.is_empty())
+    };
+    Embedder::new(&e.base_url, &e.model, key)
+}
+
+/// `scheme://host:port` of a URL (lower-cased), for comparing endpoints.
+fn origin_of(url: &str) -> String {
+    let url = url.trim().to_ascii_lowercase();
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", &url));
+    let authority = rest.split('/').next().unwrap_or("");
+    format!("{scheme}://{authority}")
 }
 
 /// The sandbox of this process's shell commands. A working directory that holds the odek

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use super::memory::TurnMemory;
 use super::{AuditLog, Runtime, RuntimeError, SessionHandle, tool_selection};
 use crate::engine::{
     Conversation, Engine, EngineParts, Fanout, Observer, PersistFn, PlanTelemetry, RunError,
@@ -34,6 +35,8 @@ pub struct Turn {
     engine: Engine,
     events: Option<Emitter>,
     session: Option<Arc<SessionHandle>>,
+    taint: Arc<crate::tools::Taint>,
+    memory: Option<TurnMemory>,
 }
 
 /// How a turn ended.
@@ -110,10 +113,12 @@ impl Runtime {
         }
         let selection = tool_selection(&self.config);
         let plan = self.plan_store(events.as_ref());
+        let taint = self.turn_taint(session);
         let parts = RegistryParts {
             plan: plan.clone(),
             asker: surface.approver.clone(),
             delegate: self.delegate_tool(session.map(|s| s.id()), surface.approver.clone()),
+            memory: self.memory_tools(session.map(|s| s.id()), &taint),
             ..self.registry_parts()
         };
         let tools = build_registry(&selection, parts).map_err(RuntimeError::Tools)?;
@@ -132,11 +137,15 @@ impl Runtime {
             redactor: self.redactor.clone(),
             observer: Arc::new(Fanout(observers)),
             settings: self.engine_settings(),
+            taint: taint.clone(),
+            memory_block: self.memory_block(),
         });
         Ok(Turn {
             engine,
             events,
             session: session.cloned(),
+            memory: self.turn_memory(&taint),
+            taint,
         })
     }
 
@@ -146,6 +155,7 @@ impl Runtime {
         let parts = RegistryParts {
             plan: self.plan_store(None),
             delegate: self.delegate_tool(None, None),
+            memory: self.memory_tools(None, &Arc::default()),
             ..self.registry_parts()
         };
         build_registry(&selection, parts)
@@ -237,6 +247,17 @@ impl Turn {
         self.events.as_ref()
     }
 
+    /// Records that the turn's input holds external content (a file a person sent through a
+    /// chat or the web UI): its memory writes become pending.
+    pub fn mark_external(&self, source: &str) {
+        self.taint.mark(source);
+    }
+
+    /// Where this turn's external content came from so far (empty = none).
+    pub fn external_sources(&self) -> Vec<String> {
+        self.taint.sources()
+    }
+
     /// Runs the turn: `input` (the new user message, attachments) continues the session's
     /// transcript — or, without a session, is the whole conversation. The session is saved
     /// as the turn goes (a journal line per batch) and folded into its file at the end.
@@ -261,9 +282,17 @@ impl Turn {
             writer.begin_turn()?;
             writer.len()
         };
+        let recall = match &self.memory {
+            Some(m) => {
+                let history = session.live().messages.clone();
+                m.recall(&history, &input, session.id()).await
+            }
+            None => None,
+        };
         let conversation = {
             let mut live = session.live();
             let mut messages = std::mem::take(&mut live.messages);
+            messages.extend(recall);
             messages.extend(input);
             Conversation {
                 messages,
@@ -274,9 +303,18 @@ impl Turn {
         let writes_to = session.clone();
         let persist: PersistFn =
             Arc::new(move |delta| writes_to.writer().save_delta(delta).map_err(Into::into));
-        let mut run = self.engine.run(conversation, Some(persist), cancel).await;
+        let mut run = self
+            .engine
+            .run(conversation, Some(persist), cancel.clone())
+            .await;
         let record = run_record(&run);
         let saved = session.writer().finish_turn(&mut run.messages, record);
+        if let Some(m) = &self.memory
+            && saved.is_ok()
+        {
+            let spent = m.after_turn(&session, &cancel).await;
+            run.usage.add(&spent);
+        }
         {
             let mut live = session.live();
             live.messages = std::mem::take(&mut run.messages);

@@ -205,6 +205,11 @@ impl SessionStore {
         }
     }
 
+    /// True when `<id>.json` is there (a valid id, not read).
+    pub fn exists(&self, id: &str) -> bool {
+        validate_id(id).is_ok() && files::session_path(&self.dir, id).is_file()
+    }
+
     /// Loads a session as it stands: `<id>.json`, then its journal when a writer has one
     /// (so a session being written shows its latest saved batch). Validates the id, refuses
     /// files over 32 MiB before reading them, and checks that the file holds the session its

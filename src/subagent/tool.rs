@@ -148,6 +148,11 @@ impl Tool for DelegateTasksTool {
         ))
     }
 
+    /// Content from outside: a turn that ran it is tainted.
+    fn external(&self) -> bool {
+        true
+    }
+
     /// Each child's part is wrapped on its own (`subagent:<n>`).
     fn untrusted_source(&self, _args: &Value) -> Option<String> {
         None

@@ -136,6 +136,42 @@ impl ToolContext {
     }
 }
 
+/// Whether a turn has taken in external content — results of `web_fetch`, `web_search`, MCP
+/// tools and sub-agents ([`Tool::external`]), or files a person sent through a chat or the web
+/// UI. Memory writes of such a turn wait for review (SPEC §14, "External content taints").
+#[derive(Debug, Default)]
+pub struct Taint {
+    sources: std::sync::Mutex<Vec<String>>,
+}
+
+impl Taint {
+    /// A taint already marked by `source` (a session that took in external content before).
+    pub fn marked(source: &str) -> Self {
+        let taint = Taint::default();
+        taint.mark(source);
+        taint
+    }
+
+    /// Records external content from `source` (a tool's name, `attachment`, …).
+    pub fn mark(&self, source: &str) {
+        if let Ok(mut sources) = self.sources.lock()
+            && !sources.iter().any(|s| s == source)
+        {
+            sources.push(source.to_string());
+        }
+    }
+
+    /// True once anything external came in.
+    pub fn is_external(&self) -> bool {
+        self.sources.lock().map(|s| !s.is_empty()).unwrap_or(true)
+    }
+
+    /// Where it came from, in the order first seen.
+    pub fn sources(&self) -> Vec<String> {
+        self.sources.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+}
+
 /// A tool failure, shown to the model as `error: <message>`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
@@ -168,6 +204,11 @@ pub trait Tool: Send + Sync {
     /// Source label of the untrusted wrapper around its output; `None` = not wrapped.
     fn untrusted_source(&self, _args: &Value) -> Option<String> {
         Some(self.name().to_string())
+    }
+    /// True when its results come from outside the user's machine and trust (the web, MCP
+    /// servers, sub-agents): a turn that ran it is tainted ([`Taint`]).
+    fn external(&self) -> bool {
+        false
     }
     /// A few words about a call for the terminal line (path, command, …).
     fn summary(&self, _args: &Value) -> String {
@@ -247,7 +288,8 @@ impl ToolRegistry {
 }
 
 /// Every built-in tool name, in registration order (`web_search` only when its instance is
-/// configured, `plan` only with planning on).
+/// configured, `memory` and `session_search` only with memory on, `plan` only with planning
+/// on).
 pub const BUILTIN_TOOL_NAMES: &[&str] = &[
     "read_file",
     "write_file",
@@ -261,6 +303,8 @@ pub const BUILTIN_TOOL_NAMES: &[&str] = &[
     "web_fetch",
     "web_search",
     "clarify",
+    crate::memory::tool::TOOL_NAME,
+    crate::memory::search_tool::TOOL_NAME,
     crate::plan::TOOL_NAME,
 ];
 
@@ -374,6 +418,8 @@ pub struct RegistryParts {
     pub asker: Option<Arc<dyn Approver>>,
     /// `delegate_tasks`, where delegation is allowed (never inside a sub-agent).
     pub delegate: Option<Arc<dyn Tool>>,
+    /// `memory` and `session_search`, when memory is on.
+    pub memory: Vec<Arc<dyn Tool>>,
 }
 
 /// Builds the tool registry. This is the only place tools are registered, so `run`,
@@ -400,6 +446,7 @@ pub fn build_registry(
         all.push(Arc::new(web::WebSearchTool::new(search)));
     }
     all.push(Arc::new(ClarifyTool::new(parts.asker)));
+    all.extend(parts.memory);
     if let Some(store) = parts.plan {
         all.push(Arc::new(PlanTool::new(store)));
     }

@@ -5,10 +5,34 @@ fn store() -> Option<Arc<PlanStore>> {
     Some(Arc::new(PlanStore::new(PlanLimits::default())))
 }
 
-/// Every part present: a plan store, a search instance, delegation.
+/// `memory` and `session_search` over a database in a directory kept for the test run.
+fn memory_tools() -> Vec<Arc<dyn Tool>> {
+    let home = tempfile::tempdir().expect("tempdir").keep();
+    let memory = Arc::new(crate::memory::Memory::open(&home).expect("opens"));
+    let taint: Arc<Taint> = Arc::default();
+    vec![
+        Arc::new(crate::memory::tool::MemoryTool::new(
+            memory.clone(),
+            "/p".into(),
+            crate::memory::Budgets::default(),
+            None,
+            taint.clone(),
+        )),
+        Arc::new(crate::memory::search_tool::SessionSearchTool::new(
+            memory,
+            crate::session::SessionStore::new(&home, Arc::default()),
+            None,
+            None,
+            taint,
+        )),
+    ]
+}
+
+/// Every part present: a plan store, a search instance, delegation, memory.
 fn full() -> RegistryParts {
     RegistryParts {
         plan: store(),
+        memory: memory_tools(),
         delegate: Some(Arc::new(crate::subagent::DelegateTasksTool::new(
             crate::subagent::DelegateSettings {
                 slots: Arc::new(tokio::sync::Semaphore::new(3)),
@@ -119,16 +143,13 @@ const SCHEMA_BUDGETS: &[(&str, usize)] = &[
     ("web_fetch", 400),
     ("web_search", 360),
     ("clarify", 420),
+    ("memory", 900),
+    ("session_search", 600),
     ("plan", 1500),
 ];
 
 /// Held back for the tools of later issues.
-const RESERVED: &[(&str, usize)] = &[
-    ("memory", 900),
-    ("session_search", 600),
-    ("skill_load", 350),
-    ("skill_list", 300),
-];
+const RESERVED: &[(&str, usize)] = &[("skill_load", 350), ("skill_list", 300)];
 
 /// The tools' part of a request may not pass this (SPEC §14).
 const ALL_TOOLS_BUDGET: usize = 12 * 1000;

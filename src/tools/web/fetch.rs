@@ -120,6 +120,11 @@ impl Tool for WebFetchTool {
         )
     }
 
+    /// Content from outside: a turn that ran it is tainted.
+    fn external(&self) -> bool {
+        true
+    }
+
     fn untrusted_source(&self, args: &Value) -> Option<String> {
         Some(format!("web:{}", host_of(args).unwrap_or_default()))
     }

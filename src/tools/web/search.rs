@@ -61,6 +61,11 @@ impl Tool for WebSearchTool {
         "web_search"
     }
 
+    /// Content from outside: a turn that ran it is tainted.
+    fn external(&self) -> bool {
+        true
+    }
+
     fn description(&self) -> &str {
         "Search the web. Returns title, URL and snippet per result; read a page with web_fetch."
     }
