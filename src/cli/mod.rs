@@ -8,6 +8,7 @@ mod error;
 mod flags;
 mod init;
 mod mcp_cmd;
+mod memory_cmd;
 mod repl;
 mod run;
 mod serve_cmd;
@@ -109,6 +110,8 @@ enum Command {
     Telegram(telegram_cmd::TelegramArgs),
     /// MCP servers: `odek mcp list` shows each one's state and tools
     Mcp(mcp_cmd::McpArgs),
+    /// What the agent remembers: facts, pending writes to review, episodes
+    Memory(memory_cmd::MemoryArgs),
     /// Print the shell completion script (bash, zsh, fish, powershell)
     Completions(docs_cmd::CompletionsArgs),
     /// Print the manual page (roff), or write every page with --dir
@@ -152,6 +155,7 @@ pub fn main() -> ExitCode {
         Command::Serve(args) => serve_cmd::run(args),
         Command::Telegram(args) => telegram_cmd::run(args),
         Command::Mcp(args) => mcp_cmd::run(args),
+        Command::Memory(args) => memory_cmd::run(args),
         Command::Completions(args) => docs_cmd::completions(args),
         Command::Man(args) => docs_cmd::man(args),
     };

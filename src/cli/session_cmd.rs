@@ -1,4 +1,4 @@
-//! `odek session list|show|delete|trim|cleanup`.
+//! `odek session list|show|delete|trim|cleanup|search|reindex`.
 
 use std::sync::Arc;
 
@@ -53,6 +53,20 @@ enum SessionCommand {
         /// Age in days
         days: u64,
     },
+    /// Find sessions by what was said in them (full-text, best match first)
+    Search {
+        /// Words to look for
+        #[arg(required = true, num_args = 1..)]
+        query: Vec<String>,
+        /// How many sessions to show
+        #[arg(short = 'n', long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=100))]
+        limit: u64,
+        /// Print JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Rebuild the search index from the session files
+    Reindex,
 }
 
 /// The session store of this user's home (`ODEK_HOME`, else `~/.odek`), for the commands
@@ -68,7 +82,12 @@ pub fn run(args: SessionArgs) -> anyhow::Result<Exit> {
     match args.command {
         SessionCommand::List { limit, all } => list(&store, limit, all),
         SessionCommand::Show { id, full } => show(&store, id.as_deref(), full),
+        SessionCommand::Search { query, limit, json } => {
+            search(&store, &query.join(" "), limit as usize, json)
+        }
+        SessionCommand::Reindex => reindex(&store),
         SessionCommand::Delete { id } => {
+            forget(std::slice::from_ref(&id));
             if store.delete(&id)? {
                 println!("Deleted session {id}");
             } else {
@@ -95,6 +114,9 @@ pub fn run(args: SessionArgs) -> anyhow::Result<Exit> {
         }
         SessionCommand::Cleanup { days } => {
             let outcome = store.cleanup(days)?;
+            if outcome.deleted > 0 {
+                forget_missing(&store);
+            }
             match outcome.deleted {
                 0 => println!("No sessions to clean up."),
                 n => println!("Cleaned up {n} session(s) older than {days} days."),
@@ -151,6 +173,105 @@ fn list(store: &SessionStore, limit: usize, all: bool) -> anyhow::Result<Exit> {
         ));
     }
     print_out(&out);
+    Ok(Exit::Success)
+}
+
+/// The memory database of this home, or `None` with a warning when it cannot be used.
+fn memory_db() -> Option<crate::memory::Memory> {
+    let env = std::env::vars().collect();
+    match crate::memory::Memory::open(&home_dir_from(&env)) {
+        Ok(m) => Some(m),
+        Err(e) => {
+            eprintln!("odek: warning: {e}");
+            None
+        }
+    }
+}
+
+/// Drops deleted sessions from the search index (the next search would drop them too).
+fn forget(ids: &[String]) {
+    if let Some(m) = memory_db() {
+        for id in ids {
+            if let Err(e) = m.forget_session(id) {
+                eprintln!("odek: warning: {e}");
+            }
+        }
+    }
+}
+
+/// Drops every indexed session whose file is gone.
+fn forget_missing(store: &SessionStore) {
+    if let Some(m) = memory_db()
+        && let Err(e) = m.forget_missing(store)
+    {
+        eprintln!("odek: warning: {e}");
+    }
+}
+
+/// `odek session search`: the index (rebuilt first when missing), hybrid with embeddings.
+fn search(store: &SessionStore, query: &str, limit: usize, json: bool) -> anyhow::Result<Exit> {
+    let resolved =
+        crate::config::load(&crate::config::LoadOptions::from_process(Default::default()))?;
+    let memory = std::sync::Arc::new(crate::memory::Memory::open(&resolved.home)?);
+    if !memory.index_is_current()? {
+        eprintln!("odek: building the session index (once)…");
+    }
+    let embedder = crate::runtime::embedder_for(&resolved.config);
+    let rt = super::turn::tokio_runtime()?;
+    let hits = rt.block_on(crate::memory::search_tool::search(
+        &memory,
+        store,
+        embedder.as_ref(),
+        query,
+        limit,
+        None,
+    ))?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&hits)?);
+        return Ok(Exit::Success);
+    }
+    if hits.is_empty() {
+        println!("No session matches \"{query}\".");
+        return Ok(Exit::Success);
+    }
+    let mut out = String::new();
+    for h in &hits {
+        out.push_str(&format!(
+            "{}  {}  {:<8}  {}\n    {}\n",
+            h.id,
+            h.date.get(..10).unwrap_or(&h.date),
+            h.origin.as_deref().unwrap_or("cli"),
+            crate::text::truncate(&one_line(&h.title), 60),
+            one_line(&h.snippet)
+        ));
+    }
+    print_out(&out);
+    Ok(Exit::Success)
+}
+
+/// `odek session reindex`: the whole index again from the session files.
+fn reindex(store: &SessionStore) -> anyhow::Result<Exit> {
+    let env = std::env::vars().collect();
+    let memory = crate::memory::Memory::open(&home_dir_from(&env))?;
+    let started = std::time::Instant::now();
+    let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let report = memory.reindex(store, &Redactor::new(), &mut |done, total| {
+        if tty {
+            eprint!("\rindexing sessions: {done}/{total}");
+        }
+    })?;
+    if tty {
+        eprintln!();
+    }
+    for p in &report.problems {
+        eprintln!("odek: warning: {p}");
+    }
+    println!(
+        "Indexed {} session(s), {} passage(s) in {:.1} s.",
+        report.sessions,
+        report.passages,
+        started.elapsed().as_secs_f64()
+    );
     Ok(Exit::Success)
 }
 

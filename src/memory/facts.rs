@@ -512,7 +512,9 @@ fn refuse_duplicate(facts: &[Fact], content: &str, except: &[i64]) -> Result<(),
         .filter(|f| !except.contains(&f.id) && f.action != "remove")
         .find(|f| {
             let other = normalise(&f.content);
-            other == norm || strsim::normalized_levenshtein(&other, &norm) >= NEAR_DUPLICATE
+            other == norm
+                || (strsim::normalized_levenshtein(&other, &norm) >= NEAR_DUPLICATE
+                    && numbers(&other) == numbers(&norm))
         });
     match same {
         None => Ok(()),
@@ -527,6 +529,14 @@ fn refuse_duplicate(facts: &[Fact], content: &str, except: &[i64]) -> Result<(),
             f.content
         ))),
     }
+}
+
+/// The numbers of a normalised text: two facts that differ in one (`port 8080`, `port
+/// 8081`) are different facts however alike their words.
+fn numbers(norm: &str) -> Vec<&str> {
+    norm.split(' ')
+        .filter(|w| w.bytes().any(|b| b.is_ascii_digit()))
+        .collect()
 }
 
 /// The one active fact whose text contains `old` (case and spacing aside).
@@ -696,6 +706,10 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(near.contains("already known"), "{near}");
+        m.add_fact(&ctx(false), Target::Project, "Staging API on port 8080")
+            .unwrap();
+        m.add_fact(&ctx(false), Target::Project, "Staging API on port 8081")
+            .expect("another number is another fact");
     }
 
     #[test]

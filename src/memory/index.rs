@@ -246,18 +246,23 @@ impl Memory {
                 progress(n + 1, total);
             }
         }
-        let ids: std::collections::HashSet<&str> =
-            listing.sessions.iter().map(|s| s.id.as_str()).collect();
-        for gone in self
-            .indexed_ids()?
-            .into_iter()
-            .filter(|id| !ids.contains(id.as_str()))
-        {
-            self.forget_session(&gone)?;
-        }
+        self.forget_missing(store)?;
         self.set_meta("index_version", INDEX_VERSION)?;
         progress(total, total);
         Ok(report)
+    }
+
+    /// Drops every indexed session whose file is gone.
+    pub fn forget_missing(&self, store: &SessionStore) -> Result<usize, MemoryError> {
+        let gone: Vec<String> = self
+            .indexed_ids()?
+            .into_iter()
+            .filter(|id| !store.exists(id))
+            .collect();
+        for id in &gone {
+            self.forget_session(id)?;
+        }
+        Ok(gone.len())
     }
 
     fn indexed_ids(&self) -> Result<Vec<String>, MemoryError> {

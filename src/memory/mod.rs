@@ -24,6 +24,7 @@ pub mod facts;
 pub mod index;
 pub mod search_tool;
 pub mod tool;
+pub mod transfer;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};

@@ -173,7 +173,7 @@ impl Runtime {
         let sandbox = build_sandbox(&config, &opts, &mut warnings);
         let memory = open_memory(&config, &opts.home, &mut warnings);
         Ok(Runtime {
-            embedder: memory.as_ref().and_then(|_| embedder(&config)),
+            embedder: memory.as_ref().and_then(|_| embedder_for(&config)),
             memory,
             project_key: crate::memory::project_key(&opts.cwd),
             subagent_slots: Arc::new(tokio::sync::Semaphore::new(
@@ -379,9 +379,9 @@ fn open_memory(config: &Config, home: &Path, warnings: &mut Vec<String>) -> Opti
     }
 }
 
-/// The embeddings endpoint: the model endpoint's key goes along only to the same origin;
-/// another one gets `ODEK_EMBEDDINGS_API_KEY` when set.
-fn embedder(config: &Config) -> Option<Embedder> {
+/// The embeddings endpoint (`memory.embeddings`): the model endpoint's key goes along only
+/// to the same origin; another one gets `ODEK_EMBEDDINGS_API_KEY` when set.
+pub fn embedder_for(config: &Config) -> Option<Embedder> {
     let e = &config.memory.embeddings;
     let same_origin = origin_of(&e.base_url) == origin_of(&config.base_url);
     let key = if same_origin {

@@ -110,7 +110,9 @@ async fn project_may_opt_out_of_tools_and_planning() {
             "batch_patch",
             "delegate_tasks",
             "web_fetch",
-            "clarify"
+            "clarify",
+            "memory",
+            "session_search"
         ]
     );
     assert!(

@@ -64,6 +64,8 @@ async fn five_iteration_task(stream: bool) {
                 "delegate_tasks",
                 "web_fetch",
                 "clarify",
+                "memory",
+                "session_search",
                 "plan"
             ]
         );

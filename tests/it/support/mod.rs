@@ -491,6 +491,8 @@ impl Sandbox {
             .env("ODEK_HOME", &self.home)
             .env("ODEK_BASE_URL", base_url)
             .env("ODEK_MODEL", "test-model")
+            // An episode's summary is a model call of its own: the memory tests turn it on.
+            .env("ODEK_MEMORY_EPISODES", "false")
             .current_dir(&self.work);
         cmd
     }
