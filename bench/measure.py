@@ -590,7 +590,15 @@ CACHE_VARIANTS = {
     "tail": ({}, []),
     "head": ({"ODEK_PLANNING_PLACEMENT": "head"}, []),
     "no-planning": ({}, ["--no-planning"]),
+    # `tail` with a memory block of 12 facts (~1.3 KB) in every request (docs/MEMORY.md).
+    "memory": ({}, []),
 }
+
+# What the `memory` variant remembers: (store flag, fact), added with `odek memory add`.
+MEMORY_FACTS = [([], f"Prefers {w} answers with the reasoning stated once") for w in ("short", "direct", "plain")] + [
+    (["--project"], f"Convention {i}: the request parser keeps per-connection state in conn_{i}.rs; test with make test-{i}")
+    for i in range(1, 10)
+]
 
 
 def cache_share(binary, reps, iterations, root):
@@ -618,6 +626,9 @@ def cache_share(binary, reps, iterations, root):
                     **extra_env,
                 ),
             )
+            if name == "memory":
+                for flags_, fact in MEMORY_FACTS:
+                    run_once([binary, "memory", "add"] + flags_ + [fact], env, cwd=work, check=expect_ok("odek memory add"))
             argv = [binary, "run", "--max-iter", str(iterations + 4)] + flags + [task]
             per_rep = []
             for rep in range(reps):
@@ -667,7 +678,12 @@ def print_cache_table(cache, iterations):
         if any(r != first for r in per_rep):
             shares = [100 * r["prefix_bytes"] / r["bytes"] for r in per_rep]
             spread = f" (runs: {min(shares):.1f}–{max(shares):.1f} %)"
-        label = {"tail": "`tail` (default)", "head": "`head`", "no-planning": "`--no-planning`"}[name]
+        label = {
+            "tail": "`tail` (default)",
+            "head": "`head`",
+            "no-planning": "`--no-planning`",
+            "memory": "`tail`, memory block of 12 facts",
+        }[name]
         cached = 100 * usage["cached_tokens"] / usage["input_tokens"] if usage["input_tokens"] else 0.0
         print(
             f"| {label} | {first['requests'] + first['runs']} | {first['bytes']:,} | "

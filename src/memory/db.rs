@@ -55,6 +55,8 @@ CREATE TABLE indexed_sessions (
 CREATE VIRTUAL TABLE session_text USING fts5 (
     session_id UNINDEXED, kind UNINDEXED, body, tokenize = 'unicode61 remove_diacritics 2'
 );
+CREATE TABLE session_rows (session_id TEXT NOT NULL, row INTEGER NOT NULL);
+CREATE INDEX session_rows_by_session ON session_rows (session_id);
 CREATE TABLE episodes (
     session_id TEXT PRIMARY KEY,
     summary TEXT NOT NULL,

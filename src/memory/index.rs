@@ -139,15 +139,18 @@ impl Memory {
                 _ => 0,
             };
             let rebuilt = from == 0 && known.is_some();
-            if from == 0 {
-                tx.execute("DELETE FROM session_text WHERE session_id = ?1", [&session.id])?;
+            if rebuilt {
+                delete_passages(tx, &session.id)?;
             }
             let docs = passages(&session.messages, from, redactor);
             let mut insert = tx.prepare(
                 "INSERT INTO session_text (session_id, kind, body) VALUES (?1, ?2, ?3)",
             )?;
+            let mut remember =
+                tx.prepare("INSERT INTO session_rows (session_id, row) VALUES (?1, ?2)")?;
             for (kind, body) in &docs {
                 insert.execute(params![session.id, kind, body])?;
+                remember.execute(params![session.id, tx.last_insert_rowid()])?;
             }
             let user_turns = session
                 .messages
@@ -195,7 +198,7 @@ impl Memory {
     /// Drops a session from the index (its file was deleted).
     pub fn forget_session(&self, id: &str) -> Result<(), MemoryError> {
         self.write(|tx| {
-            tx.execute("DELETE FROM session_text WHERE session_id = ?1", [id])?;
+            delete_passages(tx, id)?;
             tx.execute("DELETE FROM indexed_sessions WHERE id = ?1", [id])?;
             tx.execute("DELETE FROM episode_text WHERE session_id = ?1", [id])?;
             tx.execute("DELETE FROM episodes WHERE session_id = ?1", [id])?;
@@ -225,6 +228,7 @@ impl Memory {
             .map_err(|e| MemoryError::Refused(format!("cannot list sessions: {e}")))?;
         self.write(|tx| {
             tx.execute("DELETE FROM session_text", [])?;
+            tx.execute("DELETE FROM session_rows", [])?;
             tx.execute("UPDATE indexed_sessions SET messages = 0, head = ''", [])?;
             Ok(())
         })?;
@@ -289,37 +293,57 @@ impl Memory {
             return Ok(Vec::new());
         };
         let conn = self.conn();
-        let mut stmt = conn
+        let err = |e| self.err(e);
+        // Ranks first (cheap), then builds the snippet of each kept session's best passage
+        // only: a snippet for every matching row would cost more than the ranking.
+        let mut ranked = conn
             .prepare(
-                "SELECT t.session_id, bm25(session_text) AS score,
-                        snippet(session_text, 2, '«', '»', '…', 16),
-                        s.title, s.origin, s.updated_at
-                 FROM session_text t JOIN indexed_sessions s ON s.id = t.session_id
-                 WHERE session_text MATCH ?1
-                 ORDER BY score LIMIT ?2",
+                "SELECT rowid, session_id, rank FROM session_text WHERE session_text MATCH ?1
+                 ORDER BY rank LIMIT ?2",
             )
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
+            .map_err(err)?;
+        let rows = ranked
             .query_map(params![fts, MAX_ROWS as i64], |r| {
-                Ok(SessionHit {
-                    id: r.get(0)?,
-                    score: r.get(1)?,
-                    snippet: r.get(2)?,
-                    title: r.get(3)?,
-                    origin: r.get(4)?,
-                    date: r.get(5)?,
-                })
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, f64>(2)?,
+                ))
             })
-            .map_err(|e| self.err(e))?;
-        let mut hits: Vec<SessionHit> = Vec::new();
+            .map_err(err)?;
+        let mut best: Vec<(i64, String, f64)> = Vec::new();
         for row in rows {
-            let hit = row.map_err(|e| self.err(e))?;
-            if !hits.iter().any(|h| h.id == hit.id) {
-                hits.push(hit);
-                if hits.len() == limit {
+            let row = row.map_err(err)?;
+            if !best.iter().any(|(_, id, _)| *id == row.1) {
+                best.push(row);
+                if best.len() == limit {
                     break;
                 }
             }
+        }
+        let mut detail = conn
+            .prepare(
+                "SELECT snippet(session_text, 2, '«', '»', '…', 16), s.title, s.origin, s.updated_at
+                 FROM session_text t JOIN indexed_sessions s ON s.id = t.session_id
+                 WHERE session_text MATCH ?1 AND t.rowid = ?2",
+            )
+            .map_err(err)?;
+        let mut hits = Vec::with_capacity(best.len());
+        for (row, id, score) in best {
+            let found = detail
+                .query_row(params![fts, row], |r| {
+                    Ok(SessionHit {
+                        id: id.clone(),
+                        score,
+                        snippet: r.get(0)?,
+                        title: r.get(1)?,
+                        origin: r.get(2)?,
+                        date: r.get(3)?,
+                    })
+                })
+                .optional()
+                .map_err(err)?;
+            hits.extend(found);
         }
         Ok(hits)
     }
@@ -362,6 +386,17 @@ impl Memory {
             .map_err(|e| self.err(e))?;
         Ok(())
     }
+}
+
+/// Deletes a session's passages by their rows (FTS5 finds a row at once; a search by the
+/// unindexed `session_id` column would read the whole table).
+fn delete_passages(tx: &rusqlite::Transaction<'_>, id: &str) -> rusqlite::Result<()> {
+    tx.execute(
+        "DELETE FROM session_text WHERE rowid IN (SELECT row FROM session_rows WHERE session_id = ?1)",
+        [id],
+    )?;
+    tx.execute("DELETE FROM session_rows WHERE session_id = ?1", [id])?;
+    Ok(())
 }
 
 /// What a rebuild did.

@@ -314,3 +314,50 @@ pub struct PlanView {
     /// False when the session has no plan.
     pub found: bool,
 }
+
+/// `GET /api/memory`: the facts (pending writes too), and what each store uses.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MemoryList {
+    /// The facts, oldest first.
+    pub facts: Vec<crate::memory::Fact>,
+    /// The project whose `project` facts are listed (the server's working directory).
+    pub project: String,
+    /// Characters of active facts per store, and each budget.
+    pub stores: Vec<MemoryStoreUse>,
+    /// Pending writes waiting for review.
+    pub pending: usize,
+}
+
+/// One store's use of its budget.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MemoryStoreUse {
+    /// `user` or `project`.
+    pub target: crate::memory::Target,
+    /// Characters used by active facts.
+    pub used: usize,
+    /// The budget.
+    pub budget: usize,
+}
+
+/// `GET|POST /api/memory/{id}`, `POST /api/memory` (201), `POST /api/memory/{id}/accept`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MemoryFact {
+    /// The fact as it stands (for an accepted `remove`: as it was).
+    pub fact: crate::memory::Fact,
+}
+
+/// `DELETE /api/memory/{id}`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MemoryDeleted {
+    /// The fact deleted.
+    pub deleted: i64,
+}
+
+/// `GET /api/search?q=&limit=`: sessions by what was said in them, best first.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchResults {
+    /// The query.
+    pub query: String,
+    /// The matching sessions.
+    pub sessions: Vec<crate::memory::index::SessionHit>,
+}

@@ -16,6 +16,7 @@ mod export;
 pub mod hub;
 mod limits;
 mod listen;
+mod memory;
 mod sessions;
 mod ui;
 
@@ -167,6 +168,15 @@ fn router(state: Arc<AppState>) -> Router {
         .route("/api/usage", get(api::usage))
         .route("/api/config", get(api::config))
         .route("/api/tools", get(api::tools))
+        .route("/api/memory", get(memory::list).post(memory::add))
+        .route(
+            "/api/memory/{id}",
+            get(memory::detail)
+                .post(memory::edit)
+                .delete(memory::delete),
+        )
+        .route("/api/memory/{id}/accept", post(memory::accept))
+        .route("/api/search", get(memory::search))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))

@@ -193,7 +193,14 @@ pub async fn delete(
     refuse_while_running(&app, &id)?;
     let store_app = app.clone();
     let target = id.clone();
-    let existed = blocking(move || Ok(store_app.base.sessions().delete(&target)?)).await?;
+    let existed = blocking(move || {
+        let existed = store_app.base.sessions().delete(&target)?;
+        if let Some(Err(e)) = store_app.base.memory().map(|m| m.forget_session(&target)) {
+            eprintln!("odek serve: warning: session {target} stays in the search index: {e}");
+        }
+        Ok(existed)
+    })
+    .await?;
     if !existed {
         return Err(ApiError::not_found(format!("no session {id}")));
     }

@@ -1109,3 +1109,108 @@ async fn a_clarify_question_is_answered_over_http_once_and_a_cancel_closes_the_n
     assert_eq!(closed.last().expect("frame").data["reason"], "cancelled");
     assert_eq!(served.wait_run(&run_id).await["status"], "cancelled");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_and_search_over_http_under_the_token_with_json_errors() {
+    let site = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::any())
+        .respond_with(wiremock::ResponseTemplate::new(200).set_body_raw("a page", "text/plain"))
+        .mount(&site)
+        .await;
+    let server = ScriptedServer::start(vec![
+        tools(&[("web_fetch", json!({"url": format!("{}/p", site.uri())}))]),
+        tools(&[(
+            "memory",
+            json!({"action": "add", "target": "project", "content": "Deploys go through the staging gate"}),
+        )]),
+        text("The aardvark report is ready."),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    sb.global_config(
+        &json!({"web": {"allow_hosts": ["127.0.0.1"], "allow_private_hosts": ["127.0.0.1"]}})
+            .to_string(),
+    );
+    let served = Served::start(&sb, &server.base_url(), &[]);
+    let unauthorised = send(served.bare(reqwest::Method::GET, "/api/memory")).await;
+    assert_eq!(unauthorised.status, 401);
+
+    let added = served
+        .post(
+            "/api/memory",
+            json!({"target": "user", "content": "Prefers short answers"}),
+        )
+        .await;
+    assert_eq!(added.status, 201, "{}", added.text);
+    let id = added.json["fact"]["id"].as_i64().expect("id");
+    assert_eq!(added.json["fact"]["status"], "active");
+    let again = served
+        .post(
+            "/api/memory",
+            json!({"target": "user", "content": "prefers short answers"}),
+        )
+        .await;
+    assert_eq!(again.status, 409, "{}", again.text);
+    assert!(
+        again.json["error"]
+            .as_str()
+            .unwrap()
+            .contains("already known")
+    );
+    let bad = served
+        .post("/api/memory", json!({"target": "team", "content": "x"}))
+        .await;
+    assert_eq!(bad.status, 400, "{}", bad.text);
+
+    // A run that read a page writes a pending fact; accepting it makes it active.
+    let (run_id, session_id) =
+        prompt(&served, json!({"content": "write the aardvark report"})).await;
+    assert_eq!(served.wait_run(&run_id).await["status"], "completed");
+    let listed = served.get("/api/memory?status=pending").await;
+    assert_eq!(listed.status, 200, "{}", listed.text);
+    assert_eq!(listed.json["pending"], 1);
+    let pending = &listed.json["facts"][0];
+    assert_eq!(pending["session_id"], session_id.as_str());
+    let pid = pending["id"].as_i64().unwrap();
+    let accepted = served
+        .post(&format!("/api/memory/{pid}/accept"), json!({}))
+        .await;
+    assert_eq!(accepted.status, 200, "{}", accepted.text);
+    assert_eq!(accepted.json["fact"]["status"], "active");
+    let twice = served
+        .post(&format!("/api/memory/{pid}/accept"), json!({}))
+        .await;
+    assert_eq!(twice.status, 404, "{}", twice.text);
+    let all = served.get("/api/memory").await;
+    assert_eq!(all.json["pending"], 0);
+    assert_eq!(all.json["stores"][1]["used"], 35, "{}", all.text);
+
+    let edited = served
+        .post(
+            &format!("/api/memory/{id}"),
+            json!({"content": "Prefers answers in bullet points"}),
+        )
+        .await;
+    assert_eq!(
+        edited.json["fact"]["content"],
+        "Prefers answers in bullet points"
+    );
+    assert_eq!(
+        served.delete(&format!("/api/memory/{id}")).await.status,
+        200
+    );
+    assert_eq!(served.get(&format!("/api/memory/{id}")).await.status, 404);
+
+    let found = served.get("/api/search?q=aardvark").await;
+    assert_eq!(found.status, 200, "{}", found.text);
+    assert_eq!(found.json["sessions"][0]["id"], session_id.as_str());
+    assert!(
+        found.json["sessions"][0]["snippet"]
+            .as_str()
+            .unwrap()
+            .contains("«aardvark»"),
+        "{}",
+        found.text
+    );
+    assert_eq!(served.get("/api/search").await.status, 400);
+}

@@ -1,0 +1,249 @@
+//! `/api/memory…` and `/api/search`: the facts (list, add, edit, delete, accept a pending
+//! write) and the session search, under the same token, read limit and JSON errors as the
+//! rest of the API.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{ConnectInfo, Path, Query, State};
+use axum::http::StatusCode;
+use serde::Deserialize;
+
+use super::AppState;
+use super::error::{ApiError, JsonBody};
+use crate::memory::facts::{FactFilter, WriteContext};
+use crate::memory::{FactStatus, Memory, MemoryError, SOURCE_USER, Target, WriteOutcome};
+use crate::protocol::api::{MemoryDeleted, MemoryFact, MemoryList, MemoryStoreUse, SearchResults};
+
+/// Sessions `GET /api/search` lists unless `limit` says otherwise, and at most.
+const SEARCH_LIMIT: (usize, usize) = (10, 50);
+
+/// The body of `POST /api/memory`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewFact {
+    /// `user` or `project`.
+    target: Target,
+    /// The fact.
+    content: String,
+}
+
+/// The body of `POST /api/memory/{id}`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EditedFact {
+    /// The new text.
+    content: String,
+}
+
+fn memory(app: &AppState) -> Result<Arc<Memory>, ApiError> {
+    app.base.memory().cloned().ok_or_else(|| {
+        ApiError::not_found("memory is off on this server (memory.enabled is false, or odek.db could not be opened: see its log)")
+    })
+}
+
+fn api_error(e: MemoryError) -> ApiError {
+    match e {
+        MemoryError::Refused(m) if m.starts_with("no ") => ApiError::not_found(m),
+        MemoryError::Refused(m) => ApiError::conflict(m),
+        other => ApiError::internal_logged("the memory database failed", &other),
+    }
+}
+
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, MemoryError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| ApiError::internal(e.to_string()))?
+        .map_err(api_error)
+}
+
+/// `GET /api/memory?status=active|pending&all=1`: the user's facts and the server
+/// project's (every project's with `all`).
+pub async fn list(
+    State(app): State<Arc<AppState>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Query(params): Query<HashMap<String, String>>,
+) -> Result<Json<MemoryList>, ApiError> {
+    app.limits.read(peer.ip())?;
+    let m = memory(&app)?;
+    let status = match params.get("status").map(String::as_str) {
+        None | Some("") => None,
+        Some("active") => Some(FactStatus::Active),
+        Some("pending") => Some(FactStatus::Pending),
+        Some(other) => {
+            return Err(ApiError::bad_request(format!(
+                "status must be active or pending, got {other:?}"
+            )));
+        }
+    };
+    let all = params
+        .get("all")
+        .is_some_and(|v| matches!(v.as_str(), "1" | "true"));
+    let project = app.base.project_key().to_string();
+    let budgets = app.base.memory_budgets();
+    let key = project.clone();
+    let facts = blocking(move || {
+        m.list_facts(FactFilter {
+            project: (!all).then_some(key.as_str()),
+            status,
+            ..FactFilter::default()
+        })
+    })
+    .await?;
+    let used = |t: Target| {
+        facts
+            .iter()
+            .filter(|f| f.target == t && f.status == FactStatus::Active)
+            .filter(|f| t == Target::User || f.project == project)
+            .map(|f| f.content.chars().count())
+            .sum()
+    };
+    let stores = [Target::User, Target::Project]
+        .into_iter()
+        .map(|target| MemoryStoreUse {
+            target,
+            used: used(target),
+            budget: budgets.of(target),
+        })
+        .collect();
+    Ok(Json(MemoryList {
+        pending: facts
+            .iter()
+            .filter(|f| f.status == FactStatus::Pending)
+            .count(),
+        stores,
+        project,
+        facts,
+    }))
+}
+
+/// `POST /api/memory {target, content}` (201): a fact from a person, active at once
+/// (redacted like everything stored).
+pub async fn add(
+    State(app): State<Arc<AppState>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    JsonBody(body): JsonBody<NewFact>,
+) -> Result<(StatusCode, Json<MemoryFact>), ApiError> {
+    app.limits.read(peer.ip())?;
+    let m = memory(&app)?;
+    let content = app.redactor.redact(&body.content).into_owned();
+    let (project, budgets) = (
+        app.base.project_key().to_string(),
+        app.base.memory_budgets(),
+    );
+    let fact = blocking(move || {
+        let w = WriteContext {
+            project: &project,
+            pending: false,
+            session_id: None,
+            source: SOURCE_USER,
+            budgets,
+        };
+        let id = match m.add_fact(&w, body.target, &content)? {
+            WriteOutcome::Saved { id, .. } | WriteOutcome::Pending { id } => id,
+        };
+        m.fact(id)?
+            .ok_or_else(|| MemoryError::Refused(format!("no memory fact #{id}")))
+    })
+    .await?;
+    Ok((StatusCode::CREATED, Json(MemoryFact { fact })))
+}
+
+/// `GET /api/memory/{id}`.
+pub async fn detail(
+    State(app): State<Arc<AppState>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Path(id): Path<i64>,
+) -> Result<Json<MemoryFact>, ApiError> {
+    app.limits.read(peer.ip())?;
+    let m = memory(&app)?;
+    let fact = blocking(move || {
+        m.fact(id)?
+            .ok_or_else(|| MemoryError::Refused(format!("no memory fact #{id}")))
+    })
+    .await?;
+    Ok(Json(MemoryFact { fact }))
+}
+
+/// `POST /api/memory/{id} {content}`: a person edits a fact (or a pending write).
+pub async fn edit(
+    State(app): State<Arc<AppState>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Path(id): Path<i64>,
+    JsonBody(body): JsonBody<EditedFact>,
+) -> Result<Json<MemoryFact>, ApiError> {
+    app.limits.read(peer.ip())?;
+    let m = memory(&app)?;
+    let content = app.redactor.redact(&body.content).into_owned();
+    let budgets = app.base.memory_budgets();
+    let fact = blocking(move || m.edit_fact(id, &content, budgets)).await?;
+    Ok(Json(MemoryFact { fact }))
+}
+
+/// `DELETE /api/memory/{id}`: a fact or a pending write (rejecting it).
+pub async fn delete(
+    State(app): State<Arc<AppState>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Path(id): Path<i64>,
+) -> Result<Json<MemoryDeleted>, ApiError> {
+    app.limits.read(peer.ip())?;
+    let m = memory(&app)?;
+    if !blocking(move || m.delete_fact(id)).await? {
+        return Err(ApiError::not_found(format!("no memory fact #{id}")));
+    }
+    Ok(Json(MemoryDeleted { deleted: id }))
+}
+
+/// `POST /api/memory/{id}/accept`: applies a pending write (409 when it no longer fits its
+/// store or repeats a fact).
+pub async fn accept(
+    State(app): State<Arc<AppState>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Path(id): Path<i64>,
+) -> Result<Json<MemoryFact>, ApiError> {
+    app.limits.read(peer.ip())?;
+    let m = memory(&app)?;
+    let budgets = app.base.memory_budgets();
+    let fact = blocking(move || {
+        let accepted = m.accept(id, budgets)?;
+        Ok(m.fact(id)?.unwrap_or(accepted))
+    })
+    .await?;
+    Ok(Json(MemoryFact { fact }))
+}
+
+/// `GET /api/search?q=&limit=`: sessions by what was said in them (the index is rebuilt
+/// first when missing).
+pub async fn search(
+    State(app): State<Arc<AppState>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Query(params): Query<HashMap<String, String>>,
+) -> Result<Json<SearchResults>, ApiError> {
+    app.limits.read(peer.ip())?;
+    let m = memory(&app)?;
+    let query = params
+        .get("q")
+        .map(|q| q.trim().to_string())
+        .unwrap_or_default();
+    if query.is_empty() {
+        return Err(ApiError::bad_request(
+            "q is required: the words to look for",
+        ));
+    }
+    let limit = super::sessions::number(&params, "limit", SEARCH_LIMIT.0)?.clamp(1, SEARCH_LIMIT.1);
+    let sessions = crate::memory::search_tool::search(
+        &m,
+        app.base.sessions(),
+        app.base.embedder(),
+        &query,
+        limit,
+        None,
+    )
+    .await
+    .map_err(api_error)?;
+    Ok(Json(SearchResults { query, sessions }))
+}
