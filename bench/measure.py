@@ -595,7 +595,11 @@ CACHE_VARIANTS = {
 }
 
 # What the `memory` variant remembers: (store flag, fact), added with `odek memory add`.
-MEMORY_FACTS = [([], f"Prefers {w} answers with the reasoning stated once") for w in ("short", "direct", "plain")] + [
+MEMORY_FACTS = [
+    ([], "Prefers short answers with the reasoning stated once"),
+    ([], "Writes British English; dates as 2026-12-01"),
+    ([], "Reviews diffs before commits; wants a test with every fix"),
+] + [
     (["--project"], f"Convention {i}: the request parser keeps per-connection state in conn_{i}.rs; test with make test-{i}")
     for i in range(1, 10)
 ]

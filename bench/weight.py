@@ -11,6 +11,10 @@ Each measurement alternates the binaries (A, B, A, B, …) so a busy neighbour s
 alike; medians are reported. Standard library only; reuses measure.py's helpers.
 
     bench/weight.py --bin before=/tmp/odek-old --bin after=target/x86_64-unknown-linux-musl/release/odek
+
+The same binary twice with different `odek run` flags compares settings:
+
+    bench/weight.py --bin memory=$BIN --bin no-memory=$BIN --run-flag no-memory=--no-memory
 """
 
 import argparse
@@ -47,8 +51,15 @@ def main():
     parser.add_argument("--start-runs", type=int, default=30)
     parser.add_argument("--long-runs", type=int, default=5)
     parser.add_argument("--iterations", type=int, default=100)
+    parser.add_argument(
+        "--run-flag", action="append", default=[], help="NAME=FLAG: an extra `odek run` flag for one binary"
+    )
     args = parser.parse_args()
     bins = [b.split("=", 1) for b in args.bin]
+    run_flags = {}
+    for item in args.run_flag:
+        name, flag = item.split("=", 1)
+        run_flags.setdefault(name, []).append(flag)
 
     rows = {name: {"size": os.path.getsize(path)} for name, path in bins}
     root = tempfile.mkdtemp(prefix="odek-weight-")
@@ -63,8 +74,8 @@ def main():
         rss = {name: types.SimpleNamespace(rss=[]) for name, _ in bins}
         for _ in range(runs):
             for name, path in bins:
-                samples[name].append(spawn(argv_of(path), env, work))
-                measure.measure_rss(argv_of(path), env, cwd=work, sample=rss[name], runs=1)
+                samples[name].append(spawn(argv_of(name, path), env, work))
+                measure.measure_rss(argv_of(name, path), env, cwd=work, sample=rss[name], runs=1)
         for name, _ in bins:
             s = samples[name]
             rows[name][key] = {
@@ -74,7 +85,7 @@ def main():
             }
 
     base_env = measure.clean_env(home, odek_home, {})
-    series("version", args.version_runs, lambda p: [p, "--version"], base_env)
+    series("version", args.version_runs, lambda n, p: [p, "--version"], base_env)
     for key, iterations, runs in [
         ("one_call", 1, args.start_runs),
         ("long", args.iterations, args.long_runs),
@@ -87,7 +98,7 @@ def main():
                 {"ODEK_BASE_URL": f"http://127.0.0.1:{port}/v1", "ODEK_MODEL": "bench-model"},
             )
             task = "Run the scripted steps and report."
-            series(key, runs, lambda p: [p, "run", "--ephemeral", task], env)
+            series(key, runs, lambda n, p: [p, "run", "--ephemeral"] + run_flags.get(n, []) + [task], env)
         finally:
             server.terminate()
             server.wait()

@@ -29,6 +29,7 @@ pub const HIDDEN_ENV: &[&str] = &[
     "DEEPSEEK_API_KEY",
     "OPENAI_API_KEY",
     "ODEK_TELEGRAM_TOKEN",
+    "ODEK_EMBEDDINGS_API_KEY",
 ];
 
 /// Runs shell commands, in the sandbox when there is one.
