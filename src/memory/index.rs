@@ -78,6 +78,17 @@ pub fn passages(
     out
 }
 
+/// The first tool whose result in `messages` was external content (web, MCP, sub-agent), if
+/// any: the transcript itself says whether a session took some in, so the flag survives a
+/// lost or rebuilt database.
+pub fn external_source(messages: &[Message]) -> Option<&str> {
+    messages
+        .iter()
+        .filter(|m| m.role == Role::Tool)
+        .filter_map(|m| m.name.as_deref())
+        .find(|name| crate::tools::is_external_tool_name(name))
+}
+
 /// `name args…` on one line, cut at 160 characters.
 fn tool_line(call: &crate::llm::ToolCall) -> String {
     let args: String = call
@@ -126,6 +137,7 @@ impl Memory {
         external: bool,
     ) -> Result<IndexUpdate, MemoryError> {
         let head = head_of(&session.messages);
+        let external = external || external_source(&session.messages).is_some();
         self.write(|tx| {
             let known: Option<(usize, String)> = tx
                 .query_row(
@@ -513,6 +525,28 @@ mod tests {
         assert!(m.search_sessions("blimp", 5).unwrap().is_empty());
         m.forget_session(&s.id).unwrap();
         assert!(m.search_sessions("crate", 5).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_transcript_with_a_web_or_mcp_result_is_external_whatever_the_caller_says() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = Memory::open(dir.path()).unwrap();
+        let r = Redactor::new();
+        for (id, tool, external) in [
+            ("20260101-c", "read_file", false),
+            ("20260101-d", "web_fetch", true),
+            ("20260101-e", "everything__echo", true),
+        ] {
+            let s = session(
+                id,
+                vec![
+                    Message::user("go"),
+                    Message::tool_result("c1", tool, "text"),
+                ],
+            );
+            m.index_session(&s, &r, false).unwrap();
+            assert_eq!(m.session_is_external(id).unwrap(), external, "{tool}");
+        }
     }
 
     #[test]

@@ -47,7 +47,11 @@ impl Runtime {
     /// in external content (that content is still in the conversation).
     pub(super) fn turn_taint(&self, session: Option<&Arc<SessionHandle>>) -> Arc<Taint> {
         let earlier = match (&self.memory, session) {
-            (Some(m), Some(s)) => m.session_is_external(s.id()).unwrap_or(false),
+            (Some(m), Some(s)) => {
+                // A database that cannot say counts as tainted: stricter, never looser.
+                m.session_is_external(s.id()).unwrap_or(true)
+                    || crate::memory::index::external_source(&s.live().messages).is_some()
+            }
             _ => false,
         };
         Arc::new(if earlier {

@@ -308,6 +308,14 @@ pub const BUILTIN_TOOL_NAMES: &[&str] = &[
     crate::plan::TOOL_NAME,
 ];
 
+/// True when a tool of this name brings in external content ([`Tool::external`]): the web
+/// tools, `delegate_tasks` and every MCP tool (`<server>__<tool>`). For transcripts, whose
+/// tool results carry only the name (a session saved before, a Go-written one).
+pub fn is_external_tool_name(name: &str) -> bool {
+    matches!(name, "web_fetch" | "web_search" | "delegate_tasks")
+        || name.contains(emoji::MCP_SEPARATOR)
+}
+
 /// Which tools to register.
 #[derive(Debug, Clone, Default)]
 pub struct ToolSelection {

@@ -69,6 +69,16 @@ fn default_registry_order_is_stable() {
 }
 
 #[test]
+fn the_external_names_are_the_external_tools() {
+    let r = build_registry(&ToolSelection::default(), full()).expect("builds");
+    for name in r.names() {
+        let tool = r.get(name).expect("tool");
+        assert_eq!(tool.external(), is_external_tool_name(name), "{name}");
+    }
+    assert!(is_external_tool_name("everything__echo"));
+}
+
+#[test]
 fn plan_tool_exactly_when_a_store_exists() {
     let r = build_registry(&ToolSelection::default(), RegistryParts::default()).expect("builds");
     assert!(r.get("plan").is_none());

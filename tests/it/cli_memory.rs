@@ -413,3 +413,63 @@ async fn a_damaged_or_newer_database_is_named_and_export_still_reads_what_it_can
     assert_eq!(exported.status.code(), Some(1), "{}", show(&exported));
     assert!(!String::from_utf8_lossy(&exported.stderr).contains("panicked"));
 }
+
+/// An embeddings endpoint whose vectors put "zeppelin" and "airship" texts together.
+struct Vectors;
+
+impl wiremock::Respond for Vectors {
+    fn respond(&self, request: &wiremock::Request) -> ResponseTemplate {
+        let body: Value = serde_json::from_slice(&request.body).unwrap();
+        let data: Vec<Value> = body["input"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .enumerate()
+            .map(|(i, text)| {
+                let t = text.as_str().unwrap().to_lowercase();
+                let flying = t.contains("zeppelin") || t.contains("airship");
+                let v = if flying { [1.0, 0.0] } else { [0.0, 1.0] };
+                json!({"object": "embedding", "index": i, "embedding": v})
+            })
+            .collect();
+        ResponseTemplate::new(200).set_body_json(json!({"object": "list", "data": data}))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_embeddings_a_session_is_found_by_meaning_not_only_by_words() {
+    let embeddings = MockServer::start().await;
+    Mock::given(matchers::path("/v1/embeddings"))
+        .respond_with(Vectors)
+        .mount(&embeddings)
+        .await;
+    let sb = Sandbox::new();
+    sb.global_config(
+        &json!({"memory": {"embeddings": {"base_url": format!("{}/v1", embeddings.uri()), "model": "tiny"}}})
+            .to_string(),
+    );
+    let server = ScriptedServer::start(vec![
+        text("The zeppelin hangar doors are stuck."),
+        text("The cellar is dry."),
+    ])
+    .await;
+    let zeppelin = first_session(&sb, &server, "check the hangar").await;
+    first_session(&sb, &server, "check the cellar").await;
+    let stored = embeddings.received_requests().await.unwrap();
+    assert!(
+        stored.len() >= 2,
+        "a vector per session at the end of its turn"
+    );
+
+    // "airship" is in no session: only the vectors tie it to the zeppelin.
+    let found = odek(&sb, &["session", "search", "--json", "airship"]).await;
+    assert_eq!(found.status.code(), Some(0), "{}", show(&found));
+    let hits: Value = serde_json::from_slice(&found.stdout).expect("json");
+    assert_eq!(hits[0]["id"], zeppelin.as_str(), "{hits}");
+
+    // Without the endpoint, ranking is lexical again: nothing matches the word.
+    sb.global_config("{}");
+    let lexical = odek(&sb, &["session", "search", "--json", "airship"]).await;
+    let hits: Value = serde_json::from_slice(&lexical.stdout).expect("json");
+    assert_eq!(hits, json!([]), "{}", show(&lexical));
+}
