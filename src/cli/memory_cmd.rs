@@ -115,10 +115,7 @@ struct Ctx {
 
 impl Ctx {
     fn budgets(&self) -> Budgets {
-        Budgets {
-            user: self.config.memory.user_max_chars as usize,
-            project: self.config.memory.project_max_chars as usize,
-        }
+        Budgets::from_config(&self.config.memory)
     }
 
     fn open(&self) -> Result<Memory, MemoryError> {

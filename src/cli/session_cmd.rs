@@ -176,10 +176,15 @@ fn list(store: &SessionStore, limit: usize, all: bool) -> anyhow::Result<Exit> {
     Ok(Exit::Success)
 }
 
-/// The memory database of this home, or `None` with a warning when it cannot be used.
+/// The memory database of this home when there is one (never created here), or `None`
+/// with a warning when it cannot be used.
 fn memory_db() -> Option<crate::memory::Memory> {
     let env = std::env::vars().collect();
-    match crate::memory::Memory::open(&home_dir_from(&env)) {
+    let home = home_dir_from(&env);
+    if !crate::memory::db::path_in(&home).exists() {
+        return None;
+    }
+    match crate::memory::Memory::open(&home) {
         Ok(m) => Some(m),
         Err(e) => {
             eprintln!("odek: warning: {e}");
@@ -208,23 +213,33 @@ fn forget_missing(store: &SessionStore) {
     }
 }
 
-/// `odek session search`: the index (rebuilt first when missing), hybrid with embeddings.
-fn search(store: &SessionStore, query: &str, limit: usize, json: bool) -> anyhow::Result<Exit> {
+/// The configuration (for the embeddings endpoint) and this process's redactor (the
+/// configured secrets too, as the session files were redacted with).
+fn configured() -> anyhow::Result<(crate::config::Config, Arc<Redactor>)> {
     let resolved =
         crate::config::load(&crate::config::LoadOptions::from_process(Default::default()))?;
-    let memory = std::sync::Arc::new(crate::memory::Memory::open(&resolved.home)?);
+    let redactor = crate::runtime::build_redactor(&resolved.config);
+    Ok((resolved.config, redactor))
+}
+
+/// `odek session search`: the index (rebuilt first when missing), hybrid with embeddings.
+fn search(store: &SessionStore, query: &str, limit: usize, json: bool) -> anyhow::Result<Exit> {
+    let (config, redactor) = configured()?;
+    let env = std::env::vars().collect();
+    let memory = Arc::new(crate::memory::Memory::open(&home_dir_from(&env))?);
     if !memory.index_is_current()? {
         eprintln!("odek: building the session index (once)…");
     }
-    let embedder = crate::runtime::embedder_for(&resolved.config);
+    let embedder = crate::runtime::embedder_for(&config);
+    let searcher = crate::memory::search_tool::Searcher {
+        memory: &memory,
+        sessions: store,
+        embedder: embedder.as_ref(),
+        redactor: &redactor,
+    };
     let rt = super::turn::tokio_runtime()?;
     let hits = rt.block_on(crate::memory::search_tool::search(
-        &memory,
-        store,
-        embedder.as_ref(),
-        query,
-        limit,
-        None,
+        &searcher, query, limit, None,
     ))?;
     if json {
         println!("{}", serde_json::to_string_pretty(&hits)?);
@@ -251,11 +266,12 @@ fn search(store: &SessionStore, query: &str, limit: usize, json: bool) -> anyhow
 
 /// `odek session reindex`: the whole index again from the session files.
 fn reindex(store: &SessionStore) -> anyhow::Result<Exit> {
+    let (_, redactor) = configured()?;
     let env = std::env::vars().collect();
     let memory = crate::memory::Memory::open(&home_dir_from(&env))?;
     let started = std::time::Instant::now();
     let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let report = memory.reindex(store, &Redactor::new(), &mut |done, total| {
+    let report = memory.reindex(store, &redactor, &mut |done, total| {
         if tty {
             eprint!("\rindexing sessions: {done}/{total}");
         }

@@ -127,6 +127,9 @@ pub struct EmbeddingsConfig {
     pub base_url: String,
     /// The embedding model.
     pub model: String,
+    /// The endpoint's key when it is not the model endpoint (whose key goes along only to
+    /// the same origin).
+    pub api_key: Option<String>,
 }
 
 /// The `subagents` section: `delegate_tasks` and the `odek subagent` children it starts.
@@ -785,10 +788,12 @@ pub fn masked_json(config: &Config) -> serde_json::Value {
     {
         *key = serde_json::Value::String(mask(k));
     }
-    if let Some(token) = value.pointer_mut("/telegram/bot_token")
-        && let Some(t) = token.as_str()
-    {
-        *token = serde_json::Value::String(mask(t));
+    for secret in ["/telegram/bot_token", "/memory/embeddings/api_key"] {
+        if let Some(token) = value.pointer_mut(secret)
+            && let Some(t) = token.as_str()
+        {
+            *token = serde_json::Value::String(mask(t));
+        }
     }
     if let Some(servers) = value
         .get_mut("mcp_servers")

@@ -81,8 +81,30 @@ pub fn path_in(home: &Path) -> PathBuf {
     home.join(DB_FILE)
 }
 
-/// Opens (creating when missing) and migrates the database at `path`.
+/// Opens (creating when missing) and migrates the database at `path`. Another process
+/// opening it at the same moment can hold the lock that switching to WAL or migrating needs,
+/// and SQLite reports that at once rather than through the busy timeout: such an open is
+/// tried again until the timeout.
 pub fn open(path: &Path) -> Result<Connection, MemoryError> {
+    let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+    loop {
+        match open_once(path) {
+            Err(MemoryError::Sqlite(e)) if is_busy(&e) && std::time::Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            other => return other,
+        }
+    }
+}
+
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
+}
+
+fn open_once(path: &Path) -> Result<Connection, MemoryError> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| MemoryError::Open {
             path: path.to_path_buf(),
@@ -196,6 +218,21 @@ mod tests {
             )
             .unwrap();
         assert_eq!(n, 1);
+    }
+
+    #[test]
+    fn processes_opening_a_new_file_at_once_all_get_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = path_in(dir.path());
+        let handles: Vec<_> = (0..8)
+            .map(|_| {
+                let path = path.clone();
+                std::thread::spawn(move || open(&path).map(|_| ()))
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap().expect("opens");
+        }
     }
 
     #[test]

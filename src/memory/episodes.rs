@@ -75,20 +75,33 @@ pub fn recall_message(episodes: &[Episode]) -> Option<Message> {
 }
 
 impl Memory {
-    /// True when the session has enough new user turns for an episode.
-    pub fn episode_due(&self, session_id: &str) -> Result<bool, MemoryError> {
-        let conn = self.conn();
-        let row: Option<(i64, i64)> = conn
-            .query_row(
-                "SELECT user_turns, episode_turns FROM indexed_sessions WHERE id = ?1",
-                [session_id],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()
-            .map_err(|e| self.err(e))?;
-        Ok(row.is_some_and(|(turns, covered)| {
-            turns >= EPISODE_EVERY_TURNS && turns - covered >= EPISODE_EVERY_TURNS
-        }))
+    /// Claims the episode of `session` when it is due (at least three user turns, three
+    /// more than the last episode covered): records `turns` as covered at once, so a summary
+    /// call that fails is not tried again before three more turns (and two processes never
+    /// both write one). True when the caller should write it.
+    pub fn claim_episode(&self, session: &Session) -> Result<bool, MemoryError> {
+        let turns = super::index::user_turns(session);
+        self.write(|tx| {
+            let covered: i64 = tx
+                .query_row(
+                    "SELECT episode_turns FROM indexed_sessions WHERE id = ?1",
+                    [&session.id],
+                    |r| r.get(0),
+                )
+                .optional()?
+                .unwrap_or(0);
+            if turns < EPISODE_EVERY_TURNS || turns - covered < EPISODE_EVERY_TURNS {
+                return Ok(false);
+            }
+            // A session not indexed yet gets a row that its first indexing fills in.
+            tx.execute(
+                "INSERT INTO indexed_sessions (id, title, origin, created_at, updated_at, messages, head, episode_turns)
+                 VALUES (?1, '', ?2, ?3, ?3, 0, '', ?4)
+                 ON CONFLICT (id) DO UPDATE SET episode_turns = ?4",
+                params![session.id, session.origin, session.created_at, turns],
+            )?;
+            Ok(true)
+        })
     }
 
     /// Stores (or replaces) the session's episode, covering `turns` user turns.
@@ -214,7 +227,7 @@ mod tests {
     use super::*;
     use crate::session::SessionStore;
 
-    fn indexed(m: &Memory, id: &str, turns: usize, external: bool) {
+    fn indexed(m: &Memory, id: &str, turns: usize, external: bool) -> Session {
         let store = SessionStore::new(std::path::Path::new("/nonexistent"), Default::default());
         let mut msgs = vec![Message::system("s")];
         for i in 0..turns {
@@ -224,22 +237,31 @@ mod tests {
         let mut s = store.new_session("m", None, "t", msgs);
         s.id = id.into();
         m.index_session(&s, &Redactor::new(), external).unwrap();
+        s
     }
 
     #[test]
-    fn episodes_are_due_every_three_turns() {
+    fn an_episode_is_claimed_once_per_three_turns_even_when_its_call_fails() {
         let dir = tempfile::tempdir().unwrap();
         let m = Memory::open(dir.path()).unwrap();
-        indexed(&m, "a", 2, false);
-        assert!(!m.episode_due("a").unwrap());
-        indexed(&m, "a", 3, false);
-        assert!(m.episode_due("a").unwrap());
-        m.store_episode("a", "Set up the flux capacitor.", 3)
-            .unwrap();
-        indexed(&m, "a", 5, false);
-        assert!(!m.episode_due("a").unwrap());
-        indexed(&m, "a", 6, false);
-        assert!(m.episode_due("a").unwrap());
+        let claim = |turns| m.claim_episode(&indexed(&m, "a", turns, false)).unwrap();
+        assert!(!claim(2));
+        assert!(claim(3));
+        assert!(
+            !claim(3),
+            "claimed: not again, whether or not the call worked"
+        );
+        assert!(!claim(5));
+        assert!(claim(6));
+        let store = SessionStore::new(std::path::Path::new("/nonexistent"), Default::default());
+        let mut fresh = store.new_session("m", None, "t", vec![Message::user("a"); 3]);
+        fresh.id = "never-indexed".into();
+        assert!(m.claim_episode(&fresh).unwrap());
+        m.index_session(&fresh, &Redactor::new(), false).unwrap();
+        assert!(
+            !m.claim_episode(&fresh).unwrap(),
+            "indexing keeps the claim"
+        );
     }
 
     #[test]

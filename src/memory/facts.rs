@@ -144,6 +144,17 @@ pub struct WriteContext<'a> {
     pub budgets: Budgets,
 }
 
+impl WriteContext<'_> {
+    /// The status of what this write stores.
+    fn status(&self) -> FactStatus {
+        if self.pending {
+            FactStatus::Pending
+        } else {
+            FactStatus::Active
+        }
+    }
+}
+
 /// What a write did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WriteOutcome {
@@ -257,7 +268,7 @@ impl Memory {
         self.write(|tx| {
             let scope = target.scope(w.project);
             let facts = scope_facts(tx, target, scope)?;
-            refuse_duplicate(&facts, &content, &[])?;
+            refuse_duplicate(&facts, &content, &[], w.status())?;
             if w.pending {
                 return insert_pending(tx, w, target, scope, &content, "add", None);
             }
@@ -286,7 +297,7 @@ impl Memory {
             let scope = target.scope(w.project);
             let facts = scope_facts(tx, target, scope)?;
             let found = find_one(&facts, target, old)?;
-            refuse_duplicate(&facts, &content, &[found.id])?;
+            refuse_duplicate(&facts, &content, &[found.id], w.status())?;
             if w.pending {
                 return insert_pending(tx, w, target, scope, &content, "replace", Some(found.id));
             }
@@ -342,15 +353,9 @@ impl Memory {
     /// or `remove` changes its fact. Budgets and duplicates are checked as for any write.
     pub fn accept(&self, id: i64, budgets: Budgets) -> Result<Fact, MemoryError> {
         self.write(|tx| {
-            let pending = tx
-                .query_row(
-                    &format!("SELECT {COLUMNS} FROM facts WHERE id = ?1"),
-                    [id],
-                    Fact::from_row,
-                )
-                .optional()?
+            let pending = row(tx, id)?
                 .filter(|f| f.status == FactStatus::Pending)
-                .ok_or_else(|| MemoryError::Refused(format!("no pending memory write #{id}")))?;
+                .ok_or_else(|| MemoryError::NotFound(format!("no pending memory write #{id}")))?;
             let facts = scope_facts(tx, pending.target, &pending.project)?;
             let budget = budgets.of(pending.target);
             let used = used_chars(&facts);
@@ -365,13 +370,18 @@ impl Memory {
                         .iter()
                         .find(|f| f.id == target_id)
                         .map_or(0, |f| f.content.chars().count());
-                    refuse_duplicate(&facts, &pending.content, &[target_id, id])?;
+                    refuse_duplicate(
+                        &facts,
+                        &pending.content,
+                        &[target_id, id],
+                        FactStatus::Active,
+                    )?;
                     refuse_over_budget(pending.target, used, freed, size, budget)?;
                     tx.execute("DELETE FROM facts WHERE id = ?1", [target_id])?;
                     activate(tx, id)?;
                 }
                 _ => {
-                    refuse_duplicate(&facts, &pending.content, &[id])?;
+                    refuse_duplicate(&facts, &pending.content, &[id], FactStatus::Active)?;
                     refuse_over_budget(pending.target, used, 0, size, budget)?;
                     activate(tx, id)?;
                 }
@@ -380,27 +390,29 @@ impl Memory {
         })
     }
 
-    /// Drops a pending write.
+    /// Drops a pending write (never a fact another process has just accepted).
     pub fn reject(&self, id: i64) -> Result<Fact, MemoryError> {
-        let fact = self
-            .fact(id)?
-            .filter(|f| f.status == FactStatus::Pending)
-            .ok_or_else(|| MemoryError::Refused(format!("no pending memory write #{id}")))?;
-        self.conn()
-            .execute("DELETE FROM facts WHERE id = ?1", [id])
-            .map_err(|e| self.err(e))?;
-        Ok(fact)
+        self.write(|tx| {
+            let fact = row(tx, id)?
+                .filter(|f| f.status == FactStatus::Pending)
+                .ok_or_else(|| MemoryError::NotFound(format!("no pending memory write #{id}")))?;
+            tx.execute(
+                "DELETE FROM facts WHERE id = ?1 AND status = 'pending'",
+                [id],
+            )?;
+            Ok(fact)
+        })
     }
 
-    /// Changes a fact's text (a person edits it): checked as a `replace`.
+    /// Changes a fact's text (a person edits it): checked as a `replace`, in one transaction
+    /// with the read of the fact.
     pub fn edit_fact(&self, id: i64, content: &str, budgets: Budgets) -> Result<Fact, MemoryError> {
-        let old = self
-            .fact(id)?
-            .ok_or_else(|| MemoryError::Refused(format!("no memory fact #{id}")))?;
-        let content = checked_content(content, budgets.of(old.target), old.target)?;
         self.write(|tx| {
+            let old = row(tx, id)?
+                .ok_or_else(|| MemoryError::NotFound(format!("no memory fact #{id}")))?;
+            let content = checked_content(content, budgets.of(old.target), old.target)?;
             let facts = scope_facts(tx, old.target, &old.project)?;
-            refuse_duplicate(&facts, &content, &[id])?;
+            refuse_duplicate(&facts, &content, &[id], old.status)?;
             if old.status == FactStatus::Active {
                 let freed = old.content.chars().count();
                 let used = used_chars(&facts);
@@ -416,10 +428,8 @@ impl Memory {
                 "UPDATE facts SET content = ?1, norm = ?2, updated_at = ?3 WHERE id = ?4",
                 params![content, normalise(&content), now(), id],
             )?;
-            Ok(())
-        })?;
-        self.fact(id)?
-            .ok_or_else(|| MemoryError::Refused(format!("no memory fact #{id}")))
+            row(tx, id)?.ok_or_else(|| MemoryError::NotFound(format!("no memory fact #{id}")))
+        })
     }
 
     /// Deletes a fact or a pending write. False when there was none.
@@ -445,6 +455,17 @@ impl Memory {
         tx.commit().map_err(|e| self.err(e))?;
         Ok(out)
     }
+}
+
+/// One row, read inside a transaction.
+fn row(tx: &rusqlite::Transaction<'_>, id: i64) -> Result<Option<Fact>, MemoryError> {
+    Ok(tx
+        .query_row(
+            &format!("SELECT {COLUMNS} FROM facts WHERE id = ?1"),
+            [id],
+            Fact::from_row,
+        )
+        .optional()?)
 }
 
 fn now() -> String {
@@ -503,13 +524,21 @@ fn refuse_over_budget(
     )))
 }
 
-/// An exact or near duplicate (after normalising) of an active or pending row, other than
-/// those in `except`.
-fn refuse_duplicate(facts: &[Fact], content: &str, except: &[i64]) -> Result<(), MemoryError> {
+/// An exact or near duplicate (after normalising) of another row but those in `except`: of
+/// an active fact for an active write, of any row for a pending write (so pending writes do
+/// not pile up).
+fn refuse_duplicate(
+    facts: &[Fact],
+    content: &str,
+    except: &[i64],
+    writing: FactStatus,
+) -> Result<(), MemoryError> {
     let norm = normalise(content);
     let same = facts
         .iter()
         .filter(|f| !except.contains(&f.id) && f.action != "remove")
+        // A pending write can neither block a fact nor be quoted to a clean turn.
+        .filter(|f| writing == FactStatus::Pending || f.status == FactStatus::Active)
         .find(|f| {
             let other = normalise(&f.content);
             other == norm
@@ -518,15 +547,13 @@ fn refuse_duplicate(facts: &[Fact], content: &str, except: &[i64]) -> Result<(),
         });
     match same {
         None => Ok(()),
+        Some(f) if f.status == FactStatus::Pending => Err(MemoryError::Refused(format!(
+            "memory: the same write already waits for the user's review (#{})",
+            f.id
+        ))),
         Some(f) => Err(MemoryError::Refused(format!(
-            "memory: already known{} as #{}: {}",
-            if f.status == FactStatus::Pending {
-                " (pending review)"
-            } else {
-                ""
-            },
-            f.id,
-            f.content
+            "memory: already known as #{}: {}",
+            f.id, f.content
         ))),
     }
 }

@@ -40,6 +40,9 @@ pub struct SessionHit {
     pub snippet: String,
     /// BM25 score (lower is better), or the hybrid rank when embeddings are on.
     pub score: f64,
+    /// True when the session took in external content (web, MCP, sub-agents): what it says
+    /// may carry that content along.
+    pub external: bool,
 }
 
 /// What an update did.
@@ -108,17 +111,37 @@ fn clip(text: &str) -> String {
     crate::text::head_and_tail(text, MAX_DOC_BYTES).into_owned()
 }
 
-/// A fingerprint of the transcript's start: when it changes, the saved transcript was
-/// rewritten (trimmed, replaced) and the session is indexed again from scratch.
-fn head_of(messages: &[Message]) -> String {
+/// A fingerprint of the first `n` messages as indexed: the first user message and the n-th
+/// message. When the saved transcript no longer has the same ones there (trimmed in place,
+/// rewritten), the session is indexed again from scratch instead of from message `n`.
+fn fingerprint(messages: &[Message], n: usize) -> String {
     let mut h = Sha256::new();
     for m in messages.iter().filter(|m| m.role == Role::User).take(1) {
         h.update(m.content.as_bytes());
+    }
+    h.update([0]);
+    if let Some(last) = n.checked_sub(1).and_then(|i| messages.get(i)) {
+        h.update(format!("{:?}", last.role).as_bytes());
+        h.update(last.content.as_bytes());
+        for c in &last.tool_calls {
+            h.update(c.id.as_bytes());
+        }
     }
     h.finalize()[..8]
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
+}
+
+/// User turns of a session: its user messages, or more when trimming dropped some (the
+/// session's own count and its run records remember them).
+pub(crate) fn user_turns(session: &Session) -> i64 {
+    let counted = session
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::User)
+        .count();
+    counted.max(session.turns as usize).max(session.runs.len()) as i64
 }
 
 /// The session's title as lists show it.
@@ -136,7 +159,7 @@ impl Memory {
         redactor: &Redactor,
         external: bool,
     ) -> Result<IndexUpdate, MemoryError> {
-        let head = head_of(&session.messages);
+        let head = fingerprint(&session.messages, session.messages.len());
         let external = external || external_source(&session.messages).is_some();
         self.write(|tx| {
             let known: Option<(usize, String)> = tx
@@ -147,7 +170,11 @@ impl Memory {
                 )
                 .optional()?;
             let from = match &known {
-                Some((n, h)) if *h == head && *n <= session.messages.len() => *n,
+                Some((n, h))
+                    if *n <= session.messages.len() && *h == fingerprint(&session.messages, *n) =>
+                {
+                    *n
+                }
                 _ => 0,
             };
             let rebuilt = from == 0 && known.is_some();
@@ -164,11 +191,7 @@ impl Memory {
                 insert.execute(params![session.id, kind, body])?;
                 remember.execute(params![session.id, tx.last_insert_rowid()])?;
             }
-            let user_turns = session
-                .messages
-                .iter()
-                .filter(|m| m.role == Role::User)
-                .count() as i64;
+            let user_turns = user_turns(session);
             tx.execute(
                 "INSERT INTO indexed_sessions (id, title, origin, created_at, updated_at, messages, head, user_turns, external)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
@@ -237,7 +260,7 @@ impl Memory {
     ) -> Result<ReindexReport, MemoryError> {
         let listing = store
             .list()
-            .map_err(|e| MemoryError::Refused(format!("cannot list sessions: {e}")))?;
+            .map_err(|e| MemoryError::Other(format!("cannot list sessions: {e}")))?;
         self.write(|tx| {
             tx.execute("DELETE FROM session_text", [])?;
             tx.execute("DELETE FROM session_rows", [])?;
@@ -335,7 +358,8 @@ impl Memory {
         }
         let mut detail = conn
             .prepare(
-                "SELECT snippet(session_text, 2, '«', '»', '…', 16), s.title, s.origin, s.updated_at
+                "SELECT snippet(session_text, 2, '«', '»', '…', 16), s.title, s.origin, s.updated_at,
+                        s.external
                  FROM session_text t JOIN indexed_sessions s ON s.id = t.session_id
                  WHERE session_text MATCH ?1 AND t.rowid = ?2",
             )
@@ -351,6 +375,7 @@ impl Memory {
                         title: r.get(1)?,
                         origin: r.get(2)?,
                         date: r.get(3)?,
+                        external: r.get::<_, i64>(4)? != 0,
                     })
                 })
                 .optional()
@@ -364,7 +389,7 @@ impl Memory {
     pub fn session_hit(&self, id: &str) -> Result<Option<SessionHit>, MemoryError> {
         let conn = self.conn();
         conn.query_row(
-            "SELECT id, title, origin, updated_at FROM indexed_sessions WHERE id = ?1",
+            "SELECT id, title, origin, updated_at, external FROM indexed_sessions WHERE id = ?1",
             [id],
             |r| {
                 let title: String = r.get(1)?;
@@ -375,6 +400,7 @@ impl Memory {
                     origin: r.get(2)?,
                     date: r.get(3)?,
                     score: 0.0,
+                    external: r.get::<_, i64>(4)? != 0,
                 })
             },
         )
@@ -518,6 +544,23 @@ mod tests {
             m.search_sessions("ls", 5).unwrap().len(),
             1,
             "tool lines are indexed"
+        );
+        // Trimmed in place (the first user message kept) and grown past the old length: the
+        // index starts again rather than skip the messages that moved.
+        s.messages.drain(2..5);
+        s.messages.extend([
+            Message::user("what about the dirigible?"),
+            Message::assistant("The dirigible is fine."),
+            Message::user("and the balloon?"),
+            Message::assistant("Balloon ok."),
+        ]);
+        assert!(s.messages.len() > 7);
+        let trimmed = m.index_session(&s, &r, false).unwrap();
+        assert!(trimmed.rebuilt);
+        assert_eq!(m.search_sessions("dirigible", 5).unwrap().len(), 1);
+        assert!(
+            m.search_sessions("ls", 5).unwrap().is_empty(),
+            "dropped passages leave"
         );
         s.messages.truncate(2);
         let third = m.index_session(&s, &r, false).unwrap();

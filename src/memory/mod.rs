@@ -78,9 +78,17 @@ pub enum MemoryError {
     /// Any other database failure.
     #[error("memory database: {0}")]
     Sqlite(#[from] rusqlite::Error),
-    /// The request cannot be done (unknown id, over budget, duplicate…): the message says why.
+    /// The write cannot be done as asked (over budget, a duplicate, an ambiguous match…):
+    /// the message says why and what to do.
     #[error("{0}")]
     Refused(String),
+    /// No such fact, pending write or session.
+    #[error("{0}")]
+    NotFound(String),
+    /// Something around the database failed (the session files could not be listed, a
+    /// worker thread died).
+    #[error("{0}")]
+    Other(String),
 }
 
 impl MemoryError {
@@ -110,6 +118,17 @@ pub struct Budgets {
     pub user: usize,
     /// `memory.project_max_chars`.
     pub project: usize,
+}
+
+impl Budgets {
+    /// The budgets of `memory.user_max_chars` and `memory.project_max_chars`.
+    pub fn from_config(memory: &crate::config::MemoryConfig) -> Self {
+        let chars = |n: u64, default| usize::try_from(n).unwrap_or(default);
+        Budgets {
+            user: chars(memory.user_max_chars, 1500),
+            project: chars(memory.project_max_chars, 2500),
+        }
+    }
 }
 
 impl Default for Budgets {

@@ -62,19 +62,32 @@ struct Args {
     session_id: Option<String>,
 }
 
+/// Where a search looks and how: the database, the session files (the index is rebuilt
+/// from them when missing), the embeddings endpoint, the redactor.
+pub struct Searcher<'a> {
+    /// `odek.db`.
+    pub memory: &'a Arc<Memory>,
+    /// The session files.
+    pub sessions: &'a SessionStore,
+    /// Hybrid ranking, when configured.
+    pub embedder: Option<&'a Embedder>,
+    /// This process's redactor: the query is redacted before it reaches the endpoint, and a
+    /// rebuilt index with it.
+    pub redactor: &'a Arc<Redactor>,
+}
+
 /// Searches the index (rebuilt first when missing or stale), ranking hybrid when an
 /// embedder is given and answers; sessions whose file is gone are dropped.
 pub async fn search(
-    memory: &Arc<Memory>,
-    sessions: &SessionStore,
-    embedder: Option<&Embedder>,
+    with: &Searcher<'_>,
     query: &str,
     limit: usize,
     except: Option<&str>,
 ) -> Result<Vec<SessionHit>, MemoryError> {
-    let semantic = match embedder {
+    let (memory, sessions, redactor) = (with.memory, with.sessions, with.redactor.clone());
+    let semantic = match with.embedder {
         Some(e) => e
-            .embed(&[query.to_string()])
+            .embed(&[redactor.redact(query).into_owned()])
             .await
             .map_err(|e| tracing::debug!("{e}"))
             .ok()
@@ -86,7 +99,7 @@ pub async fn search(
     let sessions = sessions.clone();
     let (query, except) = (query.to_string(), except.map(str::to_string));
     tokio::task::spawn_blocking(move || {
-        ensure_index(&memory, &sessions)?;
+        ensure_index(&memory, &sessions, &redactor)?;
         let want = limit + 1;
         let mut hits = memory.search_sessions(&query, want.max(50))?;
         if let Some((model, vector)) = semantic {
@@ -119,13 +132,17 @@ pub async fn search(
         Ok(kept)
     })
     .await
-    .map_err(|e| MemoryError::Refused(format!("session search: {e}")))?
+    .map_err(|e| MemoryError::Other(format!("session search: {e}")))?
 }
 
 /// Rebuilds the index when it is missing or of another version.
-pub fn ensure_index(memory: &Memory, sessions: &SessionStore) -> Result<(), MemoryError> {
+pub fn ensure_index(
+    memory: &Memory,
+    sessions: &SessionStore,
+    redactor: &Redactor,
+) -> Result<(), MemoryError> {
     if !memory.index_is_current()? {
-        memory.reindex(sessions, &Redactor::new(), &mut |_, _| {})?;
+        memory.reindex(sessions, redactor, &mut |_, _| {})?;
     }
     Ok(())
 }
@@ -194,16 +211,19 @@ impl Tool for SessionSearchTool {
             ));
         };
         let limit = args.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT);
-        let hits = search(
-            &self.memory,
-            &self.sessions,
-            self.embedder.as_ref(),
-            query,
-            limit,
-            self.current.as_deref(),
-        )
-        .await
-        .map_err(|e| ToolError::new(format!("session_search: {e}")))?;
+        let searcher = Searcher {
+            memory: &self.memory,
+            sessions: &self.sessions,
+            embedder: self.embedder.as_ref(),
+            redactor: &ctx.redactor,
+        };
+        let hits = search(&searcher, query, limit, self.current.as_deref())
+            .await
+            .map_err(|e| ToolError::new(format!("session_search: {e}")))?;
+        // Snippets of a session that read the web may carry that content along.
+        if hits.iter().any(|h| h.external) {
+            self.taint.mark(TOOL_NAME);
+        }
         Ok(format_hits(query, &hits))
     }
 }
@@ -216,7 +236,8 @@ impl SessionSearchTool {
             let session = sessions
                 .load(&id)
                 .map_err(|e| ToolError::new(format!("session_search: {e}")))?;
-            let external = memory.session_is_external(&id).unwrap_or(true);
+            let external = memory.session_is_external(&id).unwrap_or(true)
+                || super::index::external_source(&session.messages).is_some();
             Ok::<_, ToolError>((condensed_transcript(&session, &redactor), external))
         })
         .await

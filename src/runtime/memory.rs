@@ -17,8 +17,8 @@ use crate::memory::{Budgets, Memory};
 use crate::redact::Redactor;
 use crate::tools::{Taint, Tool};
 
-/// How long the episode summary call may take.
-const SUMMARY_TIMEOUT: Duration = Duration::from_secs(90);
+/// How long the episode summary call may take (the turn's answer is out; its save waits).
+const SUMMARY_TIMEOUT: Duration = Duration::from_secs(30);
 /// What the taint of a turn says when an earlier turn of its session took in external
 /// content (it stays in the conversation).
 pub const EARLIER_TURN: &str = "an earlier turn of this session";
@@ -36,11 +36,7 @@ pub(super) struct TurnMemory {
 impl Runtime {
     /// The character budgets of the fact stores.
     pub fn memory_budgets(&self) -> Budgets {
-        let m = &self.config.memory;
-        Budgets {
-            user: usize::try_from(m.user_max_chars).unwrap_or(1500),
-            project: usize::try_from(m.project_max_chars).unwrap_or(2500),
-        }
+        Budgets::from_config(&self.config.memory)
     }
 
     /// A fresh taint for a turn of `session`: already marked when an earlier turn of it took
@@ -150,47 +146,63 @@ impl TurnMemory {
         }
     }
 
-    /// After the turn: the session index update (with the turn's taint), the session's
-    /// vector, and an episode when one is due. Returns the tokens the side call used.
-    pub(super) async fn after_turn(
+    /// Before the turn is saved: the episode of the session when one is due (so the side
+    /// call's tokens count in the turn's record). `messages` is the turn's final transcript.
+    /// Returns the tokens the side call used.
+    pub(super) async fn episode(
         &self,
         session: &SessionHandle,
+        messages: &[Message],
         cancel: &CancellationToken,
     ) -> Usage {
+        if !self.episodes {
+            return Usage::default();
+        }
+        let mut current = session.writer().session().metadata();
+        current.messages = messages.to_vec();
+        let memory = self.memory.clone();
+        let claimed = tokio::task::spawn_blocking(move || {
+            let claimed = memory.claim_episode(&current);
+            (claimed, current)
+        })
+        .await;
+        let Ok((Ok(true), current)) = claimed else {
+            return Usage::default();
+        };
+        self.write_episode(&current, cancel).await
+    }
+
+    /// After the turn is saved: the session index update (with the turn's taint) and the
+    /// session's vector.
+    pub(super) async fn after_turn(&self, session: &SessionHandle) {
         let saved = session.writer().session().clone();
         let memory = self.memory.clone();
         let redactor = self.redactor.clone();
         let external = self.taint.is_external();
-        let id = saved.id.clone();
         let indexed = tokio::task::spawn_blocking(move || {
             let update = memory.index_session(&saved, &redactor, external);
-            let due = memory.episode_due(&saved.id);
-            (update, due, saved)
+            (update, saved)
         })
         .await;
-        let Ok((update, due, saved)) = indexed else {
-            return Usage::default();
+        let Ok((update, saved)) = indexed else {
+            return;
         };
         if let Err(e) = update {
             tracing::warn!("session index not updated: {e}");
-            return Usage::default();
+            return;
         }
         if self.embedder.is_some() {
             let text = crate::memory::index::condensed_transcript(&saved, &self.redactor);
-            self.store_vector("session", &id, &text).await;
+            self.store_vector("session", &saved.id, &text).await;
         }
-        if !self.episodes || !due.unwrap_or(false) {
-            return Usage::default();
-        }
-        self.write_episode(&saved, cancel).await
     }
 
     async fn write_episode(
         &self,
-        saved: &crate::session::Session,
+        current: &crate::session::Session,
         cancel: &CancellationToken,
     ) -> Usage {
-        let messages = episodes::summary_request(saved, &self.redactor);
+        let messages = episodes::summary_request(current, &self.redactor);
         let request = ChatRequest {
             messages: (&messages).into(),
             tools: &[],
@@ -215,26 +227,22 @@ impl TurnMemory {
             .redactor
             .redact(response.message.content.trim())
             .into_owned();
-        let turns = saved
-            .messages
-            .iter()
-            .filter(|m| m.role == Role::User)
-            .count() as i64;
-        let (memory, id, text) = (self.memory.clone(), saved.id.clone(), summary.clone());
+        let turns = crate::memory::index::user_turns(current);
+        let (memory, id, text) = (self.memory.clone(), current.id.clone(), summary.clone());
         let stored =
             tokio::task::spawn_blocking(move || memory.store_episode(&id, &text, turns)).await;
         if let Ok(Err(e)) = stored {
             tracing::warn!("episode not stored: {e}");
         }
         if self.embedder.is_some() {
-            self.store_vector("episode", &saved.id, &summary).await;
+            self.store_vector("episode", &current.id, &summary).await;
         }
         response.usage
     }
 
     async fn embed_one(&self, text: &str) -> Option<(String, Vec<f32>)> {
         let e = self.embedder.as_ref()?;
-        match e.embed(&[text.to_string()]).await {
+        match e.embed(&[self.redactor.redact(text).into_owned()]).await {
             Ok(mut v) => v.pop().map(|v| (e.model().to_string(), v)),
             Err(err) => {
                 tracing::warn!("{err}; ranking lexically");

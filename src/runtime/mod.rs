@@ -379,18 +379,15 @@ fn open_memory(config: &Config, home: &Path, warnings: &mut Vec<String>) -> Opti
     }
 }
 
-/// The embeddings endpoint (`memory.embeddings`): the model endpoint's key goes along only
-/// to the same origin; another one gets `ODEK_EMBEDDINGS_API_KEY` when set.
+/// The embeddings endpoint (`memory.embeddings`): its own key, else the model endpoint's
+/// key when it is the same origin (never sent to another one).
 pub fn embedder_for(config: &Config) -> Option<Embedder> {
     let e = &config.memory.embeddings;
-    let same_origin = origin_of(&e.base_url) == origin_of(&config.base_url);
-    let key = if same_origin {
-        config.api_key.clone()
-    } else {
-        std::env::var("ODEK_EMBEDDINGS_API_KEY")
-            .ok()
-            .filter(|k| !k.is_empty())
-    };
+    let key = e.api_key.clone().or_else(|| {
+        (origin_of(&e.base_url) == origin_of(&config.base_url))
+            .then(|| config.api_key.clone())
+            .flatten()
+    });
     Embedder::new(&e.base_url, &e.model, key)
 }
 
@@ -518,8 +515,14 @@ pub fn build_redactor_with(config: &Config, extra: &[&str]) -> Arc<Redactor> {
     if let Some(key) = &config.api_key {
         r.add_secret(key);
     }
-    if let Some(token) = &config.telegram.bot_token {
-        r.add_secret(token);
+    for secret in [
+        &config.telegram.bot_token,
+        &config.memory.embeddings.api_key,
+    ]
+    .into_iter()
+    .flatten()
+    {
+        r.add_secret(secret);
     }
     for server in config.mcp_servers.values() {
         r.add_secrets_from_env(server.env.clone());

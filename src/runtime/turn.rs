@@ -307,13 +307,18 @@ impl Turn {
             .engine
             .run(conversation, Some(persist), cancel.clone())
             .await;
+        if let Some(m) = &self.memory
+            && run.result.is_ok()
+        {
+            let spent = m.episode(&session, &run.messages, &cancel).await;
+            run.usage.add(&spent);
+        }
         let record = run_record(&run);
         let saved = session.writer().finish_turn(&mut run.messages, record);
         if let Some(m) = &self.memory
             && saved.is_ok()
         {
-            let spent = m.after_turn(&session, &cancel).await;
-            run.usage.add(&spent);
+            m.after_turn(&session).await;
         }
         {
             let mut live = session.live();

@@ -46,7 +46,7 @@ fn memory(app: &AppState) -> Result<Arc<Memory>, ApiError> {
 
 fn api_error(e: MemoryError) -> ApiError {
     match e {
-        MemoryError::Refused(m) if m.starts_with("no ") => ApiError::not_found(m),
+        MemoryError::NotFound(m) => ApiError::not_found(m),
         MemoryError::Refused(m) => ApiError::conflict(m),
         other => ApiError::internal_logged("the memory database failed", &other),
     }
@@ -147,7 +147,7 @@ pub async fn add(
             WriteOutcome::Saved { id, .. } | WriteOutcome::Pending { id } => id,
         };
         m.fact(id)?
-            .ok_or_else(|| MemoryError::Refused(format!("no memory fact #{id}")))
+            .ok_or_else(|| MemoryError::NotFound(format!("no memory fact #{id}")))
     })
     .await?;
     Ok((StatusCode::CREATED, Json(MemoryFact { fact })))
@@ -163,7 +163,7 @@ pub async fn detail(
     let m = memory(&app)?;
     let fact = blocking(move || {
         m.fact(id)?
-            .ok_or_else(|| MemoryError::Refused(format!("no memory fact #{id}")))
+            .ok_or_else(|| MemoryError::NotFound(format!("no memory fact #{id}")))
     })
     .await?;
     Ok(Json(MemoryFact { fact }))
@@ -235,15 +235,14 @@ pub async fn search(
         ));
     }
     let limit = super::sessions::number(&params, "limit", SEARCH_LIMIT.0)?.clamp(1, SEARCH_LIMIT.1);
-    let sessions = crate::memory::search_tool::search(
-        &m,
-        app.base.sessions(),
-        app.base.embedder(),
-        &query,
-        limit,
-        None,
-    )
-    .await
-    .map_err(api_error)?;
+    let searcher = crate::memory::search_tool::Searcher {
+        memory: &m,
+        sessions: app.base.sessions(),
+        embedder: app.base.embedder(),
+        redactor: &app.redactor,
+    };
+    let sessions = crate::memory::search_tool::search(&searcher, &query, limit, None)
+        .await
+        .map_err(api_error)?;
     Ok(Json(SearchResults { query, sessions }))
 }
