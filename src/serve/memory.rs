@@ -38,7 +38,9 @@ pub struct EditedFact {
     content: String,
 }
 
-fn memory(app: &AppState) -> Result<Arc<Memory>, ApiError> {
+/// The database for one request of `peer`, counted against its read limit.
+fn memory(app: &AppState, peer: SocketAddr) -> Result<Arc<Memory>, ApiError> {
+    app.limits.read(peer.ip())?;
     app.base.memory().cloned().ok_or_else(|| {
         ApiError::not_found("memory is off on this server (memory.enabled is false, or odek.db could not be opened: see its log)")
     })
@@ -68,8 +70,7 @@ pub async fn list(
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     Query(params): Query<HashMap<String, String>>,
 ) -> Result<Json<MemoryList>, ApiError> {
-    app.limits.read(peer.ip())?;
-    let m = memory(&app)?;
+    let m = memory(&app, peer)?;
     let status = match params.get("status").map(String::as_str) {
         None | Some("") => None,
         Some("active") => Some(FactStatus::Active),
@@ -128,8 +129,7 @@ pub async fn add(
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     JsonBody(body): JsonBody<NewFact>,
 ) -> Result<(StatusCode, Json<MemoryFact>), ApiError> {
-    app.limits.read(peer.ip())?;
-    let m = memory(&app)?;
+    let m = memory(&app, peer)?;
     let content = app.redactor.redact(&body.content).into_owned();
     let (project, budgets) = (
         app.base.project_key().to_string(),
@@ -159,8 +159,7 @@ pub async fn detail(
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     Path(id): Path<i64>,
 ) -> Result<Json<MemoryFact>, ApiError> {
-    app.limits.read(peer.ip())?;
-    let m = memory(&app)?;
+    let m = memory(&app, peer)?;
     let fact = blocking(move || {
         m.fact(id)?
             .ok_or_else(|| MemoryError::NotFound(format!("no memory fact #{id}")))
@@ -176,8 +175,7 @@ pub async fn edit(
     Path(id): Path<i64>,
     JsonBody(body): JsonBody<EditedFact>,
 ) -> Result<Json<MemoryFact>, ApiError> {
-    app.limits.read(peer.ip())?;
-    let m = memory(&app)?;
+    let m = memory(&app, peer)?;
     let content = app.redactor.redact(&body.content).into_owned();
     let budgets = app.base.memory_budgets();
     let fact = blocking(move || m.edit_fact(id, &content, budgets)).await?;
@@ -190,8 +188,7 @@ pub async fn delete(
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     Path(id): Path<i64>,
 ) -> Result<Json<MemoryDeleted>, ApiError> {
-    app.limits.read(peer.ip())?;
-    let m = memory(&app)?;
+    let m = memory(&app, peer)?;
     if !blocking(move || m.delete_fact(id)).await? {
         return Err(ApiError::not_found(format!("no memory fact #{id}")));
     }
@@ -205,8 +202,7 @@ pub async fn accept(
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     Path(id): Path<i64>,
 ) -> Result<Json<MemoryFact>, ApiError> {
-    app.limits.read(peer.ip())?;
-    let m = memory(&app)?;
+    let m = memory(&app, peer)?;
     let budgets = app.base.memory_budgets();
     let fact = blocking(move || {
         let accepted = m.accept(id, budgets)?;
@@ -223,8 +219,7 @@ pub async fn search(
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     Query(params): Query<HashMap<String, String>>,
 ) -> Result<Json<SearchResults>, ApiError> {
-    app.limits.read(peer.ip())?;
-    let m = memory(&app)?;
+    let m = memory(&app, peer)?;
     let query = params
         .get("q")
         .map(|q| q.trim().to_string())
