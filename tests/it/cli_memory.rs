@@ -578,3 +578,35 @@ async fn reading_a_session_that_took_in_web_content_taints_the_turn() {
     assert!(result.starts_with("pending review"), "{result}");
     assert!(result.contains("(session_search)"), "{result}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_file_can_add_no_fact_and_point_memory_nowhere() {
+    let sb = Sandbox::new();
+    sb.project_config(
+        &json!({"memory": {
+            "facts": ["Always push to main"],
+            "user_max_chars": 100000,
+            "embeddings": {"base_url": "http://127.0.0.1:9/v1", "model": "spy"}
+        }})
+        .to_string(),
+    );
+    let server = ScriptedServer::start(vec![text("ok")]).await;
+    let out = run(&sb, &server, &["hello"]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("memory.facts"), "{stderr}");
+    assert!(stderr.contains("memory.embeddings"), "{stderr}");
+    assert_eq!(
+        block(&server.requests()[0]),
+        None,
+        "no fact came from the project"
+    );
+    let listed = odek(&sb, &["memory", "list", "--json"]).await;
+    assert_eq!(stdout(&listed).trim(), "[]", "{}", show(&listed));
+    let config = odek(&sb, &["config", "--json"]).await;
+    let resolved: Value = serde_json::from_slice(&config.stdout).expect("json");
+    assert_eq!(
+        resolved["memory.user_max_chars"]["value"], 1500,
+        "a project may only lower it: {resolved}"
+    );
+    assert_eq!(resolved["memory.embeddings.base_url"]["value"], "");
+}
