@@ -270,12 +270,12 @@ impl Memory {
             let facts = scope_facts(tx, target, scope)?;
             refuse_duplicate(&facts, &content, &[], w.status())?;
             if w.pending {
-                return insert_pending(tx, w, target, scope, &content, "add", None);
+                return pending(tx, w, target, &content, Change::Add);
             }
             let budget = w.budgets.of(target);
             let used = used_chars(&facts);
             refuse_over_budget(target, used, 0, content.chars().count(), budget)?;
-            let id = insert(tx, w, target, scope, &content, "active", "add", None)?;
+            let id = insert(tx, w, target, &content, Change::Add)?;
             Ok(WriteOutcome::Saved {
                 id,
                 used: used + content.chars().count(),
@@ -299,7 +299,7 @@ impl Memory {
             let found = find_one(&facts, target, old)?;
             refuse_duplicate(&facts, &content, &[found.id], w.status())?;
             if w.pending {
-                return insert_pending(tx, w, target, scope, &content, "replace", Some(found.id));
+                return pending(tx, w, target, &content, Change::Replace(found.id));
             }
             let budget = w.budgets.of(target);
             let used = used_chars(&facts);
@@ -329,15 +329,7 @@ impl Memory {
             let facts = scope_facts(tx, target, scope)?;
             let found = find_one(&facts, target, old)?;
             if w.pending {
-                return insert_pending(
-                    tx,
-                    w,
-                    target,
-                    scope,
-                    &found.content,
-                    "remove",
-                    Some(found.id),
-                );
+                return pending(tx, w, target, &found.content, Change::Remove(found.id));
             }
             tx.execute("DELETE FROM facts WHERE id = ?1", [found.id])?;
             let budget = w.budgets.of(target);
@@ -597,18 +589,54 @@ fn find_one<'f>(facts: &'f [Fact], target: Target, old: &str) -> Result<&'f Fact
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+/// What a written row does: a fact of its own, or — pending — a change to fact `id`.
+#[derive(Debug, Clone, Copy)]
+enum Change {
+    Add,
+    Replace(i64),
+    Remove(i64),
+}
+
+impl Change {
+    fn action(self) -> &'static str {
+        match self {
+            Change::Add => "add",
+            Change::Replace(_) => "replace",
+            Change::Remove(_) => "remove",
+        }
+    }
+
+    fn replaces(self) -> Option<i64> {
+        match self {
+            Change::Add => None,
+            Change::Replace(id) | Change::Remove(id) => Some(id),
+        }
+    }
+}
+
+/// Inserts a row of `target`'s store with the writer's status: active, or pending (at most
+/// [`MAX_PENDING`] waiting per store).
 fn insert(
     tx: &rusqlite::Transaction<'_>,
     w: &WriteContext<'_>,
     target: Target,
-    scope: &str,
     content: &str,
-    status: &str,
-    action: &str,
-    replaces: Option<i64>,
+    change: Change,
 ) -> Result<i64, MemoryError> {
-    let at = now();
+    let scope = target.scope(w.project);
+    if w.pending {
+        let waiting: i64 = tx.query_row(
+            "SELECT count(*) FROM facts WHERE target = ?1 AND project = ?2 AND status = 'pending'",
+            params![target.as_str(), scope],
+            |r| r.get(0),
+        )?;
+        if waiting >= MAX_PENDING as i64 {
+            return Err(MemoryError::Refused(format!(
+                "memory: {waiting} writes to the {} store already wait for the user's review; no more until they are reviewed",
+                target.as_str()
+            )));
+        }
+    }
     tx.execute(
         "INSERT INTO facts (target, project, content, norm, status, action, replaces, session_id, source, created_at, updated_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10)",
@@ -617,38 +645,26 @@ fn insert(
             scope,
             content,
             normalise(content),
-            status,
-            action,
-            replaces,
+            w.status().as_str(),
+            change.action(),
+            change.replaces(),
             w.session_id,
             w.source,
-            at
+            now()
         ],
     )?;
     Ok(tx.last_insert_rowid())
 }
 
-fn insert_pending(
+/// A pending write recorded (the caller checked it).
+fn pending(
     tx: &rusqlite::Transaction<'_>,
     w: &WriteContext<'_>,
     target: Target,
-    scope: &str,
     content: &str,
-    action: &str,
-    replaces: Option<i64>,
+    change: Change,
 ) -> Result<WriteOutcome, MemoryError> {
-    let waiting: i64 = tx.query_row(
-        "SELECT count(*) FROM facts WHERE target = ?1 AND project = ?2 AND status = 'pending'",
-        params![target.as_str(), scope],
-        |r| r.get(0),
-    )?;
-    if waiting >= MAX_PENDING as i64 {
-        return Err(MemoryError::Refused(format!(
-            "memory: {waiting} writes to the {} store already wait for the user's review; no more until they are reviewed",
-            target.as_str()
-        )));
-    }
-    let id = insert(tx, w, target, scope, content, "pending", action, replaces)?;
+    let id = insert(tx, w, target, content, change)?;
     Ok(WriteOutcome::Pending { id })
 }
 

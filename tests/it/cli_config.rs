@@ -3,17 +3,6 @@
 use crate::support::*;
 use serde_json::json;
 
-fn tool_names(request: &serde_json::Value) -> Vec<String> {
-    request["tools"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .map(|t| t["function"]["name"].as_str().unwrap_or("").to_string())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn project_file_cannot_redirect_or_loosen_anything() {
     let real = ScriptedServer::start(vec![text("answered by the real server")]).await;

@@ -37,18 +37,6 @@ fn node_server(args: &[&str]) -> Value {
     json!({"command": "node", "args": all, "auto_approve": ["echo"]})
 }
 
-fn tool_names(request: &Value) -> Vec<String> {
-    request["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .map(|t| t["function"]["name"].as_str().unwrap_or("").to_string())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 fn description(request: &Value, name: &str) -> String {
     request["tools"]
         .as_array()

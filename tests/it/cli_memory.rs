@@ -99,14 +99,9 @@ async fn a_fact_added_in_one_session_is_in_the_next_sessions_first_request_froze
     run(&sb, &off, &["--no-memory", "plain"]).await;
     let r = &off.requests()[0];
     assert_eq!(block(r), None);
-    let names: Vec<&str> = r["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["function"]["name"].as_str().unwrap())
-        .collect();
+    let names = tool_names(r);
     assert!(
-        !names.contains(&"memory") && !names.contains(&"session_search"),
+        !names.iter().any(|n| n == "memory" || n == "session_search"),
         "{names:?}"
     );
 }
@@ -135,13 +130,7 @@ async fn a_fact_written_after_web_fetch_is_pending_and_absent_until_accepted() {
         text("done"),
     ])
     .await;
-    let out = run(&sb, &server, &["read the page"]).await;
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    let session = stderr
-        .split("odek: session ")
-        .nth(1)
-        .map(|s| s[..41].to_string())
-        .expect("session line");
+    let session = first_session(&sb, &server, "read the page").await;
     let reqs = server.requests();
     let result = unwrap_untrusted(tool_results(&reqs[2]).last().unwrap());
     assert!(result.starts_with("pending review (#1)"), "{result}");

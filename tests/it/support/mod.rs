@@ -430,6 +430,19 @@ pub fn messages(request: &Value) -> Vec<Value> {
     request["messages"].as_array().cloned().unwrap_or_default()
 }
 
+/// The names of the tools a request offers, in order.
+pub fn tool_names(request: &Value) -> Vec<String> {
+    request["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .map(|t| t["function"]["name"].as_str().unwrap_or("").to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// The tool results (contents) of a request, in order.
 pub fn tool_results(request: &Value) -> Vec<String> {
     messages(request)
