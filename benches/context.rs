@@ -211,7 +211,7 @@ fn bench_context(c: &mut Criterion) {
             probe.len()
         );
         let mut survivor = Context::new(messages.clone(), Some(WINDOW));
-        let removed = survivor.survival_trim();
+        let removed = survivor.survival_trim(&tools, Some(WINDOW * 3 / 4)).removed;
         eprintln!("context/{len}: survival trim removes {removed} messages");
 
         let mut group = c.benchmark_group(format!("context/{len}"));
@@ -235,8 +235,8 @@ fn bench_context(c: &mut Criterion) {
             b.iter_batched(
                 || Context::new(messages.clone(), Some(WINDOW)),
                 |mut ctx| {
-                    let removed = ctx.survival_trim();
-                    (ctx, removed)
+                    let report = ctx.survival_trim(black_box(&tools), Some(WINDOW * 3 / 4));
+                    (ctx, report)
                 },
                 BatchSize::LargeInput,
             )

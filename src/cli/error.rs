@@ -37,7 +37,9 @@ impl Kind {
         match error {
             RunError::Cancelled => Kind::Interrupted,
             RunError::Budget { .. } => Kind::Budget,
-            RunError::Model { .. } | RunError::MaxIterations(_) => Kind::Failure,
+            RunError::Model { .. }
+            | RunError::ContextOverflow { .. }
+            | RunError::MaxIterations(_) => Kind::Failure,
         }
     }
 }

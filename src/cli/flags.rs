@@ -116,7 +116,7 @@ pub struct TurnFlags {
     /// Print only the final answer
     #[arg(short, long, help_heading = "Output")]
     pub quiet: bool,
-    /// More detail: hints and reasoning (-v), debug logs (-vv)
+    /// More detail: hints, reasoning, the context window (-v); debug logs (-vv)
     #[arg(short, long, action = clap::ArgAction::Count, help_heading = "Output")]
     pub verbose: u8,
 }

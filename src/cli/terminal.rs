@@ -409,12 +409,25 @@ impl Observer for Terminal {
                 "odek: warning: could not save the session: {error}"
             ))),
             EngineEvent::ContextTrimmed {
+                dropped_groups,
+                truncated_results,
+                shortened_attachments,
+                overflow: Some(overflow),
+                ..
+            } => self.line(&self.err_style.yellow(&format!(
+                "odek: the request was over the model's context window ({overflow}); trimmed to survive: {dropped_groups} message(s) dropped, {truncated_results} output(s) and {shortened_attachments} attachment(s) shortened"
+            ))),
+            EngineEvent::ContextTrimmed {
                 mode,
                 dropped_groups,
                 truncated_results,
+                ..
             } if self.opts.verbose > 0 => self.line(&self.err_style.dim(&format!(
                 "odek: context trimmed ({mode}): {dropped_groups} group(s) dropped, {truncated_results} output(s) shortened"
             ))),
+            EngineEvent::RunStarted { context_window, .. } if self.opts.verbose > 0 => {
+                self.line(&self.err_style.dim(&window_line(*context_window)))
+            }
             EngineEvent::RunFinished { .. } => {
                 self.stop_spinner();
                 // A retry notice held back for an answer that never finished.
@@ -755,6 +768,14 @@ fn reason(r: &str) -> String {
         String::new()
     } else {
         format!(" — {r}")
+    }
+}
+
+/// The `-v` line that says the context window and where its size came from.
+fn window_line(window: Option<&crate::llm::WindowSize>) -> String {
+    match window {
+        Some(w) => format!("odek: context window {} tokens ({})", w.tokens, w.source),
+        None => "odek: context window unknown (the server does not say): nothing is trimmed before the server reports an overflow; set context_window to give it".into(),
     }
 }
 

@@ -191,7 +191,7 @@ pub static SETTINGS: std::sync::LazyLock<Vec<Setting>> = std::sync::LazyLock::ne
         row!("compaction", Bool, compaction, "summarise dropped turns into a rolling digest when trimming",
             env: Some("ODEK_COMPACTION"), flag: Some("--compaction/--no-compaction"), in_project_template: true),
         row!("context_window", unbounded, context_window,
-            "tokens; 0 = ask the server (`GET /models`), then the model table",
+            "tokens; 0 = ask the server (`GET /models`, llama-server's `/props`), then the model table",
             env: Some("ODEK_CONTEXT_WINDOW")),
         row!("no_color", Bool, no_color, "no ANSI colours (also `NO_COLOR`)",
             env: Some("ODEK_NO_COLOR"), flag: Some("--no-color")),

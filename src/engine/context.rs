@@ -20,6 +20,8 @@ use crate::llm::{Message, RequestMessages, Role, ToolDef};
 use crate::plan::{self, PlanPlacement, PlanState, PlanStore};
 use crate::transcript::Edit;
 
+use super::attachments;
+
 /// Prefix of the rolling compaction digest (a system message).
 pub const DIGEST_PREFIX: &str = "[Compacted earlier context:";
 /// The digest's header line; the body follows inside an untrusted wrapper (source `compaction`).
@@ -111,6 +113,24 @@ pub fn estimate_tools(tools: &[ToolDef]) -> u64 {
         .sum()
 }
 
+/// What one survival trim did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct SurvivalReport {
+    /// Messages removed.
+    pub removed: usize,
+    /// Tool outputs replaced by a marker.
+    pub truncated: usize,
+    /// Attached texts (files, project instructions) shortened.
+    pub shortened: usize,
+}
+
+impl SurvivalReport {
+    /// True when the trim changed anything (a retry can only help then).
+    pub fn changed(&self) -> bool {
+        self.removed + self.truncated + self.shortened > 0
+    }
+}
+
 /// What one graduated trim did.
 #[derive(Debug, Default)]
 pub struct TrimReport {
@@ -118,6 +138,8 @@ pub struct TrimReport {
     pub truncated: usize,
     /// Message groups dropped in this pass.
     pub dropped_groups: usize,
+    /// Attachments of the latest user message shortened in this pass.
+    pub shortened: usize,
     /// The dropped messages (for the compaction digest).
     pub dropped: Vec<Message>,
 }
@@ -370,9 +392,32 @@ impl Context {
         self.messages.iter().position(|m| kind(m) == k)
     }
 
+    /// The attachments sent with the latest user message: see [`Self::attachments_of`].
+    fn current_attachments(&self) -> Vec<usize> {
+        self.last_user()
+            .map(|i| self.attachments_of(i))
+            .unwrap_or_default()
+    }
+
+    /// The injections right before the user message at `user` whose text can be shortened
+    /// (wrapped: attached files, recalled episodes), which trimming keeps and shortens
+    /// instead of dropping them whole; the project instructions are not among them.
+    fn attachments_of(&self, user: usize) -> Vec<usize> {
+        let mut found = Vec::new();
+        let mut i = user;
+        while i > 0 && kind(&self.messages[i - 1]) == Kind::Injection {
+            i -= 1;
+            if attachments::body_count(&self.messages[i].content) > 0 {
+                found.push(i);
+            }
+        }
+        found
+    }
+
     /// Graduated trimming: when the estimate is over budget, shorten old large tool outputs
-    /// (never the 4 newest), then drop the oldest whole groups after the head. `None` when
-    /// nothing had to change.
+    /// (never the 4 newest), then drop the oldest whole groups after the head, then shorten
+    /// the attachments of the latest user message (never dropped whole: the user sent them
+    /// for this turn). `None` when nothing had to change.
     pub fn trim_to_budget(&mut self, tools: &[ToolDef]) -> Option<TrimReport> {
         let budget = self.budget()?;
         let mut sizes: Vec<u64> = self.messages.iter().map(estimate_message).collect();
@@ -384,6 +429,10 @@ impl Context {
         self.truncate_old_outputs(&mut sizes, &mut total, budget, &mut report);
         if total > budget {
             self.drop_old_groups(&sizes, &mut total, budget, &mut report);
+        }
+        if total > budget {
+            let current = self.current_attachments();
+            report.shortened = self.shorten_injections(&current, tools, Some(budget));
         }
         self.totals.truncated += report.truncated;
         self.totals.dropped_groups += report.dropped_groups;
@@ -447,10 +496,11 @@ impl Context {
         budget: u64,
         report: &mut TrimReport,
     ) {
-        let protected: Vec<usize> = [self.first_user(), self.last_user()]
+        let mut protected: Vec<usize> = [self.first_user(), self.last_user()]
             .into_iter()
             .flatten()
             .collect();
+        protected.extend(self.current_attachments());
         let groups = self.groups(self.head_len());
         let newest = groups.len().saturating_sub(1);
         let mut drop = vec![false; self.messages.len()];
@@ -536,31 +586,51 @@ impl Context {
     }
 
     /// After the provider said the request is too long: keep only the system prompt, a
-    /// survival warning, the digest, the plan, the task, the latest user message and the last
-    /// two complete tool groups; shorten large tool outputs; append the survival note.
-    /// Returns how many messages were removed.
-    pub fn survival_trim(&mut self) -> usize {
+    /// survival warning, the digest, the plan, the task, the latest user message (each with
+    /// the attachments right before it) and the last two complete tool groups; shorten large
+    /// tool outputs; append the survival note. Then, when the estimate is still over
+    /// `target` (tokens; `None` = unknown: halve them), shorten the attached texts.
+    pub fn survival_trim(&mut self, tools: &[ToolDef], target: Option<u64>) -> SurvivalReport {
+        let mut report = self.survival_drop();
+        let injections: Vec<usize> = (0..self.messages.len())
+            .filter(|&i| kind(&self.messages[i]) == Kind::Injection)
+            .collect();
+        report.shortened = self.shorten_injections(&injections, tools, target);
+        report
+    }
+
+    /// The structural part of [`Self::survival_trim`]; nothing when it would only swap an
+    /// earlier trim's warning and note for new ones.
+    fn survival_drop(&mut self) -> SurvivalReport {
         let n = self.messages.len();
         if n <= 3 {
-            return 0;
+            return SurvivalReport::default();
         }
         let keep = self.survival_set();
+        let ours = |m: &Message| m.content == SURVIVAL_WARNING || m.content == SURVIVAL_NOTE;
+        let removed = (0..n)
+            .filter(|&i| !keep[i] && !ours(&self.messages[i]))
+            .count();
+        let too_large =
+            |m: &Message| m.role == Role::Tool && m.content.len() > TRUNCATE_ABOVE_BYTES;
+        let truncated = (0..n)
+            .filter(|&i| keep[i] && too_large(&self.messages[i]))
+            .count();
+        if removed == 0 && truncated == 0 {
+            return SurvivalReport::default();
+        }
         let mut kept: Vec<Message> = Vec::with_capacity(keep.iter().filter(|k| **k).count() + 2);
         for (i, m) in self.messages.drain(..).enumerate() {
-            if keep[i] {
+            if keep[i] && !ours(&m) {
                 kept.push(m);
             }
         }
-        let removed = n - kept.len();
         let at = usize::from(
             kept.first()
                 .is_some_and(|m| m.role == Role::System && kind(m) == Kind::System),
         );
         kept.insert(at, Message::system(SURVIVAL_WARNING));
-        for m in kept
-            .iter_mut()
-            .filter(|m| m.role == Role::Tool && m.content.len() > TRUNCATE_ABOVE_BYTES)
-        {
+        for m in kept.iter_mut().filter(|m| too_large(m)) {
             m.content = format!(
                 "[tool output trimmed: {} bytes dropped to survive the context window]",
                 m.content.len()
@@ -573,7 +643,66 @@ impl Context {
             messages: m.to_vec(),
         });
         self.totals.dropped_groups += removed;
-        removed
+        SurvivalReport {
+            removed,
+            truncated,
+            shortened: 0,
+        }
+    }
+
+    /// Shortens the wrapped bodies of the injections at `injections` (attached files,
+    /// project instructions, recalled episodes) until the estimate fits `target`, or by half
+    /// when it is unknown. Returns how many bodies were shortened.
+    fn shorten_injections(
+        &mut self,
+        injections: &[usize],
+        tools: &[ToolDef],
+        target: Option<u64>,
+    ) -> usize {
+        let bytes: usize = injections
+            .iter()
+            .map(|&i| attachments::body_bytes(&self.messages[i].content))
+            .sum();
+        if bytes == 0 {
+            return 0;
+        }
+        let markers: usize = injections
+            .iter()
+            .map(|&i| attachments::body_count(&self.messages[i].content))
+            .sum::<usize>()
+            * attachments::MARKER_BYTES;
+        let fraction = match target {
+            None => 0.5,
+            Some(target) => {
+                let estimate = self.estimate(tools);
+                if estimate <= target {
+                    return 0;
+                }
+                let excess = ((estimate - target) * 4) as usize + markers;
+                bytes.saturating_sub(excess) as f64 / bytes as f64
+            }
+        };
+        let mut shortened = 0;
+        for &i in injections {
+            if let Some((text, n)) = attachments::shorten(&self.messages[i].content, fraction) {
+                self.set_content(i, text);
+                shortened += n;
+            }
+        }
+        shortened
+    }
+
+    /// Takes the context size a server named in an overflow error when it is smaller than
+    /// the one assumed (or none was known), so later requests are trimmed before sending.
+    pub fn learn_window(&mut self, tokens: u64) {
+        if tokens > 0 && self.window.is_none_or(|w| tokens < w) {
+            self.window = Some(tokens);
+        }
+    }
+
+    /// The context window in tokens, when known.
+    pub fn window(&self) -> Option<u64> {
+        self.window
     }
 
     fn survival_set(&self) -> Vec<bool> {
@@ -589,6 +718,10 @@ impl Context {
         }
         for i in [self.first_user(), self.last_user()].into_iter().flatten() {
             keep[i] = true;
+            // The attachments sent with it: shortened afterwards, never dropped.
+            for j in self.attachments_of(i) {
+                keep[j] = true;
+            }
         }
         let complete: Vec<std::ops::Range<usize>> = self
             .groups(0)

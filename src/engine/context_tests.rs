@@ -191,8 +191,8 @@ fn survival_trim_keeps_the_plan_exactly_once() {
     // A hint right after the plan would be "a preceding system message" of the first group.
     ctx.insert(3, Message::system("⚠️ a hint"));
     ctx.upsert_digest("earlier: listed files");
-    let removed = ctx.survival_trim();
-    assert!(removed > 0);
+    let report = ctx.survival_trim(&[], None);
+    assert!(report.removed > 0);
     assert_eq!(
         plan_positions(&ctx).len(),
         1,
@@ -509,7 +509,7 @@ proptest::proptest! {
                 }
                 Op::Digest => ctx.upsert_digest(&format!("digest {n}")),
                 Op::Survival => {
-                    ctx.survival_trim();
+                    ctx.survival_trim(&[], Some(2_000));
                 }
                 Op::DropUnanswered => {
                     let mut a = Message::assistant("");
@@ -532,4 +532,113 @@ proptest::proptest! {
             .map_err(|e| proptest::test_runner::TestCaseError::fail(e.to_string()))?;
         proptest::prop_assert_eq!(mirror.as_slice(), ctx.messages());
     }
+}
+
+fn attachment(name: &str, bytes: usize) -> Message {
+    let body: String = (0..bytes / 10).map(|i| format!("line {i:04}\n")).collect();
+    crate::prompt::context_files_message(&[crate::prompt::ContextFile {
+        name: name.into(),
+        text: body,
+    }])
+    .expect("one file")
+}
+
+#[test]
+fn a_first_request_too_big_for_the_window_shortens_its_attachments_not_the_task() {
+    let task = "summarise the attached log ".repeat(40);
+    let m = vec![
+        Message::system("you are odek"),
+        attachment("big.log", 40_000),
+        Message::user(task.clone()),
+    ];
+    let mut ctx = Context::new(m, None);
+    let report = ctx.survival_trim(&[], Some(3_000));
+    assert_eq!((report.removed, report.shortened), (0, 1));
+    assert!(ctx.estimate(&[]) <= 3_000, "{}", ctx.estimate(&[]));
+    let messages = ctx.messages();
+    assert_eq!(messages.len(), 3, "nothing dropped, no survival note");
+    assert_eq!(
+        messages[2].content, task,
+        "the user's words are never shortened"
+    );
+    assert!(
+        messages[1]
+            .content
+            .contains(crate::engine::attachments::SHORTENED_PREFIX)
+    );
+    assert!(messages[1].content.contains("of its 40000 bytes are kept"));
+    // Nothing more to take: a second trim changes nothing, so the engine stops retrying.
+    let mut tiny = Context::new(ctx.messages().to_vec(), None);
+    assert!(tiny.survival_trim(&[], Some(3_000)).shortened == 0);
+    let all_gone = tiny.survival_trim(&[], Some(1));
+    assert_eq!(all_gone.shortened, 1, "down to the marker alone");
+    assert!(!tiny.survival_trim(&[], Some(1)).changed());
+}
+
+#[test]
+fn without_a_known_size_attachments_are_halved() {
+    let mut ctx = Context::new(
+        vec![
+            Message::system("p"),
+            attachment("a.txt", 10_000),
+            Message::user("go"),
+        ],
+        None,
+    );
+    assert_eq!(ctx.survival_trim(&[], None).shortened, 1);
+    assert!(ctx.messages()[1].content.contains("of its 10000 bytes"));
+    let kept = crate::engine::attachments::body_bytes(&ctx.messages()[1].content);
+    assert!((4_500..=5_000).contains(&kept), "{kept}");
+}
+
+#[test]
+fn the_latest_messages_attachments_survive_a_structural_trim() {
+    let mut m = transcript(6, 100);
+    m.push(attachment("new.txt", 500));
+    m.push(Message::user("and now this"));
+    let mut ctx = Context::new(m, None);
+    let report = ctx.survival_trim(&[], None);
+    assert!(report.removed > 0);
+    let contents: Vec<&str> = ctx.messages().iter().map(|m| m.content.as_str()).collect();
+    let at = contents
+        .iter()
+        .position(|c| c.starts_with(INJECTION_PREFIX))
+        .expect("the attachment is kept");
+    assert_eq!(contents[at + 1], "and now this");
+    // A second trim with nothing left to drop or shorten says so.
+    let again = ctx.survival_trim(&[], Some(1_000_000));
+    assert!(!again.changed(), "{again:?}");
+}
+
+#[test]
+fn a_window_named_by_the_server_is_learnt_when_smaller() {
+    let mut ctx = Context::new(vec![Message::user("x")], None);
+    ctx.learn_window(8192);
+    assert_eq!(ctx.window(), Some(8192));
+    ctx.learn_window(32_000);
+    assert_eq!(ctx.window(), Some(8192), "never raised");
+    ctx.learn_window(2048);
+    assert_eq!(ctx.budget(), Some(1536));
+}
+
+#[test]
+fn graduated_trimming_drops_old_groups_before_it_shortens_this_turns_attachments() {
+    let mut m = vec![Message::system("you are odek"), Message::user("earlier")];
+    for g in 0..6 {
+        m.extend(group(g, 2_000));
+    }
+    m.push(attachment("now.txt", 12_000));
+    m.push(Message::user("read the attachment"));
+    m.extend(group(9, 100));
+    let mut ctx = Context::new(m, Some(4_000));
+    let report = ctx.trim_to_budget(&[]).expect("over budget");
+    assert!(report.dropped_groups >= 6, "{report:?}");
+    assert_eq!(report.shortened, 1, "then the attachment, not dropped");
+    assert!(ctx.estimate(&[]) <= ctx.budget().unwrap());
+    let attached = ctx
+        .messages()
+        .iter()
+        .find(|m| kind(m) == Kind::Injection)
+        .expect("kept");
+    assert!(attached.content.contains("of its 12000 bytes are kept"));
 }

@@ -3,19 +3,26 @@
 
 use tokio_util::sync::CancellationToken;
 
+use super::context::SurvivalReport;
 use super::observer::EngineEvent;
 use super::{Engine, RunError, RunState};
+use crate::llm::{Overflow, WindowSize};
 
 /// Survival trims tried for one iteration before the error is given up on.
-const MAX_SURVIVAL_TRIMS: u32 = 2;
+const MAX_SURVIVAL_TRIMS: u32 = 3;
+/// Share of the context a survival trim aims the request at (room for the answer).
+const SURVIVAL_FILL: f64 = 0.75;
 
 impl Engine {
     /// The context window: configured, else asked of the model client (server discovery, then
     /// the model profile table); `None` = unknown, no trimming.
-    pub(super) async fn context_window(&self) -> Option<u64> {
+    pub(super) async fn context_window(&self) -> Option<WindowSize> {
         match self.settings.context_window {
             0 => self.model.context_window().await,
-            n => Some(n),
+            tokens => Some(WindowSize {
+                tokens,
+                source: "the context_window setting".into(),
+            }),
         }
     }
 
@@ -44,10 +51,13 @@ impl Engine {
             mode: "proactive",
             dropped_groups: report.dropped_groups,
             truncated_results: report.truncated,
+            shortened_attachments: report.shortened,
+            overflow: None,
         });
     }
 
-    /// A model call that answers a context-length error with a survival trim and a retry.
+    /// A model call that answers a context overflow with a survival trim and a retry; an
+    /// overflow no trim can cure ends the run with [`RunError::ContextOverflow`].
     pub(super) async fn call_model_surviving(
         &self,
         iteration: u32,
@@ -58,24 +68,53 @@ impl Engine {
         let mut trims = 0;
         loop {
             let error = match self.call_model(iteration, state, cancel, deadline).await {
-                Err(RunError::Model { error, .. })
-                    if error.is_context_length() && trims < MAX_SURVIVAL_TRIMS =>
-                {
-                    error
-                }
+                Err(RunError::Model { error, .. }) => error,
                 other => return other,
             };
-            let removed = state.ctx.survival_trim();
-            if removed == 0 {
+            let Some(overflow) = error.context_overflow() else {
                 return Err(RunError::Model { iteration, error });
+            };
+            tracing::debug!("context overflow recognised: {overflow}");
+            let report = if trims < MAX_SURVIVAL_TRIMS {
+                self.survive(state, &overflow, trims)
+            } else {
+                SurvivalReport::default()
+            };
+            if !report.changed() {
+                return Err(RunError::ContextOverflow {
+                    iteration,
+                    overflow,
+                });
             }
             trims += 1;
             self.observer.on_event(&EngineEvent::ContextTrimmed {
                 mode: "survival",
-                dropped_groups: removed,
-                truncated_results: 0,
+                dropped_groups: report.removed,
+                truncated_results: report.truncated,
+                shortened_attachments: report.shortened,
+                overflow: Some(&overflow),
             });
         }
+    }
+
+    /// One survival trim aimed at what the server said: its context size (remembered for
+    /// the rest of the run) and, when it counted the request, how far our estimate ran low.
+    /// Without a count each further try assumes the estimate runs lower.
+    fn survive(&self, state: &mut RunState, overflow: &Overflow, trims: u32) -> SurvivalReport {
+        let tools = self.tools.defs();
+        let sent = state.ctx.estimate(tools).max(1);
+        if let Some(limit) = overflow.limit {
+            state.ctx.learn_window(limit);
+        }
+        let scale = match overflow.requested {
+            Some(requested) => (requested as f64 / sent as f64).max(1.0),
+            None => 1.0 + 0.25 * f64::from(trims),
+        };
+        let target = state
+            .ctx
+            .window()
+            .map(|limit| (limit as f64 * SURVIVAL_FILL / scale) as u64);
+        state.ctx.survival_trim(tools, target)
     }
 
     /// Brings the protected plan message up to date (after every tool batch, before the

@@ -1,6 +1,7 @@
 //! The ReAct loop: ask the model, run the tool calls it requests (in parallel, results in call
 //! order), feed the results back, until it answers without tools or a limit is reached.
 
+pub mod attachments;
 mod batch;
 mod compaction;
 pub mod context;
@@ -108,6 +109,17 @@ pub enum RunError {
         /// The client error.
         error: LlmError,
     },
+    /// The request did not fit the context window and no trim could make it (the task or
+    /// its attachments alone are too large, or the server's window is smaller than assumed).
+    #[error(
+        "iteration {iteration}: the request does not fit the model's context window, even after trimming ({overflow}); set context_window (config.json or ODEK_CONTEXT_WINDOW) to the context size the server serves, or give the model a larger context"
+    )]
+    ContextOverflow {
+        /// 1-based iteration.
+        iteration: u32,
+        /// What the server said.
+        overflow: crate::llm::Overflow,
+    },
     /// The iteration cap was reached and no summary could be made.
     #[error("reached max iterations ({0}) without final answer")]
     MaxIterations(u32),
@@ -137,6 +149,7 @@ impl RunError {
         match self {
             RunError::Cancelled => "context_canceled",
             RunError::Model { error, .. } => error.error_class(),
+            RunError::ContextOverflow { .. } => "provider_request",
             RunError::MaxIterations(_) => "error",
             RunError::Budget { .. } => "execution_budget",
         }
@@ -296,7 +309,8 @@ impl Engine {
         cancel: CancellationToken,
     ) -> RunOutcome {
         let window = self.context_window().await;
-        let mut ctx = context::Context::new(conversation.messages, window);
+        let mut ctx =
+            context::Context::new(conversation.messages, window.as_ref().map(|w| w.tokens));
         if let Some(block) = &self.memory_block {
             ctx.reserve(context::estimate_message(block));
         }
@@ -317,6 +331,7 @@ impl Engine {
         self.observer.on_event(&EngineEvent::RunStarted {
             model: self.model.model_name(),
             max_iterations: self.settings.max_iterations,
+            context_window: window.as_ref(),
         });
         if let Some(store) = &self.plan {
             state.ctx.sync_plan(store, conversation.saved_plan);

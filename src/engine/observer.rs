@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::RunError;
-use crate::llm::{Delta, Message, ToolCall, Usage};
+use crate::llm::{Delta, Message, Overflow, ToolCall, Usage, WindowSize};
 
 /// One thing that happened in a run. Iterations are 1-based.
 #[derive(Debug)]
@@ -18,6 +18,8 @@ pub enum EngineEvent<'a> {
         model: &'a str,
         /// Iteration cap.
         max_iterations: u32,
+        /// The context window and where its size came from; `None` when unknown.
+        context_window: Option<&'a WindowSize>,
     },
     /// A request to the model is about to be sent.
     ModelCallStarted {
@@ -126,6 +128,10 @@ pub enum EngineEvent<'a> {
         dropped_groups: usize,
         /// Tool outputs shortened.
         truncated_results: usize,
+        /// Attached texts (files, project instructions) shortened (survival only).
+        shortened_attachments: usize,
+        /// The server's overflow error that caused it (survival only).
+        overflow: Option<&'a Overflow>,
     },
     /// Externally derived text was injected into the model's context (the plan render, the
     /// compaction digest); the session's audit log records it.

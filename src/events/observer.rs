@@ -100,6 +100,7 @@ impl Observer for EventsObserver {
             EngineEvent::RunStarted {
                 model,
                 max_iterations,
+                ..
             } => e.emit(
                 Event::RunStarted(RunStarted {
                     model: model.to_string(),
@@ -202,11 +203,15 @@ impl Observer for EventsObserver {
                 mode,
                 dropped_groups,
                 truncated_results,
+                shortened_attachments,
+                overflow,
             } => e.emit(
                 Event::ContextTrimmed(ContextTrimmed {
                     mode: mode.to_string(),
                     dropped_groups: *dropped_groups,
                     truncated_results: *truncated_results,
+                    shortened_attachments: *shortened_attachments,
+                    reason: overflow.map(ToString::to_string),
                 }),
                 None,
                 None,

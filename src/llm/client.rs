@@ -12,13 +12,15 @@ use serde_json::{Value, json};
 use tokio::sync::OnceCell;
 
 use super::error::{is_billing_answer, transport_error};
-use super::profiles::{context_window_from_listing, profile_for};
+use super::profiles::{
+    context_window_from_listing, is_llama_cpp_listing, profile_for, served_context_from_props,
+};
 use super::response::{MAX_BODY_BYTES, parse_completion_body};
 use super::retry::{RetryDecision, RetryNotice, RetryPolicy, parse_retry_after, retry_reason};
 use super::sse::read_event_stream;
 use super::{
     ChatModel, ChatRequest, ChatResponse, Delta, DeltaSink, LlmError, Message, RequestMessages,
-    ToolDef,
+    ToolDef, WindowSize,
 };
 
 /// Default for [`HttpModelConfig::request_timeout`].
@@ -178,9 +180,11 @@ pub struct HttpModel {
     http: reqwest::Client,
     completions_url: String,
     models_url: String,
+    /// llama-server's `/props` (at the server's root, beside `/v1`).
+    props_url: String,
     config: HttpModelConfig,
     thinking: Option<ThinkingMode>,
-    discovered_context_window: OnceCell<Option<u64>>,
+    discovered_context_window: OnceCell<Option<WindowSize>>,
 }
 
 impl HttpModel {
@@ -204,6 +208,7 @@ impl HttpModel {
             http,
             completions_url: format!("{base}/chat/completions"),
             models_url: format!("{base}/models"),
+            props_url: format!("{}/props", base.strip_suffix("/v1").unwrap_or(&base)),
             config,
             thinking,
             discovered_context_window: OnceCell::new(),
@@ -311,8 +316,39 @@ impl HttpModel {
         }
     }
 
-    async fn discover_context_window(&self) -> Option<u64> {
-        let mut builder = self.http.get(&self.models_url);
+    /// The context window the server tells: its `GET /models` entry, and for llama-server,
+    /// whose listing gives only what the model was trained with, the size it was started
+    /// with from `/props`.
+    async fn discover_context_window(&self) -> Option<WindowSize> {
+        let listing = self.get_json(&self.models_url).await?;
+        let listed = context_window_from_listing(&listing, &self.config.model);
+        if !listed.is_some_and(|l| l.served) && is_llama_cpp_listing(&listing) {
+            let props = self.get_json(&self.props_url).await;
+            if let Some(tokens) = props.as_ref().and_then(served_context_from_props) {
+                return Some(WindowSize {
+                    tokens,
+                    source: format!(
+                        "n_ctx on {}: the context llama-server was started with",
+                        self.props_url
+                    ),
+                });
+            }
+        }
+        let listed = listed?;
+        let note = if listed.served {
+            ""
+        } else {
+            ": what the model was trained with; the server may serve less"
+        };
+        Some(WindowSize {
+            tokens: listed.tokens,
+            source: format!("{} on {}{note}", listed.field, self.models_url),
+        })
+    }
+
+    /// A small JSON document from the server (discovery), `None` on any failure.
+    async fn get_json(&self, url: &str) -> Option<Value> {
+        let mut builder = self.http.get(url);
         if let Some(key) = self.bearer() {
             builder = builder.bearer_auth(key);
         }
@@ -325,10 +361,9 @@ impl HttpModel {
         let body = tokio::time::timeout(DISCOVERY_TIMEOUT, fetch)
             .await
             .ok()??;
-        let listing: Value = serde_json::from_slice(&body).ok()?;
-        let window = context_window_from_listing(&listing, &self.config.model);
-        tracing::debug!(?window, "context window from {}", self.models_url);
-        window
+        let json = serde_json::from_slice(&body).ok();
+        tracing::debug!(found = json.is_some(), "discovery: {url}");
+        json
     }
 }
 
@@ -395,12 +430,18 @@ impl ChatModel for HttpModel {
         }
     }
 
-    async fn context_window(&self) -> Option<u64> {
-        let discovered = *self
+    async fn context_window(&self) -> Option<WindowSize> {
+        let discovered = self
             .discovered_context_window
             .get_or_init(|| self.discover_context_window())
             .await;
-        discovered.or_else(|| profile_for(&self.config.model).and_then(|p| p.context_window))
+        discovered.clone().or_else(|| {
+            let profile = profile_for(&self.config.model)?;
+            Some(WindowSize {
+                tokens: profile.context_window?,
+                source: format!("odek's model table ({})", profile.label),
+            })
+        })
     }
 }
 

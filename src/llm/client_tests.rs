@@ -735,8 +735,9 @@ async fn context_window_from_models_listing_is_cached() {
     let mut cfg = config(&format!("{}/v1", server.uri()));
     cfg.api_key = Some("k".into());
     let client = model(cfg);
-    assert_eq!(client.context_window().await, Some(32768));
-    assert_eq!(client.context_window().await, Some(32768));
+    let tokens = |w: Option<WindowSize>| w.map(|w| w.tokens);
+    assert_eq!(tokens(client.context_window().await), Some(32768));
+    assert_eq!(tokens(client.context_window().await), Some(32768));
     let requests = received(&server).await;
     assert_eq!(requests.len(), 1, "discovery is cached");
     assert_eq!(
@@ -758,9 +759,56 @@ async fn context_window_falls_back_to_the_profile_table() {
         .await;
     let base = format!("{}/v1", server.uri());
     let deepseek = model(HttpModelConfig::new(base.as_str(), "deepseek-chat"));
-    assert_eq!(deepseek.context_window().await, Some(131_072));
+    let window = deepseek.context_window().await.expect("from the table");
+    assert_eq!(window.tokens, 131_072);
+    assert!(
+        window.source.starts_with("odek's model table"),
+        "{}",
+        window.source
+    );
     let unknown = model(HttpModelConfig::new(base.as_str(), "my-local-model"));
     assert_eq!(unknown.context_window().await, None);
+}
+
+/// llama-server started with `-c 2048`: its listing names only what the model was trained
+/// with; `/props` names what it serves, and that is the window.
+#[tokio::test]
+async fn llama_server_is_sized_from_props_not_from_the_trained_context() {
+    let server = MockServer::start().await;
+    let listing = json!({"object":"list","data":[{"id":"qwen.gguf","object":"model",
+        "owned_by":"llamacpp","meta":{"vocab_type":2,"n_vocab":151936,"n_ctx_train":8192}}]});
+    Mock::given(method("GET"))
+        .and(path("/v1/models"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(listing))
+        .mount(&server)
+        .await;
+    let props = json!({"default_generation_settings":{"n_ctx":2048},"total_slots":1});
+    Mock::given(method("GET"))
+        .and(path("/props"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(props))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let client = model(config(&format!("{}/v1", server.uri())));
+    let window = client.context_window().await.expect("discovered");
+    assert_eq!(window.tokens, 2048);
+    assert!(window.source.contains("/props"), "{}", window.source);
+}
+
+/// A llama-server too old for `/props`: the trained size, said to be only that.
+#[tokio::test]
+async fn llama_server_without_props_falls_back_to_the_trained_context() {
+    let server = MockServer::start().await;
+    let listing = json!({"data":[{"id":"m","meta":{"n_ctx_train":8192}}]});
+    Mock::given(method("GET"))
+        .and(path("/v1/models"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(listing))
+        .mount(&server)
+        .await;
+    let client = model(config(&format!("{}/v1", server.uri())));
+    let window = client.context_window().await.expect("discovered");
+    assert_eq!(window.tokens, 8192);
+    assert!(window.source.contains("trained"), "{}", window.source);
 }
 
 #[test]

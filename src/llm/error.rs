@@ -118,20 +118,6 @@ fn is_resolver_error(e: &(dyn std::error::Error + 'static)) -> bool {
     e.to_string() == "dns error"
 }
 
-/// Fragments providers use when a request does not fit the context window.
-const CONTEXT_LENGTH_MARKERS: &[&str] = &[
-    "context_length_exceeded",
-    "maximum context length",
-    "context length",
-    "token limit",
-    "context window",
-    "max_input_tokens",
-    "input length",
-    "too many tokens",
-    "input is too long",
-    "reduce the length",
-];
-
 /// Fragments of a 429 body that mean "out of money", not "slow down".
 const BILLING_MARKERS: &[&str] = &["insufficient_quota", "billing", "quota"];
 
@@ -164,15 +150,18 @@ impl LlmError {
         }
     }
 
+    /// The context overflow the provider reported, in whichever server's words
+    /// ([`super::overflow`]), with the sizes it named.
+    pub fn context_overflow(&self) -> Option<super::Overflow> {
+        match self.root() {
+            LlmError::Status { status, body, .. } => super::overflow::recognise(*status, body),
+            _ => None,
+        }
+    }
+
     /// True when the provider said the request exceeds the model's context window.
     pub fn is_context_length(&self) -> bool {
-        match self.root() {
-            LlmError::Status { status, body, .. } if (400..500).contains(status) => {
-                let body = body.to_ascii_lowercase();
-                CONTEXT_LENGTH_MARKERS.iter().any(|m| body.contains(m))
-            }
-            _ => false,
-        }
+        self.context_overflow().is_some()
     }
 
     /// True for billing/quota refusals (402, or a 429 that names quota or billing): retrying
@@ -285,6 +274,7 @@ mod tests {
         };
         assert!(e.is_context_length());
         assert!(!status(500, "context length").is_context_length());
+        assert!(status(500, "the input length exceeds the context length").is_context_length());
         assert!(!status(400, "bad request").is_context_length());
     }
 

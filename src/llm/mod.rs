@@ -6,6 +6,7 @@
 mod client;
 mod error;
 pub mod http;
+mod overflow;
 mod profiles;
 mod replay;
 mod response;
@@ -18,6 +19,7 @@ pub use client::{
     DEFAULT_STREAM_IDLE_TIMEOUT, HttpModel, HttpModelConfig, ThinkingMode,
 };
 pub use error::{LlmError, NetworkKind};
+pub use overflow::Overflow;
 pub use profiles::{MODEL_PROFILES, ModelProfile, profile_for};
 pub use replay::{RecordingModel, ReplayModel};
 pub use retry::RetryNotice;
@@ -49,9 +51,18 @@ pub trait ChatModel: Send + Sync {
         on_delta: Option<DeltaSink<'_>>,
     ) -> Result<ChatResponse, LlmError>;
 
-    /// The context window in tokens, asked of the server (`GET /models`) or taken from the
-    /// model profile table; `None` when unknown.
-    async fn context_window(&self) -> Option<u64> {
+    /// The context window, asked of the server (`GET /models`, llama-server's `/props`) or
+    /// taken from the model profile table; `None` when unknown.
+    async fn context_window(&self) -> Option<WindowSize> {
         None
     }
+}
+
+/// A context window and where its size came from (shown with `-v`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WindowSize {
+    /// Tokens.
+    pub tokens: u64,
+    /// Where the figure came from, for people (`n_ctx on http://…/props: …`).
+    pub source: String,
 }

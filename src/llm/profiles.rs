@@ -87,28 +87,77 @@ fn longest_prefix_match(name: &str) -> Option<&'static ModelProfile> {
         .max_by_key(|p| p.prefix.len())
 }
 
+/// A context size a `GET /models` entry gives, and under which field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ListedWindow {
+    /// Tokens.
+    pub tokens: u64,
+    /// The field it was read from (`context_length`, `meta.n_ctx_train`…).
+    pub field: &'static str,
+    /// True when the field is what the server serves; false for llama.cpp's
+    /// `meta.n_ctx_train`, what the model was trained with (the server may serve less).
+    pub served: bool,
+}
+
+/// The fields read, in order of preference: what the server serves (llama.cpp's
+/// `meta.n_ctx`, vLLM's `max_model_len`, OpenRouter's and LM Studio's `context_length`…),
+/// and last llama.cpp's `meta.n_ctx_train`.
+const LISTING_FIELDS: &[(&str, &str, bool)] = &[
+    ("/meta/n_ctx", "meta.n_ctx", true),
+    ("/max_model_len", "max_model_len", true),
+    ("/context_length", "context_length", true),
+    ("/max_context", "max_context", true),
+    ("/max_input_tokens", "max_input_tokens", true),
+    ("/meta/n_ctx_train", "meta.n_ctx_train", false),
+];
+
 /// Context window of `model` from a `GET /models` listing: its entry in `data` or `models`
 /// (matched by `id`, `name` or `model`; a listing of exactly one model is taken as the served
-/// one, as llama.cpp serves whatever name is asked for), reading `context_length`, then
-/// `max_context`, then `max_input_tokens`, then llama.cpp's `meta.n_ctx_train`.
-pub(crate) fn context_window_from_listing(listing: &Value, model: &str) -> Option<u64> {
-    let entries: Vec<&Value> = ["data", "models"]
+/// one, as llama.cpp serves whatever name is asked for), from the first of
+/// [`LISTING_FIELDS`] it has.
+pub(crate) fn context_window_from_listing(listing: &Value, model: &str) -> Option<ListedWindow> {
+    model_entries(listing, model)
+        .into_iter()
+        .find_map(window_of_entry)
+}
+
+/// True when the listing comes from llama.cpp's `llama-server` (its entries carry `meta`
+/// or are `owned_by` `llamacpp`), which tells its served context on `/props`.
+pub(crate) fn is_llama_cpp_listing(listing: &Value) -> bool {
+    entries(listing).iter().any(|e| {
+        e.get("meta").is_some_and(Value::is_object)
+            || e.get("owned_by").and_then(Value::as_str) == Some("llamacpp")
+    })
+}
+
+/// The served context on llama-server's `/props`: `default_generation_settings.n_ctx` (the
+/// context of one slot, what one request may use), else a top-level `n_ctx`.
+pub(crate) fn served_context_from_props(props: &Value) -> Option<u64> {
+    positive_count(props.pointer("/default_generation_settings/n_ctx"))
+        .or_else(|| positive_count(props.get("n_ctx")))
+}
+
+fn entries(listing: &Value) -> Vec<&Value> {
+    ["data", "models"]
         .iter()
         .filter_map(|key| listing.get(*key).and_then(Value::as_array))
         .flatten()
-        .collect();
+        .collect()
+}
+
+fn model_entries<'a>(listing: &'a Value, model: &str) -> Vec<&'a Value> {
+    let entries = entries(listing);
     let named = |entry: &&Value| {
         ["id", "name", "model"]
             .iter()
             .any(|key| entry.get(*key).and_then(Value::as_str) == Some(model))
     };
     let matching: Vec<&Value> = entries.iter().copied().filter(named).collect();
-    let candidates = if matching.is_empty() && single_model(&entries) {
+    if matching.is_empty() && single_model(&entries) {
         entries
     } else {
         matching
-    };
-    candidates.into_iter().find_map(window_of_entry)
+    }
 }
 
 /// True when every entry describes the same model (llama.cpp lists it in both arrays).
@@ -125,15 +174,14 @@ fn single_model(entries: &[&Value]) -> bool {
     }
 }
 
-fn window_of_entry(entry: &Value) -> Option<u64> {
-    [
-        "/context_length",
-        "/max_context",
-        "/max_input_tokens",
-        "/meta/n_ctx_train",
-    ]
-    .iter()
-    .find_map(|pointer| positive_count(entry.pointer(pointer)))
+fn window_of_entry(entry: &Value) -> Option<ListedWindow> {
+    LISTING_FIELDS.iter().find_map(|(pointer, field, served)| {
+        Some(ListedWindow {
+            tokens: positive_count(entry.pointer(pointer))?,
+            field,
+            served: *served,
+        })
+    })
 }
 
 fn positive_count(value: Option<&Value>) -> Option<u64> {
@@ -198,17 +246,23 @@ mod tests {
 
     #[test]
     fn listing_fields_in_order_of_preference() {
+        let tokens = |listing: &Value, model: &str| {
+            context_window_from_listing(listing, model).map(|w| (w.tokens, w.field))
+        };
         let listing = json!({"data":[
             {"id":"other","context_length":1000},
             {"id":"m","max_context":"4096","max_input_tokens":2048}
         ]});
-        assert_eq!(context_window_from_listing(&listing, "m"), Some(4096));
-        assert_eq!(context_window_from_listing(&listing, "other"), Some(1000));
-        assert_eq!(context_window_from_listing(&listing, "absent"), None);
+        assert_eq!(tokens(&listing, "m"), Some((4096, "max_context")));
+        assert_eq!(tokens(&listing, "other"), Some((1000, "context_length")));
+        assert_eq!(tokens(&listing, "absent"), None);
         let ollama_style = json!({"models":[{"name":"m","max_input_tokens":777}]});
-        assert_eq!(context_window_from_listing(&ollama_style, "m"), Some(777));
+        assert_eq!(tokens(&ollama_style, "m"), Some((777, "max_input_tokens")));
         let zero = json!({"data":[{"id":"m","context_length":0,"max_input_tokens":5}]});
-        assert_eq!(context_window_from_listing(&zero, "m"), Some(5));
+        assert_eq!(tokens(&zero, "m"), Some((5, "max_input_tokens")));
+        let vllm = json!({"object":"list","data":[{"id":"m","object":"model","owned_by":"vllm","max_model_len":16384}]});
+        assert_eq!(tokens(&vllm, "m"), Some((16384, "max_model_len")));
+        assert!(!is_llama_cpp_listing(&vllm));
     }
 
     #[test]
@@ -216,13 +270,27 @@ mod tests {
         let listing = json!({
             "models":[{"name":"qwen.gguf","model":"qwen.gguf"}],
             "object":"list",
-            "data":[{"id":"qwen.gguf","object":"model","meta":{"n_ctx_train":32768}}]
+            "data":[{"id":"qwen.gguf","object":"model","owned_by":"llamacpp","meta":{"n_ctx_train":32768}}]
         });
-        assert_eq!(
-            context_window_from_listing(&listing, "whatever"),
-            Some(32768)
-        );
+        let trained = context_window_from_listing(&listing, "whatever").expect("a size");
+        assert_eq!((trained.tokens, trained.served), (32768, false));
+        assert!(is_llama_cpp_listing(&listing));
+        let served = json!({"data":[{"id":"q","meta":{"n_ctx_train":32768,"n_ctx":2048}}]});
+        let w = context_window_from_listing(&served, "q").expect("a size");
+        assert_eq!((w.tokens, w.field, w.served), (2048, "meta.n_ctx", true));
         assert_eq!(context_window_from_listing(&json!({"data":[]}), "m"), None);
         assert_eq!(context_window_from_listing(&json!("nonsense"), "m"), None);
+    }
+
+    #[test]
+    fn llama_server_props() {
+        let props =
+            json!({"default_generation_settings":{"n_ctx":2048,"params":{}},"total_slots":1});
+        assert_eq!(served_context_from_props(&props), Some(2048));
+        assert_eq!(
+            served_context_from_props(&json!({"n_ctx":4096})),
+            Some(4096)
+        );
+        assert_eq!(served_context_from_props(&json!({"total_slots":1})), None);
     }
 }

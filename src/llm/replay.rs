@@ -237,7 +237,7 @@ impl<M: ChatModel> ChatModel for RecordingModel<M> {
         Ok(response)
     }
 
-    async fn context_window(&self) -> Option<u64> {
+    async fn context_window(&self) -> Option<crate::llm::WindowSize> {
         self.inner.context_window().await
     }
 }

@@ -99,7 +99,8 @@ pub(crate) fn is_retryable(error: &LlmError) -> bool {
     match error {
         LlmError::Status { status, .. } => match status {
             429 => !error.is_billing(),
-            500 | 502 | 503 | 504 => true,
+            // Some servers answer an overflow with a 500: the same request cannot fit later.
+            500 | 502 | 503 | 504 => !error.is_context_length(),
             _ => false,
         },
         // A certificate the client does not trust stays untrusted: say so at once.
@@ -214,6 +215,11 @@ mod tests {
             assert!(!is_retryable(&status(code, "", None)), "{code}");
         }
         assert!(!is_retryable(&status(429, "insufficient_quota", None)));
+        let overflow = r#"{"error":"the input length exceeds the context length"}"#;
+        assert!(
+            !is_retryable(&status(500, overflow, None)),
+            "an overflow answered with a 500 cannot fit on a retry"
+        );
         assert!(is_retryable(&network(
             NetworkKind::Closed,
             "connection reset"

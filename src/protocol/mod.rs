@@ -284,6 +284,17 @@ pub struct ContextTrimmed {
     pub dropped_groups: usize,
     /// Tool outputs shortened.
     pub truncated_results: usize,
+    /// Attached texts (files, project instructions) shortened by a survival trim.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub shortened_attachments: usize,
+    /// The server's overflow, in its words and sizes (survival only): e.g. `llama.cpp
+    /// wording "exceed_context_size_error": 25595 tokens sent, 8192 available`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// `budget_exceeded`.

@@ -40,9 +40,14 @@ fn samples() -> Vec<Event> {
         }),
         Event::SessionSaved(SessionSaved { message_count: 7 }),
         Event::ContextTrimmed(ContextTrimmed {
-            mode: "proactive".into(),
+            mode: "survival".into(),
             dropped_groups: 1,
             truncated_results: 2,
+            shortened_attachments: 1,
+            reason: Some(
+                "llama.cpp wording \"exceed_context_size_error\": 9 tokens sent, 4 available"
+                    .into(),
+            ),
         }),
         Event::BudgetExceeded(BudgetExceeded {
             limit_name: "tool_calls".into(),

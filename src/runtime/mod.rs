@@ -495,7 +495,7 @@ impl ChatModel for BoxedModel {
         self.0.complete(request, on_delta).await
     }
 
-    async fn context_window(&self) -> Option<u64> {
+    async fn context_window(&self) -> Option<crate::llm::WindowSize> {
         self.0.context_window().await
     }
 }

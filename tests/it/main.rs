@@ -12,6 +12,7 @@ mod cli_config;
 mod cli_events;
 mod cli_mcp;
 mod cli_memory;
+mod cli_overflow;
 mod cli_plan;
 mod cli_plan_round2;
 mod cli_redaction;
