@@ -421,9 +421,10 @@ impl Observer for Terminal {
                 mode,
                 dropped_groups,
                 truncated_results,
+                shortened_attachments,
                 ..
             } if self.opts.verbose > 0 => self.line(&self.err_style.dim(&format!(
-                "odek: context trimmed ({mode}): {dropped_groups} group(s) dropped, {truncated_results} output(s) shortened"
+                "odek: context trimmed ({mode}): {dropped_groups} group(s) dropped, {truncated_results} output(s) and {shortened_attachments} attachment(s) shortened"
             ))),
             EngineEvent::RunStarted { context_window, .. } if self.opts.verbose > 0 => {
                 self.line(&self.err_style.dim(&window_line(*context_window)))

@@ -1,7 +1,8 @@
-//! Shortening attached texts (`--ctx` files, project instructions, recalled episodes) when a
-//! request does not fit the context window: each wrapped body keeps its beginning, and a
-//! marker after its close tag tells the model how much is left out. The user's own words are
-//! never shortened; they are not in these messages.
+//! Shortening attached texts (`--ctx` files, recalled episodes: the injections whose text is
+//! wrapped untrusted) when a request does not fit the context window: each wrapped body keeps
+//! its beginning, and a marker after its close tag tells the model how much is left out. The
+//! user's own words are never shortened; they are not in these messages. (The project
+//! instructions from `AGENTS.md` are not wrapped and are dropped whole, as before.)
 
 use std::ops::Range;
 
@@ -23,17 +24,18 @@ struct Block {
     original: usize,
 }
 
-/// Bytes of the wrapped bodies in `text`.
-pub fn body_bytes(text: &str) -> usize {
-    blocks(text).iter().map(|b| b.body.len()).sum()
-}
-
 /// Bytes a shortened block gains (the marker, at most).
 pub const MARKER_BYTES: usize = SHORTENED_PREFIX.len() + 100;
 
-/// How many wrapped bodies `text` has.
-pub fn body_count(text: &str) -> usize {
-    blocks(text).len()
+/// How many wrapped bodies `text` has, and their bytes.
+pub fn measure(text: &str) -> (usize, usize) {
+    let blocks = blocks(text);
+    (blocks.len(), blocks.iter().map(|b| b.body.len()).sum())
+}
+
+/// True when `text` has a wrapped body (stops at the first).
+pub fn has_body(text: &str) -> bool {
+    next_block(text, 0).is_some()
 }
 
 /// `text` with every wrapped body cut to `fraction` of its length (at a line end when one is
@@ -47,13 +49,15 @@ pub fn shorten(text: &str, fraction: f64) -> Option<(String, usize)> {
     for block in blocks(text) {
         let body = &text[block.body.clone()];
         let kept = cut(body, (body.len() as f64 * fraction) as usize);
-        if kept.len() >= body.len() {
+        // The newline before the close tag is added back: it must still be shorter.
+        let newline = !kept.is_empty() && !kept.ends_with('\n');
+        if kept.len() + usize::from(newline) >= body.len() {
             continue;
         }
         shortened += 1;
         out.push_str(&text[at..block.body.start]);
         out.push_str(kept);
-        if !kept.is_empty() && !kept.ends_with('\n') {
+        if newline {
             out.push('\n');
         }
         out.push_str(&block.close);
@@ -97,16 +101,34 @@ fn blocks(text: &str) -> Vec<Block> {
     found
 }
 
-fn next_block(text: &str, from: usize) -> Option<Block> {
-    let open = from + text[from..].find(OPEN_TAG_PREFIX)?;
+/// The first well-formed wrapper at or after `from`: an open tag with a hex nonce and a
+/// source, then the close tag with the same nonce. An open tag without its close is
+/// skipped, not the end of the scan.
+fn next_block(text: &str, mut from: usize) -> Option<Block> {
+    loop {
+        let open = from + text[from..].find(OPEN_TAG_PREFIX)?;
+        from = open + OPEN_TAG_PREFIX.len();
+        if let Some(block) = block_at(text, open) {
+            return Some(block);
+        }
+    }
+}
+
+fn block_at(text: &str, open: usize) -> Option<Block> {
     let after_prefix = open + OPEN_TAG_PREFIX.len();
-    let nonce_len = text[after_prefix..].find(' ')?;
-    let nonce = &text[after_prefix..after_prefix + nonce_len];
-    let body_start = after_prefix + text[after_prefix..].find('\n')? + 1;
+    let line_end = after_prefix + text[after_prefix..].find('\n')?;
+    let (nonce, attrs) = text[after_prefix..line_end].split_once(' ')?;
+    let well_formed = !nonce.is_empty()
+        && nonce.bytes().all(|b| b.is_ascii_hexdigit())
+        && attrs.starts_with("source=\"")
+        && attrs.ends_with("\">");
+    if !well_formed {
+        return None;
+    }
+    let body_start = line_end + 1;
     let close = format!("{CLOSE_TAG_PREFIX}{nonce}>");
-    let close_at = body_start + text[body_start..].find(&close)?;
-    let body_end = close_at;
-    let mut end = close_at + close.len();
+    let body_end = body_start + text[body_start..].find(&close)?;
+    let mut end = body_end + close.len();
     let mut original = body_end - body_start;
     if let Some((length, marker_len)) = earlier_marker(&text[end..]) {
         original = length;
@@ -165,7 +187,7 @@ mod tests {
             short.contains("the first 225 of its 900 bytes are kept"),
             "{short}"
         );
-        assert_eq!(body_bytes(&short), 225);
+        assert_eq!(measure(&short), (1, 225));
     }
 
     #[test]
@@ -194,5 +216,24 @@ mod tests {
         assert!(short.contains("the first 5 of its 11 bytes"));
         assert_eq!(shorten("no wrapper here", 0.1), None);
         assert_eq!(shorten(&text, 1.0), None);
+    }
+
+    #[test]
+    fn a_cut_that_only_drops_the_last_newline_is_no_change() {
+        assert_eq!(shorten(&wrap("ctx:a", "x\n"), 0.5), None);
+        assert!(shorten(&wrap("ctx:a", "xy\n"), 0.5).is_some());
+    }
+
+    #[test]
+    fn forged_or_unclosed_tags_are_not_blocks_and_do_not_stop_the_scan() {
+        let text = format!(
+            "{OPEN_TAG_PREFIX}zz source=\"x\">\nnot hex\n{OPEN_TAG_PREFIX}00ff source=\"y\">\nunclosed\n{}",
+            wrap("ctx:b", &"b".repeat(100))
+        );
+        assert_eq!(measure(&text), (1, 101));
+        assert!(has_body(&text));
+        assert!(!has_body(
+            "[Injected context: project instructions]\n\nplain text"
+        ));
     }
 }

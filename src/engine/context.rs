@@ -84,6 +84,11 @@ pub fn kind(m: &Message) -> Kind {
     }
 }
 
+/// A tool output trimming may replace by a marker.
+fn is_large_output(m: &Message) -> bool {
+    m.role == Role::Tool && m.content.len() > TRUNCATE_ABOVE_BYTES
+}
+
 fn is_pinned(m: &Message) -> bool {
     matches!(kind(m), Kind::Plan | Kind::Digest | Kind::TrimWarning)
 }
@@ -120,7 +125,7 @@ pub struct SurvivalReport {
     pub removed: usize,
     /// Tool outputs replaced by a marker.
     pub truncated: usize,
-    /// Attached texts (files, project instructions) shortened.
+    /// Attached texts (files, recalled episodes) shortened.
     pub shortened: usize,
 }
 
@@ -399,15 +404,22 @@ impl Context {
             .unwrap_or_default()
     }
 
-    /// The injections right before the user message at `user` whose text can be shortened
-    /// (wrapped: attached files, recalled episodes), which trimming keeps and shortens
-    /// instead of dropping them whole; the project instructions are not among them.
+    /// The injections right before the user message at `user` (past the trim warning,
+    /// which goes there too) whose text can be shortened (wrapped: attached files, recalled
+    /// episodes), which trimming keeps and shortens instead of dropping them whole; the
+    /// project instructions are not among them.
     fn attachments_of(&self, user: usize) -> Vec<usize> {
         let mut found = Vec::new();
         let mut i = user;
-        while i > 0 && kind(&self.messages[i - 1]) == Kind::Injection {
+        while i > 0
+            && matches!(
+                kind(&self.messages[i - 1]),
+                Kind::Injection | Kind::TrimWarning
+            )
+        {
             i -= 1;
-            if attachments::body_count(&self.messages[i].content) > 0 {
+            let m = &self.messages[i];
+            if kind(m) == Kind::Injection && attachments::has_body(&m.content) {
                 found.push(i);
             }
         }
@@ -457,7 +469,7 @@ impl Context {
                 break;
             }
             let length = self.messages[i].content.len();
-            if length > TRUNCATE_ABOVE_BYTES {
+            if is_large_output(&self.messages[i]) {
                 self.set_content(
                     i,
                     format!("[tool output trimmed: {length} bytes dropped to fit context budget]"),
@@ -630,7 +642,7 @@ impl Context {
                 .is_some_and(|m| m.role == Role::System && kind(m) == Kind::System),
         );
         kept.insert(at, Message::system(SURVIVAL_WARNING));
-        for m in kept.iter_mut().filter(|m| too_large(m)) {
+        for m in kept.iter_mut().filter(|m| is_large_output(m)) {
             m.content = format!(
                 "[tool output trimmed: {} bytes dropped to survive the context window]",
                 m.content.len()
@@ -659,18 +671,14 @@ impl Context {
         tools: &[ToolDef],
         target: Option<u64>,
     ) -> usize {
-        let bytes: usize = injections
+        let (blocks, bytes) = injections
             .iter()
-            .map(|&i| attachments::body_bytes(&self.messages[i].content))
-            .sum();
+            .map(|&i| attachments::measure(&self.messages[i].content))
+            .fold((0, 0), |(n, b), (n2, b2)| (n + n2, b + b2));
         if bytes == 0 {
             return 0;
         }
-        let markers: usize = injections
-            .iter()
-            .map(|&i| attachments::body_count(&self.messages[i].content))
-            .sum::<usize>()
-            * attachments::MARKER_BYTES;
+        let markers = blocks * attachments::MARKER_BYTES;
         let fraction = match target {
             None => 0.5,
             Some(target) => {

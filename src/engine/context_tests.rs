@@ -587,7 +587,7 @@ fn without_a_known_size_attachments_are_halved() {
     );
     assert_eq!(ctx.survival_trim(&[], None).shortened, 1);
     assert!(ctx.messages()[1].content.contains("of its 10000 bytes"));
-    let kept = crate::engine::attachments::body_bytes(&ctx.messages()[1].content);
+    let (_, kept) = crate::engine::attachments::measure(&ctx.messages()[1].content);
     assert!((4_500..=5_000).contains(&kept), "{kept}");
 }
 
@@ -641,4 +641,37 @@ fn graduated_trimming_drops_old_groups_before_it_shortens_this_turns_attachments
         .find(|m| kind(m) == Kind::Injection)
         .expect("kept");
     assert!(attached.content.contains("of its 12000 bytes are kept"));
+}
+
+#[test]
+fn attachments_stay_protected_behind_the_trim_warning() {
+    let mut m = vec![Message::system("you are odek")];
+    m.push(attachment("now.txt", 12_000));
+    m.push(Message::user("read the attachment"));
+    for g in 0..4 {
+        m.extend(group(g, 3_000));
+    }
+    let mut ctx = Context::new(m, Some(5_000));
+    ctx.trim_to_budget(&[]).expect("over budget");
+    ctx.upsert_trim_warning();
+    let kinds: Vec<Kind> = ctx.messages().iter().map(kind).collect();
+    let warning = kinds.iter().position(|k| *k == Kind::TrimWarning).unwrap();
+    assert_eq!(
+        kinds[warning - 1],
+        Kind::Injection,
+        "the warning sits between"
+    );
+    // Tool output grows: a second graduated trim, then the server still refuses.
+    for message in (4..8).flat_map(|g| group(g, 3_000)) {
+        ctx.push(message);
+    }
+    ctx.trim_to_budget(&[]).expect("over budget again");
+    let survived = ctx.survival_trim(&[], Some(2_500));
+    assert!(survived.changed());
+    let attached = ctx
+        .messages()
+        .iter()
+        .filter(|m| kind(m) == Kind::Injection)
+        .count();
+    assert_eq!(attached, 1, "shortened, never dropped");
 }

@@ -99,21 +99,19 @@ impl Engine {
 
     /// One survival trim aimed at what the server said: its context size (remembered for
     /// the rest of the run) and, when it counted the request, how far our estimate ran low.
-    /// Without a count each further try assumes the estimate runs lower.
+    /// Without a count each further try assumes the estimate runs lower; without a size
+    /// (a gateway) the attachments are halved, whatever window was assumed.
     fn survive(&self, state: &mut RunState, overflow: &Overflow, trims: u32) -> SurvivalReport {
         let tools = self.tools.defs();
         let sent = state.ctx.estimate(tools).max(1);
-        if let Some(limit) = overflow.limit {
-            state.ctx.learn_window(limit);
-        }
         let scale = match overflow.requested {
             Some(requested) => (requested as f64 / sent as f64).max(1.0),
             None => 1.0 + 0.25 * f64::from(trims),
         };
-        let target = state
-            .ctx
-            .window()
-            .map(|limit| (limit as f64 * SURVIVAL_FILL / scale) as u64);
+        let target = overflow.limit.map(|limit| {
+            state.ctx.learn_window(limit);
+            (limit as f64 * SURVIVAL_FILL / scale) as u64
+        });
         state.ctx.survival_trim(tools, target)
     }
 

@@ -112,7 +112,7 @@ pub enum RunError {
     /// The request did not fit the context window and no trim could make it (the task or
     /// its attachments alone are too large, or the server's window is smaller than assumed).
     #[error(
-        "iteration {iteration}: the request does not fit the model's context window, even after trimming ({overflow}); set context_window (config.json or ODEK_CONTEXT_WINDOW) to the context size the server serves, or give the model a larger context"
+        "iteration {iteration}: the request does not fit the model's context window and no more can be trimmed ({overflow}); set context_window (config.json or ODEK_CONTEXT_WINDOW) to the context size the server serves, or give the model a larger context"
     )]
     ContextOverflow {
         /// 1-based iteration.

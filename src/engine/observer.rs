@@ -128,7 +128,7 @@ pub enum EngineEvent<'a> {
         dropped_groups: usize,
         /// Tool outputs shortened.
         truncated_results: usize,
-        /// Attached texts (files, project instructions) shortened (survival only).
+        /// Attached texts (`--ctx` files, recalled episodes) shortened.
         shortened_attachments: usize,
         /// The server's overflow error that caused it (survival only).
         overflow: Option<&'a Overflow>,

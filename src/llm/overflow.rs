@@ -2,9 +2,11 @@
 //! people run, and reading the sizes the server names.
 //!
 //! Each server words the overflow its own way, and gateways wrap the provider's words in
-//! theirs. The error's `type`/`code` decides where one is given; the message text otherwise
-//! (the whole body, so a gateway that re-wraps the provider's JSON as a string is read too).
-//! The tests hold one sample per server, written in its documented shape.
+//! theirs. The error's `type`/`code` decides where one is given; its message otherwise — only
+//! the message fields (`error.message`, `message`, `detail`, a string `error`), never the
+//! whole body, since a validation error may echo the request back; a gateway that re-wraps
+//! the provider's JSON error as a string is read inside. The tests hold one sample per
+//! server, written in its documented shape.
 
 use std::sync::LazyLock;
 
@@ -75,6 +77,8 @@ const WORDINGS: &[Wording] = &[
         phrases: &["too large for model with"],
         specific: true,
     },
+    // With truncation off (`truncate: false`, and its embeddings); by default Ollama's chat
+    // cuts the prompt to its `num_ctx` without a word.
     Wording {
         server: "Ollama",
         codes: &[],
@@ -112,49 +116,87 @@ pub fn recognise(status: u16, body: &str) -> Option<Overflow> {
     if !client_error && !(500..600).contains(&status) {
         return None;
     }
-    let json: Option<Value> = serde_json::from_str(body).ok();
-    let codes = json.as_ref().map(error_codes).unwrap_or_default();
-    let text = body.to_lowercase();
+    let error = ErrorParts::of(body);
     let (server, words) = WORDINGS
         .iter()
         .filter(|w| client_error || w.specific)
-        .find_map(|w| matched_words(w, &codes, &text).map(|words| (w.server, words)))?;
+        .find_map(|w| matched_words(w, &error).map(|words| (w.server, words)))?;
     Some(Overflow {
         server,
         words,
-        limit: json
-            .as_ref()
-            .and_then(|j| number_at(j, "n_ctx"))
-            .or_else(|| first_number(&LIMIT_PATTERNS, &text)),
-        requested: json
-            .as_ref()
-            .and_then(|j| number_at(j, "n_prompt_tokens"))
-            .or_else(|| first_number(&REQUESTED_PATTERNS, &text)),
+        limit: error
+            .n_ctx
+            .or_else(|| first_number(&LIMIT_PATTERNS, &error.text)),
+        requested: error
+            .n_prompt_tokens
+            .or_else(|| first_number(&REQUESTED_PATTERNS, &error.text)),
     })
 }
 
-fn matched_words(w: &Wording, codes: &[String], text: &str) -> Option<&'static str> {
-    let code = w.codes.iter().find(|c| codes.iter().any(|x| x == *c));
-    code.or_else(|| w.phrases.iter().find(|p| text.contains(*p)))
+fn matched_words(w: &Wording, error: &ErrorParts) -> Option<&'static str> {
+    let code = w.codes.iter().find(|c| error.codes.iter().any(|x| x == *c));
+    code.or_else(|| w.phrases.iter().find(|p| error.text.contains(*p)))
         .copied()
 }
 
-/// The `type` and `code` strings of the error object and of the body itself, lowercased.
-fn error_codes(json: &Value) -> Vec<String> {
-    [json.get("error"), Some(json)]
-        .into_iter()
-        .flatten()
-        .flat_map(|v| ["type", "code"].map(|k| v.get(k)))
-        .flatten()
-        .filter_map(Value::as_str)
-        .map(str::to_lowercase)
-        .collect()
+/// What an error body says, lowercased: its message texts, its `type`/`code` strings, and
+/// llama.cpp's counts.
+#[derive(Default)]
+struct ErrorParts {
+    text: String,
+    codes: Vec<String>,
+    n_ctx: Option<u64>,
+    n_prompt_tokens: Option<u64>,
 }
 
-/// A positive count under `key` in the error object (llama.cpp's `n_ctx`, `n_prompt_tokens`).
-fn number_at(json: &Value, key: &str) -> Option<u64> {
-    let v = json.get("error").and_then(|e| e.get(key))?;
-    v.as_u64().filter(|n| *n > 0)
+/// How deep a gateway may have re-wrapped an error as a JSON string.
+const MAX_REWRAPS: u32 = 3;
+
+impl ErrorParts {
+    fn of(body: &str) -> ErrorParts {
+        let mut parts = ErrorParts::default();
+        match serde_json::from_str::<Value>(body) {
+            Ok(json) => parts.read(&json, MAX_REWRAPS),
+            Err(_) => parts.text = body.to_lowercase(),
+        }
+        parts
+    }
+
+    fn read(&mut self, json: &Value, depth: u32) {
+        let error = json.get("error");
+        for place in [error, Some(json)].into_iter().flatten() {
+            for key in ["type", "code"] {
+                if let Some(code) = place.get(key).and_then(Value::as_str) {
+                    self.codes.push(code.to_lowercase());
+                }
+            }
+        }
+        if let Some(e) = error {
+            self.n_ctx = self.n_ctx.or_else(|| positive(e.get("n_ctx")));
+            self.n_prompt_tokens = self
+                .n_prompt_tokens
+                .or_else(|| positive(e.get("n_prompt_tokens")));
+        }
+        let texts = [
+            error.and_then(|e| e.get("message")),
+            error,
+            json.get("message"),
+            json.get("detail"),
+        ];
+        for text in texts.into_iter().flatten().filter_map(Value::as_str) {
+            match serde_json::from_str::<Value>(text) {
+                Ok(inner) if depth > 0 && inner.is_object() => self.read(&inner, depth - 1),
+                _ => {
+                    self.text.push_str(&text.to_lowercase());
+                    self.text.push('\n');
+                }
+            }
+        }
+    }
+}
+
+fn positive(value: Option<&Value>) -> Option<u64> {
+    value?.as_u64().filter(|n| *n > 0)
 }
 
 /// Where the servers put the context size in their messages (lowercased text).
@@ -168,9 +210,12 @@ static LIMIT_PATTERNS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
     ])
 });
 
-/// Where they put the size of the request.
+/// Where they put the size of the request: the prompt's share first where the figure given
+/// includes the answer's room (vLLM, DeepSeek, OpenRouter), which trimming cannot reduce.
 static REQUESTED_PATTERNS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
     compile(&[
+        r"\(([\d,]+) in the messages",
+        r"\(([\d,]+) of text input",
         r"request \(([\d,]+) tokens\)",
         r"resulted in ([\d,]+) tokens",
         r"you requested (?:about )?([\d,]+) tokens",

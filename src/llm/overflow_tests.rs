@@ -55,7 +55,7 @@ fn vllm_both_generations() {
         r#"{"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 5120 tokens (4096 in the messages, 1024 in the completion). Please reduce the length of the messages or completion.","type":"BadRequestError","param":null,"code":400}"#,
     );
     assert_eq!(old.words, "maximum context length");
-    assert_eq!(sizes(&old), (Some(5120), Some(4096)));
+    assert_eq!(sizes(&old), (Some(4096), Some(4096)), "the messages' share");
     let new = sample(
         400,
         r#"{"error":{"message":"This model's maximum context length is 4096 tokens. However, your request has 5000 input tokens. Please reduce the length of the input messages.","type":"BadRequestError","param":null,"code":400}}"#,
@@ -117,7 +117,11 @@ fn openrouter() {
         r#"{"error":{"message":"This endpoint's maximum context length is 131072 tokens. However, you requested about 150000 tokens (146000 of text input, 4000 in the output). Please reduce the length of either one, or use the \"middle-out\" transform to compress your prompt automatically.","code":400,"metadata":{"provider_name":null}}}"#,
     );
     assert_eq!(o.server, "OpenRouter");
-    assert_eq!(sizes(&o), (Some(150_000), Some(131_072)));
+    assert_eq!(
+        sizes(&o),
+        (Some(146_000), Some(131_072)),
+        "the input's share"
+    );
 }
 
 #[test]
@@ -141,7 +145,10 @@ fn a_gateway_that_rewraps_the_body_as_a_string() {
 
 #[test]
 fn the_go_originals_phrases_still_count() {
-    let o = sample(413, "Input is too long for this model");
+    let o = sample(
+        413,
+        r#"{"error":{"message":"Input is too long for this model"}}"#,
+    );
     assert_eq!((o.server, o.words), ("generic", "input is too long"));
     let plain = sample(400, "This model's Maximum Context Length is 8192");
     assert_eq!(plain.limit, Some(8192));
@@ -170,8 +177,18 @@ fn what_is_not_an_overflow() {
     assert_eq!(recognise(503, "upstream unavailable"), None);
 }
 
+/// A validation error that echoes the request back (odek's own survival notes say "context
+/// window") is read by its message, not by what it echoes.
+#[test]
+fn words_echoed_from_the_request_are_not_an_overflow() {
+    let echo = r#"{"error":{"message":"invalid value for 'tool_choice'","type":"invalid_request_error"},"input":{"messages":[{"role":"system","content":"[Context trimmed to survive: the conversation history exceeded the model's context window.]"}]}}"#;
+    assert_eq!(recognise(400, echo), None);
+    let pydantic = r#"{"detail":[{"loc":["body","messages",1],"msg":"field required","input":"the context window"}]}"#;
+    assert_eq!(recognise(422, pydantic), None);
+}
+
 #[test]
 fn every_size_pattern_compiles() {
     assert_eq!(LIMIT_PATTERNS.len(), 5);
-    assert_eq!(REQUESTED_PATTERNS.len(), 6);
+    assert_eq!(REQUESTED_PATTERNS.len(), 8);
 }

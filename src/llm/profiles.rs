@@ -99,11 +99,9 @@ pub(crate) struct ListedWindow {
     pub served: bool,
 }
 
-/// The fields read, in order of preference: what the server serves (llama.cpp's
-/// `meta.n_ctx`, vLLM's `max_model_len`, OpenRouter's and LM Studio's `context_length`…),
-/// and last llama.cpp's `meta.n_ctx_train`.
+/// The fields read, in order of preference: what the server serves (vLLM's `max_model_len`,
+/// OpenRouter's and LM Studio's `context_length`…), and last llama.cpp's `meta.n_ctx_train`.
 const LISTING_FIELDS: &[(&str, &str, bool)] = &[
-    ("/meta/n_ctx", "meta.n_ctx", true),
     ("/max_model_len", "max_model_len", true),
     ("/context_length", "context_length", true),
     ("/max_context", "max_context", true),
@@ -275,9 +273,6 @@ mod tests {
         let trained = context_window_from_listing(&listing, "whatever").expect("a size");
         assert_eq!((trained.tokens, trained.served), (32768, false));
         assert!(is_llama_cpp_listing(&listing));
-        let served = json!({"data":[{"id":"q","meta":{"n_ctx_train":32768,"n_ctx":2048}}]});
-        let w = context_window_from_listing(&served, "q").expect("a size");
-        assert_eq!((w.tokens, w.field, w.served), (2048, "meta.n_ctx", true));
         assert_eq!(context_window_from_listing(&json!({"data":[]}), "m"), None);
         assert_eq!(context_window_from_listing(&json!("nonsense"), "m"), None);
     }

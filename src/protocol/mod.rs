@@ -284,7 +284,7 @@ pub struct ContextTrimmed {
     pub dropped_groups: usize,
     /// Tool outputs shortened.
     pub truncated_results: usize,
-    /// Attached texts (files, project instructions) shortened by a survival trim.
+    /// Attached texts (`--ctx` files, recalled episodes) shortened to fit the context window.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub shortened_attachments: usize,
     /// The server's overflow, in its words and sizes (survival only): e.g. `llama.cpp

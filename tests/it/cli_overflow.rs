@@ -21,7 +21,19 @@ const WORDINGS: &[(&str, u16, &str)] = &[
     (
         "OpenAI-style (OpenAI, vLLM, DeepSeek)",
         400,
+        r#"{"error":{"message":"This model's maximum context length is 8192 tokens. However, your messages resulted in 9120 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#,
+    ),
+    // vLLM
+    (
+        "OpenAI-style (OpenAI, vLLM, DeepSeek)",
+        400,
         r#"{"object":"error","message":"This model's maximum context length is 8192 tokens. However, you requested 9120 tokens (8096 in the messages, 1024 in the completion). Please reduce the length of the messages or completion.","type":"BadRequestError","param":null,"code":400}"#,
+    ),
+    // DeepSeek
+    (
+        "OpenAI-style (OpenAI, vLLM, DeepSeek)",
+        400,
+        r#"{"error":{"message":"This model's maximum context length is 8192 tokens. However, you requested 9120 tokens (9120 in the messages, 0 in the completion). Please reduce the length of the messages or completion.","type":"invalid_request_error","param":null,"code":"invalid_request_error"}}"#,
     ),
     (
         "Ollama",
@@ -151,6 +163,33 @@ async fn a_first_request_too_big_is_sent_again_with_its_attachment_shortened() {
     assert_eq!(trimmed[0]["data"]["shortened_attachments"], 1);
 }
 
+/// The run failed with one stderr line that names the server's words (`wording`) and
+/// `context_window`, and one terminal event, which is returned.
+fn ended_with_one_overflow_error(
+    out: &std::process::Output,
+    events: &std::path::Path,
+    wording: &str,
+) -> Value {
+    assert_eq!(out.status.code(), Some(1), "{}", show(out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let error: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("odek: iteration"))
+        .collect();
+    assert_eq!(error.len(), 1, "one line says it: {stderr}");
+    let expected = format!(
+        "odek: iteration 1: the request does not fit the model's context window and no more can be trimmed {wording}"
+    );
+    assert!(
+        error[0].starts_with(&expected)
+            && error[0].contains("set context_window (config.json or ODEK_CONTEXT_WINDOW)"),
+        "{stderr}"
+    );
+    let failed = events_of(events, "run_failed");
+    assert_eq!(failed.len(), 1, "a terminal event");
+    failed[0].clone()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_too_long_for_the_context_ends_with_one_clear_error() {
     let server = ScriptedServer::start(vec![overflow(
@@ -171,20 +210,12 @@ async fn a_task_too_long_for_the_context_ends_with_one_clear_error() {
         1,
         "nothing could be trimmed: no retry"
     );
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let error: Vec<&str> = stderr
-        .lines()
-        .filter(|l| l.contains("context window"))
-        .collect();
-    assert_eq!(error.len(), 1, "one line says it: {stderr}");
-    assert!(
-        error[0].starts_with("odek: iteration 1: the request does not fit the model's context window, even after trimming (LiteLLM wording \"contextwindowexceedederror\")")
-            && error[0].contains("set context_window (config.json or ODEK_CONTEXT_WINDOW)"),
-        "{stderr}"
+    let failed = ended_with_one_overflow_error(
+        &out,
+        &events,
+        "(LiteLLM wording \"contextwindowexceedederror\")",
     );
-    let failed = events_of(&events, "run_failed");
-    assert_eq!(failed.len(), 1, "a terminal event");
-    assert_eq!(failed[0]["data"]["error_class"], "provider_request");
+    assert_eq!(failed["data"]["error_class"], "provider_request");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -193,8 +224,11 @@ async fn an_overflow_that_trimming_cannot_cure_stops_after_three_trims() {
     let server = ScriptedServer::start((0..6).map(|_| overflow(400, ollama)).collect()).await;
     let sb = Sandbox::new();
     log_file(&sb, "big.log", 1_000);
+    let events = sb.dir.path().join("events.jsonl");
     let mut cmd = sb.odek(&server.base_url());
-    cmd.args(["run", "--ctx", "big.log", "summarise big.log"]);
+    cmd.args(["run", "--ctx", "big.log", "--events-jsonl"])
+        .arg(&events)
+        .arg("summarise big.log");
     let out = output(cmd).await;
     assert_eq!(out.status.code(), Some(1), "{}", show(&out));
     let reqs = server.requests();
@@ -208,8 +242,8 @@ async fn an_overflow_that_trimming_cannot_cure_stops_after_three_trims() {
         sizes.windows(2).all(|w| w[1] < w[0]),
         "halved each time: {sizes:?}"
     );
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("set context_window"), "{stderr}");
+    ended_with_one_overflow_error(&out, &events, "(Ollama wording");
+    assert_eq!(events_of(&events, "context_trimmed").len(), 3);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
