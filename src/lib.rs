@@ -26,6 +26,7 @@ pub mod runtime;
 pub mod sandbox;
 pub mod serve;
 pub mod session;
+pub mod skills;
 pub mod subagent;
 pub mod telegram;
 pub mod text;

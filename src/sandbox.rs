@@ -195,7 +195,8 @@ fn canonical(path: &Path) -> PathBuf {
     path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
 }
 
-fn expand_home(entry: &str, home: Option<&Path>) -> PathBuf {
+/// `entry` with a leading `~/` (or `~`) replaced by `home`, canonical where it exists.
+pub(crate) fn expand_home(entry: &str, home: Option<&Path>) -> PathBuf {
     match (entry.strip_prefix("~/"), home) {
         (Some(rest), Some(home)) => canonical(&home.join(rest)),
         _ if entry == "~" => home.map_or_else(|| PathBuf::from(entry), canonical),

@@ -110,6 +110,9 @@ pub struct TurnFlags {
     /// No memory: no memory block, no memory or session_search tool, no episodes
     #[arg(long, help_heading = "Loop")]
     pub no_memory: bool,
+    /// No skills: no skills block, no skill_load or skill_list tool
+    #[arg(long, help_heading = "Loop")]
+    pub no_skills: bool,
     /// No colours
     #[arg(long, help_heading = "Output")]
     pub no_color: bool,
@@ -160,6 +163,7 @@ impl TurnFlags {
             ("no_agents", self.no_agents.then_some(true)),
             ("subagents.enabled", self.no_subagents.then_some(false)),
             ("memory.enabled", self.no_memory.then_some(false)),
+            ("skills.enabled", self.no_skills.then_some(false)),
         ];
         for (key, value) in toggles {
             if let Some(v) = value {

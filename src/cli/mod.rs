@@ -9,10 +9,12 @@ mod flags;
 mod init;
 mod mcp_cmd;
 mod memory_cmd;
+mod panic;
 mod repl;
 mod run;
 mod serve_cmd;
 mod session_cmd;
+mod skill_cmd;
 mod style;
 mod subagent_child;
 mod subagent_cmd;
@@ -112,6 +114,8 @@ enum Command {
     Mcp(mcp_cmd::McpArgs),
     /// What the agent remembers: facts, pending writes to review, episodes
     Memory(memory_cmd::MemoryArgs),
+    /// Skills (SKILL.md folders): list, show, new, validate, trust, import, remove
+    Skill(skill_cmd::SkillArgs),
     /// Print the shell completion script (bash, zsh, fish, powershell)
     Completions(docs_cmd::CompletionsArgs),
     /// Print the manual page (roff), or write every page with --dir
@@ -125,6 +129,7 @@ enum Command {
 
 /// Runs the program and returns its exit code.
 pub fn main() -> ExitCode {
+    panic::install();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -156,6 +161,7 @@ pub fn main() -> ExitCode {
         Command::Telegram(args) => telegram_cmd::run(args),
         Command::Mcp(args) => mcp_cmd::run(args),
         Command::Memory(args) => memory_cmd::run(args),
+        Command::Skill(args) => skill_cmd::run(args),
         Command::Completions(args) => docs_cmd::completions(args),
         Command::Man(args) => docs_cmd::man(args),
     };

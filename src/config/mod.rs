@@ -103,6 +103,21 @@ pub struct Config {
     pub subagents: SubagentsConfig,
     /// Facts, the session index, episodes (`<home>/odek.db`).
     pub memory: MemoryConfig,
+    /// Skills in the `SKILL.md` format (see docs/SKILLS.md).
+    pub skills: SkillsConfig,
+}
+
+/// The `skills` section.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SkillsConfig {
+    /// The skills block, `skill_load` and `skill_list`.
+    pub enabled: bool,
+    /// More folders of skills, after `<home>/skills` and the project's (global file only).
+    pub dirs: Vec<String>,
+    /// Skills listed in the block at most (the rest are counted).
+    pub max_listed: u64,
+    /// Characters of auto-loaded skill bodies at most, all together.
+    pub max_auto_chars: u64,
 }
 
 /// The `memory` section: facts across sessions, episodes, optional embeddings.
@@ -521,6 +536,12 @@ impl Default for Config {
                 project_max_chars: 2500,
                 episodes: true,
                 embeddings: EmbeddingsConfig::default(),
+            },
+            skills: SkillsConfig {
+                enabled: true,
+                dirs: Vec::new(),
+                max_listed: 50,
+                max_auto_chars: 8000,
             },
         }
     }

@@ -233,7 +233,7 @@ pub struct Engine {
     observer: Arc<dyn Observer>,
     settings: EngineSettings,
     taint: Arc<crate::tools::Taint>,
-    memory_block: Option<Message>,
+    turn_block: Option<Message>,
 }
 
 /// The parts an engine is built from (see `runtime::Runtime::turn`).
@@ -254,9 +254,10 @@ pub struct EngineParts {
     pub settings: EngineSettings,
     /// Marked when a tool brings in external content (shared with the `memory` tool).
     pub taint: Arc<crate::tools::Taint>,
-    /// The turn's memory block, sent right after the system prompt in every request and
-    /// never kept in the transcript (see `memory::block`).
-    pub memory_block: Option<String>,
+    /// The turn's frozen block — the skills listing and the memory facts — sent right after
+    /// the system prompt in every request and never kept in the transcript (see
+    /// `skills::block`, `memory::block`).
+    pub turn_block: Option<String>,
 }
 
 struct RunState {
@@ -289,7 +290,7 @@ impl Engine {
             observer: parts.observer,
             settings: parts.settings,
             taint: parts.taint,
-            memory_block: parts.memory_block.map(Message::system),
+            turn_block: parts.turn_block.map(Message::system),
         }
     }
 
@@ -311,7 +312,7 @@ impl Engine {
         let window = self.context_window().await;
         let mut ctx =
             context::Context::new(conversation.messages, window.as_ref().map(|w| w.tokens));
-        if let Some(block) = &self.memory_block {
+        if let Some(block) = &self.turn_block {
             ctx.reserve(context::estimate_message(block));
         }
         if persist.is_some() {
@@ -535,7 +536,7 @@ impl Engine {
             }
             None => crate::llm::RequestMessages::new(state.ctx.messages()),
         }
-        .with_second(self.memory_block.as_ref());
+        .with_second(self.turn_block.as_ref());
         let request = ChatRequest {
             messages,
             tools: self.tools.defs(),

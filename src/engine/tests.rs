@@ -104,7 +104,7 @@ fn engine(model: Arc<Scripted>, max_iterations: u32, budgets: Budgets) -> Engine
         redactor: Arc::new(Redactor::new()),
         observer: Arc::new(NoopObserver),
         taint: Default::default(),
-        memory_block: None,
+        turn_block: None,
         settings: EngineSettings {
             max_iterations,
             max_tool_parallel: 4,
@@ -482,7 +482,7 @@ fn plan_engine_placing(
         redactor: Arc::new(Redactor::new()),
         observer: Arc::new(NoopObserver),
         taint: Default::default(),
-        memory_block: None,
+        turn_block: None,
         settings: EngineSettings {
             max_iterations: 10,
             max_tool_parallel: 4,
@@ -733,7 +733,7 @@ async fn the_memory_block_follows_the_system_prompt_in_every_request_and_is_neve
         Message::assistant("done"),
     ]);
     let mut e = engine(model.clone(), 5, Budgets::default());
-    e.memory_block = Some(Message::system("[Memory: test]"));
+    e.turn_block = Some(Message::system("[Memory: test]"));
     e.tools = Arc::new(ToolRegistry::new(vec![Arc::new(Echo), Arc::new(Outside)]));
     let taint = e.taint.clone();
     assert!(!taint.is_external());

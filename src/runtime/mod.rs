@@ -13,6 +13,7 @@ mod audit;
 mod memory;
 pub mod process;
 mod session;
+mod skills;
 pub mod supervisor;
 mod turn;
 
@@ -154,6 +155,11 @@ pub struct Runtime {
     embedder: Option<Embedder>,
     /// The `project` store's key: the project root of the working directory.
     project_key: String,
+    /// The odek home (`$ODEK_HOME` or `~/.odek`).
+    home: PathBuf,
+    /// The skills found when the runtime was built (for its warnings), and when: handed to
+    /// a first turn that starts right after, so a one-turn run reads them once.
+    found_skills: std::sync::Mutex<Option<(std::time::Instant, Arc<crate::skills::Catalog>)>>,
 }
 
 impl Runtime {
@@ -172,7 +178,7 @@ impl Runtime {
         let mut warnings = Vec::new();
         let sandbox = build_sandbox(&config, &opts, &mut warnings);
         let memory = open_memory(&config, &opts.home, &mut warnings);
-        Ok(Runtime {
+        let mut runtime = Runtime {
             embedder: memory.as_ref().and_then(|_| embedder_for(&config)),
             memory,
             project_key: crate::memory::project_key(&opts.cwd),
@@ -190,7 +196,20 @@ impl Runtime {
             model,
             events: opts.events,
             global_config,
-        })
+            home: opts.home,
+            found_skills: std::sync::Mutex::default(),
+        };
+        if let Some(catalog) = runtime.skills_catalog() {
+            runtime.warnings.extend(catalog.warnings());
+            runtime.found_skills =
+                std::sync::Mutex::new(Some((std::time::Instant::now(), catalog)));
+        }
+        Ok(runtime)
+    }
+
+    /// The odek home.
+    pub fn home(&self) -> &Path {
+        &self.home
     }
 
     /// Starts the configured MCP servers (once per process; every surface calls this before

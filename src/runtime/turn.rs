@@ -114,11 +114,13 @@ impl Runtime {
         let selection = tool_selection(&self.config);
         let plan = self.plan_store(events.as_ref());
         let taint = self.turn_taint(session);
+        let skills = self.skills_catalog();
         let parts = RegistryParts {
             plan: plan.clone(),
             asker: surface.approver.clone(),
             delegate: self.delegate_tool(session.map(|s| s.id()), surface.approver.clone()),
             memory: self.memory_tools(session.map(|s| s.id()), &taint),
+            skills: self.skill_tools(skills.as_ref()),
             ..self.registry_parts()
         };
         let tools = build_registry(&selection, parts).map_err(RuntimeError::Tools)?;
@@ -138,7 +140,7 @@ impl Runtime {
             observer: Arc::new(Fanout(observers)),
             settings: self.engine_settings(),
             taint: taint.clone(),
-            memory_block: self.memory_block(),
+            turn_block: self.turn_block(skills.as_ref()),
         });
         Ok(Turn {
             engine,
@@ -156,6 +158,7 @@ impl Runtime {
             plan: self.plan_store(None),
             delegate: self.delegate_tool(None, None),
             memory: self.memory_tools(None, &Arc::default()),
+            skills: self.skill_tools(self.skills_catalog().as_ref()),
             ..self.registry_parts()
         };
         build_registry(&selection, parts)

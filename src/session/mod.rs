@@ -9,7 +9,7 @@
 
 mod error;
 mod files;
-pub(crate) use files::write_atomically;
+pub(crate) use files::{DirLock, ensure_dir, write_atomically};
 mod id;
 mod index;
 mod journal;

@@ -288,8 +288,8 @@ impl ToolRegistry {
 }
 
 /// Every built-in tool name, in registration order (`web_search` only when its instance is
-/// configured, `memory` and `session_search` only with memory on, `plan` only with planning
-/// on).
+/// configured, `memory` and `session_search` only with memory on, `skill_load` and
+/// `skill_list` only when a skill is offered, `plan` only with planning on).
 pub const BUILTIN_TOOL_NAMES: &[&str] = &[
     "read_file",
     "write_file",
@@ -305,6 +305,8 @@ pub const BUILTIN_TOOL_NAMES: &[&str] = &[
     "clarify",
     crate::memory::tool::TOOL_NAME,
     crate::memory::search_tool::TOOL_NAME,
+    crate::skills::tools::LOAD_TOOL,
+    crate::skills::tools::LIST_TOOL,
     crate::plan::TOOL_NAME,
 ];
 
@@ -428,6 +430,8 @@ pub struct RegistryParts {
     pub delegate: Option<Arc<dyn Tool>>,
     /// `memory` and `session_search`, when memory is on.
     pub memory: Vec<Arc<dyn Tool>>,
+    /// `skill_load` and `skill_list`, when skills are on and one is offered.
+    pub skills: Vec<Arc<dyn Tool>>,
 }
 
 /// Builds the tool registry. This is the only place tools are registered, so `run`,
@@ -455,6 +459,7 @@ pub fn build_registry(
     }
     all.push(Arc::new(ClarifyTool::new(parts.asker)));
     all.extend(parts.memory);
+    all.extend(parts.skills);
     if let Some(store) = parts.plan {
         all.push(Arc::new(PlanTool::new(store)));
     }

@@ -33,6 +33,10 @@ fn full() -> RegistryParts {
     RegistryParts {
         plan: store(),
         memory: memory_tools(),
+        skills: crate::skills::tools::skill_tools(
+            Arc::new(crate::skills::Catalog::default()),
+            std::path::PathBuf::from("/nonexistent"),
+        ),
         delegate: Some(Arc::new(crate::subagent::DelegateTasksTool::new(
             crate::subagent::DelegateSettings {
                 slots: Arc::new(tokio::sync::Semaphore::new(3)),
@@ -155,11 +159,13 @@ const SCHEMA_BUDGETS: &[(&str, usize)] = &[
     ("clarify", 420),
     ("memory", 900),
     ("session_search", 600),
+    ("skill_load", 350),
+    ("skill_list", 300),
     ("plan", 1500),
 ];
 
 /// Held back for the tools of later issues.
-const RESERVED: &[(&str, usize)] = &[("skill_load", 350), ("skill_list", 300)];
+const RESERVED: &[(&str, usize)] = &[];
 
 /// The tools' part of a request may not pass this (SPEC §14).
 const ALL_TOOLS_BUDGET: usize = 12 * 1000;

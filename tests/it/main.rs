@@ -22,6 +22,7 @@ mod cli_run;
 mod cli_safety;
 mod cli_session_writers;
 mod cli_sessions;
+mod cli_skills;
 mod cli_tls;
 mod cli_tools_round2;
 mod serve_api;

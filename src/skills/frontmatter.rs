@@ -1,0 +1,241 @@
+//! A skill's `SKILL.md`: the YAML front matter between `---` lines, checked against the open
+//! format's rules (the one Claude Code, Codex, Gemini CLI and goose share), and the body.
+//!
+//! Every rule a file breaks is reported as one sentence naming the rule; unknown keys are
+//! kept, never an error, so skills written for other agents load unchanged.
+
+use std::collections::BTreeMap;
+
+use serde_yaml_ng::{Mapping, Value};
+
+/// Longest skill name.
+pub const MAX_NAME_CHARS: usize = 64;
+/// Longest description.
+pub const MAX_DESCRIPTION_CHARS: usize = 1024;
+/// Largest `SKILL.md` read.
+pub const MAX_SKILL_FILE_BYTES: u64 = 256 * 1024;
+
+/// What the front matter says, checked.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct FrontMatter {
+    /// The skill's name (equal to its folder's).
+    pub name: String,
+    /// What it is for and when to use it: what the model reads in the listing.
+    pub description: String,
+    /// `license`, when given.
+    pub license: Option<String>,
+    /// `compatibility`, when given (what the skill needs of its environment).
+    pub compatibility: Option<String>,
+    /// `metadata`: a string map (scalars are read as text).
+    pub metadata: BTreeMap<String, String>,
+    /// `allowed-tools`: shown to the model, never widening the policy.
+    pub allowed_tools: Vec<String>,
+    /// The Go original's `odek.auto_load`: the whole body goes into every request.
+    pub auto_load: bool,
+    /// The Go original's `odek.trigger` (`topic`, `action`), kept for `skill show`.
+    pub trigger: BTreeMap<String, String>,
+    /// Keys this version does not know, kept in their order.
+    pub other_keys: Vec<String>,
+}
+
+/// A parsed `SKILL.md`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkillFile {
+    /// The front matter.
+    pub front: FrontMatter,
+    /// Everything after the closing `---` line.
+    pub body: String,
+}
+
+/// Splits `text` into front matter and body and checks the front matter; `folder` is the
+/// name of the skill's folder, which `name` must equal. The error is the rule broken.
+pub fn parse(text: &str, folder: &str) -> Result<SkillFile, String> {
+    let (yaml, body) = split(text)?;
+    let value: Value = serde_yaml_ng::from_str(yaml)
+        .map_err(|e| format!("the front matter is not valid YAML: {e}"))?;
+    let Value::Mapping(map) = value else {
+        return Err("the front matter must be a mapping of keys to values".into());
+    };
+    let front = read(&map, folder)?;
+    Ok(SkillFile {
+        front,
+        body: body.to_string(),
+    })
+}
+
+/// The `name` the front matter of `text` declares, when it parses and has one.
+pub fn declared_name(text: &str) -> Option<String> {
+    let (yaml, _) = split(text).ok()?;
+    let value: Value = serde_yaml_ng::from_str(yaml).ok()?;
+    value.get("name")?.as_str().map(str::to_string)
+}
+
+/// The front matter's text and the body: the file starts with a `---` line and the front
+/// matter ends at the next `---` (or `...`) line.
+fn split(text: &str) -> Result<(&str, &str), String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let missing = || "SKILL.md must start with a YAML front matter block between `---` lines";
+    let (first, rest) = text.split_once('\n').ok_or_else(missing)?;
+    if first.trim_end() != "---" {
+        return Err(missing().into());
+    }
+    let mut at = 0;
+    for line in rest.split_inclusive('\n') {
+        let bare = line.trim_end();
+        if bare == "---" || bare == "..." {
+            return Ok((&rest[..at], &rest[at + line.len()..]));
+        }
+        at += line.len();
+    }
+    Err("the front matter has no closing `---` line".into())
+}
+
+fn read(map: &Mapping, folder: &str) -> Result<FrontMatter, String> {
+    let mut front = FrontMatter {
+        name: required_text(map, "name")?,
+        description: required_text(map, "description")?,
+        license: optional_text(map, "license")?,
+        compatibility: optional_text(map, "compatibility")?,
+        metadata: string_map(map, "metadata")?,
+        allowed_tools: tool_list(map)?,
+        ..FrontMatter::default()
+    };
+    check_name(&front.name, folder)?;
+    let chars = front.description.chars().count();
+    if chars > MAX_DESCRIPTION_CHARS {
+        return Err(format!(
+            "`description` is {chars} characters, over the {MAX_DESCRIPTION_CHARS}-character limit"
+        ));
+    }
+    read_odek_block(map, &mut front)?;
+    const KNOWN: [&str; 7] = [
+        "name",
+        "description",
+        "license",
+        "compatibility",
+        "metadata",
+        "allowed-tools",
+        "odek",
+    ];
+    front.other_keys = map
+        .keys()
+        .filter_map(Value::as_str)
+        .filter(|k| !KNOWN.contains(k))
+        .map(str::to_string)
+        .collect();
+    Ok(front)
+}
+
+/// The rules of a name: 1–64 lowercase letters, digits and hyphens, no hyphen at either end
+/// or twice in a row, equal to the folder's name.
+pub fn check_name(name: &str, folder: &str) -> Result<(), String> {
+    if name.is_empty()
+        || name.chars().count() > MAX_NAME_CHARS
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    {
+        return Err(format!(
+            "`name` (\"{name}\") must be 1–{MAX_NAME_CHARS} lowercase letters, digits and hyphens"
+        ));
+    }
+    if name.starts_with('-') || name.ends_with('-') {
+        return Err(format!(
+            "`name` (\"{name}\") must not start or end with a hyphen"
+        ));
+    }
+    if name.contains("--") {
+        return Err(format!(
+            "`name` (\"{name}\") must not contain two hyphens in a row"
+        ));
+    }
+    if name != folder {
+        return Err(format!(
+            "`name` (\"{name}\") must equal its folder's name (\"{folder}\")"
+        ));
+    }
+    Ok(())
+}
+
+fn required_text(map: &Mapping, key: &str) -> Result<String, String> {
+    match optional_text(map, key)? {
+        Some(text) if !text.trim().is_empty() => Ok(text),
+        Some(_) => Err(format!("`{key}` must not be empty")),
+        None => Err(format!("`{key}` is required")),
+    }
+}
+
+fn optional_text(map: &Mapping, key: &str) -> Result<Option<String>, String> {
+    match map.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(format!("`{key}` must be a string")),
+    }
+}
+
+/// A scalar as text (`version: 1.0` in `metadata` is read as "1.0").
+fn scalar_text(value: &Value) -> Option<String> {
+    match value {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+fn string_map(map: &Mapping, key: &str) -> Result<BTreeMap<String, String>, String> {
+    let Some(value) = map.get(key).filter(|v| !v.is_null()) else {
+        return Ok(BTreeMap::new());
+    };
+    let not_a_map = || format!("`{key}` must map names to strings");
+    let Value::Mapping(entries) = value else {
+        return Err(not_a_map());
+    };
+    entries
+        .iter()
+        .map(|(k, v)| Some((scalar_text(k)?, scalar_text(v)?)))
+        .collect::<Option<BTreeMap<_, _>>>()
+        .ok_or_else(not_a_map)
+}
+
+/// `allowed-tools`: a space- or comma-separated string (the open format's and Claude Code's
+/// spellings) or a list of strings.
+fn tool_list(map: &Mapping) -> Result<Vec<String>, String> {
+    let wrong = || "`allowed-tools` must be a string or a list of strings".to_string();
+    match map.get("allowed-tools") {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::String(s)) => Ok(s
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|t| !t.is_empty())
+            .map(str::to_string)
+            .collect()),
+        Some(Value::Sequence(items)) => items
+            .iter()
+            .map(|v| v.as_str().map(str::to_string))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(wrong),
+        Some(_) => Err(wrong()),
+    }
+}
+
+/// The Go original's `odek:` block: `auto_load` (a bool) and `trigger` (a string map).
+fn read_odek_block(map: &Mapping, front: &mut FrontMatter) -> Result<(), String> {
+    let Some(block) = map.get("odek").filter(|v| !v.is_null()) else {
+        return Ok(());
+    };
+    let Value::Mapping(odek) = block else {
+        return Err("`odek` must be a mapping (auto_load, trigger)".into());
+    };
+    front.auto_load = match odek.get("auto_load") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => return Err("`odek.auto_load` must be true or false".into()),
+    };
+    front.trigger = string_map(odek, "trigger")
+        .map_err(|_| "`odek.trigger` must map names (topic, action) to strings".to_string())?;
+    Ok(())
+}
+
+#[cfg(test)]
+#[path = "frontmatter_tests.rs"]
+mod tests;

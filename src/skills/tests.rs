@@ -1,0 +1,219 @@
+use super::block::{Limits, render};
+use super::*;
+
+struct World {
+    _tmp: tempfile::TempDir,
+    home: PathBuf,
+    project: PathBuf,
+    extra: PathBuf,
+}
+
+fn world() -> World {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let project = tmp.path().join("project");
+    let extra = tmp.path().join("extra");
+    for d in [&home, &project, &extra] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    World {
+        _tmp: tmp,
+        home,
+        project,
+        extra,
+    }
+}
+
+impl World {
+    fn places(&self) -> Places {
+        Places {
+            home: self.home.join("skills"),
+            project: Some(self.project.clone()),
+            configured: vec![self.extra.clone()],
+        }
+    }
+
+    fn catalog(&self) -> Catalog {
+        Catalog::discover(&self.places(), &self.home)
+    }
+}
+
+fn skill(parent: &Path, name: &str, description: &str) -> PathBuf {
+    let dir = parent.join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join(SKILL_FILE),
+        format!("---\nname: {name}\ndescription: {description}\n---\nHow to {name}.\n"),
+    )
+    .unwrap();
+    dir
+}
+
+const LIMITS: Limits = Limits {
+    max_listed: 50,
+    max_auto_chars: 8000,
+};
+
+#[test]
+fn all_places_in_order_the_first_of_a_name_wins() {
+    let w = world();
+    skill(&w.home.join("skills"), "deploy", "Deploy from home.");
+    skill(
+        &w.project.join(".odek/skills"),
+        "deploy",
+        "Deploy from the project.",
+    );
+    skill(&w.project.join(".agents/skills"), "lint", "Lint the code.");
+    skill(&w.extra, "triage", "Triage issues.");
+    let broken = w.project.join(".odek/skills/Bad");
+    std::fs::create_dir_all(&broken).unwrap();
+    std::fs::write(
+        broken.join(SKILL_FILE),
+        "---\nname: Bad\ndescription: x\n---\n",
+    )
+    .unwrap();
+    let c = w.catalog();
+    let names: Vec<(&str, Origin)> = c.skills.iter().map(|s| (s.name(), s.origin)).collect();
+    assert_eq!(
+        names,
+        [
+            ("deploy", Origin::Home),
+            ("lint", Origin::Agents),
+            ("triage", Origin::Configured)
+        ]
+    );
+    assert_eq!(c.shadowed.len(), 1);
+    let warnings = c.warnings();
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(
+        warnings[0].starts_with("odek: skipping skill ")
+            && warnings[0].contains("Bad/SKILL.md: `name` (\"Bad\")")
+    );
+    assert!(warnings[1].contains("\"deploy\"") && warnings[1].contains("is hidden by the one in"));
+}
+
+#[test]
+fn a_project_skill_is_offered_only_while_trusted_and_unchanged() {
+    let w = world();
+    let dir = skill(&w.project.join(".odek/skills"), "lint", "Lint the code.");
+    let lint = |c: &Catalog| c.get("lint").cloned().unwrap();
+    let c = w.catalog();
+    assert!(!lint(&c).offered());
+    assert!(
+        lint(&c)
+            .why_not_offered()
+            .unwrap()
+            .contains("odek skill trust lint")
+    );
+    assert!(render(&c, LIMITS).is_none(), "nothing offered, no block");
+    trust::TrustStore::update(&w.home, |s| s.trust(&dir, "lint")).unwrap();
+    let c = w.catalog();
+    assert!(lint(&c).offered() && lint(&c).trusted());
+    assert!(
+        render(&c, LIMITS)
+            .unwrap()
+            .contains("- lint: Lint the code.")
+    );
+    std::fs::write(dir.join("notes.md"), "slipped in").unwrap();
+    let c = w.catalog();
+    assert!(!lint(&c).offered());
+    assert!(
+        lint(&c)
+            .why_not_offered()
+            .unwrap()
+            .contains("changed since it was trusted")
+    );
+}
+
+#[test]
+fn the_block_is_sorted_stable_bounded_and_wraps_what_is_not_trusted() {
+    let w = world();
+    for i in (0..60).rev() {
+        skill(
+            &w.home.join("skills"),
+            &format!("skill-{i:02}"),
+            &format!("Does\n  thing {i}."),
+        );
+    }
+    skill(&w.extra, "outside", "From a configured folder.");
+    let limits = Limits {
+        max_listed: 50,
+        max_auto_chars: 8000,
+    };
+    let first = render(&w.catalog(), limits).unwrap();
+    assert_eq!(
+        render(&w.catalog(), limits).unwrap(),
+        first,
+        "byte-identical"
+    );
+    assert!(first.starts_with(block::SKILLS_HEADER));
+    assert!(first.contains("- skill-00: Does thing 0.\n- skill-01:"));
+    assert!(!first.contains("skill-50"), "50 listed");
+    assert!(first.contains("…and 11 more: skill_list shows them."));
+    let w2 = world();
+    skill(&w2.extra, "outside", "From a configured folder.");
+    let wrapped = render(&w2.catalog(), limits).unwrap();
+    assert!(wrapped.contains("<untrusted_content_") && wrapped.contains("source=\"skills\""));
+    assert!(wrapped.contains("- outside: From a configured folder."));
+}
+
+#[test]
+fn auto_loaded_bodies_within_their_budget() {
+    let w = world();
+    let dir = w.home.join("skills/always");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join(SKILL_FILE),
+        "---\nname: always\ndescription: Always on.\nodek:\n  auto_load: true\n---\nAlways run the linter first.\n",
+    )
+    .unwrap();
+    let big = w.home.join("skills/big");
+    std::fs::create_dir_all(&big).unwrap();
+    std::fs::write(
+        big.join(SKILL_FILE),
+        format!(
+            "---\nname: big\ndescription: Big.\nodek:\n  auto_load: true\n---\n{}\n",
+            "x".repeat(9000)
+        ),
+    )
+    .unwrap();
+    let text = render(&w.catalog(), LIMITS).unwrap();
+    assert!(text.contains("[Skill always (auto-loaded; folder: "));
+    assert!(text.contains("Always run the linter first."));
+    assert!(text.contains("[Skill big is marked auto_load but over skills.max_auto_chars (8000)"));
+    assert!(!text.contains(&"x".repeat(100)));
+}
+
+#[test]
+fn long_descriptions_share_the_listing_budget() {
+    let w = world();
+    let long = "Use this skill when the task needs it. ".repeat(25);
+    for i in 0..80 {
+        skill(
+            &w.home.join("skills"),
+            &format!("skill-{i:02}"),
+            long.trim(),
+        );
+    }
+    let text = render(&w.catalog(), LIMITS).unwrap();
+    let listing: usize = text
+        .lines()
+        .filter(|l| l.starts_with("- "))
+        .map(str::len)
+        .sum();
+    assert!(listing <= block::LISTING_BUDGET_CHARS + 50 * 8, "{listing}");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("- skill-00: "))
+        .unwrap();
+    assert!(line.ends_with('…') && line.chars().count() >= block::MIN_DESCRIPTION_CHARS);
+
+    let few = world();
+    skill(&few.home.join("skills"), "one", long.trim());
+    let text = render(&few.catalog(), LIMITS).unwrap();
+    let line = text.lines().find(|l| l.starts_with("- one: ")).unwrap();
+    assert_eq!(
+        line.chars().count(),
+        "- one: ".len() + block::LISTED_DESCRIPTION_CHARS
+    );
+}

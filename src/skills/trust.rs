@@ -1,0 +1,255 @@
+//! Trust of the skills a project brings: `odek skill trust NAME` records a hash of the skill's
+//! whole folder in `<home>/skills-trust.json`; a folder that no longer matches it (a file
+//! added, changed, removed or renamed; a link retargeted) needs trust again.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::session::{DirLock, write_atomically};
+
+/// The trust records, in the odek home.
+pub const TRUST_FILE: &str = "skills-trust.json";
+/// Most files a skill folder may hold to be hashed (and trusted).
+pub const MAX_FILES: usize = 2_000;
+/// Most bytes a skill folder may hold to be hashed (and trusted).
+pub const MAX_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The hash of everything in `dir`: each entry's relative path and kind, a file's bytes, a
+/// link's target (links are never followed), in path order. `sha256:` + hex.
+pub fn folder_hash(dir: &Path) -> Result<String, String> {
+    let mut entries = Vec::new();
+    collect(dir, Path::new(""), &mut entries)?;
+    entries.sort();
+    let mut hasher = Sha256::new();
+    let mut bytes = 0u64;
+    for relative in &entries {
+        let path = dir.join(relative);
+        let meta = std::fs::symlink_metadata(&path).map_err(|e| io_rule(&path, &e))?;
+        let name = relative.to_string_lossy();
+        if meta.file_type().is_symlink() {
+            let target = std::fs::read_link(&path).map_err(|e| io_rule(&path, &e))?;
+            hasher.update(format!("link\0{name}\0{}\0", target.display()));
+        } else if meta.is_dir() {
+            hasher.update(format!("dir\0{name}\0"));
+        } else {
+            bytes += meta.len();
+            if bytes > MAX_BYTES {
+                return Err(format!(
+                    "the folder holds over {} MiB; too large to trust",
+                    MAX_BYTES >> 20
+                ));
+            }
+            let content = std::fs::read(&path).map_err(|e| io_rule(&path, &e))?;
+            hasher.update(format!("file\0{name}\0{}\0", content.len()));
+            hasher.update(&content);
+        }
+    }
+    Ok(format!("sha256:{}", hex(&hasher.finalize())))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn io_rule(path: &Path, e: &io::Error) -> String {
+    format!("cannot read {}: {e}", path.display())
+}
+
+fn collect(root: &Path, relative: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
+    let dir = root.join(relative);
+    let entries = std::fs::read_dir(&dir).map_err(|e| io_rule(&dir, &e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| io_rule(&dir, &e))?;
+        let path = relative.join(entry.file_name());
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        out.push(path.clone());
+        if out.len() > MAX_FILES {
+            return Err(format!(
+                "the folder holds over {MAX_FILES} entries; too many to trust"
+            ));
+        }
+        if is_dir {
+            collect(root, &path, out)?;
+        }
+    }
+    Ok(())
+}
+
+/// One trusted skill folder.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Record {
+    /// The skill's name when it was trusted.
+    pub name: String,
+    /// [`folder_hash`] of the folder when it was trusted.
+    pub hash: String,
+    /// When (RFC 3339, UTC).
+    pub trusted_at: String,
+}
+
+/// What the records say about one folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TrustState {
+    /// No record.
+    NotTrusted,
+    /// Recorded, and the folder is as it was.
+    Trusted,
+    /// Recorded, but the folder changed since (or can no longer be hashed: why).
+    Changed(Option<String>),
+}
+
+/// `<home>/skills-trust.json`: the trusted folders by canonical path.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TrustStore {
+    #[serde(default)]
+    skills: BTreeMap<String, Record>,
+}
+
+/// The key of a folder: its canonical path (a project reached through a link is the same
+/// project).
+pub fn folder_key(dir: &Path) -> String {
+    dir.canonicalize()
+        .unwrap_or_else(|_| dir.to_path_buf())
+        .display()
+        .to_string()
+}
+
+impl TrustStore {
+    /// The records of `home`; none when the file does not exist. A damaged file trusts
+    /// nothing and says so.
+    pub fn load(home: &Path) -> Result<TrustStore, String> {
+        let path = home.join(TRUST_FILE);
+        match std::fs::read(&path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(TrustStore::default()),
+            Err(e) => Err(io_rule(&path, &e)),
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
+                format!(
+                    "{} is damaged ({e}); no project skill is trusted until it is repaired or removed",
+                    path.display()
+                )
+            }),
+        }
+    }
+
+    /// What the records say about the skill folder `dir`.
+    pub fn state(&self, dir: &Path) -> TrustState {
+        let Some(record) = self.skills.get(&folder_key(dir)) else {
+            return TrustState::NotTrusted;
+        };
+        match folder_hash(dir) {
+            Ok(hash) if hash == record.hash => TrustState::Trusted,
+            Ok(_) => TrustState::Changed(None),
+            Err(why) => TrustState::Changed(Some(why)),
+        }
+    }
+
+    /// True when a record names `dir`, whatever its hash.
+    pub fn has(&self, dir: &Path) -> bool {
+        self.skills.contains_key(&folder_key(dir))
+    }
+
+    /// Changes the records of `home` under its lock: read, `change`, write atomically.
+    /// Returns what `change` returned.
+    pub fn update<T>(
+        home: &Path,
+        change: impl FnOnce(&mut TrustStore) -> Result<T, String>,
+    ) -> Result<T, String> {
+        crate::session::ensure_dir(home).map_err(|e| io_rule(home, &e))?;
+        let lock_path = home.join(format!(".{TRUST_FILE}.lock"));
+        let _lock = DirLock::acquire(&lock_path).map_err(|e| io_rule(&lock_path, &e))?;
+        let mut store = TrustStore::load(home)?;
+        let result = change(&mut store)?;
+        let mut bytes = serde_json::to_vec_pretty(&store).map_err(|e| e.to_string())?;
+        bytes.push(b'\n');
+        write_atomically(home, TRUST_FILE, &bytes).map_err(|e| io_rule(home, &e))?;
+        Ok(result)
+    }
+
+    /// Records `dir` (the skill `name`) as trusted with its current hash.
+    pub fn trust(&mut self, dir: &Path, name: &str) -> Result<(), String> {
+        let hash = folder_hash(dir)?;
+        let trusted_at = time::OffsetDateTime::now_utc()
+            .format(&time::format_description::well_known::Rfc3339)
+            .unwrap_or_default();
+        self.skills.insert(
+            folder_key(dir),
+            Record {
+                name: name.to_string(),
+                hash,
+                trusted_at,
+            },
+        );
+        Ok(())
+    }
+
+    /// Forgets `dir`; false when it was not recorded.
+    pub fn untrust(&mut self, dir: &Path) -> bool {
+        self.skills.remove(&folder_key(dir)).is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn skill_dir() -> tempfile::TempDir {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("SKILL.md"), "---\nname: x\n---\n").unwrap();
+        std::fs::create_dir(d.path().join("scripts")).unwrap();
+        std::fs::write(d.path().join("scripts/run.sh"), "echo hi\n").unwrap();
+        d
+    }
+
+    #[test]
+    fn the_hash_sees_every_change_in_the_folder() {
+        let d = skill_dir();
+        let first = folder_hash(d.path()).unwrap();
+        assert!(first.starts_with("sha256:") && first.len() == 7 + 64);
+        assert_eq!(folder_hash(d.path()).unwrap(), first, "stable");
+        std::fs::write(d.path().join("scripts/run.sh"), "echo ho\n").unwrap();
+        let edited = folder_hash(d.path()).unwrap();
+        assert_ne!(edited, first);
+        std::fs::rename(
+            d.path().join("scripts/run.sh"),
+            d.path().join("scripts/go.sh"),
+        )
+        .unwrap();
+        let renamed = folder_hash(d.path()).unwrap();
+        assert_ne!(renamed, edited);
+        std::os::unix::fs::symlink("/etc/passwd", d.path().join("link")).unwrap();
+        let linked = folder_hash(d.path()).unwrap();
+        assert_ne!(linked, renamed);
+        std::fs::remove_file(d.path().join("link")).unwrap();
+        std::os::unix::fs::symlink("/etc/hosts", d.path().join("link")).unwrap();
+        assert_ne!(folder_hash(d.path()).unwrap(), linked, "a retargeted link");
+    }
+
+    #[test]
+    fn records_round_trip_and_a_change_needs_trust_again() {
+        let home = tempfile::tempdir().unwrap();
+        let d = skill_dir();
+        assert_eq!(
+            TrustStore::load(home.path()).unwrap().state(d.path()),
+            TrustState::NotTrusted
+        );
+        TrustStore::update(home.path(), |s| s.trust(d.path(), "x")).unwrap();
+        let store = TrustStore::load(home.path()).unwrap();
+        assert_eq!(store.state(d.path()), TrustState::Trusted);
+        std::fs::write(d.path().join("extra.md"), "new").unwrap();
+        assert_eq!(store.state(d.path()), TrustState::Changed(None));
+        let removed = TrustStore::update(home.path(), |s| Ok(s.untrust(d.path()))).unwrap();
+        assert!(removed);
+        assert!(!TrustStore::load(home.path()).unwrap().has(d.path()));
+    }
+
+    #[test]
+    fn a_damaged_file_trusts_nothing_and_says_so() {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::write(home.path().join(TRUST_FILE), "{not json").unwrap();
+        let e = TrustStore::load(home.path()).unwrap_err();
+        assert!(e.contains("is damaged"), "{e}");
+    }
+}
