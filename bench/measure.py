@@ -592,6 +592,9 @@ CACHE_VARIANTS = {
     "no-planning": ({}, ["--no-planning"]),
     # `tail` with a memory block of 12 facts (~1.3 KB) in every request (docs/MEMORY.md).
     "memory": ({}, []),
+    # `memory` with 20 skills installed: the skills block (~4.6 KB) and skill_load/skill_list
+    # in every request too (docs/SKILLS.md).
+    "skills": ({}, []),
 }
 
 # What the `memory` variant remembers: (store flag, fact), added with `odek memory add`.
@@ -630,7 +633,11 @@ def cache_share(binary, reps, iterations, root):
                     **extra_env,
                 ),
             )
-            if name == "memory":
+            if name == "skills":
+                import skills as skills_bench
+
+                skills_bench.write_skills(os.path.join(odek_home, "skills"), 20)
+            if name in ("memory", "skills"):
                 for flags_, fact in MEMORY_FACTS:
                     run_once([binary, "memory", "add"] + flags_ + [fact], env, cwd=work, check=expect_ok("odek memory add"))
             argv = [binary, "run", "--max-iter", str(iterations + 4)] + flags + [task]
@@ -687,6 +694,7 @@ def print_cache_table(cache, iterations):
             "head": "`head`",
             "no-planning": "`--no-planning`",
             "memory": "`tail`, memory block of 12 facts",
+            "skills": "`tail`, 12 facts and 20 skills",
         }[name]
         cached = 100 * usage["cached_tokens"] / usage["input_tokens"] if usage["input_tokens"] else 0.0
         print(

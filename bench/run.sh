@@ -28,7 +28,9 @@
 # runs each, interleaved; model calls, request bytes, wall, CPU; not part of `all`).
 # ODEK_BENCH_ONLY=subagents runs bench/subagents.py: one `odek subagent` start, and a parent
 # delegating 8 tasks × 10 iterations (ODEK_BENCH_SUBAGENT_REPS=5 runs; wall, CPU, each
-# child's peak RSS; not part of `all`).
+# child's peak RSS; not part of `all`). ODEK_BENCH_ONLY=skills runs bench/skills.py: one-call
+# runs with 0, 10 and 200 skills installed (ODEK_BENCH_SKILL_RUNS=20 each, interleaved; CPU,
+# wall, first-request bytes) and `odek skill list` with 200; not part of `all`.
 # Progress goes to stderr; the Markdown tables for
 # docs/PERFORMANCE.md go to stdout.
 set -euo pipefail
@@ -70,6 +72,10 @@ fi
 
 if [[ "${ODEK_BENCH_ONLY:-all}" == batch ]]; then
     exec python3 "$root/bench/batch_read.py" --bin "$bin" --reps "${ODEK_BENCH_BATCH_REPS:-20}"
+fi
+
+if [[ "${ODEK_BENCH_ONLY:-all}" == skills ]]; then
+    exec python3 "$root/bench/skills.py" --bin "$bin" --runs "${ODEK_BENCH_SKILL_RUNS:-20}"
 fi
 
 if [[ "${ODEK_BENCH_ONLY:-all}" == mcp ]]; then

@@ -104,7 +104,7 @@ pub fn run(args: SkillArgs) -> anyhow::Result<Exit> {
     };
     match args.command {
         SkillCommand::List { json } => list(&ctx, json),
-        SkillCommand::Show { name } => show(&ctx.find(&name)?),
+        SkillCommand::Show { name } => show(&ctx.catalog(), &name),
         SkillCommand::New {
             name,
             description,
@@ -194,7 +194,10 @@ fn list(ctx: &Ctx, as_json: bool) -> anyhow::Result<Exit> {
     Ok(Exit::Success)
 }
 
-fn show(skill: &Skill) -> anyhow::Result<Exit> {
+fn show(catalog: &Catalog, name: &str) -> anyhow::Result<Exit> {
+    let skill = catalog
+        .get(name)
+        .ok_or_else(|| anyhow::anyhow!("no skill named \"{name}\" (odek skill list shows them)"))?;
     let f = &skill.front;
     println!("name: {}", f.name);
     println!("folder: {}", skill.dir.display());
@@ -226,7 +229,9 @@ fn show(skill: &Skill) -> anyhow::Result<Exit> {
         println!("odek.trigger.{key}: {value}");
     }
     println!();
-    print!("{}", skill.read_body().map_err(|e| anyhow::anyhow!(e))?);
+    // What is there now, trusted or not: the user reads it to decide.
+    let body = crate::skills::read_skill_file(&skill.dir).map_err(|e| anyhow::anyhow!(e))?;
+    print!("{}", body.body);
     Ok(Exit::Success)
 }
 
@@ -288,7 +293,7 @@ fn validate(ctx: &Ctx, path: Option<&Path>) -> anyhow::Result<Exit> {
             .places
             .folders()
             .into_iter()
-            .flat_map(|(folder, _)| skill_folders(&folder))
+            .flat_map(|(folder, _)| crate::skills::skill_dirs(&folder))
             .collect(),
     };
     for dir in &dirs {
@@ -308,7 +313,10 @@ fn validate(ctx: &Ctx, path: Option<&Path>) -> anyhow::Result<Exit> {
 /// A skill folder, the folder of a `SKILL.md`, or the skill folders inside a folder.
 fn folders_to_validate(path: &Path) -> anyhow::Result<Vec<PathBuf>> {
     if path.file_name().is_some_and(|n| n == SKILL_FILE) {
-        let dir = path.parent().unwrap_or(Path::new("."));
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
         return Ok(vec![dir.to_path_buf()]);
     }
     if !path.is_dir() {
@@ -317,24 +325,11 @@ fn folders_to_validate(path: &Path) -> anyhow::Result<Vec<PathBuf>> {
     if path.join(SKILL_FILE).exists() {
         return Ok(vec![path.to_path_buf()]);
     }
-    let inside = skill_folders(path);
+    let inside = crate::skills::skill_dirs(path);
     if inside.is_empty() {
         anyhow::bail!("no SKILL.md in {} or its folders", path.display());
     }
     Ok(inside)
-}
-
-fn skill_folders(parent: &Path) -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(parent)
-        .map(|e| {
-            e.filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|p| p.join(SKILL_FILE).exists())
-                .collect()
-        })
-        .unwrap_or_default();
-    dirs.sort();
-    dirs
 }
 
 fn trust(ctx: &Ctx, name: &str) -> anyhow::Result<Exit> {

@@ -316,6 +316,8 @@ async fn execute(
     let run = AbortOnDrop(tokio::spawn(async move { tool.call(&args, &ctx).await }));
     match run.join().await {
         Ok(result) => result,
+        // Builds that unwind (tests, debug); the release binary aborts on a panic after
+        // `cli::panic`'s one-line report (Cargo.toml, `panic = "abort"`).
         Err(join) if join.is_panic() => Err(ToolError(format!(
             "tool \"{name}\" panicked: {}",
             panic_message(join.into_panic())

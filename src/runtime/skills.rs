@@ -29,13 +29,30 @@ impl Runtime {
     /// takes what the runtime found when it was built, if that was a moment ago (a REPL's
     /// first turn may come minutes later: it looks again, trust may have changed).
     pub(super) fn skills_catalog(&self) -> Option<Arc<Catalog>> {
+        self.catalog_now(true)
+    }
+
+    /// The skills now, without taking the ones found at build time from the first turn
+    /// (for `tool_defs`: the REPL banner, `GET /api/tools`).
+    pub(super) fn skills_catalog_peek(&self) -> Option<Arc<Catalog>> {
+        self.catalog_now(false)
+    }
+
+    fn catalog_now(&self, take: bool) -> Option<Arc<Catalog>> {
         if !self.config.skills.enabled {
             return None;
         }
-        let found = self.found_skills.lock().ok().and_then(|mut f| f.take());
+        let found = self.found_skills.lock().ok().and_then(|mut f| {
+            let fresh = f.as_ref().is_some_and(|(at, _)| at.elapsed() < FRESH);
+            match (fresh, take) {
+                (true, true) => f.take(),
+                (true, false) => f.clone(),
+                (false, _) => None,
+            }
+        });
         match found {
-            Some((at, catalog)) if at.elapsed() < FRESH => Some(catalog),
-            _ => Some(Arc::new(Catalog::discover(
+            Some((_, catalog)) => Some(catalog),
+            None => Some(Arc::new(Catalog::discover(
                 &self.skill_places(),
                 &self.home,
             ))),
@@ -45,9 +62,7 @@ impl Runtime {
     /// `skill_load` and `skill_list`, when a skill is offered.
     pub(super) fn skill_tools(&self, catalog: Option<&Arc<Catalog>>) -> Vec<Arc<dyn Tool>> {
         match catalog {
-            Some(c) if c.offered().next().is_some() => {
-                crate::skills::tools::skill_tools(c.clone(), self.home.clone())
-            }
+            Some(c) if c.offered().next().is_some() => crate::skills::tools::skill_tools(c.clone()),
             _ => Vec::new(),
         }
     }

@@ -158,7 +158,7 @@ impl Runtime {
             plan: self.plan_store(None),
             delegate: self.delegate_tool(None, None),
             memory: self.memory_tools(None, &Arc::default()),
-            skills: self.skill_tools(self.skills_catalog().as_ref()),
+            skills: self.skill_tools(self.skills_catalog_peek().as_ref()),
             ..self.registry_parts()
         };
         build_registry(&selection, parts)

@@ -47,7 +47,7 @@ pub fn render(catalog: &Catalog, limits: Limits) -> Option<String> {
     if rest > 0 {
         let _ = writeln!(out, "…and {rest} more: skill_list shows them.");
     }
-    out.push_str(&auto_loaded(&offered, limits.max_auto_chars));
+    out.push_str(&auto_loaded(catalog, &offered, limits.max_auto_chars));
     Some(out.trim_end().to_string())
 }
 
@@ -85,11 +85,11 @@ fn nonce(text: &str) -> String {
 
 /// The bodies of the auto-loaded skills, in name order, while they fit `budget` characters;
 /// one that does not fit is named instead.
-fn auto_loaded(offered: &[&Skill], budget: usize) -> String {
+fn auto_loaded(catalog: &Catalog, offered: &[&Skill], budget: usize) -> String {
     let mut out = String::new();
     let mut used = 0;
     for skill in offered.iter().filter(|s| s.front.auto_load) {
-        let Ok(body) = skill.read_body() else {
+        let Ok(body) = catalog.body(skill) else {
             continue;
         };
         let body = body.trim();

@@ -25,12 +25,15 @@ enum Kind {
     Link(PathBuf),
 }
 
-/// Unpacks into a staging folder, counting what it writes.
+/// Unpacks into a staging folder, counting what it writes. Links are made last, after every
+/// file and folder, and nothing is ever written through a link: each entry's folders are
+/// checked not to be links, and files are created new.
 struct Stage {
     root: PathBuf,
     entries: usize,
     bytes: u64,
     source: String,
+    links: Vec<(PathBuf, PathBuf)>,
 }
 
 impl Stage {
@@ -60,6 +63,26 @@ impl Stage {
         Ok(out)
     }
 
+    /// Refuses when a folder on the way to `relative` is a link (or not a folder).
+    fn no_link_on_the_way(&self, relative: &Path) -> Result<(), String> {
+        let mut at = self.root.clone();
+        let parents: Vec<_> = relative.components().collect();
+        for part in &parents[..parents.len().saturating_sub(1)] {
+            at.push(part);
+            match std::fs::symlink_metadata(&at) {
+                Ok(meta) if meta.is_dir() => {}
+                Ok(_) => {
+                    return Err(self.refuse(format!(
+                        "entry \"{}\" would be written through a link or a file",
+                        relative.display()
+                    )));
+                }
+                Err(_) => break,
+            }
+        }
+        Ok(())
+    }
+
     /// Writes one entry; `content` is read for files (at most what is left of the limit).
     fn put(&mut self, raw: &Path, kind: Kind, content: &mut dyn Read) -> Result<(), String> {
         self.entries += 1;
@@ -70,18 +93,34 @@ impl Stage {
         if relative.as_os_str().is_empty() {
             return Ok(());
         }
+        self.no_link_on_the_way(&relative)?;
         let path = self.root.join(&relative);
         let io = |e: io::Error| format!("cannot write {}: {e}", path.display());
         match kind {
             Kind::Dir => std::fs::create_dir_all(&path).map_err(io),
             Kind::Link(target) => {
-                self.check_link(&relative, &target)?;
-                make_parent(&path)?;
-                std::os::unix::fs::symlink(&target, &path).map_err(io)
+                if target.is_absolute() {
+                    return Err(self.refuse(format!(
+                        "link \"{}\" points outside the skill ({})",
+                        relative.display(),
+                        target.display()
+                    )));
+                }
+                self.links.push((relative, target));
+                Ok(())
             }
             Kind::File => {
                 make_parent(&path)?;
-                let mut file = File::create(&path).map_err(io)?;
+                let mut file = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(&path)
+                    .map_err(|e| match e.kind() {
+                        io::ErrorKind::AlreadyExists => {
+                            self.refuse(format!("entry \"{}\" appears twice", relative.display()))
+                        }
+                        _ => io(e),
+                    })?;
                 let left = MAX_BYTES - self.bytes;
                 let written = io::copy(&mut content.take(left + 1), &mut file).map_err(io)?;
                 self.bytes += written;
@@ -93,31 +132,48 @@ impl Stage {
         }
     }
 
-    /// A link may only point inside the imported tree: relative, never above its root.
-    fn check_link(&self, at: &Path, target: &Path) -> Result<(), String> {
-        let out = || {
-            self.refuse(format!(
-                "link \"{}\" points outside the skill ({})",
-                at.display(),
-                target.display()
-            ))
-        };
-        if target.is_absolute() {
-            return Err(out());
-        }
-        let mut depth = at.components().count() as i64 - 1;
-        for part in target.components() {
-            match part {
-                Component::ParentDir => depth -= 1,
-                Component::Normal(_) => depth += 1,
-                _ => {}
-            }
-            if depth < 0 {
-                return Err(out());
-            }
+    /// Makes the links, after everything else, each where no link is on its way.
+    fn make_links(&mut self) -> Result<(), String> {
+        for (relative, target) in std::mem::take(&mut self.links) {
+            self.no_link_on_the_way(&relative)?;
+            let path = self.root.join(&relative);
+            make_parent(&path)?;
+            std::os::unix::fs::symlink(&target, &path)
+                .map_err(|e| self.refuse(format!("link \"{}\": {e}", relative.display())))?;
         }
         Ok(())
     }
+}
+
+/// Refuses a skill folder holding a link that does not resolve to a place inside it
+/// (checked once every link exists, so chains of links are followed as the system will).
+fn check_links(skill: &Path, source: &str) -> Result<(), String> {
+    let root = skill
+        .canonicalize()
+        .map_err(|e| format!("cannot read {}: {e}", skill.display()))?;
+    let mut pending = vec![skill.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        let entries = std::fs::read_dir(&dir).map_err(|e| e.to_string())?;
+        for entry in entries.filter_map(Result::ok) {
+            let kind = entry.file_type().map_err(|e| e.to_string())?;
+            let path = entry.path();
+            if kind.is_symlink() {
+                let inside = path.canonicalize().is_ok_and(|t| t.starts_with(&root));
+                if !inside {
+                    let target = std::fs::read_link(&path).unwrap_or_default();
+                    let at = path.strip_prefix(skill).unwrap_or(&path);
+                    return Err(format!(
+                        "refusing {source}: link \"{}\" points outside the skill or to nothing ({})",
+                        at.display(),
+                        target.display()
+                    ));
+                }
+            } else if kind.is_dir() {
+                pending.push(path);
+            }
+        }
+    }
+    Ok(())
 }
 
 fn make_parent(path: &Path) -> Result<(), String> {
@@ -143,10 +199,12 @@ pub fn import(source: &Path, skills_dir: &Path, force: bool) -> Result<Vec<Strin
         entries: 0,
         bytes: 0,
         source: source.display().to_string(),
+        links: Vec::new(),
     };
     std::fs::create_dir(&stage.root).map_err(|e| e.to_string())?;
     unpack(source, &mut stage)?;
-    let found = staged_skills(&stage.root, staging.path())?;
+    stage.make_links()?;
+    let found = staged_skills(&stage.root, staging.path(), &stage.source)?;
     for (name, _) in &found {
         let target = skills_dir.join(name);
         if target.exists() && !force {
@@ -157,20 +215,35 @@ pub fn import(source: &Path, skills_dir: &Path, force: bool) -> Result<Vec<Strin
         }
     }
     for (name, dir) in &found {
-        let target = skills_dir.join(name);
-        if target.exists() {
-            std::fs::remove_dir_all(&target)
-                .map_err(|e| format!("cannot replace {}: {e}", target.display()))?;
-        }
-        std::fs::rename(dir, &target)
-            .map_err(|e| format!("cannot install {}: {e}", target.display()))?;
+        install(dir, &skills_dir.join(name), staging.path())?;
     }
     Ok(found.into_iter().map(|(name, _)| name).collect())
 }
 
+/// Moves `dir` to `target`; an installed skill there is moved aside first and deleted only
+/// once the new one is in place (put back if the move fails).
+fn install(dir: &Path, target: &Path, staging: &Path) -> Result<(), String> {
+    let cannot = |e: io::Error| format!("cannot install {}: {e}", target.display());
+    let aside = staging.join("replaced");
+    let replacing = std::fs::symlink_metadata(target).is_ok();
+    if replacing {
+        std::fs::rename(target, &aside).map_err(cannot)?;
+    }
+    if let Err(e) = std::fs::rename(dir, target) {
+        if replacing {
+            let _ = std::fs::rename(&aside, target);
+        }
+        return Err(cannot(e));
+    }
+    if replacing {
+        let _ = std::fs::remove_dir_all(&aside);
+    }
+    Ok(())
+}
+
 fn unpack(source: &Path, stage: &mut Stage) -> Result<(), String> {
-    let meta = std::fs::symlink_metadata(source)
-        .map_err(|e| format!("cannot read {}: {e}", source.display()))?;
+    let meta =
+        std::fs::metadata(source).map_err(|e| format!("cannot read {}: {e}", source.display()))?;
     if meta.is_dir() {
         return copy_folder(source, Path::new(""), stage);
     }
@@ -207,9 +280,14 @@ fn copy_folder(root: &Path, relative: &Path, stage: &mut Stage) -> Result<(), St
         } else if kind.is_dir() {
             stage.put(&path, Kind::Dir, &mut io::empty())?;
             copy_folder(root, &path, stage)?;
-        } else {
+        } else if kind.is_file() {
             let mut file = File::open(entry.path()).map_err(read)?;
             stage.put(&path, Kind::File, &mut file)?;
+        } else {
+            return Err(stage.refuse(format!(
+                "\"{}\" is neither a file, a folder nor a link",
+                path.display()
+            )));
         }
     }
     Ok(())
@@ -268,7 +346,11 @@ fn untar(reader: impl Read, stage: &mut Stage) -> Result<(), String> {
 
 /// The skills unpacked under `root`, each moved to `staging/<name>` and checked: a skill at
 /// the root, skill folders at the root, or either inside one wrapping folder.
-fn staged_skills(root: &Path, staging: &Path) -> Result<Vec<(String, PathBuf)>, String> {
+fn staged_skills(
+    root: &Path,
+    staging: &Path,
+    source: &str,
+) -> Result<Vec<(String, PathBuf)>, String> {
     let mut base = root.to_path_buf();
     if !base.join(SKILL_FILE).exists() {
         let subdirs = subdirs(&base);
@@ -281,9 +363,9 @@ fn staged_skills(root: &Path, staging: &Path) -> Result<Vec<(String, PathBuf)>, 
     let candidates: Vec<PathBuf> = if base.join(SKILL_FILE).exists() {
         vec![base]
     } else {
-        subdirs(&base)
+        super::skill_dirs(&base)
             .into_iter()
-            .filter(|d| d.join(SKILL_FILE).exists())
+            .filter(|d| std::fs::symlink_metadata(d).is_ok_and(|m| m.is_dir()))
             .collect()
     };
     if candidates.is_empty() {
@@ -291,6 +373,7 @@ fn staged_skills(root: &Path, staging: &Path) -> Result<Vec<(String, PathBuf)>, 
     }
     let mut found = Vec::new();
     for dir in candidates {
+        check_links(&dir, source)?;
         let name = declared_name(&dir)?;
         let place = staging.join(format!("skill-{name}"));
         if place.exists() {

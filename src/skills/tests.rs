@@ -217,3 +217,48 @@ fn long_descriptions_share_the_listing_budget() {
         "- one: ".len() + block::LISTED_DESCRIPTION_CHARS
     );
 }
+
+#[test]
+fn the_home_folder_searched_again_as_the_projects_is_not_a_duplicate() {
+    let tmp = tempfile::tempdir().unwrap();
+    let odek_home = tmp.path().join(".odek");
+    skill(&odek_home.join("skills"), "deploy", "Deploy.");
+    let places = Places {
+        home: odek_home.join("skills"),
+        project: Some(tmp.path().to_path_buf()),
+        configured: vec![],
+    };
+    let c = Catalog::discover(&places, &odek_home);
+    assert_eq!(c.skills.len(), 1);
+    assert!(c.warnings().is_empty(), "{:?}", c.warnings());
+}
+
+#[test]
+fn a_projects_untrusted_skill_never_hides_one_the_user_chose() {
+    let w = world();
+    skill(
+        &w.project.join(".odek/skills"),
+        "triage",
+        "From the repository.",
+    );
+    skill(&w.extra, "triage", "From the user's folder.");
+    let c = w.catalog();
+    let triage = c.get("triage").unwrap();
+    assert_eq!(triage.origin, Origin::Configured);
+    assert!(triage.offered());
+    assert_eq!(c.shadowed[0].0.origin, Origin::Project);
+}
+
+#[test]
+fn a_trusted_project_skill_is_read_only_while_its_folder_matches() {
+    let w = world();
+    let dir = skill(&w.project.join(".odek/skills"), "lint", "Lint.");
+    std::fs::write(dir.join("notes.md"), "reference").unwrap();
+    trust::TrustStore::update(&w.home, |s| s.trust(&dir, "lint")).unwrap();
+    let c = w.catalog();
+    let lint = c.get("lint").unwrap();
+    assert_eq!(c.body(lint).unwrap(), "How to lint.\n");
+    std::fs::write(dir.join("notes.md"), "changed reference").unwrap();
+    let e = c.body(lint).unwrap_err();
+    assert!(e.contains("changed since the user trusted it"), "{e}");
+}

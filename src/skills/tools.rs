@@ -1,15 +1,14 @@
 //! `skill_load` and `skill_list`: the model reads a skill's instructions when it needs them,
 //! and the names and descriptions the listing had no room for.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::trust::{TrustState, TrustStore};
-use super::{Catalog, Origin, Skill};
+use super::{Catalog, Skill};
 use crate::tools::{Tool, ToolContext, ToolError, decode_args};
 
 /// `skill_load`'s name.
@@ -22,12 +21,11 @@ const MAX_LOAD_BYTES: usize = 48 * 1024;
 /// Files of a skill's folder named in `skill_load`'s answer.
 const MAX_FILES_SHOWN: usize = 40;
 
-/// The two tools of a turn, over the turn's catalog; `home` holds the trust records.
-pub fn skill_tools(catalog: Arc<Catalog>, home: PathBuf) -> Vec<Arc<dyn Tool>> {
+/// The two tools of a turn, over the turn's catalog.
+pub fn skill_tools(catalog: Arc<Catalog>) -> Vec<Arc<dyn Tool>> {
     vec![
         Arc::new(SkillLoadTool {
             catalog: catalog.clone(),
-            home,
         }),
         Arc::new(SkillListTool { catalog }),
     ]
@@ -36,7 +34,6 @@ pub fn skill_tools(catalog: Arc<Catalog>, home: PathBuf) -> Vec<Arc<dyn Tool>> {
 /// `skill_load {"name"}`.
 pub struct SkillLoadTool {
     catalog: Arc<Catalog>,
-    home: PathBuf,
 }
 
 #[derive(Deserialize)]
@@ -46,29 +43,16 @@ struct LoadArgs {
 }
 
 impl SkillLoadTool {
-    /// The offered skill called `name`, checked against its trust record again (it may
-    /// have changed since the turn began).
+    /// The offered skill called `name`.
     fn skill(&self, name: &str) -> Result<&Skill, ToolError> {
-        let unknown = || {
-            ToolError::new(format!(
-                "skill_load: no skill named \"{name}\" is available (skill_list shows the ones that are)"
-            ))
-        };
-        let skill = self.catalog.get(name).ok_or_else(unknown)?;
-        if !skill.offered() {
-            return Err(unknown());
-        }
-        if skill.origin != Origin::Home && skill.trust == TrustState::Trusted {
-            let now = TrustStore::load(&self.home)
-                .map(|s| s.state(&skill.dir))
-                .unwrap_or(TrustState::NotTrusted);
-            if now != TrustState::Trusted {
-                return Err(ToolError::new(format!(
-                    "skill_load: skill \"{name}\" changed since the user trusted it; it is not available until they trust it again"
-                )));
-            }
-        }
-        Ok(skill)
+        self.catalog
+            .get(name)
+            .filter(|s| s.offered())
+            .ok_or_else(|| {
+                ToolError::new(format!(
+                    "skill_load: no skill named \"{name}\" is available (skill_list shows the ones that are)"
+                ))
+            })
     }
 }
 
@@ -107,11 +91,17 @@ impl Tool for SkillLoadTool {
 
     async fn call(&self, args: &str, _ctx: &ToolContext) -> Result<String, ToolError> {
         let args: LoadArgs = decode_args(LOAD_TOOL, args)?;
-        let skill = self.skill(&args.name)?;
-        let body = skill
-            .read_body()
-            .map_err(|e| ToolError::new(format!("skill_load: {}: {e}", skill.name())))?;
-        Ok(loaded(skill, &body))
+        let skill = self.skill(&args.name)?.clone();
+        // Hashing a trusted project skill's folder reads every file: off the async threads.
+        let catalog = self.catalog.clone();
+        tokio::task::spawn_blocking(move || {
+            let body = catalog
+                .body(&skill)
+                .map_err(|e| ToolError::new(format!("skill_load: {e}")))?;
+            Ok(loaded(&skill, &body))
+        })
+        .await
+        .map_err(|e| ToolError::new(format!("skill_load: {e}")))?
     }
 }
 

@@ -18,24 +18,50 @@ pub const MAX_FILES: usize = 2_000;
 /// Most bytes a skill folder may hold to be hashed (and trusted).
 pub const MAX_BYTES: u64 = 64 * 1024 * 1024;
 
-/// The hash of everything in `dir`: each entry's relative path and kind, a file's bytes, a
-/// link's target (links are never followed), in path order. `sha256:` + hex.
+/// The hash of everything in `dir`: each entry's relative path (its bytes) and kind, a
+/// file's permission bits and bytes, a link's target (never followed; a link that resolves
+/// outside the folder makes the folder untrustable, since the hash cannot cover what it
+/// points to), in path order. `sha256:` + hex.
 pub fn folder_hash(dir: &Path) -> Result<String, String> {
+    folder_hash_reading(dir, None).map(|(hash, _)| hash)
+}
+
+/// [`folder_hash`], also returning the bytes of the file `want` (relative) as they were
+/// hashed, so what is then used is exactly what was checked.
+pub fn folder_hash_reading(
+    dir: &Path,
+    want: Option<&Path>,
+) -> Result<(String, Option<Vec<u8>>), String> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::PermissionsExt;
+    let root = dir.canonicalize().map_err(|e| io_rule(dir, &e))?;
     let mut entries = Vec::new();
     collect(dir, Path::new(""), &mut entries)?;
     entries.sort();
     let mut hasher = Sha256::new();
+    let mut field = |bytes: &[u8]| {
+        hasher.update((bytes.len() as u64).to_le_bytes());
+        hasher.update(bytes);
+    };
     let mut bytes = 0u64;
+    let mut wanted = None;
     for relative in &entries {
         let path = dir.join(relative);
         let meta = std::fs::symlink_metadata(&path).map_err(|e| io_rule(&path, &e))?;
-        let name = relative.to_string_lossy();
+        field(relative.as_os_str().as_bytes());
         if meta.file_type().is_symlink() {
             let target = std::fs::read_link(&path).map_err(|e| io_rule(&path, &e))?;
-            hasher.update(format!("link\0{name}\0{}\0", target.display()));
+            if !path.canonicalize().is_ok_and(|t| t.starts_with(&root)) {
+                return Err(format!(
+                    "its link {} points outside the skill folder (or to nothing), where the hash cannot follow",
+                    relative.display()
+                ));
+            }
+            field(b"link");
+            field(target.as_os_str().as_bytes());
         } else if meta.is_dir() {
-            hasher.update(format!("dir\0{name}\0"));
-        } else {
+            field(b"dir");
+        } else if meta.is_file() {
             bytes += meta.len();
             if bytes > MAX_BYTES {
                 return Err(format!(
@@ -44,11 +70,17 @@ pub fn folder_hash(dir: &Path) -> Result<String, String> {
                 ));
             }
             let content = std::fs::read(&path).map_err(|e| io_rule(&path, &e))?;
-            hasher.update(format!("file\0{name}\0{}\0", content.len()));
-            hasher.update(&content);
+            field(b"file");
+            field(&(meta.permissions().mode() & 0o7777).to_le_bytes());
+            field(&content);
+            if want == Some(relative.as_path()) {
+                wanted = Some(content);
+            }
+        } else {
+            field(b"other");
         }
     }
-    Ok(format!("sha256:{}", hex(&hasher.finalize())))
+    Ok((format!("sha256:{}", hex(&hasher.finalize())), wanted))
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -151,6 +183,11 @@ impl TrustStore {
         self.skills.contains_key(&folder_key(dir))
     }
 
+    /// The record of `dir`.
+    pub fn record(&self, dir: &Path) -> Option<&Record> {
+        self.skills.get(&folder_key(dir))
+    }
+
     /// Changes the records of `home` under its lock: read, `change`, write atomically.
     /// Returns what `change` returned.
     pub fn update<T>(
@@ -219,12 +256,31 @@ mod tests {
         .unwrap();
         let renamed = folder_hash(d.path()).unwrap();
         assert_ne!(renamed, edited);
-        std::os::unix::fs::symlink("/etc/passwd", d.path().join("link")).unwrap();
+        std::os::unix::fs::symlink("SKILL.md", d.path().join("link")).unwrap();
         let linked = folder_hash(d.path()).unwrap();
         assert_ne!(linked, renamed);
         std::fs::remove_file(d.path().join("link")).unwrap();
-        std::os::unix::fs::symlink("/etc/hosts", d.path().join("link")).unwrap();
+        std::os::unix::fs::symlink("scripts/go.sh", d.path().join("link")).unwrap();
         assert_ne!(folder_hash(d.path()).unwrap(), linked, "a retargeted link");
+        use std::os::unix::fs::PermissionsExt;
+        let now = folder_hash(d.path()).unwrap();
+        std::fs::set_permissions(
+            d.path().join("scripts/go.sh"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+        assert_ne!(folder_hash(d.path()).unwrap(), now, "chmod +x is a change");
+    }
+
+    #[test]
+    fn a_link_out_of_the_folder_cannot_be_trusted() {
+        let d = skill_dir();
+        std::os::unix::fs::symlink("../../docs", d.path().join("references")).unwrap();
+        let e = folder_hash(d.path()).unwrap_err();
+        assert!(e.contains("points outside the skill folder"), "{e}");
+        let (_, bytes) =
+            folder_hash_reading(skill_dir().path(), Some(Path::new("SKILL.md"))).unwrap();
+        assert_eq!(bytes.as_deref(), Some(&b"---\nname: x\n---\n"[..]));
     }
 
     #[test]

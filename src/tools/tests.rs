@@ -33,10 +33,7 @@ fn full() -> RegistryParts {
     RegistryParts {
         plan: store(),
         memory: memory_tools(),
-        skills: crate::skills::tools::skill_tools(
-            Arc::new(crate::skills::Catalog::default()),
-            std::path::PathBuf::from("/nonexistent"),
-        ),
+        skills: crate::skills::tools::skill_tools(Arc::new(crate::skills::Catalog::default())),
         delegate: Some(Arc::new(crate::subagent::DelegateTasksTool::new(
             crate::subagent::DelegateSettings {
                 slots: Arc::new(tokio::sync::Semaphore::new(3)),
