@@ -38,14 +38,18 @@ impl World {
     }
 }
 
+/// A folder `dir` holding `text` as its SKILL.md.
+fn raw_skill(dir: &Path, text: &str) {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join(SKILL_FILE), text).unwrap();
+}
+
 fn skill(parent: &Path, name: &str, description: &str) -> PathBuf {
     let dir = parent.join(name);
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join(SKILL_FILE),
-        format!("---\nname: {name}\ndescription: {description}\n---\nHow to {name}.\n"),
-    )
-    .unwrap();
+    raw_skill(
+        &dir,
+        &format!("---\nname: {name}\ndescription: {description}\n---\nHow to {name}.\n"),
+    );
     dir
 }
 
@@ -65,13 +69,10 @@ fn all_places_in_order_the_first_of_a_name_wins() {
     );
     skill(&w.project.join(".agents/skills"), "lint", "Lint the code.");
     skill(&w.extra, "triage", "Triage issues.");
-    let broken = w.project.join(".odek/skills/Bad");
-    std::fs::create_dir_all(&broken).unwrap();
-    std::fs::write(
-        broken.join(SKILL_FILE),
+    raw_skill(
+        &w.project.join(".odek/skills/Bad"),
         "---\nname: Bad\ndescription: x\n---\n",
-    )
-    .unwrap();
+    );
     let c = w.catalog();
     let names: Vec<(&str, Origin)> = c.skills.iter().map(|s| (s.name(), s.origin)).collect();
     assert_eq!(
@@ -160,23 +161,17 @@ fn the_block_is_sorted_stable_bounded_and_wraps_what_is_not_trusted() {
 #[test]
 fn auto_loaded_bodies_within_their_budget() {
     let w = world();
-    let dir = w.home.join("skills/always");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join(SKILL_FILE),
+    raw_skill(
+        &w.home.join("skills/always"),
         "---\nname: always\ndescription: Always on.\nodek:\n  auto_load: true\n---\nAlways run the linter first.\n",
-    )
-    .unwrap();
-    let big = w.home.join("skills/big");
-    std::fs::create_dir_all(&big).unwrap();
-    std::fs::write(
-        big.join(SKILL_FILE),
-        format!(
+    );
+    raw_skill(
+        &w.home.join("skills/big"),
+        &format!(
             "---\nname: big\ndescription: Big.\nodek:\n  auto_load: true\n---\n{}\n",
             "x".repeat(9000)
         ),
-    )
-    .unwrap();
+    );
     let text = render(&w.catalog(), LIMITS).unwrap();
     assert!(text.contains("[Skill always (auto-loaded; folder: "));
     assert!(text.contains("Always run the linter first."));
