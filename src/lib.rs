@@ -24,6 +24,7 @@ pub mod random;
 pub mod redact;
 pub mod runtime;
 pub mod sandbox;
+pub mod schedule;
 pub mod serve;
 pub mod session;
 pub mod skills;

@@ -1,0 +1,274 @@
+//! Running due jobs. One runner per odek home — it holds an exclusive lock on
+//! `<home>/schedules.lock`, tried and never waited for, so `odek schedule daemon`, `odek serve`
+//! and `odek telegram` on one home never fire a job twice. Each fire time is claimed in the
+//! state file before the job runs (a restart does not fire it again); a job still running
+//! when it is due again is skipped and the skip recorded; fire times missed while nothing ran
+//! are run once at start only for jobs with `catchup`, and otherwise passed over.
+//!
+//! Time comes from a [`Clock`] and runs go to an [`Executor`], so tests drive the runner
+//! with an injected clock and never wait for a real minute.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use jiff::Timestamp;
+
+use super::cron::Schedule;
+use super::store::{Job, Store};
+
+/// The lock file of a home's runner.
+pub const RUNNER_LOCK: &str = "schedules.lock";
+
+/// Where time comes from.
+#[async_trait]
+pub trait Clock: Send + Sync {
+    /// Now.
+    fn now(&self) -> Timestamp;
+    /// Returns at `at` (or at once when it passed).
+    async fn sleep_until(&self, at: Timestamp);
+}
+
+/// The wall clock.
+pub struct SystemClock;
+
+#[async_trait]
+impl Clock for SystemClock {
+    fn now(&self) -> Timestamp {
+        Timestamp::now()
+    }
+
+    async fn sleep_until(&self, at: Timestamp) {
+        let wait = at.duration_since(Timestamp::now());
+        if let Ok(wait) = std::time::Duration::try_from(wait) {
+            tokio::time::sleep(wait).await;
+        }
+    }
+}
+
+/// How a run ended, for the state file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// `ok`, `failed: …`, `delivery failed: …`, `cancelled`.
+    pub text: String,
+    /// The run's session.
+    pub session: Option<String>,
+}
+
+/// Runs one job's turn and delivers its answer.
+#[async_trait]
+pub trait Executor: Send + Sync {
+    /// Runs `job` for its fire time `fire`.
+    async fn run(&self, job: &Job, fire: Timestamp) -> Outcome;
+}
+
+/// What one pass decided for a job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Started for this fire time.
+    Started(Timestamp),
+    /// Due, but the previous run still goes: skipped and recorded.
+    Skipped(Timestamp),
+    /// Fire times passed while nothing ran and the job has no `catchup`: passed over.
+    Missed(Timestamp),
+}
+
+/// The held lock of a home's runner; dropping it lets another runner take over.
+pub struct RunnerLock {
+    _file: std::fs::File,
+}
+
+impl RunnerLock {
+    /// Tries to become the runner of `home`: `None` when another process (or another
+    /// runner of this one) holds the lock.
+    pub fn try_acquire(home: &Path) -> Result<Option<RunnerLock>, String> {
+        let path = home.join(RUNNER_LOCK);
+        crate::session::ensure_dir(home).map_err(|e| format!("{}: {e}", home.display()))?;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        match file.try_lock() {
+            Ok(()) => Ok(Some(RunnerLock { _file: file })),
+            Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+            Err(std::fs::TryLockError::Error(e)) => Err(format!("{}: {e}", path.display())),
+        }
+    }
+}
+
+/// The runner of one home.
+pub struct Runner {
+    store: Store,
+    clock: Arc<dyn Clock>,
+    executor: Arc<dyn Executor>,
+    running: Arc<Mutex<HashSet<String>>>,
+    started: Timestamp,
+    _lock: RunnerLock,
+}
+
+fn parse_time(text: Option<&str>) -> Option<Timestamp> {
+    text?.parse().ok()
+}
+
+impl Runner {
+    /// The runner of `home`, holding `lock`; its start (for missed runs) is the clock's now.
+    pub fn new(
+        home: &Path,
+        lock: RunnerLock,
+        clock: Arc<dyn Clock>,
+        executor: Arc<dyn Executor>,
+    ) -> Runner {
+        Runner {
+            store: Store::new(home),
+            started: clock.now(),
+            clock,
+            executor,
+            running: Arc::default(),
+            _lock: lock,
+        }
+    }
+
+    /// One pass at the clock's now: every enabled job whose next fire time has come is
+    /// claimed, then started (or skipped, or passed over). Returns what was decided, by job.
+    pub async fn tick(&self) -> Result<Vec<(String, Decision)>, String> {
+        let now = self.clock.now();
+        let jobs = self.store.jobs()?;
+        let states = self.store.states()?;
+        let mut decided = Vec::new();
+        for job in jobs.into_iter().filter(|j| j.enabled) {
+            let state = states.get(&job.name).cloned().unwrap_or_default();
+            let Ok(schedule) = Schedule::parse(&job.cron, job.tz.as_deref()) else {
+                continue;
+            };
+            let since = parse_time(state.last_fire.as_deref())
+                .or_else(|| parse_time(Some(&job.created_at)))
+                .unwrap_or(self.started);
+            let Some(first_due) = schedule.next_after(since).filter(|t| *t <= now) else {
+                continue;
+            };
+            let latest = latest_fire(&schedule, first_due, now);
+            let decision = self.decide(&job, first_due, latest)?;
+            decided.push((job.name.clone(), decision));
+        }
+        Ok(decided)
+    }
+
+    /// Claims the fire time `latest` for `job`, then starts it, skips it or passes it over.
+    fn decide(&self, job: &Job, first_due: Timestamp, latest: Timestamp) -> Result<Decision, String> {
+        let missed_before_start = first_due < self.started;
+        let stamp = latest.to_string();
+        let busy = self
+            .running
+            .lock()
+            .map(|r| r.contains(&job.name))
+            .unwrap_or(false);
+        if missed_before_start && !job.catchup {
+            self.store
+                .update_state(&job.name, |s| s.last_fire = Some(stamp))?;
+            return Ok(Decision::Missed(latest));
+        }
+        if busy {
+            self.store.update_state(&job.name, |s| {
+                s.last_fire = Some(stamp.clone());
+                s.skipped += 1;
+                s.last_skip = Some(format!("{stamp}: the previous run was still going"));
+            })?;
+            return Ok(Decision::Skipped(latest));
+        }
+        self.store.update_state(&job.name, |s| {
+            s.last_fire = Some(stamp.clone());
+            s.last_run = Some(self.clock.now().to_string());
+        })?;
+        self.start(job.clone(), latest);
+        Ok(Decision::Started(latest))
+    }
+
+    fn start(&self, job: Job, fire: Timestamp) {
+        if let Ok(mut r) = self.running.lock() {
+            r.insert(job.name.clone());
+        }
+        let executor = self.executor.clone();
+        let running = self.running.clone();
+        let store = self.store.clone();
+        tokio::spawn(async move {
+            let outcome = executor.run(&job, fire).await;
+            let _ = store.update_state(&job.name, |s| {
+                s.last_outcome = Some(outcome.text.clone());
+                s.last_session = outcome.session.clone();
+            });
+            if let Ok(mut r) = running.lock() {
+                r.remove(&job.name);
+            }
+        });
+    }
+
+    /// Names of the jobs running now.
+    pub fn running(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .running
+            .lock()
+            .map(|r| r.iter().cloned().collect())
+            .unwrap_or_default();
+        names.sort();
+        names
+    }
+
+    /// When the next pass is due: the earliest next fire time of the enabled jobs (a minute
+    /// from now when there is none, so added jobs are seen).
+    pub fn next_wake(&self) -> Timestamp {
+        let now = self.clock.now();
+        let minute = now
+            .checked_add(jiff::SignedDuration::from_secs(60))
+            .unwrap_or(now);
+        let Ok(jobs) = self.store.jobs() else {
+            return minute;
+        };
+        jobs.iter()
+            .filter(|j| j.enabled)
+            .filter_map(|j| Schedule::parse(&j.cron, j.tz.as_deref()).ok())
+            .filter_map(|s| s.next_after(now))
+            .min()
+            .map_or(minute, |t| t.min(minute))
+    }
+
+    /// Runs passes until `cancel`: one now, then at each next wake.
+    pub async fn run_until(&self, cancel: tokio_util::sync::CancellationToken) {
+        loop {
+            if let Err(e) = self.tick().await {
+                tracing::warn!("schedules: {e}");
+            }
+            let wake = self.next_wake();
+            tokio::select! {
+                () = cancel.cancelled() => return,
+                () = self.clock.sleep_until(wake) => {}
+            }
+        }
+    }
+
+    /// The home's jobs file, for messages.
+    pub fn jobs_path(home: &Path) -> PathBuf {
+        home.join(super::store::JOBS_FILE)
+    }
+}
+
+/// The last fire time at or before `now`, starting from `first` (which is due): several
+/// passed fire times run once.
+fn latest_fire(schedule: &Schedule, first: Timestamp, now: Timestamp) -> Timestamp {
+    let mut latest = first;
+    // Bounded: a job due every minute that missed a year is 525,600 steps; stop early.
+    for _ in 0..100_000 {
+        match schedule.next_after(latest) {
+            Some(next) if next <= now => latest = next,
+            _ => break,
+        }
+    }
+    latest
+}
+
+#[cfg(test)]
+#[path = "runner_tests.rs"]
+mod tests;

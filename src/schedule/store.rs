@@ -1,0 +1,266 @@
+//! The jobs (`<home>/schedules.json`) and what happened to them
+//! (`<home>/schedules-state.json`). Each file is replaced atomically (a crash leaves the old
+//! or the new one), changes hold a lock so two writers never lose each other's change, and
+//! a damaged file is reported by name, never silently emptied.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::session::{DirLock, ensure_dir, write_atomically};
+
+/// The jobs file, in the odek home.
+pub const JOBS_FILE: &str = "schedules.json";
+/// The state file, in the odek home.
+pub const STATE_FILE: &str = "schedules-state.json";
+/// Longest job name.
+pub const MAX_NAME_CHARS: usize = 64;
+
+/// One scheduled job.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Job {
+    /// Its name: letters, digits, `-` and `_`.
+    pub name: String,
+    /// The cron expression.
+    pub cron: String,
+    /// The IANA zone (`None`: the system's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tz: Option<String>,
+    /// What the agent is asked to do.
+    pub task: String,
+    /// Where the answer goes (`stdout`, `log`, `file:PATH`, `telegram`, `telegram:CHAT`).
+    #[serde(default = "default_deliver")]
+    pub deliver: String,
+    /// Run once at start when a fire time passed while nothing ran.
+    #[serde(default)]
+    pub catchup: bool,
+    /// Off: kept, never run by a runner (`run NAME` still runs it).
+    #[serde(default = "default_true")]
+    pub enabled: bool,
+    /// The working directory of its turns.
+    pub dir: PathBuf,
+    /// Danger classes its turns may run with nobody to ask (`--allow CLASS`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow: Vec<String>,
+    /// When it was added (RFC 3339, UTC).
+    pub created_at: String,
+}
+
+fn default_deliver() -> String {
+    "log".into()
+}
+
+fn default_true() -> bool {
+    true
+}
+
+/// What happened to a job.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobState {
+    /// When it last started (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_run: Option<String>,
+    /// How that ended: `ok`, `failed: …`, `delivery failed: …`, `cancelled`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_outcome: Option<String>,
+    /// The session of that run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_session: Option<String>,
+    /// The fire time a runner handled last (so a restart does not fire it again).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_fire: Option<String>,
+    /// Fire times skipped because the previous run was still going.
+    #[serde(default)]
+    pub skipped: u64,
+    /// The last skip (RFC 3339) and why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_skip: Option<String>,
+}
+
+/// Checks a job name: 1–64 letters, digits, `-` and `_`.
+pub fn check_name(name: &str) -> Result<(), String> {
+    let ok = !name.is_empty()
+        && name.chars().count() <= MAX_NAME_CHARS
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "job name \"{name}\" must be 1–{MAX_NAME_CHARS} letters, digits, `-` or `_`"
+        ))
+    }
+}
+
+/// A name for a job from its task's first words (`summarise-the-open-issues`).
+pub fn name_from_task(task: &str) -> String {
+    let words: Vec<String> = task
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .take(4)
+        .map(str::to_lowercase)
+        .collect();
+    let name = words.join("-");
+    if name.is_empty() {
+        "job".into()
+    } else {
+        name.chars().take(MAX_NAME_CHARS).collect()
+    }
+}
+
+/// The two files of one odek home.
+#[derive(Debug, Clone)]
+pub struct Store {
+    home: PathBuf,
+}
+
+impl Store {
+    /// The store of `home`.
+    pub fn new(home: &Path) -> Store {
+        Store {
+            home: home.to_path_buf(),
+        }
+    }
+
+    /// The jobs, in the order they were added (none when the file does not exist).
+    pub fn jobs(&self) -> Result<Vec<Job>, String> {
+        read_json(&self.home.join(JOBS_FILE))
+    }
+
+    /// The state of every job that ran or was skipped.
+    pub fn states(&self) -> Result<BTreeMap<String, JobState>, String> {
+        read_json(&self.home.join(STATE_FILE))
+    }
+
+    /// Changes the jobs under the lock: read, `change`, write.
+    pub fn update_jobs<T>(
+        &self,
+        change: impl FnOnce(&mut Vec<Job>) -> Result<T, String>,
+    ) -> Result<T, String> {
+        self.update(JOBS_FILE, change)
+    }
+
+    /// Changes the state of `name` under the lock.
+    pub fn update_state(
+        &self,
+        name: &str,
+        change: impl FnOnce(&mut JobState),
+    ) -> Result<(), String> {
+        self.update(STATE_FILE, |states: &mut BTreeMap<String, JobState>| {
+            change(states.entry(name.to_string()).or_default());
+            Ok(())
+        })
+    }
+
+    fn update<V, T>(
+        &self,
+        file: &str,
+        change: impl FnOnce(&mut V) -> Result<T, String>,
+    ) -> Result<T, String>
+    where
+        V: Serialize + for<'de> Deserialize<'de> + Default,
+    {
+        let io = |what: &Path, e: std::io::Error| format!("{}: {e}", what.display());
+        ensure_dir(&self.home).map_err(|e| io(&self.home, e))?;
+        let lock = self.home.join(format!(".{file}.lock"));
+        let _held = DirLock::acquire(&lock).map_err(|e| io(&lock, e))?;
+        let mut value: V = read_json(&self.home.join(file))?;
+        let result = change(&mut value)?;
+        let mut bytes = serde_json::to_vec_pretty(&value).map_err(|e| e.to_string())?;
+        bytes.push(b'\n');
+        write_atomically(&self.home, file, &bytes).map_err(|e| io(&self.home, e))?;
+        Ok(result)
+    }
+}
+
+/// A JSON file's value; the default when it does not exist; an error naming the file when
+/// it cannot be read or parsed.
+fn read_json<V: for<'de> Deserialize<'de> + Default>(path: &Path) -> Result<V, String> {
+    match std::fs::read(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(V::default()),
+        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+        Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
+            format!(
+                "{} is damaged ({e}); repair it or move it aside",
+                path.display()
+            )
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(name: &str) -> Job {
+        Job {
+            name: name.into(),
+            cron: "@daily".into(),
+            tz: None,
+            task: "summarise".into(),
+            deliver: "log".into(),
+            catchup: false,
+            enabled: true,
+            dir: PathBuf::from("/w"),
+            allow: vec![],
+            created_at: "2027-01-01T00:00:00Z".into(),
+        }
+    }
+
+    #[test]
+    fn jobs_and_states_round_trip_under_the_lock() {
+        let home = tempfile::tempdir().unwrap();
+        let store = Store::new(home.path());
+        assert!(store.jobs().unwrap().is_empty());
+        store
+            .update_jobs(|jobs| {
+                jobs.push(job("daily-report"));
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(store.jobs().unwrap(), vec![job("daily-report")]);
+        store
+            .update_state("daily-report", |s| s.last_outcome = Some("ok".into()))
+            .unwrap();
+        assert_eq!(
+            store.states().unwrap()["daily-report"].last_outcome.as_deref(),
+            Some("ok")
+        );
+    }
+
+    #[test]
+    fn two_threads_adding_jobs_lose_neither() {
+        let home = tempfile::tempdir().unwrap();
+        let handles: Vec<_> = (0..8)
+            .map(|i| {
+                let store = Store::new(home.path());
+                std::thread::spawn(move || {
+                    store
+                        .update_jobs(|jobs| {
+                            jobs.push(job(&format!("job-{i}")));
+                            Ok(())
+                        })
+                        .unwrap();
+                })
+            })
+            .collect();
+        handles.into_iter().for_each(|h| h.join().unwrap());
+        assert_eq!(Store::new(home.path()).jobs().unwrap().len(), 8);
+    }
+
+    #[test]
+    fn a_damaged_file_is_named_and_names_are_checked() {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::write(home.path().join(JOBS_FILE), "[{").unwrap();
+        let e = Store::new(home.path()).jobs().unwrap_err();
+        assert!(e.contains("schedules.json is damaged"), "{e}");
+        assert!(check_name("daily_report-2").is_ok());
+        assert!(check_name("no spaces").is_err() && check_name("").is_err());
+        assert_eq!(
+            name_from_task("Summarise the open issues, then mail them"),
+            "summarise-the-open-issues"
+        );
+    }
+}
