@@ -116,7 +116,9 @@ fn parse_cron(expr: &str) -> Result<Cron, String> {
                     ));
                 }
             }
-            Err(format!("\"{expr}\" is not a valid cron expression: {whole}"))
+            Err(format!(
+                "\"{expr}\" is not a valid cron expression: {whole}"
+            ))
         }
     }
 }

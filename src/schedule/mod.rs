@@ -3,5 +3,6 @@
 //! starts them ([`runner`]).
 
 pub mod cron;
+pub mod deliver;
 pub mod runner;
 pub mod store;

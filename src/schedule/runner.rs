@@ -158,7 +158,12 @@ impl Runner {
     }
 
     /// Claims the fire time `latest` for `job`, then starts it, skips it or passes it over.
-    fn decide(&self, job: &Job, first_due: Timestamp, latest: Timestamp) -> Result<Decision, String> {
+    fn decide(
+        &self,
+        job: &Job,
+        first_due: Timestamp,
+        latest: Timestamp,
+    ) -> Result<Decision, String> {
         let missed_before_start = first_due < self.started;
         let stamp = latest.to_string();
         let busy = self

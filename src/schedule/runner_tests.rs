@@ -89,7 +89,9 @@ fn add_job(home: &Path, name: &str, cron: &str, created: &str, catchup: bool) {
 }
 
 fn runner(home: &Path, clock: &Arc<TestClock>, exec: &Arc<Recorder>) -> Runner {
-    let lock = RunnerLock::try_acquire(home).unwrap().expect("the lock is free");
+    let lock = RunnerLock::try_acquire(home)
+        .unwrap()
+        .expect("the lock is free");
     Runner::new(home, lock, clock.clone(), exec.clone())
 }
 
@@ -104,7 +106,13 @@ async fn settle() {
 #[tokio::test]
 async fn a_due_job_runs_once_for_its_fire_time() {
     let home = tempfile::tempdir().unwrap();
-    add_job(home.path(), "hourly", "0 * * * *", "2027-01-04T10:30:00Z", false);
+    add_job(
+        home.path(),
+        "hourly",
+        "0 * * * *",
+        "2027-01-04T10:30:00Z",
+        false,
+    );
     let clock = TestClock::at("2027-01-04T10:59:00Z");
     let exec = Recorder::new(false);
     let r = runner(home.path(), &clock, &exec);
@@ -115,7 +123,10 @@ async fn a_due_job_runs_once_for_its_fire_time() {
     clock.set("2027-01-04T11:00:40Z");
     assert!(r.tick().await.unwrap().is_empty(), "claimed: not twice");
     settle().await;
-    assert_eq!(exec.runs(), [("hourly".into(), "2027-01-04T11:00:00Z".into())]);
+    assert_eq!(
+        exec.runs(),
+        [("hourly".into(), "2027-01-04T11:00:00Z".into())]
+    );
     let state = Store::new(home.path()).states().unwrap()["hourly"].clone();
     assert_eq!(state.last_outcome.as_deref(), Some("ok"));
     assert_eq!(state.last_fire.as_deref(), Some("2027-01-04T11:00:00Z"));
@@ -128,7 +139,13 @@ async fn a_due_job_runs_once_for_its_fire_time() {
 #[tokio::test]
 async fn two_runners_on_one_home_fire_a_job_once() {
     let home = tempfile::tempdir().unwrap();
-    add_job(home.path(), "hourly", "0 * * * *", "2027-01-04T10:30:00Z", false);
+    add_job(
+        home.path(),
+        "hourly",
+        "0 * * * *",
+        "2027-01-04T10:30:00Z",
+        false,
+    );
     let clock = TestClock::at("2027-01-04T11:00:00Z");
     let exec = Recorder::new(false);
     let first = runner(home.path(), &clock, &exec);
@@ -140,13 +157,22 @@ async fn two_runners_on_one_home_fire_a_job_once() {
     settle().await;
     assert_eq!(exec.runs().len(), 1);
     drop(first);
-    assert!(RunnerLock::try_acquire(home.path()).unwrap().is_some(), "free again");
+    assert!(
+        RunnerLock::try_acquire(home.path()).unwrap().is_some(),
+        "free again"
+    );
 }
 
 #[tokio::test]
 async fn a_job_still_running_when_due_again_is_skipped_and_the_skip_recorded() {
     let home = tempfile::tempdir().unwrap();
-    add_job(home.path(), "slow", "*/10 * * * *", "2027-01-04T10:55:00Z", false);
+    add_job(
+        home.path(),
+        "slow",
+        "*/10 * * * *",
+        "2027-01-04T10:55:00Z",
+        false,
+    );
     let clock = TestClock::at("2027-01-04T11:00:00Z");
     let exec = Recorder::new(true);
     let r = runner(home.path(), &clock, &exec);
@@ -170,8 +196,20 @@ async fn a_job_still_running_when_due_again_is_skipped_and_the_skip_recorded() {
 #[tokio::test]
 async fn missed_runs_are_run_once_at_start_only_with_catchup() {
     let home = tempfile::tempdir().unwrap();
-    add_job(home.path(), "with", "0 * * * *", "2027-01-04T08:30:00Z", true);
-    add_job(home.path(), "without", "0 * * * *", "2027-01-04T08:30:00Z", false);
+    add_job(
+        home.path(),
+        "with",
+        "0 * * * *",
+        "2027-01-04T08:30:00Z",
+        true,
+    );
+    add_job(
+        home.path(),
+        "without",
+        "0 * * * *",
+        "2027-01-04T08:30:00Z",
+        false,
+    );
     // Nothing ran from 08:30 to 12:10: fire times 09:00 … 12:00 were missed.
     let clock = TestClock::at("2027-01-04T12:10:00Z");
     let exec = Recorder::new(false);
@@ -186,7 +224,11 @@ async fn missed_runs_are_run_once_at_start_only_with_catchup() {
         ]
     );
     settle().await;
-    assert_eq!(exec.runs(), [("with".into(), "2027-01-04T12:00:00Z".into())], "once");
+    assert_eq!(
+        exec.runs(),
+        [("with".into(), "2027-01-04T12:00:00Z".into())],
+        "once"
+    );
     clock.set("2027-01-04T13:00:00Z");
     assert_eq!(r.tick().await.unwrap().len(), 2, "both run from now on");
 }
@@ -194,14 +236,26 @@ async fn missed_runs_are_run_once_at_start_only_with_catchup() {
 #[tokio::test]
 async fn a_disabled_job_never_runs_and_the_next_wake_is_the_nearest_fire() {
     let home = tempfile::tempdir().unwrap();
-    add_job(home.path(), "off", "* * * * *", "2027-01-04T10:00:00Z", false);
+    add_job(
+        home.path(),
+        "off",
+        "* * * * *",
+        "2027-01-04T10:00:00Z",
+        false,
+    );
     Store::new(home.path())
         .update_jobs(|jobs| {
             jobs[0].enabled = false;
             Ok(())
         })
         .unwrap();
-    add_job(home.path(), "soon", "15 11 * * *", "2027-01-04T10:00:00Z", false);
+    add_job(
+        home.path(),
+        "soon",
+        "15 11 * * *",
+        "2027-01-04T10:00:00Z",
+        false,
+    );
     let clock = TestClock::at("2027-01-04T11:14:30Z");
     let exec = Recorder::new(false);
     let r = runner(home.path(), &clock, &exec);

@@ -225,7 +225,9 @@ mod tests {
             .update_state("daily-report", |s| s.last_outcome = Some("ok".into()))
             .unwrap();
         assert_eq!(
-            store.states().unwrap()["daily-report"].last_outcome.as_deref(),
+            store.states().unwrap()["daily-report"]
+                .last_outcome
+                .as_deref(),
             Some("ok")
         );
     }

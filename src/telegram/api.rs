@@ -51,6 +51,11 @@ impl BotError {
     }
 }
 
+/// Tries of one `sendMessage` when Telegram asks to wait or cannot be reached.
+pub const SEND_ATTEMPTS: u32 = 5;
+/// A raw piece of an answer: its MarkdownV2 (escapes at most double it) still fits the cap.
+pub const RAW_PIECE_UNITS: usize = (super::text::MAX_MESSAGE_UNITS - 8) / 2;
+
 /// The error answer of the Bot API.
 #[derive(Deserialize)]
 struct ErrorAnswer {
@@ -162,6 +167,62 @@ impl BotApi {
     pub async fn send_message(&self, params: &SendMessage<'_>) -> Result<i32, BotError> {
         let sent: MessageId = self.call("sendMessage", params).await?;
         Ok(sent.message_id)
+    }
+
+    /// `sendMessage`, tried again (up to [`SEND_ATTEMPTS`] in all, waiting longer each time)
+    /// when Telegram asks to wait (429), fails (5xx) or cannot be reached.
+    pub async fn send_retrying(&self, params: &SendMessage<'_>) -> Result<i32, BotError> {
+        let mut attempt = 1;
+        loop {
+            match self.send_message(params).await {
+                Ok(id) => return Ok(id),
+                Err(e) => match e.retry_delay() {
+                    Some(wait) if attempt < SEND_ATTEMPTS => {
+                        tokio::time::sleep(wait * attempt).await;
+                        attempt += 1;
+                    }
+                    _ => return Err(e),
+                },
+            }
+        }
+    }
+
+    /// An answer (already redacted) to `chat`, in pieces under Telegram's cap: MarkdownV2
+    /// (code kept as code), or the plain piece when Telegram refuses the markup. The first
+    /// other error ends it.
+    pub async fn send_answer(&self, chat: i64, text: &str) -> Result<(), BotError> {
+        use super::text::{MAX_MESSAGE_UNITS, answer_markdown, split, utf16_len};
+        let text = if text.trim().is_empty() {
+            "(no answer)"
+        } else {
+            text
+        };
+        for piece in split(text, RAW_PIECE_UNITS) {
+            let markdown = answer_markdown(&piece);
+            if utf16_len(&markdown) <= MAX_MESSAGE_UNITS {
+                let params = SendMessage {
+                    chat_id: chat,
+                    text: &markdown,
+                    parse_mode: Some(ParseMode::MarkdownV2),
+                    reply_markup: None,
+                };
+                match self.send_retrying(&params).await {
+                    Ok(_) => continue,
+                    Err(e) if e.is_markup_error() => {
+                        tracing::warn!("Telegram refused the markup ({e}); sending plain text");
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            let plain = SendMessage {
+                chat_id: chat,
+                text: &piece,
+                parse_mode: None,
+                reply_markup: None,
+            };
+            self.send_retrying(&plain).await?;
+        }
+        Ok(())
     }
 
     /// `editMessageText`.

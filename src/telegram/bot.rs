@@ -11,13 +11,14 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio_util::sync::CancellationToken;
 
+use super::api::SEND_ATTEMPTS;
 use super::api::{
     BotApi, BotError, Button, CallbackQuery, EditMessageText, InlineKeyboard, Message as TgMessage,
     ParseMode, SendMessage, Update,
 };
 use super::plan_status::{self, PlanStatus};
 use super::state::{ChatSession, StateFile};
-use super::text::{MAX_MESSAGE_UNITS, answer_markdown, split, utf16_len};
+use super::text::{MAX_MESSAGE_UNITS, split, utf16_len};
 use crate::config::TelegramConfig;
 use crate::engine::{EngineEvent, Observer};
 use crate::llm::Message;
@@ -38,9 +39,7 @@ const REFUSAL_INTERVAL: Duration = Duration::from_secs(600);
 /// The longest wait between polls after network errors.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// Attempts of one message send (429 and network errors are retried).
-const SEND_ATTEMPTS: u32 = 5;
 /// Raw text per message before MarkdownV2 escaping (at most doubles it).
-const RAW_PIECE_UNITS: usize = (MAX_MESSAGE_UNITS - 8) / 2;
 /// The progress message is edited at most this often (plus once at the end).
 const PROGRESS_EDIT_INTERVAL: Duration = Duration::from_millis(800);
 
@@ -570,35 +569,12 @@ impl Bot {
         }
     }
 
-    /// Sends the answer in pieces under the cap: MarkdownV2 (code kept as code), or the
-    /// plain piece when Telegram refuses the markup.
+    /// Sends the answer (redacted) in pieces under the cap, MarkdownV2 or plain
+    /// ([`BotApi::send_answer`]).
     async fn reply(&self, chat: i64, text: &str) {
         let text = self.runtime.redactor().redact(text);
-        let text = if text.trim().is_empty() {
-            "(no answer)"
-        } else {
-            &text
-        };
-        for piece in split(text, RAW_PIECE_UNITS) {
-            let markdown = answer_markdown(&piece);
-            if utf16_len(&markdown) <= MAX_MESSAGE_UNITS {
-                match self
-                    .send_once_retrying(chat, &markdown, Some(ParseMode::MarkdownV2), None)
-                    .await
-                {
-                    Ok(_) => continue,
-                    Err(e) if e.is_markup_error() => {
-                        eprintln!(
-                            "odek telegram: Telegram refused the markup ({e}); sending plain text"
-                        );
-                    }
-                    Err(e) => {
-                        eprintln!("odek telegram: could not send a reply to chat {chat}: {e}");
-                        return;
-                    }
-                }
-            }
-            let _ = self.send(chat, &piece, None, None).await;
+        if let Err(e) = self.api.send_answer(chat, &text).await {
+            eprintln!("odek telegram: could not send a reply to chat {chat}: {e}");
         }
     }
 
@@ -641,19 +617,7 @@ impl Bot {
             parse_mode: mode,
             reply_markup: markup.as_ref(),
         };
-        let mut attempt = 1;
-        loop {
-            match self.api.send_message(&params).await {
-                Ok(id) => return Ok(id),
-                Err(e) => match e.retry_delay() {
-                    Some(wait) if attempt < SEND_ATTEMPTS => {
-                        tokio::time::sleep(wait * attempt).await;
-                        attempt += 1;
-                    }
-                    _ => return Err(e),
-                },
-            }
-        }
+        self.api.send_retrying(&params).await
     }
 
     async fn edit(&self, chat: i64, message_id: i32, text: &str, markup: Option<InlineKeyboard>) {

@@ -2,7 +2,7 @@
 //! through the same runtime, session files and locks as the command line, and the seed's
 //! `/plan_status`. See `docs/TELEGRAM.md`.
 
-mod api;
+pub mod api;
 mod bot;
 pub mod plan_status;
 mod state;

@@ -1,0 +1,202 @@
+//! Where a scheduled (or `run --deliver`) answer goes: `stdout`, `log`
+//! (`<home>/schedules/<name>.log`), `file:PATH` (appended), `telegram` (to
+//! `telegram.default_chat_id`) or `telegram:CHAT_ID`, through the Bot API client of `odek
+//! telegram` (MarkdownV2, plain text when Telegram refuses the markup). A failed delivery is
+//! tried again 3 times, waiting longer each time, then reported with its reason.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::Duration;
+
+use crate::telegram::api::BotApi;
+
+/// Tries of one delivery.
+pub const DELIVERY_ATTEMPTS: u32 = 4;
+
+/// A delivery target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// The terminal (`run NAME`, `odek run --deliver stdout`).
+    Stdout,
+    /// `<home>/schedules/<name>.log`.
+    Log,
+    /// A file the answer is appended to.
+    File(PathBuf),
+    /// A Telegram chat (`None`: `telegram.default_chat_id`).
+    Telegram(Option<i64>),
+}
+
+impl FromStr for Target {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Target, String> {
+        let wrong = || {
+            format!(
+                "unknown delivery \"{text}\": use stdout, log, file:PATH, telegram or telegram:CHAT_ID"
+            )
+        };
+        match text.trim() {
+            "stdout" => Ok(Target::Stdout),
+            "log" => Ok(Target::Log),
+            "telegram" => Ok(Target::Telegram(None)),
+            other => {
+                if let Some(path) = other.strip_prefix("file:").filter(|p| !p.is_empty()) {
+                    return Ok(Target::File(PathBuf::from(path)));
+                }
+                let chat = other.strip_prefix("telegram:").ok_or_else(wrong)?;
+                chat.parse::<i64>()
+                    .map(|id| Target::Telegram(Some(id)))
+                    .map_err(|_| format!("\"{chat}\" is not a Telegram chat id (a number)"))
+            }
+        }
+    }
+}
+
+/// What a delivery needs besides the answer.
+pub struct Delivery {
+    /// The odek home (for `log`).
+    pub home: PathBuf,
+    /// The Bot API, when `telegram.bot_token` is set.
+    pub telegram: Option<BotApi>,
+    /// `telegram.default_chat_id` (0: none).
+    pub default_chat: i64,
+    /// The wait before the first retry (doubled each time).
+    pub backoff: Duration,
+}
+
+impl Delivery {
+    /// Delivers `answer` of job `name` (run at `when`, in `session`) to `target`, trying
+    /// again on failure; the error is the last reason.
+    pub async fn deliver(
+        &self,
+        target: &Target,
+        name: &str,
+        header: &str,
+        answer: &str,
+    ) -> Result<(), String> {
+        let mut wait = self.backoff;
+        let mut attempt = 1;
+        loop {
+            match self.deliver_once(target, name, header, answer).await {
+                Ok(()) => return Ok(()),
+                Err(e) if attempt >= DELIVERY_ATTEMPTS => {
+                    return Err(format!("{e} (after {attempt} tries)"));
+                }
+                Err(e) => {
+                    tracing::warn!("delivery of {name} failed ({e}); trying again in {wait:?}");
+                    tokio::time::sleep(wait).await;
+                    wait *= 2;
+                    attempt += 1;
+                }
+            }
+        }
+    }
+
+    async fn deliver_once(
+        &self,
+        target: &Target,
+        name: &str,
+        header: &str,
+        answer: &str,
+    ) -> Result<(), String> {
+        match target {
+            Target::Stdout => {
+                println!("{answer}");
+                Ok(())
+            }
+            Target::Log => append(&log_path(&self.home, name), header, answer),
+            Target::File(path) => append(path, header, answer),
+            Target::Telegram(chat) => {
+                let api = self
+                    .telegram
+                    .as_ref()
+                    .ok_or("telegram delivery needs telegram.bot_token (or ODEK_TELEGRAM_TOKEN)")?;
+                let chat = chat.or((self.default_chat != 0).then_some(self.default_chat)).ok_or(
+                    "`telegram` delivery needs telegram.default_chat_id, or name the chat: telegram:CHAT_ID",
+                )?;
+                api.send_answer(chat, answer)
+                    .await
+                    .map_err(|e| e.to_string())
+            }
+        }
+    }
+}
+
+/// `<home>/schedules/<name>.log`.
+pub fn log_path(home: &Path, name: &str) -> PathBuf {
+    home.join("schedules").join(format!("{name}.log"))
+}
+
+/// Appends `header`, the answer and a blank line to `path` (created 0600 with its folder).
+fn append(path: &Path, header: &str, answer: &str) -> Result<(), String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let fail = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(fail)?;
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(fail)?;
+    let text = format!("{header}\n{}\n\n", answer.trim_end());
+    file.write_all(text.as_bytes()).map_err(fail)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_parse_and_bad_ones_say_what_is_accepted() {
+        assert_eq!("stdout".parse(), Ok(Target::Stdout));
+        assert_eq!("log".parse(), Ok(Target::Log));
+        assert_eq!("telegram".parse(), Ok(Target::Telegram(None)));
+        assert_eq!(
+            "telegram:-100123".parse(),
+            Ok(Target::Telegram(Some(-100_123)))
+        );
+        assert_eq!(
+            "file:/tmp/report.md".parse(),
+            Ok(Target::File("/tmp/report.md".into()))
+        );
+        let e = "email".parse::<Target>().unwrap_err();
+        assert!(e.contains("use stdout, log, file:PATH, telegram or telegram:CHAT_ID"));
+        assert!(
+            "telegram:me"
+                .parse::<Target>()
+                .unwrap_err()
+                .contains("not a Telegram chat id")
+        );
+        assert!("file:".parse::<Target>().is_err());
+    }
+
+    #[tokio::test]
+    async fn log_and_file_deliveries_append() {
+        let home = tempfile::tempdir().unwrap();
+        let d = Delivery {
+            home: home.path().to_path_buf(),
+            telegram: None,
+            default_chat: 0,
+            backoff: Duration::from_millis(1),
+        };
+        d.deliver(&Target::Log, "daily", "== 1", "first")
+            .await
+            .unwrap();
+        d.deliver(&Target::Log, "daily", "== 2", "second")
+            .await
+            .unwrap();
+        let log = std::fs::read_to_string(log_path(home.path(), "daily")).unwrap();
+        assert_eq!(log, "== 1\nfirst\n\n== 2\nsecond\n\n");
+        let e = d
+            .deliver(&Target::Telegram(None), "daily", "h", "x")
+            .await
+            .unwrap_err();
+        assert!(
+            e.contains("telegram.bot_token") && e.contains("after 4 tries"),
+            "{e}"
+        );
+    }
+}
