@@ -12,6 +12,7 @@ mod memory_cmd;
 mod panic;
 mod repl;
 mod run;
+mod schedule_cmd;
 mod serve_cmd;
 mod session_cmd;
 mod skill_cmd;
@@ -116,6 +117,8 @@ enum Command {
     Memory(memory_cmd::MemoryArgs),
     /// Skills (SKILL.md folders): list, show, new, validate, trust, import, remove
     Skill(skill_cmd::SkillArgs),
+    /// Recurring tasks: add, list, rm, enable, disable, run, next, daemon
+    Schedule(schedule_cmd::ScheduleArgs),
     /// Print the shell completion script (bash, zsh, fish, powershell)
     Completions(docs_cmd::CompletionsArgs),
     /// Print the manual page (roff), or write every page with --dir
@@ -162,6 +165,7 @@ pub fn main() -> ExitCode {
         Command::Mcp(args) => mcp_cmd::run(args),
         Command::Memory(args) => memory_cmd::run(args),
         Command::Skill(args) => skill_cmd::run(args),
+        Command::Schedule(args) => schedule_cmd::run(args),
         Command::Completions(args) => docs_cmd::completions(args),
         Command::Man(args) => docs_cmd::man(args),
     };

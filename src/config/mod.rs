@@ -105,6 +105,20 @@ pub struct Config {
     pub memory: MemoryConfig,
     /// Skills in the `SKILL.md` format (see docs/SKILLS.md).
     pub skills: SkillsConfig,
+    /// Scheduled jobs (see docs/SCHEDULES.md).
+    pub schedules: SchedulesConfig,
+}
+
+/// The `schedules` section.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SchedulesConfig {
+    /// Who runs due jobs: `any` (the daemon, `odek serve` or `odek telegram`, whichever
+    /// holds the home's lock), `daemon` (only `odek schedule daemon`), `off`.
+    pub runner: String,
+    /// Danger classes every scheduled turn may run with nobody to ask.
+    pub dangerous: Vec<String>,
+    /// Jobs running at once.
+    pub max_concurrent: u64,
 }
 
 /// The `skills` section.
@@ -542,6 +556,11 @@ impl Default for Config {
                 dirs: Vec::new(),
                 max_listed: 50,
                 max_auto_chars: 8000,
+            },
+            schedules: SchedulesConfig {
+                runner: "any".into(),
+                dangerous: Vec::new(),
+                max_concurrent: 2,
             },
         }
     }

@@ -4,5 +4,6 @@
 
 pub mod cron;
 pub mod deliver;
+pub mod exec;
 pub mod runner;
 pub mod store;

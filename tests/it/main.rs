@@ -20,6 +20,7 @@ mod cli_reliability;
 mod cli_repl;
 mod cli_run;
 mod cli_safety;
+mod cli_schedule;
 mod cli_session_writers;
 mod cli_sessions;
 mod cli_skills;

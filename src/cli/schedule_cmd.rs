@@ -1,0 +1,382 @@
+//! `odek schedule add|list|rm|enable|disable|run|next|daemon`: recurring tasks
+//! (docs/SCHEDULES.md).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+use jiff::Timestamp;
+
+use super::Exit;
+use crate::config::{Config, LoadOptions};
+use crate::schedule::cron::Schedule;
+use crate::schedule::deliver::{Delivery, Target};
+use crate::schedule::exec::{TurnExecutor, job_config};
+use crate::schedule::runner::{Executor, Runner, RunnerLock, SystemClock};
+use crate::schedule::store::{self, Job, Store};
+
+/// Arguments of `odek schedule`.
+#[derive(Debug, Args)]
+pub struct ScheduleArgs {
+    #[command(subcommand)]
+    command: ScheduleCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum ScheduleCommand {
+    /// Add a job: run TASK whenever the cron expression fires
+    Add {
+        /// 5-field cron (minute hour day-of-month month day-of-week; names, ranges, lists,
+        /// steps) or @hourly, @daily, @weekly, @monthly, @yearly
+        #[arg(long)]
+        cron: String,
+        /// IANA time zone (default: the system's)
+        #[arg(long)]
+        tz: Option<String>,
+        /// The job's name (default: from the task's first words)
+        #[arg(long)]
+        name: Option<String>,
+        /// Where the answer goes: log (default), stdout, file:PATH, telegram, telegram:CHAT_ID
+        #[arg(long, default_value = "log")]
+        deliver: String,
+        /// Run once at start when a fire time passed while nothing ran
+        #[arg(long)]
+        catchup: bool,
+        /// Add it switched off
+        #[arg(long)]
+        disabled: bool,
+        /// The working directory of its turns (default: here)
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// A danger class its turns may run with nobody to ask (repeatable)
+        #[arg(long = "allow", value_name = "CLASS")]
+        allow: Vec<String>,
+        /// What the agent is asked to do
+        #[arg(required = true, num_args = 1..)]
+        task: Vec<String>,
+    },
+    /// The jobs: cron, zone, next run, last outcome, policy
+    List {
+        /// Print JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete a job
+    Rm {
+        /// The job's name
+        name: String,
+    },
+    /// Switch a job on
+    Enable {
+        /// The job's name
+        name: String,
+    },
+    /// Switch a job off (kept; `run` still runs it)
+    Disable {
+        /// The job's name
+        name: String,
+    },
+    /// Run a job now, in the foreground, its answer on stdout
+    Run {
+        /// The job's name
+        name: String,
+    },
+    /// The next fire times of one job or of all
+    Next {
+        /// The job's name
+        name: Option<String>,
+        /// How many
+        #[arg(long, short = 'n', default_value_t = 5)]
+        count: usize,
+    },
+    /// Run due jobs until stopped (SIGTERM, Ctrl-C)
+    Daemon,
+}
+
+/// Runs `odek schedule …`.
+pub fn run(args: ScheduleArgs) -> anyhow::Result<Exit> {
+    let resolved = crate::config::load(&LoadOptions::from_process(Default::default()))?;
+    resolved.warnings.iter().for_each(|w| eprintln!("{w}"));
+    let store = Store::new(&resolved.home);
+    let config = resolved.config;
+    let home = resolved.home;
+    match args.command {
+        ScheduleCommand::Add {
+            cron,
+            tz,
+            name,
+            deliver,
+            catchup,
+            disabled,
+            dir,
+            allow,
+            task,
+        } => {
+            let task = task.join(" ");
+            let job = Job {
+                name: name.unwrap_or_else(|| store::name_from_task(&task)),
+                cron,
+                tz,
+                task,
+                deliver,
+                catchup,
+                enabled: !disabled,
+                dir: match dir {
+                    Some(d) => d
+                        .canonicalize()
+                        .map_err(|e| anyhow::anyhow!("{}: {e}", d.display()))?,
+                    None => std::env::current_dir()?,
+                },
+                allow,
+                created_at: Timestamp::now().to_string(),
+            };
+            add(&store, &config, job)
+        }
+        ScheduleCommand::List { json } => list(&store, &config, json),
+        ScheduleCommand::Rm { name } => change(&store, &name, "Removed", |jobs, i| {
+            jobs.remove(i);
+        }),
+        ScheduleCommand::Enable { name } => change(&store, &name, "Enabled", |jobs, i| {
+            jobs[i].enabled = true;
+        }),
+        ScheduleCommand::Disable { name } => change(&store, &name, "Disabled", |jobs, i| {
+            jobs[i].enabled = false;
+        }),
+        ScheduleCommand::Next { name, count } => next(&store, name.as_deref(), count),
+        ScheduleCommand::Run { name } => run_now(&store, config, home, &name),
+        ScheduleCommand::Daemon => daemon(config, home),
+    }
+}
+
+/// Checks a job (name, expression, zone, delivery, policy) and adds it.
+fn add(store: &Store, config: &Config, job: Job) -> anyhow::Result<Exit> {
+    store::check_name(&job.name).map_err(|e| anyhow::anyhow!(e))?;
+    let schedule = Schedule::parse(&job.cron, job.tz.as_deref()).map_err(|e| anyhow::anyhow!(e))?;
+    job.deliver
+        .parse::<Target>()
+        .map_err(|e| anyhow::anyhow!(e))?;
+    job_config(config, &job).map_err(|e| anyhow::anyhow!(e))?;
+    let name = job.name.clone();
+    store
+        .update_jobs(|jobs| {
+            if jobs.iter().any(|j| j.name == name) {
+                return Err(format!(
+                    "a job named \"{name}\" exists already (odek schedule list); choose another with --name"
+                ));
+            }
+            jobs.push(job);
+            Ok(())
+        })
+        .map_err(|e| anyhow::anyhow!(e))?;
+    let next = schedule
+        .upcoming(Timestamp::now(), 1)
+        .first()
+        .map(|z| z.strftime("%Y-%m-%d %H:%M %Z").to_string())
+        .unwrap_or_else(|| "never".into());
+    println!("Added {name}: next run {next}");
+    Ok(Exit::Success)
+}
+
+fn change(
+    store: &Store,
+    name: &str,
+    done: &str,
+    apply: impl FnOnce(&mut Vec<Job>, usize),
+) -> anyhow::Result<Exit> {
+    store
+        .update_jobs(|jobs| {
+            let i = jobs.iter().position(|j| j.name == name).ok_or_else(|| {
+                format!("no job named \"{name}\" (odek schedule list shows them)")
+            })?;
+            apply(jobs, i);
+            Ok(())
+        })
+        .map_err(|e| anyhow::anyhow!(e))?;
+    println!("{done} {name}");
+    Ok(Exit::Success)
+}
+
+/// What a job's turns may do with nobody to ask, in a few words.
+fn policy_text(config: &Config, job: &Job) -> String {
+    let mut allowed: Vec<&str> = config
+        .schedules
+        .dangerous
+        .iter()
+        .chain(&job.allow)
+        .map(String::as_str)
+        .collect();
+    allowed.sort_unstable();
+    allowed.dedup();
+    if allowed.is_empty() {
+        "asks nothing: what would ask is denied".into()
+    } else {
+        format!("allows {}; denies what else would ask", allowed.join(", "))
+    }
+}
+
+fn list(store: &Store, config: &Config, json: bool) -> anyhow::Result<Exit> {
+    let jobs = store.jobs().map_err(|e| anyhow::anyhow!(e))?;
+    let states = store.states().map_err(|e| anyhow::anyhow!(e))?;
+    let now = Timestamp::now();
+    let rows: Vec<serde_json::Value> = jobs
+        .iter()
+        .map(|job| {
+            let schedule = Schedule::parse(&job.cron, job.tz.as_deref());
+            let next = schedule
+                .as_ref()
+                .ok()
+                .filter(|_| job.enabled)
+                .and_then(|s| s.upcoming(now, 1).into_iter().next())
+                .map(|z| z.strftime("%Y-%m-%d %H:%M %Z").to_string());
+            let zone = schedule
+                .as_ref()
+                .map(Schedule::zone_label)
+                .unwrap_or_else(|e| e.clone());
+            let state = states.get(&job.name).cloned().unwrap_or_default();
+            serde_json::json!({
+                "name": job.name, "cron": job.cron, "zone": zone, "enabled": job.enabled,
+                "next_run": next, "last_run": state.last_run, "last_outcome": state.last_outcome,
+                "skipped": state.skipped, "deliver": job.deliver, "dir": job.dir,
+                "policy": policy_text(config, job), "task": job.task,
+            })
+        })
+        .collect();
+    if json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+        return Ok(Exit::Success);
+    }
+    if rows.is_empty() {
+        println!(
+            "No jobs. Add one: odek schedule add --cron '0 8 * * MON-FRI' summarise the open issues"
+        );
+    }
+    for r in &rows {
+        let text = |k: &str| r[k].as_str().unwrap_or("—").to_string();
+        println!(
+            "{}  {}  [{}]{}  next: {}  last: {}",
+            text("name"),
+            text("cron"),
+            text("zone"),
+            if r["enabled"] == true {
+                ""
+            } else {
+                " (disabled)"
+            },
+            text("next_run"),
+            text("last_outcome"),
+        );
+        println!(
+            "    {} → {}; {}",
+            text("task"),
+            text("deliver"),
+            text("policy")
+        );
+    }
+    Ok(Exit::Success)
+}
+
+fn next(store: &Store, name: Option<&str>, count: usize) -> anyhow::Result<Exit> {
+    let jobs = store.jobs().map_err(|e| anyhow::anyhow!(e))?;
+    let chosen: Vec<&Job> = match name {
+        Some(n) => vec![jobs.iter().find(|j| j.name == n).ok_or_else(|| {
+            anyhow::anyhow!("no job named \"{n}\" (odek schedule list shows them)")
+        })?],
+        None => jobs.iter().collect(),
+    };
+    for job in chosen {
+        let schedule =
+            Schedule::parse(&job.cron, job.tz.as_deref()).map_err(|e| anyhow::anyhow!(e))?;
+        println!("{} ({}, {}):", job.name, job.cron, schedule.zone_label());
+        for at in schedule.upcoming(Timestamp::now(), count) {
+            println!("  {}", at.strftime("%a %Y-%m-%d %H:%M %Z (%:z)"));
+        }
+    }
+    Ok(Exit::Success)
+}
+
+fn delivery(config: &Config, home: &std::path::Path) -> Arc<Delivery> {
+    let telegram = config.telegram.bot_token.as_deref().and_then(|token| {
+        crate::telegram::api::BotApi::new(
+            &config.telegram.api_base,
+            token,
+            Duration::from_secs(config.telegram.poll_timeout),
+        )
+        .ok()
+    });
+    Arc::new(Delivery {
+        home: home.to_path_buf(),
+        telegram,
+        default_chat: 0,
+        backoff: Duration::from_secs(1),
+    })
+}
+
+fn executor(config: Config, home: PathBuf, target: Option<Target>) -> Arc<TurnExecutor> {
+    let redactor = crate::runtime::build_redactor(&config);
+    Arc::new(TurnExecutor {
+        delivery: delivery(&config, &home),
+        base: config,
+        home,
+        supervisor: crate::runtime::Supervisor::new(crate::runtime::SHUTDOWN_GRACE, redactor),
+        target,
+    })
+}
+
+fn run_now(store: &Store, config: Config, home: PathBuf, name: &str) -> anyhow::Result<Exit> {
+    let jobs = store.jobs().map_err(|e| anyhow::anyhow!(e))?;
+    let job = jobs.into_iter().find(|j| j.name == name).ok_or_else(|| {
+        anyhow::anyhow!("no job named \"{name}\" (odek schedule list shows them)")
+    })?;
+    let exec = executor(config, home, Some(Target::Stdout));
+    let runtime = tokio::runtime::Runtime::new()?;
+    let outcome = runtime.block_on(async {
+        let now = Timestamp::now();
+        let outcome = exec.run(&job, now).await;
+        let _ = store.update_state(&job.name, |s| {
+            s.last_run = Some(now.to_string());
+            s.last_outcome = Some(outcome.text.clone());
+            s.last_session = outcome.session.clone();
+        });
+        outcome
+    });
+    if outcome.text == "ok" {
+        Ok(Exit::Success)
+    } else {
+        eprintln!("odek: {name}: {}", outcome.text);
+        Ok(Exit::Failure)
+    }
+}
+
+fn daemon(config: Config, home: PathBuf) -> anyhow::Result<Exit> {
+    if config.schedules.runner == "off" {
+        anyhow::bail!("schedules.runner is \"off\": no runner starts");
+    }
+    let Some(lock) = RunnerLock::try_acquire(&home).map_err(|e| anyhow::anyhow!(e))? else {
+        anyhow::bail!(
+            "another runner holds {} (odek schedule daemon, serve or telegram on this home); one runner per home",
+            home.join(crate::schedule::runner::RUNNER_LOCK).display()
+        );
+    };
+    let exec = executor(config, home.clone(), None);
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(async {
+        let runner = Runner::new(&home, lock, Arc::new(SystemClock), exec.clone());
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let stop = cancel.clone();
+        tokio::spawn(async move {
+            crate::process::termination().await;
+            stop.cancel();
+        });
+        eprintln!(
+            "odek schedule daemon: running the jobs of {}",
+            home.display()
+        );
+        runner.run_until(cancel).await;
+        let cancelled = exec.supervisor.shutdown().await;
+        if cancelled > 0 {
+            eprintln!("odek schedule daemon: {cancelled} running job(s) cancelled, saved");
+        }
+    });
+    Ok(Exit::Success)
+}

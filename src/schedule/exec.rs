@@ -1,0 +1,206 @@
+//! Running one job: a turn with nobody to ask, through a supervisor, then its delivery.
+//!
+//! The job's turn is built by the same runtime as every other turn, from the user's
+//! configuration with the schedule's policy on top: nothing asks (a class the job or
+//! `schedules.dangerous` allows runs, every other call that would ask is denied; a
+//! class the user denies stays denied), the sandbox is on, `clarify` answers that no user
+//! is available, and the working directory is the job's. Each run is a session with
+//! `origin: "schedule"` titled by the job's task.
+
+use std::str::FromStr;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use jiff::Timestamp;
+
+use super::deliver::{Delivery, Target};
+use super::runner::{Executor, Outcome};
+use super::store::Job;
+use crate::config::Config;
+use crate::engine::{EngineEvent, Observer, RunError};
+use crate::llm::Message;
+use crate::policy::{Action, DangerClass};
+use crate::runtime::{Approvals, ModelSource, Runtime, RuntimeOptions, Submission, Supervisor};
+
+/// The origin of a scheduled session.
+pub const ORIGIN_SCHEDULE: &str = "schedule";
+/// Who holds a scheduled session while it runs.
+const HOLDER: &str = "odek schedule";
+
+/// The configuration of `job`'s turns: `base` with the schedule's policy.
+pub fn job_config(base: &Config, job: &Job) -> Result<Config, String> {
+    let mut config = base.clone();
+    let policy = &mut config.dangerous;
+    policy.action = None;
+    policy.non_interactive = Some(Action::Deny);
+    policy.classes.retain(|_, action| *action == Action::Deny);
+    for name in base.schedules.dangerous.iter().chain(&job.allow) {
+        let class = DangerClass::from_str(name)
+            .map_err(|_| format!("unknown danger class \"{name}\" in the job's policy"))?;
+        policy.classes.entry(class).or_insert(Action::Allow);
+    }
+    config.sandbox = true;
+    Ok(config)
+}
+
+/// Runs jobs' turns and delivers their answers.
+pub struct TurnExecutor {
+    /// The user's configuration (the global file, the environment).
+    pub base: Config,
+    /// The odek home.
+    pub home: std::path::PathBuf,
+    /// Where the turns run (shutdown lets them finish within its grace).
+    pub supervisor: Supervisor,
+    /// Where answers go.
+    pub delivery: Arc<Delivery>,
+    /// Overrides every job's target (`odek schedule run NAME` prints to stdout).
+    pub target: Option<Target>,
+}
+
+/// A turn's output nobody watches.
+struct Quiet;
+
+impl Observer for Quiet {
+    fn on_event(&self, _event: &EngineEvent<'_>) {}
+}
+
+impl TurnExecutor {
+    async fn turn(&self, job: &Job) -> Result<(String, Result<String, RunError>), String> {
+        let config = job_config(&self.base, job)?;
+        let redactor = crate::runtime::build_redactor(&config);
+        let runtime = Runtime::build(
+            config,
+            RuntimeOptions {
+                home: self.home.clone(),
+                cwd: job.dir.clone(),
+                model_source: ModelSource::Http,
+                record: None,
+                events: None,
+                redactor,
+            },
+        )
+        .map_err(|e| e.to_string())?;
+        let runtime = Arc::new(runtime);
+        let (head, _) = runtime.first_messages();
+        let session = runtime
+            .new_session(&job.task, head, ORIGIN_SCHEDULE, HOLDER)
+            .map_err(|e| e.to_string())?;
+        let session_id = session.id().to_string();
+        let handle = self
+            .supervisor
+            .submit(Submission {
+                runtime: runtime.clone(),
+                session: Some(session),
+                input: vec![Message::user(job.task.clone())],
+                approvals: Approvals::Nobody,
+                output: Arc::new(Quiet),
+            })
+            .map_err(|e| e.to_string())?;
+        let outcome = handle.outcome().await.map_err(|e| e.to_string())?;
+        runtime.mcp().shutdown().await;
+        Ok((session_id, outcome.result))
+    }
+}
+
+#[async_trait]
+impl Executor for TurnExecutor {
+    async fn run(&self, job: &Job, fire: Timestamp) -> Outcome {
+        let (session, result) = match self.turn(job).await {
+            Ok(done) => done,
+            Err(e) => {
+                return Outcome {
+                    text: format!("failed: {e}"),
+                    session: None,
+                };
+            }
+        };
+        let answer = match result {
+            Ok(answer) => answer,
+            Err(RunError::Cancelled) => {
+                return Outcome {
+                    text: "cancelled".into(),
+                    session: Some(session),
+                };
+            }
+            Err(e) => format!("odek: the scheduled task {} failed: {e}", job.name),
+        };
+        let target = match &self.target {
+            Some(t) => t.clone(),
+            None => match Target::from_str(&job.deliver) {
+                Ok(t) => t,
+                Err(e) => {
+                    return Outcome {
+                        text: format!("delivery failed: {e}"),
+                        session: Some(session),
+                    };
+                }
+            },
+        };
+        let header = format!("=== {} {fire} (session {session})", job.name);
+        let text = match self
+            .delivery
+            .deliver(&target, &job.name, &header, &answer)
+            .await
+        {
+            Ok(()) => "ok".to_string(),
+            Err(e) => format!("delivery failed: {e}"),
+        };
+        Outcome {
+            text,
+            session: Some(session),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_jobs_policy_asks_nothing_allows_only_what_it_names_and_keeps_denials() {
+        let mut base = Config::default();
+        base.dangerous.action = Some(Action::Allow);
+        base.dangerous
+            .classes
+            .insert(DangerClass::NetworkEgress, Action::Deny);
+        base.dangerous
+            .classes
+            .insert(DangerClass::LocalWrite, Action::Allow);
+        base.schedules.dangerous = vec!["local_write".into()];
+        base.sandbox = false;
+        let job = Job {
+            name: "j".into(),
+            cron: "@daily".into(),
+            tz: None,
+            task: "t".into(),
+            deliver: "log".into(),
+            catchup: false,
+            enabled: true,
+            dir: "/w".into(),
+            allow: vec!["network_egress".into(), "code_execution".into()],
+            created_at: String::new(),
+        };
+        let c = job_config(&base, &job).unwrap();
+        assert_eq!(c.dangerous.action, None, "no --yolo for a schedule");
+        assert_eq!(c.dangerous.non_interactive, Some(Action::Deny));
+        assert_eq!(
+            c.dangerous.classes[&DangerClass::NetworkEgress],
+            Action::Deny
+        );
+        assert_eq!(c.dangerous.classes[&DangerClass::LocalWrite], Action::Allow);
+        assert_eq!(
+            c.dangerous.classes[&DangerClass::CodeExecution],
+            Action::Allow
+        );
+        assert!(c.sandbox);
+        let bad = Job {
+            allow: vec!["everything".into()],
+            ..job
+        };
+        assert!(
+            job_config(&base, &bad)
+                .unwrap_err()
+                .contains("unknown danger class")
+        );
+    }
+}

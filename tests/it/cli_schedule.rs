@@ -1,0 +1,140 @@
+//! `odek schedule` through the binary: adding checks the expression, the zone and the
+//! delivery; `list`, `next`, `enable`/`disable`/`rm`; `run NAME` runs the job's turn with
+//! nobody to ask and prints its answer; its session says `origin: "schedule"`.
+
+use crate::support::*;
+use serde_json::json;
+
+fn schedule(sb: &Sandbox, base_url: &str, args: &[&str]) -> std::process::Output {
+    let mut cmd = sb.odek(base_url);
+    cmd.arg("schedule").args(args);
+    cmd.output().expect("runs")
+}
+
+fn stdout(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn adding_checks_everything_and_the_list_shows_the_next_run_and_policy() {
+    let sb = Sandbox::new();
+    let url = "http://127.0.0.1:9/v1";
+    let bad = schedule(&sb, url, &["add", "--cron", "0 25 * * *", "report"]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("field 2 (hour) \"25\" is not valid"));
+    let zone = schedule(
+        &sb,
+        url,
+        &["add", "--cron", "@daily", "--tz", "Nowhere/City", "report"],
+    );
+    assert!(String::from_utf8_lossy(&zone.stderr).contains("unknown time zone \"Nowhere/City\""));
+    let target = schedule(
+        &sb,
+        url,
+        &["add", "--cron", "@daily", "--deliver", "email", "report"],
+    );
+    assert!(String::from_utf8_lossy(&target.stderr).contains("unknown delivery \"email\""));
+
+    let ok = schedule(
+        &sb,
+        url,
+        &[
+            "add",
+            "--cron",
+            "0 8 * * MON-FRI",
+            "--tz",
+            "Europe/Berlin",
+            "--allow",
+            "network_egress",
+            "summarise",
+            "the",
+            "open",
+            "issues",
+        ],
+    );
+    assert_eq!(ok.status.code(), Some(0), "{}", show(&ok));
+    assert!(
+        stdout(&ok).starts_with("Added summarise-the-open-issues: next run "),
+        "{}",
+        stdout(&ok)
+    );
+    let twice = schedule(
+        &sb,
+        url,
+        &["add", "--cron", "@daily", "summarise the open issues"],
+    );
+    assert!(String::from_utf8_lossy(&twice.stderr).contains("exists already"));
+
+    let list = stdout(&schedule(&sb, url, &["list"]));
+    assert!(
+        list.contains("summarise-the-open-issues  0 8 * * MON-FRI  [Europe/Berlin]  next: "),
+        "{list}"
+    );
+    assert!(
+        list.contains("allows network_egress; denies what else would ask"),
+        "{list}"
+    );
+    let next = stdout(&schedule(
+        &sb,
+        url,
+        &["next", "summarise-the-open-issues", "-n", "3"],
+    ));
+    assert_eq!(
+        next.lines().filter(|l| l.contains(" 08:00 CE")).count(),
+        3,
+        "{next}"
+    );
+    assert_eq!(
+        schedule(&sb, url, &["disable", "summarise-the-open-issues"])
+            .status
+            .code(),
+        Some(0)
+    );
+    assert!(stdout(&schedule(&sb, url, &["list"])).contains("(disabled)"));
+    assert_eq!(
+        schedule(&sb, url, &["rm", "summarise-the-open-issues"])
+            .status
+            .code(),
+        Some(0)
+    );
+    assert!(stdout(&schedule(&sb, url, &["list"])).starts_with("No jobs."));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_now_answers_on_stdout_and_denies_what_would_ask() {
+    let marker = "pwned-by-schedule";
+    let server = ScriptedServer::start(vec![
+        tools(&[(
+            "shell",
+            json!({"command": format!("curl -s https://example.com/{marker}")}),
+        )]),
+        text("Three issues are open."),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let add = schedule(
+        &sb,
+        &server.base_url(),
+        &[
+            "add",
+            "--cron",
+            "@daily",
+            "--name",
+            "issues",
+            "count the open issues",
+        ],
+    );
+    assert_eq!(add.status.code(), Some(0), "{}", show(&add));
+    let out = schedule(&sb, &server.base_url(), &["run", "issues"]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(stdout(&out), "Three issues are open.\n");
+    let results = tool_results(&server.requests()[1]);
+    assert!(results[0].contains("denied"), "nobody to ask: {results:?}");
+    let index = std::fs::read_to_string(sb.home.join("sessions/index.json")).unwrap();
+    assert!(
+        index.contains("\"origin\": \"schedule\"") || index.contains("\"origin\":\"schedule\""),
+        "{index}"
+    );
+    let list = stdout(&schedule(&sb, &server.base_url(), &["list"]));
+    assert!(list.contains("last: ok"), "{list}");
+}
