@@ -6,6 +6,7 @@ use super::Exit;
 use super::flags::TurnFlags;
 use super::turn::{Setup, exit_for, read_task, report_outcome, tokio_runtime};
 use crate::llm::Message;
+use crate::schedule::deliver::{Delivery, Target};
 use crate::session::ORIGIN_CLI;
 
 /// Who holds a session while `odek run` writes it.
@@ -22,6 +23,9 @@ pub struct RunArgs {
     /// Save this run as a session even when sessions.autosave is false
     #[arg(long, help_heading = "Sessions")]
     session: bool,
+    /// Also deliver the answer: log, file:PATH, telegram or telegram:CHAT_ID (as schedules do)
+    #[arg(long, value_name = "TARGET", help_heading = "Output")]
+    deliver: Option<String>,
     /// The task; words are joined with spaces, `-` reads it from stdin, `--` ends the flags
     #[arg(value_name = "TASK", required = true)]
     task: Vec<String>,
@@ -30,6 +34,12 @@ pub struct RunArgs {
 /// Runs `odek run`.
 pub fn run(args: RunArgs) -> anyhow::Result<Exit> {
     let task = read_task(&args.task)?;
+    let target = args
+        .deliver
+        .as_deref()
+        .map(str::parse::<Target>)
+        .transpose()
+        .map_err(|e| super::error::UsageError(e))?;
     let setup = Setup::new(&args.turn)?;
     let config = &setup.resolved.config;
     let mut head = setup.first_messages(&args.turn.ctx)?;
@@ -53,8 +63,24 @@ pub fn run(args: RunArgs) -> anyhow::Result<Exit> {
             s.id()
         )));
     }
+    let session_id = session.as_ref().map(|s| s.id().to_string());
     drop(session);
     setup.finish(&rt);
     report_outcome(&setup, &outcome, config.max_iterations);
+    if let (Some(target), Ok(answer)) = (&target, &outcome.result)
+        && *target != Target::Stdout
+    {
+        let delivery = Delivery::from_config(config, &setup.resolved.home);
+        let header = format!(
+            "=== odek run {} (session {})",
+            jiff::Timestamp::now(),
+            session_id.as_deref().unwrap_or("not saved")
+        );
+        let answer = setup.runtime.redactor().redact(answer);
+        if let Err(e) = rt.block_on(delivery.deliver(target, "run", &header, &answer)) {
+            eprintln!("odek: the answer could not be delivered: {e}");
+            return Ok(Exit::Failure);
+        }
+    }
     Ok(exit_for(&outcome.result))
 }

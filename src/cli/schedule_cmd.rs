@@ -3,7 +3,6 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use clap::{Args, Subcommand};
 use jiff::Timestamp;
@@ -295,27 +294,10 @@ fn next(store: &Store, name: Option<&str>, count: usize) -> anyhow::Result<Exit>
     Ok(Exit::Success)
 }
 
-fn delivery(config: &Config, home: &std::path::Path) -> Arc<Delivery> {
-    let telegram = config.telegram.bot_token.as_deref().and_then(|token| {
-        crate::telegram::api::BotApi::new(
-            &config.telegram.api_base,
-            token,
-            Duration::from_secs(config.telegram.poll_timeout),
-        )
-        .ok()
-    });
-    Arc::new(Delivery {
-        home: home.to_path_buf(),
-        telegram,
-        default_chat: 0,
-        backoff: Duration::from_secs(1),
-    })
-}
-
 fn executor(config: Config, home: PathBuf, target: Option<Target>) -> Arc<TurnExecutor> {
     let redactor = crate::runtime::build_redactor(&config);
     Arc::new(TurnExecutor {
-        delivery: delivery(&config, &home),
+        delivery: Arc::new(Delivery::from_config(&config, &home)),
         base: config,
         home,
         supervisor: crate::runtime::Supervisor::new(crate::runtime::SHUTDOWN_GRACE, redactor),

@@ -327,6 +327,38 @@ impl Runtime {
         holder: &str,
         parent: Option<&str>,
     ) -> Result<Arc<SessionHandle>, RuntimeError> {
+        self.create_session(task, messages, origin, holder, |s| {
+            s.parent_session = parent.map(str::to_string);
+        })
+    }
+
+    /// [`Runtime::new_session`] for a run of the scheduled job `job` (`origin: "schedule"`).
+    pub fn new_scheduled_session(
+        &self,
+        task: &str,
+        messages: Vec<Message>,
+        holder: &str,
+        job: &str,
+    ) -> Result<Arc<SessionHandle>, RuntimeError> {
+        self.create_session(
+            task,
+            messages,
+            crate::session::ORIGIN_SCHEDULE,
+            holder,
+            |s| {
+                s.schedule = Some(job.to_string());
+            },
+        )
+    }
+
+    fn create_session(
+        &self,
+        task: &str,
+        messages: Vec<Message>,
+        origin: &str,
+        holder: &str,
+        lineage: impl FnOnce(&mut crate::session::Session),
+    ) -> Result<Arc<SessionHandle>, RuntimeError> {
         let mut session = self.sessions.new_session(
             &self.config.model,
             Some(&self.config.base_url),
@@ -334,7 +366,7 @@ impl Runtime {
             messages,
         );
         session.origin = Some(origin.to_string());
-        session.parent_session = parent.map(str::to_string);
+        lineage(&mut session);
         let live = session.messages.clone();
         let mut writer = self
             .sessions

@@ -66,6 +66,24 @@ pub struct Delivery {
 }
 
 impl Delivery {
+    /// The delivery of a home and configuration: the Bot API when a bot token is set.
+    pub fn from_config(config: &crate::config::Config, home: &Path) -> Delivery {
+        let telegram = config.telegram.bot_token.as_deref().and_then(|token| {
+            BotApi::new(
+                &config.telegram.api_base,
+                token,
+                Duration::from_secs(config.telegram.poll_timeout),
+            )
+            .ok()
+        });
+        Delivery {
+            home: home.to_path_buf(),
+            telegram,
+            default_chat: 0,
+            backoff: Duration::from_secs(1),
+        }
+    }
+
     /// Delivers `answer` of job `name` (run at `when`, in `session`) to `target`, trying
     /// again on failure; the error is the last reason.
     pub async fn deliver(

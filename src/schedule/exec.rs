@@ -5,7 +5,7 @@
 //! `schedules.dangerous` allows runs, every other call that would ask is denied; a
 //! class the user denies stays denied), the sandbox is on, `clarify` answers that no user
 //! is available, and the working directory is the job's. Each run is a session with
-//! `origin: "schedule"` titled by the job's task.
+//! `origin: "schedule"` and the job's name (`schedule`).
 
 use std::str::FromStr;
 use std::sync::Arc;
@@ -22,8 +22,6 @@ use crate::llm::Message;
 use crate::policy::{Action, DangerClass};
 use crate::runtime::{Approvals, ModelSource, Runtime, RuntimeOptions, Submission, Supervisor};
 
-/// The origin of a scheduled session.
-pub const ORIGIN_SCHEDULE: &str = "schedule";
 /// Who holds a scheduled session while it runs.
 const HOLDER: &str = "odek schedule";
 
@@ -83,7 +81,7 @@ impl TurnExecutor {
         let runtime = Arc::new(runtime);
         let (head, _) = runtime.first_messages();
         let session = runtime
-            .new_session(&job.task, head, ORIGIN_SCHEDULE, HOLDER)
+            .new_scheduled_session(&job.task, head, HOLDER, &job.name)
             .map_err(|e| e.to_string())?;
         let session_id = session.id().to_string();
         let handle = self

@@ -39,6 +39,8 @@ pub const ORIGIN_SERVE: &str = "serve";
 
 /// `origin` of sessions made by `odek telegram`.
 pub const ORIGIN_TELEGRAM: &str = "telegram";
+/// `origin` of a scheduled job's run (`odek schedule`).
+pub const ORIGIN_SCHEDULE: &str = "schedule";
 
 /// Largest session file that is written or loaded (32 MiB).
 pub const MAX_SESSION_BYTES: u64 = 32 * 1024 * 1024;
@@ -111,6 +113,9 @@ pub struct Session {
     /// For a sub-agent's session (`origin: "subagent"`): the session that delegated it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_session: Option<String>,
+    /// For a scheduled run's session (`origin: "schedule"`): the job's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<String>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -187,6 +192,7 @@ impl Session {
             sandbox: self.sandbox,
             dangerous_override: self.dangerous_override.clone(),
             parent_session: self.parent_session.clone(),
+            schedule: self.schedule.clone(),
         }
     }
 

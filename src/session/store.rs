@@ -105,6 +105,7 @@ impl SessionStore {
             sandbox: None,
             dangerous_override: None,
             parent_session: None,
+            schedule: None,
             name: None,
         }
     }

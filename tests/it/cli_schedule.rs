@@ -138,3 +138,92 @@ async fn run_now_answers_on_stdout_and_denies_what_would_ask() {
     let list = stdout(&schedule(&sb, &server.base_url(), &["list"]));
     assert!(list.contains("last: ok"), "{list}");
 }
+
+/// Moves a job's creation back by `hours`, as if it had been added then and nothing ran since.
+fn backdate(sb: &Sandbox, hours: i64) {
+    let path = sb.home.join("schedules.json");
+    let mut jobs: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let then = jiff::Timestamp::now() - jiff::SignedDuration::from_hours(hours);
+    jobs[0]["created_at"] = json!(then.to_string());
+    std::fs::write(&path, jobs.to_string()).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_daemon_runs_a_missed_catchup_job_once_holds_the_lock_and_stops_on_sigterm() {
+    let server = ScriptedServer::start(vec![text("Nightly report: all green.")]).await;
+    let sb = Sandbox::new();
+    let add = schedule(
+        &sb,
+        &server.base_url(),
+        &[
+            "add",
+            "--cron",
+            "0 * * * *",
+            "--name",
+            "nightly",
+            "--catchup",
+            "write the report",
+        ],
+    );
+    assert_eq!(add.status.code(), Some(0), "{}", show(&add));
+    backdate(&sb, 3);
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["schedule", "daemon"]);
+    let mut daemon = spawn_until(cmd, "odek schedule daemon: running the jobs of");
+    let log = sb.home.join("schedules/nightly.log");
+    for _ in 0..200 {
+        if std::fs::read_to_string(&log).is_ok_and(|t| t.contains("all green")) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let text = std::fs::read_to_string(&log).expect("delivered to the log");
+    assert!(
+        text.starts_with("=== nightly ") && text.contains("Nightly report: all green."),
+        "{text}"
+    );
+    assert_eq!(server.requests().len(), 1, "three missed hours run once");
+
+    let second = schedule(&sb, &server.base_url(), &["daemon"]);
+    assert_eq!(second.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&second.stderr).contains("another runner holds"));
+
+    sigterm(&daemon.child);
+    let status = daemon.child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{}", daemon.stderr.lock().unwrap());
+    let states: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(sb.home.join("schedules-state.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(states["nightly"]["last_outcome"], "ok");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_deliver_appends_a_one_off_answer_to_a_file() {
+    let server = ScriptedServer::start(vec![text("The build is green.")]).await;
+    let sb = Sandbox::new();
+    let report = sb.work.join("reports/today.md");
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["run", "--deliver"])
+        .arg(format!("file:{}", report.display()))
+        .arg("check the build");
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let text = std::fs::read_to_string(&report).unwrap();
+    assert!(
+        text.starts_with("=== odek run ") && text.contains("The build is green."),
+        "{text}"
+    );
+    let bad = schedule(&sb, &server.base_url(), &[]);
+    assert_eq!(bad.status.code(), Some(2));
+    let mut wrong = sb.odek(&server.base_url());
+    wrong.args(["run", "--deliver", "pigeon", "x"]);
+    let out = output(wrong).await;
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a usage error before any request"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown delivery \"pigeon\""));
+}

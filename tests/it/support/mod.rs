@@ -621,3 +621,13 @@ pub fn assert_no_orphans(messages: &[Value]) {
         }
     }
 }
+
+/// Sends SIGTERM to a child process this test started.
+pub fn sigterm(child: &std::process::Child) {
+    let pid = i32::try_from(child.id()).expect("pid");
+    // SAFETY: signalling our own child process.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::kill(pid, libc::SIGTERM);
+    }
+}
