@@ -39,7 +39,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<Exit> {
         .as_deref()
         .map(str::parse::<Target>)
         .transpose()
-        .map_err(|e| super::error::UsageError(e))?;
+        .map_err(super::error::UsageError)?;
     let setup = Setup::new(&args.turn)?;
     let config = &setup.resolved.config;
     let mut head = setup.first_messages(&args.turn.ctx)?;

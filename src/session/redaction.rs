@@ -134,6 +134,7 @@ mod tests {
             sandbox: None,
             dangerous_override: None,
             parent_session: None,
+            schedule: None,
             name: None,
         }
     }
