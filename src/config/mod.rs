@@ -269,6 +269,10 @@ pub struct TelegramConfig {
     pub poll_timeout: u64,
     /// Hours of silence after which a chat's next message starts a new session (0 = never).
     pub session_ttl_hours: u64,
+    /// Where a `telegram` delivery goes (0 = none).
+    pub default_chat_id: i64,
+    /// User ids who may manage schedules with `/schedule`.
+    pub admin_users: Vec<i64>,
 }
 
 /// One entry of `mcp_servers`: a server started as a child process (`command`) or reached
@@ -520,6 +524,8 @@ impl Default for Config {
                 allowed_chats: Vec::new(),
                 poll_timeout: 30,
                 session_ttl_hours: 24,
+                default_chat_id: 0,
+                admin_users: Vec::new(),
             },
             mcp_servers: BTreeMap::new(),
             dangerous_override: None,

@@ -39,6 +39,8 @@ pub enum Kind {
     List,
     /// A list of integers (ids).
     IntList,
+    /// One id that may be negative (a Telegram group's chat id); 0 = none.
+    Id,
     /// An object whose keys the setting defines (a map of servers, of classes).
     Object,
 }
@@ -273,6 +275,12 @@ pub static SETTINGS: std::sync::LazyLock<Vec<Setting>> = std::sync::LazyLock::ne
         row!("telegram.session_ttl_hours", unbounded, telegram.session_ttl_hours,
             "a chat silent this long starts a new session with its next message; 0 = never",
             project: Never, group: Some("telegram section")),
+        row!("telegram.default_chat_id", Id, telegram.default_chat_id,
+            "where a `telegram` delivery goes (schedules, `run --deliver telegram`); 0 = none",
+            env: Some("ODEK_TELEGRAM_CHAT_ID"), project: Never, group: Some("telegram section")),
+        row!("telegram.admin_users", IntList, telegram.admin_users,
+            "Telegram user ids who may add and remove schedules with `/schedule`",
+            project: Never, group: Some("telegram section")),
         Setting {
             template: Some(MCP_TEMPLATE),
             ..Setting::base(
@@ -453,6 +461,10 @@ impl Setting {
                     .collect::<Vec<_>>(),
             )),
             Kind::Text => Ok(Value::String(text.to_string())),
+            Kind::Id => text
+                .parse::<i64>()
+                .map(Value::from)
+                .map_err(|_| Expected::Id),
             Kind::IntList | Kind::Object => Err(Expected::FileOnly),
         }
     }
@@ -470,6 +482,9 @@ pub enum Expected {
     /// 0 or more.
     #[error("a non-negative integer")]
     NonNegativeInt,
+    /// An integer id (possibly negative).
+    #[error("an integer id")]
+    Id,
     /// Any number.
     #[error("a number")]
     Number,

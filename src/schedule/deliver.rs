@@ -79,7 +79,7 @@ impl Delivery {
         Delivery {
             home: home.to_path_buf(),
             telegram,
-            default_chat: 0,
+            default_chat: config.telegram.default_chat_id,
             backoff: Duration::from_secs(1),
         }
     }
