@@ -10,7 +10,7 @@ use jiff::Timestamp;
 use super::Exit;
 use crate::config::{Config, LoadOptions};
 use crate::schedule::cron::Schedule;
-use crate::schedule::deliver::{Delivery, Target};
+use crate::schedule::deliver::Target;
 use crate::schedule::exec::{TurnExecutor, job_config};
 use crate::schedule::runner::{Executor, Runner, RunnerLock, SystemClock};
 use crate::schedule::store::{self, Job, Store};
@@ -196,51 +196,10 @@ fn change(
     Ok(Exit::Success)
 }
 
-/// What a job's turns may do with nobody to ask, in a few words.
-fn policy_text(config: &Config, job: &Job) -> String {
-    let mut allowed: Vec<&str> = config
-        .schedules
-        .dangerous
-        .iter()
-        .chain(&job.allow)
-        .map(String::as_str)
-        .collect();
-    allowed.sort_unstable();
-    allowed.dedup();
-    if allowed.is_empty() {
-        "asks nothing: what would ask is denied".into()
-    } else {
-        format!("allows {}; denies what else would ask", allowed.join(", "))
-    }
-}
-
 fn list(store: &Store, config: &Config, json: bool) -> anyhow::Result<Exit> {
-    let jobs = store.jobs().map_err(|e| anyhow::anyhow!(e))?;
-    let states = store.states().map_err(|e| anyhow::anyhow!(e))?;
-    let now = Timestamp::now();
-    let rows: Vec<serde_json::Value> = jobs
-        .iter()
-        .map(|job| {
-            let schedule = Schedule::parse(&job.cron, job.tz.as_deref());
-            let next = schedule
-                .as_ref()
-                .ok()
-                .filter(|_| job.enabled)
-                .and_then(|s| s.upcoming(now, 1).into_iter().next())
-                .map(|z| z.strftime("%Y-%m-%d %H:%M %Z").to_string());
-            let zone = schedule
-                .as_ref()
-                .map(Schedule::zone_label)
-                .unwrap_or_else(|e| e.clone());
-            let state = states.get(&job.name).cloned().unwrap_or_default();
-            serde_json::json!({
-                "name": job.name, "cron": job.cron, "zone": zone, "enabled": job.enabled,
-                "next_run": next, "last_run": state.last_run, "last_outcome": state.last_outcome,
-                "skipped": state.skipped, "deliver": job.deliver, "dir": job.dir,
-                "policy": policy_text(config, job), "task": job.task,
-            })
-        })
-        .collect();
+    let home = store.home().to_path_buf();
+    let rows =
+        crate::schedule::views(config, &home, Timestamp::now()).map_err(|e| anyhow::anyhow!(e))?;
     if json {
         println!("{}", serde_json::to_string_pretty(&rows)?);
         return Ok(Exit::Success);
@@ -251,26 +210,17 @@ fn list(store: &Store, config: &Config, json: bool) -> anyhow::Result<Exit> {
         );
     }
     for r in &rows {
-        let text = |k: &str| r[k].as_str().unwrap_or("—").to_string();
+        let dash = |v: &Option<String>| v.clone().unwrap_or_else(|| "—".into());
         println!(
             "{}  {}  [{}]{}  next: {}  last: {}",
-            text("name"),
-            text("cron"),
-            text("zone"),
-            if r["enabled"] == true {
-                ""
-            } else {
-                " (disabled)"
-            },
-            text("next_run"),
-            text("last_outcome"),
+            r.name,
+            r.cron,
+            r.zone,
+            if r.enabled { "" } else { " (disabled)" },
+            dash(&r.next_run),
+            dash(&r.last_outcome),
         );
-        println!(
-            "    {} → {}; {}",
-            text("task"),
-            text("deliver"),
-            text("policy")
-        );
+        println!("    {} → {}; {}", r.task, r.deliver, r.policy);
     }
     Ok(Exit::Success)
 }
@@ -296,13 +246,8 @@ fn next(store: &Store, name: Option<&str>, count: usize) -> anyhow::Result<Exit>
 
 fn executor(config: Config, home: PathBuf, target: Option<Target>) -> Arc<TurnExecutor> {
     let redactor = crate::runtime::build_redactor(&config);
-    Arc::new(TurnExecutor {
-        delivery: Arc::new(Delivery::from_config(&config, &home)),
-        base: config,
-        home,
-        supervisor: crate::runtime::Supervisor::new(crate::runtime::SHUTDOWN_GRACE, redactor),
-        target,
-    })
+    let supervisor = crate::runtime::Supervisor::new(crate::runtime::SHUTDOWN_GRACE, redactor);
+    Arc::new(TurnExecutor::new(config, home, supervisor, target))
 }
 
 fn run_now(store: &Store, config: Config, home: PathBuf, name: &str) -> anyhow::Result<Exit> {

@@ -60,6 +60,12 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
             .with_context(|| format!("cannot listen on {}", args.addr))?;
         let local = listener.local_addr()?;
         announce(&local, &token, args.open);
+        let schedules = crate::schedule::spawn_background(
+            process.runtime.config(),
+            process.runtime.home(),
+            process.supervisor.clone(),
+            "serve",
+        );
         let parts = ServeParts {
             runtime: process.runtime.clone(),
             supervisor: process.supervisor.clone(),
@@ -70,6 +76,9 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
             token,
         };
         let served = serve(parts, listener).await.context("serving");
+        if let Some(runner) = schedules {
+            runner.stop().await;
+        }
         process.runtime.mcp().shutdown().await;
         served
     })?;

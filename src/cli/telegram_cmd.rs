@@ -68,6 +68,12 @@ pub fn run(args: TelegramArgs) -> anyhow::Result<Exit> {
             crate::process::termination().await;
             stop.cancel();
         });
+        let schedules = crate::schedule::spawn_background(
+            process.runtime.config(),
+            process.runtime.home(),
+            process.supervisor.clone(),
+            "telegram",
+        );
         let parts = BotParts {
             runtime: process.runtime.clone(),
             supervisor: process.supervisor.clone(),
@@ -75,6 +81,9 @@ pub fn run(args: TelegramArgs) -> anyhow::Result<Exit> {
             dir,
         };
         let ended = run_bot(parts, shutdown).await;
+        if let Some(runner) = schedules {
+            runner.stop().await;
+        }
         process.runtime.mcp().shutdown().await;
         ended
     })?;

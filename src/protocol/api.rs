@@ -361,3 +361,41 @@ pub struct SearchResults {
     /// The matching sessions.
     pub sessions: Vec<crate::memory::index::SessionHit>,
 }
+
+/// One scheduled job as `GET /api/schedules` and `odek schedule list --json` show it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScheduleView {
+    /// Its name.
+    pub name: String,
+    /// The cron expression.
+    pub cron: String,
+    /// Its time zone (IANA name, or `system`), or why it cannot be read.
+    pub zone: String,
+    /// Whether runners run it.
+    pub enabled: bool,
+    /// The next fire time (in its zone), when enabled.
+    pub next_run: Option<String>,
+    /// When it last started (RFC 3339).
+    pub last_run: Option<String>,
+    /// How that ended (`ok`, `failed: …`, `delivery failed: …`, `cancelled`).
+    pub last_outcome: Option<String>,
+    /// The session of that run.
+    pub last_session: Option<String>,
+    /// Fire times skipped because a run was still going.
+    pub skipped: u64,
+    /// Where its answers go.
+    pub deliver: String,
+    /// Its working directory.
+    pub dir: String,
+    /// What its turns may do with nobody to ask.
+    pub policy: String,
+    /// The task.
+    pub task: String,
+}
+
+/// `GET /api/schedules`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScheduleList {
+    /// The jobs, in the order they were added.
+    pub schedules: Vec<ScheduleView>,
+}

@@ -55,6 +55,25 @@ pub struct TurnExecutor {
     pub target: Option<Target>,
 }
 
+impl TurnExecutor {
+    /// An executor over `supervisor`, delivering as the configuration says (`target`
+    /// overrides every job's).
+    pub fn new(
+        config: Config,
+        home: std::path::PathBuf,
+        supervisor: Supervisor,
+        target: Option<Target>,
+    ) -> TurnExecutor {
+        TurnExecutor {
+            delivery: Arc::new(Delivery::from_config(&config, &home)),
+            base: config,
+            home,
+            supervisor,
+            target,
+        }
+    }
+}
+
 /// A turn's output nobody watches.
 struct Quiet;
 

@@ -124,6 +124,11 @@ impl Store {
         }
     }
 
+    /// The odek home.
+    pub fn home(&self) -> &Path {
+        &self.home
+    }
+
     /// The jobs, in the order they were added (none when the file does not exist).
     pub fn jobs(&self) -> Result<Vec<Job>, String> {
         read_json(&self.home.join(JOBS_FILE))

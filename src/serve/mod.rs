@@ -17,6 +17,7 @@ pub mod hub;
 mod limits;
 mod listen;
 mod memory;
+mod schedules;
 mod sessions;
 mod ui;
 
@@ -177,6 +178,7 @@ fn router(state: Arc<AppState>) -> Router {
         )
         .route("/api/memory/{id}/accept", post(memory::accept))
         .route("/api/search", get(memory::search))
+        .route("/api/schedules", get(schedules::list))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))

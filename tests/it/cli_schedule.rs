@@ -227,3 +227,63 @@ async fn run_deliver_appends_a_one_off_answer_to_a_file() {
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown delivery \"pigeon\""));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_runs_the_schedules_and_lists_them_under_its_token() {
+    let server = ScriptedServer::start(vec![text("Caught up.")]).await;
+    let sb = Sandbox::new();
+    let add = schedule(
+        &sb,
+        &server.base_url(),
+        &[
+            "add",
+            "--cron",
+            "0 * * * *",
+            "--tz",
+            "UTC",
+            "--name",
+            "hourly",
+            "--catchup",
+            "catch up",
+        ],
+    );
+    assert_eq!(add.status.code(), Some(0), "{}", show(&add));
+    backdate(&sb, 2);
+    let served = crate::support::serve::Served::start(&sb, &server.base_url(), &[]);
+    let log = sb.home.join("schedules/hourly.log");
+    for _ in 0..200 {
+        if log.exists() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(
+        std::fs::read_to_string(&log)
+            .unwrap()
+            .contains("Caught up.")
+    );
+    assert!(
+        served
+            .stderr()
+            .contains("odek serve: running the scheduled jobs of"),
+        "{}",
+        served.stderr()
+    );
+    let unauthorised =
+        crate::support::serve::send(served.bare(reqwest::Method::GET, "/api/schedules")).await;
+    assert_eq!(unauthorised.status, 401);
+    let listed = served.get("/api/schedules").await;
+    assert_eq!(listed.status, 200, "{}", listed.text);
+    let body: serde_json::Value = serde_json::from_str(&listed.text).unwrap();
+    let job = &body["schedules"][0];
+    assert_eq!(job["name"], "hourly");
+    assert_eq!(job["zone"], "UTC");
+    assert_eq!(job["last_outcome"], "ok");
+    assert!(
+        job["next_run"].as_str().unwrap().ends_with(":00 UTC"),
+        "{job}"
+    );
+    assert_eq!(job["policy"], "asks nothing: what would ask is denied");
+    let second = schedule(&sb, &server.base_url(), &["daemon"]);
+    assert!(String::from_utf8_lossy(&second.stderr).contains("another runner holds"));
+}
