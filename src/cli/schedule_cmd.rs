@@ -285,10 +285,11 @@ fn daemon(config: Config, home: PathBuf) -> anyhow::Result<Exit> {
             home.join(crate::schedule::runner::RUNNER_LOCK).display()
         );
     };
+    let slots = usize::try_from(config.schedules.max_concurrent).unwrap_or(2);
     let exec = executor(config, home.clone(), None);
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
-        let runner = Runner::new(&home, lock, Arc::new(SystemClock), exec.clone());
+        let runner = Runner::new(&home, lock, Arc::new(SystemClock), exec.clone(), slots);
         let cancel = tokio_util::sync::CancellationToken::new();
         let stop = cancel.clone();
         tokio::spawn(async move {

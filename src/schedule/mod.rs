@@ -62,7 +62,14 @@ pub fn spawn_background(
         supervisor,
         None,
     ));
-    let runner = runner::Runner::new(home, lock, std::sync::Arc::new(runner::SystemClock), exec);
+    let slots = usize::try_from(config.schedules.max_concurrent).unwrap_or(2);
+    let runner = runner::Runner::new(
+        home,
+        lock,
+        std::sync::Arc::new(runner::SystemClock),
+        exec,
+        slots,
+    );
     let cancel = tokio_util::sync::CancellationToken::new();
     let stop = cancel.clone();
     let task = tokio::spawn(async move { runner.run_until(stop).await });

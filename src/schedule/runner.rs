@@ -106,6 +106,7 @@ pub struct Runner {
     clock: Arc<dyn Clock>,
     executor: Arc<dyn Executor>,
     running: Arc<Mutex<HashSet<String>>>,
+    slots: Arc<tokio::sync::Semaphore>,
     started: Timestamp,
     _lock: RunnerLock,
 }
@@ -115,12 +116,15 @@ fn parse_time(text: Option<&str>) -> Option<Timestamp> {
 }
 
 impl Runner {
-    /// The runner of `home`, holding `lock`; its start (for missed runs) is the clock's now.
+    /// The runner of `home`, holding `lock`, running at most `max_concurrent` jobs at once
+    /// (a job due while all slots are taken waits for one); its start (for missed runs) is
+    /// the clock's now.
     pub fn new(
         home: &Path,
         lock: RunnerLock,
         clock: Arc<dyn Clock>,
         executor: Arc<dyn Executor>,
+        max_concurrent: usize,
     ) -> Runner {
         Runner {
             store: Store::new(home),
@@ -128,6 +132,7 @@ impl Runner {
             clock,
             executor,
             running: Arc::default(),
+            slots: Arc::new(tokio::sync::Semaphore::new(max_concurrent.max(1))),
             _lock: lock,
         }
     }
@@ -199,7 +204,9 @@ impl Runner {
         let executor = self.executor.clone();
         let running = self.running.clone();
         let store = self.store.clone();
+        let slots = self.slots.clone();
         tokio::spawn(async move {
+            let _slot = slots.acquire_owned().await;
             let outcome = executor.run(&job, fire).await;
             let _ = store.update_state(&job.name, |s| {
                 s.last_outcome = Some(outcome.text.clone());

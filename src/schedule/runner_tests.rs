@@ -92,7 +92,7 @@ fn runner(home: &Path, clock: &Arc<TestClock>, exec: &Arc<Recorder>) -> Runner {
     let lock = RunnerLock::try_acquire(home)
         .unwrap()
         .expect("the lock is free");
-    Runner::new(home, lock, clock.clone(), exec.clone())
+    Runner::new(home, lock, clock.clone(), exec.clone(), 2)
 }
 
 /// Lets spawned runs reach their first await and finish what they can.
@@ -263,4 +263,28 @@ async fn a_disabled_job_never_runs_and_the_next_wake_is_the_nearest_fire() {
     assert_eq!(r.next_wake().to_string(), "2027-01-04T11:15:00Z");
     clock.set("2027-01-04T11:15:00Z");
     assert_eq!(r.tick().await.unwrap()[0].0, "soon");
+}
+
+#[tokio::test]
+async fn at_most_max_concurrent_jobs_run_at_once_the_others_wait_for_a_slot() {
+    let home = tempfile::tempdir().unwrap();
+    for name in ["a", "b", "c"] {
+        add_job(
+            home.path(),
+            name,
+            "0 * * * *",
+            "2027-01-04T10:30:00Z",
+            false,
+        );
+    }
+    let clock = TestClock::at("2027-01-04T11:00:00Z");
+    let exec = Recorder::new(true);
+    let r = runner(home.path(), &clock, &exec);
+    assert_eq!(r.tick().await.unwrap().len(), 3, "all claimed");
+    settle().await;
+    assert_eq!(exec.runs().len(), 2, "two slots");
+    exec.gate.add_permits(1);
+    settle().await;
+    assert_eq!(exec.runs().len(), 3, "the third got the freed slot");
+    exec.gate.add_permits(2);
 }
