@@ -50,6 +50,8 @@ Send a message to give it a task; each chat keeps one session.\n\n\
 /status — this chat's session and whether a turn is running\n\
 /cancel — stop the running turn\n\
 /plan_status — the session's plan\n\
+/schedules — the scheduled jobs that deliver to this chat\n\
+/schedule add <cron> <task>, /schedule rm NAME — for the bot's admins\n\
 /help — this text";
 
 /// Everything the bot needs: the runtime shared with every surface and its settings.
@@ -268,6 +270,26 @@ impl Bot {
         }
         let name = message.from.as_ref().map(display_name);
         match command(&text) {
+            Some("schedules") => {
+                let reply =
+                    super::schedules::list(self.runtime.config(), self.runtime.home(), chat);
+                self.say(chat, &reply).await;
+            }
+            Some("schedule") => {
+                let args = text
+                    .trim_start()
+                    .split_once(char::is_whitespace)
+                    .map_or("", |(_, a)| a);
+                let reply = super::schedules::change(
+                    self.runtime.config(),
+                    self.runtime.home(),
+                    chat,
+                    user,
+                    args,
+                    self.runtime.cwd(),
+                );
+                self.say(chat, &reply).await;
+            }
             Some(cmd) => self.on_command(chat, cmd).await,
             None if self.answer_question(chat, &text, name).await => {}
             None => self.start_turn(chat, text).await,

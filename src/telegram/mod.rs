@@ -5,6 +5,7 @@
 pub mod api;
 mod bot;
 pub mod plan_status;
+mod schedules;
 mod state;
 pub mod text;
 

@@ -886,3 +886,62 @@ async fn clarify_sends_option_buttons_and_a_reply_in_words_answers_too() {
     let (code, _) = bot.stop();
     assert_eq!(code, Some(0));
 }
+
+/// An admin adds a job from the chat (delivering to it); `/schedules` lists it; someone else
+/// may not change schedules; the bot runs the home's jobs itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schedules_from_the_chat_for_admins_and_their_answers_in_the_chat() {
+    const MEMBER: i64 = 43;
+    let model = ScriptedServer::start(vec![]).await;
+    let tg = FakeTelegram::start().await;
+    let sb = Sandbox::new();
+    configure(
+        &sb,
+        &tg,
+        json!({"telegram": {"api_base": tg.base(), "bot_token": TOKEN, "allowed_users": [ALLOWED, MEMBER],
+            "admin_users": [ALLOWED], "poll_timeout": 1}}),
+    );
+    let bot = Bot::start(&sb, &model);
+    tg.message(CHAT, MEMBER, "/schedule add @daily sneak a job in");
+    tg.wait_sent("the refusal", |m| {
+        to_chat(m) && text_of(m).starts_with("Only the bot's admins")
+    })
+    .await;
+    tg.message(CHAT, ALLOWED, "/schedule add 0 25 * * * bad hour");
+    tg.wait_sent("the cron error", |m| {
+        to_chat(m) && text_of(m).contains("field 2 (hour) \"25\"")
+    })
+    .await;
+    tg.message(
+        CHAT,
+        ALLOWED,
+        "/schedule add 0 8 * * MON-FRI summarise the open issues",
+    );
+    tg.wait_sent("the confirmation", |m| {
+        to_chat(m)
+            && text_of(m)
+                .starts_with("Added summarise-the-open-issues (0 8 * * MON-FRI): next run ")
+    })
+    .await;
+    tg.message(CHAT, MEMBER, "/schedules");
+    tg.wait_sent("the list", |m| {
+        to_chat(m) && text_of(m).contains("• summarise-the-open-issues — 0 8 * * MON-FRI")
+    })
+    .await;
+    let jobs: Value =
+        serde_json::from_str(&std::fs::read_to_string(sb.home.join("schedules.json")).unwrap())
+            .unwrap();
+    assert_eq!(jobs[0]["deliver"], format!("telegram:{CHAT}"));
+    tg.message(CHAT, ALLOWED, "/schedule rm summarise-the-open-issues");
+    tg.wait_sent("the removal", |m| {
+        to_chat(m) && text_of(m) == "Removed summarise-the-open-issues."
+    })
+    .await;
+    assert!(
+        bot.stderr()
+            .contains("odek telegram: running the scheduled jobs of"),
+        "{}",
+        bot.stderr()
+    );
+    stops_cleanly(&tg, bot);
+}
