@@ -119,6 +119,8 @@ pub struct SchedulesConfig {
     pub dangerous: Vec<String>,
     /// Jobs running at once.
     pub max_concurrent: u64,
+    /// The wait before a failed delivery is tried again, in milliseconds (doubled each time).
+    pub delivery_retry_ms: u64,
 }
 
 /// The `skills` section.
@@ -567,6 +569,7 @@ impl Default for Config {
                 runner: "any".into(),
                 dangerous: Vec::new(),
                 max_concurrent: 2,
+                delivery_retry_ms: 1000,
             },
         }
     }

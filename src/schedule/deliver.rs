@@ -80,7 +80,7 @@ impl Delivery {
             home: home.to_path_buf(),
             telegram,
             default_chat: config.telegram.default_chat_id,
-            backoff: Duration::from_secs(1),
+            backoff: Duration::from_millis(config.schedules.delivery_retry_ms),
         }
     }
 
@@ -98,12 +98,14 @@ impl Delivery {
         loop {
             match self.deliver_once(target, name, header, answer).await {
                 Ok(()) => return Ok(()),
-                Err(e) if attempt >= DELIVERY_ATTEMPTS => {
+                Err((e, _)) if attempt >= DELIVERY_ATTEMPTS => {
                     return Err(format!("{e} (after {attempt} tries)"));
                 }
-                Err(e) => {
-                    tracing::warn!("delivery of {name} failed ({e}); trying again in {wait:?}");
-                    tokio::time::sleep(wait).await;
+                Err((e, asked)) => {
+                    // Telegram's `retry_after` when it asked to wait longer.
+                    let pause = asked.map_or(wait, |a| a.max(wait));
+                    tracing::warn!("delivery of {name} failed ({e}); trying again in {pause:?}");
+                    tokio::time::sleep(pause).await;
                     wait *= 2;
                     attempt += 1;
                 }
@@ -111,31 +113,44 @@ impl Delivery {
         }
     }
 
+    /// One try; the error's reason and, from Telegram, how long it asked to wait.
     async fn deliver_once(
         &self,
         target: &Target,
         name: &str,
         header: &str,
         answer: &str,
-    ) -> Result<(), String> {
+    ) -> Result<(), (String, Option<Duration>)> {
+        let plain = |e: String| (e, None);
         match target {
             Target::Stdout => {
                 println!("{answer}");
                 Ok(())
             }
-            Target::Log => append(&log_path(&self.home, name), header, answer),
-            Target::File(path) => append(path, header, answer),
+            Target::Log => append(&log_path(&self.home, name), header, answer).map_err(plain),
+            Target::File(path) => append(path, header, answer).map_err(plain),
             Target::Telegram(chat) => {
-                let api = self
-                    .telegram
-                    .as_ref()
-                    .ok_or("telegram delivery needs telegram.bot_token (or ODEK_TELEGRAM_TOKEN)")?;
-                let chat = chat.or((self.default_chat != 0).then_some(self.default_chat)).ok_or(
-                    "`telegram` delivery needs telegram.default_chat_id, or name the chat: telegram:CHAT_ID",
-                )?;
-                api.send_answer(chat, answer)
-                    .await
-                    .map_err(|e| e.to_string())
+                let api = self.telegram.as_ref().ok_or_else(|| {
+                    plain(
+                        "telegram delivery needs telegram.bot_token (or ODEK_TELEGRAM_TOKEN)"
+                            .into(),
+                    )
+                })?;
+                let chat = chat
+                    .or((self.default_chat != 0).then_some(self.default_chat))
+                    .ok_or_else(|| {
+                        plain("`telegram` delivery needs telegram.default_chat_id, or name the chat: telegram:CHAT_ID".into())
+                    })?;
+                api.send_answer_once(chat, answer).await.map_err(|e| {
+                    let asked = match &e {
+                        crate::telegram::api::BotError::Api {
+                            retry_after: Some(s),
+                            ..
+                        } => Some(Duration::from_secs(*s)),
+                        _ => None,
+                    };
+                    (e.to_string(), asked)
+                })
             }
         }
     }

@@ -188,9 +188,32 @@ impl BotApi {
     }
 
     /// An answer (already redacted) to `chat`, in pieces under Telegram's cap: MarkdownV2
-    /// (code kept as code), or the plain piece when Telegram refuses the markup. The first
-    /// other error ends it.
+    /// (code kept as code), or the plain piece when Telegram refuses the markup. Each piece
+    /// is tried again as [`Self::send_retrying`] does; the first other error ends it.
     pub async fn send_answer(&self, chat: i64, text: &str) -> Result<(), BotError> {
+        self.send_answer_with(chat, text, true).await
+    }
+
+    /// [`Self::send_answer`] with one try per piece (a caller that retries the whole, as
+    /// deliveries do).
+    pub async fn send_answer_once(&self, chat: i64, text: &str) -> Result<(), BotError> {
+        self.send_answer_with(chat, text, false).await
+    }
+
+    async fn send(&self, params: &SendMessage<'_>, retrying: bool) -> Result<i32, BotError> {
+        if retrying {
+            self.send_retrying(params).await
+        } else {
+            self.send_message(params).await
+        }
+    }
+
+    async fn send_answer_with(
+        &self,
+        chat: i64,
+        text: &str,
+        retrying: bool,
+    ) -> Result<(), BotError> {
         use super::text::{MAX_MESSAGE_UNITS, answer_markdown, split, utf16_len};
         let text = if text.trim().is_empty() {
             "(no answer)"
@@ -206,7 +229,7 @@ impl BotApi {
                     parse_mode: Some(ParseMode::MarkdownV2),
                     reply_markup: None,
                 };
-                match self.send_retrying(&params).await {
+                match self.send(&params, retrying).await {
                     Ok(_) => continue,
                     Err(e) if e.is_markup_error() => {
                         tracing::warn!("Telegram refused the markup ({e}); sending plain text");
@@ -220,7 +243,7 @@ impl BotApi {
                 parse_mode: None,
                 reply_markup: None,
             };
-            self.send_retrying(&plain).await?;
+            self.send(&plain, retrying).await?;
         }
         Ok(())
     }

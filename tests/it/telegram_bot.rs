@@ -945,3 +945,50 @@ async fn schedules_from_the_chat_for_admins_and_their_answers_in_the_chat() {
     );
     stops_cleanly(&tg, bot);
 }
+
+/// `odek run --deliver telegram:CHAT`: a 429 is waited out and the answer arrives; with
+/// Telegram unreachable the delivery is tried 4 times, then reported, and the run fails.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delivery_waits_out_a_429_and_reports_an_outage_after_its_retries() {
+    let model = ScriptedServer::start(vec![
+        text("**Weekly** report: 3 issues closed."),
+        text("again"),
+    ])
+    .await;
+    let mut tg = FakeTelegram::start().await;
+    let sb = Sandbox::new();
+    configure(&sb, &tg, json!({"schedules": {"delivery_retry_ms": 20}}));
+    tg.fail("sendMessage", Failure::TooManyRequests(1), 1);
+    let mut cmd = sb.odek(&model.base_url());
+    cmd.args([
+        "run",
+        "--deliver",
+        &format!("telegram:{CHAT}"),
+        "weekly report",
+    ]);
+    let started = std::time::Instant::now();
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let sent = tg.sent();
+    assert!(
+        sent.iter()
+            .any(|m| to_chat(m) && text_of(m).contains("report: 3 issues closed")),
+        "{sent:?}"
+    );
+    assert!(
+        started.elapsed() >= Duration::from_secs(1),
+        "Telegram's retry_after (1 s) was waited out, not the 20 ms retry delay"
+    );
+    tg.go_offline().await;
+    let mut cmd = sb.odek(&model.base_url());
+    cmd.args(["run", "--deliver", &format!("telegram:{CHAT}"), "again"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("odek: the answer could not be delivered: Telegram unreachable")
+            && stderr.contains("(after 4 tries)"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(TOKEN), "the token never reaches stderr");
+}
