@@ -31,6 +31,8 @@
 # child's peak RSS; not part of `all`). ODEK_BENCH_ONLY=skills runs bench/skills.py: one-call
 # runs with 0, 10 and 200 skills installed (ODEK_BENCH_SKILL_RUNS=20 each, interleaved; CPU,
 # wall, first-request bytes) and `odek skill list` with 200; not part of `all`.
+# ODEK_BENCH_ONLY=schedules runs bench/schedule_idle.py: `odek schedule daemon` with 20 jobs
+# not due, its CPU and RSS over ODEK_BENCH_IDLE_SECONDS=60; not part of `all`.
 # Progress goes to stderr; the Markdown tables for
 # docs/PERFORMANCE.md go to stdout.
 set -euo pipefail
@@ -72,6 +74,10 @@ fi
 
 if [[ "${ODEK_BENCH_ONLY:-all}" == batch ]]; then
     exec python3 "$root/bench/batch_read.py" --bin "$bin" --reps "${ODEK_BENCH_BATCH_REPS:-20}"
+fi
+
+if [[ "${ODEK_BENCH_ONLY:-all}" == schedules ]]; then
+    exec python3 "$root/bench/schedule_idle.py" --bin "$bin" --seconds "${ODEK_BENCH_IDLE_SECONDS:-60}"
 fi
 
 if [[ "${ODEK_BENCH_ONLY:-all}" == skills ]]; then

@@ -133,9 +133,13 @@ pub fn run(args: ScheduleArgs) -> anyhow::Result<Exit> {
             add(&store, &config, job)
         }
         ScheduleCommand::List { json } => list(&store, &config, json),
-        ScheduleCommand::Rm { name } => change(&store, &name, "Removed", |jobs, i| {
-            jobs.remove(i);
-        }),
+        ScheduleCommand::Rm { name } => {
+            let exit = change(&store, &name, "Removed", |jobs, i| {
+                jobs.remove(i);
+            })?;
+            store.forget(&name).map_err(|e| anyhow::anyhow!(e))?;
+            Ok(exit)
+        }
         ScheduleCommand::Enable { name } => change(&store, &name, "Enabled", |jobs, i| {
             jobs[i].enabled = true;
         }),
@@ -149,8 +153,14 @@ pub fn run(args: ScheduleArgs) -> anyhow::Result<Exit> {
 }
 
 /// Checks a job (name, expression, zone, delivery, policy) and adds it.
-fn add(store: &Store, config: &Config, job: Job) -> anyhow::Result<Exit> {
+fn add(store: &Store, config: &Config, mut job: Job) -> anyhow::Result<Exit> {
     store::check_name(&job.name).map_err(|e| anyhow::anyhow!(e))?;
+    // A relative file is the job's, not the runner's.
+    if let Some(path) = job.deliver.strip_prefix("file:")
+        && !std::path::Path::new(path).is_absolute()
+    {
+        job.deliver = format!("file:{}", job.dir.join(path).display());
+    }
     let schedule = Schedule::parse(&job.cron, job.tz.as_deref()).map_err(|e| anyhow::anyhow!(e))?;
     job.deliver
         .parse::<Target>()

@@ -61,6 +61,15 @@ impl Schedule {
             .map(|z| z.timestamp())
     }
 
+    /// The last fire time at or before `at`.
+    pub fn latest_at_or_before(&self, at: Timestamp) -> Option<Timestamp> {
+        let start: Zoned = at.to_zoned(self.zone.clone());
+        self.cron
+            .find_previous_occurrence(&start, true)
+            .ok()
+            .map(|z| z.timestamp())
+    }
+
     /// The next `count` fire times after `after`, in the schedule's zone.
     pub fn upcoming(&self, after: Timestamp, count: usize) -> Vec<Zoned> {
         let mut out = Vec::with_capacity(count);

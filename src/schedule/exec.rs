@@ -82,7 +82,18 @@ impl Observer for Quiet {
 }
 
 impl TurnExecutor {
-    async fn turn(&self, job: &Job) -> Result<(String, Result<String, RunError>), String> {
+    /// The job's turn: its session, its answer (or why none), the runtime's redactor.
+    async fn turn(
+        &self,
+        job: &Job,
+    ) -> Result<
+        (
+            String,
+            Result<String, RunError>,
+            Arc<crate::redact::Redactor>,
+        ),
+        String,
+    > {
         let config = job_config(&self.base, job)?;
         let redactor = crate::runtime::build_redactor(&config);
         let runtime = Runtime::build(
@@ -115,14 +126,14 @@ impl TurnExecutor {
             .map_err(|e| e.to_string())?;
         let outcome = handle.outcome().await.map_err(|e| e.to_string())?;
         runtime.mcp().shutdown().await;
-        Ok((session_id, outcome.result))
+        Ok((session_id, outcome.result, runtime.redactor().clone()))
     }
 }
 
 #[async_trait]
 impl Executor for TurnExecutor {
     async fn run(&self, job: &Job, fire: Timestamp) -> Outcome {
-        let (session, result) = match self.turn(job).await {
+        let (session, result, redactor) = match self.turn(job).await {
             Ok(done) => done,
             Err(e) => {
                 return Outcome {
@@ -131,16 +142,21 @@ impl Executor for TurnExecutor {
                 };
             }
         };
-        let answer = match result {
-            Ok(answer) => answer,
+        let (answer, failure) = match result {
+            Ok(answer) => (answer, None),
             Err(RunError::Cancelled) => {
                 return Outcome {
                     text: "cancelled".into(),
                     session: Some(session),
                 };
             }
-            Err(e) => format!("odek: the scheduled task {} failed: {e}", job.name),
+            // The reader is told, and the outcome says it failed.
+            Err(e) => (
+                format!("odek: the scheduled task {} failed: {e}", job.name),
+                Some(format!("failed: {e}")),
+            ),
         };
+        let answer = redactor.redact(&answer).into_owned();
         let target = match &self.target {
             Some(t) => t.clone(),
             None => match Target::from_str(&job.deliver) {
@@ -159,7 +175,7 @@ impl Executor for TurnExecutor {
             .deliver(&target, &job.name, &header, &answer)
             .await
         {
-            Ok(()) => "ok".to_string(),
+            Ok(()) => failure.unwrap_or_else(|| "ok".to_string()),
             Err(e) => format!("delivery failed: {e}"),
         };
         Outcome {

@@ -100,6 +100,20 @@ impl RunnerLock {
     }
 }
 
+/// Takes a job out of the running set when dropped (the run ended, failed or panicked).
+struct Unmark {
+    running: Arc<Mutex<HashSet<String>>>,
+    name: String,
+}
+
+impl Drop for Unmark {
+    fn drop(&mut self) {
+        if let Ok(mut r) = self.running.lock() {
+            r.remove(&self.name);
+        }
+    }
+}
+
 /// The runner of one home.
 pub struct Runner {
     store: Store,
@@ -146,18 +160,38 @@ impl Runner {
         let mut decided = Vec::new();
         for job in jobs.into_iter().filter(|j| j.enabled) {
             let state = states.get(&job.name).cloned().unwrap_or_default();
-            let Ok(schedule) = Schedule::parse(&job.cron, job.tz.as_deref()) else {
-                continue;
+            let schedule = match Schedule::parse(&job.cron, job.tz.as_deref()) {
+                Ok(s) => s,
+                Err(e) => {
+                    // Never silent: the job's state says why it does not run.
+                    tracing::warn!("schedule {}: {e}", job.name);
+                    let _ = self.store.update_state(&job.name, |s| {
+                        s.last_outcome = Some(format!("not run: {e}"));
+                    });
+                    continue;
+                }
             };
-            let since = parse_time(state.last_fire.as_deref())
-                .or_else(|| parse_time(Some(&job.created_at)))
-                .unwrap_or(self.started);
+            // The later of the last handled fire time and the job's creation (a job removed
+            // and added again starts afresh).
+            let since = [
+                parse_time(state.last_fire.as_deref()),
+                parse_time(Some(&job.created_at)),
+            ]
+            .into_iter()
+            .flatten()
+            .max()
+            .unwrap_or(self.started);
             let Some(first_due) = schedule.next_after(since).filter(|t| *t <= now) else {
                 continue;
             };
-            let latest = latest_fire(&schedule, first_due, now);
-            let decision = self.decide(&job, first_due, latest)?;
-            decided.push((job.name.clone(), decision));
+            let latest = schedule
+                .latest_at_or_before(now)
+                .unwrap_or(first_due)
+                .max(first_due);
+            match self.decide(&job, first_due, latest) {
+                Ok(decision) => decided.push((job.name.clone(), decision)),
+                Err(e) => tracing::warn!("schedule {}: {e}", job.name),
+            }
         }
         Ok(decided)
     }
@@ -206,14 +240,21 @@ impl Runner {
         let store = self.store.clone();
         let slots = self.slots.clone();
         tokio::spawn(async move {
+            // Whatever happens to the run, the job is no longer running afterwards.
+            let _running = Unmark {
+                running,
+                name: job.name.clone(),
+            };
             let _slot = slots.acquire_owned().await;
             let outcome = executor.run(&job, fire).await;
-            let _ = store.update_state(&job.name, |s| {
+            if let Err(e) = store.update_state(&job.name, |s| {
                 s.last_outcome = Some(outcome.text.clone());
                 s.last_session = outcome.session.clone();
-            });
-            if let Ok(mut r) = running.lock() {
-                r.remove(&job.name);
+            }) {
+                tracing::warn!(
+                    "schedule {}: the outcome could not be recorded: {e}",
+                    job.name
+                );
             }
         });
     }
@@ -265,20 +306,6 @@ impl Runner {
     pub fn jobs_path(home: &Path) -> PathBuf {
         home.join(super::store::JOBS_FILE)
     }
-}
-
-/// The last fire time at or before `now`, starting from `first` (which is due): several
-/// passed fire times run once.
-fn latest_fire(schedule: &Schedule, first: Timestamp, now: Timestamp) -> Timestamp {
-    let mut latest = first;
-    // Bounded: a job due every minute that missed a year is 525,600 steps; stop early.
-    for _ in 0..100_000 {
-        match schedule.next_after(latest) {
-            Some(next) if next <= now => latest = next,
-            _ => break,
-        }
-    }
-    latest
 }
 
 #[cfg(test)]

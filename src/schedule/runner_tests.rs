@@ -288,3 +288,47 @@ async fn at_most_max_concurrent_jobs_run_at_once_the_others_wait_for_a_slot() {
     assert_eq!(exec.runs().len(), 3, "the third got the freed slot");
     exec.gate.add_permits(2);
 }
+
+#[tokio::test]
+async fn a_long_outage_of_an_every_minute_job_runs_once_and_a_job_added_again_starts_afresh() {
+    let home = tempfile::tempdir().unwrap();
+    add_job(
+        home.path(),
+        "minutely",
+        "* * * * *",
+        "2026-09-01T00:00:00Z",
+        true,
+    );
+    let clock = TestClock::at("2027-01-04T11:00:30Z");
+    let exec = Recorder::new(false);
+    let r = runner(home.path(), &clock, &exec);
+    let latest: Timestamp = "2027-01-04T11:00:00Z".parse().unwrap();
+    assert_eq!(
+        r.tick().await.unwrap(),
+        [("minutely".to_string(), Decision::Started(latest))]
+    );
+    assert!(
+        r.tick().await.unwrap().is_empty(),
+        "four months of minutes run once"
+    );
+    settle().await;
+    // Removed and added again later: its old state is gone, it waits for its next fire.
+    let store = Store::new(home.path());
+    store
+        .update_jobs(|jobs| {
+            jobs.clear();
+            Ok(())
+        })
+        .unwrap();
+    store.forget("minutely").unwrap();
+    add_job(
+        home.path(),
+        "minutely",
+        "0 12 * * *",
+        "2027-01-04T11:00:40Z",
+        false,
+    );
+    clock.set("2027-01-04T11:00:50Z");
+    assert!(r.tick().await.unwrap().is_empty());
+    assert!(!store.states().unwrap().contains_key("minutely"));
+}

@@ -147,6 +147,14 @@ impl Store {
         self.update(JOBS_FILE, change)
     }
 
+    /// Forgets what happened to `name` (its job was removed).
+    pub fn forget(&self, name: &str) -> Result<(), String> {
+        self.update(STATE_FILE, |states: &mut BTreeMap<String, JobState>| {
+            states.remove(name);
+            Ok(())
+        })
+    }
+
     /// Changes the state of `name` under the lock.
     pub fn update_state(
         &self,

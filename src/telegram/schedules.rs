@@ -136,7 +136,10 @@ fn remove(config: &Config, home: &Path, chat: i64, name: &str) -> String {
         Ok(())
     });
     match removed {
-        Ok(()) => format!("Removed {name}."),
+        Ok(()) => {
+            let _ = Store::new(home).forget(name);
+            format!("Removed {name}.")
+        }
         Err(e) => format!("Not removed: {e}"),
     }
 }

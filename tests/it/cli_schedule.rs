@@ -139,6 +139,20 @@ async fn run_now_answers_on_stdout_and_denies_what_would_ask() {
     assert!(list.contains("last: ok"), "{list}");
 }
 
+/// Waits (5 s at most) until the state file says how `job` last ended, and returns that.
+async fn outcome_of(sb: &Sandbox, job: &str) -> String {
+    for _ in 0..100 {
+        let state =
+            std::fs::read_to_string(sb.home.join("schedules-state.json")).unwrap_or_default();
+        let value: serde_json::Value = serde_json::from_str(&state).unwrap_or_default();
+        if let Some(outcome) = value[job]["last_outcome"].as_str() {
+            return outcome.to_string();
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("{job} has no outcome yet");
+}
+
 /// Moves a job's creation back by `hours`, as if it had been added then and nothing ran since.
 fn backdate(sb: &Sandbox, hours: i64) {
     let path = sb.home.join("schedules.json");
@@ -171,13 +185,8 @@ async fn the_daemon_runs_a_missed_catchup_job_once_holds_the_lock_and_stops_on_s
     let mut cmd = sb.odek(&server.base_url());
     cmd.args(["schedule", "daemon"]);
     let mut daemon = spawn_until(cmd, "odek schedule daemon: running the jobs of");
+    assert_eq!(outcome_of(&sb, "nightly").await, "ok");
     let log = sb.home.join("schedules/nightly.log");
-    for _ in 0..200 {
-        if std::fs::read_to_string(&log).is_ok_and(|t| t.contains("all green")) {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
     let text = std::fs::read_to_string(&log).expect("delivered to the log");
     assert!(
         text.starts_with("=== nightly ") && text.contains("Nightly report: all green."),
