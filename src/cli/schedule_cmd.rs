@@ -12,7 +12,7 @@ use crate::config::{Config, LoadOptions};
 use crate::schedule::cron::Schedule;
 use crate::schedule::deliver::Target;
 use crate::schedule::exec::{TurnExecutor, job_config};
-use crate::schedule::runner::{Executor, Runner, RunnerLock, SystemClock};
+use crate::schedule::runner::Executor;
 use crate::schedule::store::{self, Job, Store};
 
 /// Arguments of `odek schedule`.
@@ -286,35 +286,17 @@ fn run_now(store: &Store, config: Config, home: PathBuf, name: &str) -> anyhow::
 }
 
 fn daemon(config: Config, home: PathBuf) -> anyhow::Result<Exit> {
-    if config.schedules.runner == "off" {
-        anyhow::bail!("schedules.runner is \"off\": no runner starts");
-    }
-    let Some(lock) = RunnerLock::try_acquire(&home).map_err(|e| anyhow::anyhow!(e))? else {
-        anyhow::bail!(
-            "another runner holds {} (odek schedule daemon, serve or telegram on this home); one runner per home",
-            home.join(crate::schedule::runner::RUNNER_LOCK).display()
-        );
-    };
-    let slots = usize::try_from(config.schedules.max_concurrent).unwrap_or(2);
-    let exec = executor(config, home.clone(), None);
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
-        let runner = Runner::new(&home, lock, Arc::new(SystemClock), exec.clone(), slots);
-        let cancel = tokio_util::sync::CancellationToken::new();
-        let stop = cancel.clone();
-        tokio::spawn(async move {
-            crate::process::termination().await;
-            stop.cancel();
-        });
-        eprintln!(
-            "odek schedule daemon: running the jobs of {}",
-            home.display()
-        );
-        runner.run_until(cancel).await;
-        let cancelled = exec.supervisor.shutdown().await;
+        let background = crate::schedule::spawn_background(&config, &home, "schedule daemon", true)
+            .map_err(|e| anyhow::anyhow!(e))?
+            .ok_or_else(|| anyhow::anyhow!("the runner did not start"))?;
+        crate::process::termination().await;
+        eprintln!("odek schedule daemon: stopping; a running job may finish its turn first");
+        let cancelled = background.stop().await;
         if cancelled > 0 {
             eprintln!("odek schedule daemon: {cancelled} running job(s) cancelled, saved");
         }
-    });
-    Ok(Exit::Success)
+        Ok(Exit::Success)
+    })
 }

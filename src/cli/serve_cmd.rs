@@ -63,9 +63,13 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
         let schedules = crate::schedule::spawn_background(
             process.runtime.config(),
             process.runtime.home(),
-            process.supervisor.clone(),
             "serve",
-        );
+            false,
+        )
+        .unwrap_or_else(|e| {
+            eprintln!("odek serve: warning: scheduled jobs do not run: {e}");
+            None
+        });
         let parts = ServeParts {
             runtime: process.runtime.clone(),
             supervisor: process.supervisor.clone(),

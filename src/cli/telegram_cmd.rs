@@ -71,9 +71,13 @@ pub fn run(args: TelegramArgs) -> anyhow::Result<Exit> {
         let schedules = crate::schedule::spawn_background(
             process.runtime.config(),
             process.runtime.home(),
-            process.supervisor.clone(),
             "telegram",
-        );
+            false,
+        )
+        .unwrap_or_else(|e| {
+            eprintln!("odek telegram: warning: scheduled jobs do not run: {e}");
+            None
+        });
         let parts = BotParts {
             runtime: process.runtime.clone(),
             supervisor: process.supervisor.clone(),

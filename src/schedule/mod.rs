@@ -16,68 +16,105 @@ use crate::config::Config;
 use crate::protocol::api::ScheduleView;
 use crate::runtime::Supervisor;
 
-/// A runner inside `odek serve` or `odek telegram`.
+/// A runner working in the background of a process (`odek schedule daemon`, `odek serve`,
+/// `odek telegram`), with a supervisor of its own for the jobs' turns.
 pub struct Background {
+    runner: std::sync::Arc<runner::Runner>,
+    supervisor: Supervisor,
     cancel: tokio_util::sync::CancellationToken,
     task: tokio::task::JoinHandle<()>,
 }
 
 impl Background {
-    /// Stops starting jobs (running ones end with the supervisor's shutdown).
-    pub async fn stop(self) {
+    /// Shutdown: no new job starts; a running one may finish its turn within the
+    /// supervisor's grace period, then it is cancelled (its session saved) and its outcome
+    /// recorded. Returns how many were cancelled.
+    pub async fn stop(self) -> usize {
         self.cancel.cancel();
         let _ = self.task.await;
+        if self
+            .runner
+            .wait_for_runs(crate::runtime::SHUTDOWN_GRACE)
+            .await
+        {
+            return 0;
+        }
+        let cancelled = self.supervisor.shutdown().await;
+        self.runner
+            .wait_for_runs(std::time::Duration::from_secs(5))
+            .await;
+        cancelled
     }
 }
 
-/// Starts the home's runner inside a surface when `schedules.runner` is `any` and no other
-/// runner holds the home's lock; its turns run on the surface's `supervisor`, so they end
-/// with it. Says on stderr what it did.
+/// Starts the home's runner for `surface`. Inside `odek serve` and `odek telegram`
+/// (`daemon` false) only when `schedules.runner` is `any`; either way only when no other
+/// runner holds the home's lock — `Err` says so for the daemon, a line on stderr for the
+/// others.
 pub fn spawn_background(
     config: &Config,
     home: &Path,
-    supervisor: Supervisor,
     surface: &str,
-) -> Option<Background> {
-    if config.schedules.runner != "any" {
-        return None;
-    }
-    let lock = match runner::RunnerLock::try_acquire(home) {
-        Ok(Some(lock)) => lock,
-        Ok(None) => {
-            eprintln!(
-                "odek {surface}: scheduled jobs run elsewhere (another runner holds {})",
-                home.join(runner::RUNNER_LOCK).display()
-            );
-            return None;
-        }
-        Err(e) => {
-            eprintln!("odek {surface}: warning: scheduled jobs do not run: {e}");
-            return None;
-        }
+    daemon: bool,
+) -> Result<Option<Background>, String> {
+    let wanted = match config.schedules.runner.as_str() {
+        "off" => false,
+        "daemon" => daemon,
+        _ => true,
     };
+    if !wanted {
+        return if daemon {
+            Err(format!(
+                "schedules.runner is \"{}\": this runner does not start",
+                config.schedules.runner
+            ))
+        } else {
+            Ok(None)
+        };
+    }
+    let Some(lock) = runner::RunnerLock::try_acquire(home)? else {
+        let held = format!(
+            "another runner holds {} (odek schedule daemon, serve or telegram on this home); one runner per home",
+            home.join(runner::RUNNER_LOCK).display()
+        );
+        if daemon {
+            return Err(held);
+        }
+        eprintln!("odek {surface}: scheduled jobs run elsewhere: {held}");
+        return Ok(None);
+    };
+    let redactor = crate::runtime::build_redactor(config);
+    let supervisor = Supervisor::new(crate::runtime::SHUTDOWN_GRACE, redactor);
     let exec = std::sync::Arc::new(exec::TurnExecutor::new(
         config.clone(),
         home.to_path_buf(),
-        supervisor,
+        supervisor.clone(),
         None,
     ));
     let slots = usize::try_from(config.schedules.max_concurrent).unwrap_or(2);
-    let runner = runner::Runner::new(
+    let runner = std::sync::Arc::new(runner::Runner::new(
         home,
         lock,
         std::sync::Arc::new(runner::SystemClock),
         exec,
         slots,
-    );
+    ));
     let cancel = tokio_util::sync::CancellationToken::new();
-    let stop = cancel.clone();
-    let task = tokio::spawn(async move { runner.run_until(stop).await });
+    let task = tokio::spawn({
+        let runner = runner.clone();
+        let stop = cancel.clone();
+        async move { runner.run_until(stop).await }
+    });
     eprintln!(
         "odek {surface}: running the scheduled jobs of {}",
         home.display()
     );
-    Some(Background { cancel, task })
+    Ok(Some(Background {
+        runner,
+        supervisor,
+        cancel,
+        task,
+    }))
 }
 
 /// What a job's turns may do with nobody to ask, in a few words.

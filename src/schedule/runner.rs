@@ -121,6 +121,8 @@ pub struct Runner {
     executor: Arc<dyn Executor>,
     running: Arc<Mutex<HashSet<String>>>,
     slots: Arc<tokio::sync::Semaphore>,
+    /// The runs started, so a shutdown can wait for them.
+    tasks: tokio_util::task::TaskTracker,
     started: Timestamp,
     _lock: RunnerLock,
 }
@@ -147,6 +149,7 @@ impl Runner {
             executor,
             running: Arc::default(),
             slots: Arc::new(tokio::sync::Semaphore::new(max_concurrent.max(1))),
+            tasks: tokio_util::task::TaskTracker::new(),
             _lock: lock,
         }
     }
@@ -239,7 +242,7 @@ impl Runner {
         let running = self.running.clone();
         let store = self.store.clone();
         let slots = self.slots.clone();
-        tokio::spawn(async move {
+        self.tasks.spawn(async move {
             // Whatever happens to the run, the job is no longer running afterwards.
             let _running = Unmark {
                 running,
@@ -300,6 +303,13 @@ impl Runner {
                 () = self.clock.sleep_until(wake) => {}
             }
         }
+    }
+
+    /// Waits up to `limit` for the runs started to end (their outcomes recorded); true when
+    /// none is left. Call once passes have stopped.
+    pub async fn wait_for_runs(&self, limit: std::time::Duration) -> bool {
+        self.tasks.close();
+        tokio::time::timeout(limit, self.tasks.wait()).await.is_ok()
     }
 
     /// The home's jobs file, for messages.

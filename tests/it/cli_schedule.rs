@@ -184,7 +184,7 @@ async fn the_daemon_runs_a_missed_catchup_job_once_holds_the_lock_and_stops_on_s
     backdate(&sb, 3);
     let mut cmd = sb.odek(&server.base_url());
     cmd.args(["schedule", "daemon"]);
-    let mut daemon = spawn_until(cmd, "odek schedule daemon: running the jobs of");
+    let mut daemon = spawn_until(cmd, "odek schedule daemon: running the scheduled jobs of");
     assert_eq!(outcome_of(&sb, "nightly").await, "ok");
     let log = sb.home.join("schedules/nightly.log");
     let text = std::fs::read_to_string(&log).expect("delivered to the log");
@@ -295,4 +295,50 @@ async fn serve_runs_the_schedules_and_lists_them_under_its_token() {
     assert_eq!(job["policy"], "asks nothing: what would ask is denied");
     let second = schedule(&sb, &server.base_url(), &["daemon"]);
     assert!(String::from_utf8_lossy(&second.stderr).contains("another runner holds"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_lets_a_running_job_finish_its_turn_first() {
+    let hold = Hold::new();
+    let server = ScriptedServer::start(vec![Reply::Held(
+        hold.clone(),
+        Box::new(text("Finished after the signal.")),
+    )])
+    .await;
+    let sb = Sandbox::new();
+    let add = schedule(
+        &sb,
+        &server.base_url(),
+        &[
+            "add",
+            "--cron",
+            "0 * * * *",
+            "--name",
+            "slow",
+            "--catchup",
+            "take your time",
+        ],
+    );
+    assert_eq!(add.status.code(), Some(0), "{}", show(&add));
+    backdate(&sb, 2);
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["schedule", "daemon"]);
+    let mut daemon = spawn_until(cmd, "odek schedule daemon: running the scheduled jobs of");
+    hold.wait_reached().await;
+    sigterm(&daemon.child);
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert!(
+        daemon.child.try_wait().unwrap().is_none(),
+        "still finishing the turn"
+    );
+    hold.release();
+    let status = daemon.child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{}", daemon.stderr.lock().unwrap());
+    assert_eq!(
+        outcome_of(&sb, "slow").await,
+        "ok",
+        "the turn finished and was delivered"
+    );
+    let log = std::fs::read_to_string(sb.home.join("schedules/slow.log")).unwrap();
+    assert!(log.contains("Finished after the signal."));
 }
