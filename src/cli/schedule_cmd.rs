@@ -178,11 +178,7 @@ fn add(store: &Store, config: &Config, mut job: Job) -> anyhow::Result<Exit> {
             Ok(())
         })
         .map_err(|e| anyhow::anyhow!(e))?;
-    let next = schedule
-        .upcoming(Timestamp::now(), 1)
-        .first()
-        .map(|z| z.strftime("%Y-%m-%d %H:%M %Z").to_string())
-        .unwrap_or_else(|| "never".into());
+    let next = schedule.next_text(Timestamp::now());
     println!("Added {name}: next run {next}");
     Ok(Exit::Success)
 }

@@ -2,7 +2,8 @@
 //! `@daily`, `@weekly`, `@monthly`, `@yearly`, parsed by `croner`, in an IANA time zone
 //! (`jiff`, from the system's zoneinfo). Daylight-saving follows cron's usual rules, as
 //! croner implements them: a time skipped by a spring-forward gap runs once, right after the
-//! gap; a time repeated by a fall-back runs once, at its first occurrence.
+//! gap; a time repeated by a fall-back runs once, at its first occurrence; an interval job
+//! (`*/30 * * * *`) keeps its interval in real time through the repeated hour.
 
 use std::str::FromStr;
 
@@ -82,6 +83,15 @@ impl Schedule {
             at = next;
         }
         out
+    }
+
+    /// The next fire time after `after` as people read it (`2027-01-04 08:00 CET`), or
+    /// `never`.
+    pub fn next_text(&self, after: Timestamp) -> String {
+        self.upcoming(after, 1)
+            .first()
+            .map(|z| z.strftime("%Y-%m-%d %H:%M %Z").to_string())
+            .unwrap_or_else(|| "never".into())
     }
 
     /// The zone as people read it: its IANA name, or the system's.

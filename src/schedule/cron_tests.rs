@@ -120,3 +120,24 @@ fn daylight_saving_in_two_zones() {
         ["2027-03-28 08:00 +02:00", "2027-03-29 08:00 +02:00"]
     );
 }
+
+/// Interval jobs (a step or a wildcard in the hour) keep their interval in real time through
+/// the repeated hour, as cron does; only fixed times run once.
+#[test]
+fn interval_jobs_keep_their_interval_through_a_repeated_hour() {
+    assert_eq!(
+        next("*/30 * * * *", "Europe/Berlin", "2027-10-31T01:45", 5),
+        [
+            "2027-10-31 02:00 +02:00",
+            "2027-10-31 02:30 +02:00",
+            "2027-10-31 02:00 +01:00",
+            "2027-10-31 02:30 +01:00",
+            "2027-10-31 03:00 +01:00"
+        ]
+    );
+    assert_eq!(
+        next("*/30 * * * *", "America/New_York", "2027-03-14T01:15", 2),
+        ["2027-03-14 01:30 -05:00", "2027-03-14 03:00 -04:00"],
+        "the gap has no half hours"
+    );
+}

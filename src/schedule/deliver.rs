@@ -95,8 +95,12 @@ impl Delivery {
     ) -> Result<(), String> {
         let mut wait = self.backoff;
         let mut attempt = 1;
+        let mut sent = 0;
         loop {
-            match self.deliver_once(target, name, header, answer).await {
+            match self
+                .deliver_once(target, name, header, answer, &mut sent)
+                .await
+            {
                 Ok(()) => return Ok(()),
                 Err((e, _)) if attempt >= DELIVERY_ATTEMPTS => {
                     return Err(format!("{e} (after {attempt} tries)"));
@@ -120,6 +124,7 @@ impl Delivery {
         name: &str,
         header: &str,
         answer: &str,
+        sent: &mut usize,
     ) -> Result<(), (String, Option<Duration>)> {
         let plain = |e: String| (e, None);
         match target {
@@ -141,7 +146,7 @@ impl Delivery {
                     .ok_or_else(|| {
                         plain("`telegram` delivery needs telegram.default_chat_id, or name the chat: telegram:CHAT_ID".into())
                     })?;
-                api.send_answer_once(chat, answer).await.map_err(|e| {
+                api.send_answer_once(chat, answer, sent).await.map_err(|e| {
                     let asked = match &e {
                         crate::telegram::api::BotError::Api {
                             retry_after: Some(s),

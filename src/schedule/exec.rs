@@ -3,8 +3,10 @@
 //! The job's turn is built by the same runtime as every other turn, from the user's
 //! configuration with the schedule's policy on top: nothing asks (a class the job or
 //! `schedules.dangerous` allows runs, every other call that would ask is denied; a
-//! class the user denies stays denied), the sandbox is on, `clarify` answers that no user
-//! is available, and the working directory is the job's. Each run is a session with
+//! class the user denies stays denied; `dangerous.allowlist` and MCP `auto_approve`, given
+//! for someone at the keyboard, do not apply), the sandbox is on (a job fails where it is
+//! not available), `clarify` answers that no user is available, and the working directory
+//! is the job's. Each run is a session with
 //! `origin: "schedule"` and the job's name (`schedule`).
 
 use std::str::FromStr;
@@ -32,6 +34,11 @@ pub fn job_config(base: &Config, job: &Job) -> Result<Config, String> {
     policy.action = None;
     policy.non_interactive = Some(Action::Deny);
     policy.classes.retain(|_, action| *action == Action::Deny);
+    // Approvals given ahead for someone at the keyboard do not stand in for one here.
+    policy.allowlist.clear();
+    for server in config.mcp_servers.values_mut() {
+        server.auto_approve.clear();
+    }
     for name in base.schedules.dangerous.iter().chain(&job.allow) {
         let class = DangerClass::from_str(name)
             .map_err(|_| format!("unknown danger class \"{name}\" in the job's policy"))?;
@@ -108,6 +115,12 @@ impl TurnExecutor {
             },
         )
         .map_err(|e| e.to_string())?;
+        if !runtime.sandbox().is_on() {
+            return Err(
+                "the shell sandbox is not available on this machine (Landlock); scheduled jobs run only sandboxed"
+                    .into(),
+            );
+        }
         let runtime = Arc::new(runtime);
         let (head, _) = runtime.first_messages();
         let session = runtime
@@ -201,6 +214,7 @@ mod tests {
             .insert(DangerClass::LocalWrite, Action::Allow);
         base.schedules.dangerous = vec!["local_write".into()];
         base.sandbox = false;
+        base.dangerous.allowlist = vec!["git push".into()];
         let job = Job {
             name: "j".into(),
             cron: "@daily".into(),
@@ -226,6 +240,7 @@ mod tests {
             Action::Allow
         );
         assert!(c.sandbox);
+        assert!(c.dangerous.allowlist.is_empty(), "no approval given ahead");
         let bad = Job {
             allow: vec!["everything".into()],
             ..job

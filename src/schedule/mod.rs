@@ -148,8 +148,7 @@ pub fn views(config: &Config, home: &Path, now: Timestamp) -> Result<Vec<Schedul
                 .as_ref()
                 .ok()
                 .filter(|_| job.enabled)
-                .and_then(|s| s.upcoming(now, 1).into_iter().next())
-                .map(|z| z.strftime("%Y-%m-%d %H:%M %Z").to_string());
+                .map(|s| s.next_text(now));
             let zone = schedule
                 .as_ref()
                 .map(cron::Schedule::zone_label)

@@ -191,13 +191,19 @@ impl BotApi {
     /// (code kept as code), or the plain piece when Telegram refuses the markup. Each piece
     /// is tried again as [`Self::send_retrying`] does; the first other error ends it.
     pub async fn send_answer(&self, chat: i64, text: &str) -> Result<(), BotError> {
-        self.send_answer_with(chat, text, true).await
+        self.send_answer_with(chat, text, true, &mut 0).await
     }
 
-    /// [`Self::send_answer`] with one try per piece (a caller that retries the whole, as
-    /// deliveries do).
-    pub async fn send_answer_once(&self, chat: i64, text: &str) -> Result<(), BotError> {
-        self.send_answer_with(chat, text, false).await
+    /// [`Self::send_answer`] with one try per piece, for a caller that tries again itself
+    /// (deliveries): `sent` counts the pieces already delivered, which a next call skips, so
+    /// a retry never posts a piece twice.
+    pub async fn send_answer_once(
+        &self,
+        chat: i64,
+        text: &str,
+        sent: &mut usize,
+    ) -> Result<(), BotError> {
+        self.send_answer_with(chat, text, false, sent).await
     }
 
     async fn send(&self, params: &SendMessage<'_>, retrying: bool) -> Result<i32, BotError> {
@@ -213,6 +219,7 @@ impl BotApi {
         chat: i64,
         text: &str,
         retrying: bool,
+        sent: &mut usize,
     ) -> Result<(), BotError> {
         use super::text::{MAX_MESSAGE_UNITS, answer_markdown, split, utf16_len};
         let text = if text.trim().is_empty() {
@@ -220,7 +227,7 @@ impl BotApi {
         } else {
             text
         };
-        for piece in split(text, RAW_PIECE_UNITS) {
+        for piece in split(text, RAW_PIECE_UNITS).into_iter().skip(*sent) {
             let markdown = answer_markdown(&piece);
             if utf16_len(&markdown) <= MAX_MESSAGE_UNITS {
                 let params = SendMessage {
@@ -230,7 +237,10 @@ impl BotApi {
                     reply_markup: None,
                 };
                 match self.send(&params, retrying).await {
-                    Ok(_) => continue,
+                    Ok(_) => {
+                        *sent += 1;
+                        continue;
+                    }
                     Err(e) if e.is_markup_error() => {
                         tracing::warn!("Telegram refused the markup ({e}); sending plain text");
                     }
@@ -244,6 +254,7 @@ impl BotApi {
                 reply_markup: None,
             };
             self.send(&plain, retrying).await?;
+            *sent += 1;
         }
         Ok(())
     }

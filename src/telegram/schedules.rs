@@ -114,11 +114,7 @@ fn add(home: &Path, chat: i64, words: &[&str], dir: &Path) -> String {
     });
     match added {
         Ok(name) => {
-            let next = schedule
-                .upcoming(Timestamp::now(), 1)
-                .first()
-                .map(|z| z.strftime("%Y-%m-%d %H:%M %Z").to_string())
-                .unwrap_or_else(|| "never".into());
+            let next = schedule.next_text(Timestamp::now());
             format!("Added {name} ({cron}): next run {next}. Its answers come to this chat.")
         }
         Err(e) => format!("Not added: {e}"),

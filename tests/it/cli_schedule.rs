@@ -129,7 +129,11 @@ async fn run_now_answers_on_stdout_and_denies_what_would_ask() {
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert_eq!(stdout(&out), "Three issues are open.\n");
     let results = tool_results(&server.requests()[1]);
-    assert!(results[0].contains("denied"), "nobody to ask: {results:?}");
+    assert!(
+        results[0].contains("operation denied (non-interactive mode)")
+            && results[0].contains("network_egress"),
+        "nobody to ask: {results:?}"
+    );
     let index = std::fs::read_to_string(sb.home.join("sessions/index.json")).unwrap();
     assert!(
         index.contains("\"origin\": \"schedule\"") || index.contains("\"origin\":\"schedule\""),
