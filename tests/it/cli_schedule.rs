@@ -167,28 +167,33 @@ fn backdate(sb: &Sandbox, hours: i64) {
     std::fs::write(&path, jobs.to_string()).unwrap();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_daemon_runs_a_missed_catchup_job_once_holds_the_lock_and_stops_on_sigterm() {
-    let server = ScriptedServer::start(vec![text("Nightly report: all green.")]).await;
-    let sb = Sandbox::new();
+/// A daemon started on a home whose hourly `--catchup` job `name` missed its last runs.
+fn daemon_with_a_missed_job(sb: &Sandbox, server: &ScriptedServer, name: &str) -> Spawned {
     let add = schedule(
-        &sb,
+        sb,
         &server.base_url(),
         &[
             "add",
             "--cron",
             "0 * * * *",
             "--name",
-            "nightly",
+            name,
             "--catchup",
-            "write the report",
+            "the task",
         ],
     );
     assert_eq!(add.status.code(), Some(0), "{}", show(&add));
-    backdate(&sb, 3);
+    backdate(sb, 3);
     let mut cmd = sb.odek(&server.base_url());
     cmd.args(["schedule", "daemon"]);
-    let mut daemon = spawn_until(cmd, "odek schedule daemon: running the scheduled jobs of");
+    spawn_until(cmd, "odek schedule daemon: running the scheduled jobs of")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_daemon_runs_a_missed_catchup_job_once_holds_the_lock_and_stops_on_sigterm() {
+    let server = ScriptedServer::start(vec![text("Nightly report: all green.")]).await;
+    let sb = Sandbox::new();
+    let mut daemon = daemon_with_a_missed_job(&sb, &server, "nightly");
     assert_eq!(outcome_of(&sb, "nightly").await, "ok");
     let log = sb.home.join("schedules/nightly.log");
     let text = std::fs::read_to_string(&log).expect("delivered to the log");
@@ -310,24 +315,7 @@ async fn sigterm_lets_a_running_job_finish_its_turn_first() {
     )])
     .await;
     let sb = Sandbox::new();
-    let add = schedule(
-        &sb,
-        &server.base_url(),
-        &[
-            "add",
-            "--cron",
-            "0 * * * *",
-            "--name",
-            "slow",
-            "--catchup",
-            "take your time",
-        ],
-    );
-    assert_eq!(add.status.code(), Some(0), "{}", show(&add));
-    backdate(&sb, 2);
-    let mut cmd = sb.odek(&server.base_url());
-    cmd.args(["schedule", "daemon"]);
-    let mut daemon = spawn_until(cmd, "odek schedule daemon: running the scheduled jobs of");
+    let mut daemon = daemon_with_a_missed_job(&sb, &server, "slow");
     hold.wait_reached().await;
     sigterm(&daemon.child);
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
