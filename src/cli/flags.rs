@@ -116,6 +116,9 @@ pub struct TurnFlags {
     /// No colours
     #[arg(long, help_heading = "Output")]
     pub no_color: bool,
+    /// Print answers as the model wrote them, without rendering their Markdown
+    #[arg(long, help_heading = "Output")]
+    pub raw: bool,
     /// Print only the final answer
     #[arg(short, long, help_heading = "Output")]
     pub quiet: bool,
@@ -160,6 +163,7 @@ impl TurnFlags {
             ("planning.enabled", toggle(self.planning, self.no_planning)),
             ("sandbox", toggle(self.sandbox, self.no_sandbox)),
             ("no_color", self.no_color.then_some(true)),
+            ("raw", self.raw.then_some(true)),
             ("no_agents", self.no_agents.then_some(true)),
             ("subagents.enabled", self.no_subagents.then_some(false)),
             ("memory.enabled", self.no_memory.then_some(false)),

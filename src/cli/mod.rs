@@ -7,6 +7,7 @@ mod docs_cmd;
 mod error;
 mod flags;
 mod init;
+mod markdown;
 mod mcp_cmd;
 mod memory_cmd;
 mod panic;

@@ -34,6 +34,22 @@ pub struct TerminalOptions {
     pub answer: AnswerStream,
     /// Stream answer text as it arrives (only when the answer stream is a terminal).
     pub stream: bool,
+    /// Render final answers as Markdown (only when the answer stream is a terminal and
+    /// colours are allowed).
+    pub markdown: bool,
+}
+
+/// What the answer stream shows of the current model call's answer, for the re-render of a
+/// streamed answer once it is complete.
+#[derive(Debug, Default)]
+enum Screen {
+    /// Nothing of it yet.
+    #[default]
+    Empty,
+    /// Exactly this text, written since the answer began.
+    Answer(String),
+    /// Something else was written in between: its rows are not known.
+    Disturbed,
 }
 
 #[derive(Default)]
@@ -51,6 +67,25 @@ struct State {
     replaying: Option<usize>,
     /// A retry notice held back until the answer line it would cut in two is finished.
     deferred_notice: Option<String>,
+    screen: Screen,
+}
+
+impl State {
+    /// Answer text written to the answer stream.
+    fn wrote_answer(&mut self, text: &str) {
+        match &mut self.screen {
+            Screen::Empty => self.screen = Screen::Answer(text.to_string()),
+            Screen::Answer(s) => s.push_str(text),
+            Screen::Disturbed => {}
+        }
+    }
+
+    /// Something other than the answer was written (a notice, a reasoning line).
+    fn wrote_other(&mut self) {
+        if let Screen::Answer(_) = self.screen {
+            self.screen = Screen::Disturbed;
+        }
+    }
 }
 
 /// Terminal observer and approver. Every write to stderr goes through one lock so lines never
@@ -61,6 +96,9 @@ pub struct Terminal {
     glyphs: Glyphs,
     stderr_tty: bool,
     stream_answer: bool,
+    /// Final answers rendered as Markdown: the answer stream is a terminal, colours and
+    /// rendering are allowed.
+    markdown: bool,
     state: Arc<Mutex<State>>,
     stop: Arc<AtomicBool>,
 }
@@ -108,6 +146,7 @@ impl Terminal {
             ),
             stderr_tty,
             stream_answer: opts.stream && answer_tty && !opts.quiet,
+            markdown: opts.markdown && opts.color && answer_tty,
             state: Arc::new(Mutex::new(State::default())),
             stop: Arc::new(AtomicBool::new(false)),
         });
@@ -143,23 +182,58 @@ impl Terminal {
         write_answer(self.opts.answer, &format!("{}\n", text.trim_end()));
     }
 
-    /// Prints the final answer unless it was streamed already.
+    /// Prints the final answer — rendered as Markdown on a terminal — unless it was streamed
+    /// already (a streamed answer was re-rendered when its model call finished).
     pub fn print_answer(&self, answer: &str) {
         let mut st = self.lock();
         clear_spinner(&mut st);
         if st.answer_streamed {
-            if st.answer_open_line {
-                write_answer(self.opts.answer, "\n");
-                st.answer_open_line = false;
-            }
+            close_answer_line(self.opts.answer, &mut st);
             return;
         }
-        let text = if answer.ends_with('\n') {
+        let text = if self.markdown {
+            self.rendered(answer)
+        } else if answer.ends_with('\n') {
             answer.to_string()
         } else {
             format!("{answer}\n")
         };
         write_answer(self.opts.answer, &text);
+    }
+
+    fn rendered(&self, answer: &str) -> String {
+        let (cols, _) = answer_window(self.opts.answer);
+        let look = super::markdown::Look {
+            width: cols.min(MAX_RENDER_WIDTH),
+            color: true,
+            unicode: self.glyphs != Glyphs::Ascii,
+        };
+        super::markdown::render(answer, look)
+    }
+
+    /// Moves up over the streamed text `shown` (closed by a newline), clears it and writes
+    /// the rendering, inside a synchronized update. Left as it is when its rows are not known
+    /// (control characters) or part of it has scrolled off the screen.
+    fn rerender(&self, shown: &str, answer: &str) {
+        if shown.trim_end() != answer.trim_end() {
+            return;
+        }
+        let (cols, rows) = answer_window(self.opts.answer);
+        let Some(used) = rows_used(shown, cols) else {
+            return;
+        };
+        if used == 0 || used >= rows {
+            return;
+        }
+        let rendered = self.rendered(answer);
+        if rendered == shown {
+            // Plain text: its rendering is what the screen already shows.
+            return;
+        }
+        write_answer(
+            self.opts.answer,
+            &format!("\x1b[?2026h\r\x1b[{used}A\x1b[J{rendered}\x1b[?2026l"),
+        );
     }
 
     /// Prints one line on stderr (not in quiet mode).
@@ -174,6 +248,7 @@ impl Terminal {
         let mut st = self.lock();
         clear_spinner(&mut st);
         close_answer_line(self.opts.answer, &mut st);
+        st.wrote_other();
         let mut err = std::io::stderr().lock();
         let _ = writeln!(err, "{line}");
     }
@@ -222,6 +297,7 @@ impl Terminal {
                 let mut st = self.lock();
                 st.spinner = None;
                 clear_spinner(&mut st);
+                st.wrote_other();
                 let _ = write!(std::io::stderr(), "{}", self.err_style.dim(text));
             }
             _ => {}
@@ -256,6 +332,7 @@ impl Terminal {
             return;
         }
         write_answer(self.opts.answer, &fresh);
+        st.wrote_answer(&fresh);
         st.shown.push_str(&fresh);
         st.answer_streamed = true;
         st.answer_open_line = !fresh.ends_with('\n');
@@ -264,6 +341,7 @@ impl Terminal {
     /// The retried answer is not the text on screen: say so, on a line of its own.
     fn announce_different_retry(&self, st: &mut State) {
         close_answer_line(self.opts.answer, st);
+        st.screen = Screen::Empty;
         let _ = writeln!(
             std::io::stderr(),
             "{}",
@@ -304,11 +382,21 @@ impl Terminal {
             // The retried answer ended inside the text shown before the retry.
             self.announce_different_retry(&mut st);
             write_answer(self.opts.answer, &message.content);
+            st.wrote_answer(&message.content);
             st.answer_open_line = !message.content.ends_with('\n');
         }
         st.shown.clear();
         close_answer_line(self.opts.answer, &mut st);
+        if message.tool_calls.is_empty()
+            && self.markdown
+            && let Screen::Answer(shown) = std::mem::take(&mut st.screen)
+        {
+            // The answer is complete and still whole on the screen: replace it by its
+            // rendering in one write (no flicker).
+            self.rerender(&shown, &message.content);
+        }
         if let Some(notice) = st.deferred_notice.take() {
+            st.wrote_other();
             let _ = writeln!(std::io::stderr(), "{notice}");
         }
         let narration = !message.tool_calls.is_empty() && !message.content.trim().is_empty();
@@ -322,6 +410,7 @@ impl Terminal {
         if !message.tool_calls.is_empty() {
             // Narration before tool calls is not the answer; the final call decides.
             st.answer_streamed = false;
+            st.screen = Screen::Empty;
         }
     }
 
@@ -364,6 +453,7 @@ impl Observer for Terminal {
                     st.answer_streamed = false;
                     st.shown.clear();
                     st.replaying = None;
+                    st.screen = Screen::Empty;
                 }
                 self.start_spinner("thinking".into());
             }
@@ -435,6 +525,7 @@ impl Observer for Terminal {
                 let mut st = self.lock();
                 if let Some(notice) = st.deferred_notice.take() {
                     close_answer_line(self.opts.answer, &mut st);
+                    st.wrote_other();
                     let _ = writeln!(std::io::stderr(), "{notice}");
                 }
             }
@@ -512,8 +603,35 @@ fn write_answer(stream: AnswerStream, text: &str) {
 fn close_answer_line(stream: AnswerStream, st: &mut State) {
     if st.answer_open_line {
         write_answer(stream, "\n");
+        st.wrote_answer("\n");
         st.answer_open_line = false;
     }
+}
+
+/// Rendered answers are wrapped to the terminal, at most this wide (long lines read badly).
+const MAX_RENDER_WIDTH: usize = 100;
+
+/// Columns and rows of the terminal behind the answer stream (80×24 when it does not say).
+fn answer_window(stream: AnswerStream) -> (usize, usize) {
+    let size = match stream {
+        AnswerStream::Stdout => terminal_size::terminal_size_of(std::io::stdout()),
+        AnswerStream::Stderr => terminal_size::terminal_size_of(std::io::stderr()),
+    };
+    match size {
+        Some((w, h)) if w.0 > 0 && h.0 > 0 => (usize::from(w.0), usize::from(h.0)),
+        _ => (80, 24),
+    }
+}
+
+/// The terminal rows `text` (ending with a newline) takes at `cols` columns; `None` when
+/// control characters make that unknowable.
+fn rows_used(text: &str, cols: usize) -> Option<usize> {
+    use unicode_width::UnicodeWidthStr;
+    if text.chars().any(|c| c.is_control() && c != '\n') || cols == 0 {
+        return None;
+    }
+    let body = text.strip_suffix('\n').unwrap_or(text);
+    Some(body.split('\n').map(|line| line.width().div_ceil(cols).max(1)).sum())
 }
 
 fn clear_spinner(st: &mut State) {
@@ -792,6 +910,17 @@ mod tests {
             error,
             summary: "create “Ship it”",
         }
+    }
+
+    #[test]
+    fn rows_of_streamed_text_count_folded_and_wide_lines() {
+        assert_eq!(rows_used("short\n", 80), Some(1));
+        assert_eq!(rows_used("a\n\nb\n", 80), Some(3));
+        assert_eq!(rows_used(&format!("{}\n", "x".repeat(80)), 80), Some(1));
+        assert_eq!(rows_used(&format!("{}\n", "x".repeat(81)), 80), Some(2));
+        assert_eq!(rows_used("日本語日本語\n", 10), Some(2));
+        assert_eq!(rows_used("tab\there\n", 80), None);
+        assert_eq!(rows_used("esc\x1b[2J\n", 80), None);
     }
 
     #[test]

@@ -63,6 +63,7 @@ impl Setup {
                 AnswerStream::Stdout
             },
             stream: resolved.config.stream,
+            markdown: !resolved.config.raw,
         });
         for w in &resolved.warnings {
             terminal.line(&terminal.style().yellow(w));

@@ -65,6 +65,8 @@ pub struct Config {
     pub context_window: u64,
     /// Plain output without ANSI colours.
     pub no_color: bool,
+    /// Final answers as the model wrote them (no Markdown rendering on a terminal).
+    pub raw: bool,
     /// Do not read `./AGENTS.md` project instructions.
     pub no_agents: bool,
     /// The structured plan.
@@ -496,6 +498,7 @@ impl Default for Config {
             compaction: true,
             context_window: 0,
             no_color: false,
+            raw: false,
             no_agents: false,
             planning: PlanningConfig {
                 enabled: true,

@@ -10,6 +10,7 @@ mod support;
 mod cli_completions;
 mod cli_config;
 mod cli_events;
+mod cli_markdown;
 mod cli_mcp;
 mod cli_memory;
 mod cli_overflow;
