@@ -85,6 +85,30 @@ pub fn unwrap(text: &str) -> Option<Unwrapped<'_>> {
     })
 }
 
+/// Every well-formed wrapper inside `text` (a message may hold several: attached files, each
+/// in its own), in order; text around and between them is skipped.
+pub fn wrappers(text: &str) -> Vec<Unwrapped<'_>> {
+    let mut found = Vec::new();
+    let mut at = 0;
+    while let Some(start) = text[at..].find(OPEN_TAG_PREFIX).map(|i| at + i) {
+        let nonce_end = text[start + OPEN_TAG_PREFIX.len()..]
+            .find(|c: char| !c.is_ascii_hexdigit())
+            .map(|i| start + OPEN_TAG_PREFIX.len() + i);
+        let close_end = nonce_end.and_then(|end| {
+            let close = format!("{CLOSE_TAG_PREFIX}{}>", &text[start + OPEN_TAG_PREFIX.len()..end]);
+            text[end..].find(&close).map(|i| end + i + close.len())
+        });
+        match close_end.and_then(|end| unwrap(&text[start..end]).map(|u| (u, end))) {
+            Some((wrapper, end)) => {
+                found.push(wrapper);
+                at = end;
+            }
+            None => at = start + OPEN_TAG_PREFIX.len(),
+        }
+    }
+    found
+}
+
 /// Makes a source label safe to sit inside the open tag's quoted attribute.
 fn sanitize_source(source: &str) -> String {
     source
@@ -102,6 +126,21 @@ fn sanitize_source(source: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn finds_every_wrapper_in_a_message() {
+        let text = format!(
+            "--- a.txt ---\n{}\n--- end a.txt ---\nsee <untrusted_content_zz broken\n{}\ntail",
+            wrap("ctx:a.txt", "alpha"),
+            wrap("resource:b.md", "beta\n")
+        );
+        let found: Vec<(&str, &str)> = wrappers(&text).iter().map(|u| (u.source, u.body)).collect();
+        assert_eq!(found, vec![("ctx:a.txt", "alpha"), ("resource:b.md", "beta")]);
+        assert!(wrappers("plain text").is_empty());
+        // A close tag of another nonce does not end a wrapper.
+        let forged = format!("{OPEN_TAG_PREFIX}aa source=\"x\">\nbody {CLOSE_TAG_PREFIX}bb>");
+        assert!(wrappers(&forged).is_empty());
+    }
 
     #[test]
     fn wraps_and_unwraps() {

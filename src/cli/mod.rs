@@ -1,6 +1,7 @@
 //! The command line: parse, run, map the outcome to an exit code. Each subcommand is one file;
 //! all of them run their turns through `runtime::Runtime`.
 
+mod audit_cmd;
 mod config_cmd;
 mod continue_cmd;
 mod docs_cmd;
@@ -106,6 +107,8 @@ enum Command {
     Init(init::InitArgs),
     /// Show the resolved configuration and where each value came from
     Config(config_cmd::ConfigArgs),
+    /// What untrusted content reached the model in a session, from where, in which turn
+    Audit(audit_cmd::AuditArgs),
     /// Token usage (with prompt-cache hits) and plan telemetry of the saved runs
     Usage(usage_cmd::UsageArgs),
     /// HTTP API over the same sessions: runs, approvals, live events, the plan view
@@ -161,6 +164,7 @@ pub fn main() -> ExitCode {
         Command::Init(args) => init::run(args),
         Command::Config(args) => config_cmd::run(args),
         Command::Usage(args) => usage_cmd::run(args),
+        Command::Audit(args) => audit_cmd::run(args),
         Command::Serve(args) => serve_cmd::run(args),
         Command::Telegram(args) => telegram_cmd::run(args),
         Command::Mcp(args) => mcp_cmd::run(args),

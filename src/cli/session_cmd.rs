@@ -383,18 +383,18 @@ fn match_call(calls: &mut Vec<(String, String)>, id: Option<&str>) -> String {
 }
 
 /// `2026-11-30T02:01:20.123Z` (or without the milliseconds) → `2026-11-30 02:01:20 UTC`.
-fn human_time(rfc3339: &str) -> String {
+pub(super) fn human_time(rfc3339: &str) -> String {
     match rfc3339.strip_suffix('Z') {
         Some(t) => format!("{} UTC", t.get(..19).unwrap_or(t).replacen('T', " ", 1)),
         None => rfc3339.to_string(),
     }
 }
 
-fn one_line(s: &str) -> String {
+pub(super) fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-fn print_out(text: &str) {
+pub(super) fn print_out(text: &str) {
     use std::io::Write;
     // A closed pipe (`odek session list | head`) ends output quietly.
     let _ = std::io::stdout().lock().write_all(text.as_bytes());

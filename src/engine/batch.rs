@@ -237,7 +237,15 @@ impl Engine {
             let redacted = redactor.redact(&text);
             let shaped = crate::text::head_and_tail(&redacted, limit);
             let content = match source {
-                Some(src) => crate::untrusted::wrap(&redactor.redact(&src), &shaped),
+                Some(src) => {
+                    let src = redactor.redact(&src);
+                    observer.on_event(&EngineEvent::ContentIngested {
+                        iteration,
+                        source: &src,
+                        content: &shaped,
+                    });
+                    crate::untrusted::wrap(&src, &shaped)
+                }
                 None => shaped.into_owned(),
             };
             let error_line = raw

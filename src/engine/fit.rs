@@ -41,6 +41,7 @@ impl Engine {
                 state.usage.add(&usage);
                 state.ctx.upsert_digest(&summary);
                 self.observer.on_event(&EngineEvent::ContentIngested {
+                    iteration: state.iterations,
                     source: "compaction",
                     content: &summary,
                 });
@@ -122,6 +123,7 @@ impl Engine {
         let Some(store) = &self.plan else { return };
         if let Some(rendered) = state.ctx.refresh_plan(store) {
             self.observer.on_event(&EngineEvent::ContentIngested {
+                iteration: state.iterations,
                 source: "plan",
                 content: &rendered,
             });

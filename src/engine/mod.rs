@@ -294,6 +294,26 @@ impl Engine {
         }
     }
 
+    /// The wrapped attachments of the new input (`--ctx` files, `@path`) for the audit log:
+    /// the unsaved messages, and on a conversation's first run (nothing answered yet) its
+    /// saved head too (a new session saves its `--ctx` message before the run).
+    fn report_input_ingests(&self, conversation: &Conversation) {
+        let saved = &conversation.messages[..conversation.saved_len.min(conversation.messages.len())];
+        let first_run = !saved.iter().any(|m| m.role == crate::llm::Role::Assistant);
+        let from = if first_run { 0 } else { saved.len() };
+        let new = conversation.messages.iter().skip(from);
+        let input = |m: &&Message| matches!(m.role, crate::llm::Role::User | crate::llm::Role::System);
+        for message in new.filter(input) {
+            for wrapper in crate::untrusted::wrappers(&message.content) {
+                self.observer.on_event(&EngineEvent::ContentIngested {
+                    iteration: 0,
+                    source: wrapper.source,
+                    content: wrapper.body,
+                });
+            }
+        }
+    }
+
     /// The plan store, when planning is on.
     pub fn plan_store(&self) -> Option<&Arc<PlanStore>> {
         self.plan.as_ref()
@@ -310,6 +330,7 @@ impl Engine {
         cancel: CancellationToken,
     ) -> RunOutcome {
         let window = self.context_window().await;
+        self.report_input_ingests(&conversation);
         let mut ctx =
             context::Context::new(conversation.messages, window.as_ref().map(|w| w.tokens));
         if let Some(block) = &self.turn_block {

@@ -133,10 +133,13 @@ pub enum EngineEvent<'a> {
         /// The server's overflow error that caused it (survival only).
         overflow: Option<&'a Overflow>,
     },
-    /// Externally derived text was injected into the model's context (the plan render, the
-    /// compaction digest); the session's audit log records it.
+    /// Externally derived text entered the model's context: the plan render, the compaction
+    /// digest, a tool's wrapped output, a wrapped attachment of the input (`--ctx` files,
+    /// `@path`); the session's audit log records it.
     ContentIngested {
-        /// What it is (`plan`, `compaction`).
+        /// Model calls made so far in this run (0: before the first).
+        iteration: u32,
+        /// Where it came from (`plan`, `compaction`, `read_file:src/x.rs`, `$ cargo test`…).
         source: &'a str,
         /// The text.
         content: &'a str,

@@ -1,13 +1,16 @@
-//! The session's audit log of ingested content: every externally derived block odek put into
-//! the model's context on its own (a fresh plan render, a compaction digest) is appended to
-//! `<home>/sessions/audit/<session id>.jsonl`, redacted.
+//! The session's audit log of ingested content: every externally derived block that entered
+//! the model's context — a tool's wrapped output, a wrapped attachment of the input, a fresh
+//! plan render, a compaction digest — is appended to
+//! `<home>/sessions/audit/<session id>.jsonl`, redacted, with the turn and model call it
+//! entered in. `odek audit` reads it back.
 
 use std::fs::File;
-use std::io::Write;
+use std::io::{BufRead, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::engine::{EngineEvent, Observer};
@@ -16,43 +19,74 @@ use crate::redact::Redactor;
 /// Appends ingested content to one session's audit file (one log per turn of a session; the
 /// file is opened on the first record and kept open for the turn).
 pub struct AuditLog {
-    dir: PathBuf,
+    path: PathBuf,
     redactor: Arc<Redactor>,
-    session_id: String,
+    turn: u32,
     file: Mutex<Option<File>>,
 }
 
+/// One line of an audit file.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct AuditRecord {
+    /// When it entered (RFC 3339, UTC).
+    pub timestamp: String,
+    /// The session's turn (1 = the first); absent in files written before turns were kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<u32>,
+    /// Model calls made in that turn before it entered (0: with the input).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iteration: Option<u32>,
+    /// Where it came from (`read_file:src/x.rs`, `$ cargo test`, `ctx:notes.md`, `plan`…).
+    pub source: String,
+    /// Its size in bytes, before redaction.
+    pub bytes: usize,
+    /// SHA-256 of the text before redaction (hex).
+    pub sha256: String,
+    /// The text, redacted.
+    pub content: String,
+}
+
+/// The audit file of session `id` under the sessions directory.
+pub fn audit_path(sessions_dir: &Path, id: &str) -> PathBuf {
+    sessions_dir.join("audit").join(format!("{id}.jsonl"))
+}
+
 impl AuditLog {
-    /// The audit log of session `session_id`, under `<sessions dir>/audit`.
-    pub fn new(sessions_dir: &Path, redactor: Arc<Redactor>, session_id: &str) -> Self {
+    /// The audit log of turn `turn` (1-based) of session `session_id`.
+    pub fn new(sessions_dir: &Path, redactor: Arc<Redactor>, session_id: &str, turn: u32) -> Self {
         AuditLog {
-            dir: sessions_dir.join("audit"),
+            path: audit_path(sessions_dir, session_id),
             redactor,
-            session_id: session_id.to_string(),
+            turn,
             file: Mutex::new(None),
         }
     }
 
     fn open(&self) -> std::io::Result<File> {
-        std::fs::create_dir_all(&self.dir)?;
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
         std::fs::OpenOptions::new()
             .append(true)
             .create(true)
             .mode(0o600)
             .custom_flags(libc::O_NOFOLLOW)
-            .open(self.dir.join(format!("{}.jsonl", self.session_id)))
+            .open(&self.path)
     }
 
-    fn record(&self, source: &str, content: &str) -> std::io::Result<()> {
-        let line = serde_json::json!({
-            "timestamp": time::OffsetDateTime::now_utc()
+    fn record(&self, iteration: u32, source: &str, content: &str) -> std::io::Result<()> {
+        let record = AuditRecord {
+            timestamp: time::OffsetDateTime::now_utc()
                 .format(&time::format_description::well_known::Rfc3339)
                 .unwrap_or_default(),
-            "source": source,
-            "bytes": content.len(),
-            "sha256": crate::random::hex(&Sha256::digest(content.as_bytes())),
-            "content": self.redactor.redact(content),
-        });
+            turn: Some(self.turn),
+            iteration: Some(iteration),
+            source: self.redactor.redact(source).into_owned(),
+            bytes: content.len(),
+            sha256: crate::random::hex(&Sha256::digest(content.as_bytes())),
+            content: self.redactor.redact(content).into_owned(),
+        };
+        let line = serde_json::to_string(&record).map_err(std::io::Error::other)?;
         let mut file = self.file.lock().unwrap_or_else(PoisonError::into_inner);
         if file.is_none() {
             *file = Some(self.open()?);
@@ -66,10 +100,100 @@ impl AuditLog {
 
 impl Observer for AuditLog {
     fn on_event(&self, event: &EngineEvent<'_>) {
-        if let EngineEvent::ContentIngested { source, content } = event
-            && let Err(e) = self.record(source, content)
+        if let EngineEvent::ContentIngested {
+            iteration,
+            source,
+            content,
+        } = event
+            && let Err(e) = self.record(*iteration, source, content)
         {
             tracing::warn!("could not write the audit log: {e}");
         }
+    }
+}
+
+/// A session's audit file read back: its records, and the lines that could not be read
+/// (a line cut by a crash, say), by number.
+#[derive(Debug, Default)]
+pub struct AuditTrail {
+    /// The records, oldest first.
+    pub records: Vec<AuditRecord>,
+    /// Line numbers (1-based) that are not records.
+    pub unreadable: Vec<usize>,
+}
+
+/// Reads the audit file of session `id`; `Ok(None)` when it has none.
+pub fn read_audit(sessions_dir: &Path, id: &str) -> std::io::Result<Option<AuditTrail>> {
+    let file = match File::open(audit_path(sessions_dir, id)) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let mut trail = AuditTrail::default();
+    for (n, line) in std::io::BufReader::new(file).lines().enumerate() {
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<AuditRecord>(&line) {
+            Ok(r) => trail.records.push(r),
+            Err(_) => trail.unreadable.push(n + 1),
+        }
+    }
+    Ok(Some(trail))
+}
+
+/// The ids of the sessions that have an audit file.
+pub fn audited_sessions(sessions_dir: &Path) -> std::io::Result<Vec<String>> {
+    let entries = match std::fs::read_dir(sessions_dir.join("audit")) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut ids: Vec<String> = entries
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let id = name.strip_suffix(".jsonl")?;
+            crate::session::is_standard_id(id).then(|| id.to_string())
+        })
+        .collect();
+    ids.sort();
+    Ok(ids)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_are_written_redacted_with_their_turn_and_read_back() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let id = "20261202-0123456789abcdef0123456789abcdef";
+        let log = AuditLog::new(dir.path(), Arc::new(Redactor::new()), id, 3);
+        let secret = "sk-abcdefghijklmnopqrstuvwxyz0123456789ABCD";
+        log.on_event(&EngineEvent::ContentIngested {
+            iteration: 2,
+            source: "read_file:.env",
+            content: &format!("KEY={secret}\n"),
+        });
+        let path = audit_path(dir.path(), id);
+        std::fs::write(
+            &path,
+            format!("{}{{\"cut\n", std::fs::read_to_string(&path).expect("read")),
+        )
+        .expect("append a broken line");
+        let trail = read_audit(dir.path(), id).expect("read").expect("a trail");
+        assert_eq!(trail.records.len(), 1);
+        let r = &trail.records[0];
+        assert_eq!((r.turn, r.iteration), (Some(3), Some(2)));
+        assert_eq!(r.source, "read_file:.env");
+        assert_eq!(r.bytes, secret.len() + 5);
+        assert!(!r.content.contains(secret), "{}", r.content);
+        assert_eq!(trail.unreadable, vec![2]);
+        assert_eq!(audited_sessions(dir.path()).expect("list"), vec![id.to_string()]);
+        assert!(read_audit(dir.path(), "20261202-00000000000000000000000000000000")
+            .expect("read")
+            .is_none());
     }
 }

@@ -102,7 +102,8 @@ impl Runtime {
             .map(|writer| writer.run(run_id, session.map(|s| s.id().to_string())));
         let mut observers: Vec<Arc<dyn Observer>> = vec![surface.output];
         if let Some(s) = session {
-            let audit = AuditLog::new(self.sessions.dir(), self.redactor.clone(), s.id());
+            let turn = s.saved().turns + 1;
+            let audit = AuditLog::new(self.sessions.dir(), self.redactor.clone(), s.id(), turn);
             observers.push(Arc::new(audit));
         }
         if let Some(e) = &events {

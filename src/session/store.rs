@@ -686,6 +686,13 @@ impl SessionStore {
     /// Removes `<id>.json` and its journal; `Ok(false)` when there was no session file.
     fn remove_session_files(&self, id: &str) -> Result<bool, SessionError> {
         self.remove_journal(id)?;
+        // Its audit log goes with it (what reached the model is as private as the transcript).
+        let audit = crate::runtime::audit_path(&self.dir, id);
+        if let Err(e) = std::fs::remove_file(&audit)
+            && e.kind() != io::ErrorKind::NotFound
+        {
+            return Err(SessionError::io(format!("session {id}: cannot delete"), audit, e));
+        }
         let path = files::session_path(&self.dir, id);
         match std::fs::remove_file(&path) {
             Ok(()) => {
