@@ -98,28 +98,42 @@ pub struct ContextFile {
     pub text: String,
 }
 
-/// Why a `--ctx` file cannot be attached.
+/// Why a file cannot be attached (with `--ctx`, or `@path` in the REPL).
 #[derive(Debug, thiserror::Error)]
 pub enum ContextFileError {
     /// Missing, or not readable.
-    #[error("--ctx {name}: {source}")]
+    #[error("{via}{name}: {source}")]
     Unreadable {
+        /// How it was named: `--ctx ` or `@`.
+        via: &'static str,
         /// As given.
         name: String,
         /// The OS error.
         source: std::io::Error,
     },
+    /// Not a regular file (a directory, a device).
+    #[error("{via}{name}: not a regular file")]
+    NotAFile {
+        /// How it was named: `--ctx ` or `@`.
+        via: &'static str,
+        /// As given.
+        name: String,
+    },
     /// Over [`MAX_CONTEXT_FILE_BYTES`].
-    #[error("--ctx {name}: file is {size} bytes, over the {MAX_CONTEXT_FILE_BYTES}-byte limit")]
+    #[error("{via}{name}: file is {size} bytes, over the {MAX_CONTEXT_FILE_BYTES}-byte limit")]
     TooLarge {
+        /// How it was named: `--ctx ` or `@`.
+        via: &'static str,
         /// As given.
         name: String,
         /// Its size.
         size: u64,
     },
     /// Binary.
-    #[error("--ctx {name}: not a UTF-8 text file")]
+    #[error("{via}{name}: not a UTF-8 text file")]
     NotText {
+        /// How it was named: `--ctx ` or `@`.
+        via: &'static str,
         /// As given.
         name: String,
     },
@@ -168,28 +182,53 @@ pub fn read_context_files(
 ) -> Result<Vec<ContextFile>, ContextFileError> {
     names
         .iter()
-        .map(|name| {
-            let path = cwd.join(name);
-            let unreadable = |source| ContextFileError::Unreadable {
-                name: name.clone(),
-                source,
-            };
-            let meta = std::fs::metadata(&path).map_err(unreadable)?;
-            if meta.len() > MAX_CONTEXT_FILE_BYTES {
-                return Err(ContextFileError::TooLarge {
-                    name: name.clone(),
-                    size: meta.len(),
-                });
-            }
-            let bytes = std::fs::read(&path).map_err(unreadable)?;
-            let text = String::from_utf8(bytes)
-                .map_err(|_| ContextFileError::NotText { name: name.clone() })?;
-            Ok(ContextFile {
-                name: name.clone(),
-                text,
-            })
-        })
+        .map(|name| read_attachment(name, &cwd.join(name), "--ctx "))
         .collect()
+}
+
+/// Reads one file to attach — a regular file of UTF-8 text within
+/// [`MAX_CONTEXT_FILE_BYTES`] — named `name` by the user (`via` says how, for the errors).
+pub fn read_attachment(
+    name: &str,
+    path: &Path,
+    via: &'static str,
+) -> Result<ContextFile, ContextFileError> {
+    let name = name.to_string();
+    let meta = std::fs::metadata(path).map_err(|source| ContextFileError::Unreadable {
+        via,
+        name: name.clone(),
+        source,
+    })?;
+    if !meta.is_file() {
+        return Err(ContextFileError::NotAFile { via, name });
+    }
+    if meta.len() > MAX_CONTEXT_FILE_BYTES {
+        let size = meta.len();
+        return Err(ContextFileError::TooLarge { via, name, size });
+    }
+    let bytes = std::fs::read(path).map_err(|source| ContextFileError::Unreadable {
+        via,
+        name: name.clone(),
+        source,
+    })?;
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok(ContextFile { name, text }),
+        Err(_) => Err(ContextFileError::NotText { via, name }),
+    }
+}
+
+/// The user's line with the files it names (`@path`) after it, each inside the untrusted
+/// wrapper with the source `resource:<path>`.
+pub fn with_attached_files(line: &str, files: &[ContextFile]) -> String {
+    let mut text = line.to_string();
+    for f in files {
+        text.push_str(&format!(
+            "\n\n--- {name} ---\n{body}\n--- end {name} ---",
+            name = f.name,
+            body = crate::untrusted::wrap(&format!("resource:{}", f.name), &f.text)
+        ));
+    }
+    text
 }
 
 /// The system message that carries attached files, each inside the untrusted wrapper. It is a

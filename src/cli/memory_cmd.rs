@@ -178,6 +178,17 @@ pub fn run(args: MemoryArgs) -> anyhow::Result<Exit> {
     }
 }
 
+/// The REPL's `/memory`: `odek memory list` for the REPL's configuration and directory.
+pub(super) fn print_memory(config: &Config, home: &std::path::Path, cwd: &std::path::Path) -> anyhow::Result<()> {
+    let ctx = Ctx {
+        project: crate::memory::project_key(cwd),
+        home: home.to_path_buf(),
+        config: config.clone(),
+    };
+    list(&ctx, &ctx.open()?, false, false)?;
+    Ok(())
+}
+
 fn list(ctx: &Ctx, memory: &Memory, all: bool, json: bool) -> anyhow::Result<Exit> {
     let facts = memory.list_facts(FactFilter {
         project: (!all).then_some(ctx.project.as_str()),

@@ -13,6 +13,7 @@ mod mcp_cmd;
 mod memory_cmd;
 mod panic;
 mod repl;
+mod repl_input;
 mod run;
 mod schedule_cmd;
 mod serve_cmd;

@@ -9,6 +9,7 @@ use clap::Args;
 use rustyline::error::ReadlineError;
 
 use super::Exit;
+use super::repl_input::ReplHelper;
 use super::flags::TurnFlags;
 use super::turn::{Setup, refuse_session_fixed_flags, summary_line, tokio_runtime};
 use crate::engine::RunError;
@@ -37,7 +38,10 @@ Commands:
   /help         this list
   /info         session, model, turns and tokens used
   /plan         the current plan
+  /memory       what odek remembers (user and this project), and writes waiting for review
+  /skills       the skills found, and whether each is offered to the model
   /exit, /quit  leave (the session is saved; resume with odek repl --id ID)
+@path in a line attaches that file's text (≤ 256 KiB, UTF-8); Tab completes paths after @.
 Ctrl-C stops the running turn; Ctrl-D at the prompt leaves.";
 
 struct Repl {
@@ -67,7 +71,7 @@ pub fn run(args: ReplArgs) -> anyhow::Result<Exit> {
     };
     repl.keep_sigint_from_killing_the_repl();
     repl.banner();
-    let mut editor = editor(&repl.setup.resolved.home)?;
+    let mut editor = editor(&repl.setup.resolved.home, repl.setup.cwd())?;
     loop {
         let prompt = format!("odek {}> ", repl.session.saved().turns + 1);
         match editor.readline(&prompt) {
@@ -165,6 +169,8 @@ impl Repl {
             "/help" => println!("{HELP}"),
             "/info" => self.info(),
             "/plan" => println!("{}", self.plan_text()),
+            "/memory" => self.memory(),
+            "/skills" => self.skills(),
             other => println!("Unknown command: {other}  (/help for commands)"),
         }
         false
@@ -213,17 +219,53 @@ impl Repl {
             .unwrap_or_else(|| crate::plan::NO_ACTIVE_PLAN.to_string())
     }
 
-    fn turn(&mut self, input: &str) {
+    fn memory(&self) {
+        let config = &self.setup.resolved.config;
+        if !config.memory.enabled {
+            println!("Memory is off (--no-memory, ODEK_MEMORY=false or memory.enabled: false).");
+            return;
+        }
+        let home = &self.setup.resolved.home;
+        if let Err(e) = super::memory_cmd::print_memory(config, home, self.setup.cwd()) {
+            self.setup.terminal.line(&format!("odek: {e:#}"));
+        }
+    }
+
+    fn skills(&self) {
+        let config = &self.setup.resolved.config;
+        if !config.skills.enabled {
+            println!("Skills are off (--no-skills, ODEK_SKILLS=false or skills.enabled: false).");
+            return;
+        }
+        super::skill_cmd::print_skills(config, &self.setup.resolved.home, self.setup.cwd());
+    }
+
+    /// Runs a turn of the line, with the files it names (`@path`) attached; a named file that
+    /// cannot be attached keeps the line from being sent (it is in the history, to edit).
+    fn turn(&mut self, line: &str) {
+        let t = self.setup.terminal.clone();
+        let input = match super::repl_input::expand(line, self.setup.cwd()) {
+            Ok(expanded) => expanded,
+            Err(e) => {
+                t.line(&format!("{} {e} — not sent", t.style().red("odek:")));
+                return;
+            }
+        };
+        for (name, bytes) in &input.attached {
+            t.info(&t.style().dim(&format!("attached {name} ({bytes} bytes)")));
+        }
+        for word in &input.not_files {
+            t.info(&t.style().dim(&format!("{word} names no file; sent as it is")));
+        }
         if !self.session.is_saved() {
-            self.session.set_task(input);
+            self.session.set_task(line);
         }
         let outcome = self.setup.run_turn(
             &self.rt,
             Some(&self.session),
-            vec![Message::user(input)],
+            vec![Message::user(&input.text)],
             false,
         );
-        let t = &self.setup.terminal;
         let outcome = match outcome {
             Ok(outcome) => outcome,
             Err(e) => {
@@ -253,14 +295,18 @@ fn history_path(home: &Path) -> PathBuf {
     home.join(HISTORY_FILE)
 }
 
-fn editor(home: &Path) -> anyhow::Result<rustyline::DefaultEditor> {
+type LineEditor = rustyline::Editor<ReplHelper, rustyline::history::DefaultHistory>;
+
+fn editor(home: &Path, cwd: &Path) -> anyhow::Result<LineEditor> {
     let config = rustyline::Config::builder()
         .max_history_size(HISTORY_SIZE)?
         .history_ignore_dups(true)?
         .auto_add_history(false)
         .bracketed_paste(true)
+        .completion_type(rustyline::CompletionType::List)
         .build();
-    let mut editor = rustyline::DefaultEditor::with_config(config)?;
+    let mut editor = LineEditor::with_config(config)?;
+    editor.set_helper(Some(ReplHelper::new(cwd.to_path_buf())));
     let path = history_path(home);
     if path.exists() {
         let _ = editor.load_history(&path);
@@ -269,7 +315,7 @@ fn editor(home: &Path) -> anyhow::Result<rustyline::DefaultEditor> {
 }
 
 /// Writes the history file, creating it (and the home) private on first use.
-fn save_history(editor: &mut rustyline::DefaultEditor, home: &Path) {
+fn save_history(editor: &mut LineEditor, home: &Path) {
     let path = history_path(home);
     if !path.exists() {
         if std::fs::create_dir_all(home).is_ok() {

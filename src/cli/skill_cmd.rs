@@ -138,6 +138,16 @@ fn status(skill: &Skill) -> String {
     }
 }
 
+/// The REPL's `/skills`: `odek skill list` for the REPL's configuration and directory.
+pub(super) fn print_skills(config: &crate::config::Config, home: &Path, cwd: &Path) {
+    let project = PathBuf::from(crate::memory::project_key(cwd));
+    let ctx = Ctx {
+        places: Places::new(home, &project, &config.skills),
+        home: home.to_path_buf(),
+    };
+    let _ = list(&ctx, false);
+}
+
 fn list(ctx: &Ctx, as_json: bool) -> anyhow::Result<Exit> {
     let catalog = ctx.catalog();
     if as_json {

@@ -208,3 +208,72 @@ async fn clarify_asks_on_the_terminal_and_the_answer_reaches_the_model() {
         Some("the user answered: use WAL mode")
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_path_attaches_a_file_completed_with_tab_and_memory_and_skills_are_listed() {
+    let server = ScriptedServer::start(vec![text("**Two** notes.")]).await;
+    let sb = Sandbox::new();
+    std::fs::write(sb.work.join("notes.md"), "buy milk\ncall Ana\n").expect("notes");
+    std::fs::write(sb.work.join("photo.bin"), [0xff, 0xd8, 0xff, 0x00]).expect("binary");
+    let skill = sb.home.join("skills/release-notes");
+    std::fs::create_dir_all(&skill).expect("skill folder");
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: release-notes\ndescription: Writes release notes from the git log.\n---\nSteps.\n",
+    )
+    .expect("skill");
+    let mut add = sb.odek(&server.base_url());
+    add.args(["memory", "add", "Prefers", "short", "answers"]);
+    assert!(output(add).await.status.success());
+
+    let cmd = {
+        let mut c = sb.odek(&server.base_url());
+        c.env("TERM", "xterm").env("LANG", "C.UTF-8").arg("repl");
+        c
+    };
+    let screen = tokio::task::spawn_blocking(move || -> Result<String, rexpect::error::Error> {
+        let mut p = rexpect::session::spawn_command(cmd, Some(15_000))?;
+        p.exp_string("odek 1> ")?;
+        p.send("/me")?;
+        p.send_control('i')?;
+        p.send_line("")?;
+        p.exp_string("Prefers short answers")?;
+        p.send_line("/skills")?;
+        p.exp_string("release-notes  [home] offered")?;
+        // A file that cannot be attached stops the line: nothing is sent.
+        p.send_line("look at @photo.bin")?;
+        p.exp_string("@photo.bin: not a UTF-8 text file")?;
+        p.exp_string("not sent")?;
+        p.exp_string("odek 1> ")?;
+        p.send("summarise @no")?;
+        p.send_control('i')?;
+        p.exp_string("tes.md")?;
+        p.send_line(" please")?;
+        p.exp_string("attached notes.md (18 bytes)")?;
+        let before = p.exp_string("odek 2> ")?;
+        p.send_line("/exit")?;
+        p.exp_eof()?;
+        Ok(before)
+    })
+    .await
+    .expect("join")
+    .expect("the REPL conversation went as expected");
+    // The answer was rendered: bold, without its asterisks.
+    assert!(screen.contains("\x1b[1mTwo\x1b[0m notes."), "{screen:?}");
+
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 1, "the refused line never reached the model");
+    let sent = messages(&reqs[0]);
+    let user = sent
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .and_then(|m| m["content"].as_str())
+        .expect("the user message")
+        .to_string();
+    assert!(user.starts_with("summarise @notes.md please\n\n--- notes.md ---\n"), "{user}");
+    let wrapped = odek::untrusted::wrappers(&user);
+    assert_eq!(wrapped.len(), 1, "{user}");
+    assert_eq!(wrapped[0].source, "resource:notes.md");
+    assert_eq!(wrapped[0].body, "buy milk\ncall Ana");
+}

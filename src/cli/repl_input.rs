@@ -1,0 +1,254 @@
+//! What the REPL makes of a line: `@path` attaches that file's text to the turn, and the
+//! line editor completes paths after `@` (and slash commands) on Tab.
+
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+
+use rustyline::completion::{Completer, Pair};
+use rustyline::highlight::Highlighter;
+use rustyline::hint::Hinter;
+use rustyline::validate::Validator;
+use rustyline::{Context, Helper};
+
+use crate::prompt::{ContextFile, ContextFileError};
+
+/// The REPL's slash commands, for completion.
+pub const SLASH_COMMANDS: &[&str] = &[
+    "/exit", "/help", "/info", "/memory", "/plan", "/quit", "/skills",
+];
+
+/// At most this many files a line attaches.
+pub const MAX_ATTACHED_FILES: usize = 10;
+
+/// A line ready to send: its text with the named files attached.
+#[derive(Debug)]
+pub struct Expanded {
+    /// The user message.
+    pub text: String,
+    /// The files attached (name, bytes).
+    pub attached: Vec<(String, usize)>,
+    /// `@words` that name no file (sent as the text they are).
+    pub not_files: Vec<String>,
+}
+
+/// Why a line is not sent.
+#[derive(Debug, thiserror::Error)]
+pub enum AttachError {
+    /// A named file that exists cannot be attached.
+    #[error(transparent)]
+    File(#[from] ContextFileError),
+    /// Too many files.
+    #[error("the line names {0} files with @; at most {MAX_ATTACHED_FILES} can be attached to one turn")]
+    TooMany(usize),
+}
+
+/// The `@path` words of a line: an `@` at the start or after a space, then the path up to the
+/// next space.
+pub fn at_words(line: &str) -> Vec<&str> {
+    line.split(char::is_whitespace)
+        .filter_map(|w| w.strip_prefix('@'))
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+/// Expands `~/` at the start of a path.
+fn resolve(word: &str, cwd: &Path) -> PathBuf {
+    match (word.strip_prefix("~/"), crate::home::user_home()) {
+        (Some(rest), Some(home)) => home.join(rest),
+        _ => cwd.join(word),
+    }
+}
+
+/// The path a word names: punctuation that ends a sentence (`.,;:!?)`) is not part of it when
+/// the path without it names something and the path with it does not.
+fn named_path<'a>(word: &'a str, cwd: &Path) -> Option<&'a str> {
+    if resolve(word, cwd).exists() {
+        return Some(word);
+    }
+    let trimmed = word.trim_end_matches(['.', ',', ';', ':', '!', '?', ')', '"', '\'']);
+    (!trimmed.is_empty() && trimmed != word && resolve(trimmed, cwd).exists()).then_some(trimmed)
+}
+
+/// Reads the files a line names and attaches them; a named file that cannot be attached
+/// (too large, binary, a directory, unreadable) stops the line, so nothing is sent without
+/// the file the user meant.
+pub fn expand(line: &str, cwd: &Path) -> Result<Expanded, AttachError> {
+    let mut files: Vec<ContextFile> = Vec::new();
+    let mut not_files = Vec::new();
+    for word in at_words(line) {
+        match named_path(word, cwd) {
+            Some(name) if files.iter().all(|f| f.name != name) => {
+                files.push(crate::prompt::read_attachment(name, &resolve(name, cwd), "@")?);
+            }
+            Some(_) => {}
+            None => not_files.push(format!("@{word}")),
+        }
+    }
+    if files.len() > MAX_ATTACHED_FILES {
+        return Err(AttachError::TooMany(files.len()));
+    }
+    Ok(Expanded {
+        text: crate::prompt::with_attached_files(line, &files),
+        attached: files.iter().map(|f| (f.name.clone(), f.text.len())).collect(),
+        not_files,
+    })
+}
+
+/// The line editor's helper: completion only.
+pub struct ReplHelper {
+    cwd: PathBuf,
+}
+
+impl ReplHelper {
+    /// A helper completing paths relative to `cwd`.
+    pub fn new(cwd: PathBuf) -> Self {
+        ReplHelper { cwd }
+    }
+
+    /// Files and folders whose names start with the last segment of `partial` (a path after
+    /// `@`), in its folder; folders end with `/`, hidden entries only when asked for.
+    fn paths(&self, partial: &str) -> Vec<Pair> {
+        let (folder, prefix) = match partial.rfind('/') {
+            Some(i) => (&partial[..=i], &partial[i + 1..]),
+            None => ("", partial),
+        };
+        let dir = if folder.is_empty() {
+            self.cwd.clone()
+        } else {
+            resolve(folder, &self.cwd)
+        };
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return Vec::new();
+        };
+        let mut found: Vec<Pair> = entries
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().into_string().ok()?;
+                let wanted = name.starts_with(prefix) && (prefix.starts_with('.') || !name.starts_with('.'));
+                if !wanted || name.contains(char::is_whitespace) {
+                    return None;
+                }
+                let slash = if e.path().is_dir() { "/" } else { "" };
+                Some(Pair {
+                    display: format!("{name}{slash}"),
+                    replacement: format!("{folder}{name}{slash}"),
+                })
+            })
+            .collect();
+        found.sort_by(|a, b| a.display.cmp(&b.display));
+        found
+    }
+}
+
+impl Completer for ReplHelper {
+    type Candidate = Pair;
+
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _ctx: &Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<Pair>)> {
+        let before = &line[..pos];
+        let start = before.rfind(char::is_whitespace).map_or(0, |i| i + 1);
+        let word = &before[start..];
+        if let Some(partial) = word.strip_prefix('@') {
+            return Ok((start + 1, self.paths(partial)));
+        }
+        if start == 0 && word.starts_with('/') {
+            let commands = SLASH_COMMANDS
+                .iter()
+                .filter(|c| c.starts_with(word))
+                .map(|c| Pair {
+                    display: c.to_string(),
+                    replacement: format!("{c} "),
+                })
+                .collect();
+            return Ok((0, commands));
+        }
+        Ok((pos, Vec::new()))
+    }
+}
+
+impl Hinter for ReplHelper {
+    type Hint = String;
+}
+
+impl Highlighter for ReplHelper {
+    fn highlight_prompt<'b, 's: 'b, 'p: 'b>(
+        &'s self,
+        prompt: &'p str,
+        _default: bool,
+    ) -> Cow<'b, str> {
+        Cow::Borrowed(prompt)
+    }
+}
+
+impl Validator for ReplHelper {}
+
+impl Helper for ReplHelper {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn at_words_are_words_that_start_with_at() {
+        assert_eq!(
+            at_words("read @src/main.rs and @notes.md, not me@example.com @"),
+            vec!["src/main.rs", "notes.md,"]
+        );
+    }
+
+    #[test]
+    fn a_line_attaches_the_files_it_names_once_and_keeps_other_words() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("notes.md"), "alpha\n").expect("write");
+        let e = expand("see @notes.md, then @notes.md and @nobody", dir.path()).expect("expand");
+        assert_eq!(e.attached, vec![("notes.md".to_string(), 6)]);
+        assert_eq!(e.not_files, vec!["@nobody".to_string()]);
+        assert!(e.text.starts_with("see @notes.md, then @notes.md and @nobody\n\n--- notes.md ---\n"));
+        let wrapped = crate::untrusted::wrappers(&e.text);
+        assert_eq!(wrapped.len(), 1);
+        assert_eq!((wrapped[0].source, wrapped[0].body), ("resource:notes.md", "alpha"));
+    }
+
+    #[test]
+    fn a_file_that_cannot_be_attached_stops_the_line() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("blob"), [0xff, 0xfe, 0]).expect("write");
+        std::fs::create_dir(dir.path().join("folder")).expect("mkdir");
+        let big = vec![b'a'; crate::prompt::MAX_CONTEXT_FILE_BYTES as usize + 1];
+        std::fs::write(dir.path().join("big.log"), big).expect("write");
+        let err = |line: &str| expand(line, dir.path()).expect_err(line).to_string();
+        assert_eq!(err("@blob"), "@blob: not a UTF-8 text file");
+        assert_eq!(err("look at @folder"), "@folder: not a regular file");
+        assert_eq!(
+            err("@big.log"),
+            "@big.log: file is 262145 bytes, over the 262144-byte limit"
+        );
+    }
+
+    #[test]
+    fn tab_completes_paths_after_at_and_slash_commands() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir(dir.path().join("src")).expect("mkdir");
+        std::fs::write(dir.path().join("src/main.rs"), "").expect("write");
+        std::fs::write(dir.path().join("notes.md"), "").expect("write");
+        std::fs::write(dir.path().join(".hidden"), "").expect("write");
+        let helper = ReplHelper::new(dir.path().to_path_buf());
+        let history = rustyline::history::DefaultHistory::new();
+        let ctx = Context::new(&history);
+        let complete = |line: &str| {
+            let (start, pairs) = helper.complete(line, line.len(), &ctx).expect("complete");
+            let words: Vec<String> = pairs.into_iter().map(|p| p.replacement).collect();
+            (start, words)
+        };
+        assert_eq!(complete("read @"), (6, vec!["notes.md".into(), "src/".into()]));
+        assert_eq!(complete("read @s"), (6, vec!["src/".into()]));
+        assert_eq!(complete("read @src/m"), (6, vec!["src/main.rs".into()]));
+        assert_eq!(complete("@."), (1, vec![".hidden".into()]));
+        assert_eq!(complete("/me"), (0, vec!["/memory ".into()]));
+        assert_eq!(complete("plain wor").1, Vec::<String>::new());
+    }
+}
