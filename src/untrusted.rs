@@ -95,7 +95,10 @@ pub fn wrappers(text: &str) -> Vec<Unwrapped<'_>> {
             .find(|c: char| !c.is_ascii_hexdigit())
             .map(|i| start + OPEN_TAG_PREFIX.len() + i);
         let close_end = nonce_end.and_then(|end| {
-            let close = format!("{CLOSE_TAG_PREFIX}{}>", &text[start + OPEN_TAG_PREFIX.len()..end]);
+            let close = format!(
+                "{CLOSE_TAG_PREFIX}{}>",
+                &text[start + OPEN_TAG_PREFIX.len()..end]
+            );
             text[end..].find(&close).map(|i| end + i + close.len())
         });
         match close_end.and_then(|end| unwrap(&text[start..end]).map(|u| (u, end))) {
@@ -135,7 +138,10 @@ mod tests {
             wrap("resource:b.md", "beta\n")
         );
         let found: Vec<(&str, &str)> = wrappers(&text).iter().map(|u| (u.source, u.body)).collect();
-        assert_eq!(found, vec![("ctx:a.txt", "alpha"), ("resource:b.md", "beta")]);
+        assert_eq!(
+            found,
+            vec![("ctx:a.txt", "alpha"), ("resource:b.md", "beta")]
+        );
         assert!(wrappers("plain text").is_empty());
         // A close tag of another nonce does not end a wrapper.
         let forged = format!("{OPEN_TAG_PREFIX}aa source=\"x\">\nbody {CLOSE_TAG_PREFIX}bb>");

@@ -104,7 +104,9 @@ fn list(store: &SessionStore, json: bool) -> anyhow::Result<Exit> {
         return Ok(Exit::Success);
     }
     if listed.is_empty() {
-        println!("No audit logs yet: a session's log starts with the first outside text that reaches the model.");
+        println!(
+            "No audit logs yet: a session's log starts with the first outside text that reaches the model."
+        );
         return Ok(Exit::Success);
     }
     let mut out = format!("{:<41} {:>7}  {:<23}  {}\n", "ID", "Blocks", "Last", "Task");

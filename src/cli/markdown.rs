@@ -20,7 +20,8 @@ pub struct Look {
 
 /// Renders `markdown` for a terminal; the result ends with a newline.
 pub fn render(markdown: &str, look: Look) -> String {
-    let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
+    let options =
+        Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
     let mut r = Renderer::new(look);
     for event in Parser::new_ext(markdown, options) {
         r.event(event);
@@ -51,7 +52,11 @@ impl Style {
             (self.code, "36"),
             (self.link && !self.code, "34"),
         ];
-        let codes: Vec<&str> = flags.iter().filter(|(on, _)| *on).map(|(_, c)| *c).collect();
+        let codes: Vec<&str> = flags
+            .iter()
+            .filter(|(on, _)| *on)
+            .map(|(_, c)| *c)
+            .collect();
         codes.join(";")
     }
 }
@@ -189,7 +194,11 @@ impl Renderer {
             Event::Rule => {
                 self.begin_block();
                 let rule = if self.look.unicode { "─" } else { "-" };
-                let width = self.look.width.saturating_sub(self.prefix_width()).clamp(3, 40);
+                let width = self
+                    .look
+                    .width
+                    .saturating_sub(self.prefix_width())
+                    .clamp(3, 40);
                 let line = self.paint(&rule.repeat(width), dim());
                 self.emit_line(&line);
                 self.pending_gap = true;
@@ -435,7 +444,8 @@ impl Renderer {
 
     fn emit_line(&mut self, line: &str) {
         let prefix = self.take_prefix();
-        self.out.push(format!("{prefix}{line}").trim_end().to_string());
+        self.out
+            .push(format!("{prefix}{line}").trim_end().to_string());
     }
 
     /// Wraps the inline content gathered so far to the width left after the indent.
@@ -606,7 +616,10 @@ fn dim_of(mut s: Style) -> Style {
 
 /// The text of an inline run without its styles.
 fn flat(inline: &Inline) -> String {
-    single_line(inline).iter().map(|p| p.text.as_str()).collect()
+    single_line(inline)
+        .iter()
+        .map(|p| p.text.as_str())
+        .collect()
 }
 
 /// An inline run on one line (a table cell): line breaks become spaces.

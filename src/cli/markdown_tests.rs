@@ -35,10 +35,7 @@ fn emphasis_and_code_become_styles_and_lose_their_marks() {
 #[test]
 fn headings_are_bold_without_hashes_and_set_apart() {
     let out = styled("# Title\n\n## Part\ntext");
-    assert_eq!(
-        out,
-        "\x1b[1;4mTitle\x1b[0m\n\n\x1b[1mPart\x1b[0m\n\ntext\n"
-    );
+    assert_eq!(out, "\x1b[1;4mTitle\x1b[0m\n\n\x1b[1mPart\x1b[0m\n\ntext\n");
 }
 
 #[test]
@@ -88,8 +85,14 @@ fn a_table_wider_than_the_terminal_becomes_records_with_nothing_cut() {
 
 #[test]
 fn links_show_their_address_unless_the_text_is_the_address() {
-    let out = plain("See [the docs](https://example.com/d) or <https://x.org>.", 80);
-    assert_eq!(out, "See the docs (https://example.com/d) or https://x.org.\n");
+    let out = plain(
+        "See [the docs](https://example.com/d) or <https://x.org>.",
+        80,
+    );
+    assert_eq!(
+        out,
+        "See the docs (https://example.com/d) or https://x.org.\n"
+    );
     let styled = styled("[a](https://b)");
     assert!(styled.contains("\x1b[4;34ma\x1b[0m"), "{styled:?}");
 }
@@ -97,7 +100,10 @@ fn links_show_their_address_unless_the_text_is_the_address() {
 #[test]
 fn quotes_get_a_bar_on_every_line() {
     let out = plain("> quoted text that is long enough to wrap\n> twice", 22);
-    assert_eq!(out, "│ quoted text that is\n│ long enough to wrap\n│ twice\n");
+    assert_eq!(
+        out,
+        "│ quoted text that is\n│ long enough to wrap\n│ twice\n"
+    );
 }
 
 #[test]
@@ -114,7 +120,9 @@ fn control_characters_from_the_model_never_reach_the_terminal() {
         assert!(out[i..].starts_with("\x1b["), "{out:?}");
         let end = out[i..].find('m').expect("every escape is an SGR");
         assert!(
-            out[i + 2..i + end].chars().all(|c| c.is_ascii_digit() || c == ';'),
+            out[i + 2..i + end]
+                .chars()
+                .all(|c| c.is_ascii_digit() || c == ';'),
             "only odek's own styles: {out:?}"
         );
     }
@@ -157,8 +165,5 @@ fn unterminated_fence_and_empty_input() {
 #[test]
 fn wide_characters_count_as_two_columns() {
     let md = "| 名前 | x |\n|---|---|\n| 日本語 | y |\n";
-    assert_eq!(
-        plain(md, 40),
-        "名前   │ x\n───────┼──\n日本語 │ y\n"
-    );
+    assert_eq!(plain(md, 40), "名前   │ x\n───────┼──\n日本語 │ y\n");
 }

@@ -179,7 +179,11 @@ pub fn run(args: MemoryArgs) -> anyhow::Result<Exit> {
 }
 
 /// The REPL's `/memory`: `odek memory list` for the REPL's configuration and directory.
-pub(super) fn print_memory(config: &Config, home: &std::path::Path, cwd: &std::path::Path) -> anyhow::Result<()> {
+pub(super) fn print_memory(
+    config: &Config,
+    home: &std::path::Path,
+    cwd: &std::path::Path,
+) -> anyhow::Result<()> {
     let ctx = Ctx {
         project: crate::memory::project_key(cwd),
         home: home.to_path_buf(),

@@ -9,8 +9,8 @@ use clap::Args;
 use rustyline::error::ReadlineError;
 
 use super::Exit;
-use super::repl_input::ReplHelper;
 use super::flags::TurnFlags;
+use super::repl_input::ReplHelper;
 use super::turn::{Setup, refuse_session_fixed_flags, summary_line, tokio_runtime};
 use crate::engine::RunError;
 use crate::llm::Message;
@@ -255,7 +255,10 @@ impl Repl {
             t.info(&t.style().dim(&format!("attached {name} ({bytes} bytes)")));
         }
         for word in &input.not_files {
-            t.info(&t.style().dim(&format!("{word} names no file; sent as it is")));
+            t.info(
+                &t.style()
+                    .dim(&format!("{word} names no file; sent as it is")),
+            );
         }
         if !self.session.is_saved() {
             self.session.set_task(line);

@@ -38,7 +38,9 @@ pub enum AttachError {
     #[error(transparent)]
     File(#[from] ContextFileError),
     /// Too many files.
-    #[error("the line names {0} files with @; at most {MAX_ATTACHED_FILES} can be attached to one turn")]
+    #[error(
+        "the line names {0} files with @; at most {MAX_ATTACHED_FILES} can be attached to one turn"
+    )]
     TooMany(usize),
 }
 
@@ -78,7 +80,11 @@ pub fn expand(line: &str, cwd: &Path) -> Result<Expanded, AttachError> {
     for word in at_words(line) {
         match named_path(word, cwd) {
             Some(name) if files.iter().all(|f| f.name != name) => {
-                files.push(crate::prompt::read_attachment(name, &resolve(name, cwd), "@")?);
+                files.push(crate::prompt::read_attachment(
+                    name,
+                    &resolve(name, cwd),
+                    "@",
+                )?);
             }
             Some(_) => {}
             None => not_files.push(format!("@{word}")),
@@ -89,7 +95,10 @@ pub fn expand(line: &str, cwd: &Path) -> Result<Expanded, AttachError> {
     }
     Ok(Expanded {
         text: crate::prompt::with_attached_files(line, &files),
-        attached: files.iter().map(|f| (f.name.clone(), f.text.len())).collect(),
+        attached: files
+            .iter()
+            .map(|f| (f.name.clone(), f.text.len()))
+            .collect(),
         not_files,
     })
 }
@@ -124,7 +133,8 @@ impl ReplHelper {
             .flatten()
             .filter_map(|e| {
                 let name = e.file_name().into_string().ok()?;
-                let wanted = name.starts_with(prefix) && (prefix.starts_with('.') || !name.starts_with('.'));
+                let wanted =
+                    name.starts_with(prefix) && (prefix.starts_with('.') || !name.starts_with('.'));
                 if !wanted || name.contains(char::is_whitespace) {
                     return None;
                 }
@@ -207,10 +217,16 @@ mod tests {
         let e = expand("see @notes.md, then @notes.md and @nobody", dir.path()).expect("expand");
         assert_eq!(e.attached, vec![("notes.md".to_string(), 6)]);
         assert_eq!(e.not_files, vec!["@nobody".to_string()]);
-        assert!(e.text.starts_with("see @notes.md, then @notes.md and @nobody\n\n--- notes.md ---\n"));
+        assert!(
+            e.text
+                .starts_with("see @notes.md, then @notes.md and @nobody\n\n--- notes.md ---\n")
+        );
         let wrapped = crate::untrusted::wrappers(&e.text);
         assert_eq!(wrapped.len(), 1);
-        assert_eq!((wrapped[0].source, wrapped[0].body), ("resource:notes.md", "alpha"));
+        assert_eq!(
+            (wrapped[0].source, wrapped[0].body),
+            ("resource:notes.md", "alpha")
+        );
     }
 
     #[test]
@@ -244,7 +260,10 @@ mod tests {
             let words: Vec<String> = pairs.into_iter().map(|p| p.replacement).collect();
             (start, words)
         };
-        assert_eq!(complete("read @"), (6, vec!["notes.md".into(), "src/".into()]));
+        assert_eq!(
+            complete("read @"),
+            (6, vec!["notes.md".into(), "src/".into()])
+        );
         assert_eq!(complete("read @s"), (6, vec!["src/".into()]));
         assert_eq!(complete("read @src/m"), (6, vec!["src/main.rs".into()]));
         assert_eq!(complete("@."), (1, vec![".hidden".into()]));

@@ -631,7 +631,11 @@ fn rows_used(text: &str, cols: usize) -> Option<usize> {
         return None;
     }
     let body = text.strip_suffix('\n').unwrap_or(text);
-    Some(body.split('\n').map(|line| line.width().div_ceil(cols).max(1)).sum())
+    Some(
+        body.split('\n')
+            .map(|line| line.width().div_ceil(cols).max(1))
+            .sum(),
+    )
 }
 
 fn clear_spinner(st: &mut State) {

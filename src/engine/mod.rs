@@ -298,11 +298,13 @@ impl Engine {
     /// the unsaved messages, and on a conversation's first run (nothing answered yet) its
     /// saved head too (a new session saves its `--ctx` message before the run).
     fn report_input_ingests(&self, conversation: &Conversation) {
-        let saved = &conversation.messages[..conversation.saved_len.min(conversation.messages.len())];
+        let saved =
+            &conversation.messages[..conversation.saved_len.min(conversation.messages.len())];
         let first_run = !saved.iter().any(|m| m.role == crate::llm::Role::Assistant);
         let from = if first_run { 0 } else { saved.len() };
         let new = conversation.messages.iter().skip(from);
-        let input = |m: &&Message| matches!(m.role, crate::llm::Role::User | crate::llm::Role::System);
+        let input =
+            |m: &&Message| matches!(m.role, crate::llm::Role::User | crate::llm::Role::System);
         for message in new.filter(input) {
             for wrapper in crate::untrusted::wrappers(&message.content) {
                 self.observer.on_event(&EngineEvent::ContentIngested {

@@ -191,9 +191,14 @@ mod tests {
         assert_eq!(r.bytes, secret.len() + 5);
         assert!(!r.content.contains(secret), "{}", r.content);
         assert_eq!(trail.unreadable, vec![2]);
-        assert_eq!(audited_sessions(dir.path()).expect("list"), vec![id.to_string()]);
-        assert!(read_audit(dir.path(), "20261202-00000000000000000000000000000000")
-            .expect("read")
-            .is_none());
+        assert_eq!(
+            audited_sessions(dir.path()).expect("list"),
+            vec![id.to_string()]
+        );
+        assert!(
+            read_audit(dir.path(), "20261202-00000000000000000000000000000000")
+                .expect("read")
+                .is_none()
+        );
     }
 }

@@ -691,7 +691,11 @@ impl SessionStore {
         if let Err(e) = std::fs::remove_file(&audit)
             && e.kind() != io::ErrorKind::NotFound
         {
-            return Err(SessionError::io(format!("session {id}: cannot delete"), audit, e));
+            return Err(SessionError::io(
+                format!("session {id}: cannot delete"),
+                audit,
+                e,
+            ));
         }
         let path = files::session_path(&self.dir, id);
         match std::fs::remove_file(&path) {

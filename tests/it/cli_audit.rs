@@ -37,11 +37,20 @@ async fn audit_shows_attachments_and_tool_outputs_by_turn_and_goes_with_the_sess
     assert!(view.contains("\"read the notes\""), "{view}");
     let turn1 = view.find("\nTurn 1\n").expect("turn 1");
     let turn2 = view.find("\nTurn 2\n").expect("turn 2");
-    let at = |needle: &str| view.find(needle).unwrap_or_else(|| panic!("{needle}: {view}"));
-    assert!(turn1 < at("call 0   ") && at("ctx:brief.txt") < turn2, "{view}");
+    let at = |needle: &str| {
+        view.find(needle)
+            .unwrap_or_else(|| panic!("{needle}: {view}"))
+    };
+    assert!(
+        turn1 < at("call 0   ") && at("ctx:brief.txt") < turn2,
+        "{view}"
+    );
     assert!(at("read_file:") < turn2, "{view}");
     assert!(at("search_files") > turn2, "{view}");
-    assert!(!view.contains("TODO: ship it"), "no text without --content: {view}");
+    assert!(
+        !view.contains("TODO: ship it"),
+        "no text without --content: {view}"
+    );
 
     let out = output(audit(&["--content", "--turn", "1"])).await;
     let view = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -57,7 +66,11 @@ async fn audit_shows_attachments_and_tool_outputs_by_turn_and_goes_with_the_sess
         .map(|r| {
             let source = r["source"].as_str().unwrap_or("");
             let short = source.split(':').next().unwrap_or(source).to_string();
-            (r["turn"].as_u64().unwrap_or(0), r["iteration"].as_u64().unwrap_or(9), short)
+            (
+                r["turn"].as_u64().unwrap_or(0),
+                r["iteration"].as_u64().unwrap_or(9),
+                short,
+            )
         })
         .collect();
     assert_eq!(

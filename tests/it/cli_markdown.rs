@@ -40,18 +40,32 @@ async fn a_streamed_answer_is_replaced_by_its_rendering_in_one_synchronized_writ
     let out = on_a_terminal(&[], &[]).await;
     // The raw text streamed first, then one synchronized update moved up over it.
     let raw_at = out.find("**bold**").expect("the streamed raw text");
-    let update = out.find("\x1b[?2026h").unwrap_or_else(|| panic!("a synchronized update: {out:?}"));
+    let update = out
+        .find("\x1b[?2026h")
+        .unwrap_or_else(|| panic!("a synchronized update: {out:?}"));
     assert!(raw_at < update, "{out:?}");
     let rendered = &out[update..];
     // 11 rows of raw text (the pty answers no size: 80 columns).
-    assert!(rendered.starts_with("\x1b[?2026h\r\x1b[11A\x1b[J"), "{rendered:?}");
+    assert!(
+        rendered.starts_with("\x1b[?2026h\r\x1b[11A\x1b[J"),
+        "{rendered:?}"
+    );
     assert!(rendered.contains("\x1b[1;4mResult\x1b[0m"), "{rendered:?}");
     assert!(rendered.contains("\x1b[1mbold\x1b[0m"), "{rendered:?}");
     assert!(rendered.contains("\x1b[36mcode\x1b[0m"), "{rendered:?}");
-    assert!(rendered.contains("• first\r\n• second\r\n\x1b[?2026l"), "{rendered:?}");
+    assert!(
+        rendered.contains("• first\r\n• second\r\n\x1b[?2026l"),
+        "{rendered:?}"
+    );
     // Columns aligned, the numbers to the right as the table asks.
-    assert!(rendered.contains("longer\x1b[2m │ \x1b[0m200"), "{rendered:?}");
-    assert!(rendered.contains("a     \x1b[2m │ \x1b[0m  1"), "{rendered:?}");
+    assert!(
+        rendered.contains("longer\x1b[2m │ \x1b[0m200"),
+        "{rendered:?}"
+    );
+    assert!(
+        rendered.contains("a     \x1b[2m │ \x1b[0m  1"),
+        "{rendered:?}"
+    );
     assert!(!rendered.contains("**"), "{rendered:?}");
 }
 
@@ -80,7 +94,10 @@ async fn raw_flag_no_color_and_odek_raw_keep_the_model_text() {
         (vec![("ODEK_RAW", "true")], vec!["--no-stream"]),
     ] {
         let out = on_a_terminal(&env, &args).await;
-        assert!(out.contains("Some **bold** and `code`."), "{env:?} {args:?}: {out:?}");
+        assert!(
+            out.contains("Some **bold** and `code`."),
+            "{env:?} {args:?}: {out:?}"
+        );
         assert!(!out.contains("\x1b[1mbold"), "{env:?} {args:?}: {out:?}");
         assert!(!out.contains("\x1b[?2026h"), "{env:?} {args:?}: {out:?}");
     }

@@ -271,7 +271,10 @@ async fn at_path_attaches_a_file_completed_with_tab_and_memory_and_skills_are_li
         .and_then(|m| m["content"].as_str())
         .expect("the user message")
         .to_string();
-    assert!(user.starts_with("summarise @notes.md please\n\n--- notes.md ---\n"), "{user}");
+    assert!(
+        user.starts_with("summarise @notes.md please\n\n--- notes.md ---\n"),
+        "{user}"
+    );
     let wrapped = odek::untrusted::wrappers(&user);
     assert_eq!(wrapped.len(), 1, "{user}");
     assert_eq!(wrapped[0].source, "resource:notes.md");

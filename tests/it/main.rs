@@ -7,8 +7,8 @@
 
 mod support;
 
-mod cli_completions;
 mod cli_audit;
+mod cli_completions;
 mod cli_config;
 mod cli_events;
 mod cli_markdown;

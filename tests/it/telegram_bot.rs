@@ -479,10 +479,21 @@ async fn a_dangerous_call_is_approved_with_the_inline_keyboard() {
     let (code, stderr) = bot.stop();
     assert_eq!(code, Some(0));
     assert!(!stderr.contains(TOKEN));
-    // The session keeps the message, with the token redacted.
-    for entry in std::fs::read_dir(sb.home.join("sessions")).expect("sessions") {
-        let text = read(entry.expect("entry").path());
-        assert!(!text.contains(TOKEN), "the token was saved");
+    // The session keeps the message, with the token redacted; so does the audit log of what
+    // reached the model (the command's output).
+    let sessions = sb.home.join("sessions");
+    let audit = sessions.join("audit");
+    assert!(audit.is_dir(), "the shell output was audited");
+    for dir in [sessions, audit] {
+        for entry in std::fs::read_dir(dir).expect("sessions") {
+            let path = entry.expect("entry").path();
+            if path.is_file() {
+                assert!(
+                    !read(&path).contains(TOKEN),
+                    "the token was saved in {path:?}"
+                );
+            }
+        }
     }
 }
 
