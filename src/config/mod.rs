@@ -277,6 +277,8 @@ pub struct TelegramConfig {
     pub default_chat_id: i64,
     /// User ids who may manage schedules with `/schedule`.
     pub admin_users: Vec<i64>,
+    /// Tokens (in and out) each chat's turns may use per day (UTC); 0 = no limit.
+    pub daily_token_budget: u64,
 }
 
 /// One entry of `mcp_servers`: a server started as a child process (`command`) or reached
@@ -531,6 +533,7 @@ impl Default for Config {
                 session_ttl_hours: 24,
                 default_chat_id: 0,
                 admin_users: Vec::new(),
+                daily_token_budget: 0,
             },
             mcp_servers: BTreeMap::new(),
             dangerous_override: None,

@@ -284,6 +284,9 @@ pub static SETTINGS: std::sync::LazyLock<Vec<Setting>> = std::sync::LazyLock::ne
         row!("telegram.admin_users", IntList, telegram.admin_users,
             "Telegram user ids who may add and remove schedules with `/schedule`",
             project: Never, group: Some("telegram section")),
+        row!("telegram.daily_token_budget", unbounded, telegram.daily_token_budget,
+            "tokens (in and out) each chat's turns may use per day (UTC); a chat over it is told so politely; 0 = no limit",
+            env: Some("ODEK_TELEGRAM_DAILY_TOKEN_BUDGET"), project: Never, group: Some("telegram section")),
         Setting {
             template: Some(MCP_TEMPLATE),
             ..Setting::base(

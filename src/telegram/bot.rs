@@ -16,7 +16,9 @@ use super::api::{
     BotApi, BotError, Button, CallbackQuery, EditMessageText, InlineKeyboard, Message as TgMessage,
     ParseMode, SendMessage, Update,
 };
+use super::chats;
 use super::plan_status::{self, PlanStatus};
+use super::plans::{self, ChatPlans};
 use super::state::{ChatSession, StateFile};
 use super::text::{MAX_MESSAGE_UNITS, split, utf16_len};
 use crate::config::TelegramConfig;
@@ -47,9 +49,11 @@ const PROGRESS_EDIT_INTERVAL: Duration = Duration::from_millis(800);
 pub const HELP: &str = "odek — an agent that works in this machine's project.\n\
 Send a message to give it a task; each chat keeps one session.\n\n\
 /new — start a new session\n\
+/sessions — this chat's sessions; /resume N continues one\n\
 /status — this chat's session and whether a turn is running\n\
-/cancel — stop the running turn\n\
-/plan_status — the session's plan\n\
+/stop (or /cancel) — stop the running turn\n\
+/plan_status — the plan the agent keeps in this session\n\
+/plan <text> — save a plan note; /plans lists them, /plan_view N, /plan_delete N, /plan_resume N works on one\n\
 /schedules — the scheduled jobs that deliver to this chat\n\
 /schedule add <cron> <task>, /schedule rm NAME — for the bot's admins\n\
 /help — this text";
@@ -269,6 +273,10 @@ impl Bot {
             return;
         }
         let name = message.from.as_ref().map(display_name);
+        let args = text
+            .trim_start()
+            .split_once(char::is_whitespace)
+            .map_or("", |(_, a)| a.trim());
         match command(&text) {
             Some("schedules") => {
                 let reply =
@@ -276,10 +284,6 @@ impl Bot {
                 self.say(chat, &reply).await;
             }
             Some("schedule") => {
-                let args = text
-                    .trim_start()
-                    .split_once(char::is_whitespace)
-                    .map_or("", |(_, a)| a);
                 let reply = super::schedules::change(
                     self.runtime.config(),
                     self.runtime.home(),
@@ -290,6 +294,19 @@ impl Bot {
                 );
                 self.say(chat, &reply).await;
             }
+            Some(cmd @ ("plan" | "plans" | "plan_view" | "plan_delete")) => {
+                let reply = plan_note_command(self.runtime.home(), chat, cmd, args);
+                self.say(chat, &reply).await;
+            }
+            Some("plan_resume") => {
+                let plans = ChatPlans::new(self.runtime.home(), chat);
+                match plans.get(args) {
+                    Ok(note) => self.start_turn(chat, plans::resume_input(&note)).await,
+                    Err(e) => self.say(chat, &e).await,
+                }
+            }
+            Some("sessions") => self.sessions(chat).await,
+            Some("resume") => self.resume(chat, args).await,
             Some(cmd) => self.on_command(chat, cmd).await,
             None if self.answer_question(chat, &text, name).await => {}
             None => self.start_turn(chat, text).await,
@@ -376,7 +393,7 @@ impl Bot {
                 let text = self.status(chat);
                 self.say(chat, &text).await;
             }
-            "cancel" => {
+            "cancel" | "stop" => {
                 let run = lock(&self.running).get(&chat).cloned();
                 let cancelled = run.map(|run| self.supervisor.cancel(&run));
                 let text = if cancelled.is_some() {
@@ -447,6 +464,65 @@ impl Bot {
         }
     }
 
+    /// The chat's sessions that still exist, newest first (read off the async threads).
+    async fn listed_sessions(&self, chat: i64) -> Vec<crate::session::SessionSummary> {
+        let ids = lock(&self.state).state.sessions_of(chat).to_vec();
+        let runtime = self.runtime.clone();
+        tokio::task::spawn_blocking(move || chats::chat_sessions(runtime.sessions(), &ids))
+            .await
+            .unwrap_or_default()
+    }
+
+    async fn sessions(&self, chat: i64) {
+        let listed = self.listed_sessions(chat).await;
+        let current = self.chat_session(chat).map(|s| s.session_id);
+        let text = chats::sessions_text(&listed, current.as_deref());
+        self.say(chat, &text).await;
+    }
+
+    /// `/resume N`: the chat's next message continues its Nth session.
+    async fn resume(&self, chat: i64, n: &str) {
+        if lock(&self.running).contains_key(&chat) {
+            self.say(chat, "A turn is running; /stop it first.").await;
+            return;
+        }
+        let listed = self.listed_sessions(chat).await;
+        let picked = match chats::nth_session(&listed, n) {
+            Ok(s) => s,
+            Err(e) => return self.say(chat, &e).await,
+        };
+        {
+            let mut state = lock(&self.state);
+            state.state.chats.insert(
+                chat.to_string(),
+                ChatSession {
+                    session_id: picked.id.clone(),
+                    last_active: now_secs(),
+                },
+            );
+            state.state.remember_session(chat, &picked.id);
+            if let Err(e) = state.save() {
+                eprintln!("odek telegram: warning: could not save the chat's session: {e}");
+            }
+        }
+        let title = crate::text::truncate(&picked.title, 60);
+        self.say(
+            chat,
+            &format!(
+                "Resumed \"{title}\" ({} turn(s)); your next message continues it.",
+                picked.turns
+            ),
+        )
+        .await;
+    }
+
+    /// A polite refusal when the chat has spent `telegram.daily_token_budget` today.
+    fn over_budget(&self, chat: i64) -> Option<String> {
+        let budget = self.config.daily_token_budget;
+        let used = lock(&self.state).state.tokens_on(chat, &chats::today());
+        (budget > 0 && used >= budget).then(|| chats::budget_spent(used, budget))
+    }
+
     /// The chat's live session: none when it has none or it has been silent longer than
     /// `session_ttl_hours`.
     fn chat_session(&self, chat: i64) -> Option<ChatSession> {
@@ -463,6 +539,10 @@ impl Bot {
         if lock(&self.running).contains_key(&chat) {
             self.say(chat, "A turn is still running: wait for it, or /cancel it.")
                 .await;
+            return;
+        }
+        if let Some(refusal) = self.over_budget(chat) {
+            self.say(chat, &refusal).await;
             return;
         }
         let existing = self.chat_session(chat).map(|s| s.session_id);
@@ -490,6 +570,7 @@ impl Bot {
                     last_active: now_secs(),
                 },
             );
+            state.state.remember_session(chat, &session_id);
             if let Err(e) = state.save() {
                 eprintln!("odek telegram: warning: could not save the chat's session: {e}");
             }
@@ -526,8 +607,12 @@ impl Bot {
                 let mut state = lock(&bot.state);
                 if let Some(s) = state.state.chats.get_mut(&chat.to_string()) {
                     s.last_active = now_secs();
-                    let _ = state.save();
                 }
+                if let Ok(o) = &outcome {
+                    let tokens = o.usage.input_tokens + o.usage.output_tokens;
+                    state.state.add_tokens(chat, &chats::today(), tokens);
+                }
+                let _ = state.save();
             }
             // An answer goes as MarkdownV2; how a turn ended otherwise, as plain text.
             match outcome {
@@ -906,6 +991,22 @@ fn open_session(
         eprintln!("odek telegram: warning: {w}");
     }
     runtime.new_session(text, head, ORIGIN_TELEGRAM, HOLDER)
+}
+
+/// `/plan <text>`, `/plans`, `/plan_view N`, `/plan_delete N`: the reply.
+fn plan_note_command(home: &std::path::Path, chat: i64, cmd: &str, args: &str) -> String {
+    let plans = ChatPlans::new(home, chat);
+    let result = match cmd {
+        "plan" => plans
+            .save(args)
+            .map(|name| format!("Saved plan note {name}. /plans lists them.")),
+        "plans" => Ok(plans.listing()),
+        "plan_view" => plans.get(args).map(|n| n.text.trim().to_string()),
+        _ => plans
+            .delete(args)
+            .map(|n| format!("Deleted plan note {}.", n.name)),
+    };
+    result.unwrap_or_else(|e| e)
 }
 
 /// `/cmd@bot args` → `cmd`; not a command → `None`.

@@ -4,7 +4,9 @@
 
 pub mod api;
 mod bot;
+mod chats;
 pub mod plan_status;
+mod plans;
 mod schedules;
 mod state;
 pub mod text;

@@ -1,6 +1,7 @@
 //! What the bot keeps between restarts, in `<home>/telegram/state.json` (mode 0600, replaced
 //! atomically): the next update offset — saved before an update is handled, so a restart
-//! never answers an update twice — and the session of each chat.
+//! never answers an update twice — the session of each chat, the chat's earlier sessions
+//! (`/sessions`, `/resume N`) and its tokens of the day (`telegram.daily_token_budget`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -26,6 +27,61 @@ pub struct BotState {
     pub offset: i64,
     /// Chat id → its session.
     pub chats: BTreeMap<String, ChatSession>,
+    /// Chat id → its sessions, newest first (at most [`MAX_HISTORY`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub history: BTreeMap<String, Vec<String>>,
+    /// Chat id → the tokens its turns used on one day (UTC).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub usage: BTreeMap<String, DayUsage>,
+}
+
+/// The sessions of a chat `/sessions` remembers.
+pub const MAX_HISTORY: usize = 20;
+
+/// Tokens (in and out) a chat's turns used on `day`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DayUsage {
+    /// `YYYY-MM-DD`, UTC.
+    pub day: String,
+    /// Tokens in and out.
+    pub tokens: u64,
+}
+
+impl BotState {
+    /// Puts `session_id` first in the chat's sessions.
+    pub fn remember_session(&mut self, chat: i64, session_id: &str) {
+        let list = self.history.entry(chat.to_string()).or_default();
+        list.retain(|id| id != session_id);
+        list.insert(0, session_id.to_string());
+        list.truncate(MAX_HISTORY);
+    }
+
+    /// The chat's sessions, newest first.
+    pub fn sessions_of(&self, chat: i64) -> &[String] {
+        self.history
+            .get(&chat.to_string())
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// Tokens the chat used on `day`.
+    pub fn tokens_on(&self, chat: i64, day: &str) -> u64 {
+        self.usage
+            .get(&chat.to_string())
+            .filter(|u| u.day == day)
+            .map_or(0, |u| u.tokens)
+    }
+
+    /// Adds a turn's tokens to the chat's day (a new day starts from zero).
+    pub fn add_tokens(&mut self, chat: i64, day: &str, tokens: u64) {
+        let used = self.usage.entry(chat.to_string()).or_default();
+        if used.day != day {
+            *used = DayUsage {
+                day: day.to_string(),
+                tokens: 0,
+            };
+        }
+        used.tokens = used.tokens.saturating_add(tokens);
+    }
 }
 
 /// The state in `dir`, saved after every change.
@@ -75,6 +131,29 @@ impl StateFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn history_keeps_the_newest_first_once_and_usage_restarts_each_day() {
+        let mut s = BotState::default();
+        for id in ["a", "b", "a", "c"] {
+            s.remember_session(7, id);
+        }
+        assert_eq!(s.sessions_of(7), ["c", "a", "b"]);
+        assert!(s.sessions_of(8).is_empty());
+        for n in 0..30 {
+            s.remember_session(9, &n.to_string());
+        }
+        assert_eq!(s.sessions_of(9).len(), MAX_HISTORY);
+        s.add_tokens(7, "2026-12-02", 100);
+        s.add_tokens(7, "2026-12-02", 50);
+        assert_eq!(s.tokens_on(7, "2026-12-02"), 150);
+        assert_eq!(s.tokens_on(7, "2026-12-03"), 0);
+        s.add_tokens(7, "2026-12-03", 5);
+        assert_eq!(s.tokens_on(7, "2026-12-03"), 5);
+        // A state file of an earlier version (no history, no usage) still reads.
+        let old: BotState = serde_json::from_str(r#"{"offset":3,"chats":{}}"#).expect("old");
+        assert_eq!(old.offset, 3);
+    }
 
     #[test]
     fn round_trip_and_a_corrupt_file_is_replaced_with_a_warning() {

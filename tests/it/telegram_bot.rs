@@ -1003,3 +1003,140 @@ async fn a_delivery_waits_out_a_429_and_reports_an_outage_after_its_retries() {
     );
     assert!(!stderr.contains(TOKEN), "the token never reaches stderr");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_resume_and_the_markdown_plan_notes_from_the_chat() {
+    let model = ScriptedServer::start(vec![
+        text("first answer"),
+        text("second answer"),
+        text("back in the first"),
+        text("working on the plan"),
+    ])
+    .await;
+    let tg = FakeTelegram::start().await;
+    let sb = Sandbox::new();
+    configure(&sb, &tg, json!({}));
+    let bot = Bot::start(&sb, &model);
+    let said = |text: &'static str| move |m: &Value| text_of(m).starts_with(text);
+
+    tg.message(CHAT, ALLOWED, "first task");
+    tg.wait_sent("the first answer", said("first answer")).await;
+    tg.message(CHAT, ALLOWED, "/new");
+    tg.wait_sent("/new", said("New session")).await;
+    tg.message(CHAT, ALLOWED, "start the second");
+    tg.wait_sent("the second answer", said("second answer"))
+        .await;
+
+    tg.message(CHAT, ALLOWED, "/sessions");
+    let listing = tg
+        .wait_sent("/sessions", said("Sessions of this chat"))
+        .await;
+    let lines: Vec<&str> = text_of(&listing).lines().collect();
+    assert!(lines[1].starts_with("1. start the second — "), "{listing}");
+    assert!(lines[1].ends_with("1 turn(s)  ← current"), "{listing}");
+    assert!(lines[2].starts_with("2. first task — "), "{listing}");
+    assert_eq!(lines[3], "/resume N continues one; /new starts another.");
+
+    tg.message(CHAT, ALLOWED, "/resume 9");
+    tg.wait_sent("a bad number", said("Give a session's number, 1 to 2"))
+        .await;
+    tg.message(CHAT, ALLOWED, "/resume 2");
+    tg.wait_sent("/resume", said("Resumed \"first task\" (1 turn(s))"))
+        .await;
+    tg.message(CHAT, ALLOWED, "more on the first");
+    tg.wait_sent("the resumed answer", said("back in the first"))
+        .await;
+    let resumed = messages(&model.requests()[2]);
+    assert!(
+        resumed.iter().any(|m| m["content"] == "first task"),
+        "the resumed turn continues the first session: {resumed:?}"
+    );
+    assert!(!resumed.iter().any(|m| m["content"] == "start the second"));
+
+    // The markdown plan notes: save, list, view, work on one, delete.
+    tg.message(CHAT, ALLOWED, "/plan");
+    tg.wait_sent("/plan without text", said("Usage: /plan <text>"))
+        .await;
+    tg.message(
+        CHAT,
+        ALLOWED,
+        "/plan Ship the release: tag it, write the notes",
+    );
+    tg.wait_sent("/plan", said("Saved plan note ")).await;
+    let dir = sb.home.join(format!("plans/chat{CHAT}"));
+    let files: Vec<_> = std::fs::read_dir(&dir).expect("plans folder").collect();
+    assert_eq!(files.len(), 1);
+    tg.message(CHAT, ALLOWED, "/plans");
+    let plans = tg.wait_sent("/plans", said("Plan notes:")).await;
+    assert!(
+        text_of(&plans).contains("\n1. Ship the release: tag it, write the notes  ("),
+        "{plans}"
+    );
+    tg.message(CHAT, ALLOWED, "/plan_view 1");
+    tg.wait_sent("/plan_view", |m| {
+        text_of(m) == "Ship the release: tag it, write the notes"
+    })
+    .await;
+    tg.message(CHAT, ALLOWED, "/plan_resume 1");
+    tg.wait_sent("the plan's turn", said("working on the plan"))
+        .await;
+    let sent = messages(&model.requests()[3]);
+    let last_user = sent
+        .iter()
+        .rfind(|m| m["role"] == "user")
+        .and_then(|m| m["content"].as_str())
+        .expect("user message");
+    assert!(
+        last_user.starts_with("Work on this plan (my note "),
+        "{last_user}"
+    );
+    assert!(last_user.ends_with("\n\nShip the release: tag it, write the notes"));
+    tg.message(CHAT, ALLOWED, "/plan_delete 1");
+    tg.wait_sent("/plan_delete", said("Deleted plan note "))
+        .await;
+    tg.message(CHAT, ALLOWED, "/plans");
+    tg.wait_sent("no notes", said("No plan notes yet")).await;
+    assert_eq!(std::fs::read_dir(&dir).expect("plans folder").count(), 0);
+
+    tg.message(CHAT, ALLOWED, "/stop");
+    tg.wait_sent("/stop with nothing running", |m| {
+        text_of(m) == "Nothing is running."
+    })
+    .await;
+    stops_cleanly(&tg, bot);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chat_over_its_daily_token_budget_is_refused_politely_without_a_model_call() {
+    // Each scripted answer reports 100 tokens in and 20 out.
+    let model = ScriptedServer::start(vec![text("one"), text("two"), text("three")]).await;
+    let tg = FakeTelegram::start().await;
+    let sb = Sandbox::new();
+    configure(
+        &sb,
+        &tg,
+        json!({"telegram": {
+        "api_base": tg.base(), "bot_token": TOKEN, "allowed_users": [ALLOWED],
+        "poll_timeout": 1, "daily_token_budget": 150}}),
+    );
+    let bot = Bot::start(&sb, &model);
+    tg.message(CHAT, ALLOWED, "first");
+    tg.wait_sent("one", |m| text_of(m) == "one").await;
+    tg.message(CHAT, ALLOWED, "second (120 of 150 used)");
+    tg.wait_sent("two", |m| text_of(m) == "two").await;
+    tg.message(CHAT, ALLOWED, "third (240 used)");
+    let refusal = tg
+        .wait_sent("the refusal", |m| {
+            text_of(m).starts_with("This chat has used")
+        })
+        .await;
+    assert_eq!(
+        text_of(&refusal),
+        "This chat has used 240 of its 150 tokens for today, so I'll rest until midnight UTC. Your message was not sent to the model; send it again tomorrow."
+    );
+    assert_eq!(model.requests().len(), 2);
+    let state: Value =
+        serde_json::from_str(&read(sb.home.join("telegram/state.json"))).expect("state");
+    assert_eq!(state["usage"][CHAT.to_string()]["tokens"], 240);
+    stops_cleanly(&tg, bot);
+}
