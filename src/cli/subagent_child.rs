@@ -237,6 +237,7 @@ async fn turn(
             input: vec![Message::user(task_message(task))],
             approvals,
             output: files,
+            external: Vec::new(),
         })
         .map_err(|e| RuntimeError::TurnInProgress(e.to_string()))?;
     Ok((session_id, handle.outcome().await?))

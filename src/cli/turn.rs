@@ -165,6 +165,7 @@ impl Setup {
                 input,
                 approvals: self.approvals(),
                 output: self.terminal.clone(),
+                external: Vec::new(),
             })?;
             let watcher = tokio::spawn(watch_signals(
                 supervisor.clone(),

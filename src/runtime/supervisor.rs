@@ -69,6 +69,9 @@ pub struct Submission {
     pub approvals: Approvals,
     /// The surface's own output (the terminal, a chat's progress message).
     pub output: Arc<dyn Observer>,
+    /// Where the input's external content came from (a file sent through a chat), if any:
+    /// the turn's memory writes become pending ([`super::Turn::mark_external`]).
+    pub external: Vec<String>,
 }
 
 /// A frame for the surfaces: an [`Event`] that is an `answer_delta`, `approval_requested`
@@ -276,6 +279,9 @@ impl Supervisor {
                 return Err(e.into());
             }
         };
+        for source in &submission.external {
+            turn.mark_external(source);
+        }
         let (tx, rx) = oneshot::channel();
         let events = turn.events().cloned();
         let cancel = slot.cancel.clone();

@@ -135,6 +135,7 @@ impl TurnExecutor {
                 input: vec![Message::user(job.task.clone())],
                 approvals: Approvals::Nobody,
                 output: Arc::new(Quiet),
+                external: Vec::new(),
             })
             .map_err(|e| e.to_string())?;
         let outcome = handle.outcome().await.map_err(|e| e.to_string())?;

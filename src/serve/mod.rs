@@ -324,6 +324,7 @@ impl AppState {
             input: vec![Message::user(&content)],
             approvals: Approvals::remote(),
             output: Arc::new(NoopObserver),
+            external: Vec::new(),
         })?;
         Ok((handle.run_id, handle.session_id))
     }

@@ -1,5 +1,5 @@
-//! The Bot API over the process's HTTP client: the four methods odek calls (`getUpdates`,
-//! `sendMessage`, `editMessageText`, `answerCallbackQuery`) with typed parameters, and of
+//! The Bot API over the process's HTTP client: the methods odek calls (`getUpdates`,
+//! `sendMessage`, `editMessageText`, `answerCallbackQuery`, `getFile` and the file download) with typed parameters, and of
 //! the answers only the fields odek reads (everything else is skipped, not decoded). A
 //! crate that types the whole API cost 1.1 MiB of binary and decoded every field of every
 //! update (docs/PERFORMANCE.md, "Weight"). Sent by our `reqwest` (one TLS stack, the system's
@@ -77,6 +77,8 @@ struct ErrorParameters {
 pub struct BotApi {
     client: reqwest::Client,
     url: String,
+    /// `<api_base>/file/bot<token>`: where `getFile`'s paths are downloaded from.
+    file_url: String,
 }
 
 impl std::fmt::Debug for BotApi {
@@ -94,9 +96,11 @@ impl BotApi {
             .timeout(poll_timeout + Duration::from_secs(15))
             .build()
             .map_err(|e| BotError::Network(e.without_url().to_string()))?;
+        let base = api_base.trim_end_matches('/');
         Ok(BotApi {
             client,
-            url: format!("{}/bot{token}", api_base.trim_end_matches('/')),
+            url: format!("{base}/bot{token}"),
+            file_url: format!("{base}/file/bot{token}"),
         })
     }
 
@@ -352,6 +356,94 @@ struct MessageId {
     message_id: i32,
 }
 
+/// What `getFile` answers.
+#[derive(Debug, Deserialize)]
+struct TgFile {
+    #[serde(default)]
+    file_path: Option<String>,
+    #[serde(default)]
+    file_size: Option<u64>,
+}
+
+#[derive(Serialize)]
+struct GetFile<'a> {
+    file_id: &'a str,
+}
+
+impl BotApi {
+    /// Downloads a file a user sent (`getFile`, then its path), at most `max` bytes: a larger
+    /// one is refused before or while it is read.
+    pub async fn download(&self, file_id: &str, max: u64) -> Result<Vec<u8>, BotError> {
+        let file: TgFile = self.call("getFile", &GetFile { file_id }).await?;
+        let too_large = |size: u64| BotError::Api {
+            code: 413,
+            description: format!("the file is {size} bytes, over the {max}-byte limit"),
+            retry_after: None,
+        };
+        if let Some(size) = file.file_size.filter(|s| *s > max) {
+            return Err(too_large(size));
+        }
+        let path = file
+            .file_path
+            .ok_or_else(|| BotError::Decode("getFile answered no file_path".into()))?;
+        let mut response = self
+            .client
+            .get(format!("{}/{path}", self.file_url))
+            .send()
+            .await
+            .map_err(|e| BotError::Network(e.without_url().to_string()))?;
+        if !response.status().is_success() {
+            let status = response.status();
+            return Err(BotError::Api {
+                code: status.as_u16(),
+                description: format!("the file could not be fetched (HTTP {status})"),
+                retry_after: None,
+            });
+        }
+        let mut bytes = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|e| BotError::Network(e.without_url().to_string()))?
+        {
+            bytes.extend_from_slice(&chunk);
+            if bytes.len() as u64 > max {
+                return Err(too_large(bytes.len() as u64));
+            }
+        }
+        Ok(bytes)
+    }
+}
+
+/// A file a user sent as a document.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Document {
+    /// What `getFile` takes.
+    pub file_id: String,
+    /// Its name on the sender's side.
+    #[serde(default)]
+    pub file_name: Option<String>,
+    /// Its size, when Telegram says.
+    #[serde(default)]
+    pub file_size: Option<u64>,
+}
+
+/// One size of a photo a user sent.
+#[derive(Debug, Clone, Deserialize)]
+pub struct PhotoSize {
+    /// What `getFile` takes.
+    pub file_id: String,
+    /// Its size, when Telegram says.
+    #[serde(default)]
+    pub file_size: Option<u64>,
+    /// Width × height in pixels.
+    #[serde(default)]
+    pub width: u32,
+    /// Height in pixels.
+    #[serde(default)]
+    pub height: u32,
+}
+
 /// One update: a message or a button press (other kinds are not asked for).
 #[derive(Debug, Deserialize)]
 pub struct Update {
@@ -376,6 +468,15 @@ pub struct Message {
     /// Its text.
     #[serde(default)]
     pub text: Option<String>,
+    /// The caption of a document or photo.
+    #[serde(default)]
+    pub caption: Option<String>,
+    /// A file sent as a document.
+    #[serde(default)]
+    pub document: Option<Document>,
+    /// A photo, in the sizes Telegram made of it (largest last).
+    #[serde(default)]
+    pub photo: Vec<PhotoSize>,
 }
 
 /// A chat.

@@ -17,6 +17,7 @@ use super::api::{
     ParseMode, SendMessage, Update,
 };
 use super::chats;
+use super::files;
 use super::plan_status::{self, PlanStatus};
 use super::plans::{self, ChatPlans};
 use super::state::{ChatSession, StateFile};
@@ -265,13 +266,20 @@ impl Bot {
     async fn on_message(self: &Arc<Self>, message: TgMessage) {
         let chat = message.chat.id;
         let user = message.from.as_ref().map(|u| u.id);
-        let Some(text) = message.text.clone() else {
+        let file = files::incoming(&message);
+        if message.text.is_none() && file.is_none() {
             return;
-        };
+        }
         if !self.allowed(chat, user) {
             self.refuse(chat, user).await;
             return;
         }
+        let Some(text) = message.text.clone() else {
+            if let Some(file) = file {
+                self.on_file(chat, file, message.caption.as_deref()).await;
+            }
+            return;
+        };
         let name = message.from.as_ref().map(display_name);
         let args = text
             .trim_start()
@@ -535,7 +543,59 @@ impl Bot {
         Some(s)
     }
 
+    /// A document or photo: fetched (≤ 20 MB), saved into the working directory under a name
+    /// that replaces nothing, and named in the turn it starts (whose memory writes become
+    /// pending: the file is external content).
+    async fn on_file(self: &Arc<Self>, chat: i64, file: files::Incoming, caption: Option<&str>) {
+        if lock(&self.running).contains_key(&chat) {
+            self.say(chat, "A turn is still running: wait for it, or /cancel it.")
+                .await;
+            return;
+        }
+        if let Some(refusal) = self.over_budget(chat) {
+            self.say(chat, &refusal).await;
+            return;
+        }
+        let bytes = match self
+            .api
+            .download(&file.file_id, files::MAX_FILE_BYTES)
+            .await
+        {
+            Ok(bytes) => bytes,
+            Err(e) => {
+                let text = format!("I could not fetch {}: {e}", file.name);
+                self.say(chat, &text).await;
+                return;
+            }
+        };
+        let (dir, sent, size) = (
+            self.runtime.cwd().to_path_buf(),
+            file.name.clone(),
+            bytes.len(),
+        );
+        let saved = tokio::task::spawn_blocking(move || files::save(&dir, &sent, &bytes))
+            .await
+            .map_err(|e| std::io::Error::other(e.to_string()))
+            .and_then(|r| r);
+        match saved {
+            Ok(saved) => {
+                let text = files::turn_text(caption, &file.name, &saved, size);
+                self.start_turn_with(chat, text, vec!["telegram:file".into()])
+                    .await;
+            }
+            Err(e) => {
+                let text = format!("I could not save {}: {e}", file.name);
+                self.say(chat, &text).await;
+            }
+        }
+    }
+
     async fn start_turn(self: &Arc<Self>, chat: i64, text: String) {
+        self.start_turn_with(chat, text, Vec::new()).await;
+    }
+
+    /// A turn of the chat's session; `external` names external content in its input.
+    async fn start_turn_with(self: &Arc<Self>, chat: i64, text: String, external: Vec<String>) {
         if lock(&self.running).contains_key(&chat) {
             self.say(chat, "A turn is still running: wait for it, or /cancel it.")
                 .await;
@@ -583,6 +643,7 @@ impl Bot {
             input: vec![Message::user(&text)],
             approvals: Approvals::remote(),
             output: Arc::new(ProgressObserver { tx: progress_tx }),
+            external,
         }) {
             Ok(handle) => handle,
             Err(e) => {

@@ -5,6 +5,7 @@
 pub mod api;
 mod bot;
 mod chats;
+mod files;
 pub mod plan_status;
 mod plans;
 mod schedules;

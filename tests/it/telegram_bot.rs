@@ -1140,3 +1140,65 @@ async fn a_chat_over_its_daily_token_budget_is_refused_politely_without_a_model_
     assert_eq!(state["usage"][CHAT.to_string()]["tokens"], 240);
     stops_cleanly(&tg, bot);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn documents_and_photos_are_saved_in_the_working_directory_and_named_in_the_turn() {
+    let model = ScriptedServer::start(vec![
+        tools(&[("read_file", json!({"path": "q3.csv"}))]),
+        text("Revenue grew"),
+        text("A photo of a cat"),
+    ])
+    .await;
+    let tg = FakeTelegram::start().await;
+    let sb = Sandbox::new();
+    configure(&sb, &tg, json!({}));
+    std::fs::write(sb.work.join("q3.csv"), "mine, not replaced\n").expect("existing");
+    let bot = Bot::start(&sb, &model);
+
+    tg.document(
+        CHAT,
+        ALLOWED,
+        "q3.csv",
+        b"quarter,revenue\nq3,120\n",
+        Some("what changed?"),
+    );
+    tg.wait_sent("the answer", |m| text_of(m) == "Revenue grew")
+        .await;
+    assert_eq!(read(sb.work.join("q3.csv")), "mine, not replaced\n");
+    assert_eq!(read(sb.work.join("q3-2.csv")), "quarter,revenue\nq3,120\n");
+    let first = messages(&model.requests()[0]);
+    let user = first
+        .iter()
+        .rfind(|m| m["role"] == "user")
+        .and_then(|m| m["content"].as_str())
+        .expect("user message");
+    assert_eq!(
+        user,
+        "what changed?\n\n[Telegram: the user sent the file \"q3.csv\" (23 bytes); it is saved as ./q3-2.csv in the working directory.]"
+    );
+
+    tg.photo(CHAT, STRANGER, b"\xff\xd8 not for strangers", None);
+    tg.wait_sent("the stranger's refusal", |m| {
+        text_of(m).starts_with("Sorry, this bot only works")
+    })
+    .await;
+    tg.photo(CHAT, ALLOWED, b"\xff\xd8\xff\xe0 jpeg bytes", None);
+    tg.wait_sent("the photo's answer", |m| text_of(m) == "A photo of a cat")
+        .await;
+    assert_eq!(
+        std::fs::read(sb.work.join("photo-1280x853.jpg")).expect("the larger size saved"),
+        b"\xff\xd8\xff\xe0 jpeg bytes"
+    );
+    assert!(
+        !tg.calls()
+            .iter()
+            .any(|c| c.contains("documents/file") && c.contains("thumbnail")),
+        "only the largest size is fetched"
+    );
+    assert_eq!(
+        model.requests().len(),
+        3,
+        "the stranger's photo started nothing"
+    );
+    stops_cleanly(&tg, bot);
+}

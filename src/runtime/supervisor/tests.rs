@@ -89,6 +89,7 @@ fn submission(f: &Fixture, approvals: Approvals) -> Submission {
         input: vec![Message::system("s"), Message::user("go")],
         approvals,
         output: Arc::new(NoopObserver),
+        external: Vec::new(),
     }
 }
 

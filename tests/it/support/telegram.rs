@@ -3,6 +3,8 @@
 //! `editMessageText` answer 400 `can't parse entities` to invalid MarkdownV2 and 400 to texts
 //! over 4096 UTF-16 units. Failures can be scripted (429 with `retry_after`), and the server
 //! can drop off the network (every connection closed, the port refusing) and come back.
+//! Files users send are served as the real one serves them: `getFile` answers a path, and
+//! `GET /file/bot<token>/<path>` the bytes.
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -45,6 +47,8 @@ struct Fake {
     rejected: Mutex<Vec<(String, Value)>>,
     failures: Mutex<Vec<(String, VecDeque<Failure>)>>,
     calls: Mutex<Vec<String>>,
+    /// file_id → the file's bytes.
+    files: Mutex<std::collections::HashMap<String, Vec<u8>>>,
     changed: Notify,
 }
 
@@ -84,6 +88,7 @@ impl FakeTelegram {
     fn serve(&mut self, listener: tokio::net::TcpListener) {
         let app = Router::new()
             .route("/{bot}/{method}", post(call))
+            .route("/file/{bot}/{*path}", axum::routing::get(file))
             .with_state(self.fake.clone());
         self.server = Some(tokio::spawn(async move {
             // Connections live in this set: aborting the task closes every one of them.
@@ -128,6 +133,60 @@ impl FakeTelegram {
             "from": {"id": user, "is_bot": false, "first_name": "Ada", "username": "ada"},
             "text": text,
         }}))
+    }
+
+    /// Queues a document `name` from `user` in `chat`, with an optional caption.
+    pub fn document(
+        &self,
+        chat: i64,
+        user: i64,
+        name: &str,
+        bytes: &[u8],
+        caption: Option<&str>,
+    ) -> i64 {
+        let file_id = self.keep_file(bytes);
+        let mut message = self.file_message(chat, user, caption);
+        message["document"] = json!({"file_id": file_id, "file_unique_id": "u", "file_name": name,
+                                     "file_size": bytes.len()});
+        self.push(json!({ "message": message }))
+    }
+
+    /// Queues a photo (two sizes, the larger `bytes`) from `user` in `chat`.
+    pub fn photo(&self, chat: i64, user: i64, bytes: &[u8], caption: Option<&str>) -> i64 {
+        let small = self.keep_file(b"thumbnail");
+        let large = self.keep_file(bytes);
+        let mut message = self.file_message(chat, user, caption);
+        message["photo"] = json!([
+            {"file_id": small, "file_unique_id": "s", "width": 90, "height": 60, "file_size": 9},
+            {"file_id": large, "file_unique_id": "l", "width": 1280, "height": 853, "file_size": bytes.len()},
+        ]);
+        self.push(json!({ "message": message }))
+    }
+
+    fn keep_file(&self, bytes: &[u8]) -> String {
+        let id = format!(
+            "file{}",
+            self.fake.next_message.fetch_add(1, Ordering::SeqCst)
+        );
+        self.fake
+            .files
+            .lock()
+            .expect("lock")
+            .insert(id.clone(), bytes.to_vec());
+        id
+    }
+
+    fn file_message(&self, chat: i64, user: i64, caption: Option<&str>) -> Value {
+        let message_id = self.fake.next_message.fetch_add(1, Ordering::SeqCst);
+        let mut m = json!({
+            "message_id": message_id, "date": 1_764_547_200,
+            "chat": {"id": chat, "type": if chat > 0 { "private" } else { "group" }},
+            "from": {"id": user, "is_bot": false, "first_name": "Ada", "username": "ada"},
+        });
+        if let Some(c) = caption {
+            m["caption"] = json!(c);
+        }
+        m
     }
 
     /// Queues a press of an inline button under the bot's message `message_id`.
@@ -278,11 +337,45 @@ async fn call(
         "getUpdates" => get_updates(&fake, &body).await,
         "sendMessage" => send_message(&fake, body),
         "editMessageText" => edit_message(&fake, body),
+        "getFile" => {
+            let id = body["file_id"].as_str().unwrap_or("");
+            match fake.files.lock().expect("lock").get(id) {
+                Some(bytes) => ok(json!({"file_id": id, "file_unique_id": "u",
+                    "file_size": bytes.len(), "file_path": format!("documents/{id}.bin")})),
+                None => api_error(
+                    StatusCode::BAD_REQUEST,
+                    "Bad Request: invalid file_id",
+                    None,
+                ),
+            }
+        }
         "answerCallbackQuery" => {
             fake.answered.lock().expect("lock").push(body);
             ok(json!(true))
         }
         _ => api_error(StatusCode::NOT_FOUND, "Not Found: method not found", None),
+    }
+}
+
+/// `GET /file/bot<token>/documents/<id>.bin`: a file's bytes.
+async fn file(
+    State(fake): State<Arc<Fake>>,
+    Path((bot, path)): Path<(String, String)>,
+) -> Response {
+    fake.calls
+        .lock()
+        .expect("lock")
+        .push(format!("file:{path}"));
+    if bot != format!("bot{TOKEN}") {
+        return StatusCode::UNAUTHORIZED.into_response();
+    }
+    let id = path
+        .strip_prefix("documents/")
+        .and_then(|p| p.strip_suffix(".bin"))
+        .unwrap_or("");
+    match fake.files.lock().expect("lock").get(id) {
+        Some(bytes) => bytes.clone().into_response(),
+        None => StatusCode::NOT_FOUND.into_response(),
     }
 }
 
