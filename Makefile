@@ -1,7 +1,7 @@
 # odek — common tasks. Every target uses Cargo.lock (--locked).
 CARGO ?= cargo
 
-.PHONY: build print-static-bin static-target test test-ui ui-deps mcp-deps lint bench size install fmt clean
+.PHONY: build print-static-bin static-target test test-ui ui-deps ui-vendor mcp-deps lint bench size install fmt clean
 
 # On Linux the release binary is static, linked with musl: no dynamic loader and no glibc
 # start-up, which halves the CPU of starting (docs/PERFORMANCE.md, "Weight"). ring's few C
@@ -43,6 +43,13 @@ test-ui: ui-deps ## only the web UI's unit tests (node --test with jsdom)
 
 ui-deps:         ## the web UI tests' Node packages (jsdom, pinned by ui/package-lock.json)
 	@[ ui/node_modules/.package-lock.json -nt ui/package-lock.json ] || (cd ui && npm ci --no-audit --no-fund)
+
+ui-vendor: ui-deps ## copy marked and DOMPurify (pinned by ui/package-lock.json) into ui/vendor, embedded in the binary
+	mkdir -p ui/vendor
+	sed '/^\/\/# sourceMappingURL=/d' ui/node_modules/marked/lib/marked.esm.js > ui/vendor/marked.js
+	sed '/^\/\/# sourceMappingURL=/d' ui/node_modules/dompurify/dist/purify.es.mjs > ui/vendor/purify.js
+	cp ui/node_modules/marked/LICENSE ui/vendor/marked.LICENSE.txt
+	cat ui/node_modules/dompurify/LICENSE > ui/vendor/purify.LICENSE.txt
 
 mcp-deps:        ## the real MCP server the MCP tests run (server-everything, pinned by tests/mcp/package-lock.json)
 	@[ tests/mcp/node_modules/.package-lock.json -nt tests/mcp/package-lock.json ] || (cd tests/mcp && npm ci --no-audit --no-fund)

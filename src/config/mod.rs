@@ -65,6 +65,8 @@ pub struct Config {
     pub context_window: u64,
     /// Plain output without ANSI colours.
     pub no_color: bool,
+    /// More models the web UI's picker offers beside `model`.
+    pub models: Vec<String>,
     /// Final answers as the model wrote them (no Markdown rendering on a terminal).
     pub raw: bool,
     /// Do not read `./AGENTS.md` project instructions.
@@ -501,6 +503,7 @@ impl Default for Config {
             context_window: 0,
             no_color: false,
             raw: false,
+            models: Vec::new(),
             no_agents: false,
             planning: PlanningConfig {
                 enabled: true,

@@ -373,6 +373,11 @@ impl ChatModel for HttpModel {
         &self.config.model
     }
 
+    async fn listed_models(&self) -> Option<Vec<String>> {
+        let listing = self.get_json(&self.models_url).await?;
+        Some(super::profiles::listed_model_names(&listing))
+    }
+
     async fn complete(
         &self,
         request: &ChatRequest<'_>,

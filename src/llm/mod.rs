@@ -56,6 +56,11 @@ pub trait ChatModel: Send + Sync {
     async fn context_window(&self) -> Option<WindowSize> {
         None
     }
+
+    /// The models the endpoint lists (`GET /models`); `None` when it does not answer.
+    async fn listed_models(&self) -> Option<Vec<String>> {
+        None
+    }
 }
 
 /// A context window and where its size came from (shown with `-v`).

@@ -143,6 +143,21 @@ fn entries(listing: &Value) -> Vec<&Value> {
         .collect()
 }
 
+/// The model names of a `GET /models` listing (`id`, else `name`, else `model` of each entry
+/// in `data` or `models`), in its order, each once.
+pub(crate) fn listed_model_names(listing: &Value) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for entry in entries(listing) {
+        let name = ["id", "name", "model"]
+            .iter()
+            .find_map(|key| entry.get(*key).and_then(Value::as_str));
+        if let Some(n) = name.filter(|n| !n.is_empty() && !names.iter().any(|k| k == n)) {
+            names.push(n.to_string());
+        }
+    }
+    names
+}
+
 fn model_entries<'a>(listing: &'a Value, model: &str) -> Vec<&'a Value> {
     let entries = entries(listing);
     let named = |entry: &&Value| {

@@ -240,6 +240,10 @@ impl<M: ChatModel> ChatModel for RecordingModel<M> {
     async fn context_window(&self) -> Option<crate::llm::WindowSize> {
         self.inner.context_window().await
     }
+
+    async fn listed_models(&self) -> Option<Vec<String>> {
+        self.inner.listed_models().await
+    }
 }
 
 #[cfg(test)]

@@ -393,6 +393,26 @@ pub struct ScheduleView {
     pub task: String,
 }
 
+/// `GET /api/models`: what the web UI's model picker offers.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ModelList {
+    /// The configured `model`: what a new session uses unless another is picked.
+    pub default: String,
+    /// Every model on offer, the default first, each once.
+    pub models: Vec<ModelEntry>,
+    /// True when the endpoint answered `GET /models`.
+    pub endpoint_listed: bool,
+}
+
+/// One model of [`ModelList`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ModelEntry {
+    /// Its name, as sent in requests.
+    pub name: String,
+    /// Where it comes from: `model` (the setting), `models` (the list setting), `endpoint`.
+    pub from: Vec<&'static str>,
+}
+
 /// `GET /api/schedules`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ScheduleList {

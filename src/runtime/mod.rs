@@ -247,6 +247,11 @@ impl Runtime {
         &self.project_key
     }
 
+    /// The model client turns of this runtime call.
+    pub fn chat_model(&self) -> &Arc<dyn ChatModel> {
+        &self.model
+    }
+
     /// The resolved configuration.
     pub fn config(&self) -> &Config {
         &self.config
@@ -548,6 +553,10 @@ impl ChatModel for BoxedModel {
 
     async fn context_window(&self) -> Option<crate::llm::WindowSize> {
         self.0.context_window().await
+    }
+
+    async fn listed_models(&self) -> Option<Vec<String>> {
+        self.0.listed_models().await
     }
 }
 

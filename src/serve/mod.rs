@@ -17,6 +17,7 @@ pub mod hub;
 mod limits;
 mod listen;
 mod memory;
+mod models;
 mod schedules;
 mod sessions;
 mod ui;
@@ -142,6 +143,7 @@ fn router(state: Arc<AppState>) -> Router {
         .route("/style.css", get(ui::stylesheet))
         .route("/favicon.svg", get(ui::icon))
         .route("/js/{file}", get(ui::script))
+        .route("/vendor/{file}", get(ui::vendor))
         .route("/api/health", get(api::health))
         .route("/api/logout", post(auth::logout))
         .route("/api/sessions", get(sessions::list))
@@ -179,6 +181,7 @@ fn router(state: Arc<AppState>) -> Router {
         .route("/api/memory/{id}/accept", post(memory::accept))
         .route("/api/search", get(memory::search))
         .route("/api/schedules", get(schedules::list))
+        .route("/api/models", get(models::list))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))

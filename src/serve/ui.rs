@@ -21,6 +21,8 @@ use super::error::ApiError;
 #[include = "style.css"]
 #[include = "favicon.svg"]
 #[include = "js/*.js"]
+#[include = "vendor/*.js"]
+#[include = "vendor/*.txt"]
 struct Assets;
 
 /// The Content-Security-Policy of every page and asset: nothing inline, nothing from
@@ -77,6 +79,12 @@ pub async fn script(Path(file): Path<String>) -> Response {
     asset_or_404(&format!("js/{file}"))
 }
 
+/// `GET /vendor/{file}`: the Markdown renderer and sanitizer the page imports (marked,
+/// DOMPurify, copied from the pinned npm packages by `make ui-vendor`) and their licences.
+pub async fn vendor(Path(file): Path<String>) -> Response {
+    asset_or_404(&format!("vendor/{file}"))
+}
+
 fn asset_or_404(path: &str) -> Response {
     asset_response(path)
         .unwrap_or_else(|| ApiError::not_found(format!("no such file: /{path}")).into_response())
@@ -101,6 +109,7 @@ fn content_type(path: &str) -> &'static str {
         Some("css") => "text/css; charset=utf-8",
         Some("js") => "text/javascript; charset=utf-8",
         Some("svg") => "image/svg+xml",
+        Some("txt") => "text/plain; charset=utf-8",
         _ => "application/octet-stream",
     }
 }

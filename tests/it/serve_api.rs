@@ -1214,3 +1214,37 @@ async fn memory_and_search_over_http_under_the_token_with_json_errors() {
     );
     assert_eq!(served.get("/api/search").await.status, 400);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn models_lists_the_configured_ones_and_what_the_endpoint_lists() {
+    let server = ScriptedServer::start(vec![]).await;
+    wiremock::Mock::given(wiremock::matchers::method("GET"))
+        .and(wiremock::matchers::path("/v1/models"))
+        .respond_with(
+            wiremock::ResponseTemplate::new(200).set_body_json(serde_json::json!({
+                "object": "list",
+                "data": [{"id": "test-model"}, {"id": "qwen3-coder"}, {"id": "qwen3-coder"}],
+            })),
+        )
+        .mount(server.mock())
+        .await;
+    let sb = Sandbox::new();
+    sb.global_config(r#"{"models": ["gpt-4o", "test-model"]}"#);
+    let served = Served::start(&sb, &server.base_url(), &[]);
+    let bare = crate::support::serve::send(served.bare(reqwest::Method::GET, "/api/models")).await;
+    assert_eq!(bare.status, 401);
+    let listed = served.get("/api/models").await;
+    assert_eq!(listed.status, 200, "{}", listed.text);
+    assert_eq!(
+        listed.json,
+        serde_json::json!({
+            "default": "test-model",
+            "models": [
+                {"name": "test-model", "from": ["model", "models", "endpoint"]},
+                {"name": "gpt-4o", "from": ["models"]},
+                {"name": "qwen3-coder", "from": ["endpoint"]},
+            ],
+            "endpoint_listed": true,
+        })
+    );
+}

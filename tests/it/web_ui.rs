@@ -628,3 +628,147 @@ async fn a_question_is_answered_in_the_browser_by_an_option_and_in_words() {
     assert!(problems.is_empty(), "console: {problems:?}");
     browser.quit().await;
 }
+
+/// Markdown with a table, code, links — and hostile HTML and a `javascript:` link.
+const MARKDOWN_ANSWER: &str = "# Report\n\n**Done**: see the table.\n\n| file | lines |\n|---|--:|\n| a.rs | 12 |\n\n```sh\ncargo test\n```\n\n[docs](https://example.com/d) and [bad](javascript:window.__pwned=1)\n\n<img src=x onerror=\"window.__pwned=1\"> <script>window.__pwned=1</script>\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn markdown_answers_render_hostile_html_runs_nothing_and_the_theme_and_model_pickers_work() {
+    let server =
+        ScriptedServer::start(vec![text(MARKDOWN_ANSWER), text("from the other model")]).await;
+    let sb = Sandbox::new();
+    sb.global_config(r#"{"models": ["other-model"]}"#);
+    let served = Served::start(&sb, &server.base_url(), &[]);
+    let browser = Browser::start(&sb.tmp().join("chromium")).await;
+    browser.sign_in(&served).await;
+
+    // The model picker: the configured model first, then the `models` list.
+    browser
+        .wait_until(
+            "the model picker",
+            "const m = document.getElementById('model'); return !m.hidden && m.options.length === 2;",
+        )
+        .await;
+    let options = browser
+        .js(
+            "return [...document.getElementById('model').options].map(o => o.value);",
+            vec![],
+        )
+        .await;
+    assert_eq!(options, json!(["test-model", "other-model"]));
+
+    // The theme: dark on request, kept across a reload, light again.
+    let background = "return getComputedStyle(document.body).backgroundColor;";
+    let pick = "const s = document.getElementById('theme'); s.value = arguments[0]; s.dispatchEvent(new Event('change')); return document.documentElement.dataset.theme ?? 'system';";
+    assert_eq!(browser.js(pick, vec![json!("dark")]).await, json!("dark"));
+    assert_eq!(
+        browser.js(background, vec![]).await,
+        json!("rgb(23, 24, 26)")
+    );
+    browser.client.refresh().await.expect("reload");
+    browser.wait_for("#prompt").await;
+    assert_eq!(
+        browser.js(background, vec![]).await,
+        json!("rgb(23, 24, 26)")
+    );
+    assert_eq!(
+        browser
+            .js("return document.getElementById('theme').value;", vec![])
+            .await,
+        json!("dark")
+    );
+    assert_eq!(browser.js(pick, vec![json!("light")]).await, json!("light"));
+    assert_eq!(
+        browser.js(background, vec![]).await,
+        json!("rgb(251, 251, 250)")
+    );
+
+    // The answer, rendered.
+    browser.type_text("report").await;
+    browser.press(Key::Enter).await;
+    browser.wait_until("the run ended", RUN_ENDED).await;
+    let view = browser
+        .js(
+            r#"const a = document.querySelector('.turn .msg-assistant');
+            return {
+              h1: a.querySelector('h1')?.textContent,
+              strong: a.querySelector('strong')?.textContent,
+              cells: [...a.querySelectorAll('td')].map(td => td.textContent),
+              right: a.querySelector('td[align="right"]')?.textContent,
+              code: a.querySelector('.code-block pre code')?.textContent,
+              copy: a.querySelector('.code-block button.copy')?.textContent,
+              links: [...a.querySelectorAll('a')].map(l => [l.textContent, l.getAttribute('href')]),
+              imgs: a.querySelectorAll('img, script, iframe').length,
+              handlers: [...a.querySelectorAll('*')].flatMap(e => e.getAttributeNames()).filter(n => n.startsWith('on')),
+              text: a.textContent,
+              pwned: window.__pwned ?? null,
+              stats: document.querySelector('.turn .answer-stats')?.textContent,
+            };"#,
+            vec![],
+        )
+        .await;
+    assert_eq!(view["h1"], "Report", "{view}");
+    assert_eq!(view["strong"], "Done");
+    assert_eq!(view["cells"], json!(["a.rs", "12"]));
+    assert_eq!(view["right"], "12");
+    assert_eq!(view["code"], "cargo test\n");
+    assert_eq!(view["copy"], "Copy");
+    assert_eq!(
+        view["links"],
+        json!([["docs", "https://example.com/d"], ["bad", null]])
+    );
+    assert_eq!(view["imgs"], 0, "{view}");
+    assert_eq!(view["handlers"], json!([]), "{view}");
+    assert!(
+        view["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("<script>window.__pwned=1</script>"),
+        "HTML shows as text: {view}"
+    );
+    assert_eq!(view["pwned"], Value::Null);
+    let stats = view["stats"].as_str().unwrap_or_default();
+    assert!(stats.ends_with(" s · 100 in · 20 out"), "{stats}");
+    // Clicking the bad link goes nowhere.
+    browser
+        .js("[...document.querySelectorAll('.turn a')].find(a => a.textContent === 'bad').click(); return true;", vec![])
+        .await;
+    assert_eq!(
+        browser.js("return window.__pwned ?? null;", vec![]).await,
+        Value::Null
+    );
+    assert_eq!(
+        browser
+            .js("return document.getElementById('model').disabled;", vec![])
+            .await,
+        json!(true),
+        "a session keeps its model"
+    );
+
+    // A new session with the other model.
+    browser
+        .js("document.getElementById('new-session').click(); const m = document.getElementById('model'); m.value = 'other-model'; return m.disabled;", vec![])
+        .await;
+    browser
+        .wait_for("#prompt")
+        .await
+        .click()
+        .await
+        .expect("focus");
+    browser.type_text("again").await;
+    browser.press(Key::Enter).await;
+    browser
+        .wait_until(
+            "the second answer",
+            "return [...document.querySelectorAll('.turn .msg-assistant')].some(a => a.textContent === 'from the other model');",
+        )
+        .await;
+    let requests = server.requests();
+    assert_eq!(requests[0]["model"], "test-model");
+    assert_eq!(requests[1]["model"], "other-model");
+
+    save_screenshot(&browser, "webui-markdown.png").await;
+    let problems = browser.console_problems().await;
+    assert!(problems.is_empty(), "console: {problems:?}");
+    browser.quit().await;
+}

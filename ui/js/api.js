@@ -39,8 +39,9 @@ export const api = {
   remove: (sid) => call('DELETE', `/api/sessions/${id(sid)}`),
   plan: (sid) => call('GET', `/api/sessions/${id(sid)}/plan`),
   exportUrl: (sid, format) => `/api/sessions/${id(sid)}/export?format=${format}`,
-  prompt: (content, sessionId) =>
-    call('POST', '/api/prompt', sessionId ? { content, session_id: sessionId } : { content }),
+  prompt: (content, sessionId, model) =>
+    call('POST', '/api/prompt', sessionId ? { content, session_id: sessionId } : model ? { content, model } : { content }),
+  models: () => call('GET', '/api/models'),
   cancel: (rid) => call('POST', `/api/runs/${id(rid)}/cancel`, {}),
   answer: (rid, aid, action) => call('POST', `/api/runs/${id(rid)}/approvals/${id(aid)}`, { action }),
   reply: (rid, qid, answer) => call('POST', `/api/runs/${id(rid)}/questions/${id(qid)}`, { answer }),

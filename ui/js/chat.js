@@ -1,6 +1,7 @@
 // The conversation: past messages of the open session, and live turns built from the
 // event stream — streamed answer text, one row per tool call, approval and question cards.
 
+import { setMarkdown } from './markdown.js';
 import { bubble, el, setToolStatus, summarizeArgs, toolRow } from './render.js';
 
 /** Frames for runs this page does not know yet are kept this long (a prompt's answer can
@@ -36,7 +37,9 @@ export class Chat {
         this.log.append(bubble(this.doc, 'user', m.content));
       } else if (m.role === 'assistant') {
         if (typeof m.content === 'string' && m.content.trim()) {
-          this.log.append(bubble(this.doc, 'assistant', m.content));
+          const answer = bubble(this.doc, 'assistant', '');
+          setMarkdown(answer, m.content);
+          this.log.append(answer);
         }
         if (Array.isArray(m.tool_calls) && m.tool_calls.length) {
           const list = el(this.doc, 'ul', 'tools');
@@ -162,10 +165,14 @@ export class Chat {
       case 'clarify_resolved':
         this.resolveQuestion(turn, payload);
         break;
-      case 'run_completed':
-        if (!turn.streamed || !turn.answer.textContent) turn.answer.textContent = data.answer ?? '';
+      case 'run_completed': {
+        // Streamed as plain text; rendered as Markdown once complete.
+        const text = typeof data.answer === 'string' && data.answer ? data.answer : turn.answer.textContent;
+        if (text) setMarkdown(turn.answer, text);
+        turn.section.append(el(this.doc, 'div', 'answer-stats', answerStats(data)));
         this.endRun(turn, 'completed');
         break;
+      }
       case 'run_failed':
         if (data.error_class === 'context_canceled') {
           turn.section.append(bubble(this.doc, 'notice', 'Cancelled.'));
@@ -351,4 +358,15 @@ export function questionText(reason) {
 /** Enables or disables a card's buttons and inputs. */
 function setControls(card, enabled) {
   for (const control of card.querySelectorAll('button, input')) control.disabled = !enabled;
+}
+
+/** The figures of a finished answer: `4.2 s · 3,600 in (2,000 cached) · 30 out`. */
+export function answerStats(data) {
+  const n = (v) => (Number.isFinite(v) ? v : 0).toLocaleString('en-US');
+  const parts = [];
+  if (Number.isFinite(data.duration_ms)) parts.push(`${(data.duration_ms / 1000).toFixed(1)} s`);
+  const cached = Number.isFinite(data.cached_tokens) && data.cached_tokens > 0 ? ` (${n(data.cached_tokens)} cached)` : '';
+  parts.push(`${n(data.input_tokens)} in${cached}`);
+  parts.push(`${n(data.output_tokens)} out`);
+  return parts.join(' · ');
 }

@@ -6,6 +6,7 @@ import { Drawer } from './drawer.js';
 import { PlanPoller, renderPlan } from './plan.js';
 import { SessionList } from './sessions.js';
 import { openStream } from './stream.js';
+import { themePicker } from './theme.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -20,7 +21,54 @@ const ui = {
   sessions: $('sessions'),
   toggleSessions: $('toggle-sessions'),
   plan: $('plan'),
+  model: $('model'),
 };
+
+/** The configured model (what a new session gets unless another is picked). */
+let defaultModel = null;
+
+themePicker($('theme'), window.localStorage);
+
+/** The model picker: its options from GET /api/models; a session keeps its own model. */
+async function loadModels() {
+  let list;
+  try {
+    list = await api.models();
+  } catch {
+    ui.model.hidden = true;
+    return;
+  }
+  defaultModel = list.default;
+  ui.model.replaceChildren();
+  for (const m of list.models) {
+    const option = document.createElement('option');
+    option.value = m.name;
+    option.textContent = m.name;
+    option.title = `from ${m.from.join(', ')}`;
+    ui.model.append(option);
+  }
+  ui.model.value = defaultModel;
+  ui.model.hidden = list.models.length < 2;
+}
+
+/** Shows the session's model (fixed), or the picker for a new session. */
+function showModel(detail) {
+  if (detail?.model) {
+    if (![...ui.model.options].some((o) => o.value === detail.model)) {
+      const option = document.createElement('option');
+      option.value = detail.model;
+      option.textContent = detail.model;
+      ui.model.append(option);
+    }
+    ui.model.value = detail.model;
+    ui.model.disabled = true;
+    ui.model.title = 'A session keeps the model it was started with';
+  } else {
+    if (defaultModel) ui.model.value = defaultModel;
+    ui.model.disabled = false;
+    ui.model.title = 'Model of a new session';
+  }
+}
 
 let sessionId = null;
 let runId = null;
@@ -103,6 +151,7 @@ function setSession(sid, detail) {
   }
   poller.setSession(sid);
   showSessionTools(sid ? detail : null);
+  showModel(sid ? detail : null);
 }
 
 async function openSession(sid) {
@@ -134,7 +183,8 @@ async function submit() {
   ui.send.disabled = true;
   let started;
   try {
-    started = await api.prompt(content, sessionId);
+    const picked = !sessionId && ui.model.value && ui.model.value !== defaultModel ? ui.model.value : null;
+    started = await api.prompt(content, sessionId, picked);
   } catch (err) {
     status(err.message);
     ui.send.disabled = false;
@@ -143,7 +193,7 @@ async function submit() {
   ui.prompt.value = '';
   status('');
   if (sessionId !== started.session_id) {
-    setSession(started.session_id, { title: content });
+    setSession(started.session_id, { title: content, model: ui.model.value || defaultModel });
   }
   chat.startRun(started.run_id, started.session_id, content);
   sessions.refresh();
@@ -233,3 +283,4 @@ api.health().then(
 );
 newSession();
 sessions.refresh();
+loadModels();

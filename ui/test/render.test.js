@@ -243,3 +243,42 @@ describe('bubble', () => {
     assert.ok(notice.classList.contains('msg-notice'));
   });
 });
+
+// ---------------------------------------------------------------------------------------
+// The theme picker and the answer's figures.
+
+import { answerStats } from '../js/chat.js';
+import { applyTheme, savedTheme, themePicker } from '../js/theme.js';
+
+test('the theme is light, dark or the system, kept in storage', () => {
+  const dom = new JSDOM('<!doctype html><body><select id="t"><option value="system"></option><option value="light"></option><option value="dark"></option></select></body>');
+  const doc = dom.window.document;
+  const store = new Map();
+  const storage = { getItem: (k) => store.get(k) ?? null, setItem: (k, v) => store.set(k, v) };
+  assert.equal(savedTheme(storage), 'system');
+  assert.equal(applyTheme(doc, storage, 'dark'), 'dark');
+  assert.equal(doc.documentElement.dataset.theme, 'dark');
+  assert.equal(savedTheme(storage), 'dark');
+  applyTheme(doc, storage, 'system');
+  assert.equal(doc.documentElement.dataset.theme, undefined);
+  assert.equal(applyTheme(doc, storage, '<img>'), 'system');
+  store.set('odek.theme', 'light');
+  const select = doc.getElementById('t');
+  themePicker(select, storage);
+  assert.equal(select.value, 'light');
+  assert.equal(doc.documentElement.dataset.theme, 'light');
+  select.value = 'dark';
+  select.dispatchEvent(new dom.window.Event('change'));
+  assert.equal(doc.documentElement.dataset.theme, 'dark');
+  const refusing = { getItem: () => { throw new Error('no'); }, setItem: () => { throw new Error('no'); } };
+  assert.equal(savedTheme(refusing), 'system');
+  assert.equal(applyTheme(doc, refusing, 'light'), 'light');
+});
+
+test('an answer shows its latency and tokens', () => {
+  assert.equal(
+    answerStats({ duration_ms: 4200, input_tokens: 3600, output_tokens: 30, cached_tokens: 2000 }),
+    '4.2 s · 3,600 in (2,000 cached) · 30 out',
+  );
+  assert.equal(answerStats({ duration_ms: 50, input_tokens: 10, output_tokens: 2, cached_tokens: 0 }), '0.1 s · 10 in · 2 out');
+});
