@@ -2,7 +2,6 @@
 //! (docs/SCHEDULES.md).
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use clap::{Args, Subcommand};
 use jiff::Timestamp;
@@ -12,7 +11,6 @@ use crate::config::{Config, LoadOptions};
 use crate::schedule::cron::Schedule;
 use crate::schedule::deliver::Target;
 use crate::schedule::exec::{TurnExecutor, job_config};
-use crate::schedule::runner::Executor;
 use crate::schedule::store::{self, Job, Store};
 
 /// Arguments of `odek schedule`.
@@ -134,18 +132,12 @@ pub fn run(args: ScheduleArgs) -> anyhow::Result<Exit> {
         }
         ScheduleCommand::List { json } => list(&store, &config, json),
         ScheduleCommand::Rm { name } => {
-            let exit = change(&store, &name, "Removed", |jobs, i| {
-                jobs.remove(i);
-            })?;
-            store.forget(&name).map_err(|e| anyhow::anyhow!(e))?;
-            Ok(exit)
+            crate::schedule::remove_job(&store, &name).map_err(|e| anyhow::anyhow!(e))?;
+            println!("Removed {name}");
+            Ok(Exit::Success)
         }
-        ScheduleCommand::Enable { name } => change(&store, &name, "Enabled", |jobs, i| {
-            jobs[i].enabled = true;
-        }),
-        ScheduleCommand::Disable { name } => change(&store, &name, "Disabled", |jobs, i| {
-            jobs[i].enabled = false;
-        }),
+        ScheduleCommand::Enable { name } => switch(&store, &name, true),
+        ScheduleCommand::Disable { name } => switch(&store, &name, false),
         ScheduleCommand::Next { name, count } => next(&store, name.as_deref(), count),
         ScheduleCommand::Run { name } => run_now(&store, config, home, &name),
         ScheduleCommand::Daemon => daemon(config, home),
@@ -183,22 +175,9 @@ fn add(store: &Store, config: &Config, mut job: Job) -> anyhow::Result<Exit> {
     Ok(Exit::Success)
 }
 
-fn change(
-    store: &Store,
-    name: &str,
-    done: &str,
-    apply: impl FnOnce(&mut Vec<Job>, usize),
-) -> anyhow::Result<Exit> {
-    store
-        .update_jobs(|jobs| {
-            let i = jobs.iter().position(|j| j.name == name).ok_or_else(|| {
-                format!("no job named \"{name}\" (odek schedule list shows them)")
-            })?;
-            apply(jobs, i);
-            Ok(())
-        })
-        .map_err(|e| anyhow::anyhow!(e))?;
-    println!("{done} {name}");
+fn switch(store: &Store, name: &str, on: bool) -> anyhow::Result<Exit> {
+    crate::schedule::set_enabled(store, name, on).map_err(|e| anyhow::anyhow!(e))?;
+    println!("{} {name}", if on { "Enabled" } else { "Disabled" });
     Ok(Exit::Success)
 }
 
@@ -250,29 +229,12 @@ fn next(store: &Store, name: Option<&str>, count: usize) -> anyhow::Result<Exit>
     Ok(Exit::Success)
 }
 
-fn executor(config: Config, home: PathBuf, target: Option<Target>) -> Arc<TurnExecutor> {
-    let redactor = crate::runtime::build_redactor(&config);
-    let supervisor = crate::runtime::Supervisor::new(crate::runtime::SHUTDOWN_GRACE, redactor);
-    Arc::new(TurnExecutor::new(config, home, supervisor, target))
-}
-
 fn run_now(store: &Store, config: Config, home: PathBuf, name: &str) -> anyhow::Result<Exit> {
-    let jobs = store.jobs().map_err(|e| anyhow::anyhow!(e))?;
-    let job = jobs.into_iter().find(|j| j.name == name).ok_or_else(|| {
-        anyhow::anyhow!("no job named \"{name}\" (odek schedule list shows them)")
-    })?;
-    let exec = executor(config, home, Some(Target::Stdout));
+    let exec = TurnExecutor::with_own_supervisor(config, home, Some(Target::Stdout));
     let runtime = tokio::runtime::Runtime::new()?;
-    let outcome = runtime.block_on(async {
-        let now = Timestamp::now();
-        let outcome = exec.run(&job, now).await;
-        let _ = store.update_state(&job.name, |s| {
-            s.last_run = Some(now.to_string());
-            s.last_outcome = Some(outcome.text.clone());
-            s.last_session = outcome.session.clone();
-        });
-        outcome
-    });
+    let outcome = runtime
+        .block_on(crate::schedule::run_now(&exec, store, name))
+        .map_err(|e| anyhow::anyhow!(e))?;
     if outcome.text == "ok" {
         Ok(Exit::Success)
     } else {

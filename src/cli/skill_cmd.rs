@@ -128,16 +128,6 @@ pub fn run(args: SkillArgs) -> anyhow::Result<Exit> {
     }
 }
 
-/// `offered`, `offered, auto-loaded`, `offered, untrusted text`, or why not.
-fn status(skill: &Skill) -> String {
-    match skill.why_not_offered() {
-        Some(why) => why,
-        None if skill.front.auto_load => "offered, auto-loaded".into(),
-        None if !skill.trusted() => "offered (its text reaches the model as untrusted data)".into(),
-        None => "offered".into(),
-    }
-}
-
 /// The REPL's `/skills`: `odek skill list` for the REPL's configuration and directory.
 pub(super) fn print_skills(config: &crate::config::Config, home: &Path, cwd: &Path) {
     let project = PathBuf::from(crate::memory::project_key(cwd));
@@ -151,14 +141,7 @@ pub(super) fn print_skills(config: &crate::config::Config, home: &Path, cwd: &Pa
 fn list(ctx: &Ctx, as_json: bool) -> anyhow::Result<Exit> {
     let catalog = ctx.catalog();
     if as_json {
-        let skills: Vec<_> = catalog
-            .skills
-            .iter()
-            .map(|s| {
-                json!({"name": s.name(), "description": s.front.description, "origin": s.origin.label(),
-                    "dir": s.dir, "offered": s.offered(), "trusted": s.trusted(), "status": status(s)})
-            })
-            .collect();
+        let skills: Vec<_> = catalog.skills.iter().map(|s| s.view()).collect();
         let broken: Vec<_> = catalog
             .broken
             .iter()
@@ -179,7 +162,7 @@ fn list(ctx: &Ctx, as_json: bool) -> anyhow::Result<Exit> {
         );
     }
     for s in &catalog.skills {
-        println!("{}  [{}] {}", s.name(), s.origin.label(), status(s));
+        println!("{}  [{}] {}", s.name(), s.origin.label(), s.status());
         println!("    {}", crate::text::first_line(&s.front.description, 100));
     }
     for b in &catalog.broken {
@@ -212,7 +195,7 @@ fn show(catalog: &Catalog, name: &str) -> anyhow::Result<Exit> {
     println!("name: {}", f.name);
     println!("folder: {}", skill.dir.display());
     println!("origin: {}", skill.origin.label());
-    println!("status: {}", status(skill));
+    println!("status: {}", skill.status());
     println!("description: {}", f.description);
     let optional = [
         ("license", f.license.clone()),
@@ -344,15 +327,16 @@ fn folders_to_validate(path: &Path) -> anyhow::Result<Vec<PathBuf>> {
 
 fn trust(ctx: &Ctx, name: &str) -> anyhow::Result<Exit> {
     let skill = ctx.find(name)?;
-    if skill.origin == Origin::Home {
+    let recorded = skill
+        .trust_now(&ctx.home)
+        .map_err(|e| anyhow::anyhow!("cannot trust {name}: {e}"))?;
+    if !recorded {
         println!(
             "{name} is in {}: trusted already.",
             ctx.places.home.display()
         );
         return Ok(Exit::Success);
     }
-    TrustStore::update(&ctx.home, |store| store.trust(&skill.dir, name))
-        .map_err(|e| anyhow::anyhow!("cannot trust {name}: {e}"))?;
     println!(
         "Trusted {name} ({}). A change to any file of it needs trust again.",
         skill.dir.display()

@@ -393,6 +393,43 @@ pub struct ScheduleView {
     pub task: String,
 }
 
+/// One skill of `GET /api/skills` (and `odek skill list --json`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SkillView {
+    /// Its name.
+    pub name: String,
+    /// Its description.
+    pub description: String,
+    /// Where it was found (`home`, `project`, `project (.agents)`, `skills.dirs`).
+    pub origin: &'static str,
+    /// Its folder.
+    pub dir: String,
+    /// True when the model sees it.
+    pub offered: bool,
+    /// True when its text reaches the model unwrapped.
+    pub trusted: bool,
+    /// In words: offered, auto-loaded, or why not offered.
+    pub status: String,
+}
+
+/// `GET /api/skills`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SkillList {
+    /// The valid skills, first of a name only.
+    pub skills: Vec<SkillView>,
+    /// `SKILL.md` files that break a rule: the file and the rule.
+    pub broken: Vec<BrokenSkill>,
+}
+
+/// A `SKILL.md` that breaks a rule.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BrokenSkill {
+    /// The file.
+    pub file: String,
+    /// The rule it breaks.
+    pub rule: String,
+}
+
 /// `GET /api/models`: what the web UI's model picker offers.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ModelList {

@@ -63,6 +63,17 @@ pub struct TurnExecutor {
 }
 
 impl TurnExecutor {
+    /// An executor with a supervisor of its own (the daemon's, `odek schedule run`'s).
+    pub fn with_own_supervisor(
+        config: Config,
+        home: std::path::PathBuf,
+        target: Option<Target>,
+    ) -> TurnExecutor {
+        let redactor = crate::runtime::build_redactor(&config);
+        let supervisor = Supervisor::new(crate::runtime::SHUTDOWN_GRACE, redactor);
+        TurnExecutor::new(config, home, supervisor, target)
+    }
+
     /// An executor over `supervisor`, delivering as the configuration says (`target`
     /// overrides every job's).
     pub fn new(

@@ -83,14 +83,12 @@ pub fn spawn_background(
         eprintln!("odek {surface}: scheduled jobs run elsewhere: {held}");
         return Ok(None);
     };
-    let redactor = crate::runtime::build_redactor(config);
-    let supervisor = Supervisor::new(crate::runtime::SHUTDOWN_GRACE, redactor);
-    let exec = std::sync::Arc::new(exec::TurnExecutor::new(
+    let exec = std::sync::Arc::new(exec::TurnExecutor::with_own_supervisor(
         config.clone(),
         home.to_path_buf(),
-        supervisor.clone(),
         None,
     ));
+    let supervisor = exec.supervisor.clone();
     let slots = usize::try_from(config.schedules.max_concurrent).unwrap_or(2);
     let runner = std::sync::Arc::new(runner::Runner::new(
         home,
@@ -115,6 +113,59 @@ pub fn spawn_background(
         cancel,
         task,
     }))
+}
+
+/// Runs job `name` now, outside its schedule (`odek schedule run`, the web UI's *Run now*),
+/// and records the run as its last one.
+pub async fn run_now(
+    exec: &exec::TurnExecutor,
+    store: &store::Store,
+    name: &str,
+) -> Result<runner::Outcome, String> {
+    use runner::Executor;
+    let jobs = store.jobs()?;
+    let job = jobs
+        .into_iter()
+        .find(|j| j.name == name)
+        .ok_or_else(|| no_such_job(name))?;
+    let now = Timestamp::now();
+    let outcome = exec.run(&job, now).await;
+    store.update_state(&job.name, |s| {
+        s.last_run = Some(now.to_string());
+        s.last_outcome = Some(outcome.text.clone());
+        s.last_session = outcome.session.clone();
+    })?;
+    Ok(outcome)
+}
+
+/// Switches job `name` on or off.
+pub fn set_enabled(store: &store::Store, name: &str, enabled: bool) -> Result<(), String> {
+    store.update_jobs(|jobs| {
+        let job = jobs
+            .iter_mut()
+            .find(|j| j.name == name)
+            .ok_or_else(|| no_such_job(name))?;
+        job.enabled = enabled;
+        Ok(())
+    })
+}
+
+/// Removes job `name` and forgets its state (a job added again under the name starts afresh).
+pub fn remove_job(store: &store::Store, name: &str) -> Result<(), String> {
+    store.update_jobs(|jobs| {
+        let i = jobs
+            .iter()
+            .position(|j| j.name == name)
+            .ok_or_else(|| no_such_job(name))?;
+        jobs.remove(i);
+        Ok(())
+    })?;
+    store.forget(name)
+}
+
+/// The error for a name no job has.
+pub fn no_such_job(name: &str) -> String {
+    format!("no job named \"{name}\" (odek schedule list shows them)")
 }
 
 /// What a job's turns may do with nobody to ask, in a few words.

@@ -9,7 +9,7 @@
 //! with an injected clock and never wait for a real minute.
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
@@ -310,11 +310,6 @@ impl Runner {
     pub async fn wait_for_runs(&self, limit: std::time::Duration) -> bool {
         self.tasks.close();
         tokio::time::timeout(limit, self.tasks.wait()).await.is_ok()
-    }
-
-    /// The home's jobs file, for messages.
-    pub fn jobs_path(home: &Path) -> PathBuf {
-        home.join(super::store::JOBS_FILE)
     }
 }
 

@@ -20,6 +20,7 @@ mod memory;
 mod models;
 mod schedules;
 mod sessions;
+mod skills;
 mod ui;
 
 use std::collections::HashMap;
@@ -181,6 +182,11 @@ fn router(state: Arc<AppState>) -> Router {
         .route("/api/memory/{id}/accept", post(memory::accept))
         .route("/api/search", get(memory::search))
         .route("/api/schedules", get(schedules::list))
+        .route("/api/schedules/{name}/run", post(schedules::run))
+        .route("/api/schedules/{name}/enable", post(schedules::enable))
+        .route("/api/schedules/{name}/disable", post(schedules::disable))
+        .route("/api/skills", get(skills::list))
+        .route("/api/skills/{name}/trust", post(skills::trust))
         .route("/api/models", get(models::list))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)

@@ -98,6 +98,44 @@ impl Skill {
     }
 }
 
+impl Skill {
+    /// `offered`, `offered, auto-loaded`, `offered (its text reaches the model as untrusted
+    /// data)`, or why it is not offered.
+    pub fn status(&self) -> String {
+        match self.why_not_offered() {
+            Some(why) => why,
+            None if self.front.auto_load => "offered, auto-loaded".into(),
+            None if !self.trusted() => {
+                "offered (its text reaches the model as untrusted data)".into()
+            }
+            None => "offered".into(),
+        }
+    }
+
+    /// What `odek skill list --json` and `GET /api/skills` show of it.
+    pub fn view(&self) -> crate::protocol::api::SkillView {
+        crate::protocol::api::SkillView {
+            name: self.name().to_string(),
+            description: self.front.description.clone(),
+            origin: self.origin.label(),
+            dir: self.dir.display().to_string(),
+            offered: self.offered(),
+            trusted: self.trusted(),
+            status: self.status(),
+        }
+    }
+
+    /// Records the user's trust in it (its folder's hash now); false for a home skill,
+    /// trusted without a record.
+    pub fn trust_now(&self, home: &Path) -> Result<bool, String> {
+        if self.origin == Origin::Home {
+            return Ok(false);
+        }
+        TrustStore::update(home, |store| store.trust(&self.dir, self.name()))?;
+        Ok(true)
+    }
+}
+
 /// A folder that holds a `SKILL.md` breaking a rule.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Broken {

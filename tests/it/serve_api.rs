@@ -1248,3 +1248,43 @@ async fn models_lists_the_configured_ones_and_what_the_endpoint_lists() {
         })
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn skills_and_schedule_actions_answer_json_errors_under_the_token() {
+    let server = ScriptedServer::start(vec![]).await;
+    let sb = Sandbox::new();
+    let served = Served::start(&sb, &server.base_url(), &[]);
+    for (method, path) in [
+        (Method::GET, "/api/skills"),
+        (Method::POST, "/api/skills/lint/trust"),
+        (Method::POST, "/api/schedules/digest/run"),
+        (Method::POST, "/api/schedules/digest/enable"),
+    ] {
+        let bare = send(served.bare(method.clone(), path).json(&json!({}))).await;
+        assert!(
+            bare.status == 401 || bare.status == 403,
+            "{method} {path} without the token: {}",
+            bare.status
+        );
+    }
+    let skills = served.get("/api/skills").await;
+    assert_eq!(skills.status, 200, "{}", skills.text);
+    assert_eq!(skills.json, json!({"skills": [], "broken": []}));
+    let missing = served.post("/api/skills/lint/trust", json!({})).await;
+    assert_eq!(missing.status, 404);
+    assert_eq!(missing.json["error"], "no skill named \"lint\"");
+    for action in ["run", "enable", "disable"] {
+        let missing = served
+            .post(&format!("/api/schedules/digest/{action}"), json!({}))
+            .await;
+        assert_eq!(missing.status, 404, "{action}: {}", missing.text);
+        assert!(
+            missing.json["error"]
+                .as_str()
+                .unwrap_or_default()
+                .starts_with("no job named \"digest\""),
+            "{}",
+            missing.text
+        );
+    }
+}

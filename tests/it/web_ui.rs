@@ -772,3 +772,133 @@ async fn markdown_answers_render_hostile_html_runs_nothing_and_the_theme_and_mod
     assert!(problems.is_empty(), "console: {problems:?}");
     browser.quit().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_drawer_edits_memory_trusts_a_skill_and_runs_and_disables_a_schedule() {
+    let server = ScriptedServer::start(vec![text("Digest done")]).await;
+    let sb = Sandbox::new();
+    sb.global_config(r#"{"schedules": {"runner": "off"}}"#);
+    let skill = sb.work.join(".odek/skills/lint");
+    std::fs::create_dir_all(&skill).expect("skill folder");
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: lint\ndescription: Runs the linters <b>loudly</b>.\n---\nRun them.\n",
+    )
+    .expect("skill");
+    for args in [
+        vec!["memory", "add", "Prefers", "tabs"],
+        vec![
+            "schedule",
+            "add",
+            "--cron",
+            "0 9 * * *",
+            "--tz",
+            "UTC",
+            "--name",
+            "digest",
+            "summarise",
+            "the",
+            "day",
+        ],
+    ] {
+        let mut cmd = sb.odek(&server.base_url());
+        cmd.args(&args);
+        let out = output(cmd).await;
+        assert!(out.status.success(), "{args:?}: {}", show(&out));
+    }
+    let served = Served::start(&sb, &server.base_url(), &[]);
+    let browser = Browser::start(&sb.tmp().join("chromium")).await;
+    browser.sign_in(&served).await;
+    browser.alt('m').await;
+
+    // Memory: edit the fact.
+    browser
+        .wait_for("#tab-memory")
+        .await
+        .click()
+        .await
+        .expect("memory tab");
+    let edit = browser.wait_for(".fact button.edit").await;
+    assert_eq!(text_of(&browser, ".fact .row-text").await, "Prefers tabs");
+    edit.click().await.expect("edit");
+    browser
+        .js("const i = document.querySelector('.fact input'); i.value = 'Prefers spaces'; i.form.requestSubmit(); return true;", vec![])
+        .await;
+    browser
+        .wait_until("the fact saved", "const t = document.querySelector('.fact .row-text'); return !!t && t.textContent === 'Prefers spaces';")
+        .await;
+    let facts = served.get("/api/memory").await.json;
+    assert_eq!(facts["facts"][0]["content"], "Prefers spaces", "{facts}");
+
+    // Skills: the project's skill is not offered until trusted — twice asked.
+    browser
+        .wait_for("#tab-skills")
+        .await
+        .click()
+        .await
+        .expect("skills tab");
+    let trust = browser
+        .wait_for(".skill[data-name='lint'] button.trust")
+        .await;
+    assert!(
+        text_of(&browser, ".skill[data-name='lint'] .status-text")
+            .await
+            .starts_with("not trusted")
+    );
+    assert_eq!(
+        text_of(&browser, ".skill[data-name='lint'] .row-text").await,
+        "Runs the linters <b>loudly</b>."
+    );
+    trust.click().await.expect("trust once");
+    assert!(
+        !sb.home.join("skills-trust.json").exists(),
+        "one click only asks"
+    );
+    trust.click().await.expect("trust");
+    browser
+        .wait_until("the skill trusted", "const t = document.querySelector(\".skill[data-name='lint'] .status-text\"); return !!t && t.textContent === 'offered';")
+        .await;
+    assert!(read(sb.home.join("skills-trust.json")).contains("lint"));
+
+    // Schedules: disable, then run now (delivered to its log).
+    browser
+        .wait_for("#tab-schedules")
+        .await
+        .click()
+        .await
+        .expect("schedules tab");
+    browser
+        .wait_for(".job[data-name='digest'] button.toggle")
+        .await
+        .click()
+        .await
+        .expect("disable");
+    browser
+        .wait_until(
+            "disabled",
+            "return !!document.querySelector(\".job.disabled[data-name='digest']\");",
+        )
+        .await;
+    let jobs = served.get("/api/schedules").await.json;
+    assert_eq!(jobs["schedules"][0]["enabled"], false, "{jobs}");
+    browser
+        .wait_for(".job[data-name='digest'] button.run")
+        .await
+        .click()
+        .await
+        .expect("run now");
+    let log = sb.home.join("schedules/digest.log");
+    for _ in 0..400 {
+        if log.exists() && read(&log).contains("Digest done") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(read(&log).contains("Digest done"), "{}", served.stderr());
+    let jobs = served.get("/api/schedules").await.json;
+    assert_eq!(jobs["schedules"][0]["last_outcome"], "ok", "{jobs}");
+
+    let problems = browser.console_problems().await;
+    assert!(problems.is_empty(), "console: {problems:?}");
+    browser.quit().await;
+}

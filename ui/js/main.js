@@ -3,6 +3,7 @@
 import { api } from './api.js';
 import { Chat } from './chat.js';
 import { Drawer } from './drawer.js';
+import { MemoryPanel, SchedulesPanel, SkillsPanel } from './panels.js';
 import { PlanPoller, renderPlan } from './plan.js';
 import { SessionList } from './sessions.js';
 import { openStream } from './stream.js';
@@ -116,6 +117,12 @@ const sessions = new SessionList({
   onSelect: (sid) => openSession(sid),
 });
 
+const panels = {
+  memory: new MemoryPanel({ root: $('memory'), api, onStatus: status }),
+  skills: new SkillsPanel({ root: $('skills'), api, onStatus: status }),
+  schedules: new SchedulesPanel({ root: $('schedules'), api, onStatus: status }),
+};
+
 const drawer = new Drawer({
   drawer: $('drawer'),
   opener: $('open-drawer'),
@@ -123,10 +130,15 @@ const drawer = new Drawer({
   tabs: [
     { name: 'plan', tab: $('tab-plan'), panel: $('panel-plan') },
     { name: 'session', tab: $('tab-session'), panel: $('panel-session') },
+    { name: 'memory', tab: $('tab-memory'), panel: $('panel-memory') },
+    { name: 'skills', tab: $('tab-skills'), panel: $('panel-skills') },
+    { name: 'schedules', tab: $('tab-schedules'), panel: $('panel-schedules') },
   ],
   onChange: () => {
     poller.setDrawerOpen(drawer.isOpen());
     poller.setTabActive(drawer.active === 'plan');
+    // The memory, skills and schedules tabs are read when shown.
+    if (drawer.isOpen()) panels[drawer.active]?.refresh();
   },
 });
 

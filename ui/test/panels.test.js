@@ -1,0 +1,121 @@
+// The drawer's memory, skills and schedules tabs against a fake API on jsdom.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { JSDOM } from 'jsdom';
+
+import { MemoryPanel, SchedulesPanel, SkillsPanel } from '../js/panels.js';
+
+const flush = () => new Promise((r) => setImmediate(r));
+
+function setup(Panel, api) {
+  const dom = new JSDOM('<!doctype html><body><div id="root"></div></body>');
+  const root = dom.window.document.getElementById('root');
+  const statuses = [];
+  const panel = new Panel({ root, api, onStatus: (s) => statuses.push(s) });
+  return { root, panel, statuses, doc: dom.window.document };
+}
+
+const click = async (button) => {
+  button.click();
+  await flush();
+  await flush();
+};
+
+describe('memory tab', () => {
+  test('lists pending writes first, accepts, edits and deletes with a second click', async () => {
+    let facts = [
+      { id: 1, target: 'user', content: 'Prefers <b>tabs</b>', status: 'active', action: 'add' },
+      { id: 2, target: 'project', content: 'Uses pnpm', status: 'pending', action: 'add' },
+    ];
+    const calls = [];
+    const api = {
+      memory: async () => ({ facts, stores: [{ target: 'user', used: 17, budget: 1375 }], pending: 1 }),
+      acceptFact: async (id) => { calls.push(['accept', id]); facts = facts.map((f) => (f.id === id ? { ...f, status: 'active' } : f)); },
+      editFact: async (id, content) => { calls.push(['edit', id, content]); },
+      deleteFact: async (id) => { calls.push(['delete', id]); facts = facts.filter((f) => f.id !== id); },
+    };
+    const { root, panel, statuses } = setup(MemoryPanel, api);
+    await panel.refresh();
+    const rows = [...root.querySelectorAll('.fact')];
+    assert.deepEqual(rows.map((r) => r.dataset.id), ['2', '1']);
+    assert.equal(rows[1].querySelector('.row-text').textContent, 'Prefers <b>tabs</b>');
+    assert.equal(rows[1].querySelector('b'), null, 'text, not markup');
+    assert.match(root.textContent, /user: 17\/1375 characters/);
+    await click(rows[0].querySelector('button.accept'));
+    assert.deepEqual(calls[0], ['accept', 2]);
+    assert.equal(statuses.at(-1), 'Accepted #2.');
+    const first = root.querySelector('.fact[data-id="1"]');
+    await click(first.querySelector('button.edit'));
+    const input = first.querySelector('input');
+    input.value = 'Prefers spaces';
+    first.querySelector('form').dispatchEvent(new root.ownerDocument.defaultView.Event('submit', { cancelable: true }));
+    await flush();
+    assert.deepEqual(calls[1], ['edit', 1, 'Prefers spaces']);
+    const del = root.querySelector('.fact[data-id="1"] button.delete');
+    await click(del);
+    assert.equal(calls.length, 2, 'the first click only asks');
+    assert.equal(del.textContent, 'Really delete');
+    await click(del);
+    assert.deepEqual(calls[2], ['delete', 1]);
+  });
+
+  test('an error is shown in the tab', async () => {
+    const { root, panel } = setup(MemoryPanel, { memory: async () => { throw new Error('memory is off on this server'); } });
+    await panel.refresh();
+    assert.equal(root.textContent, 'memory is off on this server');
+  });
+});
+
+describe('skills tab', () => {
+  test('a project skill not trusted gets a Trust button that asks twice', async () => {
+    let trusted = false;
+    const api = {
+      skills: async () => ({
+        skills: [
+          { name: 'lint', description: 'Runs <script>x</script>', origin: 'project', trusted, offered: trusted, status: trusted ? 'offered' : 'not trusted: run `odek skill trust lint`' },
+          { name: 'notes', description: 'Home skill', origin: 'home', trusted: true, offered: true, status: 'offered' },
+        ],
+        broken: [{ file: '/p/.odek/skills/Bad/SKILL.md', rule: 'name must be lowercase' }],
+      }),
+      trustSkill: async (name) => { assert.equal(name, 'lint'); trusted = true; },
+    };
+    const { root, panel } = setup(SkillsPanel, api);
+    await panel.refresh();
+    assert.equal(root.querySelectorAll('.skill').length, 2);
+    assert.equal(root.querySelector('.skill[data-name="notes"] button'), null);
+    assert.equal(root.querySelector('script'), null);
+    assert.match(root.querySelector('.broken').textContent, /name must be lowercase/);
+    const trust = root.querySelector('.skill[data-name="lint"] button.trust');
+    await click(trust);
+    assert.equal(trusted, false);
+    await click(trust);
+    assert.equal(trusted, true);
+    assert.equal(root.querySelector('.skill[data-name="lint"] .status-text').textContent, 'offered');
+  });
+});
+
+describe('schedules tab', () => {
+  test('run now and disable', async () => {
+    let jobs = [{ name: 'digest', cron: '0 9 * * *', enabled: true, next_run: '2026-12-03T09:00:00Z', last_outcome: 'ok', task: 'summarise' }];
+    const calls = [];
+    const api = {
+      schedules: async () => ({ schedules: jobs }),
+      runSchedule: async (name) => calls.push(['run', name]),
+      switchSchedule: async (name, on) => {
+        calls.push(['switch', name, on]);
+        jobs = jobs.map((j) => ({ ...j, enabled: on }));
+        return { schedules: jobs };
+      },
+    };
+    const { root, panel, statuses } = setup(SchedulesPanel, api);
+    await panel.refresh();
+    assert.match(root.querySelector('.when').textContent, /next 2026-12-03T09:00:00Z · last: ok/);
+    await click(root.querySelector('button.run'));
+    assert.deepEqual(calls[0], ['run', 'digest']);
+    assert.equal(statuses.at(-1), 'Started digest.');
+    await click(root.querySelector('button.toggle'));
+    assert.deepEqual(calls[1], ['switch', 'digest', false]);
+    assert.ok(root.querySelector('.job.disabled'));
+    assert.equal(root.querySelector('button.toggle').textContent, 'Enable');
+  });
+});
