@@ -1,6 +1,8 @@
-//! The web UI (`ui/` in the repository, embedded in the binary): the page at `/` for a
-//! signed-in browser, its stylesheet and its ES modules. Every answer carries a strict
-//! Content-Security-Policy: no inline script or style, nothing from another origin.
+//! The web UI (`ui/` in the repository, gzipped into the binary by `build.rs`): the page at
+//! `/` for a signed-in browser, its stylesheet, its ES modules and the vendored renderer.
+//! Sent gzipped to a client that takes it (every browser), inflated for one that does not.
+//! Every answer carries a strict Content-Security-Policy: no inline script or style,
+//! nothing from another origin.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -8,22 +10,44 @@ use std::sync::Arc;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
-use rust_embed::Embed;
+use std::io::Read;
 
 use super::AppState;
 use super::auth::token_matches;
 use super::error::ApiError;
 
-/// The files the browser gets; tests and Node packages under `ui/` stay out.
-#[derive(Embed)]
-#[folder = "ui/"]
-#[include = "index.html"]
-#[include = "style.css"]
-#[include = "favicon.svg"]
-#[include = "js/*.js"]
-#[include = "vendor/*.js"]
-#[include = "vendor/*.txt"]
-struct Assets;
+/// The files the browser gets, gzipped (`build.rs`: the page, its stylesheet and icon,
+/// `js/*.js`, `vendor/*.js|txt`; tests and Node packages under `ui/` stay out).
+static ASSETS: &[(&str, &[u8])] = include!(concat!(env!("OUT_DIR"), "/ui_assets.rs"));
+
+/// The gzipped bytes of the embedded file at `path`.
+fn gzipped(path: &str) -> Option<&'static [u8]> {
+    ASSETS.iter().find(|(p, _)| *p == path).map(|(_, gz)| *gz)
+}
+
+/// The embedded file at `path`, inflated.
+pub fn asset_text(path: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    flate2::read::GzDecoder::new(gzipped(path)?)
+        .read_to_end(&mut out)
+        .ok()?;
+    Some(out)
+}
+
+/// True when the request says it takes gzip.
+fn takes_gzip(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::ACCEPT_ENCODING)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|coding| {
+            let mut parts = coding.trim().split(';');
+            let name = parts.next().unwrap_or("").trim();
+            let refused = parts.any(|p| matches!(p.trim(), "q=0" | "q=0.0" | "q=0.00" | "q=0.000"));
+            (name.eq_ignore_ascii_case("gzip") || name == "*") && !refused
+        })
+}
 
 /// The Content-Security-Policy of every page and asset: nothing inline, nothing from
 /// elsewhere.
@@ -58,46 +82,55 @@ pub async fn index(
             "Open the token URL odek serve printed to sign in.",
         );
     }
-    match asset_response("index.html") {
+    match asset_response("index.html", &headers) {
         Some(response) => response,
         None => ApiError::not_found("the web UI is missing from this build").into_response(),
     }
 }
 
 /// `GET /style.css`.
-pub async fn stylesheet() -> Response {
-    asset_or_404("style.css")
+pub async fn stylesheet(headers: HeaderMap) -> Response {
+    asset_or_404("style.css", &headers)
 }
 
 /// `GET /favicon.svg`.
-pub async fn icon() -> Response {
-    asset_or_404("favicon.svg")
+pub async fn icon(headers: HeaderMap) -> Response {
+    asset_or_404("favicon.svg", &headers)
 }
 
 /// `GET /js/{file}`.
-pub async fn script(Path(file): Path<String>) -> Response {
-    asset_or_404(&format!("js/{file}"))
+pub async fn script(Path(file): Path<String>, headers: HeaderMap) -> Response {
+    asset_or_404(&format!("js/{file}"), &headers)
 }
 
 /// `GET /vendor/{file}`: the Markdown renderer and sanitizer the page imports (marked,
 /// DOMPurify, copied from the pinned npm packages by `make ui-vendor`) and their licences.
-pub async fn vendor(Path(file): Path<String>) -> Response {
-    asset_or_404(&format!("vendor/{file}"))
+pub async fn vendor(Path(file): Path<String>, headers: HeaderMap) -> Response {
+    asset_or_404(&format!("vendor/{file}"), &headers)
 }
 
-fn asset_or_404(path: &str) -> Response {
-    asset_response(path)
+fn asset_or_404(path: &str, headers: &HeaderMap) -> Response {
+    asset_response(path, headers)
         .unwrap_or_else(|| ApiError::not_found(format!("no such file: /{path}")).into_response())
 }
 
 /// The embedded file at `path` with its type and the page's security headers.
-fn asset_response(path: &str) -> Option<Response> {
-    let file = Assets::get(path)?;
-    let mut response = (StatusCode::OK, file.data.into_owned()).into_response();
-    response.headers_mut().insert(
+fn asset_response(path: &str, request: &HeaderMap) -> Option<Response> {
+    let gz = gzipped(path)?;
+    let mut response = if takes_gzip(request) {
+        let mut r = (StatusCode::OK, gz).into_response();
+        r.headers_mut()
+            .insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+        r
+    } else {
+        (StatusCode::OK, asset_text(path)?).into_response()
+    };
+    let h = response.headers_mut();
+    h.insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static(content_type(path)),
     );
+    h.insert(header::VARY, HeaderValue::from_static("Accept-Encoding"));
     secure(&mut response);
     Some(response)
 }
@@ -151,14 +184,43 @@ mod tests {
     use super::*;
 
     #[test]
+    fn gzip_is_sent_only_to_clients_that_take_it() {
+        let with = |v: &str| {
+            let mut h = HeaderMap::new();
+            h.insert(
+                header::ACCEPT_ENCODING,
+                HeaderValue::from_str(v).expect("value"),
+            );
+            takes_gzip(&h)
+        };
+        assert!(with("gzip, deflate, br, zstd"));
+        assert!(with("br;q=1.0, gzip;q=0.8"));
+        assert!(with("*"));
+        assert!(!with("gzip;q=0"));
+        assert!(!with("br"));
+        assert!(!takes_gzip(&HeaderMap::new()));
+        let plain = asset_text("style.css").expect("embedded");
+        assert!(
+            std::str::from_utf8(&plain)
+                .expect("utf-8")
+                .contains(":root")
+        );
+        assert!(gzipped("style.css").expect("gz").len() < plain.len());
+    }
+
+    #[test]
     fn the_page_its_stylesheet_and_modules_are_embedded_and_nothing_else() {
-        let names: Vec<String> = Assets::iter().map(|n| n.to_string()).collect();
+        let names: Vec<String> = ASSETS.iter().map(|(n, _)| n.to_string()).collect();
         for needed in [
             "index.html",
             "style.css",
             "js/main.js",
             "js/plan.js",
             "js/emoji.js",
+            "js/markdown.js",
+            "vendor/marked.js",
+            "vendor/purify.js",
+            "vendor/marked.LICENSE.txt",
         ] {
             assert!(
                 names.iter().any(|n| n == needed),
@@ -175,8 +237,8 @@ mod tests {
 
     #[test]
     fn the_page_has_no_inline_script_or_style() {
-        let page = Assets::get("index.html").expect("embedded");
-        let html = std::str::from_utf8(&page.data).expect("utf-8");
+        let page = asset_text("index.html").expect("embedded");
+        let html = std::str::from_utf8(&page).expect("utf-8");
         assert!(!html.contains("<style"), "inline style element");
         assert!(!html.contains(" style="), "inline style attribute");
         let handler = regex::Regex::new(r"\son[a-z]+\s*=").expect("regex");
