@@ -217,15 +217,15 @@ pub fn read_attachment(
     }
 }
 
-/// The user's line with the files it names (`@path`) after it, each inside the untrusted
-/// wrapper with the source `resource:<path>`.
-pub fn with_attached_files(line: &str, files: &[ContextFile]) -> String {
+/// The user's text with attached files after it, each inside the untrusted wrapper with the
+/// source `<kind>:<name>` (`resource` for the REPL's `@path`, `attachment` for the web UI's).
+pub fn with_attached_files(line: &str, files: &[ContextFile], kind: &str) -> String {
     let mut text = line.to_string();
     for f in files {
         text.push_str(&format!(
             "\n\n--- {name} ---\n{body}\n--- end {name} ---",
             name = f.name,
-            body = crate::untrusted::wrap(&format!("resource:{}", f.name), &f.text)
+            body = crate::untrusted::wrap(&format!("{kind}:{}", f.name), &f.text)
         ));
     }
     text

@@ -94,7 +94,7 @@ pub fn expand(line: &str, cwd: &Path) -> Result<Expanded, AttachError> {
         return Err(AttachError::TooMany(files.len()));
     }
     Ok(Expanded {
-        text: crate::prompt::with_attached_files(line, &files),
+        text: crate::prompt::with_attached_files(line, &files, "resource"),
         attached: files
             .iter()
             .map(|f| (f.name.clone(), f.text.len()))

@@ -48,6 +48,57 @@ pub struct Prompt {
     content: String,
     session_id: Option<String>,
     model: Option<String>,
+    /// Text files attached in the web UI.
+    #[serde(default)]
+    attachments: Vec<Attachment>,
+}
+
+/// A text file attached to a prompt.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Attachment {
+    name: String,
+    text: String,
+}
+
+/// At most this many files attach to one prompt.
+const MAX_ATTACHMENTS: usize = 10;
+
+/// The attachments as files to wrap, or why they are refused (each a file `--ctx` would
+/// take: ≤ 256 KiB of text; a short name without control characters).
+fn attached_files(
+    attachments: Vec<Attachment>,
+) -> Result<Vec<crate::prompt::ContextFile>, ApiError> {
+    if attachments.len() > MAX_ATTACHMENTS {
+        return Err(ApiError::bad_request(format!(
+            "at most {MAX_ATTACHMENTS} attachments, not {}",
+            attachments.len()
+        )));
+    }
+    attachments
+        .into_iter()
+        .map(|a| {
+            let name = a.name.trim().to_string();
+            if name.is_empty() || name.chars().count() > 200 || name.chars().any(char::is_control) {
+                return Err(ApiError::bad_request(
+                    "an attachment's name must be 1 to 200 characters without control characters",
+                ));
+            }
+            if a.text.len() as u64 > crate::prompt::MAX_CONTEXT_FILE_BYTES {
+                return Err(ApiError::bad_request(format!(
+                    "attachment {name} is {} bytes, over the {}-byte limit",
+                    a.text.len(),
+                    crate::prompt::MAX_CONTEXT_FILE_BYTES
+                )));
+            }
+            if a.text.contains('\0') {
+                return Err(ApiError::bad_request(format!(
+                    "attachment {name} is not text (it holds NUL bytes)"
+                )));
+            }
+            Ok(crate::prompt::ContextFile { name, text: a.text })
+        })
+        .collect()
 }
 
 /// `POST /api/prompt`: starts a run (202 `{run_id, session_id, status}`); 409 while the
@@ -69,8 +120,9 @@ pub async fn prompt(
             ));
         }
     }
+    let files = attached_files(body.attachments)?;
     let (run_id, session_id) = app
-        .start_run(body.content, body.session_id, body.model)
+        .start_run(body.content, body.session_id, body.model, files)
         .await?;
     Ok((
         StatusCode::ACCEPTED,

@@ -266,6 +266,7 @@ impl AppState {
         content: String,
         session_id: Option<String>,
         model: Option<String>,
+        files: Vec<crate::prompt::ContextFile>,
     ) -> Result<(String, String), ApiError> {
         if self.supervisor.is_stopping() {
             return Err(ApiError::shutting_down());
@@ -277,7 +278,14 @@ impl AppState {
         })
         .await
         .map_err(|e| ApiError::internal(e.to_string()))??;
-        self.launch(runtime, session, content)
+        // The session's title is the prompt as typed; the turn reads the files after it.
+        let external = if files.is_empty() {
+            Vec::new()
+        } else {
+            vec!["attachment".to_string()]
+        };
+        let input = crate::prompt::with_attached_files(&content, &files, "attachment");
+        self.launch(runtime, session, input, external)
     }
 
     fn open_or_create(
@@ -326,6 +334,7 @@ impl AppState {
         runtime: Arc<Runtime>,
         session: Arc<SessionHandle>,
         content: String,
+        external: Vec<String>,
     ) -> Result<(String, String), ApiError> {
         let handle = self.supervisor.submit(Submission {
             runtime,
@@ -333,7 +342,7 @@ impl AppState {
             input: vec![Message::user(&content)],
             approvals: Approvals::remote(),
             output: Arc::new(NoopObserver),
-            external: Vec::new(),
+            external,
         })?;
         Ok((handle.run_id, handle.session_id))
     }

@@ -1288,3 +1288,64 @@ async fn skills_and_schedule_actions_answer_json_errors_under_the_token() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attachments_reach_the_model_wrapped_and_bad_ones_are_refused() {
+    let server = ScriptedServer::start(vec![text("Two rows.")]).await;
+    let sb = Sandbox::new();
+    let served = Served::start(&sb, &server.base_url(), &[]);
+    let refused = served
+        .post(
+            "/api/prompt",
+            json!({"content": "x", "attachments": [{"name": "big.log", "text": "x".repeat(262_145)}]}),
+        )
+        .await;
+    assert_eq!(refused.status, 400, "{}", refused.text);
+    assert_eq!(
+        refused.json["error"],
+        "attachment big.log is 262145 bytes, over the 262144-byte limit"
+    );
+    let nul = served
+        .post(
+            "/api/prompt",
+            json!({"content": "x", "attachments": [{"name": "a", "text": "a\u{0}b"}]}),
+        )
+        .await;
+    assert_eq!(nul.status, 400, "{}", nul.text);
+    let started = served
+        .post(
+            "/api/prompt",
+            json!({"content": "summarise the file", "attachments": [{"name": "q3.csv", "text": "a,b\n1,2\n"}]}),
+        )
+        .await;
+    assert_eq!(started.status, 202, "{}", started.text);
+    let run = served
+        .wait_run(started.json["run_id"].as_str().expect("run id"))
+        .await;
+    assert_eq!(run["status"], "completed", "{run}");
+    let user = messages(&server.requests()[0])
+        .into_iter()
+        .rfind(|m| m["role"] == "user")
+        .and_then(|m| m["content"].as_str().map(str::to_string))
+        .expect("user message");
+    assert!(
+        user.starts_with("summarise the file\n\n--- q3.csv ---\n"),
+        "{user}"
+    );
+    let wrapped = odek::untrusted::wrappers(&user);
+    assert_eq!(wrapped.len(), 1);
+    assert_eq!(
+        (wrapped[0].source, wrapped[0].body),
+        ("attachment:q3.csv", "a,b\n1,2")
+    );
+    let session = served
+        .get(&format!(
+            "/api/sessions/{}",
+            started.json["session_id"].as_str().expect("id")
+        ))
+        .await;
+    assert_eq!(
+        session.json["title"], "summarise the file",
+        "the title is the prompt as typed"
+    );
+}

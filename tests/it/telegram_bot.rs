@@ -51,12 +51,7 @@ impl Bot {
 
     /// SIGTERM, then the exit code.
     fn stop(mut self) -> (Option<i32>, String) {
-        let pid = i32::try_from(self.child.id()).expect("pid");
-        // SAFETY: sends SIGTERM to the child this test started.
-        #[allow(unsafe_code)]
-        unsafe {
-            libc::kill(pid, libc::SIGTERM);
-        }
+        sigterm(&self.child);
         let status = self.child.wait().expect("wait");
         std::thread::sleep(Duration::from_millis(50));
         (status.code(), self.stderr())

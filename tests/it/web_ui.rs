@@ -642,6 +642,11 @@ async fn markdown_answers_render_hostile_html_runs_nothing_and_the_theme_and_mod
     let browser = Browser::start(&sb.tmp().join("chromium")).await;
     browser.sign_in(&served).await;
 
+    // First paint of the signed-in page (reported, never asserted: docs/PERFORMANCE.md).
+    let paint = browser
+        .js("const p = performance.getEntriesByName('first-contentful-paint')[0]; return p ? p.startTime : null;", vec![])
+        .await;
+    eprintln!("web UI first contentful paint: {paint} ms");
     // The model picker: the configured model first, then the `models` list.
     browser
         .wait_until(
@@ -749,6 +754,23 @@ async fn markdown_answers_render_hostile_html_runs_nothing_and_the_theme_and_mod
     browser
         .js("document.getElementById('new-session').click(); const m = document.getElementById('model'); m.value = 'other-model'; return m.disabled;", vec![])
         .await;
+    // Attach a text file through the real file picker, then send.
+    let notes = sb.tmp().join("notes.txt");
+    std::fs::write(&notes, "alpha\nbeta\n").expect("notes");
+    browser
+        .js(
+            "document.getElementById('attach-input').hidden = false; return true;",
+            vec![],
+        )
+        .await;
+    let picker = browser.wait_for("#attach-input").await;
+    picker
+        .send_keys(notes.to_str().expect("path"))
+        .await
+        .expect("choose the file");
+    browser
+        .wait_until("the chip", "const c = document.querySelector('#attachments .chip span'); return !!c && c.textContent.includes('notes.txt');")
+        .await;
     browser
         .wait_for("#prompt")
         .await
@@ -759,6 +781,12 @@ async fn markdown_answers_render_hostile_html_runs_nothing_and_the_theme_and_mod
     browser.press(Key::Enter).await;
     browser
         .wait_until(
+            "the chips cleared",
+            "return document.querySelectorAll('#attachments .chip').length === 0;",
+        )
+        .await;
+    browser
+        .wait_until(
             "the second answer",
             "return [...document.querySelectorAll('.turn .msg-assistant')].some(a => a.textContent === 'from the other model');",
         )
@@ -766,6 +794,17 @@ async fn markdown_answers_render_hostile_html_runs_nothing_and_the_theme_and_mod
     let requests = server.requests();
     assert_eq!(requests[0]["model"], "test-model");
     assert_eq!(requests[1]["model"], "other-model");
+    let sent = messages(&requests[1]);
+    let user = sent
+        .iter()
+        .rfind(|m| m["role"] == "user")
+        .and_then(|m| m["content"].as_str())
+        .expect("user message");
+    assert!(user.starts_with("again\n\n--- notes.txt ---\n"), "{user}");
+    assert!(
+        user.contains("source=\"attachment:notes.txt\">\nalpha\nbeta\n"),
+        "{user}"
+    );
 
     save_screenshot(&browser, "webui-markdown.png").await;
     let problems = browser.console_problems().await;

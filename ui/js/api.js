@@ -39,8 +39,11 @@ export const api = {
   remove: (sid) => call('DELETE', `/api/sessions/${id(sid)}`),
   plan: (sid) => call('GET', `/api/sessions/${id(sid)}/plan`),
   exportUrl: (sid, format) => `/api/sessions/${id(sid)}/export?format=${format}`,
-  prompt: (content, sessionId, model) =>
-    call('POST', '/api/prompt', sessionId ? { content, session_id: sessionId } : model ? { content, model } : { content }),
+  prompt: (content, sessionId, model, attachments = []) => {
+    const body = sessionId ? { content, session_id: sessionId } : model ? { content, model } : { content };
+    if (attachments.length) body.attachments = attachments;
+    return call('POST', '/api/prompt', body);
+  },
   models: () => call('GET', '/api/models'),
   memory: () => call('GET', '/api/memory'),
   editFact: (fid, content) => call('POST', `/api/memory/${id(String(fid))}`, { content }),

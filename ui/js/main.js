@@ -1,6 +1,7 @@
 // Wires the page together: session list, chat, event stream, drawer and plan panel.
 
 import { api } from './api.js';
+import { Attachments } from './attachments.js';
 import { Chat } from './chat.js';
 import { Drawer } from './drawer.js';
 import { MemoryPanel, SchedulesPanel, SkillsPanel } from './panels.js';
@@ -29,6 +30,13 @@ const ui = {
 let defaultModel = null;
 
 themePicker($('theme'), window.localStorage);
+
+const attachments = new Attachments({
+  input: $('attach-input'),
+  button: $('attach'),
+  list: $('attachments'),
+  onStatus: (text) => status(text),
+});
 
 /** The model picker: its options from GET /api/models; a session keeps its own model. */
 async function loadModels() {
@@ -194,10 +202,13 @@ async function submit() {
   if (!content || runId !== null) return;
   ui.send.disabled = true;
   let started;
+  let files = [];
   try {
     const picked = !sessionId && ui.model.value && ui.model.value !== defaultModel ? ui.model.value : null;
-    started = await api.prompt(content, sessionId, picked);
+    files = attachments.take();
+    started = await api.prompt(content, sessionId, picked, files);
   } catch (err) {
+    attachments.restore(files);
     status(err.message);
     ui.send.disabled = false;
     return;

@@ -119,9 +119,7 @@ impl Served {
     /// Sends SIGTERM and waits for the exit code (30 s at most).
     pub fn terminate(&mut self) -> Option<i32> {
         let mut child = self.child.take().expect("running");
-        let pid = i32::try_from(child.id()).expect("pid");
-        // SAFETY: signalling our own child process.
-        unsafe { libc::kill(pid, libc::SIGTERM) };
+        super::sigterm(&child);
         for _ in 0..3000 {
             if let Some(status) = child.try_wait().expect("wait") {
                 return status.code();
