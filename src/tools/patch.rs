@@ -128,18 +128,89 @@ pub(super) fn replace(tool: &str, text: &str, edit: &Edit) -> Result<String, Too
     }
 }
 
-/// The unified diff of a change, with `a/` and `b/` headers.
+/// The unified diff of a change, with `a/` and `b/` headers: `similar`'s Myers line diff
+/// (with its compaction and replace detection, as `TextDiff` runs it) and its hunk headers,
+/// called directly so that only this algorithm is in the binary (`TextDiff` links all five:
+/// 235 KiB, docs/PERFORMANCE.md).
 pub(super) fn unified_diff(path: &str, old: &str, new: &str) -> String {
-    similar::TextDiff::from_lines(old, new)
-        .unified_diff()
-        .context_radius(3)
-        .header(&format!("a/{path}"), &format!("b/{path}"))
-        .to_string()
+    use similar::algorithms::{Capture, Compact, Replace, myers};
+    let a: Vec<&str> = old.split_inclusive('\n').collect();
+    let b: Vec<&str> = new.split_inclusive('\n').collect();
+    let mut hook = Compact::new(Replace::new(Capture::new()), &a, &b);
+    // Infallible: the capture hook never fails.
+    let _ = myers::diff(&mut hook, &a, 0..a.len(), &b, 0..b.len());
+    let ops = hook.into_inner().into_inner().into_grouped_ops(3);
+    let mut out = String::new();
+    for (n, hunk) in ops.iter().filter(|h| !h.is_empty()).enumerate() {
+        if n == 0 {
+            out.push_str(&format!("--- a/{path}\n+++ b/{path}\n"));
+        }
+        out.push_str(&format!(
+            "{}\n",
+            similar::udiff::UnifiedHunkHeader::new(hunk)
+        ));
+        for op in hunk {
+            let (tag, old_range, new_range) = op.as_tag_tuple();
+            let lines: Vec<(char, &str)> = match tag {
+                similar::DiffTag::Equal => a[old_range].iter().map(|l| (' ', *l)).collect(),
+                similar::DiffTag::Delete => a[old_range].iter().map(|l| ('-', *l)).collect(),
+                similar::DiffTag::Insert => b[new_range].iter().map(|l| ('+', *l)).collect(),
+                similar::DiffTag::Replace => a[old_range]
+                    .iter()
+                    .map(|l| ('-', *l))
+                    .chain(b[new_range].iter().map(|l| ('+', *l)))
+                    .collect(),
+            };
+            for (sign, line) in lines {
+                out.push(sign);
+                out.push_str(line);
+                if !line.ends_with('\n') {
+                    out.push_str("\n\\ No newline at end of file\n");
+                }
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_diff_is_textdiffs_unified_diff_byte_for_byte() {
+        let long: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+        let cases = [
+            ("a\nb\nc\n", "a\nB\nc\n"),
+            ("a\nb\nc\n", "a\nb\nc\nd\n"),
+            ("a\nb\nc\n", "b\nc\n"),
+            ("a\nb", "a\nc"),
+            ("a\nb\n", "a\nb"),
+            ("", "new\n"),
+            ("gone\n", ""),
+            ("x\r\ny\r\n", "x\r\nz\r\n"),
+            ("same\n", "same\n"),
+        ];
+        let edited = long
+            .replace("line 2\n", "line two\n")
+            .replace("line 25\n", "");
+        for (old, new) in cases
+            .iter()
+            .copied()
+            .chain([(long.as_str(), edited.as_str())])
+        {
+            let expected = similar::TextDiff::from_lines(old, new)
+                .unified_diff()
+                .context_radius(3)
+                .header("a/f.txt", "b/f.txt")
+                .to_string();
+            assert_eq!(
+                unified_diff("f.txt", old, new),
+                expected,
+                "{old:?} → {new:?}"
+            );
+        }
+    }
 
     fn args(old: &str, new: &str, all: bool) -> Edit {
         Edit {
