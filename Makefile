@@ -1,7 +1,7 @@
 # odek — common tasks. Every target uses Cargo.lock (--locked).
 CARGO ?= cargo
 
-.PHONY: build print-static-bin static-target test test-ui ui-deps ui-vendor mcp-deps lint bench size install fmt clean
+.PHONY: build print-static-bin static-target test test-ui ui-deps ui-vendor mcp-deps mcp-py-deps lint bench size install fmt clean
 
 # On Linux the release binary is static, linked with musl: no dynamic loader and no glibc
 # start-up, which halves the CPU of starting (docs/PERFORMANCE.md, "Weight"). ring's few C
@@ -34,7 +34,7 @@ ifdef STATIC_TARGET
 	@rustup target list --installed | grep -qx '$(STATIC_TARGET)' || rustup target add $(STATIC_TARGET)
 endif
 
-test: ui-deps mcp-deps ## every unit and integration test (what CI runs): Rust, then the web UI's
+test: ui-deps mcp-deps mcp-py-deps ## every unit and integration test (what CI runs): Rust, then the web UI's
 	$(CARGO) test --locked
 	cd ui && node --test test/
 
@@ -50,6 +50,9 @@ ui-vendor: ui-deps ## copy marked and DOMPurify (pinned by ui/package-lock.json)
 	sed '/^\/\/# sourceMappingURL=/d' ui/node_modules/dompurify/dist/purify.es.mjs > ui/vendor/purify.js
 	cp ui/node_modules/marked/LICENSE ui/vendor/marked.LICENSE.txt
 	cat ui/node_modules/dompurify/LICENSE > ui/vendor/purify.LICENSE.txt
+
+mcp-py-deps:     ## the official MCP Python SDK, the client of the `odek mcp serve` tests (pinned by tests/mcp/requirements.txt)
+	@[ tests/mcp/.venv/.installed -nt tests/mcp/requirements.txt ] || (python3 -m venv tests/mcp/.venv && tests/mcp/.venv/bin/pip install -q --disable-pip-version-check -r tests/mcp/requirements.txt && touch tests/mcp/.venv/.installed)
 
 mcp-deps:        ## the real MCP server the MCP tests run (server-everything, pinned by tests/mcp/package-lock.json)
 	@[ tests/mcp/node_modules/.package-lock.json -nt tests/mcp/package-lock.json ] || (cd tests/mcp && npm ci --no-audit --no-fund)

@@ -1,5 +1,5 @@
 //! `odek mcp list`: every configured MCP server, whether it starts, and the tools it offers
-//! under the names the model sees.
+//! under the names the model sees. `odek mcp serve`: odek itself as an MCP server on stdio.
 
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
@@ -26,11 +26,24 @@ enum McpCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Serve odek's built-in tools (and run_task, a whole odek turn) over MCP on stdio, to
+    /// another agent or editor; calls that would ask for approval are denied
+    Serve {
+        /// Allow this risk class without asking (repeatable), e.g. --allow code_execution
+        #[arg(long = "allow", value_name = "CLASS")]
+        allow: Vec<crate::policy::DangerClass>,
+        /// Do not offer run_task (tool calls only; no model is called)
+        #[arg(long)]
+        no_run_task: bool,
+    },
 }
 
 /// Runs `odek mcp`.
 pub fn run(args: McpArgs) -> anyhow::Result<Exit> {
-    let McpCommand::List { json } = args.command;
+    let json = match args.command {
+        McpCommand::List { json } => json,
+        McpCommand::Serve { allow, no_run_task } => return serve(&allow, !no_run_task),
+    };
     let resolved = crate::config::load(&LoadOptions::from_process(Default::default()))?;
     resolved.warnings.iter().for_each(|w| eprintln!("{w}"));
     let servers = &resolved.config.mcp_servers;
@@ -127,4 +140,80 @@ fn server_json(server: &McpServer, redactor: &Redactor) -> Value {
         "error": error,
         "tools": tools,
     })
+}
+
+/// `odek mcp serve`: the MCP server on stdin/stdout until the client closes it (or SIGTERM);
+/// nothing but the protocol is written to stdout.
+fn serve(allow: &[crate::policy::DangerClass], run_task: bool) -> anyhow::Result<Exit> {
+    use crate::runtime::{ModelSource, Runtime, RuntimeOptions, Supervisor};
+    use rmcp::ServiceExt;
+    super::init_tracing(0);
+    let opts = LoadOptions::from_process(Default::default());
+    let cwd = opts.cwd.clone();
+    let resolved = crate::config::load(&opts)?;
+    resolved.warnings.iter().for_each(|w| eprintln!("{w}"));
+    let allow: Vec<String> = allow.iter().map(|c| c.to_string()).collect();
+    let build = |config: crate::config::Config| -> anyhow::Result<std::sync::Arc<Runtime>> {
+        let redactor = crate::runtime::build_redactor(&config);
+        let runtime = Runtime::build(
+            config,
+            RuntimeOptions {
+                home: resolved.home.clone(),
+                cwd: cwd.clone(),
+                model_source: ModelSource::Http,
+                record: None,
+                events: None,
+                redactor,
+            },
+        )?;
+        Ok(std::sync::Arc::new(runtime))
+    };
+    let tools_config = crate::mcp::server::tools_config(&resolved.config, &allow)
+        .map_err(|name| anyhow::anyhow!("unknown danger class \"{name}\""))?;
+    let rt = tokio_runtime()?;
+    let _guard = rt.enter();
+    let tools = build(tools_config)?;
+    if !tools.sandbox().is_on() {
+        anyhow::bail!(
+            "the shell sandbox is not available on this machine (Landlock); odek mcp serve runs tools only sandboxed"
+        );
+    }
+    let tasks = if run_task {
+        let config = resolved
+            .config
+            .with_nobody_to_ask(&allow)
+            .map_err(|name| anyhow::anyhow!("unknown danger class \"{name}\""))?;
+        Some(build(config)?)
+    } else {
+        None
+    };
+    let redactor = tools.redactor().clone();
+    let supervisor = Supervisor::new(crate::runtime::SHUTDOWN_GRACE, redactor);
+    let server = crate::mcp::server::OdekMcpServer::new(tools, tasks.clone(), supervisor.clone());
+    eprintln!(
+        "odek mcp serve: {} tool(s) on stdio in {}{}",
+        server.tool_list().len(),
+        cwd.display(),
+        if allow.is_empty() {
+            String::new()
+        } else {
+            format!("; allowed without asking: {}", allow.join(", "))
+        }
+    );
+    rt.block_on(async {
+        let running = server
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| anyhow::anyhow!("the MCP session did not start: {e}"))?;
+        tokio::select! {
+            _ = running.waiting() => {}
+            () = crate::process::termination() => {}
+        }
+        supervisor.shutdown().await;
+        if let Some(t) = &tasks {
+            t.mcp().shutdown().await;
+        }
+        anyhow::Ok(())
+    })?;
+    Ok(Exit::Success)
 }

@@ -116,7 +116,7 @@ enum Command {
     Serve(serve_cmd::ServeArgs),
     /// Telegram bot over the same sessions, with /plan_status
     Telegram(telegram_cmd::TelegramArgs),
-    /// MCP servers: `odek mcp list` shows each one's state and tools
+    /// MCP: `odek mcp list` shows the configured servers; `odek mcp serve` serves odek's tools
     Mcp(mcp_cmd::McpArgs),
     /// What the agent remembers: facts, pending writes to review, episodes
     Memory(memory_cmd::MemoryArgs),

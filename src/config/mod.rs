@@ -464,6 +464,38 @@ pub struct LlmConfig {
 }
 
 impl Config {
+    /// This configuration for turns with nobody to ask (a schedule, odek as an MCP server):
+    /// what would ask is denied (`non_interactive: deny`), the classes of `allow` are
+    /// allowed, the user's denials stay, approvals given ahead for someone at the keyboard
+    /// (`dangerous.allowlist`, MCP `auto_approve`) do not stand in for one, and the sandbox
+    /// is on. `Err` names a class that does not exist.
+    pub fn with_nobody_to_ask<'a>(
+        &self,
+        allow: impl IntoIterator<Item = &'a String>,
+    ) -> Result<Config, String> {
+        use std::str::FromStr;
+        let mut config = self.clone();
+        let policy = &mut config.dangerous;
+        policy.action = None;
+        policy.non_interactive = Some(crate::policy::Action::Deny);
+        policy
+            .classes
+            .retain(|_, action| *action == crate::policy::Action::Deny);
+        policy.allowlist.clear();
+        for server in config.mcp_servers.values_mut() {
+            server.auto_approve.clear();
+        }
+        for name in allow {
+            let class = crate::policy::DangerClass::from_str(name).map_err(|_| name.clone())?;
+            policy
+                .classes
+                .entry(class)
+                .or_insert(crate::policy::Action::Allow);
+        }
+        config.sandbox = true;
+        Ok(config)
+    }
+
     /// A resumed session keeps its sandbox setting: a sandboxed one stays sandboxed whatever
     /// the configuration or `--no-sandbox` say; one that ran without stays without unless
     /// `--sandbox` is given (`sandbox_flag`). `saved` is `None` for a new session (nothing

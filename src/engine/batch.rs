@@ -158,6 +158,20 @@ impl Engine {
             .collect()
     }
 
+    /// One tool call outside the loop (odek as an MCP server): through the gate, run and
+    /// shaped as every result is (redacted, truncated, wrapped); the text and whether it
+    /// succeeded.
+    pub async fn call_tool(&self, call: &ToolCall, cancel: &CancellationToken) -> (String, bool) {
+        let spent = Arc::new(std::sync::Mutex::new(crate::llm::Usage::default()));
+        let mut results = self
+            .run_batch(0, std::slice::from_ref(call), false, cancel, &spent)
+            .await;
+        match results.pop() {
+            Some(r) => (r.message.content, r.ok),
+            None => ("error: the call was not run".into(), false),
+        }
+    }
+
     fn prepare(&self, call: &ToolCall, cut_off: bool, ctx: &ToolContext) -> Prepared {
         let tool = self.tools.get(&call.function.name).cloned();
         let raw = &call.function.arguments;

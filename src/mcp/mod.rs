@@ -8,6 +8,7 @@
 //! `mcp server <name> is not running`.
 
 mod connect;
+pub mod server;
 mod tool;
 
 use crate::process::kill_group;

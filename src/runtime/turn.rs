@@ -257,6 +257,16 @@ impl Turn {
         self.taint.mark(source);
     }
 
+    /// Runs one tool call through this turn's gate and tools, outside the loop (odek as an
+    /// MCP server): the result as the model would read it, and whether it succeeded.
+    pub async fn call_tool(
+        &self,
+        call: &crate::llm::ToolCall,
+        cancel: &CancellationToken,
+    ) -> (String, bool) {
+        self.engine.call_tool(call, cancel).await
+    }
+
     /// Where this turn's external content came from so far (empty = none).
     pub fn external_sources(&self) -> Vec<String> {
         self.taint.sources()

@@ -21,31 +21,16 @@ use super::store::Job;
 use crate::config::Config;
 use crate::engine::{EngineEvent, Observer, RunError};
 use crate::llm::Message;
-use crate::policy::{Action, DangerClass};
 use crate::runtime::{Approvals, ModelSource, Runtime, RuntimeOptions, Submission, Supervisor};
 
 /// Who holds a scheduled session while it runs.
 const HOLDER: &str = "odek schedule";
 
-/// The configuration of `job`'s turns: `base` with the schedule's policy.
+/// The configuration of `job`'s turns: `base` with nobody to ask, allowing the classes of
+/// `schedules.dangerous` and the job's `--allow`.
 pub fn job_config(base: &Config, job: &Job) -> Result<Config, String> {
-    let mut config = base.clone();
-    let policy = &mut config.dangerous;
-    policy.action = None;
-    policy.non_interactive = Some(Action::Deny);
-    policy.classes.retain(|_, action| *action == Action::Deny);
-    // Approvals given ahead for someone at the keyboard do not stand in for one here.
-    policy.allowlist.clear();
-    for server in config.mcp_servers.values_mut() {
-        server.auto_approve.clear();
-    }
-    for name in base.schedules.dangerous.iter().chain(&job.allow) {
-        let class = DangerClass::from_str(name)
-            .map_err(|_| format!("unknown danger class \"{name}\" in the job's policy"))?;
-        policy.classes.entry(class).or_insert(Action::Allow);
-    }
-    config.sandbox = true;
-    Ok(config)
+    base.with_nobody_to_ask(base.schedules.dangerous.iter().chain(&job.allow))
+        .map_err(|name| format!("unknown danger class \"{name}\" in the job's policy"))
 }
 
 /// Runs jobs' turns and delivers their answers.
@@ -213,6 +198,7 @@ impl Executor for TurnExecutor {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::{Action, DangerClass};
 
     #[test]
     fn a_jobs_policy_asks_nothing_allows_only_what_it_names_and_keeps_denials() {

@@ -1,0 +1,213 @@
+//! odek as an MCP server (`odek mcp serve`): its built-in tools to another agent or editor,
+//! through `rmcp`'s server side, plus `run_task`, a whole odek turn.
+//!
+//! Every call is a call of odek's own: the same registry, gate, sandbox, redaction and
+//! untrusted wrapping as a turn's, with nobody to ask — what would ask is denied unless its
+//! class was allowed (`--allow CLASS`), approvals given ahead for a person (allowlist, MCP
+//! `auto_approve`) do not apply, and shell commands run sandboxed. Tools that need a person
+//! or a conversation (`plan`, `clarify`, `delegate_tasks`, memory, skills) and the tools of
+//! odek's own MCP servers are not offered.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler};
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::config::Config;
+use crate::engine::{EngineEvent, Observer};
+use crate::llm::{Message, ToolCall, ToolDef};
+use crate::runtime::{Approvals, Runtime, Submission, Supervisor, Surface};
+
+/// The tool that runs a whole turn.
+pub const RUN_TASK: &str = "run_task";
+
+/// Who holds a session `run_task` started.
+const HOLDER: &str = "odek mcp serve";
+
+/// Origin of the sessions `run_task` starts.
+pub const ORIGIN_MCP: &str = "mcp";
+
+/// The configuration of the server's tool calls: `base` with nobody to ask, without the
+/// tools that need a person or a conversation.
+pub fn tools_config(base: &Config, allow: &[String]) -> Result<Config, String> {
+    let mut config = base.with_nobody_to_ask(allow)?;
+    config.planning.enabled = false;
+    config.subagents.enabled = false;
+    config.memory.enabled = false;
+    config.skills.enabled = false;
+    config.mcp_servers.clear();
+    config.tools.disabled.push("clarify".into());
+    Ok(config)
+}
+
+/// The server: one runtime for single tool calls, one for `run_task` turns.
+pub struct OdekMcpServer {
+    tools: Arc<Runtime>,
+    tasks: Option<Arc<Runtime>>,
+    supervisor: Supervisor,
+    calls: AtomicU64,
+}
+
+/// A call's output nobody watches.
+struct Quiet;
+
+impl Observer for Quiet {
+    fn on_event(&self, _event: &EngineEvent<'_>) {}
+}
+
+impl OdekMcpServer {
+    /// A server over `tools` (built from [`tools_config`]) and, when `run_task` is offered,
+    /// `tasks` (the user's configuration with nobody to ask); turns run in `supervisor`.
+    pub fn new(tools: Arc<Runtime>, tasks: Option<Arc<Runtime>>, supervisor: Supervisor) -> Self {
+        OdekMcpServer {
+            tools,
+            tasks,
+            supervisor,
+            calls: AtomicU64::new(0),
+        }
+    }
+
+    /// The tools offered: odek's built-in ones, then `run_task`.
+    pub fn tool_list(&self) -> Vec<Tool> {
+        let mut tools: Vec<Tool> = self.tools.tool_defs().iter().map(mcp_tool).collect();
+        if self.tasks.is_some() {
+            tools.push(mcp_tool(&ToolDef {
+                name: RUN_TASK.into(),
+                description: "Runs a whole odek turn on a task — the model, its tools and its plan, in odek's working directory, with nobody to ask (calls that would need approval are denied unless allowed) — and returns its final answer. The turn is saved as an odek session (origin \"mcp\").".into(),
+                parameters: json!({
+                    "type": "object",
+                    "properties": {"task": {"type": "string", "description": "What to do, in words."}},
+                    "required": ["task"],
+                    "additionalProperties": false,
+                }),
+            }));
+        }
+        tools
+    }
+
+    /// One built-in tool call.
+    async fn call_builtin(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+        cancel: &CancellationToken,
+    ) -> Result<(String, bool), String> {
+        let n = self.calls.fetch_add(1, Ordering::Relaxed);
+        let surface = Surface {
+            approver: None,
+            output: Arc::new(Quiet),
+        };
+        let turn = self
+            .tools
+            .turn(None, surface, &format!("mcp-{n}"))
+            .map_err(|e| e.to_string())?;
+        let call = ToolCall::new(
+            format!("mcp_{n}"),
+            name,
+            Value::Object(arguments).to_string(),
+        );
+        Ok(turn.call_tool(&call, cancel).await)
+    }
+
+    /// `run_task`: a new session, its turn through the supervisor, its answer.
+    async fn run_task(&self, arguments: &Map<String, Value>) -> Result<(String, bool), String> {
+        let Some(runtime) = self.tasks.clone() else {
+            return Err(format!("no tool named {RUN_TASK}"));
+        };
+        let task = arguments
+            .get("task")
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .ok_or("run_task needs a non-empty \"task\" string")?
+            .to_string();
+        let (head, _) = runtime.first_messages();
+        let session = runtime
+            .new_session(&task, head, ORIGIN_MCP, HOLDER)
+            .map_err(|e| e.to_string())?;
+        let handle = self
+            .supervisor
+            .submit(Submission {
+                runtime: runtime.clone(),
+                session: Some(session),
+                input: vec![Message::user(task)],
+                approvals: Approvals::Nobody,
+                output: Arc::new(Quiet),
+                external: Vec::new(),
+            })
+            .map_err(|e| e.to_string())?;
+        let session_id = handle.session_id.clone();
+        let outcome = handle.outcome().await.map_err(|e| e.to_string())?;
+        Ok(match outcome.result {
+            Ok(answer) => (runtime.redactor().redact(&answer).into_owned(), true),
+            Err(e) => (
+                format!("the turn failed: {e} (session {session_id})"),
+                false,
+            ),
+        })
+    }
+}
+
+/// An odek tool as MCP lists it.
+fn mcp_tool(def: &ToolDef) -> Tool {
+    let schema = match &def.parameters {
+        Value::Object(map) => map.clone(),
+        _ => Map::new(),
+    };
+    Tool::new(def.name.clone(), def.description.clone(), Arc::new(schema))
+}
+
+impl ServerHandler for OdekMcpServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("odek", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "odek's built-in tools (files, search, shell, web) under odek's policy and sandbox, with nobody to approve: calls that would need approval are refused. run_task runs a whole odek turn and returns its answer.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tool_list()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let arguments = request.arguments.unwrap_or_default();
+        let name: Cow<'_, str> = request.name;
+        let known = self.tool_list().iter().any(|t| t.name == name);
+        if !known {
+            return Err(ErrorData::invalid_params(
+                format!("no tool named {name}"),
+                None,
+            ));
+        }
+        let ran = if name == RUN_TASK {
+            self.run_task(&arguments).await
+        } else {
+            self.call_builtin(&name, arguments, &context.ct).await
+        };
+        let (text, ok) = ran.unwrap_or_else(|e| (e, false));
+        let content = vec![ContentBlock::text(text)];
+        Ok(if ok {
+            CallToolResult::success(content)
+        } else {
+            CallToolResult::error(content)
+        }
+        .into())
+    }
+}

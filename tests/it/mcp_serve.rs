@@ -1,0 +1,166 @@
+//! `odek mcp serve` driven by a real MCP client from another ecosystem: the official Python
+//! SDK (tests/mcp/client.py, pinned by tests/mcp/requirements.txt, installed by
+//! `make mcp-py-deps`), over stdio.
+
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+/// The Python of the SDK's virtual environment.
+fn python() -> std::path::PathBuf {
+    let venv = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/.venv/bin/python");
+    assert!(
+        venv.exists(),
+        "the MCP Python SDK is not installed: run `make mcp-py-deps`"
+    );
+    venv
+}
+
+/// Runs the Python client against `odek mcp serve ARGS` with these calls; its report.
+async fn client(sb: &Sandbox, server: &ScriptedServer, args: &[&str], calls: Value) -> Value {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py");
+    let cmd = sb.odek(&server.base_url());
+    // The client starts odek itself: the program becomes its first argument.
+    let odek = odek_binary();
+    let mut py = std::process::Command::new(python());
+    py.env_clear()
+        .envs(
+            cmd.get_envs()
+                .filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned()))),
+        )
+        .current_dir(&sb.work)
+        .arg(script)
+        .arg(odek)
+        .args(["mcp", "serve"])
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = py.spawn().expect("python");
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().expect("stdin");
+        stdin
+            .write_all(calls.to_string().as_bytes())
+            .expect("calls");
+    }
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .expect("join")
+        .expect("the client ran");
+    assert!(
+        out.status.success(),
+        "the client failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not the client's report ({e}): {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_lists_and_calls_odeks_tools_under_its_policy_and_runs_a_task() {
+    let server = ScriptedServer::start(vec![text("The notes say: ship it.")]).await;
+    let sb = Sandbox::new();
+    std::fs::write(sb.work.join("notes.md"), "ship it\n").expect("notes");
+    let maker = "python3 -c \"open('made.txt','w').write('ok')\"";
+    let report = client(
+        &sb,
+        &server,
+        &[],
+        json!([
+            {"name": "read_file", "arguments": {"path": "notes.md"}, "repeat": 20},
+            {"name": "write_file", "arguments": {"path": "out.txt", "content": "written"}},
+            {"name": "shell", "arguments": {"command": maker}},
+            {"name": "read_file", "arguments": {"path": "missing.md"}},
+            {"name": "run_task", "arguments": {"task": "what do the notes say?"}},
+        ]),
+    )
+    .await;
+    assert_eq!(report["server"], "odek");
+    let tools: Vec<&str> = report["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    for wanted in [
+        "read_file",
+        "write_file",
+        "shell",
+        "search_files",
+        "run_task",
+    ] {
+        assert!(tools.contains(&wanted), "{wanted} missing: {tools:?}");
+    }
+    for absent in ["plan", "clarify", "delegate_tasks", "memory"] {
+        assert!(!tools.contains(&absent), "{absent} offered: {tools:?}");
+    }
+    assert_eq!(report["schemas"]["read_file"]["type"], "object");
+    let results = report["results"].as_array().expect("results");
+    let first = &results[0];
+    assert_eq!(first["is_error"], false, "{first}");
+    assert!(unwrap_untrusted(first["text"].as_str().unwrap_or_default()).contains("ship it"));
+    assert_eq!(results[1]["is_error"], false, "{}", results[1]);
+    assert_eq!(read(sb.work.join("out.txt")), "written");
+    // Code execution would ask; there is nobody to ask.
+    let shell = &results[2];
+    assert_eq!(shell["is_error"], true, "{shell}");
+    assert!(
+        shell["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("code_execution"),
+        "{shell}"
+    );
+    assert!(!sb.work.join("made.txt").exists(), "the denied command ran");
+    assert_eq!(results[3]["is_error"], true);
+    let task = &results[4];
+    assert_eq!(task["is_error"], false, "{task}");
+    assert_eq!(task["text"], "The notes say: ship it.");
+    // The task's turn is an odek session of origin "mcp".
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1, "only run_task calls the model");
+    let index = read(sb.home.join("sessions/index.json"));
+    assert!(index.contains("\"mcp\""), "{index}");
+    eprintln!(
+        "odek mcp serve: read_file through the Python SDK, median of 20: {} ms",
+        first["ms"]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn allow_lets_a_class_run_and_no_run_task_offers_tools_only() {
+    let server = ScriptedServer::start(vec![]).await;
+    let sb = Sandbox::new();
+    let maker = "python3 -c \"open('made.txt','w').write('ok')\"";
+    let report = client(
+        &sb,
+        &server,
+        &["--allow", "code_execution", "--no-run-task"],
+        json!([
+            {"name": "shell", "arguments": {"command": maker}},
+            {"name": "run_task", "arguments": {"task": "anything"}},
+        ]),
+    )
+    .await;
+    let tools = report["tools"].as_array().expect("tools");
+    assert!(!tools.iter().any(|t| t == "run_task"), "{tools:?}");
+    let results = report["results"].as_array().expect("results");
+    assert_eq!(results[0]["is_error"], false, "{}", results[0]);
+    assert_eq!(read(sb.work.join("made.txt")), "ok");
+    // Not offered: a protocol error, as MCP has it for an unknown tool.
+    assert!(
+        results[1]["protocol_error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("no tool named run_task"),
+        "{}",
+        results[1]
+    );
+    assert!(server.requests().is_empty());
+}
