@@ -65,6 +65,14 @@ pub fn ceil_char_boundary(s: &str, mut i: usize) -> usize {
     i.min(s.len())
 }
 
+/// `text` without control characters a terminal would act on (escape sequences, bells,
+/// carriage returns); newlines and tabs stay. For model and outside text shown on a terminal.
+pub fn strip_controls(text: &str) -> String {
+    text.chars()
+        .filter(|c| *c == '\n' || *c == '\t' || !c.is_control())
+        .collect()
+}
+
 /// The first line of `text` with at most `max` characters kept; `…` marks a cut or lines
 /// left out.
 pub fn first_line(text: &str, max: usize) -> String {

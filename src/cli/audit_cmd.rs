@@ -111,13 +111,13 @@ fn list(store: &SessionStore, json: bool) -> anyhow::Result<Exit> {
     }
     let mut out = format!("{:<41} {:>7}  {:<23}  {}\n", "ID", "Blocks", "Last", "Task");
     for l in &listed {
-        let task = l.task.as_deref().unwrap_or("(session deleted)");
+        let task = crate::text::strip_controls(l.task.as_deref().unwrap_or("(session deleted)"));
         out.push_str(&format!(
             "{:<41} {:>7}  {:<23}  {}\n",
             l.id,
             l.records,
             human_time(&l.last),
-            crate::text::truncate(task, 50)
+            crate::text::truncate(&task, 50)
         ));
     }
     print_out(&out);
@@ -129,7 +129,8 @@ fn render_trail(id: &str, title: Option<&str>, trail: &AuditTrail, content: bool
     let records = &trail.records;
     let mut out = format!("Session {id}");
     if let Some(t) = title {
-        out.push_str(&format!("  \"{}\"", crate::text::truncate(t, 60)));
+        let t = crate::text::strip_controls(t);
+        out.push_str(&format!("  \"{}\"", crate::text::truncate(&t, 60)));
     }
     out.push('\n');
     let total: usize = records.iter().map(|r| r.bytes).sum();
@@ -157,7 +158,8 @@ fn render_trail(id: &str, title: Option<&str>, trail: &AuditTrail, content: bool
         }
         out.push_str(&record_line(r, width));
         if content {
-            for line in r.content.lines() {
+            // Outside text: what a terminal would act on is dropped.
+            for line in crate::text::strip_controls(&r.content).lines() {
                 out.push_str(&format!("      │ {line}\n"));
             }
         }
@@ -171,7 +173,9 @@ fn record_line(r: &AuditRecord, width: usize) -> String {
         .map_or_else(|| "       ".to_string(), |i| format!("call {i:<2}"));
     let clock = human_time(&r.timestamp);
     let clock = clock.get(11..19).unwrap_or(&clock);
-    let source = one_line(&crate::text::truncate(&r.source, 60));
+    let source = one_line(&crate::text::strip_controls(&crate::text::truncate(
+        &r.source, 60,
+    )));
     format!(
         "  {call}  {clock}  {source:<width$}  {:>9}  sha256 {}\n",
         size(r.bytes),

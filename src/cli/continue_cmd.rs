@@ -45,7 +45,8 @@ pub fn run(args: ContinueArgs) -> anyhow::Result<Exit> {
         turns + 1
     ));
     let rt = tokio_runtime()?;
-    let outcome = setup.run_turn(&rt, Some(&session), input, true)?;
+    let external = super::run::attached_sources(&args.turn.ctx);
+    let outcome = setup.run_turn(&rt, Some(&session), input, true, external)?;
     if matches!(outcome.saved, Some(Ok(_))) {
         setup.terminal.info(&setup.terminal.style().dim(&format!(
             "odek: session {} saved ({} turns)",

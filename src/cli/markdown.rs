@@ -7,6 +7,8 @@
 use pulldown_cmark::{Alignment, CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use unicode_width::UnicodeWidthStr;
 
+use crate::text::strip_controls;
+
 /// How the rendering looks.
 #[derive(Debug, Clone, Copy)]
 pub struct Look {
@@ -644,14 +646,6 @@ fn visible_width(text: &str) -> usize {
         rest = rest.find('m').map_or("", |end| &rest[end + 1..]);
     }
     width + rest.width()
-}
-
-/// Control characters the model's text must not send to a terminal (escape sequences, bells,
-/// carriage returns); newlines and tabs stay.
-fn strip_controls(text: &str) -> String {
-    text.chars()
-        .filter(|c| *c == '\n' || *c == '\t' || !(c.is_control()))
-        .collect()
 }
 
 /// Greedy word wrap of styled pieces to `room` columns; hard breaks (`\n`) end a line. A word

@@ -263,11 +263,18 @@ impl Repl {
         if !self.session.is_saved() {
             self.session.set_task(line);
         }
+        // Attached files are outside content: the turn's memory writes wait for review.
+        let external = if input.attached.is_empty() {
+            Vec::new()
+        } else {
+            vec!["resource".to_string()]
+        };
         let outcome = self.setup.run_turn(
             &self.rt,
             Some(&self.session),
             vec![Message::user(&input.text)],
             false,
+            external,
         );
         let outcome = match outcome {
             Ok(outcome) => outcome,

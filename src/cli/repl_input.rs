@@ -75,24 +75,32 @@ fn named_path<'a>(word: &'a str, cwd: &Path) -> Option<&'a str> {
 /// (too large, binary, a directory, unreadable) stops the line, so nothing is sent without
 /// the file the user meant.
 pub fn expand(line: &str, cwd: &Path) -> Result<Expanded, AttachError> {
-    let mut files: Vec<ContextFile> = Vec::new();
+    let mut named: Vec<(&str, PathBuf)> = Vec::new();
     let mut not_files = Vec::new();
     for word in at_words(line) {
         match named_path(word, cwd) {
-            Some(name) if files.iter().all(|f| f.name != name) => {
-                files.push(crate::prompt::read_attachment(
-                    name,
-                    &resolve(name, cwd),
-                    "@",
-                )?);
+            Some(name) => {
+                // `a.md` and `./a.md` are one file.
+                let path = resolve(name, cwd);
+                let key = path.canonicalize().unwrap_or_else(|_| path.clone());
+                let seen = named
+                    .iter()
+                    .any(|(_, p)| p.canonicalize().unwrap_or_else(|_| p.clone()) == key);
+                if !seen {
+                    named.push((name, path));
+                }
             }
-            Some(_) => {}
             None => not_files.push(format!("@{word}")),
         }
     }
-    if files.len() > MAX_ATTACHED_FILES {
-        return Err(AttachError::TooMany(files.len()));
+    // Counted before anything is read.
+    if named.len() > MAX_ATTACHED_FILES {
+        return Err(AttachError::TooMany(named.len()));
     }
+    let files = named
+        .iter()
+        .map(|(name, path)| crate::prompt::read_attachment(name, path, "@"))
+        .collect::<Result<Vec<ContextFile>, _>>()?;
     Ok(Expanded {
         text: crate::prompt::with_attached_files(line, &files, "resource"),
         attached: files
@@ -160,7 +168,11 @@ impl Completer for ReplHelper {
         _ctx: &Context<'_>,
     ) -> rustyline::Result<(usize, Vec<Pair>)> {
         let before = &line[..pos];
-        let start = before.rfind(char::is_whitespace).map_or(0, |i| i + 1);
+        let start = before
+            .char_indices()
+            .rev()
+            .find(|(_, c)| c.is_whitespace())
+            .map_or(0, |(i, c)| i + c.len_utf8());
         let word = &before[start..];
         if let Some(partial) = word.strip_prefix('@') {
             return Ok((start + 1, self.paths(partial)));
@@ -214,12 +226,12 @@ mod tests {
     fn a_line_attaches_the_files_it_names_once_and_keeps_other_words() {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::write(dir.path().join("notes.md"), "alpha\n").expect("write");
-        let e = expand("see @notes.md, then @notes.md and @nobody", dir.path()).expect("expand");
+        let e = expand("see @notes.md, then @./notes.md and @nobody", dir.path()).expect("expand");
         assert_eq!(e.attached, vec![("notes.md".to_string(), 6)]);
         assert_eq!(e.not_files, vec!["@nobody".to_string()]);
         assert!(
             e.text
-                .starts_with("see @notes.md, then @notes.md and @nobody\n\n--- notes.md ---\n")
+                .starts_with("see @notes.md, then @./notes.md and @nobody\n\n--- notes.md ---\n")
         );
         let wrapped = crate::untrusted::wrappers(&e.text);
         assert_eq!(wrapped.len(), 1);
@@ -268,6 +280,9 @@ mod tests {
         assert_eq!(complete("read @src/m"), (6, vec!["src/main.rs".into()]));
         assert_eq!(complete("@."), (1, vec![".hidden".into()]));
         assert_eq!(complete("/me"), (0, vec!["/memory ".into()]));
+        // A multi-byte space before the word (no panic inside a character).
+        assert_eq!(complete("read\u{3000}@n"), (8, vec!["notes.md".into()]));
+        assert_eq!(complete("a\u{a0}@s"), (4, vec!["src/".into()]));
         assert_eq!(complete("plain wor").1, Vec::<String>::new());
     }
 }

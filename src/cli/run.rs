@@ -54,7 +54,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<Exit> {
         head.push(Message::user(&task));
         (None, head)
     };
-    let outcome = setup.run_turn(&rt, session.as_ref(), input, true)?;
+    // Attached files are outside content: the turn's memory writes wait for review.
+    let external = attached_sources(&args.turn.ctx);
+    let outcome = setup.run_turn(&rt, session.as_ref(), input, true, external)?;
     if let Some(s) = &session
         && matches!(outcome.saved, Some(Ok(_)))
     {
@@ -83,4 +85,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<Exit> {
         }
     }
     Ok(exit_for(&outcome.result))
+}
+
+/// `ctx` when `--ctx` files are attached (outside content for the turn).
+pub(super) fn attached_sources(ctx: &[String]) -> Vec<String> {
+    if ctx.is_empty() {
+        Vec::new()
+    } else {
+        vec!["ctx".into()]
+    }
 }

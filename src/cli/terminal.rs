@@ -99,6 +99,8 @@ pub struct Terminal {
     /// Final answers rendered as Markdown: the answer stream is a terminal, colours and
     /// rendering are allowed.
     markdown: bool,
+    /// The answer stream is a terminal.
+    answer_tty: bool,
     state: Arc<Mutex<State>>,
     stop: Arc<AtomicBool>,
 }
@@ -147,6 +149,7 @@ impl Terminal {
             stderr_tty,
             stream_answer: opts.stream && answer_tty && !opts.quiet,
             markdown: opts.markdown && opts.color && answer_tty,
+            answer_tty,
             state: Arc::new(Mutex::new(State::default())),
             stop: Arc::new(AtomicBool::new(false)),
         });
@@ -193,10 +196,11 @@ impl Terminal {
         }
         let text = if self.markdown {
             self.rendered(answer)
-        } else if answer.ends_with('\n') {
-            answer.to_string()
+        } else if self.answer_tty {
+            // Raw on a terminal: the text, without the escape sequences a terminal acts on.
+            with_newline(&crate::text::strip_controls(answer))
         } else {
-            format!("{answer}\n")
+            with_newline(answer)
         };
         write_answer(self.opts.answer, &text);
     }
@@ -285,7 +289,8 @@ impl Terminal {
                 let mut st = self.lock();
                 st.spinner = None;
                 clear_spinner(&mut st);
-                self.show_answer_text(&mut st, text);
+                // A terminal acts on escape sequences: the model's never reach it.
+                self.show_answer_text(&mut st, &crate::text::strip_controls(text));
             }
             Delta::Restart if self.stream_answer => {
                 let mut st = self.lock();
@@ -605,6 +610,15 @@ fn close_answer_line(stream: AnswerStream, st: &mut State) {
         write_answer(stream, "\n");
         st.wrote_answer("\n");
         st.answer_open_line = false;
+    }
+}
+
+/// `text` ending with a newline.
+fn with_newline(text: &str) -> String {
+    if text.ends_with('\n') {
+        text.to_string()
+    } else {
+        format!("{text}\n")
     }
 }
 

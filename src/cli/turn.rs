@@ -155,6 +155,7 @@ impl Setup {
         session: Option<&Arc<SessionHandle>>,
         input: Vec<Message>,
         exit_on_second: bool,
+        external: Vec<String>,
     ) -> anyhow::Result<TurnOutcome> {
         self.start_mcp(rt);
         let supervisor = self.process.supervisor.clone();
@@ -165,7 +166,7 @@ impl Setup {
                 input,
                 approvals: self.approvals(),
                 output: self.terminal.clone(),
-                external: Vec::new(),
+                external,
             })?;
             let watcher = tokio::spawn(watch_signals(
                 supervisor.clone(),

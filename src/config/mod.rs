@@ -493,6 +493,8 @@ impl Config {
                 .or_insert(crate::policy::Action::Allow);
         }
         config.sandbox = true;
+        // A `--yolo` of the user's does not carry over to turns nobody watches.
+        config.dangerous_override = None;
         Ok(config)
     }
 

@@ -117,8 +117,13 @@ impl OdekMcpServer {
         Ok(turn.call_tool(&call, cancel).await)
     }
 
-    /// `run_task`: a new session, its turn through the supervisor, its answer.
-    async fn run_task(&self, arguments: &Map<String, Value>) -> Result<(String, bool), String> {
+    /// `run_task`: a new session, its turn through the supervisor, its answer; the client's
+    /// cancellation of the request cancels the turn (saved as every cancelled turn is).
+    async fn run_task(
+        &self,
+        arguments: &Map<String, Value>,
+        cancel: &CancellationToken,
+    ) -> Result<(String, bool), String> {
         let Some(runtime) = self.tasks.clone() else {
             return Err(format!("no tool named {RUN_TASK}"));
         };
@@ -141,11 +146,25 @@ impl OdekMcpServer {
                 input: vec![Message::user(task)],
                 approvals: Approvals::Nobody,
                 output: Arc::new(Quiet),
-                external: Vec::new(),
+                // The task comes from another program: the turn's memory writes wait.
+                external: vec![format!("mcp:{RUN_TASK}")],
             })
             .map_err(|e| e.to_string())?;
         let session_id = handle.session_id.clone();
-        let outcome = handle.outcome().await.map_err(|e| e.to_string())?;
+        let watcher = tokio::spawn({
+            let (cancel, supervisor, run) = (
+                cancel.clone(),
+                self.supervisor.clone(),
+                handle.run_id.clone(),
+            );
+            async move {
+                cancel.cancelled().await;
+                let _ = supervisor.cancel(&run);
+            }
+        });
+        let outcome = handle.outcome().await.map_err(|e| e.to_string());
+        watcher.abort();
+        let outcome = outcome?;
         Ok(match outcome.result {
             Ok(answer) => (runtime.redactor().redact(&answer).into_owned(), true),
             Err(e) => (
@@ -197,7 +216,7 @@ impl ServerHandler for OdekMcpServer {
             ));
         }
         let ran = if name == RUN_TASK {
-            self.run_task(&arguments).await
+            self.run_task(&arguments, &context.ct).await
         } else {
             self.call_builtin(&name, arguments, &context.ct).await
         };

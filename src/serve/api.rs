@@ -63,6 +63,9 @@ pub struct Attachment {
 
 /// At most this many files attach to one prompt.
 const MAX_ATTACHMENTS: usize = 10;
+/// At most this much text all the attachments of one prompt hold (the prompt's body is
+/// capped at 2 MiB, and JSON escapes some characters).
+const MAX_ATTACHMENTS_TOTAL: usize = 1024 * 1024;
 
 /// The attachments as files to wrap, or why they are refused (each a file `--ctx` would
 /// take: ≤ 256 KiB of text; a short name without control characters).
@@ -73,6 +76,12 @@ fn attached_files(
         return Err(ApiError::bad_request(format!(
             "at most {MAX_ATTACHMENTS} attachments, not {}",
             attachments.len()
+        )));
+    }
+    let total: usize = attachments.iter().map(|a| a.text.len()).sum();
+    if total > MAX_ATTACHMENTS_TOTAL {
+        return Err(ApiError::bad_request(format!(
+            "the attachments hold {total} bytes together, over the {MAX_ATTACHMENTS_TOTAL}-byte limit"
         )));
     }
     attachments
@@ -132,6 +141,11 @@ pub async fn prompt(
             status: RunStatus::Running,
         }),
     ))
+}
+
+/// True for a name `POST /api/prompt` takes as `model`.
+pub fn model_name_ok(model: &str) -> bool {
+    check_model(model).is_ok()
 }
 
 fn check_model(model: &str) -> Result<(), ApiError> {

@@ -27,7 +27,8 @@ pub async fn list(
 pub fn model_list(default: &str, configured: &[String], listed: Option<Vec<String>>) -> ModelList {
     let mut models: Vec<ModelEntry> = Vec::new();
     let mut add = |name: &str, from: &'static str| {
-        if name.is_empty() {
+        // Only names a prompt may then ask for.
+        if !super::api::model_name_ok(name) {
             return;
         }
         match models.iter_mut().find(|m| m.name == name) {
@@ -63,7 +64,7 @@ mod tests {
         let list = model_list(
             "deepseek-chat",
             &["gpt-4o".into(), "deepseek-chat".into()],
-            Some(vec!["gpt-4o".into(), "local".into()]),
+            Some(vec!["gpt-4o".into(), "local".into(), "llama3 8b".into()]),
         );
         let names: Vec<(&str, Vec<&str>)> = list
             .models

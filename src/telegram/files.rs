@@ -40,19 +40,32 @@ pub fn incoming(message: &Message) -> Option<Incoming> {
     })
 }
 
+/// Files odek reads as instructions or configuration when it starts in a directory: a file
+/// someone sends never takes one of these names.
+const RESERVED: &[&str] = &["agents.md", "odek.json"];
+
 /// A name safe to create in the working directory: the last path segment of what was sent,
-/// no leading dots, no control characters, at most 100 characters.
+/// no leading dot or dash, no control or bidirectional-formatting characters, at most 100
+/// characters, never a name odek reads at start (`AGENTS.md`, `odek.json`: prefixed
+/// `telegram-`).
 fn safe_name(sent: &str) -> String {
     let last = sent.rsplit(['/', '\\']).next().unwrap_or(sent);
+    let bidi = |c: &char| matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
     let cleaned: String = last
         .chars()
-        .filter(|c| !c.is_control())
+        .filter(|c| !c.is_control() && !bidi(c))
         .collect::<String>()
         .trim()
-        .trim_start_matches('.')
+        .trim_start_matches(['.', '-'])
         .to_string();
     let cut = crate::text::truncate(&cleaned, 100).into_owned();
-    if cut.is_empty() { "file".into() } else { cut }
+    if cut.is_empty() {
+        "file".into()
+    } else if RESERVED.contains(&cut.to_ascii_lowercase().as_str()) {
+        format!("telegram-{cut}")
+    } else {
+        cut
+    }
 }
 
 /// Writes `bytes` as a new file in `dir` named after `sent` (`name-2.ext` … when taken; an
@@ -89,6 +102,7 @@ pub fn turn_text(caption: Option<&str>, sent: &str, saved: &str, bytes: usize) -
         .map(str::trim)
         .filter(|c| !c.is_empty())
         .unwrap_or("I sent you a file; have a look at it.");
+    let sent: String = crate::text::strip_controls(sent).replace(['"', '\n', '\t'], " ");
     format!(
         "{ask}\n\n[Telegram: the user sent the file \"{sent}\" ({bytes} bytes); it is saved as ./{saved} in the working directory.]"
     )
@@ -105,6 +119,10 @@ mod tests {
         assert_eq!(safe_name(".bashrc"), "bashrc");
         assert_eq!(safe_name("a\u{7}b\nc.txt"), "abc.txt");
         assert_eq!(safe_name(".."), "file");
+        assert_eq!(safe_name("AGENTS.md"), "telegram-AGENTS.md");
+        assert_eq!(safe_name("odek.JSON"), "telegram-odek.JSON");
+        assert_eq!(safe_name("--rf.txt"), "rf.txt");
+        assert_eq!(safe_name("invoice\u{202e}fdp.exe"), "invoicefdp.exe");
         let dir = tempfile::tempdir().expect("dir");
         std::fs::write(dir.path().join("notes.txt"), "mine").expect("existing");
         assert_eq!(

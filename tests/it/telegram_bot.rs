@@ -1184,12 +1184,14 @@ async fn documents_and_photos_are_saved_in_the_working_directory_and_named_in_th
         std::fs::read(sb.work.join("photo-1280x853.jpg")).expect("the larger size saved"),
         b"\xff\xd8\xff\xe0 jpeg bytes"
     );
-    assert!(
-        !tg.calls()
-            .iter()
-            .any(|c| c.contains("documents/file") && c.contains("thumbnail")),
-        "only the largest size is fetched"
-    );
+    // Two downloads: the document and the photo's largest size (not its thumbnail, not the
+    // stranger's photo).
+    let downloads: Vec<String> = tg
+        .calls()
+        .into_iter()
+        .filter(|c| c.starts_with("file:"))
+        .collect();
+    assert_eq!(downloads.len(), 2, "{downloads:?}");
     assert_eq!(
         model.requests().len(),
         3,

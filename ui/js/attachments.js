@@ -6,6 +6,8 @@ import { el } from './render.js';
 
 export const MAX_ATTACHMENT_BYTES = 256 * 1024;
 export const MAX_ATTACHMENTS = 10;
+/** All the attachments of one prompt together (the server's limit too). */
+export const MAX_ATTACHMENTS_TOTAL = 1024 * 1024;
 
 /** The file as `{name, text}`, or an Error saying why it cannot be attached. */
 export async function readAttachment(file) {
@@ -46,7 +48,12 @@ export class Attachments {
       }
       try {
         const read = await readAttachment(file);
-        this.files = this.files.filter((f) => f.name !== read.name).concat([read]);
+        const others = this.files.filter((f) => f.name !== read.name);
+        const total = others.reduce((n, f) => n + new TextEncoder().encode(f.text).length, 0) + file.size;
+        if (total > MAX_ATTACHMENTS_TOTAL) {
+          throw new Error(`${file.name}: the attachments would hold ${total} bytes together, over the ${MAX_ATTACHMENTS_TOTAL}-byte limit`);
+        }
+        this.files = others.concat([read]);
       } catch (err) {
         this.onStatus(err.message);
       }
