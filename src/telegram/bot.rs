@@ -524,8 +524,12 @@ impl Bot {
         .await;
     }
 
-    /// A polite refusal when the chat has spent `telegram.daily_token_budget` today.
-    fn over_budget(&self, chat: i64) -> Option<String> {
+    /// Why the chat cannot start a turn now, politely: one is running, or the chat has spent
+    /// `telegram.daily_token_budget` today.
+    fn no_turn_now(&self, chat: i64) -> Option<String> {
+        if lock(&self.running).contains_key(&chat) {
+            return Some("A turn is still running: wait for it, or /cancel it.".into());
+        }
         let budget = self.config.daily_token_budget;
         let used = lock(&self.state).state.tokens_on(chat, &chats::today());
         (budget > 0 && used >= budget).then(|| chats::budget_spent(used, budget))
@@ -547,12 +551,7 @@ impl Bot {
     /// that replaces nothing, and named in the turn it starts (whose memory writes become
     /// pending: the file is external content).
     async fn on_file(self: &Arc<Self>, chat: i64, file: files::Incoming, caption: Option<&str>) {
-        if lock(&self.running).contains_key(&chat) {
-            self.say(chat, "A turn is still running: wait for it, or /cancel it.")
-                .await;
-            return;
-        }
-        if let Some(refusal) = self.over_budget(chat) {
+        if let Some(refusal) = self.no_turn_now(chat) {
             self.say(chat, &refusal).await;
             return;
         }
@@ -596,12 +595,7 @@ impl Bot {
 
     /// A turn of the chat's session; `external` names external content in its input.
     async fn start_turn_with(self: &Arc<Self>, chat: i64, text: String, external: Vec<String>) {
-        if lock(&self.running).contains_key(&chat) {
-            self.say(chat, "A turn is still running: wait for it, or /cancel it.")
-                .await;
-            return;
-        }
-        if let Some(refusal) = self.over_budget(chat) {
+        if let Some(refusal) = self.no_turn_now(chat) {
             self.say(chat, &refusal).await;
             return;
         }

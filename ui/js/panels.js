@@ -43,8 +43,9 @@ function confirmButton(doc, label, confirmLabel, action, onStatus, className = '
   return b;
 }
 
-/** The memory tab: the user's and the project's facts, pending writes first. */
-export class MemoryPanel {
+/** What the three tabs share: their root, the API, the status line, and how a failed read
+ * shows (its message, in the tab). */
+class Panel {
   constructor({ root, api, onStatus }) {
     this.root = root;
     this.doc = root.ownerDocument;
@@ -52,15 +53,22 @@ export class MemoryPanel {
     this.onStatus = onStatus ?? (() => {});
   }
 
-  async refresh() {
-    let list;
+  /** `read()`'s answer, or null after showing its error in the tab. */
+  async load(read) {
     try {
-      list = await this.api.memory();
+      return await read();
     } catch (err) {
       this.root.replaceChildren(el(this.doc, 'p', 'muted', err.message));
-      return;
+      return null;
     }
-    this.render(list);
+  }
+}
+
+/** The memory tab: the user's and the project's facts, pending writes first. */
+export class MemoryPanel extends Panel {
+  async refresh() {
+    const list = await this.load(() => this.api.memory());
+    if (list) this.render(list);
   }
 
   render(list) {
@@ -130,22 +138,10 @@ export class MemoryPanel {
 
 /** The skills tab: each skill, where it comes from, whether it is offered; *Trust* for a
  * project's skill the model does not see yet. */
-export class SkillsPanel {
-  constructor({ root, api, onStatus }) {
-    this.root = root;
-    this.doc = root.ownerDocument;
-    this.api = api;
-    this.onStatus = onStatus ?? (() => {});
-  }
-
+export class SkillsPanel extends Panel {
   async refresh() {
-    let list;
-    try {
-      list = await this.api.skills();
-    } catch (err) {
-      this.root.replaceChildren(el(this.doc, 'p', 'muted', err.message));
-      return;
-    }
+    const list = await this.load(() => this.api.skills());
+    if (!list) return;
     const doc = this.doc;
     const ul = el(doc, 'ul', 'rows');
     for (const s of list.skills ?? []) {
@@ -174,23 +170,10 @@ export class SkillsPanel {
 }
 
 /** The schedules tab: each job, its next run and last outcome; run now, enable, disable. */
-export class SchedulesPanel {
-  constructor({ root, api, onStatus }) {
-    this.root = root;
-    this.doc = root.ownerDocument;
-    this.api = api;
-    this.onStatus = onStatus ?? (() => {});
-  }
-
+export class SchedulesPanel extends Panel {
   async refresh() {
-    let list;
-    try {
-      list = await this.api.schedules();
-    } catch (err) {
-      this.root.replaceChildren(el(this.doc, 'p', 'muted', err.message));
-      return;
-    }
-    this.render(list.schedules ?? []);
+    const list = await this.load(() => this.api.schedules());
+    if (list) this.render(list.schedules ?? []);
   }
 
   render(jobs) {
