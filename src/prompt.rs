@@ -172,6 +172,9 @@ pub enum AgentsFileError {
     },
 }
 
+/// Most files one turn attaches (the REPL's `@path`, the web UI's attachments).
+pub const MAX_ATTACHED_FILES: usize = 10;
+
 /// Largest file `--ctx` attaches.
 pub const MAX_CONTEXT_FILE_BYTES: u64 = 256 * 1024;
 

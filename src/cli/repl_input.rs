@@ -17,8 +17,7 @@ pub const SLASH_COMMANDS: &[&str] = &[
     "/exit", "/help", "/info", "/memory", "/plan", "/quit", "/skills",
 ];
 
-/// At most this many files a line attaches.
-pub const MAX_ATTACHED_FILES: usize = 10;
+use crate::prompt::MAX_ATTACHED_FILES;
 
 /// A line ready to send: its text with the named files attached.
 #[derive(Debug)]

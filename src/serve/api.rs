@@ -61,8 +61,7 @@ pub struct Attachment {
     text: String,
 }
 
-/// At most this many files attach to one prompt.
-const MAX_ATTACHMENTS: usize = 10;
+use crate::prompt::MAX_ATTACHED_FILES as MAX_ATTACHMENTS;
 /// At most this much text all the attachments of one prompt hold (the prompt's body is
 /// capped at 2 MiB, and JSON escapes some characters).
 const MAX_ATTACHMENTS_TOTAL: usize = 1024 * 1024;
