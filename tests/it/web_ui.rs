@@ -941,3 +941,92 @@ async fn the_drawer_edits_memory_trusts_a_skill_and_runs_and_disables_a_schedule
     assert!(problems.is_empty(), "console: {problems:?}");
     browser.quit().await;
 }
+
+/// The parent of the sub-agent test: delegates two goals, then answers.
+const DELEGATED: [&str; 2] = ["alpha: count the files", "beta: list the TODOs"];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sub_agents_show_live_under_their_delegate_call() {
+    use crate::support::keyed::{Answer, KeyedServer};
+    use std::sync::Arc;
+    use tokio::sync::Semaphore;
+
+    // The children wait until the browser has shown both of them running.
+    let gate = Arc::new(Semaphore::new(0));
+    let held = gate.clone();
+    let answer: Answer = Arc::new(move |first: String, request: Value| {
+        let held = held.clone();
+        Box::pin(async move {
+            if first == "split the work" {
+                let results = request["messages"]
+                    .as_array()
+                    .map_or(0, |m| m.iter().filter(|m| m["role"] == "tool").count());
+                return if results == 0 {
+                    json!({"role": "assistant", "content": null, "tool_calls": [{"id": "call_d", "type": "function",
+                        "function": {"name": "delegate_tasks", "arguments": json!({"tasks":
+                            DELEGATED.iter().map(|g| json!({"goal": g})).collect::<Vec<_>>()}).to_string()}}]})
+                } else {
+                    json!({"role": "assistant", "content": "Both parts are done."})
+                };
+            }
+            let _permit = held.acquire().await.expect("gate");
+            json!({"role": "assistant", "content": format!("result of {first}")})
+        })
+    });
+    let server = KeyedServer::start(answer).await;
+    let sb = Sandbox::new();
+    sb.global_config(&json!({"stream": false, "context_window": 100000}).to_string());
+    let served = Served::start(&sb, &server.base_url(), &[]);
+    let browser = Browser::start(&sb.tmp().join("chromium")).await;
+    browser.sign_in(&served).await;
+
+    browser.type_text("split the work").await;
+    browser.press(Key::Enter).await;
+    // delegate_tasks asks (system_write): approved in the card.
+    browser.wait_for(".approval .approve").await;
+    browser
+        .js(
+            "document.querySelector('.approval .approve').click(); return true;",
+            vec![],
+        )
+        .await;
+    let rows = "return [...document.querySelectorAll('.tool-row[data-tool=\"delegate_tasks\"] > .subagents > .subagent-row')].map(r => r.querySelector('.subagent-name').textContent + ' ' + r.dataset.status);";
+    browser
+        .wait_until(
+            "both sub-agents running under the call",
+            &format!("const r = (() => {{ {rows} }})(); return r.length === 2 && r.every(x => x.endsWith('running'));"),
+        )
+        .await;
+    let running = browser.js(rows, vec![]).await;
+    assert_eq!(
+        running,
+        json!(["sub-agent 1/2 running", "sub-agent 2/2 running"])
+    );
+    gate.add_permits(2);
+    browser.wait_until("the run ended", RUN_ENDED).await;
+    assert_eq!(
+        browser.js(rows, vec![]).await,
+        json!(["sub-agent 1/2 ok", "sub-agent 2/2 ok"])
+    );
+    save_screenshot(&browser, "subagents.png").await;
+    let figures = browser
+        .js(
+            "return [...document.querySelectorAll('.subagent-row .tool-status')].map(s => s.textContent);",
+            vec![],
+        )
+        .await;
+    for figure in figures.as_array().expect("figures") {
+        let figure = figure.as_str().expect("text");
+        assert!(
+            figure.starts_with("ok · 1 model call · 0 tools · 110 tokens · "),
+            "{figure}"
+        );
+    }
+    assert_eq!(
+        text_of(&browser, ".turn .msg-assistant").await,
+        "Both parts are done."
+    );
+    let problems = browser.console_problems().await;
+    assert!(problems.is_empty(), "console: {problems:?}");
+    browser.quit().await;
+}

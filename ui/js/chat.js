@@ -2,7 +2,7 @@
 // event stream — streamed answer text, one row per tool call, approval and question cards.
 
 import { setMarkdown } from './markdown.js';
-import { bubble, el, setToolStatus, summarizeArgs, toolRow } from './render.js';
+import { bubble, el, endSubagentRow, setToolStatus, subagentRow, summarizeArgs, toolRow } from './render.js';
 
 /** Frames for runs this page does not know yet are kept this long (a prompt's answer can
  * arrive after its first frames). */
@@ -146,6 +146,14 @@ export class Chat {
       case 'tool_call_failed': {
         const row = turn.rows.get(data.call_id);
         if (row) setToolStatus(row, type === 'tool_call_completed' ? 'ok' : 'failed', data.duration_ms);
+        break;
+      }
+      case 'subagent_started':
+      case 'subagent_finished': {
+        const parent = turn.rows.get(data.call_id);
+        if (!parent || !Number.isInteger(data.index) || !Number.isInteger(data.total)) break;
+        const row = subagentRow(this.doc, parent, data);
+        if (type === 'subagent_finished') endSubagentRow(row, data);
         break;
       }
       case 'plan_created':

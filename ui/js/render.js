@@ -52,3 +52,43 @@ export function bubble(doc, role, text) {
   node.dataset.role = role;
   return node;
 }
+
+/**
+ * The row of one sub-agent of a `delegate_tasks` call, nested under the call's row:
+ * `sub-agent 2/3` and a status (`subagent_started` carries no goal text, so none is shown).
+ * Returns the existing row when the call already has one for that index.
+ */
+export function subagentRow(doc, parent, { index, total }) {
+  let list = parent.querySelector(':scope > .subagents');
+  if (!list) {
+    list = el(doc, 'ul', 'subagents');
+    list.setAttribute('aria-label', 'sub-agents');
+    parent.append(list);
+  }
+  const key = String(index);
+  for (const row of list.children) if (row.dataset.index === key) return row;
+  const row = el(doc, 'li', 'subagent-row');
+  row.dataset.index = key;
+  row.dataset.status = 'running';
+  row.append(el(doc, 'span', 'subagent-name', `sub-agent ${index}/${total}`), el(doc, 'span', 'tool-status', 'running…'));
+  list.append(row);
+  return row;
+}
+
+/** The figures of an ended sub-agent: `ok · 3 model calls · 2 tools · 1,200 tokens · 3.4s`. */
+export function subagentStatus(data) {
+  const n = (v) => (Number.isFinite(v) ? v : 0);
+  const plural = (count, one) => `${count.toLocaleString('en-US')} ${one}${count === 1 ? '' : 's'}`;
+  const parts = [typeof data.status === 'string' && data.status ? data.status : 'ended'];
+  parts.push(plural(n(data.iterations), 'model call'));
+  parts.push(plural(n(data.tool_calls), 'tool'));
+  parts.push(`${(n(data.input_tokens) + n(data.output_tokens)).toLocaleString('en-US')} tokens`);
+  if (Number.isFinite(data.duration_ms)) parts.push(`${(data.duration_ms / 1000).toFixed(1)}s`);
+  return parts.join(' · ');
+}
+
+/** Marks a sub-agent row ended with its figures; anything but `ok` shows as failed. */
+export function endSubagentRow(row, data) {
+  row.dataset.status = data.status === 'ok' ? 'ok' : 'failed';
+  row.querySelector('.tool-status').textContent = subagentStatus(data);
+}

@@ -157,3 +157,50 @@ describe('question card', () => {
     assert.equal(questionText(undefined), 'The turn ended.');
   });
 });
+
+// ---------------------------------------------------------------------------------------
+// Sub-agents of `delegate_tasks`, live under their call's row.
+
+describe('sub-agent rows', () => {
+  const envelope = (type, data) => ({ schema: 'odek.event/v1', type, run_id: 'r1', session_id: 's1', tool: 'delegate_tasks', data });
+  const rowsText = (doc) =>
+    [...doc.querySelectorAll('.subagent-row')].map((r) => `${r.querySelector('.subagent-name').textContent} ${r.dataset.status}: ${r.querySelector('.tool-status').textContent}`);
+
+  test('start and end under the call that started them, in task order', () => {
+    const { doc, chat } = newChat();
+    chat.handle('tool_call_started', envelope('tool_call_started', { call_id: 'c1', args_summary: {} }));
+    chat.handle('subagent_started', envelope('subagent_started', { call_id: 'c1', index: 2, total: 2 }));
+    chat.handle('subagent_started', envelope('subagent_started', { call_id: 'c1', index: 1, total: 2 }));
+    chat.handle(
+      'subagent_finished',
+      envelope('subagent_finished', {
+        call_id: 'c1', index: 2, total: 2, status: 'ok', iterations: 3, tool_calls: 1,
+        input_tokens: 1000, output_tokens: 234, duration_ms: 3400,
+      }),
+    );
+    chat.handle(
+      'subagent_finished',
+      envelope('subagent_finished', {
+        call_id: 'c1', index: 1, total: 2, status: 'timeout', iterations: 1, tool_calls: 0,
+        input_tokens: 10, output_tokens: 0, duration_ms: 120000,
+      }),
+    );
+    const call = doc.querySelector('.tool-row');
+    assert.equal(call.querySelectorAll(':scope > .subagents > .subagent-row').length, 2);
+    assert.deepEqual(rowsText(doc), [
+      'sub-agent 2/2 ok: ok · 3 model calls · 1 tool · 1,234 tokens · 3.4s',
+      'sub-agent 1/2 failed: timeout · 1 model call · 0 tools · 10 tokens · 120.0s',
+    ]);
+  });
+
+  test('a finish without its start still shows one row; a frame for no known call shows none', () => {
+    const { doc, chat } = newChat();
+    chat.handle('tool_call_started', envelope('tool_call_started', { call_id: 'c1', args_summary: {} }));
+    const done = { call_id: 'c1', index: 1, total: 1, status: 'cancelled', iterations: 0, tool_calls: 0, input_tokens: 0, output_tokens: 0 };
+    chat.handle('subagent_finished', envelope('subagent_finished', done));
+    chat.handle('subagent_finished', envelope('subagent_finished', done));
+    chat.handle('subagent_started', envelope('subagent_started', { call_id: 'other', index: 1, total: 1 }));
+    chat.handle('subagent_started', envelope('subagent_started', { call_id: 'c1', index: '<b>1</b>', total: 1 }));
+    assert.deepEqual(rowsText(doc), ['sub-agent 1/1 failed: cancelled · 0 model calls · 0 tools · 0 tokens']);
+  });
+});
