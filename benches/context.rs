@@ -96,6 +96,7 @@ fn transcript(len: usize) -> (Vec<Message>, Arc<PlanStore>) {
         Message::system(odek::prompt::system_prompt(
             &config,
             Path::new("/home/user/project"),
+            None,
         )),
         Message::user(
             "Refactor the request parser into its own module, keep the public API, and make \

@@ -35,8 +35,9 @@ you were not asked to change.
 choose a safer approach instead of retrying it.";
 
 /// Builds the system prompt: identity (configured or built-in), the plan sentence when
-/// planning is on, the safety rules, and the runtime context.
-pub fn system_prompt(config: &Config, cwd: &Path) -> String {
+/// planning is on, the safety rules, what the surface adds (`surface`: how its user gets
+/// files, for one), and the runtime context.
+pub fn system_prompt(config: &Config, cwd: &Path, surface: Option<&str>) -> String {
     let mut out = String::new();
     match &config.system {
         Some(custom) => out.push_str(custom.trim_end()),
@@ -52,6 +53,10 @@ pub fn system_prompt(config: &Config, cwd: &Path) -> String {
     }
     out.push_str("\n\n");
     out.push_str(SAFETY_RULES);
+    if let Some(note) = surface {
+        out.push_str("\n\n");
+        out.push_str(note.trim_end());
+    }
     out.push_str("\n\n");
     out.push_str(&runtime_context(cwd));
     out
@@ -293,14 +298,14 @@ mod tests {
     #[test]
     fn default_system_mentions_plan_tool_only_when_planning_is_on() {
         let mut cfg = Config::default();
-        let p = system_prompt(&cfg, Path::new("/w"));
+        let p = system_prompt(&cfg, Path::new("/w"), None);
         assert!(p.contains(crate::plan::SYSTEM_PROMPT_SENTENCE));
         assert!(p.contains("For multi-step work, maintain a plan with the plan tool"));
         assert!(p.contains(crate::subagent::PLAN_DELEGATION_SENTENCE));
         cfg.subagents.enabled = false;
-        assert!(!system_prompt(&cfg, Path::new("/w")).contains("delegate_tasks"));
+        assert!(!system_prompt(&cfg, Path::new("/w"), None).contains("delegate_tasks"));
         cfg.planning.enabled = false;
-        assert!(!system_prompt(&cfg, Path::new("/w")).contains("plan tool"));
+        assert!(!system_prompt(&cfg, Path::new("/w"), None).contains("plan tool"));
     }
 
     #[test]
@@ -309,10 +314,21 @@ mod tests {
             system: Some("You are terse.".into()),
             ..Config::default()
         };
-        let p = system_prompt(&cfg, Path::new("/w"));
+        let p = system_prompt(&cfg, Path::new("/w"), None);
         assert!(p.starts_with("You are terse."));
         assert!(p.contains("untrusted_content"));
         assert!(p.contains("Current working directory: /w"));
+    }
+
+    #[test]
+    fn a_surface_note_goes_after_the_safety_rules_and_before_the_runtime_context() {
+        let cfg = Config::default();
+        let p = system_prompt(&cfg, Path::new("/w"), Some("Files go by MEDIA lines.\n"));
+        let note = p
+            .find("Files go by MEDIA lines.\n\nRuntime context:")
+            .expect("the note");
+        assert!(p.find(SAFETY_RULES).expect("rules") < note);
+        assert!(!system_prompt(&cfg, Path::new("/w"), None).contains("MEDIA"));
     }
 
     #[test]

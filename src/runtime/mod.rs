@@ -276,9 +276,19 @@ impl Runtime {
     /// `no_agents`, the working directory's `AGENTS.md`; with the warning to show when that
     /// file could not be read.
     pub fn first_messages(&self) -> (Vec<Message>, Option<crate::prompt::AgentsFileError>) {
+        self.first_messages_on(None)
+    }
+
+    /// [`Runtime::first_messages`] with what a surface tells the model in its system prompt
+    /// (Telegram: how to send the user a file).
+    pub fn first_messages_on(
+        &self,
+        surface: Option<&str>,
+    ) -> (Vec<Message>, Option<crate::prompt::AgentsFileError>) {
         let mut head = vec![Message::system(crate::prompt::system_prompt(
             &self.config,
             &self.cwd,
+            surface,
         ))];
         let mut warning = None;
         if !self.config.no_agents {

@@ -112,6 +112,11 @@ impl BotApi {
         if let Some(body) = body {
             request = request.body(body);
         }
+        self.answer_of(request).await
+    }
+
+    /// Sends a request and reads its answer: the body of a success, else the API's error.
+    async fn answer_of(&self, request: reqwest::RequestBuilder) -> Result<String, BotError> {
         let response = request
             .send()
             .await
@@ -371,6 +376,24 @@ struct GetFile<'a> {
 }
 
 impl BotApi {
+    /// Sends a file (`sendDocument` or `sendPhoto`, a multipart upload) to `chat`.
+    pub async fn send_file(
+        &self,
+        chat: i64,
+        file: super::outgoing::OutgoingFile,
+    ) -> Result<(), BotError> {
+        let (method, field) = file.kind.method_and_field();
+        let part = reqwest::multipart::Part::bytes(file.bytes).file_name(file.name);
+        let form = reqwest::multipart::Form::new()
+            .text("chat_id", chat.to_string())
+            .part(field, part);
+        let request = self
+            .client
+            .post(format!("{}/{method}", self.url))
+            .multipart(form);
+        self.answer_of(request).await.map(|_| ())
+    }
+
     /// Downloads a file a user sent (`getFile`, then its path), at most `max` bytes: a larger
     /// one is refused before or while it is read.
     pub async fn download(&self, file_id: &str, max: u64) -> Result<Vec<u8>, BotError> {

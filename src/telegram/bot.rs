@@ -18,6 +18,7 @@ use super::api::{
 };
 use super::chats;
 use super::files;
+use super::outgoing;
 use super::plan_status::{self, PlanStatus};
 use super::plans::{self, ChatPlans};
 use super::state::{ChatSession, StateFile};
@@ -672,7 +673,7 @@ impl Bot {
             // An answer goes as MarkdownV2; how a turn ended otherwise, as plain text.
             match outcome {
                 Ok(o) => match o.result {
-                    Ok(answer) => bot.reply(chat, &answer).await,
+                    Ok(answer) => bot.deliver(chat, &answer).await,
                     Err(crate::engine::RunError::Cancelled) => bot.say(chat, "Cancelled.").await,
                     Err(e) => {
                         let text = match o.summary {
@@ -728,6 +729,48 @@ impl Bot {
             if done {
                 return;
             }
+        }
+    }
+
+    /// Sends an answer: its text, then the files its `MEDIA:` lines name (see
+    /// [`outgoing`]); a file that cannot go is answered with why, in one message.
+    async fn deliver(&self, chat: i64, answer: &str) {
+        let (text, media) = outgoing::take_media_lines(answer);
+        if !text.is_empty() || media.is_empty() {
+            self.reply(chat, &text).await;
+        }
+        let mut problems = Vec::new();
+        for (n, line) in media.into_iter().enumerate() {
+            if n >= outgoing::MAX_FILES_PER_ANSWER {
+                problems.push(format!(
+                    "Not sent: {} (at most {} files per answer).",
+                    line.path,
+                    outgoing::MAX_FILES_PER_ANSWER
+                ));
+                continue;
+            }
+            let cwd = self.runtime.cwd().to_path_buf();
+            let redactor = self.runtime.redactor().clone();
+            let path = line.path.clone();
+            let read = tokio::task::spawn_blocking(move || {
+                outgoing::read_for_sending(&cwd, &line, &redactor)
+            })
+            .await
+            .unwrap_or_else(|e| Err(e.to_string()));
+            let sent = match read {
+                Ok(file) => self
+                    .api
+                    .send_file(chat, file)
+                    .await
+                    .map_err(|e| e.to_string()),
+                Err(e) => Err(e),
+            };
+            if let Err(e) = sent {
+                problems.push(format!("Could not send {path}: {e}"));
+            }
+        }
+        if !problems.is_empty() {
+            self.say(chat, &problems.join("\n")).await;
         }
     }
 
@@ -1041,7 +1084,7 @@ fn open_session(
             Err(e) => return Err(e),
         }
     }
-    let (head, warning) = runtime.first_messages();
+    let (head, warning) = runtime.first_messages_on(Some(outgoing::SURFACE_NOTE));
     if let Some(w) = warning {
         eprintln!("odek telegram: warning: {w}");
     }

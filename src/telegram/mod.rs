@@ -6,6 +6,7 @@ pub mod api;
 mod bot;
 mod chats;
 mod files;
+mod outgoing;
 pub mod plan_status;
 mod plans;
 mod schedules;

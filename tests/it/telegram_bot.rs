@@ -1199,3 +1199,96 @@ async fn documents_and_photos_are_saved_in_the_working_directory_and_named_in_th
     );
     stops_cleanly(&tg, bot);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_the_agent_names_go_back_as_uploads_redacted_and_only_from_the_working_directory() {
+    const KEY: &str = "sk-proj-TgSendBack0123456789abcdefghijKLMN";
+    let model = ScriptedServer::start(vec![
+        tools(&[(
+            "write_file",
+            json!({"path": "out/report.md", "content": format!("# Report\nkey: {KEY}\n")}),
+        )]),
+        text("Here is the report.\nMEDIA:document:out/report.md\nMEDIA:photo:chart.png\nMEDIA:document:../outside.txt\nMEDIA:document:missing.txt"),
+    ])
+    .await;
+    let tg = FakeTelegram::start().await;
+    let sb = Sandbox::new();
+    configure(
+        &sb,
+        &tg,
+        json!({"dangerous": {"classes": {"system_write": "allow"}}}),
+    );
+    std::fs::write(sb.work.join("chart.png"), b"\x89PNG\r\n\x1a\n chart").expect("chart");
+    std::fs::write(
+        sb.work.parent().expect("parent").join("outside.txt"),
+        "not yours",
+    )
+    .expect("outside");
+    let bot = Bot::start_with_env(&sb, &model, &[("ODEK_API_KEY", KEY)]);
+
+    tg.message(
+        CHAT,
+        ALLOWED,
+        "write the report and send it to me with the chart",
+    );
+    tg.wait_sent("the refusals", |m| text_of(m).contains("Could not send"))
+        .await;
+    let texts: Vec<String> = tg
+        .sent()
+        .iter()
+        .filter(|m| to_chat(m))
+        .map(|m| text_of(m).to_string())
+        .collect();
+    assert!(
+        texts.iter().any(|t| t == "Here is the report\\."),
+        "the answer (MarkdownV2) without its MEDIA lines: {texts:?}"
+    );
+    assert!(texts.iter().all(|t| !t.contains("MEDIA:")), "{texts:?}");
+    let refusals = texts.last().expect("refusals");
+    assert_eq!(
+        refusals.lines().count(),
+        2,
+        "one line per file not sent: {refusals}"
+    );
+    assert!(
+        refusals.contains(
+            "Could not send ../outside.txt: only files inside the working directory are sent"
+        ),
+        "{refusals}"
+    );
+    assert!(
+        refusals.contains("Could not send missing.txt: cannot read it"),
+        "{refusals}"
+    );
+
+    let files = tg.files_sent();
+    assert_eq!(files.len(), 2, "{files:?}");
+    assert_eq!(
+        (
+            files[0].method.as_str(),
+            files[0].chat,
+            files[0].name.as_str()
+        ),
+        ("sendDocument", CHAT, "report.md")
+    );
+    let report = String::from_utf8(files[0].bytes.clone()).expect("text");
+    assert!(report.starts_with("# Report\nkey: "), "{report}");
+    assert!(!report.contains(KEY), "the key went out: {report}");
+    assert!(
+        read(sb.work.join("out/report.md")).contains(KEY),
+        "the file on disk is the model's, unchanged"
+    );
+    assert_eq!(
+        (files[1].method.as_str(), files[1].name.as_str()),
+        ("sendPhoto", "chart.png")
+    );
+    assert_eq!(files[1].bytes, b"\x89PNG\r\n\x1a\n chart");
+
+    // The model was told how, in the session's system prompt.
+    let system = messages(&model.requests()[0])[0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(system.contains("`MEDIA:document:<path>`"), "{system}");
+    stops_cleanly(&tg, bot);
+}

@@ -4,7 +4,8 @@
 //! over 4096 UTF-16 units. Failures can be scripted (429 with `retry_after`), and the server
 //! can drop off the network (every connection closed, the port refusing) and come back.
 //! Files users send are served as the real one serves them: `getFile` answers a path, and
-//! `GET /file/bot<token>/<path>` the bytes.
+//! `GET /file/bot<token>/<path>` the bytes; files the bot sends arrive as multipart uploads
+//! (`sendDocument`, `sendPhoto`).
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -49,7 +50,22 @@ struct Fake {
     calls: Mutex<Vec<String>>,
     /// file_id → the file's bytes.
     files: Mutex<std::collections::HashMap<String, Vec<u8>>>,
+    /// Files the bot sent.
+    files_sent: Mutex<Vec<SentFile>>,
     changed: Notify,
+}
+
+/// A file the bot sent (`sendDocument`, `sendPhoto`).
+#[derive(Clone, Debug)]
+pub struct SentFile {
+    /// The method.
+    pub method: String,
+    /// The chat.
+    pub chat: i64,
+    /// The file name of the upload.
+    pub name: String,
+    /// Its bytes.
+    pub bytes: Vec<u8>,
 }
 
 /// The running fake.
@@ -222,6 +238,11 @@ impl FakeTelegram {
         self.fake.sent.lock().expect("lock").clone()
     }
 
+    /// Every file the bot sent and the fake accepted, oldest first.
+    pub fn files_sent(&self) -> Vec<SentFile> {
+        self.fake.files_sent.lock().expect("lock").clone()
+    }
+
     /// Every accepted `editMessageText`.
     pub fn edits(&self) -> Vec<Value> {
         self.fake.edits.lock().expect("lock").clone()
@@ -294,12 +315,32 @@ fn ok(result: Value) -> Response {
 async fn call(
     State(fake): State<Arc<Fake>>,
     Path((bot, method)): Path<(String, String)>,
-    body: String,
+    request: axum::extract::Request,
 ) -> Response {
     fake.calls.lock().expect("lock").push(method.clone());
     if bot != format!("bot{TOKEN}") {
         return api_error(StatusCode::UNAUTHORIZED, "Unauthorized", None);
     }
+    let multipart = request
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("multipart/form-data"));
+    if multipart {
+        let form = <axum::extract::Multipart as axum::extract::FromRequest<()>>::from_request(
+            request,
+            &(),
+        )
+        .await;
+        return match form {
+            Ok(form) => send_file(&fake, &method, form).await,
+            Err(_) => api_error(StatusCode::BAD_REQUEST, "Bad Request: invalid form", None),
+        };
+    }
+    let Ok(body) = axum::body::to_bytes(request.into_body(), 1 << 20).await else {
+        return api_error(StatusCode::BAD_REQUEST, "Bad Request: body too large", None);
+    };
+    let body = String::from_utf8_lossy(&body).into_owned();
     let body: Value = if body.is_empty() {
         json!({})
     } else {
@@ -355,6 +396,55 @@ async fn call(
         }
         _ => api_error(StatusCode::NOT_FOUND, "Not Found: method not found", None),
     }
+}
+
+/// `sendDocument` / `sendPhoto` as multipart uploads: `chat_id` and the file in the field
+/// the method names (`document`, `photo`), as the real API takes them.
+async fn send_file(fake: &Fake, method: &str, mut form: axum::extract::Multipart) -> Response {
+    let field_name = match method {
+        "sendDocument" => "document",
+        "sendPhoto" => "photo",
+        _ => return api_error(StatusCode::NOT_FOUND, "Not Found: method not found", None),
+    };
+    let mut chat = None;
+    let mut file = None;
+    while let Ok(Some(field)) = form.next_field().await {
+        let name = field.name().unwrap_or_default().to_string();
+        let file_name = field.file_name().map(str::to_string);
+        let Ok(bytes) = field.bytes().await else {
+            return api_error(StatusCode::BAD_REQUEST, "Bad Request: broken form", None);
+        };
+        if name == "chat_id" {
+            chat = String::from_utf8_lossy(&bytes).parse::<i64>().ok();
+        } else if name == field_name {
+            file = Some((file_name.unwrap_or_default(), bytes.to_vec()));
+        }
+    }
+    let (Some(chat), Some((name, bytes))) = (chat, file) else {
+        return api_error(
+            StatusCode::BAD_REQUEST,
+            &format!("Bad Request: chat_id and {field_name} are required"),
+            None,
+        );
+    };
+    if bytes.is_empty() {
+        return api_error(
+            StatusCode::BAD_REQUEST,
+            "Bad Request: file must be non-empty",
+            None,
+        );
+    }
+    fake.files_sent.lock().expect("lock").push(SentFile {
+        method: method.to_string(),
+        chat,
+        name,
+        bytes,
+    });
+    let message_id = fake.next_message.fetch_add(1, Ordering::SeqCst);
+    fake.changed.notify_waiters();
+    ok(
+        json!({"message_id": message_id, "date": 1_764_547_200, "chat": {"id": chat, "type": "private"}}),
+    )
 }
 
 /// `GET /file/bot<token>/documents/<id>.bin`: a file's bytes.
