@@ -225,6 +225,39 @@ pub fn read_attachment(
     }
 }
 
+/// Largest image sent to the model as an image part (its bytes, before base64).
+pub const MAX_IMAGE_BYTES: usize = 4 * 1024 * 1024;
+
+/// The media type of an image the model may be sent, from its first bytes (PNG, JPEG, GIF,
+/// WebP); `None` for anything else, whatever its name says.
+pub fn image_type(bytes: &[u8]) -> Option<&'static str> {
+    if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Some("image/png")
+    } else if bytes.starts_with(&[0xff, 0xd8, 0xff]) {
+        Some("image/jpeg")
+    } else if bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a") {
+        Some("image/gif")
+    } else if bytes.len() >= 12 && bytes.starts_with(b"RIFF") && &bytes[8..12] == b"WEBP" {
+        Some("image/webp")
+    } else {
+        None
+    }
+}
+
+/// An image as an image part, or why it cannot be one (not PNG/JPEG/GIF/WebP, or over
+/// [`MAX_IMAGE_BYTES`]).
+pub fn image_part(name: &str, bytes: &[u8]) -> Result<crate::llm::ImagePart, String> {
+    if bytes.len() > MAX_IMAGE_BYTES {
+        return Err(format!(
+            "image {name} is {} bytes, over the {MAX_IMAGE_BYTES}-byte limit",
+            bytes.len()
+        ));
+    }
+    let mime =
+        image_type(bytes).ok_or_else(|| format!("{name} is not a PNG, JPEG, GIF or WebP image"))?;
+    Ok(crate::llm::ImagePart::from_bytes(mime, bytes))
+}
+
 /// The user's text with attached files after it, each inside the untrusted wrapper with the
 /// source `<kind>:<name>` (`resource` for the REPL's `@path`, `attachment` for the web UI's).
 pub fn with_attached_files(line: &str, files: &[ContextFile], kind: &str) -> String {
@@ -318,6 +351,26 @@ mod tests {
         assert!(p.starts_with("You are terse."));
         assert!(p.contains("untrusted_content"));
         assert!(p.contains("Current working directory: /w"));
+    }
+
+    #[test]
+    fn images_are_known_by_their_bytes_and_capped() {
+        assert_eq!(image_type(b"\x89PNG\r\n\x1a\nrest"), Some("image/png"));
+        assert_eq!(image_type(&[0xff, 0xd8, 0xff, 0xe0]), Some("image/jpeg"));
+        assert_eq!(image_type(b"GIF89a.."), Some("image/gif"));
+        assert_eq!(image_type(b"RIFF\0\0\0\0WEBPVP8 "), Some("image/webp"));
+        assert_eq!(image_type(b"RIFF\0\0\0\0WAVE"), None);
+        assert_eq!(image_type(b"<svg onload=alert(1)>"), None);
+        let part = image_part("a.png", b"\x89PNG\r\n\x1a\n").expect("a part");
+        assert_eq!(part.url, "data:image/png;base64,iVBORw0KGgo=");
+        let err = image_part("x.svg", b"<svg/>").expect_err("not an image");
+        assert_eq!(err, "x.svg is not a PNG, JPEG, GIF or WebP image");
+        let big = vec![0xff; MAX_IMAGE_BYTES + 1];
+        assert!(
+            image_part("big.jpg", &big)
+                .expect_err("too big")
+                .contains("over the 4194304-byte limit")
+        );
     }
 
     #[test]

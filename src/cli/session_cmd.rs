@@ -335,6 +335,9 @@ fn render_session(s: &Session, full: bool) -> String {
             Role::User => {
                 users += 1;
                 out.push_str(&format!("── [USER Turn {users}] ──\n{}\n", m.content));
+                if !m.images.is_empty() {
+                    out.push_str(&format!("[{} image(s) attached]\n", m.images.len()));
+                }
             }
             Role::Assistant => render_assistant(m, mi, &mut calls, &mut out),
             Role::Tool => {

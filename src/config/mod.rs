@@ -67,6 +67,8 @@ pub struct Config {
     pub no_color: bool,
     /// More models the web UI's picker offers beside `model`.
     pub models: Vec<String>,
+    /// The model takes images (image parts from Telegram photos and web UI attachments).
+    pub images: bool,
     /// Final answers as the model wrote them (no Markdown rendering on a terminal).
     pub raw: bool,
     /// Do not read `./AGENTS.md` project instructions.
@@ -536,6 +538,7 @@ impl Default for Config {
             compaction: true,
             context_window: 0,
             no_color: false,
+            images: false,
             raw: false,
             models: Vec::new(),
             no_agents: false,

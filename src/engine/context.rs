@@ -93,7 +93,12 @@ fn is_pinned(m: &Message) -> bool {
     matches!(kind(m), Kind::Plan | Kind::Digest | Kind::TrimWarning)
 }
 
-/// Rough token count of one message (≈ 4 bytes a token, plus per-message overhead).
+/// What one image is counted as: providers bill an image by its size in tiles, not by its
+/// base64 (a 1024×1024 picture is 765 tokens at OpenAI's high detail).
+pub const IMAGE_TOKENS: u64 = 1_000;
+
+/// Rough token count of one message (≈ 4 bytes a token, plus per-message overhead, plus
+/// [`IMAGE_TOKENS`] an image).
 pub fn estimate_message(m: &Message) -> u64 {
     let mut bytes = m.content.len()
         + m.reasoning_content.as_ref().map_or(0, String::len)
@@ -104,7 +109,7 @@ pub fn estimate_message(m: &Message) -> u64 {
         bytes += c.id.len() + c.function.name.len() + c.function.arguments.len();
         overhead += 30;
     }
-    overhead + (bytes as u64).div_ceil(4)
+    overhead + (bytes as u64).div_ceil(4) + m.images.len() as u64 * IMAGE_TOKENS
 }
 
 /// Rough token count of the tool definitions sent with every request.

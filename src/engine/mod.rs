@@ -28,6 +28,10 @@ pub use observer::{EngineEvent, Fanout, NoopObserver, Observer};
 /// How long a cancelled batch may take to wind down before its tools are abandoned.
 const CANCEL_GRACE: Duration = Duration::from_secs(3);
 
+/// The source of [`EngineEvent::ContentIngested`] for an image of the input (its content is
+/// the image's `data:` URL).
+pub const IMAGE_SOURCE: &str = "image";
+
 /// Saves what changed: called at the start of a run when there is anything unsaved, after
 /// every tool batch, and after the final answer, with the edits made since the previous call
 /// (never the whole history). Called on a blocking thread; an error is reported and the run
@@ -311,6 +315,14 @@ impl Engine {
                     iteration: 0,
                     source: wrapper.source,
                     content: wrapper.body,
+                });
+            }
+            // Images are never wrapped; the audit logs each as its data URL's size and hash.
+            for image in &message.images {
+                self.observer.on_event(&EngineEvent::ContentIngested {
+                    iteration: 0,
+                    source: IMAGE_SOURCE,
+                    content: &image.url,
                 });
             }
         }

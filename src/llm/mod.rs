@@ -25,8 +25,8 @@ pub use replay::{RecordingModel, ReplayModel};
 pub use retry::RetryNotice;
 pub use sse::StreamAccumulator;
 pub use types::{
-    ChatRequest, ChatResponse, Delta, FunctionCall, Message, RequestMessages, Role, ToolCall,
-    ToolDef, Usage,
+    ChatRequest, ChatResponse, Delta, FunctionCall, ImagePart, Message, RequestMessages, Role,
+    ToolCall, ToolDef, Usage,
 };
 
 use async_trait::async_trait;

@@ -32,30 +32,160 @@ impl Role {
     }
 }
 
-/// One chat message.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One chat message. It serialises as the protocol's message: `content` is a string, or —
+/// when the message carries images — an array of parts, its text first then one
+/// `image_url` part per image; both read back the same way.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Message {
     /// Author of the message.
     pub role: Role,
     /// Text; providers send `null` beside tool calls, which reads as empty.
-    #[serde(default, deserialize_with = "null_as_default")]
     pub content: String,
+    /// Images sent with the text (user messages, when the model takes images).
+    pub images: Vec<ImagePart>,
     /// Tool name on tool results.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The call a tool result answers.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
     /// Tool calls requested by an assistant message.
-    #[serde(
-        default,
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_default"
-    )]
     pub tool_calls: Vec<ToolCall>,
     /// Reasoning text from thinking models, echoed back on later requests.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_content: Option<String>,
+}
+
+/// An image of a message: an `image_url` part, a `data:` URL (`data:image/png;base64,…`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImagePart {
+    /// The image as a `data:` URL.
+    pub url: String,
+}
+
+impl ImagePart {
+    /// The image of `bytes` of the media type `mime` (`image/png`, …).
+    pub fn from_bytes(mime: &str, bytes: &[u8]) -> ImagePart {
+        use base64::Engine as _;
+        ImagePart {
+            url: format!(
+                "data:{mime};base64,{}",
+                base64::engine::general_purpose::STANDARD.encode(bytes)
+            ),
+        }
+    }
+}
+
+impl Serialize for Message {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let fields = 2
+            + usize::from(self.name.is_some())
+            + usize::from(self.tool_call_id.is_some())
+            + usize::from(!self.tool_calls.is_empty())
+            + usize::from(self.reasoning_content.is_some());
+        let mut out = s.serialize_struct("Message", fields)?;
+        out.serialize_field("role", &self.role)?;
+        if self.images.is_empty() {
+            out.serialize_field("content", &self.content)?;
+        } else {
+            out.serialize_field("content", &ContentParts(self))?;
+        }
+        if let Some(name) = &self.name {
+            out.serialize_field("name", name)?;
+        }
+        if let Some(id) = &self.tool_call_id {
+            out.serialize_field("tool_call_id", id)?;
+        }
+        if !self.tool_calls.is_empty() {
+            out.serialize_field("tool_calls", &self.tool_calls)?;
+        }
+        if let Some(reasoning) = &self.reasoning_content {
+            out.serialize_field("reasoning_content", reasoning)?;
+        }
+        out.end()
+    }
+}
+
+/// The `content` parts of a message with images: its text (when any), then the images.
+struct ContentParts<'a>(&'a Message);
+
+impl Serialize for ContentParts<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        #[derive(Serialize)]
+        #[serde(tag = "type", rename_all = "snake_case")]
+        enum Part<'a> {
+            Text { text: &'a str },
+            ImageUrl { image_url: &'a ImagePart },
+        }
+        let m = self.0;
+        let mut seq = s.serialize_seq(None)?;
+        if !m.content.is_empty() {
+            seq.serialize_element(&Part::Text { text: &m.content })?;
+        }
+        for image in &m.images {
+            seq.serialize_element(&Part::ImageUrl { image_url: image })?;
+        }
+        seq.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Message {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Wire {
+            role: Role,
+            #[serde(default)]
+            content: Option<WireContent>,
+            #[serde(default)]
+            name: Option<String>,
+            #[serde(default)]
+            tool_call_id: Option<String>,
+            #[serde(default, deserialize_with = "null_as_default")]
+            tool_calls: Vec<ToolCall>,
+            #[serde(default)]
+            reasoning_content: Option<String>,
+        }
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum WireContent {
+            Text(String),
+            Parts(Vec<WirePart>),
+        }
+        #[derive(Deserialize)]
+        struct WirePart {
+            #[serde(rename = "type", default)]
+            kind: String,
+            #[serde(default)]
+            text: Option<String>,
+            #[serde(default)]
+            image_url: Option<ImagePart>,
+        }
+        let wire = Wire::deserialize(d)?;
+        let (content, images) = match wire.content {
+            None => (String::new(), Vec::new()),
+            Some(WireContent::Text(text)) => (text, Vec::new()),
+            Some(WireContent::Parts(parts)) => {
+                let mut texts = Vec::new();
+                let mut images = Vec::new();
+                for part in parts {
+                    match (part.kind.as_str(), part.text, part.image_url) {
+                        ("text", Some(text), _) => texts.push(text),
+                        ("image_url", _, Some(image)) => images.push(image),
+                        _ => {}
+                    }
+                }
+                (texts.join("\n"), images)
+            }
+        };
+        Ok(Message {
+            role: wire.role,
+            content,
+            images,
+            name: wire.name,
+            tool_call_id: wire.tool_call_id,
+            tool_calls: wire.tool_calls,
+            reasoning_content: wire.reasoning_content,
+        })
+    }
 }
 
 impl Message {
@@ -63,6 +193,7 @@ impl Message {
         Message {
             role,
             content: content.into(),
+            images: Vec::new(),
             name: None,
             tool_call_id: None,
             tool_calls: Vec::new(),
@@ -378,6 +509,31 @@ mod tests {
         assert_eq!(m.tool_calls[0].id, "");
         assert_eq!(m.tool_calls[0].kind, "function");
         assert_eq!(m.tool_calls[0].function.arguments, r#"{"command":"ls"}"#);
+    }
+
+    #[test]
+    fn a_message_with_images_goes_as_parts_and_reads_back_the_same() {
+        let mut m = Message::user("what is in it?");
+        m.images
+            .push(ImagePart::from_bytes("image/png", b"\x89PNG"));
+        let wire = serde_json::to_string(&m).expect("serialises");
+        assert_eq!(
+            wire,
+            r#"{"role":"user","content":[{"type":"text","text":"what is in it?"},{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw=="}}]}"#
+        );
+        let back: Message = serde_json::from_str(&wire).expect("parses");
+        assert_eq!(back, m);
+        // Only images: no empty text part.
+        m.content.clear();
+        let wire = serde_json::to_value(&m).expect("serialises");
+        assert_eq!(wire["content"].as_array().map(Vec::len), Some(1));
+        // Parts from elsewhere: texts joined, unknown parts skipped.
+        let other: Message = serde_json::from_str(
+            r#"{"role":"user","content":[{"type":"text","text":"a"},{"type":"input_audio","input_audio":{}},{"type":"text","text":"b"}]}"#,
+        )
+        .expect("parses");
+        assert_eq!((other.content.as_str(), other.images.len()), ("a\nb", 0));
+        assert!(serde_json::from_str::<Message>(r#"{"role":"user","content":7}"#).is_err());
     }
 
     #[test]

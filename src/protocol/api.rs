@@ -439,6 +439,8 @@ pub struct ModelList {
     pub models: Vec<ModelEntry>,
     /// True when the endpoint answered `GET /models`.
     pub endpoint_listed: bool,
+    /// True when the model takes images (the `images` setting): the web UI attaches them.
+    pub images: bool,
 }
 
 /// One model of [`ModelList`].

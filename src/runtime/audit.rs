@@ -46,6 +46,16 @@ pub struct AuditRecord {
     pub content: String,
 }
 
+use crate::engine::IMAGE_SOURCE;
+
+/// An image of the input (a `data:` URL) is logged by its size and hash, its text only as
+/// `data:image/png;base64,… (N bytes)`.
+fn image_note(url: &str) -> String {
+    let head = url.split_once(',').map_or("data:", |(head, _)| head);
+    let head: String = head.chars().take(64).collect();
+    format!("{head},… ({} bytes)", url.len())
+}
+
 /// The audit file of session `id` under the sessions directory.
 pub fn audit_path(sessions_dir: &Path, id: &str) -> PathBuf {
     sessions_dir.join("audit").join(format!("{id}.jsonl"))
@@ -84,7 +94,11 @@ impl AuditLog {
             source: self.redactor.redact(source).into_owned(),
             bytes: content.len(),
             sha256: crate::random::hex(&Sha256::digest(content.as_bytes())),
-            content: self.redactor.redact(content).into_owned(),
+            content: if source == IMAGE_SOURCE {
+                image_note(content)
+            } else {
+                self.redactor.redact(content).into_owned()
+            },
         };
         let line = serde_json::to_string(&record).map_err(std::io::Error::other)?;
         let mut file = self.file.lock().unwrap_or_else(PoisonError::into_inner);

@@ -53,60 +53,114 @@ pub struct Prompt {
     attachments: Vec<Attachment>,
 }
 
-/// A text file attached to a prompt.
+/// A file attached to a prompt: a text file (`text`) or, when the model takes images, an
+/// image (`image`, its bytes in base64).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Attachment {
     name: String,
-    text: String,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    image: Option<String>,
 }
 
 use crate::prompt::MAX_ATTACHED_FILES as MAX_ATTACHMENTS;
-/// At most this much text all the attachments of one prompt hold (the prompt's body is
-/// capped at 2 MiB, and JSON escapes some characters).
+/// Largest prompt text (the body may be larger: images in base64).
+const MAX_CONTENT_BYTES: usize = 1024 * 1024;
+/// At most this much text all the attachments of one prompt hold.
 const MAX_ATTACHMENTS_TOTAL: usize = 1024 * 1024;
+/// At most this many image bytes (decoded) one prompt holds (the prompt's body is capped at
+/// [`super::PROMPT_BODY_LIMIT`]; base64 takes a third more).
+const MAX_IMAGES_TOTAL: usize = crate::prompt::MAX_IMAGE_BYTES;
 
-/// The attachments as files to wrap, or why they are refused (each a file `--ctx` would
-/// take: ≤ 256 KiB of text; a short name without control characters).
-fn attached_files(
-    attachments: Vec<Attachment>,
-) -> Result<Vec<crate::prompt::ContextFile>, ApiError> {
+/// What a prompt's attachments bring: files to wrap and images to send.
+#[derive(Debug, Default)]
+struct Attached {
+    files: Vec<crate::prompt::ContextFile>,
+    images: Vec<(String, crate::llm::ImagePart)>,
+}
+
+/// The attachments as files to wrap and image parts, or why they are refused (each file
+/// one `--ctx` would take: ≤ 256 KiB of text; each image a PNG, JPEG, GIF or WebP, only
+/// when the model takes images; a short name without control characters).
+fn attached(attachments: Vec<Attachment>, images_taken: bool) -> Result<Attached, ApiError> {
     if attachments.len() > MAX_ATTACHMENTS {
         return Err(ApiError::bad_request(format!(
             "at most {MAX_ATTACHMENTS} attachments, not {}",
             attachments.len()
         )));
     }
-    let total: usize = attachments.iter().map(|a| a.text.len()).sum();
+    let total: usize = attachments
+        .iter()
+        .map(|a| a.text.as_ref().map_or(0, String::len))
+        .sum();
     if total > MAX_ATTACHMENTS_TOTAL {
         return Err(ApiError::bad_request(format!(
             "the attachments hold {total} bytes together, over the {MAX_ATTACHMENTS_TOTAL}-byte limit"
         )));
     }
-    attachments
-        .into_iter()
-        .map(|a| {
-            let name = a.name.trim().to_string();
-            if name.is_empty() || name.chars().count() > 200 || name.chars().any(char::is_control) {
-                return Err(ApiError::bad_request(
-                    "an attachment's name must be 1 to 200 characters without control characters",
-                ));
+    let mut out = Attached::default();
+    let mut image_bytes = 0;
+    for a in attachments {
+        let name = a.name.trim().to_string();
+        if name.is_empty() || name.chars().count() > 200 || name.chars().any(char::is_control) {
+            return Err(ApiError::bad_request(
+                "an attachment's name must be 1 to 200 characters without control characters",
+            ));
+        }
+        match (a.text, a.image) {
+            (Some(text), None) => out.files.push(attached_text(name, text)?),
+            (None, Some(image)) => {
+                if !images_taken {
+                    return Err(ApiError::bad_request(format!(
+                        "attachment {name} is an image, and the model does not take images (setting `images`)"
+                    )));
+                }
+                let bytes = base64_bytes(&image).ok_or_else(|| {
+                    ApiError::bad_request(format!("attachment {name}: image is not base64"))
+                })?;
+                image_bytes += bytes.len();
+                if image_bytes > MAX_IMAGES_TOTAL {
+                    return Err(ApiError::bad_request(format!(
+                        "the images hold more than {MAX_IMAGES_TOTAL} bytes together"
+                    )));
+                }
+                let part =
+                    crate::prompt::image_part(&name, &bytes).map_err(ApiError::bad_request)?;
+                out.images.push((name, part));
             }
-            if a.text.len() as u64 > crate::prompt::MAX_CONTEXT_FILE_BYTES {
+            _ => {
                 return Err(ApiError::bad_request(format!(
-                    "attachment {name} is {} bytes, over the {}-byte limit",
-                    a.text.len(),
-                    crate::prompt::MAX_CONTEXT_FILE_BYTES
+                    "attachment {name} must have either text or image"
                 )));
             }
-            if a.text.contains('\0') {
-                return Err(ApiError::bad_request(format!(
-                    "attachment {name} is not text (it holds NUL bytes)"
-                )));
-            }
-            Ok(crate::prompt::ContextFile { name, text: a.text })
-        })
-        .collect()
+        }
+    }
+    Ok(out)
+}
+
+fn base64_bytes(text: &str) -> Option<Vec<u8>> {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD
+        .decode(text.trim())
+        .ok()
+}
+
+fn attached_text(name: String, text: String) -> Result<crate::prompt::ContextFile, ApiError> {
+    if text.len() as u64 > crate::prompt::MAX_CONTEXT_FILE_BYTES {
+        return Err(ApiError::bad_request(format!(
+            "attachment {name} is {} bytes, over the {}-byte limit",
+            text.len(),
+            crate::prompt::MAX_CONTEXT_FILE_BYTES
+        )));
+    }
+    if text.contains('\0') {
+        return Err(ApiError::bad_request(format!(
+            "attachment {name} is not text (it holds NUL bytes)"
+        )));
+    }
+    Ok(crate::prompt::ContextFile { name, text })
 }
 
 /// `POST /api/prompt`: starts a run (202 `{run_id, session_id, status}`); 409 while the
@@ -120,6 +174,12 @@ pub async fn prompt(
     if body.content.trim().is_empty() {
         return Err(ApiError::bad_request("content must not be empty"));
     }
+    if body.content.len() > MAX_CONTENT_BYTES {
+        return Err(ApiError::bad_request(format!(
+            "content is {} bytes, over the {MAX_CONTENT_BYTES}-byte limit",
+            body.content.len()
+        )));
+    }
     if let Some(model) = &body.model {
         check_model(model)?;
         if body.session_id.is_some() {
@@ -128,9 +188,15 @@ pub async fn prompt(
             ));
         }
     }
-    let files = attached_files(body.attachments)?;
+    let attached = attached(body.attachments, app.base.config().images)?;
     let (run_id, session_id) = app
-        .start_run(body.content, body.session_id, body.model, files)
+        .start_run(
+            body.content,
+            body.session_id,
+            body.model,
+            attached.files,
+            attached.images,
+        )
         .await?;
     Ok((
         StatusCode::ACCEPTED,

@@ -53,7 +53,7 @@ const HOLDER: &str = "odek serve";
 /// Largest management body (rename, approvals).
 pub(crate) const BODY_LIMIT: usize = 1024 * 1024;
 /// Largest `POST /api/prompt` body.
-pub(crate) const PROMPT_BODY_LIMIT: usize = 2 * 1024 * 1024;
+pub(crate) const PROMPT_BODY_LIMIT: usize = 8 * 1024 * 1024;
 
 /// What the command line hands the server.
 pub struct ServeParts {
@@ -267,6 +267,7 @@ impl AppState {
         session_id: Option<String>,
         model: Option<String>,
         files: Vec<crate::prompt::ContextFile>,
+        images: Vec<(String, crate::llm::ImagePart)>,
     ) -> Result<(String, String), ApiError> {
         if self.supervisor.is_stopping() {
             return Err(ApiError::shutting_down());
@@ -278,13 +279,24 @@ impl AppState {
         })
         .await
         .map_err(|e| ApiError::internal(e.to_string()))??;
-        // The session's title is the prompt as typed; the turn reads the files after it.
-        let external = if files.is_empty() {
+        // The session's title is the prompt as typed; the turn reads the files after it,
+        // and the names of the images that come with it.
+        let external = if files.is_empty() && images.is_empty() {
             Vec::new()
         } else {
             vec!["attachment".to_string()]
         };
-        let input = crate::prompt::with_attached_files(&content, &files, "attachment");
+        let mut input = Message::user(crate::prompt::with_attached_files(
+            &content,
+            &files,
+            "attachment",
+        ));
+        for (name, image) in images {
+            input
+                .content
+                .push_str(&format!("\n\n[Image attached: {name}]"));
+            input.images.push(image);
+        }
         self.launch(runtime, session, input, external)
     }
 
@@ -333,13 +345,13 @@ impl AppState {
         self: &Arc<Self>,
         runtime: Arc<Runtime>,
         session: Arc<SessionHandle>,
-        content: String,
+        input: Message,
         external: Vec<String>,
     ) -> Result<(String, String), ApiError> {
         let handle = self.supervisor.submit(Submission {
             runtime,
             session: Some(session),
-            input: vec![Message::user(&content)],
+            input: vec![input],
             approvals: Approvals::remote(),
             output: Arc::new(NoopObserver),
             external,

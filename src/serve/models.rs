@@ -19,7 +19,9 @@ pub async fn list(
     app.limits.read(peer.ip())?;
     let config = app.base.config();
     let listed = app.base.chat_model().listed_models().await;
-    Ok(Json(model_list(&config.model, &config.models, listed)))
+    let mut list = model_list(&config.model, &config.models, listed);
+    list.images = config.images;
+    Ok(Json(list))
 }
 
 /// The default first, then the `models` setting, then the endpoint's; each name once, with
@@ -52,6 +54,7 @@ pub fn model_list(default: &str, configured: &[String], listed: Option<Vec<Strin
         default: default.to_string(),
         models,
         endpoint_listed,
+        images: false,
     }
 }
 

@@ -568,6 +568,11 @@ impl Bot {
                 return;
             }
         };
+        // A photo goes to a model that takes images as an image part too (a picture it
+        // cannot be is only saved, as for a model that does not).
+        let image = (file.photo && self.runtime.config().images)
+            .then(|| crate::prompt::image_part(&file.name, &bytes).ok())
+            .flatten();
         let (dir, sent, size) = (
             self.runtime.cwd().to_path_buf(),
             file.name.clone(),
@@ -579,8 +584,10 @@ impl Bot {
             .and_then(|r| r);
         match saved {
             Ok(saved) => {
-                let text = files::turn_text(caption, &file.name, &saved, size);
-                self.start_turn_with(chat, text, vec!["telegram:file".into()])
+                let text = files::turn_text(caption, &file.name, &saved, size, image.is_some());
+                let mut input = Message::user(text);
+                input.images.extend(image);
+                self.start_turn_with(chat, input, vec!["telegram:file".into()])
                     .await;
             }
             Err(e) => {
@@ -591,18 +598,20 @@ impl Bot {
     }
 
     async fn start_turn(self: &Arc<Self>, chat: i64, text: String) {
-        self.start_turn_with(chat, text, Vec::new()).await;
+        self.start_turn_with(chat, Message::user(text), Vec::new())
+            .await;
     }
 
-    /// A turn of the chat's session; `external` names external content in its input.
-    async fn start_turn_with(self: &Arc<Self>, chat: i64, text: String, external: Vec<String>) {
+    /// A turn of the chat's session with `input` (its text and images); `external` names
+    /// external content in it.
+    async fn start_turn_with(self: &Arc<Self>, chat: i64, input: Message, external: Vec<String>) {
         if let Some(refusal) = self.no_turn_now(chat) {
             self.say(chat, &refusal).await;
             return;
         }
         let existing = self.chat_session(chat).map(|s| s.session_id);
         let runtime = self.runtime.clone();
-        let task_text = text.clone();
+        let task_text = input.content.clone();
         let opened =
             tokio::task::spawn_blocking(move || open_session(&runtime, existing, &task_text))
                 .await
@@ -635,7 +644,7 @@ impl Bot {
         let handle = match self.supervisor.submit(Submission {
             runtime: self.runtime.clone(),
             session: Some(session),
-            input: vec![Message::user(&text)],
+            input: vec![input],
             approvals: Approvals::remote(),
             output: Arc::new(ProgressObserver { tx: progress_tx }),
             external,

@@ -18,6 +18,8 @@ pub struct Incoming {
     pub name: String,
     /// Its size, when Telegram says.
     pub size: Option<u64>,
+    /// True for a photo (a picture Telegram compressed), false for a document.
+    pub photo: bool,
 }
 
 /// The file a message carries: its document, or the largest size of its photo.
@@ -27,6 +29,7 @@ pub fn incoming(message: &Message) -> Option<Incoming> {
             file_id: d.file_id.clone(),
             name: d.file_name.clone().unwrap_or_else(|| "file".into()),
             size: d.file_size,
+            photo: false,
         });
     }
     let largest = message
@@ -37,6 +40,7 @@ pub fn incoming(message: &Message) -> Option<Incoming> {
         file_id: largest.file_id.clone(),
         name: format!("photo-{}x{}.jpg", largest.width, largest.height),
         size: largest.file_size,
+        photo: true,
     })
 }
 
@@ -96,13 +100,29 @@ pub fn save(dir: &Path, sent: &str, bytes: &[u8]) -> std::io::Result<String> {
     )))
 }
 
-/// The turn a file starts: the caption (or a plain request) and where the file is.
-pub fn turn_text(caption: Option<&str>, sent: &str, saved: &str, bytes: usize) -> String {
+/// The turn a file starts: the caption (or a plain request) and where the file is; a photo
+/// sent as an image part (`attached`) says so.
+pub fn turn_text(
+    caption: Option<&str>,
+    sent: &str,
+    saved: &str,
+    bytes: usize,
+    attached: bool,
+) -> String {
     let ask = caption
         .map(str::trim)
         .filter(|c| !c.is_empty())
-        .unwrap_or("I sent you a file; have a look at it.");
+        .unwrap_or(if attached {
+            "I sent you a photo; have a look at it."
+        } else {
+            "I sent you a file; have a look at it."
+        });
     let sent: String = crate::text::strip_controls(sent).replace(['"', '\n', '\t'], " ");
+    if attached {
+        return format!(
+            "{ask}\n\n[Telegram: the user sent a photo ({bytes} bytes), attached to this message; it is also saved as ./{saved} in the working directory.]"
+        );
+    }
     format!(
         "{ask}\n\n[Telegram: the user sent the file \"{sent}\" ({bytes} bytes); it is saved as ./{saved} in the working directory.]"
     )
@@ -144,9 +164,13 @@ mod tests {
     #[test]
     fn the_turn_names_the_file_and_keeps_the_caption() {
         assert_eq!(
-            turn_text(Some(" summarise it "), "q3.csv", "q3.csv", 120),
+            turn_text(Some(" summarise it "), "q3.csv", "q3.csv", 120, false),
             "summarise it\n\n[Telegram: the user sent the file \"q3.csv\" (120 bytes); it is saved as ./q3.csv in the working directory.]"
         );
-        assert!(turn_text(None, "a", "a", 1).starts_with("I sent you a file;"));
+        assert!(turn_text(None, "a", "a", 1, false).starts_with("I sent you a file;"));
+        assert_eq!(
+            turn_text(None, "photo-9x9.jpg", "photo-9x9.jpg", 7, true),
+            "I sent you a photo; have a look at it.\n\n[Telegram: the user sent a photo (7 bytes), attached to this message; it is also saved as ./photo-9x9.jpg in the working directory.]"
+        );
     }
 }

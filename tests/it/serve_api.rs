@@ -786,7 +786,7 @@ async fn malformed_unknown_form_and_oversized_bodies_get_json_errors_and_run_not
     );
     let form = send(post_raw("content=x", "application/x-www-form-urlencoded")).await;
     assert_eq!(form.status, 415);
-    let huge = "x".repeat(3 * 1024 * 1024);
+    let huge = "x".repeat(9 * 1024 * 1024);
     let oversize = send(
         served
             .request(Method::POST, "/api/prompt")
@@ -795,6 +795,18 @@ async fn malformed_unknown_form_and_oversized_bodies_get_json_errors_and_run_not
     .await;
     assert_eq!(oversize.status, 413, "{}", oversize.text);
     assert!(oversize.json["error"].is_string());
+    // Under the body's limit (which leaves room for images), the text has its own.
+    let long = send(
+        served
+            .request(Method::POST, "/api/prompt")
+            .json(&json!({"content": "x".repeat(1024 * 1024 + 1)})),
+    )
+    .await;
+    assert_eq!(long.status, 400, "{}", long.text);
+    assert_eq!(
+        long.json["error"],
+        "content is 1048577 bytes, over the 1048576-byte limit"
+    );
     let rename_huge = send(
         served
             .request(
@@ -1245,6 +1257,7 @@ async fn models_lists_the_configured_ones_and_what_the_endpoint_lists() {
                 {"name": "qwen3-coder", "from": ["endpoint"]},
             ],
             "endpoint_listed": true,
+            "images": false,
         })
     );
 }
@@ -1347,5 +1360,136 @@ async fn attachments_reach_the_model_wrapped_and_bad_ones_are_refused() {
     assert_eq!(
         session.json["title"], "summarise the file",
         "the title is the prompt as typed"
+    );
+}
+
+/// A 1×1 PNG.
+const DOT_PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89\0\0\0\rIDATx\x9cc\xf8\x0f\x04\0\x09\xfb\x03\xfd\xe3U\xf2\x9c\0\0\0\0IEND\xaeB`\x82";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn images_go_to_a_model_that_takes_them_as_image_parts_and_are_refused_otherwise() {
+    use base64::Engine as _;
+    let b64 = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);
+    let image = json!({"name": "dot.png", "image": b64(DOT_PNG)});
+
+    // A model that does not take images: refused, with the setting named.
+    let server = ScriptedServer::start(vec![]).await;
+    let sb = Sandbox::new();
+    let served = Served::start(&sb, &server.base_url(), &[]);
+    let models = served.get("/api/models").await;
+    assert_eq!(models.json["images"], false, "{}", models.text);
+    let refused = served
+        .post(
+            "/api/prompt",
+            json!({"content": "x", "attachments": [image]}),
+        )
+        .await;
+    assert_eq!(refused.status, 400, "{}", refused.text);
+    assert_eq!(
+        refused.json["error"],
+        "attachment dot.png is an image, and the model does not take images (setting `images`)"
+    );
+    drop(served);
+
+    // One that does.
+    let server = ScriptedServer::start(vec![text("A single dot.")]).await;
+    let sb = Sandbox::new();
+    sb.global_config(&json!({"images": true}).to_string());
+    let served = Served::start(&sb, &server.base_url(), &[]);
+    assert_eq!(served.get("/api/models").await.json["images"], true);
+    for (attachment, error) in [
+        (
+            json!({"name": "x.svg", "image": b64(b"<svg onload=alert(1)/>")}),
+            "x.svg is not a PNG, JPEG, GIF or WebP image",
+        ),
+        (
+            json!({"name": "a.png", "image": "not base64!"}),
+            "attachment a.png: image is not base64",
+        ),
+        (
+            json!({"name": "a.png", "image": b64(DOT_PNG), "text": "both"}),
+            "attachment a.png must have either text or image",
+        ),
+        (
+            json!({"name": "big.jpg", "image": b64(&vec![0xff; 4 * 1024 * 1024 + 1])}),
+            "the images hold more than 4194304 bytes together",
+        ),
+    ] {
+        let answer = served
+            .post(
+                "/api/prompt",
+                json!({"content": "x", "attachments": [attachment]}),
+            )
+            .await;
+        assert_eq!(answer.status, 400, "{}", answer.text);
+        assert_eq!(answer.json["error"], error);
+    }
+    let started = served
+        .post(
+            "/api/prompt",
+            json!({"content": "what is in the picture?", "attachments": [image]}),
+        )
+        .await;
+    assert_eq!(started.status, 202, "{}", started.text);
+    let run = served
+        .wait_run(started.json["run_id"].as_str().expect("run id"))
+        .await;
+    assert_eq!(run["status"], "completed", "{run}");
+    let user = messages(&server.requests()[0])
+        .into_iter()
+        .rfind(|m| m["role"] == "user")
+        .expect("user message");
+    let expected_url = format!("data:image/png;base64,{}", b64(DOT_PNG));
+    assert_eq!(
+        user["content"],
+        json!([
+            {"type": "text", "text": "what is in the picture?\n\n[Image attached: dot.png]"},
+            {"type": "image_url", "image_url": {"url": expected_url}},
+        ])
+    );
+    // Saved as sent: the session reads back with its image.
+    let session = served
+        .get(&format!(
+            "/api/sessions/{}",
+            started.json["session_id"].as_str().expect("id")
+        ))
+        .await;
+    let saved = session.json["messages"]
+        .as_array()
+        .and_then(|m| m.iter().rfind(|m| m["role"] == "user"))
+        .cloned()
+        .expect("saved user message");
+    assert_eq!(saved["content"], user["content"]);
+    assert_eq!(session.json["title"], "what is in the picture?");
+    // The audit log records the image (its size, never its data).
+    let mut audit = sb.odek(&server.base_url());
+    audit.args([
+        "audit",
+        "--json",
+        started.json["session_id"].as_str().expect("id"),
+    ]);
+    let out = audit.output().expect("odek audit");
+    let records: Vec<Value> = serde_json::from_slice(&out.stdout).expect("json");
+    let image = records
+        .iter()
+        .find(|r| r["source"] == "image")
+        .unwrap_or_else(|| panic!("no image record: {records:?}"));
+    assert_eq!(image["bytes"], expected_url.len(), "{image}");
+    assert_eq!(
+        image["content"],
+        format!("data:image/png;base64,… ({} bytes)", expected_url.len())
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains(&b64(DOT_PNG)));
+    // `odek session show` says an image went with the turn.
+    let mut show = sb.odek(&server.base_url());
+    show.args([
+        "session",
+        "show",
+        started.json["session_id"].as_str().expect("id"),
+    ]);
+    let shown = String::from_utf8_lossy(&show.output().expect("show").stdout).into_owned();
+    assert!(
+        shown.contains("[Image attached: dot.png]\n[1 image(s) attached]"),
+        "{shown}"
     );
 }

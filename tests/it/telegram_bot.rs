@@ -1292,3 +1292,37 @@ async fn files_the_agent_names_go_back_as_uploads_redacted_and_only_from_the_wor
     assert!(system.contains("`MEDIA:document:<path>`"), "{system}");
     stops_cleanly(&tg, bot);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_photo_goes_to_a_model_that_takes_images_as_an_image_part() {
+    use base64::Engine as _;
+    let model = ScriptedServer::start(vec![text("A cat on a mat.")]).await;
+    let tg = FakeTelegram::start().await;
+    let sb = Sandbox::new();
+    configure(&sb, &tg, json!({"images": true}));
+    let bot = Bot::start(&sb, &model);
+    let jpeg: &[u8] = b"\xff\xd8\xff\xe0\0\x10JFIF\0 a cat";
+    tg.photo(CHAT, ALLOWED, jpeg, Some("what is it?"));
+    tg.wait_sent("the answer", |m| text_of(m) == "A cat on a mat\\.")
+        .await;
+    let user = messages(&model.requests()[0])
+        .into_iter()
+        .rfind(|m| m["role"] == "user")
+        .expect("user message");
+    let url = format!(
+        "data:image/jpeg;base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(jpeg)
+    );
+    assert_eq!(
+        user["content"],
+        json!([
+            {"type": "text", "text": format!("what is it?\n\n[Telegram: the user sent a photo ({} bytes), attached to this message; it is also saved as ./photo-1280x853.jpg in the working directory.]", jpeg.len())},
+            {"type": "image_url", "image_url": {"url": url}},
+        ])
+    );
+    assert_eq!(
+        std::fs::read(sb.work.join("photo-1280x853.jpg")).expect("saved too"),
+        jpeg
+    );
+    stops_cleanly(&tg, bot);
+}

@@ -1030,3 +1030,81 @@ async fn sub_agents_show_live_under_their_delegate_call() {
     assert!(problems.is_empty(), "console: {problems:?}");
     browser.quit().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_image_attached_in_the_browser_reaches_a_model_that_takes_images() {
+    // A 1×1 PNG.
+    const DOT_PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89\0\0\0\rIDATx\x9cc\xf8\x0f\x04\0\x09\xfb\x03\xfd\xe3U\xf2\x9c\0\0\0\0IEND\xaeB`\x82";
+    let server = ScriptedServer::start(vec![text("One dot.")]).await;
+    let sb = Sandbox::new();
+    sb.global_config(&json!({"images": true}).to_string());
+    let served = Served::start(&sb, &server.base_url(), &[]);
+    let browser = Browser::start(&sb.tmp().join("chromium")).await;
+    browser.sign_in(&served).await;
+
+    let dot = sb.tmp().join("dot.png");
+    std::fs::write(&dot, DOT_PNG).expect("dot");
+    browser
+        .js(
+            "document.getElementById('attach-input').hidden = false; return true;",
+            vec![],
+        )
+        .await;
+    // The picker takes images once `GET /api/models` said the model does.
+    browser
+        .wait_until(
+            "the models loaded",
+            "return document.getElementById('model').options.length > 0;",
+        )
+        .await;
+    let picker = browser.wait_for("#attach-input").await;
+    picker
+        .send_keys(dot.to_str().expect("path"))
+        .await
+        .expect("choose the image");
+    browser
+        .wait_until("the image chip", "const c = document.querySelector('#attachments .chip span'); return !!c && c.textContent === '🖼 dot.png';")
+        .await;
+    browser
+        .wait_for("#prompt")
+        .await
+        .click()
+        .await
+        .expect("focus");
+    browser.type_text("what is this?").await;
+    browser.press(Key::Enter).await;
+    browser.wait_until("the run ended", RUN_ENDED).await;
+    let user = messages(&server.requests()[0])
+        .into_iter()
+        .rfind(|m| m["role"] == "user")
+        .expect("user message");
+    assert_eq!(
+        user["content"][0]["text"],
+        "what is this?\n\n[Image attached: dot.png]"
+    );
+    assert_eq!(user["content"][1]["type"], "image_url");
+    assert!(
+        user["content"][1]["image_url"]["url"]
+            .as_str()
+            .is_some_and(|u| u.starts_with("data:image/png;base64,iVBORw0KGgo")),
+        "{user}"
+    );
+    // Opened again after a reload, the saved turn shows its text and that an image went
+    // with it.
+    browser.client.refresh().await.expect("reload");
+    browser
+        .wait_for(".session-item")
+        .await
+        .click()
+        .await
+        .expect("open the session");
+    browser
+        .wait_until(
+            "the saved turn",
+            "const u = document.querySelector('.msg-user'); return !!u && u.textContent.includes('🖼 1 image');",
+        )
+        .await;
+    let problems = browser.console_problems().await;
+    assert!(problems.is_empty(), "console: {problems:?}");
+    browser.quit().await;
+}

@@ -33,8 +33,8 @@ export class Chat {
     const running = detail.running && detail.run_id ? detail.run_id : null;
     const rows = new Map();
     for (const m of detail.messages ?? []) {
-      if (m.role === 'user' && typeof m.content === 'string') {
-        this.log.append(bubble(this.doc, 'user', m.content));
+      if (m.role === 'user') {
+        this.log.append(bubble(this.doc, 'user', userText(m.content)));
       } else if (m.role === 'assistant') {
         if (typeof m.content === 'string' && m.content.trim()) {
           const answer = bubble(this.doc, 'assistant', '');
@@ -366,6 +366,19 @@ export function questionText(reason) {
 /** Enables or disables a card's buttons and inputs. */
 function setControls(card, enabled) {
   for (const control of card.querySelectorAll('button, input')) control.disabled = !enabled;
+}
+
+/**
+ * A saved user message's text: a string as it is; the parts of a message with images as
+ * their text and a line per image (`🖼 image`), never the image's data.
+ */
+export function userText(content) {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  const texts = content.filter((p) => p?.type === 'text' && typeof p.text === 'string').map((p) => p.text);
+  const images = content.filter((p) => p?.type === 'image_url').length;
+  if (images) texts.push(images === 1 ? '🖼 1 image' : `🖼 ${images} images`);
+  return texts.join('\n');
 }
 
 /** The figures of a finished answer: `4.2 s · 3,600 in (2,000 cached) · 30 out`. */

@@ -48,6 +48,7 @@ async function loadModels() {
     return;
   }
   defaultModel = list.default;
+  attachments.images = list.images === true;
   ui.model.replaceChildren();
   for (const m of list.models) {
     const option = document.createElement('option');
@@ -206,7 +207,7 @@ async function submit() {
   try {
     const picked = !sessionId && ui.model.value && ui.model.value !== defaultModel ? ui.model.value : null;
     files = attachments.take();
-    started = await api.prompt(content, sessionId, picked, files);
+    started = await api.prompt(content, sessionId, picked, Attachments.wire(files));
   } catch (err) {
     attachments.restore(files);
     status(err.message);

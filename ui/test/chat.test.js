@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { JSDOM } from 'jsdom';
 
-import { Chat, questionText, resolutionText } from '../js/chat.js';
+import { Chat, questionText, resolutionText, userText } from '../js/chat.js';
 
 test('a closed approval card says how it was closed', () => {
   assert.equal(resolutionText('approve', 'answered'), 'Approved');
@@ -203,4 +203,16 @@ describe('sub-agent rows', () => {
     chat.handle('subagent_started', envelope('subagent_started', { call_id: 'c1', index: '<b>1</b>', total: 1 }));
     assert.deepEqual(rowsText(doc), ['sub-agent 1/1 failed: cancelled · 0 model calls · 0 tools · 0 tokens']);
   });
+});
+
+test('a saved user message with images shows its text and how many images, never their data', () => {
+  assert.equal(userText('plain'), 'plain');
+  const parts = [
+    { type: 'text', text: 'what is this?' },
+    { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } },
+    { type: 'image_url', image_url: { url: 'data:image/png;base64,BBBB' } },
+  ];
+  assert.equal(userText(parts), 'what is this?\n🖼 2 images');
+  assert.equal(userText([parts[1]]), '🖼 1 image');
+  assert.equal(userText(null), '');
 });
