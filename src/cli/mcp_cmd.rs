@@ -145,7 +145,7 @@ fn server_json(server: &McpServer, redactor: &Redactor) -> Value {
 /// `odek mcp serve`: the MCP server on stdin/stdout until the client closes it (or SIGTERM);
 /// nothing but the protocol is written to stdout.
 fn serve(allow: &[crate::policy::DangerClass], run_task: bool) -> anyhow::Result<Exit> {
-    use crate::runtime::{ModelSource, Runtime, RuntimeOptions, Supervisor};
+    use crate::runtime::Supervisor;
     use rmcp::ServiceExt;
     super::init_tracing(0);
     let opts = LoadOptions::from_process(Default::default());
@@ -153,43 +153,21 @@ fn serve(allow: &[crate::policy::DangerClass], run_task: bool) -> anyhow::Result
     let resolved = crate::config::load(&opts)?;
     resolved.warnings.iter().for_each(|w| eprintln!("{w}"));
     let allow: Vec<String> = allow.iter().map(|c| c.to_string()).collect();
-    let build = |config: crate::config::Config| -> anyhow::Result<std::sync::Arc<Runtime>> {
-        let redactor = crate::runtime::build_redactor(&config);
-        let runtime = Runtime::build(
-            config,
-            RuntimeOptions {
-                home: resolved.home.clone(),
-                cwd: cwd.clone(),
-                model_source: ModelSource::Http,
-                record: None,
-                events: None,
-                redactor,
-            },
-        )?;
-        Ok(std::sync::Arc::new(runtime))
-    };
-    let tools_config = crate::mcp::server::tools_config(&resolved.config, &allow)
-        .map_err(|name| anyhow::anyhow!("unknown danger class \"{name}\""))?;
     let rt = tokio_runtime()?;
     let _guard = rt.enter();
-    let tools = build(tools_config)?;
-    if !tools.sandbox().is_on() {
-        anyhow::bail!(
-            "the shell sandbox is not available on this machine (Landlock); odek mcp serve runs tools only sandboxed"
-        );
-    }
-    let tasks = if run_task {
-        let config = resolved
-            .config
-            .with_nobody_to_ask(&allow)
-            .map_err(|name| anyhow::anyhow!("unknown danger class \"{name}\""))?;
-        Some(build(config)?)
-    } else {
-        None
+    let setup = crate::mcp::server::ServerSetup {
+        config: &resolved.config,
+        home: &resolved.home,
+        cwd: &cwd,
+        allow: &allow,
+        run_task,
     };
-    let redactor = tools.redactor().clone();
+    let redactor = crate::runtime::build_redactor(&resolved.config);
     let supervisor = Supervisor::new(crate::runtime::SHUTDOWN_GRACE, redactor);
-    let server = crate::mcp::server::OdekMcpServer::new(tools, tasks.clone(), supervisor.clone());
+    let server = setup
+        .build(supervisor.clone())
+        .map_err(|e| anyhow::anyhow!(e))?;
+    let tasks = server.tasks().cloned();
     eprintln!(
         "odek mcp serve: {} tool(s) on stdio in {}{}",
         server.tool_list().len(),

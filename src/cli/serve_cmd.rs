@@ -27,6 +27,14 @@ pub struct ServeArgs {
     /// Also append every event to FILE (`-` = stdout); they are always on /api/events
     #[arg(long, value_name = "FILE")]
     events_jsonl: Option<String>,
+    /// Also serve odek's tools and run_task over MCP (streamable HTTP) at /api/mcp, under
+    /// the same token, with nobody to ask (what would ask is denied)
+    #[arg(long)]
+    mcp: bool,
+    /// With --mcp: allow this risk class without asking (repeatable), e.g. --mcp-allow
+    /// code_execution
+    #[arg(long = "mcp-allow", value_name = "CLASS", requires = "mcp")]
+    mcp_allow: Vec<crate::policy::DangerClass>,
 }
 
 /// Runs `odek serve`.
@@ -44,6 +52,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
         also,
     }));
     start.extra_secrets = vec![token.clone()];
+    let mcp_config = start.config.clone();
     let process = Process::start(start)?;
     process
         .runtime
@@ -59,7 +68,23 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
             .await
             .with_context(|| format!("cannot listen on {}", args.addr))?;
         let local = listener.local_addr()?;
-        announce(&local, &token, args.open);
+        let mcp = if args.mcp {
+            let allow: Vec<String> = args.mcp_allow.iter().map(|c| c.to_string()).collect();
+            let setup = crate::mcp::server::ServerSetup {
+                config: &mcp_config,
+                home: process.runtime.home(),
+                cwd: &load.cwd,
+                allow: &allow,
+                run_task: true,
+            };
+            let server = setup
+                .build(process.supervisor.clone())
+                .map_err(|e| anyhow::anyhow!("--mcp: {e}"))?;
+            Some(server)
+        } else {
+            None
+        };
+        announce(&local, &token, args.open, mcp.as_ref());
         let schedules = crate::schedule::spawn_background(
             process.runtime.config(),
             process.runtime.home(),
@@ -71,6 +96,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
             None
         });
         let parts = ServeParts {
+            mcp,
             runtime: process.runtime.clone(),
             supervisor: process.supervisor.clone(),
             load,
@@ -90,7 +116,12 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
 }
 
 /// The startup lines on stderr, and the browser when `--open`.
-fn announce(local: &std::net::SocketAddr, token: &str, open: bool) {
+fn announce(
+    local: &std::net::SocketAddr,
+    token: &str,
+    open: bool,
+    mcp: Option<&crate::mcp::server::OdekMcpServer>,
+) {
     if !local.ip().is_loopback() {
         eprintln!(
             "odek serve: WARNING: listening on {local}, which is not a loopback address; API requests must still name 127.0.0.1, localhost or [::1] as Host"
@@ -99,6 +130,13 @@ fn announce(local: &std::net::SocketAddr, token: &str, open: bool) {
     let url = token_url(local, token);
     eprintln!("odek serve ⚡  {url}");
     eprintln!("  API:   http://{local}/api/ (header X-Odek-Token: <token>)");
+    if let Some(server) = mcp {
+        eprintln!(
+            "  MCP:   http://{local}{} ({} tools; Bearer <token>)",
+            crate::serve::MCP_PATH,
+            server.tool_list().len()
+        );
+    }
     eprintln!("  Token: {token}");
     eprintln!("  Stop with Ctrl-C: running runs are cancelled and saved.");
     if open {

@@ -48,12 +48,72 @@ pub fn tools_config(base: &Config, allow: &[String]) -> Result<Config, String> {
     Ok(config)
 }
 
-/// The server: one runtime for single tool calls, one for `run_task` turns.
+/// The server: one runtime for single tool calls, one for `run_task` turns. Clones share
+/// everything (the HTTP transport makes one per client session).
+#[derive(Clone)]
 pub struct OdekMcpServer {
     tools: Arc<Runtime>,
     tasks: Option<Arc<Runtime>>,
     supervisor: Supervisor,
-    calls: AtomicU64,
+    calls: Arc<AtomicU64>,
+}
+
+/// How the server is built: the loaded configuration, where it runs, what it may do without
+/// asking, whether it offers `run_task`.
+pub struct ServerSetup<'a> {
+    /// The user's configuration.
+    pub config: &'a Config,
+    /// odek's home.
+    pub home: &'a std::path::Path,
+    /// The working directory of the tools.
+    pub cwd: &'a std::path::Path,
+    /// Danger classes allowed without asking.
+    pub allow: &'a [String],
+    /// Whether `run_task` is offered.
+    pub run_task: bool,
+}
+
+impl ServerSetup<'_> {
+    /// The server's runtimes (tools under [`tools_config`], `run_task` turns under the
+    /// configuration with nobody to ask), its turns in `supervisor`. Refused without the shell
+    /// sandbox, and for an unknown danger class.
+    pub fn build(&self, supervisor: Supervisor) -> Result<OdekMcpServer, String> {
+        let unknown = |name: String| format!("unknown danger class \"{name}\"");
+        let tools = self.runtime(tools_config(self.config, self.allow).map_err(unknown)?)?;
+        if !tools.sandbox().is_on() {
+            return Err(
+                "the shell sandbox is not available on this machine (Landlock); odek's MCP server runs tools only sandboxed"
+                    .into(),
+            );
+        }
+        let tasks = if self.run_task {
+            let config = self
+                .config
+                .with_nobody_to_ask(self.allow)
+                .map_err(unknown)?;
+            Some(self.runtime(config)?)
+        } else {
+            None
+        };
+        Ok(OdekMcpServer::new(tools, tasks, supervisor))
+    }
+
+    fn runtime(&self, config: Config) -> Result<Arc<Runtime>, String> {
+        let redactor = crate::runtime::build_redactor(&config);
+        let runtime = Runtime::build(
+            config,
+            crate::runtime::RuntimeOptions {
+                home: self.home.to_path_buf(),
+                cwd: self.cwd.to_path_buf(),
+                model_source: crate::runtime::ModelSource::Http,
+                record: None,
+                events: None,
+                redactor,
+            },
+        )
+        .map_err(|e| e.to_string())?;
+        Ok(Arc::new(runtime))
+    }
 }
 
 /// A call's output nobody watches.
@@ -71,8 +131,13 @@ impl OdekMcpServer {
             tools,
             tasks,
             supervisor,
-            calls: AtomicU64::new(0),
+            calls: Arc::new(AtomicU64::new(0)),
         }
+    }
+
+    /// The runtime of `run_task` turns, when offered (its MCP servers stop with the server).
+    pub fn tasks(&self) -> Option<&Arc<Runtime>> {
+        self.tasks.as_ref()
     }
 
     /// The tools offered: odek's built-in ones, then `run_task`.

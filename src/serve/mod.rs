@@ -72,6 +72,8 @@ pub struct ServeParts {
     pub redactor: Arc<Redactor>,
     /// The instance token.
     pub token: String,
+    /// odek as an MCP server over streamable HTTP at `/api/mcp` (`odek serve --mcp`).
+    pub mcp: Option<crate::mcp::server::OdekMcpServer>,
 }
 
 /// The state every handler shares.
@@ -127,7 +129,10 @@ pub async fn serve(parts: ServeParts, listener: tokio::net::TcpListener) -> std:
         shutdown: CancellationToken::new(),
         started: Instant::now(),
     });
-    let app = router(state.clone());
+    let mut app = router(state.clone());
+    if let Some(server) = parts.mcp {
+        app = app.merge(mcp_route(state.clone(), server));
+    }
     let stopping = state.clone();
     listen::serve_until(listener, app, async move {
         crate::process::termination().await;
@@ -195,6 +200,30 @@ fn router(state: Arc<AppState>) -> Router {
         .layer(middleware::from_fn(no_store))
         .with_state(state)
 }
+
+/// `/api/mcp`: the MCP server over streamable HTTP (sessions in memory, ended when the
+/// server stops), behind the same guard (Host, token, same origin) as every API route.
+fn mcp_route(state: Arc<AppState>, server: crate::mcp::server::OdekMcpServer) -> Router {
+    use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+    use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+    let config = StreamableHttpServerConfig::default()
+        .with_cancellation_token(state.shutdown.child_token())
+        .with_legacy_session_mode(false)
+        .with_json_response(true);
+    let service = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(NeverSessionManager::default()),
+        config,
+    );
+    Router::new()
+        .route_service(MCP_PATH, service)
+        .layer(middleware::from_fn_with_state(state.clone(), auth::guard))
+        .layer(middleware::from_fn(no_store))
+        .with_state(state)
+}
+
+/// Where `odek serve --mcp` serves MCP.
+pub const MCP_PATH: &str = "/api/mcp";
 
 async fn not_found(req: Request) -> ApiError {
     ApiError::not_found(format!("no such endpoint: {}", req.uri().path()))

@@ -1,6 +1,6 @@
 //! `odek mcp serve` driven by a real MCP client from another ecosystem: the official Python
 //! SDK (tests/mcp/client.py, pinned by tests/mcp/requirements.txt, installed by
-//! `make mcp-py-deps`), over stdio.
+//! `make mcp-py-deps`), over stdio — and `odek serve --mcp` over streamable HTTP.
 
 use serde_json::{Value, json};
 
@@ -18,21 +18,49 @@ fn python() -> std::path::PathBuf {
 
 /// Runs the Python client against `odek mcp serve ARGS` with these calls; its report.
 async fn client(sb: &Sandbox, server: &ScriptedServer, args: &[&str], calls: Value) -> Value {
+    // The client starts odek itself: the program becomes its first argument.
+    let mut target = vec![odek_binary().into_os_string(), "mcp".into(), "serve".into()];
+    target.extend(args.iter().map(Into::into));
+    run_client(sb, server, &target, &[], calls).await
+}
+
+/// Runs the Python client against `odek serve --mcp` at `url` with the token.
+async fn http_client(
+    sb: &Sandbox,
+    server: &ScriptedServer,
+    url: &str,
+    token: &str,
+    calls: Value,
+) -> Value {
+    run_client(
+        sb,
+        server,
+        &[url.into()],
+        &[("ODEK_MCP_TOKEN", token)],
+        calls,
+    )
+    .await
+}
+
+async fn run_client(
+    sb: &Sandbox,
+    server: &ScriptedServer,
+    target: &[std::ffi::OsString],
+    env: &[(&str, &str)],
+    calls: Value,
+) -> Value {
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py");
     let cmd = sb.odek(&server.base_url());
-    // The client starts odek itself: the program becomes its first argument.
-    let odek = odek_binary();
     let mut py = std::process::Command::new(python());
     py.env_clear()
         .envs(
             cmd.get_envs()
                 .filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned()))),
         )
+        .envs(env.iter().copied())
         .current_dir(&sb.work)
         .arg(script)
-        .arg(odek)
-        .args(["mcp", "serve"])
-        .args(args)
+        .args(target)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
@@ -163,4 +191,106 @@ async fn allow_lets_a_class_run_and_no_run_task_offers_tools_only() {
         results[1]
     );
     assert!(server.requests().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn odek_serve_offers_the_same_server_over_streamable_http_under_its_token() {
+    use crate::support::serve::Served;
+    let server = ScriptedServer::start(vec![text("The notes say: ship it.")]).await;
+    let sb = Sandbox::new();
+    std::fs::write(sb.work.join("notes.md"), "ship it\n").expect("notes");
+    let served = Served::start(&sb, &server.base_url(), &["--mcp"]);
+    // The MCP address is announced with the others (the lines after the token URL).
+    for _ in 0..200 {
+        if served.stderr().contains("Stop with Ctrl-C") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert!(
+        served.stderr().contains("/api/mcp ("),
+        "the MCP address is announced: {}",
+        served.stderr()
+    );
+    let url = format!("{}/api/mcp", served.base);
+    let maker = "python3 -c \"open('made.txt','w').write('ok')\"";
+    let report = http_client(
+        &sb,
+        &server,
+        &url,
+        &served.token,
+        json!([
+            {"name": "read_file", "arguments": {"path": "notes.md"}, "repeat": 20},
+            {"name": "shell", "arguments": {"command": maker}},
+            {"name": "run_task", "arguments": {"task": "what do the notes say?"}},
+        ]),
+    )
+    .await;
+    assert_eq!(report["server"], "odek");
+    let tools = report["tools"].as_array().expect("tools");
+    for wanted in ["read_file", "shell", "run_task"] {
+        assert!(tools.iter().any(|t| t == wanted), "{wanted}: {tools:?}");
+    }
+    assert!(!tools.iter().any(|t| t == "clarify"), "{tools:?}");
+    let results = report["results"].as_array().expect("results");
+    assert!(unwrap_untrusted(results[0]["text"].as_str().unwrap_or_default()).contains("ship it"));
+    assert_eq!(
+        results[1]["is_error"], true,
+        "nobody to ask: {}",
+        results[1]
+    );
+    assert!(!sb.work.join("made.txt").exists(), "the denied command ran");
+    assert_eq!(
+        results[2]["text"], "The notes say: ship it.",
+        "{}",
+        results[2]
+    );
+    eprintln!(
+        "odek serve --mcp: read_file through the Python SDK over HTTP, median of 20: {} ms",
+        results[0]["ms"]
+    );
+
+    // Without the token, or from another origin, nothing reaches the server.
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let http = reqwest::Client::new();
+    let bare = http
+        .post(&url)
+        .header("Accept", "application/json, text/event-stream")
+        .json(&init)
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(bare.status(), 401);
+    let foreign = http
+        .post(&url)
+        .bearer_auth(&served.token)
+        .header("Origin", "https://evil.example")
+        .header("Accept", "application/json, text/event-stream")
+        .json(&init)
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(foreign.status(), 403);
+    let ok = http
+        .post(&url)
+        .bearer_auth(&served.token)
+        .header("Accept", "application/json, text/event-stream")
+        .json(&init)
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(ok.status(), 200);
+    drop(served);
+
+    // Without --mcp there is no such endpoint.
+    let plain = Served::start(&sb, &server.base_url(), &[]);
+    let missing = http
+        .post(format!("{}/api/mcp", plain.base))
+        .bearer_auth(&plain.token)
+        .json(&init)
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(missing.status(), 404);
 }
