@@ -1336,11 +1336,7 @@ async fn attachments_reach_the_model_wrapped_and_bad_ones_are_refused() {
         .wait_run(started.json["run_id"].as_str().expect("run id"))
         .await;
     assert_eq!(run["status"], "completed", "{run}");
-    let user = messages(&server.requests()[0])
-        .into_iter()
-        .rfind(|m| m["role"] == "user")
-        .and_then(|m| m["content"].as_str().map(str::to_string))
-        .expect("user message");
+    let user = last_user_text(&server.requests()[0]);
     assert!(
         user.starts_with("summarise the file\n\n--- q3.csv ---\n"),
         "{user}"
@@ -1435,10 +1431,7 @@ async fn images_go_to_a_model_that_takes_them_as_image_parts_and_are_refused_oth
         .wait_run(started.json["run_id"].as_str().expect("run id"))
         .await;
     assert_eq!(run["status"], "completed", "{run}");
-    let user = messages(&server.requests()[0])
-        .into_iter()
-        .rfind(|m| m["role"] == "user")
-        .expect("user message");
+    let user = last_user(&server.requests()[0]);
     let expected_url = format!("data:image/png;base64,{}", b64(DOT_PNG));
     assert_eq!(
         user["content"],

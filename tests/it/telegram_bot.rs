@@ -1075,12 +1075,7 @@ async fn sessions_resume_and_the_markdown_plan_notes_from_the_chat() {
     tg.message(CHAT, ALLOWED, "/plan_resume 1");
     tg.wait_sent("the plan's turn", said("working on the plan"))
         .await;
-    let sent = messages(&model.requests()[3]);
-    let last_user = sent
-        .iter()
-        .rfind(|m| m["role"] == "user")
-        .and_then(|m| m["content"].as_str())
-        .expect("user message");
+    let last_user = last_user_text(&model.requests()[3]);
     assert!(
         last_user.starts_with("Work on this plan (my note "),
         "{last_user}"
@@ -1161,12 +1156,7 @@ async fn documents_and_photos_are_saved_in_the_working_directory_and_named_in_th
         .await;
     assert_eq!(read(sb.work.join("q3.csv")), "mine, not replaced\n");
     assert_eq!(read(sb.work.join("q3-2.csv")), "quarter,revenue\nq3,120\n");
-    let first = messages(&model.requests()[0]);
-    let user = first
-        .iter()
-        .rfind(|m| m["role"] == "user")
-        .and_then(|m| m["content"].as_str())
-        .expect("user message");
+    let user = last_user_text(&model.requests()[0]);
     assert_eq!(
         user,
         "what changed?\n\n[Telegram: the user sent the file \"q3.csv\" (23 bytes); it is saved as ./q3-2.csv in the working directory.]"
@@ -1305,10 +1295,7 @@ async fn a_photo_goes_to_a_model_that_takes_images_as_an_image_part() {
     tg.photo(CHAT, ALLOWED, jpeg, Some("what is it?"));
     tg.wait_sent("the answer", |m| text_of(m) == "A cat on a mat\\.")
         .await;
-    let user = messages(&model.requests()[0])
-        .into_iter()
-        .rfind(|m| m["role"] == "user")
-        .expect("user message");
+    let user = last_user(&model.requests()[0]);
     let url = format!(
         "data:image/jpeg;base64,{}",
         base64::engine::general_purpose::STANDARD.encode(jpeg)

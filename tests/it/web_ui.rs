@@ -47,6 +47,34 @@ async fn save_screenshot(browser: &Browser, name: &str) {
     }
 }
 
+/// Chooses `file` in the real file picker, waits for its chip (`chip` is its text), and puts
+/// the focus back in the prompt box.
+async fn attach_through_the_picker(browser: &Browser, file: &std::path::Path, chip: &str) {
+    browser
+        .js(
+            "document.getElementById('attach-input').hidden = false; return true;",
+            vec![],
+        )
+        .await;
+    let picker = browser.wait_for("#attach-input").await;
+    picker
+        .send_keys(file.to_str().expect("path"))
+        .await
+        .expect("choose the file");
+    browser
+        .wait_until(
+            "the chip",
+            &format!("const c = document.querySelector('#attachments .chip span'); return !!c && c.textContent === {};", json!(chip)),
+        )
+        .await;
+    browser
+        .wait_for("#prompt")
+        .await
+        .click()
+        .await
+        .expect("focus");
+}
+
 /// True when the page scrolls sideways.
 async fn scrolls_sideways(browser: &Browser) -> Value {
     browser
@@ -757,26 +785,7 @@ async fn markdown_answers_render_hostile_html_runs_nothing_and_the_theme_and_mod
     // Attach a text file through the real file picker, then send.
     let notes = sb.tmp().join("notes.txt");
     std::fs::write(&notes, "alpha\nbeta\n").expect("notes");
-    browser
-        .js(
-            "document.getElementById('attach-input').hidden = false; return true;",
-            vec![],
-        )
-        .await;
-    let picker = browser.wait_for("#attach-input").await;
-    picker
-        .send_keys(notes.to_str().expect("path"))
-        .await
-        .expect("choose the file");
-    browser
-        .wait_until("the chip", "const c = document.querySelector('#attachments .chip span'); return !!c && c.textContent.includes('notes.txt');")
-        .await;
-    browser
-        .wait_for("#prompt")
-        .await
-        .click()
-        .await
-        .expect("focus");
+    attach_through_the_picker(&browser, &notes, "📄 notes.txt").await;
     browser.type_text("again").await;
     browser.press(Key::Enter).await;
     browser
@@ -794,12 +803,7 @@ async fn markdown_answers_render_hostile_html_runs_nothing_and_the_theme_and_mod
     let requests = server.requests();
     assert_eq!(requests[0]["model"], "test-model");
     assert_eq!(requests[1]["model"], "other-model");
-    let sent = messages(&requests[1]);
-    let user = sent
-        .iter()
-        .rfind(|m| m["role"] == "user")
-        .and_then(|m| m["content"].as_str())
-        .expect("user message");
+    let user = last_user_text(&requests[1]);
     assert!(user.starts_with("again\n\n--- notes.txt ---\n"), "{user}");
     assert!(
         user.contains("source=\"attachment:notes.txt\">\nalpha\nbeta\n"),
@@ -1044,12 +1048,6 @@ async fn an_image_attached_in_the_browser_reaches_a_model_that_takes_images() {
 
     let dot = sb.tmp().join("dot.png");
     std::fs::write(&dot, DOT_PNG).expect("dot");
-    browser
-        .js(
-            "document.getElementById('attach-input').hidden = false; return true;",
-            vec![],
-        )
-        .await;
     // The picker takes images once `GET /api/models` said the model does.
     browser
         .wait_until(
@@ -1057,27 +1055,11 @@ async fn an_image_attached_in_the_browser_reaches_a_model_that_takes_images() {
             "return document.getElementById('model').options.length > 0;",
         )
         .await;
-    let picker = browser.wait_for("#attach-input").await;
-    picker
-        .send_keys(dot.to_str().expect("path"))
-        .await
-        .expect("choose the image");
-    browser
-        .wait_until("the image chip", "const c = document.querySelector('#attachments .chip span'); return !!c && c.textContent === '🖼 dot.png';")
-        .await;
-    browser
-        .wait_for("#prompt")
-        .await
-        .click()
-        .await
-        .expect("focus");
+    attach_through_the_picker(&browser, &dot, "🖼 dot.png").await;
     browser.type_text("what is this?").await;
     browser.press(Key::Enter).await;
     browser.wait_until("the run ended", RUN_ENDED).await;
-    let user = messages(&server.requests()[0])
-        .into_iter()
-        .rfind(|m| m["role"] == "user")
-        .expect("user message");
+    let user = last_user(&server.requests()[0]);
     assert_eq!(
         user["content"][0]["text"],
         "what is this?\n\n[Image attached: dot.png]"

@@ -430,6 +430,23 @@ pub fn messages(request: &Value) -> Vec<Value> {
     request["messages"].as_array().cloned().unwrap_or_default()
 }
 
+/// The last user message of a request (what the turn sent), or `Null`.
+pub fn last_user(request: &Value) -> Value {
+    messages(request)
+        .into_iter()
+        .rfind(|m| m["role"] == "user")
+        .unwrap_or(Value::Null)
+}
+
+/// The text of the last user message of a request (empty when it has none or its content
+/// is parts).
+pub fn last_user_text(request: &Value) -> String {
+    last_user(request)["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
 /// The names of the tools a request offers, in order.
 pub fn tool_names(request: &Value) -> Vec<String> {
     request["tools"]
