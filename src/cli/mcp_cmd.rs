@@ -155,14 +155,15 @@ fn serve(allow: &[crate::policy::DangerClass], run_task: bool) -> anyhow::Result
     let allow: Vec<String> = allow.iter().map(|c| c.to_string()).collect();
     let rt = tokio_runtime()?;
     let _guard = rt.enter();
+    let redactor = crate::runtime::build_redactor(&resolved.config);
     let setup = crate::mcp::server::ServerSetup {
         config: &resolved.config,
         home: &resolved.home,
         cwd: &cwd,
         allow: &allow,
         run_task,
+        redactor: redactor.clone(),
     };
-    let redactor = crate::runtime::build_redactor(&resolved.config);
     let supervisor = Supervisor::new(crate::runtime::SHUTDOWN_GRACE, redactor);
     let server = setup
         .build(supervisor.clone())

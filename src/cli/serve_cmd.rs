@@ -76,6 +76,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
                 cwd: &load.cwd,
                 allow: &allow,
                 run_task: true,
+                redactor: process.redactor.clone(),
             };
             let server = setup
                 .build(process.supervisor.clone())
@@ -95,6 +96,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
             eprintln!("odek serve: warning: scheduled jobs do not run: {e}");
             None
         });
+        let mcp_tasks = mcp.as_ref().and_then(|s| s.tasks().cloned());
         let parts = ServeParts {
             mcp,
             runtime: process.runtime.clone(),
@@ -110,6 +112,9 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
             runner.stop().await;
         }
         process.runtime.mcp().shutdown().await;
+        if let Some(tasks) = mcp_tasks {
+            tasks.mcp().shutdown().await;
+        }
         served
     })?;
     Ok(Exit::Success)

@@ -201,7 +201,7 @@ pub static SETTINGS: std::sync::LazyLock<Vec<Setting>> = std::sync::LazyLock::ne
             "more models the web UI's picker offers beside `model` (with those the endpoint's `GET /models` lists)",
             env: Some("ODEK_MODELS")),
         row!("images", Bool, images,
-            "the model takes images: photos sent to the Telegram bot and images attached in the web UI go to it as image parts (otherwise photos are saved as files and the web UI refuses images)",
+            "the model takes images: photos sent to the Telegram bot and images attached in the web UI go to it as image parts (otherwise photos are saved as files, the web UI refuses images, and images already in a session are left out of requests, their text saying how many)",
             env: Some("ODEK_IMAGES")),
         row!("raw", Bool, raw,
             "final answers as the model wrote them; otherwise rendered as Markdown on a terminal (never when piped or with `NO_COLOR`)",

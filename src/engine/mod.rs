@@ -96,6 +96,9 @@ pub struct EngineSettings {
     pub compaction: bool,
     /// Where requests carry the plan message.
     pub plan_placement: PlanPlacement,
+    /// The model takes images: messages' images go as image parts (else a note says how
+    /// many were left out).
+    pub images: bool,
 }
 
 /// Why a run did not produce an answer.
@@ -571,7 +574,8 @@ impl Engine {
             }
             None => crate::llm::RequestMessages::new(state.ctx.messages()),
         }
-        .with_second(self.turn_block.as_ref());
+        .with_second(self.turn_block.as_ref())
+        .with_images(self.settings.images);
         let request = ChatRequest {
             messages,
             tools: self.tools.defs(),

@@ -114,6 +114,7 @@ fn engine(model: Arc<Scripted>, max_iterations: u32, budgets: Budgets) -> Engine
             context_window: 0,
             compaction: false,
             plan_placement: crate::plan::PlanPlacement::Tail,
+            images: true,
         },
     })
 }
@@ -492,6 +493,7 @@ fn plan_engine_placing(
             context_window: 0,
             compaction: false,
             plan_placement,
+            images: true,
         },
     });
     (e, store)

@@ -75,6 +75,19 @@ impl ImagePart {
 
 impl Serialize for Message {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.serialize_with(s, true)
+    }
+}
+
+/// How many images a message without them in its request had, said in its text.
+fn images_omitted(count: usize) -> String {
+    format!("[{count} image(s) omitted: this model does not take images]")
+}
+
+impl Message {
+    /// Serialises the message; without `images`, each image is left out and its text says
+    /// how many were (a session that holds images, continued with a model that takes none).
+    fn serialize_with<S: serde::Serializer>(&self, s: S, images: bool) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
         let fields = 2
             + usize::from(self.name.is_some())
@@ -85,8 +98,16 @@ impl Serialize for Message {
         out.serialize_field("role", &self.role)?;
         if self.images.is_empty() {
             out.serialize_field("content", &self.content)?;
-        } else {
+        } else if images {
             out.serialize_field("content", &ContentParts(self))?;
+        } else {
+            let note = images_omitted(self.images.len());
+            let text = if self.content.is_empty() {
+                note
+            } else {
+                format!("{}\n\n{note}", self.content)
+            };
+            out.serialize_field("content", &text)?;
         }
         if let Some(name) = &self.name {
             out.serialize_field("name", name)?;
@@ -326,6 +347,7 @@ pub struct RequestMessages<'a> {
     all: &'a [Message],
     last: Option<usize>,
     second: Option<&'a Message>,
+    images: bool,
 }
 
 impl<'a> RequestMessages<'a> {
@@ -335,6 +357,7 @@ impl<'a> RequestMessages<'a> {
             all,
             last: None,
             second: None,
+            images: true,
         }
     }
 
@@ -345,12 +368,20 @@ impl<'a> RequestMessages<'a> {
         self
     }
 
+    /// The same with the messages' images sent (`true`, the default) or left out, each
+    /// message saying how many it had (a model that takes no images).
+    pub fn with_images(mut self, images: bool) -> Self {
+        self.images = images;
+        self
+    }
+
     /// `all` with `all[index]` moved to the end (as is when `index` is out of range).
     pub fn with_last(all: &'a [Message], index: usize) -> Self {
         RequestMessages {
             all,
             last: (index < all.len()).then_some(index),
             second: None,
+            images: true,
         }
     }
 
@@ -401,7 +432,18 @@ impl<'a> From<&'a Vec<Message>> for RequestMessages<'a> {
 
 impl Serialize for RequestMessages<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.iter())
+        /// A message sent without its images.
+        struct TextOnly<'a>(&'a Message);
+        impl Serialize for TextOnly<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                self.0.serialize_with(s, false)
+            }
+        }
+        if self.images {
+            s.collect_seq(self.iter())
+        } else {
+            s.collect_seq(self.iter().map(TextOnly))
+        }
     }
 }
 
@@ -534,6 +576,32 @@ mod tests {
         .expect("parses");
         assert_eq!((other.content.as_str(), other.images.len()), ("a\nb", 0));
         assert!(serde_json::from_str::<Message>(r#"{"role":"user","content":7}"#).is_err());
+    }
+
+    #[test]
+    fn a_request_for_a_model_without_images_says_how_many_were_left_out() {
+        let mut with = Message::user("what is in it?");
+        with.images
+            .push(ImagePart::from_bytes("image/png", b"\x89PNG"));
+        let mut only = Message::user("");
+        only.images = vec![with.images[0].clone(), with.images[0].clone()];
+        let all = [Message::system("s"), with, only];
+        let sent =
+            serde_json::to_value(RequestMessages::new(&all).with_images(false)).expect("json");
+        assert_eq!(
+            sent[0],
+            serde_json::json!({"role": "system", "content": "s"})
+        );
+        assert_eq!(
+            sent[1]["content"],
+            "what is in it?\n\n[1 image(s) omitted: this model does not take images]"
+        );
+        assert_eq!(
+            sent[2]["content"],
+            "[2 image(s) omitted: this model does not take images]"
+        );
+        let kept = serde_json::to_value(RequestMessages::new(&all)).expect("json");
+        assert_eq!(kept[1]["content"][1]["type"], "image_url");
     }
 
     #[test]

@@ -49,7 +49,7 @@ pub fn tools_config(base: &Config, allow: &[String]) -> Result<Config, String> {
 }
 
 /// The server: one runtime for single tool calls, one for `run_task` turns. Clones share
-/// everything (the HTTP transport makes one per client session).
+/// everything (the stateless HTTP transport makes one per request).
 #[derive(Clone)]
 pub struct OdekMcpServer {
     tools: Arc<Runtime>,
@@ -71,6 +71,8 @@ pub struct ServerSetup<'a> {
     pub allow: &'a [String],
     /// Whether `run_task` is offered.
     pub run_task: bool,
+    /// The process's redactor (with `odek serve`'s token), for both runtimes.
+    pub redactor: Arc<crate::redact::Redactor>,
 }
 
 impl ServerSetup<'_> {
@@ -99,7 +101,7 @@ impl ServerSetup<'_> {
     }
 
     fn runtime(&self, config: Config) -> Result<Arc<Runtime>, String> {
-        let redactor = crate::runtime::build_redactor(&config);
+        let redactor = self.redactor.clone();
         let runtime = Runtime::build(
             config,
             crate::runtime::RuntimeOptions {

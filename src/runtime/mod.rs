@@ -426,6 +426,7 @@ impl Runtime {
             context_window: config.context_window,
             compaction: config.compaction,
             plan_placement: config.planning.placement,
+            images: config.images,
         }
     }
 }

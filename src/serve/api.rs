@@ -118,21 +118,23 @@ fn attached(attachments: Vec<Attachment>, images_taken: bool) -> Result<Attached
                     )));
                 }
                 let bytes = base64_bytes(&image).ok_or_else(|| {
-                    ApiError::bad_request(format!("attachment {name}: image is not base64"))
+                    ApiError::bad_request(format!(
+                        "attachment {name}: image must be the file's bytes in standard base64 (no data: prefix)"
+                    ))
                 })?;
+                let part =
+                    crate::prompt::image_part(&name, &bytes).map_err(ApiError::bad_request)?;
                 image_bytes += bytes.len();
                 if image_bytes > MAX_IMAGES_TOTAL {
                     return Err(ApiError::bad_request(format!(
-                        "the images hold more than {MAX_IMAGES_TOTAL} bytes together"
+                        "attachment {name}: the images would hold {image_bytes} bytes together, over the {MAX_IMAGES_TOTAL}-byte limit"
                     )));
                 }
-                let part =
-                    crate::prompt::image_part(&name, &bytes).map_err(ApiError::bad_request)?;
                 out.images.push((name, part));
             }
             _ => {
                 return Err(ApiError::bad_request(format!(
-                    "attachment {name} must have either text or image"
+                    "attachment {name} must have text or image (one of them, not both)"
                 )));
             }
         }

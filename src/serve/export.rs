@@ -28,6 +28,9 @@ pub fn markdown(s: &Session) -> String {
             }
             Role::User => {
                 let _ = writeln!(out, "## User\n\n{}\n", m.content);
+                if !m.images.is_empty() {
+                    let _ = writeln!(out, "*[{} image(s) attached]*\n", m.images.len());
+                }
             }
             Role::Assistant => {
                 let _ = writeln!(out, "## Assistant\n");

@@ -201,15 +201,17 @@ fn router(state: Arc<AppState>) -> Router {
         .with_state(state)
 }
 
-/// `/api/mcp`: the MCP server over streamable HTTP (sessions in memory, ended when the
-/// server stops), behind the same guard (Host, token, same origin) as every API route.
+/// `/api/mcp`: the MCP server over streamable HTTP, stateless (one service per request,
+/// answered with JSON; nothing kept between requests), behind the same guard (loopback
+/// Host, token, same origin) as every API route — so rmcp's own Host list is off.
 fn mcp_route(state: Arc<AppState>, server: crate::mcp::server::OdekMcpServer) -> Router {
     use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
     use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
     let config = StreamableHttpServerConfig::default()
         .with_cancellation_token(state.shutdown.child_token())
         .with_legacy_session_mode(false)
-        .with_json_response(true);
+        .with_json_response(true)
+        .disable_allowed_hosts();
     let service = StreamableHttpService::new(
         move || Ok(server.clone()),
         Arc::new(NeverSessionManager::default()),

@@ -53,6 +53,9 @@ impl BotError {
 
 /// Tries of one `sendMessage` when Telegram asks to wait or cannot be reached.
 pub const SEND_ATTEMPTS: u32 = 5;
+
+/// How long one file upload may take (20 MiB on a slow uplink).
+pub const UPLOAD_TIMEOUT: Duration = Duration::from_secs(300);
 /// A raw piece of an answer: its MarkdownV2 (escapes at most double it) still fits the cap.
 pub const RAW_PIECE_UNITS: usize = (super::text::MAX_MESSAGE_UNITS - 8) / 2;
 
@@ -376,22 +379,38 @@ struct GetFile<'a> {
 }
 
 impl BotApi {
-    /// Sends a file (`sendDocument` or `sendPhoto`, a multipart upload) to `chat`.
+    /// Sends a file (`sendDocument` or `sendPhoto`, a multipart upload) to `chat`, tried
+    /// again like [`Self::send_retrying`] (429, 5xx, unreachable); each upload may take up to
+    /// [`UPLOAD_TIMEOUT`].
     pub async fn send_file(
         &self,
         chat: i64,
-        file: super::outgoing::OutgoingFile,
+        file: &super::outgoing::OutgoingFile,
     ) -> Result<(), BotError> {
         let (method, field) = file.kind.method_and_field();
-        let part = reqwest::multipart::Part::bytes(file.bytes).file_name(file.name);
-        let form = reqwest::multipart::Form::new()
-            .text("chat_id", chat.to_string())
-            .part(field, part);
-        let request = self
-            .client
-            .post(format!("{}/{method}", self.url))
-            .multipart(form);
-        self.answer_of(request).await.map(|_| ())
+        let mut attempt = 1;
+        loop {
+            let part =
+                reqwest::multipart::Part::bytes(file.bytes.clone()).file_name(file.name.clone());
+            let form = reqwest::multipart::Form::new()
+                .text("chat_id", chat.to_string())
+                .part(field, part);
+            let request = self
+                .client
+                .post(format!("{}/{method}", self.url))
+                .timeout(UPLOAD_TIMEOUT)
+                .multipart(form);
+            match self.answer_of(request).await {
+                Ok(_) => return Ok(()),
+                Err(e) => match e.retry_delay() {
+                    Some(wait) if attempt < SEND_ATTEMPTS => {
+                        tokio::time::sleep(wait * attempt).await;
+                        attempt += 1;
+                    }
+                    _ => return Err(e),
+                },
+            }
+        }
     }
 
     /// Downloads a file a user sent (`getFile`, then its path), at most `max` bytes: a larger

@@ -769,7 +769,7 @@ impl Bot {
             let sent = match read {
                 Ok(file) => self
                     .api
-                    .send_file(chat, file)
+                    .send_file(chat, &file)
                     .await
                     .map_err(|e| e.to_string()),
                 Err(e) => Err(e),

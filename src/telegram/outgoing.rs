@@ -105,18 +105,33 @@ pub fn read_for_sending(
     line: &MediaLine,
     redactor: &Redactor,
 ) -> Result<OutgoingFile, String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
     let path = inside(cwd, &line.path)?;
-    let meta = std::fs::metadata(&path).map_err(|e| format!("cannot read it: {e}"))?;
+    // Opened once, never through a link put there since, never blocking on a FIFO; what
+    // is checked is what is read, and no more than the cap is read even if it grows.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(&path)
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("cannot read it: {e}"))?;
     if !meta.is_file() {
         return Err("not a regular file".into());
     }
+    let too_large = |size: u64| format!("it is {size} bytes, over the {MAX_SEND_BYTES}-byte limit");
     if meta.len() > MAX_SEND_BYTES {
-        return Err(format!(
-            "it is {} bytes, over the {MAX_SEND_BYTES}-byte limit",
-            meta.len()
-        ));
+        return Err(too_large(meta.len()));
     }
-    let bytes = std::fs::read(&path).map_err(|e| format!("cannot read it: {e}"))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_SEND_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    if bytes.len() as u64 > MAX_SEND_BYTES {
+        return Err(too_large(bytes.len() as u64));
+    }
     // Text (UTF-8 without NUL bytes) goes redacted; anything else as it is.
     let bytes = match std::str::from_utf8(&bytes) {
         Ok(text) if !text.contains('\0') => redactor.redact(text).into_owned().into_bytes(),

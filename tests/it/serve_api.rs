@@ -1400,15 +1400,15 @@ async fn images_go_to_a_model_that_takes_them_as_image_parts_and_are_refused_oth
         ),
         (
             json!({"name": "a.png", "image": "not base64!"}),
-            "attachment a.png: image is not base64",
+            "attachment a.png: image must be the file's bytes in standard base64 (no data: prefix)",
         ),
         (
             json!({"name": "a.png", "image": b64(DOT_PNG), "text": "both"}),
-            "attachment a.png must have either text or image",
+            "attachment a.png must have text or image (one of them, not both)",
         ),
         (
             json!({"name": "big.jpg", "image": b64(&vec![0xff; 4 * 1024 * 1024 + 1])}),
-            "the images hold more than 4194304 bytes together",
+            "image big.jpg is 4194305 bytes, over the 4194304-byte limit",
         ),
     ] {
         let answer = served

@@ -1215,7 +1215,8 @@ async fn files_the_agent_names_go_back_as_uploads_redacted_and_only_from_the_wor
     )
     .expect("outside");
     let bot = Bot::start_with_env(&sb, &model, &[("ODEK_API_KEY", KEY)]);
-
+    // The first upload is told to wait: it is sent again.
+    tg.fail("sendDocument", Failure::TooManyRequests(1), 1);
     tg.message(
         CHAT,
         ALLOWED,
@@ -1253,6 +1254,8 @@ async fn files_the_agent_names_go_back_as_uploads_redacted_and_only_from_the_wor
 
     let files = tg.files_sent();
     assert_eq!(files.len(), 2, "{files:?}");
+    let uploads = tg.calls().iter().filter(|c| *c == "sendDocument").count();
+    assert_eq!(uploads, 2, "the 429'd upload is tried again");
     assert_eq!(
         (
             files[0].method.as_str(),

@@ -71,7 +71,9 @@ export function subagentRow(doc, parent, { index, total }) {
   row.dataset.index = key;
   row.dataset.status = 'running';
   row.append(el(doc, 'span', 'subagent-name', `sub-agent ${index}/${total}`), el(doc, 'span', 'tool-status', 'running…'));
-  list.append(row);
+  // In task order, whatever order they start in.
+  const next = [...list.children].find((r) => Number(r.dataset.index) > index);
+  list.insertBefore(row, next ?? null);
   return row;
 }
 

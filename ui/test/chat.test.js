@@ -188,8 +188,8 @@ describe('sub-agent rows', () => {
     const call = doc.querySelector('.tool-row');
     assert.equal(call.querySelectorAll(':scope > .subagents > .subagent-row').length, 2);
     assert.deepEqual(rowsText(doc), [
-      'sub-agent 2/2 ok: ok · 3 model calls · 1 tool · 1,234 tokens · 3.4s',
       'sub-agent 1/2 failed: timeout · 1 model call · 0 tools · 10 tokens · 120.0s',
+      'sub-agent 2/2 ok: ok · 3 model calls · 1 tool · 1,234 tokens · 3.4s',
     ]);
   });
 

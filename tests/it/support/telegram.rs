@@ -327,6 +327,9 @@ async fn call(
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("multipart/form-data"));
     if multipart {
+        if let Some(Failure::TooManyRequests(after)) = scripted_failure(&fake, &method) {
+            return too_many_requests(after);
+        }
         let form = <axum::extract::Multipart as axum::extract::FromRequest<()>>::from_request(
             request,
             &(),
@@ -349,21 +352,9 @@ async fn call(
             Err(_) => return api_error(StatusCode::BAD_REQUEST, "Bad Request: invalid JSON", None),
         }
     };
-    let scripted = {
-        let mut failures = fake.failures.lock().expect("lock");
-        failures
-            .iter_mut()
-            .find(|(m, queue)| *m == method && !queue.is_empty())
-            .and_then(|(_, queue)| queue.pop_front())
-    };
+    let scripted = scripted_failure(&fake, &method);
     match scripted {
-        Some(Failure::TooManyRequests(after)) => {
-            return api_error(
-                StatusCode::TOO_MANY_REQUESTS,
-                &format!("Too Many Requests: retry after {after}"),
-                Some(json!({"retry_after": after})),
-            );
-        }
+        Some(Failure::TooManyRequests(after)) => return too_many_requests(after),
         Some(Failure::CantParseEntities) if body.get("parse_mode").is_some() => {
             let e = "Bad Request: can't parse entities: scripted refusal";
             fake.rejected
@@ -396,6 +387,23 @@ async fn call(
         }
         _ => api_error(StatusCode::NOT_FOUND, "Not Found: method not found", None),
     }
+}
+
+/// The next scripted failure of `method`, if any.
+fn scripted_failure(fake: &Fake, method: &str) -> Option<Failure> {
+    let mut failures = fake.failures.lock().expect("lock");
+    failures
+        .iter_mut()
+        .find(|(m, queue)| *m == method && !queue.is_empty())
+        .and_then(|(_, queue)| queue.pop_front())
+}
+
+fn too_many_requests(after: u64) -> Response {
+    api_error(
+        StatusCode::TOO_MANY_REQUESTS,
+        &format!("Too Many Requests: retry after {after}"),
+        Some(json!({"retry_after": after})),
+    )
 }
 
 /// `sendDocument` / `sendPhoto` as multipart uploads: `chat_id` and the file in the field
