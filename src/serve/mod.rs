@@ -217,8 +217,10 @@ fn mcp_route(state: Arc<AppState>, server: crate::mcp::server::OdekMcpServer) ->
         Arc::new(NeverSessionManager::default()),
         config,
     );
+    // Stateless: only POST carries requests; other methods get the JSON 405 of every route.
     Router::new()
-        .route_service(MCP_PATH, service)
+        .route(MCP_PATH, axum::routing::post_service(service))
+        .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn_with_state(state.clone(), auth::guard))
         .layer(middleware::from_fn(no_store))
         .with_state(state)

@@ -281,6 +281,22 @@ async fn odek_serve_offers_the_same_server_over_streamable_http_under_its_token(
         .await
         .expect("post");
     assert_eq!(ok.status(), 200);
+    // Stateless: no stream to open, no session to end — JSON errors like every route.
+    for method in [reqwest::Method::GET, reqwest::Method::DELETE] {
+        let refused = http
+            .request(method.clone(), &url)
+            .bearer_auth(&served.token)
+            .send()
+            .await
+            .expect("request");
+        assert_eq!(refused.status(), 405, "{method}");
+        let body: Value = refused.json().await.expect("a JSON error");
+        assert_eq!(
+            body["error"],
+            format!("{method} is not allowed on /api/mcp"),
+            "{body}"
+        );
+    }
     drop(served);
 
     // Without --mcp there is no such endpoint.
