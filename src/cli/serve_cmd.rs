@@ -52,7 +52,6 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
         also,
     }));
     start.extra_secrets = vec![token.clone()];
-    let mcp_config = start.config.clone();
     let process = Process::start(start)?;
     process
         .runtime
@@ -71,7 +70,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
         let mcp = if args.mcp {
             let allow: Vec<String> = args.mcp_allow.iter().map(|c| c.to_string()).collect();
             let setup = crate::mcp::server::ServerSetup {
-                config: &mcp_config,
+                config: process.runtime.config(),
                 home: process.runtime.home(),
                 cwd: &load.cwd,
                 allow: &allow,

@@ -129,10 +129,7 @@ pub async fn serve(parts: ServeParts, listener: tokio::net::TcpListener) -> std:
         shutdown: CancellationToken::new(),
         started: Instant::now(),
     });
-    let mut app = router(state.clone());
-    if let Some(server) = parts.mcp {
-        app = app.merge(mcp_route(state.clone(), server));
-    }
+    let app = router(state.clone(), parts.mcp);
     let stopping = state.clone();
     listen::serve_until(listener, app, async move {
         crate::process::termination().await;
@@ -142,9 +139,10 @@ pub async fn serve(parts: ServeParts, listener: tokio::net::TcpListener) -> std:
     Ok(())
 }
 
-/// Every route, behind the guard, the body limits and `Cache-Control: no-store`.
-fn router(state: Arc<AppState>) -> Router {
-    Router::new()
+/// Every route (with `/api/mcp` when `mcp` is given), behind the guard, the body limits and
+/// `Cache-Control: no-store`.
+fn router(state: Arc<AppState>, mcp: Option<crate::mcp::server::OdekMcpServer>) -> Router {
+    let mut routes = Router::new()
         .route("/", get(ui::index))
         .route("/style.css", get(ui::stylesheet))
         .route("/favicon.svg", get(ui::icon))
@@ -192,7 +190,11 @@ fn router(state: Arc<AppState>) -> Router {
         .route("/api/schedules/{name}/disable", post(schedules::disable))
         .route("/api/skills", get(skills::list))
         .route("/api/skills/{name}/trust", post(skills::trust))
-        .route("/api/models", get(models::list))
+        .route("/api/models", get(models::list));
+    if let Some(server) = mcp {
+        routes = routes.route(MCP_PATH, mcp_service(&state, server));
+    }
+    routes
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
@@ -201,10 +203,14 @@ fn router(state: Arc<AppState>) -> Router {
         .with_state(state)
 }
 
-/// `/api/mcp`: the MCP server over streamable HTTP, stateless (one service per request,
-/// answered with JSON; nothing kept between requests), behind the same guard (loopback
-/// Host, token, same origin) as every API route — so rmcp's own Host list is off.
-fn mcp_route(state: Arc<AppState>, server: crate::mcp::server::OdekMcpServer) -> Router {
+/// `/api/mcp`'s service: the MCP server over streamable HTTP, stateless (one service per
+/// request, answered with JSON; nothing kept between requests). It sits behind the same
+/// guard (loopback Host, token, same origin) as every API route, so rmcp's own Host list
+/// is off; only POST carries requests, so other methods get the JSON 405 of every route.
+fn mcp_service(
+    state: &AppState,
+    server: crate::mcp::server::OdekMcpServer,
+) -> axum::routing::MethodRouter<Arc<AppState>> {
     use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
     use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
     let config = StreamableHttpServerConfig::default()
@@ -212,18 +218,11 @@ fn mcp_route(state: Arc<AppState>, server: crate::mcp::server::OdekMcpServer) ->
         .with_legacy_session_mode(false)
         .with_json_response(true)
         .disable_allowed_hosts();
-    let service = StreamableHttpService::new(
+    axum::routing::post_service(StreamableHttpService::new(
         move || Ok(server.clone()),
         Arc::new(NeverSessionManager::default()),
         config,
-    );
-    // Stateless: only POST carries requests; other methods get the JSON 405 of every route.
-    Router::new()
-        .route(MCP_PATH, axum::routing::post_service(service))
-        .method_not_allowed_fallback(method_not_allowed)
-        .layer(middleware::from_fn_with_state(state.clone(), auth::guard))
-        .layer(middleware::from_fn(no_store))
-        .with_state(state)
+    ))
 }
 
 /// Where `odek serve --mcp` serves MCP.

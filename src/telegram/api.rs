@@ -54,6 +54,28 @@ impl BotError {
 /// Tries of one `sendMessage` when Telegram asks to wait or cannot be reached.
 pub const SEND_ATTEMPTS: u32 = 5;
 
+/// `call`, tried again (up to [`SEND_ATTEMPTS`] in all, waiting longer each time) when
+/// Telegram asks to wait (429), fails (5xx) or cannot be reached.
+async fn retrying<T, F, Fut>(mut call: F) -> Result<T, BotError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, BotError>>,
+{
+    let mut attempt = 1;
+    loop {
+        match call().await {
+            Ok(value) => return Ok(value),
+            Err(e) => match e.retry_delay() {
+                Some(wait) if attempt < SEND_ATTEMPTS => {
+                    tokio::time::sleep(wait * attempt).await;
+                    attempt += 1;
+                }
+                _ => return Err(e),
+            },
+        }
+    }
+}
+
 /// How long one file upload may take (20 MiB on a slow uplink).
 pub const UPLOAD_TIMEOUT: Duration = Duration::from_secs(300);
 /// A raw piece of an answer: its MarkdownV2 (escapes at most double it) still fits the cap.
@@ -184,19 +206,7 @@ impl BotApi {
     /// `sendMessage`, tried again (up to [`SEND_ATTEMPTS`] in all, waiting longer each time)
     /// when Telegram asks to wait (429), fails (5xx) or cannot be reached.
     pub async fn send_retrying(&self, params: &SendMessage<'_>) -> Result<i32, BotError> {
-        let mut attempt = 1;
-        loop {
-            match self.send_message(params).await {
-                Ok(id) => return Ok(id),
-                Err(e) => match e.retry_delay() {
-                    Some(wait) if attempt < SEND_ATTEMPTS => {
-                        tokio::time::sleep(wait * attempt).await;
-                        attempt += 1;
-                    }
-                    _ => return Err(e),
-                },
-            }
-        }
+        retrying(|| self.send_message(params)).await
     }
 
     /// An answer (already redacted) to `chat`, in pieces under Telegram's cap: MarkdownV2
@@ -388,8 +398,7 @@ impl BotApi {
         file: &super::outgoing::OutgoingFile,
     ) -> Result<(), BotError> {
         let (method, field) = file.kind.method_and_field();
-        let mut attempt = 1;
-        loop {
+        retrying(|| {
             let part =
                 reqwest::multipart::Part::bytes(file.bytes.clone()).file_name(file.name.clone());
             let form = reqwest::multipart::Form::new()
@@ -400,17 +409,10 @@ impl BotApi {
                 .post(format!("{}/{method}", self.url))
                 .timeout(UPLOAD_TIMEOUT)
                 .multipart(form);
-            match self.answer_of(request).await {
-                Ok(_) => return Ok(()),
-                Err(e) => match e.retry_delay() {
-                    Some(wait) if attempt < SEND_ATTEMPTS => {
-                        tokio::time::sleep(wait * attempt).await;
-                        attempt += 1;
-                    }
-                    _ => return Err(e),
-                },
-            }
-        }
+            self.answer_of(request)
+        })
+        .await
+        .map(|_| ())
     }
 
     /// Downloads a file a user sent (`getFile`, then its path), at most `max` bytes: a larger

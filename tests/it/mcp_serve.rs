@@ -299,6 +299,24 @@ async fn odek_serve_offers_the_same_server_over_streamable_http_under_its_token(
     }
     drop(served);
 
+    // --mcp-allow lets a class run without asking, as --allow does over stdio.
+    let allowing = Served::start(
+        &sb,
+        &server.base_url(),
+        &["--mcp", "--mcp-allow", "code_execution"],
+    );
+    let report = http_client(
+        &sb,
+        &server,
+        &format!("{}/api/mcp", allowing.base),
+        &allowing.token,
+        json!([{"name": "shell", "arguments": {"command": maker}}]),
+    )
+    .await;
+    assert_eq!(report["results"][0]["is_error"], false, "{report}");
+    assert_eq!(read(sb.work.join("made.txt")), "ok");
+    drop(allowing);
+
     // Without --mcp there is no such endpoint.
     let plain = Served::start(&sb, &server.base_url(), &[]);
     let missing = http

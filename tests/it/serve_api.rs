@@ -1307,24 +1307,18 @@ async fn attachments_reach_the_model_wrapped_and_bad_ones_are_refused() {
     let server = ScriptedServer::start(vec![text("Two rows.")]).await;
     let sb = Sandbox::new();
     let served = Served::start(&sb, &server.base_url(), &[]);
-    let refused = served
-        .post(
-            "/api/prompt",
-            json!({"content": "x", "attachments": [{"name": "big.log", "text": "x".repeat(262_145)}]}),
-        )
-        .await;
-    assert_eq!(refused.status, 400, "{}", refused.text);
     assert_eq!(
-        refused.json["error"],
+        attachment_refused(
+            &served,
+            json!({"name": "big.log", "text": "x".repeat(262_145)})
+        )
+        .await,
         "attachment big.log is 262145 bytes, over the 262144-byte limit"
     );
-    let nul = served
-        .post(
-            "/api/prompt",
-            json!({"content": "x", "attachments": [{"name": "a", "text": "a\u{0}b"}]}),
-        )
-        .await;
-    assert_eq!(nul.status, 400, "{}", nul.text);
+    assert_eq!(
+        attachment_refused(&served, json!({"name": "a", "text": "a\u{0}b"})).await,
+        "attachment a is not text (it holds NUL bytes)"
+    );
     let started = served
         .post(
             "/api/prompt",
@@ -1359,6 +1353,21 @@ async fn attachments_reach_the_model_wrapped_and_bad_ones_are_refused() {
     );
 }
 
+/// A prompt with this one attachment is refused with 400: its error.
+async fn attachment_refused(served: &Served, attachment: Value) -> String {
+    let answer = served
+        .post(
+            "/api/prompt",
+            json!({"content": "x", "attachments": [attachment]}),
+        )
+        .await;
+    assert_eq!(answer.status, 400, "{}", answer.text);
+    answer.json["error"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
 /// A 1×1 PNG.
 const DOT_PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89\0\0\0\rIDATx\x9cc\xf8\x0f\x04\0\x09\xfb\x03\xfd\xe3U\xf2\x9c\0\0\0\0IEND\xaeB`\x82";
 
@@ -1374,21 +1383,14 @@ async fn images_go_to_a_model_that_takes_them_as_image_parts_and_are_refused_oth
     let served = Served::start(&sb, &server.base_url(), &[]);
     let models = served.get("/api/models").await;
     assert_eq!(models.json["images"], false, "{}", models.text);
-    let refused = served
-        .post(
-            "/api/prompt",
-            json!({"content": "x", "attachments": [image]}),
-        )
-        .await;
-    assert_eq!(refused.status, 400, "{}", refused.text);
     assert_eq!(
-        refused.json["error"],
+        attachment_refused(&served, image.clone()).await,
         "attachment dot.png is an image, and the model does not take images (setting `images`)"
     );
     drop(served);
 
     // One that does.
-    let server = ScriptedServer::start(vec![text("A single dot.")]).await;
+    let server = ScriptedServer::start(vec![text("A single dot."), text("Still one dot.")]).await;
     let sb = Sandbox::new();
     sb.global_config(&json!({"images": true}).to_string());
     let served = Served::start(&sb, &server.base_url(), &[]);
@@ -1411,14 +1413,7 @@ async fn images_go_to_a_model_that_takes_them_as_image_parts_and_are_refused_oth
             "image big.jpg is 4194305 bytes, over the 4194304-byte limit",
         ),
     ] {
-        let answer = served
-            .post(
-                "/api/prompt",
-                json!({"content": "x", "attachments": [attachment]}),
-            )
-            .await;
-        assert_eq!(answer.status, 400, "{}", answer.text);
-        assert_eq!(answer.json["error"], error);
+        assert_eq!(attachment_refused(&served, attachment).await, error);
     }
     let started = served
         .post(
@@ -1484,5 +1479,31 @@ async fn images_go_to_a_model_that_takes_them_as_image_parts_and_are_refused_oth
     assert!(
         shown.contains("[Image attached: dot.png]\n[1 image(s) attached]"),
         "{shown}"
+    );
+
+    // Continued with `images` off: the saved image stays in the file but is not sent;
+    // the message's text says it was left out.
+    drop(served);
+    sb.global_config("{}");
+    let served = Served::start(&sb, &server.base_url(), &[]);
+    let session_id = started.json["session_id"].as_str().expect("id");
+    let again = served
+        .post(
+            "/api/prompt",
+            json!({"content": "and now?", "session_id": session_id}),
+        )
+        .await;
+    assert_eq!(again.status, 202, "{}", again.text);
+    let run = served
+        .wait_run(again.json["run_id"].as_str().expect("run id"))
+        .await;
+    assert_eq!(run["status"], "completed", "{run}");
+    let earlier = messages(&server.requests()[1])
+        .into_iter()
+        .find(|m| m["role"] == "user")
+        .expect("the first user message");
+    assert_eq!(
+        earlier["content"],
+        "what is in the picture?\n\n[Image attached: dot.png]\n\n[1 image(s) omitted: this model does not take images]"
     );
 }
