@@ -1319,17 +1319,7 @@ async fn attachments_reach_the_model_wrapped_and_bad_ones_are_refused() {
         attachment_refused(&served, json!({"name": "a", "text": "a\u{0}b"})).await,
         "attachment a is not text (it holds NUL bytes)"
     );
-    let started = served
-        .post(
-            "/api/prompt",
-            json!({"content": "summarise the file", "attachments": [{"name": "q3.csv", "text": "a,b\n1,2\n"}]}),
-        )
-        .await;
-    assert_eq!(started.status, 202, "{}", started.text);
-    let run = served
-        .wait_run(started.json["run_id"].as_str().expect("run id"))
-        .await;
-    assert_eq!(run["status"], "completed", "{run}");
+    let started = served.prompt_completed(json!({"content": "summarise the file", "attachments": [{"name": "q3.csv", "text": "a,b\n1,2\n"}]})).await;
     let user = last_user_text(&server.requests()[0]);
     assert!(
         user.starts_with("summarise the file\n\n--- q3.csv ---\n"),
@@ -1344,7 +1334,7 @@ async fn attachments_reach_the_model_wrapped_and_bad_ones_are_refused() {
     let session = served
         .get(&format!(
             "/api/sessions/{}",
-            started.json["session_id"].as_str().expect("id")
+            started["session_id"].as_str().expect("id")
         ))
         .await;
     assert_eq!(
@@ -1416,16 +1406,8 @@ async fn images_go_to_a_model_that_takes_them_as_image_parts_and_are_refused_oth
         assert_eq!(attachment_refused(&served, attachment).await, error);
     }
     let started = served
-        .post(
-            "/api/prompt",
-            json!({"content": "what is in the picture?", "attachments": [image]}),
-        )
+        .prompt_completed(json!({"content": "what is in the picture?", "attachments": [image]}))
         .await;
-    assert_eq!(started.status, 202, "{}", started.text);
-    let run = served
-        .wait_run(started.json["run_id"].as_str().expect("run id"))
-        .await;
-    assert_eq!(run["status"], "completed", "{run}");
     let user = last_user(&server.requests()[0]);
     let expected_url = format!("data:image/png;base64,{}", b64(DOT_PNG));
     assert_eq!(
@@ -1439,7 +1421,7 @@ async fn images_go_to_a_model_that_takes_them_as_image_parts_and_are_refused_oth
     let session = served
         .get(&format!(
             "/api/sessions/{}",
-            started.json["session_id"].as_str().expect("id")
+            started["session_id"].as_str().expect("id")
         ))
         .await;
     let saved = session.json["messages"]
@@ -1454,7 +1436,7 @@ async fn images_go_to_a_model_that_takes_them_as_image_parts_and_are_refused_oth
     audit.args([
         "audit",
         "--json",
-        started.json["session_id"].as_str().expect("id"),
+        started["session_id"].as_str().expect("id"),
     ]);
     let out = audit.output().expect("odek audit");
     let records: Vec<Value> = serde_json::from_slice(&out.stdout).expect("json");
@@ -1473,7 +1455,7 @@ async fn images_go_to_a_model_that_takes_them_as_image_parts_and_are_refused_oth
     show.args([
         "session",
         "show",
-        started.json["session_id"].as_str().expect("id"),
+        started["session_id"].as_str().expect("id"),
     ]);
     let shown = String::from_utf8_lossy(&show.output().expect("show").stdout).into_owned();
     assert!(
@@ -1486,18 +1468,10 @@ async fn images_go_to_a_model_that_takes_them_as_image_parts_and_are_refused_oth
     drop(served);
     sb.global_config("{}");
     let served = Served::start(&sb, &server.base_url(), &[]);
-    let session_id = started.json["session_id"].as_str().expect("id");
-    let again = served
-        .post(
-            "/api/prompt",
-            json!({"content": "and now?", "session_id": session_id}),
-        )
+    let session_id = started["session_id"].as_str().expect("id");
+    served
+        .prompt_completed(json!({"content": "and now?", "session_id": session_id}))
         .await;
-    assert_eq!(again.status, 202, "{}", again.text);
-    let run = served
-        .wait_run(again.json["run_id"].as_str().expect("run id"))
-        .await;
-    assert_eq!(run["status"], "completed", "{run}");
     let earlier = messages(&server.requests()[1])
         .into_iter()
         .find(|m| m["role"] == "user")

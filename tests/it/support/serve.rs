@@ -105,6 +105,18 @@ impl Served {
     }
 
     /// Polls `GET /api/runs/{id}` until the run is no longer running (30 s at most).
+    /// Posts a prompt, which must be accepted, and waits until its run has completed;
+    /// the acceptance (`run_id`, `session_id`).
+    pub async fn prompt_completed(&self, body: Value) -> Value {
+        let started = self.post("/api/prompt", body).await;
+        assert_eq!(started.status, 202, "{}", started.text);
+        let run = self
+            .wait_run(started.json["run_id"].as_str().expect("run id"))
+            .await;
+        assert_eq!(run["status"], "completed", "{run}");
+        started.json
+    }
+
     pub async fn wait_run(&self, run_id: &str) -> Value {
         for _ in 0..3000 {
             let run = self.get(&format!("/api/runs/{run_id}")).await.json;
