@@ -28,6 +28,7 @@ mod cli_sessions;
 mod cli_skills;
 mod cli_tls;
 mod cli_tools_round2;
+mod layering;
 mod mcp_serve;
 mod serve_api;
 mod serve_security;
