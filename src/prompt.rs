@@ -64,7 +64,8 @@ pub fn system_prompt(config: &Config, cwd: &Path, surface: Option<&str>) -> Stri
 
 /// True when the tool selection keeps `delegate_tasks`.
 fn delegation_kept(config: &Config) -> bool {
-    crate::tools::ToolSelection::from_config(&config.tools).keeps("delegate_tasks")
+    crate::tools::ToolSelection::from_config(&config.tools)
+        .keeps(crate::tools::catalog::DELEGATE_TASKS.name)
 }
 
 fn runtime_context(cwd: &Path) -> String {

@@ -8,8 +8,8 @@ use clap::Args;
 
 use super::Exit;
 use super::session_cmd::{human_time, local_session_store, one_line, print_out};
-use crate::runtime::{AuditRecord, AuditTrail, audited_sessions, read_audit};
 use crate::session::SessionStore;
+use crate::session::audit::{AuditRecord, AuditTrail, audited_sessions, read_audit};
 
 /// Arguments of `odek audit`.
 #[derive(Debug, Args)]

@@ -7,7 +7,6 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
@@ -17,7 +16,8 @@ use crate::events::StdoutSink;
 use crate::llm::Message;
 use crate::runtime::{Approvals, Process, RuntimeError, StartOptions, Submission, TurnOutcome};
 use crate::subagent::ask::{
-    AnswerLine, Ask, AskedItem, Request, RequestLine, approval_of, question_answer_of,
+    AnswerLine, Ask, Request, RequestLine, approval_of, asked_item, question_answer_of,
+    question_ask,
 };
 use crate::subagent::{
     DELEGATE_SOURCE, Envelope, EnvelopeStatus, KEY_FD_VAR, ORIGIN_SUBAGENT, TaskError, TaskFile,
@@ -60,7 +60,7 @@ pub struct Prepared {
 /// layers, then the task's limits, the child's policy, no `AGENTS.md`, and for an untrusted
 /// task no MCP servers.
 pub fn prepare(task_path: &Path) -> Result<Prepared, ContractError> {
-    let task = TaskFile::read(task_path)?;
+    let task = crate::subagent::read_task_file(task_path)?;
     let key = read_key()?;
     let opts = LoadOptions::from_process(Overrides::default());
     let mut resolved =
@@ -92,7 +92,10 @@ pub fn prepare(task_path: &Path) -> Result<Prepared, ContractError> {
         config.planning.enabled = planning;
     }
     if let Some(tools) = &task.tools {
-        config.tools = tools.clone();
+        config.tools = crate::config::ToolsConfig {
+            enabled: tools.enabled.clone(),
+            disabled: tools.disabled.clone(),
+        };
     }
     config.dangerous = child_policy(&config.dangerous, task.trust_level, task.max_risk);
     config.dangerous_override = None;
@@ -349,7 +352,7 @@ impl ParentApprover {
 #[async_trait::async_trait]
 impl Approver for ParentApprover {
     async fn ask(&self, items: &[ApprovalItem], cancel: &CancellationToken) -> ApprovalAnswer {
-        let items = items.iter().map(AskedItem::from_item).collect();
+        let items = items.iter().map(asked_item).collect();
         match self.request(Ask::Approval { items }, cancel).await {
             Some(line) => approval_of(&line.answer),
             None if cancel.is_cancelled() => ApprovalAnswer::Cancelled,
@@ -358,7 +361,7 @@ impl Approver for ParentApprover {
     }
 
     async fn clarify(&self, question: &Question, cancel: &CancellationToken) -> QuestionAnswer {
-        match self.request(Ask::question(question), cancel).await {
+        match self.request(question_ask(question), cancel).await {
             Some(line) => question_answer_of(&line),
             None if cancel.is_cancelled() => QuestionAnswer::Cancelled,
             None => QuestionAnswer::NoUser,
@@ -383,28 +386,14 @@ impl FilesChanged {
     }
 }
 
-/// The paths a call of a file-changing tool names.
-fn written_paths(tool: &str, arguments: &str) -> Vec<String> {
-    let Ok(args) = serde_json::from_str::<Value>(arguments) else {
-        return Vec::new();
-    };
-    let one = |v: &Value| v.get("path").and_then(Value::as_str).map(str::to_string);
-    match tool {
-        "write_file" | "patch" => one(&args).into_iter().collect(),
-        "batch_patch" => args
-            .get("patches")
-            .and_then(Value::as_array)
-            .map(|p| p.iter().filter_map(one).collect())
-            .unwrap_or_default(),
-        _ => Vec::new(),
-    }
-}
-
 impl Observer for FilesChanged {
     fn on_event(&self, event: &EngineEvent<'_>) {
         match event {
             EngineEvent::ToolCallStarted { call, .. } => {
-                let paths = written_paths(&call.function.name, &call.function.arguments);
+                let paths = crate::tools::catalog::changed_paths(
+                    &call.function.name,
+                    &call.function.arguments,
+                );
                 if !paths.is_empty() {
                     self.started
                         .lock()
@@ -478,19 +467,5 @@ mod tests {
             task_message(&task(Trust::Trusted)),
             "Count the TODOs\n\nContext:\nStep s2: only src/"
         );
-    }
-
-    #[test]
-    fn written_paths_of_the_file_tools() {
-        assert_eq!(
-            written_paths("write_file", r#"{"path":"a.txt","content":"x"}"#),
-            ["a.txt"]
-        );
-        assert_eq!(
-            written_paths("batch_patch", r#"{"patches":[{"path":"a"},{"path":"b"}]}"#),
-            ["a", "b"]
-        );
-        assert!(written_paths("read_file", r#"{"path":"a"}"#).is_empty());
-        assert!(written_paths("patch", "not json").is_empty());
     }
 }

@@ -141,11 +141,7 @@ impl Terminal {
         let t = Arc::new(Terminal {
             opts,
             err_style: Style::new(opts.color && stderr_tty),
-            glyphs: Glyphs::choose(
-                opts.color,
-                stderr_tty,
-                crate::tools::emoji::process_locale_is_utf8(),
-            ),
+            glyphs: Glyphs::choose(opts.color, stderr_tty, process_locale_is_utf8()),
             stderr_tty,
             stream_answer: opts.stream && answer_tty && !opts.quiet,
             markdown: opts.markdown && opts.color && answer_tty,
@@ -560,7 +556,7 @@ fn tool_line(s: Style, glyphs: Glyphs, call: ToolLine<'_>) -> String {
     };
     let mut line = format!("  {mark} ");
     if glyphs == Glyphs::Rich {
-        line.push_str(crate::tools::emoji::tool_emoji(call.name));
+        line.push_str(crate::tools::catalog::tool_emoji(call.name));
         line.push(' ');
     }
     let summary = shorten(call.summary, 80);
@@ -916,9 +912,46 @@ fn window_line(window: Option<&crate::llm::WindowSize>) -> String {
     }
 }
 
+/// True when a terminal whose locale is described by these variables (`LC_ALL`, then
+/// `LC_CTYPE`, then `LANG`, the first one set and non-empty) shows UTF-8. With none set the
+/// terminal is assumed to be UTF-8, as nearly every terminal today is.
+pub fn locale_is_utf8(lc_all: Option<&str>, lc_ctype: Option<&str>, lang: Option<&str>) -> bool {
+    let chosen = [lc_all, lc_ctype, lang]
+        .into_iter()
+        .flatten()
+        .find(|v| !v.is_empty());
+    match chosen {
+        None => true,
+        Some(locale) => {
+            let l = locale.to_ascii_lowercase();
+            l.contains("utf-8") || l.contains("utf8")
+        }
+    }
+}
+
+/// [`locale_is_utf8`] for this process's environment.
+pub fn process_locale_is_utf8() -> bool {
+    let var = |k: &str| std::env::var(k).ok();
+    locale_is_utf8(
+        var("LC_ALL").as_deref(),
+        var("LC_CTYPE").as_deref(),
+        var("LANG").as_deref(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn locale_detection() {
+        assert!(locale_is_utf8(None, None, None));
+        assert!(locale_is_utf8(None, None, Some("en_US.UTF-8")));
+        assert!(locale_is_utf8(Some("C.utf8"), None, Some("C")));
+        assert!(!locale_is_utf8(Some("C"), None, Some("en_US.UTF-8")));
+        assert!(!locale_is_utf8(None, Some("POSIX"), None));
+        assert!(!locale_is_utf8(Some(""), None, Some("de_DE.ISO-8859-1")));
+    }
 
     fn call<'a>(name: &'a str, ok: bool, error: Option<&'a str>) -> ToolLine<'a> {
         ToolLine {

@@ -26,7 +26,7 @@ use crate::tools::Tool;
 pub use tool::{McpTool, tool_name};
 
 /// Separator between the server's name and the tool's in the names the model sees.
-pub const NAME_SEPARATOR: &str = "__";
+pub const NAME_SEPARATOR: &str = crate::tools::catalog::MCP_SEPARATOR;
 
 /// How long shutting down waits for a server to exit before it is killed.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);

@@ -101,6 +101,38 @@ pub struct Fact {
     pub updated_at: String,
 }
 
+impl Target {
+    /// The store as the API names it.
+    pub fn view(self) -> crate::protocol::api::MemoryTarget {
+        match self {
+            Target::User => crate::protocol::api::MemoryTarget::User,
+            Target::Project => crate::protocol::api::MemoryTarget::Project,
+        }
+    }
+}
+
+impl Fact {
+    /// The fact as the API shows it.
+    pub fn view(&self) -> crate::protocol::api::FactView {
+        crate::protocol::api::FactView {
+            id: self.id,
+            target: self.target.view(),
+            project: self.project.clone(),
+            content: self.content.clone(),
+            status: match self.status {
+                FactStatus::Active => crate::protocol::api::FactStatus::Active,
+                FactStatus::Pending => crate::protocol::api::FactStatus::Pending,
+            },
+            action: self.action.clone(),
+            replaces: self.replaces,
+            session_id: self.session_id.clone(),
+            source: self.source.clone(),
+            created_at: self.created_at.clone(),
+            updated_at: self.updated_at.clone(),
+        }
+    }
+}
+
 fn default_action() -> String {
     "add".into()
 }

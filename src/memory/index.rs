@@ -45,6 +45,21 @@ pub struct SessionHit {
     pub external: bool,
 }
 
+impl SessionHit {
+    /// The hit as the API shows it.
+    pub fn view(self) -> crate::protocol::api::SessionHitView {
+        crate::protocol::api::SessionHitView {
+            id: self.id,
+            date: self.date,
+            title: self.title,
+            origin: self.origin,
+            snippet: self.snippet,
+            score: self.score,
+            external: self.external,
+        }
+    }
+}
+
 /// What an update did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct IndexUpdate {

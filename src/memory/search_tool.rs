@@ -17,7 +17,7 @@ use crate::session::SessionStore;
 use crate::tools::{Taint, Tool, ToolContext, ToolError, decode_args};
 
 /// The tool's name.
-pub const TOOL_NAME: &str = "session_search";
+pub const TOOL_NAME: &str = crate::tools::catalog::SESSION_SEARCH.name;
 /// Sessions listed unless the call asks for fewer or more.
 const DEFAULT_LIMIT: usize = 5;
 /// Most sessions one call lists.

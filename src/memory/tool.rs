@@ -14,7 +14,7 @@ use crate::policy::{Classification, DangerClass};
 use crate::tools::{Taint, Tool, ToolContext, ToolError, decode_args};
 
 /// The tool's name.
-pub const TOOL_NAME: &str = "memory";
+pub const TOOL_NAME: &str = crate::tools::catalog::MEMORY.name;
 
 /// What the model is told after a write that applies.
 const NEXT_TURN: &str =

@@ -319,7 +319,7 @@ pub struct PlanView {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MemoryList {
     /// The facts, oldest first.
-    pub facts: Vec<crate::memory::Fact>,
+    pub facts: Vec<FactView>,
     /// The project whose `project` facts are listed (the server's working directory).
     pub project: String,
     /// Characters of active facts per store, and each budget.
@@ -332,7 +332,7 @@ pub struct MemoryList {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MemoryStoreUse {
     /// `user` or `project`.
-    pub target: crate::memory::Target,
+    pub target: MemoryTarget,
     /// Characters used by active facts.
     pub used: usize,
     /// The budget.
@@ -343,7 +343,57 @@ pub struct MemoryStoreUse {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MemoryFact {
     /// The fact as it stands (for an accepted `remove`: as it was).
-    pub fact: crate::memory::Fact,
+    pub fact: FactView,
+}
+
+/// A memory store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MemoryTarget {
+    /// About the person (global).
+    User,
+    /// About one working tree.
+    Project,
+}
+
+/// Whether models see a fact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FactStatus {
+    /// In every memory block.
+    Active,
+    /// A write waiting for a person.
+    Pending,
+}
+
+/// One memory fact (or pending write) as the API shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FactView {
+    /// Its number.
+    pub id: i64,
+    /// Its store.
+    pub target: MemoryTarget,
+    /// The project root of a `project` fact (empty for `user`).
+    #[serde(default)]
+    pub project: String,
+    /// The text (redacted before it was stored).
+    pub content: String,
+    /// Active or pending.
+    pub status: FactStatus,
+    /// What a pending write does when accepted: `add`, `replace` or `remove`.
+    pub action: String,
+    /// The fact a pending `replace` or `remove` applies to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replaces: Option<i64>,
+    /// The session whose turn wrote it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// `model`, `user` or `import`.
+    pub source: String,
+    /// When it was written.
+    pub created_at: String,
+    /// When it last changed.
+    pub updated_at: String,
 }
 
 /// `DELETE /api/memory/{id}`.
@@ -359,7 +409,26 @@ pub struct SearchResults {
     /// The query.
     pub query: String,
     /// The matching sessions.
-    pub sessions: Vec<crate::memory::index::SessionHit>,
+    pub sessions: Vec<SessionHitView>,
+}
+
+/// One session a search found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionHitView {
+    /// Session id.
+    pub id: String,
+    /// When it was last saved.
+    pub date: String,
+    /// Its title (name or first task).
+    pub title: String,
+    /// `cli`, `serve`, `telegram`, `schedule`, `subagent` (none for older files).
+    pub origin: Option<String>,
+    /// The best-matching passage, the match in «…».
+    pub snippet: String,
+    /// BM25 score (lower is better), or the hybrid rank when embeddings are on.
+    pub score: f64,
+    /// True when the session took in external content (web, MCP, sub-agents).
+    pub external: bool,
 }
 
 /// One scheduled job as `GET /api/schedules` and `odek schedule list --json` show it.

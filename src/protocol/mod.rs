@@ -1,6 +1,7 @@
 //! The one definition of what odek says to the outside: every `odek.event/v1` event and
-//! browser frame ([`Event`], one variant each, with its typed payload) and the bodies of
-//! `odek serve`'s responses ([`api`]).
+//! browser frame ([`Event`], one variant each, with its typed payload), the bodies of
+//! `odek serve`'s responses ([`api`]) and the lines between a parent and its sub-agents
+//! ([`subagent`]).
 //!
 //! The wire format of events is the envelope of `docs/EVENTS.md` — `schema`, `type`,
 //! `run_id`, `session_id`, `iteration`, `tool`, `timestamp`, `data`, in that order — with the
@@ -11,6 +12,7 @@
 //! This module knows nothing of sinks, transports or who emits what.
 
 pub mod api;
+pub mod subagent;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

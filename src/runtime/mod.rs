@@ -17,7 +17,7 @@ mod skills;
 pub mod supervisor;
 mod turn;
 
-pub use audit::{AuditLog, AuditRecord, AuditTrail, audit_path, audited_sessions, read_audit};
+pub use audit::AuditLog;
 pub use process::{Process, SHUTDOWN_GRACE, StartOptions};
 pub use session::SessionHandle;
 pub use supervisor::{Approvals, RunHandle, Submission, Supervisor, SupervisorError};

@@ -14,7 +14,8 @@ use serde::Deserialize;
 use super::AppState;
 use super::error::{ApiError, JsonBody};
 use crate::memory::facts::{FactFilter, WriteContext};
-use crate::memory::{FactStatus, Memory, MemoryError, SOURCE_USER, Target, WriteOutcome};
+use crate::memory::index::SessionHit;
+use crate::memory::{Fact, FactStatus, Memory, MemoryError, SOURCE_USER, Target, WriteOutcome};
 use crate::protocol::api::{MemoryDeleted, MemoryFact, MemoryList, MemoryStoreUse, SearchResults};
 
 /// Sessions `GET /api/search` lists unless `limit` says otherwise, and at most.
@@ -106,7 +107,7 @@ pub async fn list(
     let stores = [Target::User, Target::Project]
         .into_iter()
         .map(|target| MemoryStoreUse {
-            target,
+            target: target.view(),
             used: used(target),
             budget: budgets.of(target),
         })
@@ -118,7 +119,7 @@ pub async fn list(
             .count(),
         stores,
         project,
-        facts,
+        facts: facts.iter().map(Fact::view).collect(),
     }))
 }
 
@@ -150,7 +151,7 @@ pub async fn add(
             .ok_or_else(|| MemoryError::NotFound(format!("no memory fact #{id}")))
     })
     .await?;
-    Ok((StatusCode::CREATED, Json(MemoryFact { fact })))
+    Ok((StatusCode::CREATED, Json(MemoryFact { fact: fact.view() })))
 }
 
 /// `GET /api/memory/{id}`.
@@ -165,7 +166,7 @@ pub async fn detail(
             .ok_or_else(|| MemoryError::NotFound(format!("no memory fact #{id}")))
     })
     .await?;
-    Ok(Json(MemoryFact { fact }))
+    Ok(Json(MemoryFact { fact: fact.view() }))
 }
 
 /// `POST /api/memory/{id} {content}`: a person edits a fact (or a pending write).
@@ -179,7 +180,7 @@ pub async fn edit(
     let content = app.redactor.redact(&body.content).into_owned();
     let budgets = app.base.memory_budgets();
     let fact = blocking(move || m.edit_fact(id, &content, budgets)).await?;
-    Ok(Json(MemoryFact { fact }))
+    Ok(Json(MemoryFact { fact: fact.view() }))
 }
 
 /// `DELETE /api/memory/{id}`: a fact or a pending write (rejecting it).
@@ -209,7 +210,7 @@ pub async fn accept(
         Ok(m.fact(id)?.unwrap_or(accepted))
     })
     .await?;
-    Ok(Json(MemoryFact { fact }))
+    Ok(Json(MemoryFact { fact: fact.view() }))
 }
 
 /// `GET /api/search?q=&limit=`: sessions by what was said in them (the index is rebuilt
@@ -239,5 +240,8 @@ pub async fn search(
     let sessions = crate::memory::search_tool::search(&searcher, &query, limit, None)
         .await
         .map_err(api_error)?;
-    Ok(Json(SearchResults { query, sessions }))
+    Ok(Json(SearchResults {
+        query,
+        sessions: sessions.into_iter().map(SessionHit::view).collect(),
+    }))
 }

@@ -7,6 +7,7 @@
 //! only (content, reasoning, tool-call arguments, task). Index updates are serialised across
 //! processes by an exclusive `flock` on `<sessions>/.index.lock`.
 
+pub mod audit;
 mod error;
 mod files;
 pub(crate) use files::{DirLock, ensure_dir, write_atomically};

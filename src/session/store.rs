@@ -687,7 +687,7 @@ impl SessionStore {
     fn remove_session_files(&self, id: &str) -> Result<bool, SessionError> {
         self.remove_journal(id)?;
         // Its audit log goes with it (what reached the model is as private as the transcript).
-        let audit = crate::runtime::audit_path(&self.dir, id);
+        let audit = super::audit::audit_path(&self.dir, id);
         if let Err(e) = std::fs::remove_file(&audit)
             && e.kind() != io::ErrorKind::NotFound
         {

@@ -12,9 +12,9 @@ use super::{Catalog, Skill};
 use crate::tools::{Tool, ToolContext, ToolError, decode_args};
 
 /// `skill_load`'s name.
-pub const LOAD_TOOL: &str = "skill_load";
+pub const LOAD_TOOL: &str = crate::tools::catalog::SKILL_LOAD.name;
 /// `skill_list`'s name.
-pub const LIST_TOOL: &str = "skill_list";
+pub const LIST_TOOL: &str = crate::tools::catalog::SKILL_LIST.name;
 /// Longest `skill_load` result (a `SKILL.md` is at most 256 KiB; the format advises under
 /// 5,000 tokens).
 const MAX_LOAD_BYTES: usize = 48 * 1024;

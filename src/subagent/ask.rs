@@ -3,95 +3,28 @@
 //! A call that would ask in the child is asked on the parent's approver — the terminal's
 //! prompt, the web UI's card, Telegram's buttons — labelled with the sub-agent.
 
-use serde::{Deserialize, Serialize};
-
-use crate::policy::DangerClass;
+pub use crate::protocol::subagent::{AnswerLine, Ask, AskedItem, Request, RequestLine};
 use crate::tools::approval::{ApprovalAnswer, ApprovalItem, Question, QuestionAnswer};
 
-/// A request line: `{"odek_subagent_request": {...}}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RequestLine {
-    /// The request.
-    pub odek_subagent_request: Request,
-}
-
-/// What the child asks.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Request {
-    /// Its id within the child (the answer carries it back).
-    pub id: u64,
-    /// An approval or a question.
-    #[serde(flatten)]
-    pub ask: Ask,
-}
-
-/// An approval of calls, or a `clarify` question.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Ask {
-    /// Calls that need approval.
-    Approval {
-        /// The calls.
-        items: Vec<AskedItem>,
-    },
-    /// A question.
-    Question {
-        /// The question.
-        question: String,
-        /// Its options.
-        options: Vec<String>,
-    },
-}
-
-/// One call of an approval, as it crosses the pipe.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AskedItem {
-    /// Tool name.
-    pub tool: String,
-    /// What it acts on.
-    pub resource: String,
-    /// Its class.
-    pub class: DangerClass,
-    /// Why.
-    pub reason: String,
-    /// What trusting it trusts, when narrower than its class.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scope: Option<String>,
-}
-
-/// The parent's answer line.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AnswerLine {
-    /// The request answered.
-    pub id: u64,
-    /// `approve`, `deny`, `trust`, `cancelled`, `expired`, `no_user`, or `answered`.
-    pub answer: String,
-    /// The user's words, for an answered question.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub text: Option<String>,
-}
-
-impl AskedItem {
-    /// The item as it crosses the pipe.
-    pub fn from_item(item: &ApprovalItem) -> Self {
-        AskedItem {
-            tool: item.tool.clone(),
-            resource: item.resource.clone(),
-            class: item.class,
-            reason: item.reason.clone(),
-            scope: item.scope.clone(),
-        }
+/// An approval's item as it crosses the pipe.
+pub fn asked_item(item: &ApprovalItem) -> AskedItem {
+    AskedItem {
+        tool: item.tool.clone(),
+        resource: item.resource.clone(),
+        class: item.class,
+        reason: item.reason.clone(),
+        scope: item.scope.clone(),
     }
+}
 
-    /// The item the parent's approver is asked about, labelled with the sub-agent.
-    pub fn labelled(&self, label: &str) -> ApprovalItem {
-        ApprovalItem {
-            tool: format!("{label}: {}", self.tool),
-            resource: self.resource.clone(),
-            class: self.class,
-            reason: self.reason.clone(),
-            scope: self.scope.clone(),
-        }
+/// The item the parent's approver is asked about, labelled with the sub-agent.
+pub fn labelled(item: &AskedItem, label: &str) -> ApprovalItem {
+    ApprovalItem {
+        tool: format!("{label}: {}", item.tool),
+        resource: item.resource.clone(),
+        class: item.class,
+        reason: item.reason.clone(),
+        scope: item.scope.clone(),
     }
 }
 
@@ -142,19 +75,18 @@ pub fn question_answer_of(line: &AnswerLine) -> QuestionAnswer {
     }
 }
 
-impl Ask {
-    /// The question of a `Question` ask.
-    pub fn question(question: &Question) -> Ask {
-        Ask::Question {
-            question: question.question.clone(),
-            options: question.options.clone(),
-        }
+/// The ask of a `clarify` question.
+pub fn question_ask(question: &Question) -> Ask {
+    Ask::Question {
+        question: question.question.clone(),
+        options: question.options.clone(),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::DangerClass;
 
     #[test]
     fn lines_read_back() {

@@ -2,23 +2,24 @@
 //! --task FILE`, with a fresh context, a capped policy and the sandbox, and answers with one
 //! JSON envelope on stdout.
 //!
-//! This module holds the contract between the parent and the child — the task file
-//! ([`TaskFile`]), the child's policy ([`child_policy`]), the envelope ([`Envelope`]) and the
-//! exit codes — and the parent's side, the `delegate_tasks` tool. The child's side is the
+//! The lines between them — the task file, the envelope, the exit codes, the
+//! questions of a trusted child — are defined in `protocol::subagent`; this module holds
+//! reading the task file ([`read_task_file`]), the child's policy ([`child_policy`]) and the
+//! parent's side, the `delegate_tasks` tool. The child's side is the
 //! command `odek subagent` (`cli/subagent_child.rs`), a runner like any surface. The child
 //! is at depth 1: it never gets `delegate_tasks`.
 
 pub mod ask;
-mod envelope;
 mod policy;
 mod task;
 mod tool;
 
-pub use envelope::{
-    EXIT_CONTRACT, EXIT_DONE, EXIT_TIMEOUT, Envelope, EnvelopeStatus, SUMMARY_CHARS,
+pub use crate::protocol::subagent::{
+    EXIT_CONTRACT, EXIT_DONE, EXIT_TIMEOUT, Envelope, EnvelopeStatus, SUMMARY_CHARS, TaskFile,
+    TaskTools, Trust,
 };
 pub use policy::child_policy;
-pub use task::{TaskError, TaskFile, Trust};
+pub use task::{TaskError, read_task_file};
 pub use tool::{DelegateSettings, DelegateTasksTool, MAX_TASKS};
 
 /// The environment variable naming the inherited descriptor the API key is read from

@@ -108,7 +108,7 @@ fn task_count(args: &Value) -> usize {
 #[async_trait]
 impl Tool for DelegateTasksTool {
     fn name(&self) -> &str {
-        "delegate_tasks"
+        crate::tools::catalog::DELEGATE_TASKS.name
     }
 
     fn description(&self) -> &str {
@@ -149,10 +149,6 @@ impl Tool for DelegateTasksTool {
     }
 
     /// Content from outside: a turn that ran it is tainted.
-    fn external(&self) -> bool {
-        true
-    }
-
     /// Each child's part is wrapped on its own (`subagent:<n>`).
     fn untrusted_source(&self, _args: &Value) -> Option<String> {
         None
@@ -238,7 +234,10 @@ impl DelegateTasksTool {
                     timeout_seconds: s.timeout.as_secs(),
                     model: Some(s.model.clone()),
                     base_url: Some(s.base_url.clone()),
-                    tools: Some(s.tools.clone()),
+                    tools: Some(super::TaskTools {
+                        enabled: s.tools.enabled.clone(),
+                        disabled: s.tools.disabled.clone(),
+                    }),
                     policy: Some(s.policy.clone()),
                     sandbox: Some(s.sandbox),
                     planning: Some(s.planning),
@@ -465,7 +464,10 @@ impl DelegateTasksTool {
         let _one_at_a_time = self.asking.lock().await;
         match request.ask {
             Ask::Approval { items } => {
-                let items: Vec<_> = items.iter().map(|i| i.labelled(label)).collect();
+                let items: Vec<_> = items
+                    .iter()
+                    .map(|i| super::ask::labelled(i, label))
+                    .collect();
                 let answer = tokio::select! {
                     a = asker.ask(&items, cancel) => a,
                     () = cancel.cancelled() => ApprovalAnswer::Cancelled,

@@ -34,7 +34,7 @@ use crate::runtime::supervisor::Frame;
 use crate::runtime::{Approvals, Runtime, RuntimeError, SessionHandle, Submission, Supervisor};
 use crate::session::{ORIGIN_TELEGRAM, SessionError};
 use crate::tools::approval::REMOTE_APPROVAL_TIMEOUT;
-use crate::tools::emoji::tool_emoji;
+use crate::tools::catalog::tool_emoji;
 
 /// The lock holder name of the bot's turns.
 const HOLDER: &str = "odek telegram";

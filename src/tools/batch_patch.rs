@@ -38,7 +38,7 @@ enum Outcome {
 }
 
 fn paths_of(args: &Value) -> Vec<&str> {
-    paths::list_paths(args, "patches")
+    super::catalog::BATCH_PATCH.paths(args)
 }
 
 #[async_trait]

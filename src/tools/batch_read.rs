@@ -30,7 +30,7 @@ struct FileArgs {
 }
 
 fn paths_of(args: &Value) -> Vec<&str> {
-    paths::list_paths(args, "files")
+    super::catalog::BATCH_READ.paths(args)
 }
 
 /// The heading of one file's part of the result.

@@ -4,9 +4,9 @@
 pub mod approval;
 mod batch_patch;
 mod batch_read;
+pub mod catalog;
 mod clarify;
 pub mod danger;
-pub mod emoji;
 mod glob;
 mod patch;
 mod paths;
@@ -206,9 +206,10 @@ pub trait Tool: Send + Sync {
         Some(self.name().to_string())
     }
     /// True when its results come from outside the user's machine and trust (the web, MCP
-    /// servers, sub-agents): a turn that ran it is tainted ([`Taint`]).
+    /// servers, sub-agents): a turn that ran it is tainted ([`Taint`]). Odek's own tools
+    /// say so in their row of the tool table ([`catalog`]).
     fn external(&self) -> bool {
-        false
+        catalog::row_of(self.name()).is_some_and(|row| row.external)
     }
     /// A few words about a call for the terminal line (path, command, …).
     fn summary(&self, _args: &Value) -> String {
@@ -287,36 +288,7 @@ impl ToolRegistry {
     }
 }
 
-/// Every built-in tool name, in registration order (`web_search` only when its instance is
-/// configured, `memory` and `session_search` only with memory on, `skill_load` and
-/// `skill_list` only when a skill is offered, `plan` only with planning on).
-pub const BUILTIN_TOOL_NAMES: &[&str] = &[
-    "read_file",
-    "write_file",
-    "search_files",
-    "patch",
-    "glob",
-    "batch_read",
-    "batch_patch",
-    "shell",
-    "delegate_tasks",
-    "web_fetch",
-    "web_search",
-    "clarify",
-    crate::memory::tool::TOOL_NAME,
-    crate::memory::search_tool::TOOL_NAME,
-    crate::skills::tools::LOAD_TOOL,
-    crate::skills::tools::LIST_TOOL,
-    crate::plan::TOOL_NAME,
-];
-
-/// True when a tool of this name brings in external content ([`Tool::external`]): the web
-/// tools, `delegate_tasks` and every MCP tool (`<server>__<tool>`). For transcripts, whose
-/// tool results carry only the name (a session saved before, a Go-written one).
-pub fn is_external_tool_name(name: &str) -> bool {
-    matches!(name, "web_fetch" | "web_search" | "delegate_tasks")
-        || name.contains(emoji::MCP_SEPARATOR)
-}
+pub use catalog::is_external_tool_name;
 
 /// Which tools to register.
 #[derive(Debug, Clone, Default)]
@@ -347,15 +319,14 @@ impl ToolSelection {
     pub fn check_names(&self, mcp_servers: &[&str]) -> Result<(), UnknownTool> {
         for name in self.enabled.iter().chain(&self.disabled) {
             let of_a_server = name
-                .split_once(emoji::MCP_SEPARATOR)
+                .split_once(catalog::MCP_SEPARATOR)
                 .is_some_and(|(server, _)| mcp_servers.contains(&server));
-            if !BUILTIN_TOOL_NAMES.contains(&name.as_str()) && !of_a_server {
-                let mut known: Vec<String> =
-                    BUILTIN_TOOL_NAMES.iter().map(|n| n.to_string()).collect();
+            if !catalog::is_builtin(name) && !of_a_server {
+                let mut known = builtin_names();
                 known.extend(
                     mcp_servers
                         .iter()
-                        .map(|s| format!("{s}{}*", emoji::MCP_SEPARATOR)),
+                        .map(|s| format!("{s}{}*", catalog::MCP_SEPARATOR)),
                 );
                 return Err(UnknownTool::new(name, &known));
             }
@@ -368,28 +339,32 @@ impl ToolSelection {
     /// [`ToolSelection::check_names`]: its failure to start was reported already).
     fn check_against(&self, all: &[Arc<dyn Tool>]) -> Result<(), UnknownTool> {
         for name in self.enabled.iter().chain(&self.disabled) {
-            if BUILTIN_TOOL_NAMES.contains(&name.as_str()) || all.iter().any(|t| t.name() == name) {
+            if catalog::is_builtin(name) || all.iter().any(|t| t.name() == name) {
                 continue;
             }
             let server_running =
-                name.split_once(emoji::MCP_SEPARATOR)
+                name.split_once(catalog::MCP_SEPARATOR)
                     .is_some_and(|(server, _)| {
-                        let prefix = format!("{server}{}", emoji::MCP_SEPARATOR);
+                        let prefix = format!("{server}{}", catalog::MCP_SEPARATOR);
                         all.iter().any(|t| t.name().starts_with(&prefix))
                     });
-            if server_running || !name.contains(emoji::MCP_SEPARATOR) {
-                let mut known: Vec<String> =
-                    BUILTIN_TOOL_NAMES.iter().map(|n| n.to_string()).collect();
+            if server_running || !name.contains(catalog::MCP_SEPARATOR) {
+                let mut known = builtin_names();
                 known.extend(
                     all.iter()
                         .map(|t| t.name().to_string())
-                        .filter(|n| !BUILTIN_TOOL_NAMES.contains(&n.as_str())),
+                        .filter(|n| !catalog::is_builtin(n)),
                 );
                 return Err(UnknownTool::new(name, &known));
             }
         }
         Ok(())
     }
+}
+
+/// The names of odek's own tools, in registration order.
+fn builtin_names() -> Vec<String> {
+    catalog::TOOLS.iter().map(|r| r.name.to_string()).collect()
 }
 
 /// A tool selection names a tool that does not exist.
@@ -464,8 +439,7 @@ pub fn build_registry(
         all.push(Arc::new(PlanTool::new(store)));
     }
     for tool in parts.mcp {
-        let taken = BUILTIN_TOOL_NAMES.contains(&tool.name())
-            || all.iter().any(|t| t.name() == tool.name());
+        let taken = catalog::is_builtin(tool.name()) || all.iter().any(|t| t.name() == tool.name());
         if !taken {
             all.push(tool);
         }

@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::danger::Classification;
+use super::danger::{Classification, classify_write_path};
 use super::{Tool, ToolContext, ToolError, decode_args, paths};
 
 /// Replaces an exact string in a file.
@@ -45,7 +45,7 @@ impl Tool for PatchTool {
     }
 
     fn classify(&self, args: &Value, ctx: &ToolContext) -> Option<Classification> {
-        Some(paths::write_classification(args, ctx))
+        Some(classify_write_path(paths::path_arg(args), &ctx.cwd))
     }
 
     fn untrusted_source(&self, args: &Value) -> Option<String> {

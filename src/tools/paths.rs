@@ -5,29 +5,11 @@ use std::path::{Component, Path, PathBuf};
 
 use serde_json::Value;
 
-use super::danger::{Classification, classify_write_path};
-use super::{ToolContext, ToolError};
+use super::ToolError;
 
 /// The `path` argument of a call (empty when missing).
 pub fn path_arg(args: &Value) -> &str {
     args.get("path").and_then(Value::as_str).unwrap_or("")
-}
-
-/// The `path` of every entry of the array `list` (`batch_read`'s `files`, `batch_patch`'s
-/// `patches`), each once, in the order first given.
-pub fn list_paths<'a>(args: &'a Value, list: &str) -> Vec<&'a str> {
-    let mut seen: Vec<&str> = Vec::new();
-    let entries = args.get(list).and_then(Value::as_array);
-    for path in entries
-        .into_iter()
-        .flatten()
-        .filter_map(|e| e.get("path").and_then(Value::as_str))
-    {
-        if !seen.contains(&path) {
-            seen.push(path);
-        }
-    }
-    seen
 }
 
 /// How many entries the array `list` holds (0 when it is not an array).
@@ -46,11 +28,6 @@ pub fn paths_summary(paths: &[&str]) -> Value {
 /// A batch tool's output limit: one single-file result (and its heading) per file.
 pub fn per_file_limit(files: usize, most: usize) -> usize {
     files.clamp(1, most) * (super::MAX_TOOL_OUTPUT_BYTES + 512)
-}
-
-/// The risk of writing the call's `path` (write_file, patch).
-pub fn write_classification(args: &Value, ctx: &ToolContext) -> Classification {
-    classify_write_path(path_arg(args), &ctx.cwd)
 }
 
 /// `path` resolved against `cwd` and normalised lexically (`.` and `..` removed).

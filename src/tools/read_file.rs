@@ -27,7 +27,7 @@ struct Args {
 #[async_trait]
 impl Tool for ReadFileTool {
     fn name(&self) -> &str {
-        "read_file"
+        super::catalog::READ_FILE.name
     }
 
     fn description(&self) -> &str {

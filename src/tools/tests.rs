@@ -64,9 +64,10 @@ fn full() -> RegistryParts {
 #[test]
 fn default_registry_order_is_stable() {
     let r = build_registry(&ToolSelection::default(), full()).expect("builds");
-    assert_eq!(r.names(), BUILTIN_TOOL_NAMES.to_vec());
+    let table: Vec<&str> = catalog::TOOLS.iter().map(|row| row.name).collect();
+    assert_eq!(r.names(), table);
     let defs: Vec<&str> = r.defs().iter().map(|d| d.name.as_str()).collect();
-    assert_eq!(defs, BUILTIN_TOOL_NAMES.to_vec());
+    assert_eq!(defs, table);
 }
 
 #[test]

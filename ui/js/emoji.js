@@ -1,20 +1,21 @@
-// The tool → emoji table. It mirrors src/tools/emoji.rs (the terminal's tool lines); a Rust
-// test keeps the two equal, so change both together.
+// The tool → emoji table: the emoji of every row of src/tools/catalog.rs (the one table of
+// odek's tools) that has one of its own; a Rust test keeps the two equal, so change both
+// together.
 
 export const TOOL_EMOJI = Object.freeze({
   read_file: '📖',
   write_file: '📝',
-  patch: '🩹',
   search_files: '🔍',
-  shell: '💻',
-  plan: '📋',
+  patch: '🩹',
   glob: '📂',
   batch_read: '📚',
   batch_patch: '🧩',
+  shell: '💻',
+  delegate_tasks: '🤝',
   web_fetch: '🌐',
   web_search: '🔎',
   clarify: '❓',
-  delegate_tasks: '🤝',
+  plan: '📋',
 });
 
 export const MCP_EMOJI = '🔌';

@@ -88,7 +88,7 @@ fn max_chars(args: &Value) -> usize {
 #[async_trait]
 impl Tool for WebFetchTool {
     fn name(&self) -> &str {
-        "web_fetch"
+        crate::tools::catalog::WEB_FETCH.name
     }
 
     fn description(&self) -> &str {
@@ -121,10 +121,6 @@ impl Tool for WebFetchTool {
     }
 
     /// Content from outside: a turn that ran it is tainted.
-    fn external(&self) -> bool {
-        true
-    }
-
     fn untrusted_source(&self, args: &Value) -> Option<String> {
         Some(format!("web:{}", host_of(args).unwrap_or_default()))
     }

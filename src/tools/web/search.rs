@@ -62,10 +62,6 @@ impl Tool for WebSearchTool {
     }
 
     /// Content from outside: a turn that ran it is tainted.
-    fn external(&self) -> bool {
-        true
-    }
-
     fn description(&self) -> &str {
         "Search the web. Returns title, URL and snippet per result; read a page with web_fetch."
     }
