@@ -8,10 +8,12 @@
 pub mod cli;
 pub mod config;
 pub mod engine;
+pub mod error;
 pub mod events;
 pub mod home;
 pub mod llm;
 pub mod mcp;
+pub mod mcp_server;
 #[cfg(target_arch = "x86_64")]
 pub mod mem;
 pub mod memory;

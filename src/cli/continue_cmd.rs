@@ -4,9 +4,7 @@ use clap::Args;
 
 use super::Exit;
 use super::flags::TurnFlags;
-use super::turn::{
-    Setup, exit_for, read_task, refuse_session_fixed_flags, report_outcome, tokio_runtime,
-};
+use super::turn::{Setup, exit_for, read_task, refuse_session_fixed_flags, report_outcome};
 use crate::llm::Message;
 use crate::prompt::{context_files_message, read_context_files};
 
@@ -44,9 +42,8 @@ pub fn run(args: ContinueArgs) -> anyhow::Result<Exit> {
         session.id(),
         turns + 1
     ));
-    let rt = tokio_runtime()?;
     let external = super::run::attached_sources(&args.turn.ctx);
-    let outcome = setup.run_turn(&rt, Some(&session), input, true, external)?;
+    let outcome = setup.run_turn(Some(&session), input, true, external)?;
     if matches!(outcome.saved, Some(Ok(_))) {
         setup.terminal.info(&setup.terminal.style().dim(&format!(
             "odek: session {} saved ({} turns)",
@@ -55,7 +52,7 @@ pub fn run(args: ContinueArgs) -> anyhow::Result<Exit> {
         )));
     }
     drop(session);
-    setup.finish(&rt);
+    setup.finish();
     report_outcome(&setup, &outcome, setup.resolved.config.max_iterations);
     Ok(exit_for(&outcome.result))
 }

@@ -9,6 +9,7 @@ use super::turn::tokio_runtime;
 use crate::config::LoadOptions;
 use crate::mcp::{McpHub, McpServer, ServerState};
 use crate::redact::Redactor;
+use crate::runtime::{Process, StartOptions};
 
 /// Arguments of `odek mcp`.
 #[derive(Debug, Args)]
@@ -145,7 +146,6 @@ fn server_json(server: &McpServer, redactor: &Redactor) -> Value {
 /// `odek mcp serve`: the MCP server on stdin/stdout until the client closes it (or SIGTERM);
 /// nothing but the protocol is written to stdout.
 fn serve(allow: &[crate::policy::DangerClass], run_task: bool) -> anyhow::Result<Exit> {
-    use crate::runtime::Supervisor;
     use rmcp::ServiceExt;
     super::init_tracing(0);
     let opts = LoadOptions::from_process(Default::default());
@@ -153,22 +153,26 @@ fn serve(allow: &[crate::policy::DangerClass], run_task: bool) -> anyhow::Result
     let resolved = crate::config::load(&opts)?;
     resolved.warnings.iter().for_each(|w| eprintln!("{w}"));
     let allow: Vec<String> = allow.iter().map(|c| c.to_string()).collect();
-    let rt = tokio_runtime()?;
-    let _guard = rt.enter();
-    let redactor = crate::runtime::build_redactor(&resolved.config);
-    let setup = crate::mcp::server::ServerSetup {
+    // The process's runtime is the one of `run_task` turns: nobody to ask.
+    let tasks_config = resolved.config.with_nobody_to_ask(&allow)?;
+    let process = Process::start(StartOptions::new(
+        tasks_config,
+        resolved.home.clone(),
+        cwd.clone(),
+    ))?;
+    let setup = crate::mcp_server::ServerSetup {
         config: &resolved.config,
         home: &resolved.home,
         cwd: &cwd,
         allow: &allow,
         run_task,
-        redactor: redactor.clone(),
+        redactor: process.redactor.clone(),
+        tasks: Some(process.runtime.clone()),
     };
-    let supervisor = Supervisor::new(crate::runtime::SHUTDOWN_GRACE, redactor);
-    let server = setup
-        .build(supervisor.clone())
-        .map_err(|e| anyhow::anyhow!(e))?;
-    let tasks = server.tasks().cloned();
+    let server = {
+        let _inside = process.handle().enter();
+        setup.build(process.supervisor.clone())?
+    };
     eprintln!(
         "odek mcp serve: {} tool(s) on stdio in {}{}",
         server.tool_list().len(),
@@ -179,7 +183,7 @@ fn serve(allow: &[crate::policy::DangerClass], run_task: bool) -> anyhow::Result
             format!("; allowed without asking: {}", allow.join(", "))
         }
     );
-    rt.block_on(async {
+    process.block_on(async {
         let running = server
             .serve(rmcp::transport::stdio())
             .await
@@ -188,10 +192,8 @@ fn serve(allow: &[crate::policy::DangerClass], run_task: bool) -> anyhow::Result
             _ = running.waiting() => {}
             () = crate::process::termination() => {}
         }
-        supervisor.shutdown().await;
-        if let Some(t) = &tasks {
-            t.mcp().shutdown().await;
-        }
+        process.supervisor.shutdown().await;
+        process.runtime.mcp().shutdown().await;
         anyhow::Ok(())
     })?;
     Ok(Exit::Success)

@@ -11,7 +11,7 @@ use rustyline::error::ReadlineError;
 use super::Exit;
 use super::flags::TurnFlags;
 use super::repl_input::ReplHelper;
-use super::turn::{Setup, refuse_session_fixed_flags, summary_line, tokio_runtime};
+use super::turn::{Setup, refuse_session_fixed_flags, summary_line};
 use crate::engine::RunError;
 use crate::llm::Message;
 use crate::runtime::SessionHandle;
@@ -48,7 +48,6 @@ struct Repl {
     setup: Setup,
     /// Held (locked) for as long as the REPL is open.
     session: Arc<SessionHandle>,
-    rt: tokio::runtime::Runtime,
 }
 
 /// Runs `odek repl`.
@@ -95,13 +94,13 @@ pub fn run(args: ReplArgs) -> anyhow::Result<Exit> {
             }
             Err(ReadlineError::Eof) => break,
             Err(e) => {
-                repl.setup.finish(&repl.rt);
+                repl.setup.finish();
                 return Err(e.into());
             }
         }
     }
     repl.goodbye();
-    repl.setup.finish(&repl.rt);
+    repl.setup.finish();
     Ok(Exit::Success)
 }
 
@@ -111,20 +110,12 @@ fn start(flags: &TurnFlags) -> anyhow::Result<Repl> {
     let session = setup
         .runtime
         .new_session(NEW_SESSION_LABEL, head, ORIGIN_CLI, HOLDER)?;
-    Ok(Repl {
-        rt: tokio_runtime()?,
-        setup,
-        session,
-    })
+    Ok(Repl { setup, session })
 }
 
 fn resume(flags: &TurnFlags, id: &str) -> anyhow::Result<Repl> {
     let (setup, session) = Setup::resume(flags, Some(id), HOLDER)?;
-    Ok(Repl {
-        rt: tokio_runtime()?,
-        setup,
-        session,
-    })
+    Ok(Repl { setup, session })
 }
 
 impl Repl {
@@ -132,7 +123,7 @@ impl Repl {
     /// prompt the line editor reads Ctrl-C as a key (even on terminals it cannot drive, where
     /// it falls back to plain line input).
     fn keep_sigint_from_killing_the_repl(&self) {
-        let _ = self.rt.block_on(async {
+        let _ = self.setup.process.block_on(async {
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
         });
     }
@@ -270,7 +261,6 @@ impl Repl {
             vec!["resource".to_string()]
         };
         let outcome = self.setup.run_turn(
-            &self.rt,
             Some(&self.session),
             vec![Message::user(&input.text)],
             false,

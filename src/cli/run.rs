@@ -4,7 +4,7 @@ use clap::Args;
 
 use super::Exit;
 use super::flags::TurnFlags;
-use super::turn::{Setup, exit_for, read_task, report_outcome, tokio_runtime};
+use super::turn::{Setup, exit_for, read_task, report_outcome};
 use crate::llm::Message;
 use crate::schedule::deliver::{Delivery, Target};
 use crate::session::ORIGIN_CLI;
@@ -39,11 +39,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<Exit> {
         .as_deref()
         .map(str::parse::<Target>)
         .transpose()
-        .map_err(super::error::UsageError)?;
+        .map_err(|e| super::error::UsageError(e.to_string()))?;
     let setup = Setup::new(&args.turn)?;
     let config = &setup.resolved.config;
     let mut head = setup.first_messages(&args.turn.ctx)?;
-    let rt = tokio_runtime()?;
     let save = args.session || (config.sessions.autosave && !args.ephemeral);
     // The session is held from here to the end; its first snapshot (with the task) is
     // written before the first model call, so even a crash there leaves the task on disk.
@@ -56,7 +55,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<Exit> {
     };
     // Attached files are outside content: the turn's memory writes wait for review.
     let external = attached_sources(&args.turn.ctx);
-    let outcome = setup.run_turn(&rt, session.as_ref(), input, true, external)?;
+    let outcome = setup.run_turn(session.as_ref(), input, true, external)?;
     if let Some(s) = &session
         && matches!(outcome.saved, Some(Ok(_)))
     {
@@ -67,19 +66,23 @@ pub fn run(args: RunArgs) -> anyhow::Result<Exit> {
     }
     let session_id = session.as_ref().map(|s| s.id().to_string());
     drop(session);
-    setup.finish(&rt);
+    setup.finish();
     report_outcome(&setup, &outcome, config.max_iterations);
     if let (Some(target), Ok(answer)) = (&target, &outcome.result)
         && *target != Target::Stdout
     {
-        let delivery = Delivery::from_config(config, &setup.resolved.home);
+        let chat = crate::telegram::chat_delivery(config);
+        let delivery = Delivery::from_config(config, &setup.resolved.home, chat);
         let header = format!(
             "=== odek run {} (session {})",
             jiff::Timestamp::now(),
             session_id.as_deref().unwrap_or("not saved")
         );
         let answer = setup.runtime.redactor().redact(answer);
-        if let Err(e) = rt.block_on(delivery.deliver(target, "run", &header, &answer)) {
+        if let Err(e) = setup
+            .process
+            .block_on(delivery.deliver(target, "run", &header, &answer))
+        {
             eprintln!("odek: the answer could not be delivered: {e}");
             return Ok(Exit::Failure);
         }

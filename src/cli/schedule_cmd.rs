@@ -8,6 +8,8 @@ use jiff::Timestamp;
 
 use super::Exit;
 use crate::config::{Config, LoadOptions};
+use crate::runtime::{Process, StartOptions};
+use crate::schedule::ScheduleError;
 use crate::schedule::cron::Schedule;
 use crate::schedule::deliver::Target;
 use crate::schedule::exec::{TurnExecutor, job_config};
@@ -132,7 +134,7 @@ pub fn run(args: ScheduleArgs) -> anyhow::Result<Exit> {
         }
         ScheduleCommand::List { json } => list(&store, &config, json),
         ScheduleCommand::Rm { name } => {
-            crate::schedule::remove_job(&store, &name).map_err(|e| anyhow::anyhow!(e))?;
+            crate::schedule::remove_job(&store, &name)?;
             println!("Removed {name}");
             Ok(Exit::Success)
         }
@@ -146,45 +148,38 @@ pub fn run(args: ScheduleArgs) -> anyhow::Result<Exit> {
 
 /// Checks a job (name, expression, zone, delivery, policy) and adds it.
 fn add(store: &Store, config: &Config, mut job: Job) -> anyhow::Result<Exit> {
-    store::check_name(&job.name).map_err(|e| anyhow::anyhow!(e))?;
+    store::check_name(&job.name)?;
     // A relative file is the job's, not the runner's.
     if let Some(path) = job.deliver.strip_prefix("file:")
         && !std::path::Path::new(path).is_absolute()
     {
         job.deliver = format!("file:{}", job.dir.join(path).display());
     }
-    let schedule = Schedule::parse(&job.cron, job.tz.as_deref()).map_err(|e| anyhow::anyhow!(e))?;
-    job.deliver
-        .parse::<Target>()
-        .map_err(|e| anyhow::anyhow!(e))?;
-    job_config(config, &job).map_err(|e| anyhow::anyhow!(e))?;
+    let schedule = Schedule::parse(&job.cron, job.tz.as_deref())?;
+    job.deliver.parse::<Target>()?;
+    job_config(config, &job)?;
     let name = job.name.clone();
-    store
-        .update_jobs(|jobs| {
-            if jobs.iter().any(|j| j.name == name) {
-                return Err(format!(
-                    "a job named \"{name}\" exists already (odek schedule list); choose another with --name"
-                ));
-            }
-            jobs.push(job);
-            Ok(())
-        })
-        .map_err(|e| anyhow::anyhow!(e))?;
+    store.update_jobs(|jobs| {
+        if jobs.iter().any(|j| j.name == name) {
+            return Err(ScheduleError::JobExists(name.clone()));
+        }
+        jobs.push(job);
+        Ok(())
+    })?;
     let next = schedule.next_text(Timestamp::now());
     println!("Added {name}: next run {next}");
     Ok(Exit::Success)
 }
 
 fn switch(store: &Store, name: &str, on: bool) -> anyhow::Result<Exit> {
-    crate::schedule::set_enabled(store, name, on).map_err(|e| anyhow::anyhow!(e))?;
+    crate::schedule::set_enabled(store, name, on)?;
     println!("{} {name}", if on { "Enabled" } else { "Disabled" });
     Ok(Exit::Success)
 }
 
 fn list(store: &Store, config: &Config, json: bool) -> anyhow::Result<Exit> {
     let home = store.home().to_path_buf();
-    let rows =
-        crate::schedule::views(config, &home, Timestamp::now()).map_err(|e| anyhow::anyhow!(e))?;
+    let rows = crate::schedule::views(config, &home, Timestamp::now())?;
     if json {
         println!("{}", serde_json::to_string_pretty(&rows)?);
         return Ok(Exit::Success);
@@ -211,7 +206,7 @@ fn list(store: &Store, config: &Config, json: bool) -> anyhow::Result<Exit> {
 }
 
 fn next(store: &Store, name: Option<&str>, count: usize) -> anyhow::Result<Exit> {
-    let jobs = store.jobs().map_err(|e| anyhow::anyhow!(e))?;
+    let jobs = store.jobs()?;
     let chosen: Vec<&Job> = match name {
         Some(n) => vec![jobs.iter().find(|j| j.name == n).ok_or_else(|| {
             anyhow::anyhow!("no job named \"{n}\" (odek schedule list shows them)")
@@ -219,8 +214,7 @@ fn next(store: &Store, name: Option<&str>, count: usize) -> anyhow::Result<Exit>
         None => jobs.iter().collect(),
     };
     for job in chosen {
-        let schedule =
-            Schedule::parse(&job.cron, job.tz.as_deref()).map_err(|e| anyhow::anyhow!(e))?;
+        let schedule = Schedule::parse(&job.cron, job.tz.as_deref())?;
         println!("{} ({}, {}):", job.name, job.cron, schedule.zone_label());
         for at in schedule.upcoming(Timestamp::now(), count) {
             println!("  {}", at.strftime("%a %Y-%m-%d %H:%M %Z (%:z)"));
@@ -230,31 +224,41 @@ fn next(store: &Store, name: Option<&str>, count: usize) -> anyhow::Result<Exit>
 }
 
 fn run_now(store: &Store, config: Config, home: PathBuf, name: &str) -> anyhow::Result<Exit> {
-    let exec = TurnExecutor::with_own_supervisor(config, home, Some(Target::Stdout));
-    let runtime = tokio::runtime::Runtime::new()?;
-    let outcome = runtime
-        .block_on(crate::schedule::run_now(&exec, store, name))
-        .map_err(|e| anyhow::anyhow!(e))?;
-    if outcome.text == "ok" {
+    let process = start(config, home)?;
+    let exec = TurnExecutor::new(
+        process.runtime.config().clone(),
+        process.runtime.home().to_path_buf(),
+        process.supervisor.clone(),
+        Some(Target::Stdout),
+        crate::telegram::chat_delivery(process.runtime.config()),
+    );
+    let outcome = process.block_on(crate::schedule::run_now(&exec, store, name))?;
+    if outcome.result.is_ok() {
         Ok(Exit::Success)
     } else {
-        eprintln!("odek: {name}: {}", outcome.text);
+        eprintln!("odek: {name}: {}", outcome.result);
         Ok(Exit::Failure)
     }
 }
 
+/// The process of a runner: the one start-up, with the supervisor its jobs run in.
+fn start(config: Config, home: PathBuf) -> anyhow::Result<Process> {
+    let cwd = std::env::current_dir()?;
+    Ok(Process::start(StartOptions::new(config, home, cwd))?)
+}
+
 fn daemon(config: Config, home: PathBuf) -> anyhow::Result<Exit> {
-    let runtime = tokio::runtime::Runtime::new()?;
-    runtime.block_on(async {
-        let background = crate::schedule::spawn_background(&config, &home, "schedule daemon", true)
-            .map_err(|e| anyhow::anyhow!(e))?
-            .ok_or_else(|| anyhow::anyhow!("the runner did not start"))?;
+    let process = start(config, home)?;
+    let chat = crate::telegram::chat_delivery(process.runtime.config());
+    let background = crate::schedule::spawn_background(&process, "schedule daemon", true, chat)?
+        .ok_or_else(|| anyhow::anyhow!("the runner did not start"))?;
+    process.block_on(async {
         crate::process::termination().await;
         eprintln!("odek schedule daemon: stopping; a running job may finish its turn first");
         let cancelled = background.stop().await;
         if cancelled > 0 {
             eprintln!("odek schedule daemon: {cancelled} running job(s) cancelled, saved");
         }
-        Ok(Exit::Success)
-    })
+    });
+    Ok(Exit::Success)
 }

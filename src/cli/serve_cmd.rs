@@ -7,7 +7,7 @@ use clap::Args;
 
 use super::Exit;
 use super::flags::SurfaceFlags;
-use super::turn::{events_sink, tokio_runtime};
+use super::turn::events_sink;
 use crate::runtime::{Process, StartOptions};
 use crate::serve::hub::{Hub, HubSink};
 use crate::serve::{ServeParts, new_token, serve, token_url};
@@ -58,8 +58,13 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
         .warnings()
         .iter()
         .for_each(|w| eprintln!("{w}"));
-    let rt = tokio_runtime()?;
-    rt.block_on(async {
+    let chat = crate::telegram::chat_delivery(process.runtime.config());
+    let schedules = crate::schedule::spawn_background(&process, "serve", false, chat.clone())
+        .unwrap_or_else(|e| {
+            eprintln!("odek serve: warning: scheduled jobs do not run: {e}");
+            None
+        });
+    process.block_on(async {
         for warning in process.start_mcp().await {
             eprintln!("{warning}");
         }
@@ -69,13 +74,14 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
         let local = listener.local_addr()?;
         let mcp = if args.mcp {
             let allow: Vec<String> = args.mcp_allow.iter().map(|c| c.to_string()).collect();
-            let setup = crate::mcp::server::ServerSetup {
+            let setup = crate::mcp_server::ServerSetup {
                 config: process.runtime.config(),
                 home: process.runtime.home(),
                 cwd: &load.cwd,
                 allow: &allow,
                 run_task: true,
                 redactor: process.redactor.clone(),
+                tasks: None,
             };
             let server = setup
                 .build(process.supervisor.clone())
@@ -85,16 +91,6 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
             None
         };
         announce(&local, &token, args.open, mcp.as_ref());
-        let schedules = crate::schedule::spawn_background(
-            process.runtime.config(),
-            process.runtime.home(),
-            "serve",
-            false,
-        )
-        .unwrap_or_else(|e| {
-            eprintln!("odek serve: warning: scheduled jobs do not run: {e}");
-            None
-        });
         let mcp_tasks = mcp.as_ref().and_then(|s| s.tasks().cloned());
         let parts = ServeParts {
             mcp,
@@ -105,6 +101,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
             hub,
             redactor: process.redactor.clone(),
             token,
+            chat,
         };
         let served = serve(parts, listener).await.context("serving");
         if let Some(runner) = schedules {
@@ -124,7 +121,7 @@ fn announce(
     local: &std::net::SocketAddr,
     token: &str,
     open: bool,
-    mcp: Option<&crate::mcp::server::OdekMcpServer>,
+    mcp: Option<&crate::mcp_server::OdekMcpServer>,
 ) {
     if !local.ip().is_loopback() {
         eprintln!(

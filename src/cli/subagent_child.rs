@@ -14,7 +14,7 @@ use crate::config::{Config, LoadOptions, Overrides};
 use crate::engine::{EngineEvent, Observer, RunError};
 use crate::events::StdoutSink;
 use crate::llm::Message;
-use crate::runtime::{Approvals, Process, RuntimeError, StartOptions, Submission, TurnOutcome};
+use crate::runtime::{Approvals, Process, StartOptions, Submission, SupervisorError, TurnOutcome};
 use crate::subagent::ask::{
     AnswerLine, Ask, Request, RequestLine, approval_of, asked_item, question_answer_of,
     question_ask,
@@ -174,7 +174,7 @@ pub fn task_message(task: &TaskFile) -> String {
 /// before this returns), the envelope is redacted. SIGTERM or SIGINT (the parent stopping
 /// it) cancels the turn: its commands and servers stop, the envelope says `cancelled`.
 /// `Err` is a contract error (exit 3): the runtime could not be built.
-pub async fn run(prepared: Prepared) -> Result<Envelope, Envelope> {
+pub fn run(prepared: Prepared) -> Result<Envelope, Envelope> {
     let Prepared {
         task,
         config,
@@ -189,18 +189,22 @@ pub async fn run(prepared: Prepared) -> Result<Envelope, Envelope> {
     };
     let redactor = process.redactor.clone();
     let files = Arc::new(FilesChanged::default());
-    let supervisor = process.supervisor.clone();
-    let stopper = tokio::spawn(async move {
-        crate::process::termination().await;
-        supervisor.shutdown().await;
+    let outcome = process.block_on(async {
+        let supervisor = process.supervisor.clone();
+        let stopper = tokio::spawn(async move {
+            crate::process::termination().await;
+            supervisor.shutdown().await;
+        });
+        let outcome = turn(&process, &task, files.clone()).await;
+        stopper.abort();
+        process.runtime.mcp().shutdown().await;
+        outcome
     });
-    let outcome = turn(&process, &task, files.clone()).await;
-    stopper.abort();
-    process.runtime.mcp().shutdown().await;
     drop(process);
     let mut envelope = match outcome {
         Ok((session_id, outcome)) => envelope_of(session_id, &outcome),
-        Err(e) => Envelope::contract_error(&e.message_without_paths()),
+        Err(SupervisorError::Runtime(e)) => Envelope::contract_error(&e.message_without_paths()),
+        Err(e) => Envelope::contract_error(&e.to_string()),
     };
     envelope.files_changed = files.list();
     redact(&mut envelope, &redactor);
@@ -211,7 +215,7 @@ async fn turn(
     process: &Process,
     task: &TaskFile,
     files: Arc<FilesChanged>,
-) -> Result<(String, TurnOutcome), RuntimeError> {
+) -> Result<(String, TurnOutcome), SupervisorError> {
     let runtime = process.runtime.clone();
     if task.trust_level == Trust::Trusted {
         for warning in runtime.start_mcp().await {
@@ -232,17 +236,15 @@ async fn turn(
     } else {
         Approvals::Nobody
     };
-    let handle = process
-        .supervisor
-        .submit(Submission {
-            runtime,
-            session: Some(session),
-            input: vec![Message::user(task_message(task))],
-            approvals,
-            output: files,
-            external: Vec::new(),
-        })
-        .map_err(|e| RuntimeError::TurnInProgress(e.to_string()))?;
+    let handle = process.supervisor.submit(Submission {
+        runtime,
+        session: Some(session),
+        input: vec![Message::user(task_message(task))],
+        approvals,
+        output: files,
+        external: Vec::new(),
+        origin: ORIGIN_SUBAGENT,
+    })?;
     Ok((session_id, handle.outcome().await?))
 }
 

@@ -27,11 +27,7 @@ pub fn run(args: SubagentArgs) -> ExitCode {
         Ok(p) => p,
         Err(e) => return finish(&Envelope::contract_error(&e.to_string()), EXIT_CONTRACT),
     };
-    let rt = match super::turn::tokio_runtime() {
-        Ok(rt) => rt,
-        Err(e) => return finish(&Envelope::contract_error(&format!("{e:#}")), EXIT_CONTRACT),
-    };
-    match rt.block_on(run_child(prepared)) {
+    match run_child(prepared) {
         Ok(envelope) => {
             let code = envelope.exit_code();
             finish(&envelope, code)

@@ -6,7 +6,7 @@ use clap::Args;
 
 use super::Exit;
 use super::flags::SurfaceFlags;
-use super::turn::{events_sink, tokio_runtime};
+use super::turn::events_sink;
 use crate::runtime::{Process, StartOptions};
 use crate::telegram::{BotParts, run_bot};
 
@@ -57,8 +57,13 @@ pub fn run(args: TelegramArgs) -> anyhow::Result<Exit> {
         tg.allowed_users.len(),
         tg.allowed_chats.len()
     );
-    let rt = tokio_runtime()?;
-    rt.block_on(async {
+    let chat = crate::telegram::chat_delivery(process.runtime.config());
+    let schedules = crate::schedule::spawn_background(&process, "telegram", false, chat)
+        .unwrap_or_else(|e| {
+            eprintln!("odek telegram: warning: scheduled jobs do not run: {e}");
+            None
+        });
+    process.block_on(async {
         for warning in process.start_mcp().await {
             eprintln!("{warning}");
         }
@@ -67,16 +72,6 @@ pub fn run(args: TelegramArgs) -> anyhow::Result<Exit> {
         tokio::spawn(async move {
             crate::process::termination().await;
             stop.cancel();
-        });
-        let schedules = crate::schedule::spawn_background(
-            process.runtime.config(),
-            process.runtime.home(),
-            "telegram",
-            false,
-        )
-        .unwrap_or_else(|e| {
-            eprintln!("odek telegram: warning: scheduled jobs do not run: {e}");
-            None
         });
         let parts = BotParts {
             runtime: process.runtime.clone(),

@@ -151,15 +151,14 @@ impl Setup {
     /// it only repeats the cancellation, so the REPL always gets its prompt back).
     pub fn run_turn(
         &self,
-        rt: &tokio::runtime::Runtime,
         session: Option<&Arc<SessionHandle>>,
         input: Vec<Message>,
         exit_on_second: bool,
         external: Vec<String>,
     ) -> anyhow::Result<TurnOutcome> {
-        self.start_mcp(rt);
+        self.start_mcp();
         let supervisor = self.process.supervisor.clone();
-        let outcome = rt.block_on(async {
+        let outcome = self.process.block_on(async {
             let handle = supervisor.submit(Submission {
                 runtime: self.runtime.clone(),
                 session: session.cloned(),
@@ -167,6 +166,7 @@ impl Setup {
                 approvals: self.approvals(),
                 output: self.terminal.clone(),
                 external,
+                origin: crate::session::ORIGIN_CLI,
             })?;
             let watcher = tokio::spawn(watch_signals(
                 supervisor.clone(),
@@ -190,12 +190,12 @@ impl Setup {
 
     /// Starts the MCP servers before the first turn (later calls return at once), saying so
     /// when it takes more than a second, and prints the warnings of those that did not start.
-    fn start_mcp(&self, rt: &tokio::runtime::Runtime) {
+    fn start_mcp(&self) {
         let hub = self.runtime.mcp();
         if hub.is_empty() {
             return;
         }
-        let warnings = rt.block_on(async {
+        let warnings = self.process.block_on(async {
             let start = self.process.start_mcp();
             tokio::pin!(start);
             let slow = tokio::time::sleep(std::time::Duration::from_secs(1));
@@ -228,8 +228,8 @@ impl Setup {
 
     /// Stops the MCP servers and the spinner, and flushes the event stream (reporting what
     /// it lost).
-    pub fn finish(&self, rt: &tokio::runtime::Runtime) {
-        rt.block_on(self.runtime.mcp().shutdown());
+    pub fn finish(&self) {
+        self.process.block_on(self.runtime.mcp().shutdown());
         self.terminal.shutdown();
         self.process.close_events();
     }
@@ -330,18 +330,10 @@ pub fn read_task(words: &[String]) -> anyhow::Result<String> {
     Ok(task)
 }
 
-/// Most threads for blocking work (file reads and writes, session loads): tokio's default,
-/// 512, let `odek serve` under 50 connections start ~130 of them, each keeping its own
-/// allocator heap (docs/PERFORMANCE.md, "Weight"); more than this queue for a moment.
-const MAX_BLOCKING_THREADS: usize = 16;
-
-/// A multi-threaded runtime for one command.
+/// A multi-threaded async runtime for a command that runs no turn (a turn-running command
+/// gets the [`crate::runtime::Process`]'s).
 pub fn tokio_runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread()
-        .max_blocking_threads(MAX_BLOCKING_THREADS)
-        .enable_all()
-        .build()
-        .context("starting the async runtime")
+    Ok(crate::runtime::async_runtime()?)
 }
 
 /// Where `--events-jsonl TARGET` writes: standard output for `-`, else the file (0600,

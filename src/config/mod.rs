@@ -474,7 +474,7 @@ impl Config {
     pub fn with_nobody_to_ask<'a>(
         &self,
         allow: impl IntoIterator<Item = &'a String>,
-    ) -> Result<Config, String> {
+    ) -> Result<Config, crate::policy::UnknownDangerClass> {
         use std::str::FromStr;
         let mut config = self.clone();
         let policy = &mut config.dangerous;
@@ -488,7 +488,7 @@ impl Config {
             server.auto_approve.clear();
         }
         for name in allow {
-            let class = crate::policy::DangerClass::from_str(name).map_err(|_| name.clone())?;
+            let class = crate::policy::DangerClass::from_str(name)?;
             policy
                 .classes
                 .entry(class)

@@ -8,7 +8,6 @@
 //! `mcp server <name> is not running`.
 
 mod connect;
-pub mod server;
 mod tool;
 
 use crate::process::kill_group;

@@ -70,6 +70,9 @@ pub struct RunView {
     pub run_id: String,
     /// Its session.
     pub session_id: String,
+    /// Who started it: `cli`, `serve`, `telegram`, `schedule`, `subagent` or `mcp`.
+    #[serde(default)]
+    pub origin: String,
     /// How it stands.
     pub status: RunStatus,
     /// When it started (RFC 3339 UTC).

@@ -18,7 +18,7 @@ pub mod supervisor;
 mod turn;
 
 pub use audit::AuditLog;
-pub use process::{Process, SHUTDOWN_GRACE, StartOptions};
+pub use process::{Process, SHUTDOWN_GRACE, StartOptions, async_runtime};
 pub use session::SessionHandle;
 pub use supervisor::{Approvals, RunHandle, Submission, Supervisor, SupervisorError};
 pub use turn::{Surface, Turn, TurnOutcome};
@@ -110,6 +110,9 @@ pub enum RuntimeError {
     /// A turn was started on a session that is already running one.
     #[error("session {0} is already running a turn")]
     TurnInProgress(String),
+    /// The async runtime could not be started (out of threads or memory).
+    #[error("starting the async runtime: {0}")]
+    AsyncRuntime(std::io::Error),
 }
 
 impl RuntimeError {

@@ -1,7 +1,8 @@
 //! The one process start-up every turn-running command shares — `run`, `continue`,
-//! `repl`, `serve`, `telegram`, and later the schedule runner and `subagent`: the resolved
-//! configuration → the redactor → the event writer → the runtime → the supervisor; the MCP
-//! servers start when the surface asks ([`Process::start_mcp`]).
+//! `repl`, `serve`, `telegram`, `mcp serve`, `subagent` and the schedule runner (`schedule
+//! daemon`, `schedule run`): the async runtime → the redactor → the event writer → the
+//! runtime → the one supervisor of the process; the MCP servers start when the surface asks
+//! ([`Process::start_mcp`]). Nothing else in odek builds a supervisor.
 //!
 //! The [`Process`] holds the event writer through a guard that flushes and closes it on
 //! every way out — a normal end, an error return, a panic unwinding — so the terminal event
@@ -66,11 +67,47 @@ pub struct Process {
     pub redactor: Arc<Redactor>,
     /// Keeps the event writer open until the process ends.
     events: EventsGuard,
+    /// The async runtime every task of the process runs on (dropped last).
+    tokio: tokio::runtime::Runtime,
+}
+
+/// Most threads for blocking work (file reads and writes, session loads): tokio's default,
+/// 512, let `odek serve` under 50 connections start ~130 of them, each keeping its own
+/// allocator heap (docs/PERFORMANCE.md, "Weight"); more than this queue for a moment.
+const MAX_BLOCKING_THREADS: usize = 16;
+
+/// A multi-threaded async runtime as every command uses it: the [`Process`]'s, and the one
+/// of a command that runs no turn (`mcp list`, `session search`).
+pub fn async_runtime() -> Result<tokio::runtime::Runtime, RuntimeError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .max_blocking_threads(MAX_BLOCKING_THREADS)
+        .enable_all()
+        .build()
+        .map_err(RuntimeError::AsyncRuntime)
 }
 
 impl Process {
-    /// Builds the redactor, the event writer, the runtime and the supervisor.
+    /// Builds the async runtime, the redactor, the event writer, the runtime and the
+    /// supervisor.
     pub fn start(opts: StartOptions) -> Result<Process, RuntimeError> {
+        let tokio = async_runtime()?;
+        let started = {
+            let _inside = tokio.enter();
+            Process::build(opts)
+        };
+        let (runtime, supervisor, redactor, events) = started?;
+        Ok(Process {
+            runtime,
+            supervisor,
+            redactor,
+            events,
+            tokio,
+        })
+    }
+
+    fn build(
+        opts: StartOptions,
+    ) -> Result<(Arc<Runtime>, Supervisor, Arc<Redactor>, EventsGuard), RuntimeError> {
         let secrets: Vec<&str> = opts.extra_secrets.iter().map(String::as_str).collect();
         let redactor = build_redactor_with(&opts.config, &secrets);
         let events = opts.events.map(|sink| {
@@ -97,12 +134,18 @@ impl Process {
                 redactor: redactor.clone(),
             },
         )?;
-        Ok(Process {
-            runtime: Arc::new(runtime),
-            supervisor: Supervisor::new(SHUTDOWN_GRACE, redactor.clone()),
-            redactor,
-            events: guard,
-        })
+        let supervisor = Supervisor::new(SHUTDOWN_GRACE, redactor.clone());
+        Ok((Arc::new(runtime), supervisor, redactor, guard))
+    }
+
+    /// Runs `work` to its end on the process's async runtime (from outside it).
+    pub fn block_on<F: std::future::Future>(&self, work: F) -> F::Output {
+        self.tokio.block_on(work)
+    }
+
+    /// The process's async runtime, for work spawned from outside it.
+    pub fn handle(&self) -> &tokio::runtime::Handle {
+        self.tokio.handle()
     }
 
     /// Starts the configured MCP servers (once); returns the warnings of those that did

@@ -72,6 +72,9 @@ pub struct Submission {
     /// Where the input's external content came from (a file sent through a chat), if any:
     /// the turn's memory writes become pending ([`super::Turn::mark_external`]).
     pub external: Vec<String>,
+    /// Who started the run: `cli`, `serve`, `telegram`, `schedule`, `subagent`, `mcp` (its
+    /// view says so).
+    pub origin: &'static str,
 }
 
 /// A frame for the surfaces: an [`Event`] that is an `answer_delta`, `approval_requested`
@@ -251,7 +254,7 @@ impl Supervisor {
             .session
             .as_ref()
             .map_or_else(String::new, |s| s.id().to_string());
-        let slot = self.register(&run_id, &session_id)?;
+        let slot = self.register(&run_id, &session_id, submission.origin)?;
         let approver: Option<Arc<dyn Approver>> = match submission.approvals {
             Approvals::Local(approver) => Some(approver),
             Approvals::Remote { approval, question } => Some(Arc::new(RemoteApprover {
@@ -303,12 +306,17 @@ impl Supervisor {
         })
     }
 
-    fn register(&self, run_id: &str, session_id: &str) -> Result<Arc<RunSlot>, SupervisorError> {
+    fn register(
+        &self,
+        run_id: &str,
+        session_id: &str,
+        origin: &str,
+    ) -> Result<Arc<RunSlot>, SupervisorError> {
         let mut table = lock(&self.inner.table);
         if !session_id.is_empty() && table.running.contains_key(session_id) {
             return Err(RuntimeError::TurnInProgress(session_id.to_string()).into());
         }
-        let slot = Arc::new(RunSlot::new(run_id, session_id, &self.inner));
+        let slot = Arc::new(RunSlot::new(run_id, session_id, origin, &self.inner));
         table.runs.insert(run_id.to_string(), slot.clone());
         if !session_id.is_empty() {
             table
@@ -435,7 +443,7 @@ impl Inner {
 }
 
 impl RunSlot {
-    fn new(run_id: &str, session_id: &str, inner: &Arc<Inner>) -> Self {
+    fn new(run_id: &str, session_id: &str, origin: &str, inner: &Arc<Inner>) -> Self {
         RunSlot {
             run_id: run_id.to_string(),
             session_id: session_id.to_string(),
@@ -444,6 +452,7 @@ impl RunSlot {
             state: Mutex::new(RunView {
                 run_id: run_id.to_string(),
                 session_id: session_id.to_string(),
+                origin: origin.to_string(),
                 status: RunStatus::Running,
                 started_at: crate::session::now_rfc3339(),
                 ended_at: None,

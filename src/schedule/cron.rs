@@ -12,6 +12,8 @@ use croner::parser::{CronParser, Seconds, Year};
 use jiff::tz::TimeZone;
 use jiff::{Timestamp, Zoned};
 
+use super::error::CronError;
+
 /// The names of the five fields, in order.
 const FIELDS: [&str; 5] = ["minute", "hour", "day of month", "month", "day of week"];
 
@@ -36,13 +38,14 @@ fn parser() -> CronParser {
 impl Schedule {
     /// Parses `expr` in `zone` (an IANA name; `None` = the system's zone). The error says
     /// which field is wrong, or which zone is unknown.
-    pub fn parse(expr: &str, zone: Option<&str>) -> Result<Schedule, String> {
+    pub fn parse(expr: &str, zone: Option<&str>) -> Result<Schedule, CronError> {
         let expr = expr.trim();
         let cron = parse_cron(expr)?;
         let tz = match zone {
             None => TimeZone::system(),
-            Some(name) => TimeZone::get(name).map_err(|e| {
-                format!("unknown time zone \"{name}\" (an IANA name such as Europe/Berlin): {e}")
+            Some(name) => TimeZone::get(name).map_err(|reason| CronError::UnknownZone {
+                name: name.to_string(),
+                reason,
             })?,
         };
         Ok(Schedule {
@@ -105,21 +108,20 @@ impl Schedule {
 }
 
 /// Parses a whole expression; on failure finds the first field that fails on its own.
-fn parse_cron(expr: &str) -> Result<Cron, String> {
+fn parse_cron(expr: &str) -> Result<Cron, CronError> {
     let parser = parser();
     if expr.starts_with('@') {
-        return parser.parse(expr).map_err(|e| {
-            format!(
-                "\"{expr}\" is not a cron expression: use @hourly, @daily, @weekly, @monthly or @yearly ({e})"
-            )
+        return parser.parse(expr).map_err(|reason| CronError::NotAnAlias {
+            expr: expr.to_string(),
+            reason,
         });
     }
     let fields: Vec<&str> = expr.split_whitespace().collect();
     if fields.len() != 5 {
-        return Err(format!(
-            "\"{expr}\" has {} field(s); a cron expression has 5: minute hour day-of-month month day-of-week (or @hourly, @daily, @weekly, @monthly, @yearly)",
-            fields.len()
-        ));
+        return Err(CronError::FieldCount {
+            expr: expr.to_string(),
+            count: fields.len(),
+        });
     }
     match parser.parse(expr) {
         Ok(cron) => Ok(cron),
@@ -127,23 +129,25 @@ fn parse_cron(expr: &str) -> Result<Cron, String> {
             for (i, field) in fields.iter().enumerate() {
                 let mut alone = ["*"; 5];
                 alone[i] = field;
-                if let Err(e) = parser.parse(&alone.join(" ")) {
-                    return Err(format!(
-                        "field {} ({}) \"{field}\" is not valid: {e}",
-                        i + 1,
-                        FIELDS[i]
-                    ));
+                if let Err(reason) = parser.parse(&alone.join(" ")) {
+                    return Err(CronError::Field {
+                        index: i + 1,
+                        name: FIELDS[i],
+                        field: field.to_string(),
+                        reason,
+                    });
                 }
             }
-            Err(format!(
-                "\"{expr}\" is not a valid cron expression: {whole}"
-            ))
+            Err(CronError::Invalid {
+                expr: expr.to_string(),
+                reason: whole,
+            })
         }
     }
 }
 
 impl FromStr for Schedule {
-    type Err = String;
+    type Err = CronError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Schedule::parse(s, None)

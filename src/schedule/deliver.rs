@@ -1,15 +1,26 @@
 //! Where a scheduled (or `run --deliver`) answer goes: `stdout`, `log`
 //! (`<home>/schedules/<name>.log`), `file:PATH` (appended), `telegram` (to
-//! `telegram.default_chat_id`) or `telegram:CHAT_ID`, through the Bot API client of `odek
-//! telegram` (MarkdownV2, plain text when Telegram refuses the markup). A failed delivery is
-//! tried again 3 times, waiting longer each time, then reported with its reason.
+//! `telegram.default_chat_id`) or `telegram:CHAT_ID`, through a [`ChatDelivery`] — the Bot
+//! API client of `odek telegram` implements it (MarkdownV2, plain text when Telegram refuses
+//! the markup), and the command line hands it over. A failed delivery is tried again 3
+//! times, waiting longer each time, then reported with its reason.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
-use crate::telegram::api::BotApi;
+use super::error::{ChatFailure, ScheduleError};
+
+/// A chat service answers can be delivered to (Telegram).
+#[async_trait::async_trait]
+pub trait ChatDelivery: Send + Sync {
+    /// Sends `answer` to `chat` with one try per piece: `sent` counts the pieces already
+    /// delivered, which a next call skips, so a retry never posts a piece twice.
+    async fn send_once(&self, chat: i64, answer: &str, sent: &mut usize)
+    -> Result<(), ChatFailure>;
+}
 
 /// Tries of one delivery.
 pub const DELIVERY_ATTEMPTS: u32 = 4;
@@ -28,14 +39,10 @@ pub enum Target {
 }
 
 impl FromStr for Target {
-    type Err = String;
+    type Err = ScheduleError;
 
-    fn from_str(text: &str) -> Result<Target, String> {
-        let wrong = || {
-            format!(
-                "unknown delivery \"{text}\": use stdout, log, file:PATH, telegram or telegram:CHAT_ID"
-            )
-        };
+    fn from_str(text: &str) -> Result<Target, ScheduleError> {
+        let wrong = || ScheduleError::BadTarget(text.to_string());
         match text.trim() {
             "stdout" => Ok(Target::Stdout),
             "log" => Ok(Target::Log),
@@ -47,7 +54,7 @@ impl FromStr for Target {
                 let chat = other.strip_prefix("telegram:").ok_or_else(wrong)?;
                 chat.parse::<i64>()
                     .map(|id| Target::Telegram(Some(id)))
-                    .map_err(|_| format!("\"{chat}\" is not a Telegram chat id (a number)"))
+                    .map_err(|_| ScheduleError::BadChat(chat.to_string()))
             }
         }
     }
@@ -57,8 +64,9 @@ impl FromStr for Target {
 pub struct Delivery {
     /// The odek home (for `log`).
     pub home: PathBuf,
-    /// The Bot API, when `telegram.bot_token` is set.
-    pub telegram: Option<BotApi>,
+    /// The chat service of `telegram` targets (the Bot API, when `telegram.bot_token` is
+    /// set).
+    pub telegram: Option<Arc<dyn ChatDelivery>>,
     /// `telegram.default_chat_id` (0: none).
     pub default_chat: i64,
     /// The wait before the first retry (doubled each time).
@@ -66,16 +74,12 @@ pub struct Delivery {
 }
 
 impl Delivery {
-    /// The delivery of a home and configuration: the Bot API when a bot token is set.
-    pub fn from_config(config: &crate::config::Config, home: &Path) -> Delivery {
-        let telegram = config.telegram.bot_token.as_deref().and_then(|token| {
-            BotApi::new(
-                &config.telegram.api_base,
-                token,
-                Duration::from_secs(config.telegram.poll_timeout),
-            )
-            .ok()
-        });
+    /// The delivery of a home and configuration, with `telegram` as the chat service.
+    pub fn from_config(
+        config: &crate::config::Config,
+        home: &Path,
+        telegram: Option<Arc<dyn ChatDelivery>>,
+    ) -> Delivery {
         Delivery {
             home: home.to_path_buf(),
             telegram,
@@ -92,7 +96,7 @@ impl Delivery {
         name: &str,
         header: &str,
         answer: &str,
-    ) -> Result<(), String> {
+    ) -> Result<(), ScheduleError> {
         let mut wait = self.backoff;
         let mut attempt = 1;
         let mut sent = 0;
@@ -102,11 +106,18 @@ impl Delivery {
                 .await
             {
                 Ok(()) => return Ok(()),
-                Err((e, _)) if attempt >= DELIVERY_ATTEMPTS => {
-                    return Err(format!("{e} (after {attempt} tries)"));
+                Err(e) if attempt >= DELIVERY_ATTEMPTS => {
+                    return Err(ScheduleError::GaveUp {
+                        tries: attempt,
+                        last: Box::new(e),
+                    });
                 }
-                Err((e, asked)) => {
+                Err(e) => {
                     // Telegram's `retry_after` when it asked to wait longer.
+                    let asked = match &e {
+                        ScheduleError::Chat(failure) => failure.retry_after,
+                        _ => None,
+                    };
                     let pause = asked.map_or(wait, |a| a.max(wait));
                     tracing::warn!("delivery of {name} failed ({e}); trying again in {pause:?}");
                     tokio::time::sleep(pause).await;
@@ -117,7 +128,7 @@ impl Delivery {
         }
     }
 
-    /// One try; the error's reason and, from Telegram, how long it asked to wait.
+    /// One try.
     async fn deliver_once(
         &self,
         target: &Target,
@@ -125,37 +136,20 @@ impl Delivery {
         header: &str,
         answer: &str,
         sent: &mut usize,
-    ) -> Result<(), (String, Option<Duration>)> {
-        let plain = |e: String| (e, None);
+    ) -> Result<(), ScheduleError> {
         match target {
             Target::Stdout => {
                 println!("{answer}");
                 Ok(())
             }
-            Target::Log => append(&log_path(&self.home, name), header, answer).map_err(plain),
-            Target::File(path) => append(path, header, answer).map_err(plain),
+            Target::Log => append(&log_path(&self.home, name), header, answer),
+            Target::File(path) => append(path, header, answer),
             Target::Telegram(chat) => {
-                let api = self.telegram.as_ref().ok_or_else(|| {
-                    plain(
-                        "telegram delivery needs telegram.bot_token (or ODEK_TELEGRAM_TOKEN)"
-                            .into(),
-                    )
-                })?;
+                let chats = self.telegram.as_ref().ok_or(ScheduleError::NoBotToken)?;
                 let chat = chat
                     .or((self.default_chat != 0).then_some(self.default_chat))
-                    .ok_or_else(|| {
-                        plain("`telegram` delivery needs telegram.default_chat_id, or name the chat: telegram:CHAT_ID".into())
-                    })?;
-                api.send_answer_once(chat, answer, sent).await.map_err(|e| {
-                    let asked = match &e {
-                        crate::telegram::api::BotError::Api {
-                            retry_after: Some(s),
-                            ..
-                        } => Some(Duration::from_secs(*s)),
-                        _ => None,
-                    };
-                    (e.to_string(), asked)
-                })
+                    .ok_or(ScheduleError::NoChat)?;
+                Ok(chats.send_once(chat, answer, sent).await?)
             }
         }
     }
@@ -167,9 +161,12 @@ pub fn log_path(home: &Path, name: &str) -> PathBuf {
 }
 
 /// Appends `header`, the answer and a blank line to `path` (created 0600 with its folder).
-fn append(path: &Path, header: &str, answer: &str) -> Result<(), String> {
+fn append(path: &Path, header: &str, answer: &str) -> Result<(), ScheduleError> {
     use std::os::unix::fs::OpenOptionsExt;
-    let fail = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
+    let fail = |source| ScheduleError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(fail)?;
     }
@@ -189,23 +186,25 @@ mod tests {
 
     #[test]
     fn targets_parse_and_bad_ones_say_what_is_accepted() {
-        assert_eq!("stdout".parse(), Ok(Target::Stdout));
-        assert_eq!("log".parse(), Ok(Target::Log));
-        assert_eq!("telegram".parse(), Ok(Target::Telegram(None)));
+        let parse = |text: &str| text.parse::<Target>().ok();
+        assert_eq!(parse("stdout"), Some(Target::Stdout));
+        assert_eq!(parse("log"), Some(Target::Log));
+        assert_eq!(parse("telegram"), Some(Target::Telegram(None)));
         assert_eq!(
-            "telegram:-100123".parse(),
-            Ok(Target::Telegram(Some(-100_123)))
+            parse("telegram:-100123"),
+            Some(Target::Telegram(Some(-100_123)))
         );
         assert_eq!(
-            "file:/tmp/report.md".parse(),
-            Ok(Target::File("/tmp/report.md".into()))
+            parse("file:/tmp/report.md"),
+            Some(Target::File("/tmp/report.md".into()))
         );
-        let e = "email".parse::<Target>().unwrap_err();
+        let e = "email".parse::<Target>().unwrap_err().to_string();
         assert!(e.contains("use stdout, log, file:PATH, telegram or telegram:CHAT_ID"));
         assert!(
             "telegram:me"
                 .parse::<Target>()
                 .unwrap_err()
+                .to_string()
                 .contains("not a Telegram chat id")
         );
         assert!("file:".parse::<Target>().is_err());
@@ -231,7 +230,8 @@ mod tests {
         let e = d
             .deliver(&Target::Telegram(None), "daily", "h", "x")
             .await
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("telegram.bot_token") && e.contains("after 4 tries"),
             "{e}"

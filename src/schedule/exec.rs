@@ -15,11 +15,12 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use jiff::Timestamp;
 
-use super::deliver::{Delivery, Target};
-use super::runner::{Executor, Outcome};
+use super::ScheduleError;
+use super::deliver::{ChatDelivery, Delivery, Target};
+use super::runner::{Executor, JobResult, Outcome};
 use super::store::Job;
 use crate::config::Config;
-use crate::engine::{EngineEvent, Observer, RunError};
+use crate::engine::{NoopObserver, RunError};
 use crate::llm::Message;
 use crate::runtime::{Approvals, ModelSource, Runtime, RuntimeOptions, Submission, Supervisor};
 
@@ -28,18 +29,18 @@ const HOLDER: &str = "odek schedule";
 
 /// The configuration of `job`'s turns: `base` with nobody to ask, allowing the classes of
 /// `schedules.dangerous` and the job's `--allow`.
-pub fn job_config(base: &Config, job: &Job) -> Result<Config, String> {
-    base.with_nobody_to_ask(base.schedules.dangerous.iter().chain(&job.allow))
-        .map_err(|name| format!("unknown danger class \"{name}\" in the job's policy"))
+pub fn job_config(base: &Config, job: &Job) -> Result<Config, ScheduleError> {
+    Ok(base.with_nobody_to_ask(base.schedules.dangerous.iter().chain(&job.allow))?)
 }
 
-/// Runs jobs' turns and delivers their answers.
+/// Runs jobs' turns in the process's supervisor and delivers their answers.
 pub struct TurnExecutor {
     /// The user's configuration (the global file, the environment).
     pub base: Config,
     /// The odek home.
     pub home: std::path::PathBuf,
-    /// Where the turns run (shutdown lets them finish within its grace).
+    /// The process's supervisor, where the turns run (listed, cancelled and shut down with
+    /// every other run of the process).
     pub supervisor: Supervisor,
     /// Where answers go.
     pub delivery: Arc<Delivery>,
@@ -48,43 +49,24 @@ pub struct TurnExecutor {
 }
 
 impl TurnExecutor {
-    /// An executor with a supervisor of its own (the daemon's, `odek schedule run`'s).
-    pub fn with_own_supervisor(
-        config: Config,
-        home: std::path::PathBuf,
-        target: Option<Target>,
-    ) -> TurnExecutor {
-        let redactor = crate::runtime::build_redactor(&config);
-        let supervisor = Supervisor::new(crate::runtime::SHUTDOWN_GRACE, redactor);
-        TurnExecutor::new(config, home, supervisor, target)
-    }
-
-    /// An executor over `supervisor`, delivering as the configuration says (`target`
-    /// overrides every job's).
+    /// An executor over the process's `supervisor`, delivering as the configuration says
+    /// (`target` overrides every job's) with `chat` as the chat service.
     pub fn new(
         config: Config,
         home: std::path::PathBuf,
         supervisor: Supervisor,
         target: Option<Target>,
+        chat: Option<Arc<dyn ChatDelivery>>,
     ) -> TurnExecutor {
         TurnExecutor {
-            delivery: Arc::new(Delivery::from_config(&config, &home)),
+            delivery: Arc::new(Delivery::from_config(&config, &home, chat)),
             base: config,
             home,
             supervisor,
             target,
         }
     }
-}
 
-/// A turn's output nobody watches.
-struct Quiet;
-
-impl Observer for Quiet {
-    fn on_event(&self, _event: &EngineEvent<'_>) {}
-}
-
-impl TurnExecutor {
     /// The job's turn: its session, its answer (or why none), the runtime's redactor.
     async fn turn(
         &self,
@@ -95,7 +77,7 @@ impl TurnExecutor {
             Result<String, RunError>,
             Arc<crate::redact::Redactor>,
         ),
-        String,
+        ScheduleError,
     > {
         let config = job_config(&self.base, job)?;
         let redactor = crate::runtime::build_redactor(&config);
@@ -109,34 +91,34 @@ impl TurnExecutor {
                 events: None,
                 redactor,
             },
-        )
-        .map_err(|e| e.to_string())?;
+        )?;
         if !runtime.sandbox().is_on() {
-            return Err(
-                "the shell sandbox is not available on this machine (Landlock); scheduled jobs run only sandboxed"
-                    .into(),
-            );
+            return Err(ScheduleError::NoSandbox);
         }
         let runtime = Arc::new(runtime);
         let (head, _) = runtime.first_messages();
-        let session = runtime
-            .new_scheduled_session(&job.task, head, HOLDER, &job.name)
-            .map_err(|e| e.to_string())?;
+        let session = runtime.new_scheduled_session(&job.task, head, HOLDER, &job.name)?;
         let session_id = session.id().to_string();
-        let handle = self
-            .supervisor
-            .submit(Submission {
-                runtime: runtime.clone(),
-                session: Some(session),
-                input: vec![Message::user(job.task.clone())],
-                approvals: Approvals::Nobody,
-                output: Arc::new(Quiet),
-                external: Vec::new(),
-            })
-            .map_err(|e| e.to_string())?;
-        let outcome = handle.outcome().await.map_err(|e| e.to_string())?;
+        let handle = self.supervisor.submit(Submission {
+            runtime: runtime.clone(),
+            session: Some(session),
+            input: vec![Message::user(job.task.clone())],
+            approvals: Approvals::Nobody,
+            output: Arc::new(NoopObserver),
+            external: Vec::new(),
+            origin: crate::session::ORIGIN_SCHEDULE,
+        })?;
+        let outcome = handle.outcome().await?;
         runtime.mcp().shutdown().await;
         Ok((session_id, outcome.result, runtime.redactor().clone()))
+    }
+
+    /// The target of `job`'s answer.
+    fn target_of(&self, job: &Job) -> Result<Target, ScheduleError> {
+        match &self.target {
+            Some(t) => Ok(t.clone()),
+            None => Target::from_str(&job.deliver),
+        }
     }
 }
 
@@ -147,51 +129,47 @@ impl Executor for TurnExecutor {
             Ok(done) => done,
             Err(e) => {
                 return Outcome {
-                    text: format!("failed: {e}"),
+                    result: JobResult::Failed(e.to_string()),
                     session: None,
                 };
             }
         };
+        let session_id = Some(session.clone());
         let (answer, failure) = match result {
             Ok(answer) => (answer, None),
             Err(RunError::Cancelled) => {
                 return Outcome {
-                    text: "cancelled".into(),
-                    session: Some(session),
+                    result: JobResult::Cancelled,
+                    session: session_id,
                 };
             }
             // The reader is told, and the outcome says it failed.
             Err(e) => (
                 format!("odek: the scheduled task {} failed: {e}", job.name),
-                Some(format!("failed: {e}")),
+                Some(JobResult::Failed(e.to_string())),
             ),
         };
         let answer = redactor.redact(&answer).into_owned();
-        let target = match &self.target {
-            Some(t) => t.clone(),
-            None => match Target::from_str(&job.deliver) {
-                Ok(t) => t,
-                Err(e) => {
-                    return Outcome {
-                        text: format!("delivery failed: {e}"),
-                        session: Some(session),
-                    };
-                }
-            },
-        };
         let header = format!("=== {} {fire} (session {session})", job.name);
-        let text = match self
-            .delivery
-            .deliver(&target, &job.name, &header, &answer)
-            .await
-        {
-            Ok(()) => failure.unwrap_or_else(|| "ok".to_string()),
-            Err(e) => format!("delivery failed: {e}"),
+        let delivered = match self.target_of(job) {
+            Ok(target) => {
+                self.delivery
+                    .deliver(&target, &job.name, &header, &answer)
+                    .await
+            }
+            Err(e) => Err(e),
         };
         Outcome {
-            text,
-            session: Some(session),
+            result: match delivered {
+                Ok(()) => failure.unwrap_or(JobResult::Delivered),
+                Err(e) => JobResult::DeliveryFailed(e.to_string()),
+            },
+            session: session_id,
         }
+    }
+
+    fn accepting(&self) -> bool {
+        !self.supervisor.is_stopping()
     }
 }
 
@@ -246,6 +224,7 @@ mod tests {
         assert!(
             job_config(&base, &bad)
                 .unwrap_err()
+                .to_string()
                 .contains("unknown danger class")
         );
     }

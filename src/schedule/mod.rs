@@ -4,22 +4,27 @@
 
 pub mod cron;
 pub mod deliver;
+mod error;
 pub mod exec;
 pub mod runner;
 pub mod store;
 
+pub use error::{ChatFailure, CronError, ScheduleError};
+
 use std::path::Path;
+use std::sync::Arc;
 
 use jiff::Timestamp;
 
 use crate::config::Config;
 use crate::protocol::api::ScheduleView;
-use crate::runtime::Supervisor;
+use crate::runtime::{Process, Supervisor};
+use deliver::ChatDelivery;
 
 /// A runner working in the background of a process (`odek schedule daemon`, `odek serve`,
-/// `odek telegram`), with a supervisor of its own for the jobs' turns.
+/// `odek telegram`); its jobs' turns run in the process's one supervisor.
 pub struct Background {
-    runner: std::sync::Arc<runner::Runner>,
+    runner: Arc<runner::Runner>,
     supervisor: Supervisor,
     cancel: tokio_util::sync::CancellationToken,
     task: tokio::task::JoinHandle<()>,
@@ -28,7 +33,8 @@ pub struct Background {
 impl Background {
     /// Shutdown: no new job starts; a running one may finish its turn within the
     /// supervisor's grace period, then it is cancelled (its session saved) and its outcome
-    /// recorded. Returns how many were cancelled.
+    /// recorded. Inside `odek serve` and `odek telegram` the surface's shutdown has cancelled
+    /// it already, with every other run. Returns how many were cancelled here.
     pub async fn stop(self) -> usize {
         self.cancel.cancel();
         let _ = self.task.await;
@@ -47,16 +53,18 @@ impl Background {
     }
 }
 
-/// Starts the home's runner for `surface`. Inside `odek serve` and `odek telegram`
-/// (`daemon` false) only when `schedules.runner` is `any`; either way only when no other
-/// runner holds the home's lock — `Err` says so for the daemon, a line on stderr for the
-/// others.
+/// Starts the home's runner in `process` for `surface`, its answers to Telegram through
+/// `chat`. Inside `odek serve` and `odek telegram` (`daemon` false) only when
+/// `schedules.runner` is `any`; either way only when no other runner holds the home's lock —
+/// `Err` says so for the daemon, a line on stderr for the others.
 pub fn spawn_background(
-    config: &Config,
-    home: &Path,
+    process: &Process,
     surface: &str,
     daemon: bool,
-) -> Result<Option<Background>, String> {
+    chat: Option<Arc<dyn ChatDelivery>>,
+) -> Result<Option<Background>, ScheduleError> {
+    let config = process.runtime.config();
+    let home = process.runtime.home();
     let wanted = match config.schedules.runner.as_str() {
         "off" => false,
         "daemon" => daemon,
@@ -64,41 +72,37 @@ pub fn spawn_background(
     };
     if !wanted {
         return if daemon {
-            Err(format!(
-                "schedules.runner is \"{}\": this runner does not start",
-                config.schedules.runner
-            ))
+            Err(ScheduleError::RunnerOff(config.schedules.runner.clone()))
         } else {
             Ok(None)
         };
     }
     let Some(lock) = runner::RunnerLock::try_acquire(home)? else {
-        let held = format!(
-            "another runner holds {} (odek schedule daemon, serve or telegram on this home); one runner per home",
-            home.join(runner::RUNNER_LOCK).display()
-        );
+        let held = ScheduleError::RunnerBusy(home.join(runner::RUNNER_LOCK));
         if daemon {
             return Err(held);
         }
         eprintln!("odek {surface}: scheduled jobs run elsewhere: {held}");
         return Ok(None);
     };
-    let exec = std::sync::Arc::new(exec::TurnExecutor::with_own_supervisor(
+    let supervisor = process.supervisor.clone();
+    let exec = Arc::new(exec::TurnExecutor::new(
         config.clone(),
         home.to_path_buf(),
+        supervisor.clone(),
         None,
+        chat,
     ));
-    let supervisor = exec.supervisor.clone();
     let slots = usize::try_from(config.schedules.max_concurrent).unwrap_or(2);
-    let runner = std::sync::Arc::new(runner::Runner::new(
+    let runner = Arc::new(runner::Runner::new(
         home,
         lock,
-        std::sync::Arc::new(runner::SystemClock),
+        Arc::new(runner::SystemClock),
         exec,
         slots,
     ));
     let cancel = tokio_util::sync::CancellationToken::new();
-    let task = tokio::spawn({
+    let task = process.handle().spawn({
         let runner = runner.clone();
         let stop = cancel.clone();
         async move { runner.run_until(stop).await }
@@ -121,51 +125,46 @@ pub async fn run_now(
     exec: &exec::TurnExecutor,
     store: &store::Store,
     name: &str,
-) -> Result<runner::Outcome, String> {
+) -> Result<runner::Outcome, ScheduleError> {
     use runner::Executor;
     let jobs = store.jobs()?;
     let job = jobs
         .into_iter()
         .find(|j| j.name == name)
-        .ok_or_else(|| no_such_job(name))?;
+        .ok_or_else(|| ScheduleError::NoSuchJob(name.to_string()))?;
     let now = Timestamp::now();
     let outcome = exec.run(&job, now).await;
     store.update_state(&job.name, |s| {
         s.last_run = Some(now.to_string());
-        s.last_outcome = Some(outcome.text.clone());
+        s.last_outcome = Some(outcome.result.to_string());
         s.last_session = outcome.session.clone();
     })?;
     Ok(outcome)
 }
 
 /// Switches job `name` on or off.
-pub fn set_enabled(store: &store::Store, name: &str, enabled: bool) -> Result<(), String> {
+pub fn set_enabled(store: &store::Store, name: &str, enabled: bool) -> Result<(), ScheduleError> {
     store.update_jobs(|jobs| {
         let job = jobs
             .iter_mut()
             .find(|j| j.name == name)
-            .ok_or_else(|| no_such_job(name))?;
+            .ok_or_else(|| ScheduleError::NoSuchJob(name.to_string()))?;
         job.enabled = enabled;
         Ok(())
     })
 }
 
 /// Removes job `name` and forgets its state (a job added again under the name starts afresh).
-pub fn remove_job(store: &store::Store, name: &str) -> Result<(), String> {
+pub fn remove_job(store: &store::Store, name: &str) -> Result<(), ScheduleError> {
     store.update_jobs(|jobs| {
         let i = jobs
             .iter()
             .position(|j| j.name == name)
-            .ok_or_else(|| no_such_job(name))?;
+            .ok_or_else(|| ScheduleError::NoSuchJob(name.to_string()))?;
         jobs.remove(i);
         Ok(())
     })?;
     store.forget(name)
-}
-
-/// The error for a name no job has.
-pub fn no_such_job(name: &str) -> String {
-    format!("no job named \"{name}\" (odek schedule list shows them)")
 }
 
 /// What a job's turns may do with nobody to ask, in a few words.
@@ -187,7 +186,11 @@ pub fn policy_text(config: &Config, job: &store::Job) -> String {
 }
 
 /// Every job of `home` with its next run (after `now`) and what happened last.
-pub fn views(config: &Config, home: &Path, now: Timestamp) -> Result<Vec<ScheduleView>, String> {
+pub fn views(
+    config: &Config,
+    home: &Path,
+    now: Timestamp,
+) -> Result<Vec<ScheduleView>, ScheduleError> {
     let store = store::Store::new(home);
     let jobs = store.jobs()?;
     let states = store.states()?;
@@ -203,7 +206,7 @@ pub fn views(config: &Config, home: &Path, now: Timestamp) -> Result<Vec<Schedul
             let zone = schedule
                 .as_ref()
                 .map(cron::Schedule::zone_label)
-                .unwrap_or_else(|e| e.clone());
+                .unwrap_or_else(|e| e.to_string());
             let state = states.get(&job.name).cloned().unwrap_or_default();
             ScheduleView {
                 name: job.name.clone(),

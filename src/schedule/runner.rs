@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use jiff::Timestamp;
 
+use super::ScheduleError;
 use super::cron::Schedule;
 use super::store::{Job, Store};
 
@@ -47,11 +48,43 @@ impl Clock for SystemClock {
     }
 }
 
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JobResult {
+    /// The answer was delivered.
+    Delivered,
+    /// The turn failed or could not start (why); the reader was told when it could be.
+    Failed(String),
+    /// The answer could not be delivered (why).
+    DeliveryFailed(String),
+    /// The turn was cancelled (shutdown, or a person).
+    Cancelled,
+}
+
+impl JobResult {
+    /// True when the answer reached its target.
+    pub fn is_ok(&self) -> bool {
+        *self == JobResult::Delivered
+    }
+}
+
+impl std::fmt::Display for JobResult {
+    /// The state file's words: `ok`, `failed: …`, `delivery failed: …`, `cancelled`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            JobResult::Delivered => f.write_str("ok"),
+            JobResult::Failed(why) => write!(f, "failed: {why}"),
+            JobResult::DeliveryFailed(why) => write!(f, "delivery failed: {why}"),
+            JobResult::Cancelled => f.write_str("cancelled"),
+        }
+    }
+}
+
 /// How a run ended, for the state file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Outcome {
-    /// `ok`, `failed: …`, `delivery failed: …`, `cancelled`.
-    pub text: String,
+    /// How it went.
+    pub result: JobResult,
     /// The run's session.
     pub session: Option<String>,
 }
@@ -61,6 +94,11 @@ pub struct Outcome {
 pub trait Executor: Send + Sync {
     /// Runs `job` for its fire time `fire`.
     async fn run(&self, job: &Job, fire: Timestamp) -> Outcome;
+
+    /// False once the process is shutting down: no job is claimed or started any more.
+    fn accepting(&self) -> bool {
+        true
+    }
 }
 
 /// What one pass decided for a job.
@@ -82,20 +120,24 @@ pub struct RunnerLock {
 impl RunnerLock {
     /// Tries to become the runner of `home`: `None` when another process (or another
     /// runner of this one) holds the lock.
-    pub fn try_acquire(home: &Path) -> Result<Option<RunnerLock>, String> {
+    pub fn try_acquire(home: &Path) -> Result<Option<RunnerLock>, ScheduleError> {
         let path = home.join(RUNNER_LOCK);
-        crate::session::ensure_dir(home).map_err(|e| format!("{}: {e}", home.display()))?;
+        let failed = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| ScheduleError::Write { path, source }
+        };
+        crate::session::ensure_dir(home).map_err(failed(home))?;
         let file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(false)
             .open(&path)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+            .map_err(failed(&path))?;
         match file.try_lock() {
             Ok(()) => Ok(Some(RunnerLock { _file: file })),
             Err(std::fs::TryLockError::WouldBlock) => Ok(None),
-            Err(std::fs::TryLockError::Error(e)) => Err(format!("{}: {e}", path.display())),
+            Err(std::fs::TryLockError::Error(e)) => Err(failed(&path)(e)),
         }
     }
 }
@@ -156,7 +198,10 @@ impl Runner {
 
     /// One pass at the clock's now: every enabled job whose next fire time has come is
     /// claimed, then started (or skipped, or passed over). Returns what was decided, by job.
-    pub async fn tick(&self) -> Result<Vec<(String, Decision)>, String> {
+    pub async fn tick(&self) -> Result<Vec<(String, Decision)>, ScheduleError> {
+        if !self.executor.accepting() {
+            return Ok(Vec::new());
+        }
         let now = self.clock.now();
         let jobs = self.store.jobs()?;
         let states = self.store.states()?;
@@ -205,7 +250,7 @@ impl Runner {
         job: &Job,
         first_due: Timestamp,
         latest: Timestamp,
-    ) -> Result<Decision, String> {
+    ) -> Result<Decision, ScheduleError> {
         let missed_before_start = first_due < self.started;
         let stamp = latest.to_string();
         let busy = self
@@ -251,7 +296,7 @@ impl Runner {
             let _slot = slots.acquire_owned().await;
             let outcome = executor.run(&job, fire).await;
             if let Err(e) = store.update_state(&job.name, |s| {
-                s.last_outcome = Some(outcome.text.clone());
+                s.last_outcome = Some(outcome.result.to_string());
                 s.last_session = outcome.session.clone();
             }) {
                 tracing::warn!(

@@ -62,7 +62,7 @@ impl Executor for Recorder {
             let _ = self.gate.acquire().await;
         }
         Outcome {
-            text: "ok".into(),
+            result: JobResult::Delivered,
             session: Some("s1".into()),
         }
     }

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::ScheduleError;
 use crate::session::{DirLock, ensure_dir, write_atomically};
 
 /// The jobs file, in the odek home.
@@ -79,7 +80,7 @@ pub struct JobState {
 }
 
 /// Checks a job name: 1–64 letters, digits, `-` and `_`.
-pub fn check_name(name: &str) -> Result<(), String> {
+pub fn check_name(name: &str) -> Result<(), ScheduleError> {
     let ok = !name.is_empty()
         && name.chars().count() <= MAX_NAME_CHARS
         && name
@@ -88,9 +89,10 @@ pub fn check_name(name: &str) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err(format!(
-            "job name \"{name}\" must be 1–{MAX_NAME_CHARS} letters, digits, `-` or `_`"
-        ))
+        Err(ScheduleError::BadName {
+            name: name.to_string(),
+            max: MAX_NAME_CHARS,
+        })
     }
 }
 
@@ -130,25 +132,25 @@ impl Store {
     }
 
     /// The jobs, in the order they were added (none when the file does not exist).
-    pub fn jobs(&self) -> Result<Vec<Job>, String> {
+    pub fn jobs(&self) -> Result<Vec<Job>, ScheduleError> {
         read_json(&self.home.join(JOBS_FILE))
     }
 
     /// The state of every job that ran or was skipped.
-    pub fn states(&self) -> Result<BTreeMap<String, JobState>, String> {
+    pub fn states(&self) -> Result<BTreeMap<String, JobState>, ScheduleError> {
         read_json(&self.home.join(STATE_FILE))
     }
 
     /// Changes the jobs under the lock: read, `change`, write.
     pub fn update_jobs<T>(
         &self,
-        change: impl FnOnce(&mut Vec<Job>) -> Result<T, String>,
-    ) -> Result<T, String> {
+        change: impl FnOnce(&mut Vec<Job>) -> Result<T, ScheduleError>,
+    ) -> Result<T, ScheduleError> {
         self.update(JOBS_FILE, change)
     }
 
     /// Forgets what happened to `name` (its job was removed).
-    pub fn forget(&self, name: &str) -> Result<(), String> {
+    pub fn forget(&self, name: &str) -> Result<(), ScheduleError> {
         self.update(STATE_FILE, |states: &mut BTreeMap<String, JobState>| {
             states.remove(name);
             Ok(())
@@ -160,7 +162,7 @@ impl Store {
         &self,
         name: &str,
         change: impl FnOnce(&mut JobState),
-    ) -> Result<(), String> {
+    ) -> Result<(), ScheduleError> {
         self.update(STATE_FILE, |states: &mut BTreeMap<String, JobState>| {
             change(states.entry(name.to_string()).or_default());
             Ok(())
@@ -170,35 +172,42 @@ impl Store {
     fn update<V, T>(
         &self,
         file: &str,
-        change: impl FnOnce(&mut V) -> Result<T, String>,
-    ) -> Result<T, String>
+        change: impl FnOnce(&mut V) -> Result<T, ScheduleError>,
+    ) -> Result<T, ScheduleError>
     where
         V: Serialize + for<'de> Deserialize<'de> + Default,
     {
-        let io = |what: &Path, e: std::io::Error| format!("{}: {e}", what.display());
-        ensure_dir(&self.home).map_err(|e| io(&self.home, e))?;
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| ScheduleError::Write { path, source }
+        };
+        ensure_dir(&self.home).map_err(io(&self.home))?;
         let lock = self.home.join(format!(".{file}.lock"));
-        let _held = DirLock::acquire(&lock).map_err(|e| io(&lock, e))?;
+        let _held = DirLock::acquire(&lock).map_err(io(&lock))?;
         let mut value: V = read_json(&self.home.join(file))?;
         let result = change(&mut value)?;
-        let mut bytes = serde_json::to_vec_pretty(&value).map_err(|e| e.to_string())?;
+        let mut bytes = serde_json::to_vec_pretty(&value).map_err(|e| ScheduleError::Write {
+            path: self.home.join(file),
+            source: std::io::Error::other(e),
+        })?;
         bytes.push(b'\n');
-        write_atomically(&self.home, file, &bytes).map_err(|e| io(&self.home, e))?;
+        write_atomically(&self.home, file, &bytes).map_err(io(&self.home.join(file)))?;
         Ok(result)
     }
 }
 
 /// A JSON file's value; the default when it does not exist; an error naming the file when
 /// it cannot be read or parsed.
-fn read_json<V: for<'de> Deserialize<'de> + Default>(path: &Path) -> Result<V, String> {
+fn read_json<V: for<'de> Deserialize<'de> + Default>(path: &Path) -> Result<V, ScheduleError> {
     match std::fs::read(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(V::default()),
-        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
-        Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
-            format!(
-                "{} is damaged ({e}); repair it or move it aside",
-                path.display()
-            )
+        Err(source) => Err(ScheduleError::Read {
+            path: path.to_path_buf(),
+            source,
+        }),
+        Ok(bytes) => serde_json::from_slice(&bytes).map_err(|source| ScheduleError::Damaged {
+            path: path.to_path_buf(),
+            source,
         }),
     }
 }
@@ -269,7 +278,7 @@ mod tests {
     fn a_damaged_file_is_named_and_names_are_checked() {
         let home = tempfile::tempdir().unwrap();
         std::fs::write(home.path().join(JOBS_FILE), "[{").unwrap();
-        let e = Store::new(home.path()).jobs().unwrap_err();
+        let e = Store::new(home.path()).jobs().unwrap_err().to_string();
         assert!(e.contains("schedules.json is damaged"), "{e}");
         assert!(check_name("daily_report-2").is_ok());
         assert!(check_name("no spaces").is_err() && check_name("").is_err());

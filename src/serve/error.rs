@@ -70,6 +70,21 @@ impl ApiError {
         Self::new(StatusCode::INTERNAL_SERVER_ERROR, message)
     }
 
+    /// The status of `error`'s kind: 400 for a wrong request, 404 for what does not exist,
+    /// 409 for a clash; otherwise a 500 whose body says `public` (no paths of the machine)
+    /// while the server's log keeps the whole error.
+    pub fn of_kind(error: &dyn crate::error::Classified, public: &str) -> Self {
+        use crate::error::ErrorKind;
+        match error.kind() {
+            ErrorKind::Usage => Self::bad_request(error.to_string()),
+            ErrorKind::NotFound => Self::not_found(error.to_string()),
+            ErrorKind::Conflict => Self::conflict(error.to_string()),
+            ErrorKind::Config | ErrorKind::Io | ErrorKind::Remote => {
+                Self::internal_logged(public, &error)
+            }
+        }
+    }
+
     /// 500 whose body names the problem (`public`, no paths of the machine) while the
     /// server's log keeps the whole error.
     pub fn internal_logged(public: impl Into<String>, detail: &dyn std::fmt::Display) -> Self {

@@ -73,7 +73,9 @@ pub struct ServeParts {
     /// The instance token.
     pub token: String,
     /// odek as an MCP server over streamable HTTP at `/api/mcp` (`odek serve --mcp`).
-    pub mcp: Option<crate::mcp::server::OdekMcpServer>,
+    pub mcp: Option<crate::mcp_server::OdekMcpServer>,
+    /// Where scheduled answers for Telegram go (the Bot API, when a token is set).
+    pub chat: Option<Arc<dyn crate::schedule::deliver::ChatDelivery>>,
 }
 
 /// The state every handler shares.
@@ -91,6 +93,7 @@ pub struct AppState {
     limits: limits::Limiters,
     shutdown: CancellationToken,
     started: Instant,
+    chat: Option<Arc<dyn crate::schedule::deliver::ChatDelivery>>,
 }
 
 /// What makes one runtime different from another: the model, the endpoint and whether
@@ -128,6 +131,7 @@ pub async fn serve(parts: ServeParts, listener: tokio::net::TcpListener) -> std:
         limits: limits::Limiters::new(rates),
         shutdown: CancellationToken::new(),
         started: Instant::now(),
+        chat: parts.chat,
     });
     let app = router(state.clone(), parts.mcp);
     let stopping = state.clone();
@@ -141,7 +145,7 @@ pub async fn serve(parts: ServeParts, listener: tokio::net::TcpListener) -> std:
 
 /// Every route (with `/api/mcp` when `mcp` is given), behind the guard, the body limits and
 /// `Cache-Control: no-store`.
-fn router(state: Arc<AppState>, mcp: Option<crate::mcp::server::OdekMcpServer>) -> Router {
+fn router(state: Arc<AppState>, mcp: Option<crate::mcp_server::OdekMcpServer>) -> Router {
     let mut routes = Router::new()
         .route("/", get(ui::index))
         .route("/style.css", get(ui::stylesheet))
@@ -209,7 +213,7 @@ fn router(state: Arc<AppState>, mcp: Option<crate::mcp::server::OdekMcpServer>) 
 /// is off; only POST carries requests, so other methods get the JSON 405 of every route.
 fn mcp_service(
     state: &AppState,
-    server: crate::mcp::server::OdekMcpServer,
+    server: crate::mcp_server::OdekMcpServer,
 ) -> axum::routing::MethodRouter<Arc<AppState>> {
     use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
     use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
@@ -387,6 +391,7 @@ impl AppState {
             approvals: Approvals::remote(),
             output: Arc::new(NoopObserver),
             external,
+            origin: crate::session::ORIGIN_SERVE,
         })?;
         Ok((handle.run_id, handle.session_id))
     }

@@ -45,13 +45,16 @@ pub async fn run(
         .iter()
         .any(|j| j.name == name);
     if !known {
-        return Err(ApiError::not_found(crate::schedule::no_such_job(&name)));
+        return Err(ApiError::not_found(
+            crate::schedule::ScheduleError::NoSuchJob(name).to_string(),
+        ));
     }
     let exec = crate::schedule::exec::TurnExecutor::new(
         app.base.config().clone(),
         app.base.home().to_path_buf(),
         app.supervisor.clone(),
         None,
+        app.chat.clone(),
     );
     let job = name.clone();
     tokio::spawn(async move {
@@ -97,11 +100,10 @@ async fn switch(
     .await
     .map_err(|e| ApiError::internal_logged("changing the job failed", &e))?;
     if let Err(e) = changed {
-        return Err(if e.starts_with("no job named") {
-            ApiError::not_found(e)
-        } else {
-            ApiError::internal_logged("the schedule files could not be written", &e)
-        });
+        return Err(ApiError::of_kind(
+            &e,
+            "the schedule files could not be written",
+        ));
     }
     list(State(app), ConnectInfo(peer)).await
 }

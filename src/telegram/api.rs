@@ -216,18 +216,6 @@ impl BotApi {
         self.send_answer_with(chat, text, true, &mut 0).await
     }
 
-    /// [`Self::send_answer`] with one try per piece, for a caller that tries again itself
-    /// (deliveries): `sent` counts the pieces already delivered, which a next call skips, so
-    /// a retry never posts a piece twice.
-    pub async fn send_answer_once(
-        &self,
-        chat: i64,
-        text: &str,
-        sent: &mut usize,
-    ) -> Result<(), BotError> {
-        self.send_answer_with(chat, text, false, sent).await
-    }
-
     async fn send(&self, params: &SendMessage<'_>, retrying: bool) -> Result<i32, BotError> {
         if retrying {
             self.send_retrying(params).await
@@ -603,5 +591,30 @@ mod tests {
             serde_json::json!({"chat_id": 5, "text": "x", "parse_mode": "MarkdownV2",
                 "reply_markup": {"inline_keyboard": [[{"text": "✅", "callback_data": "ap:a1:y"}]]}})
         );
+    }
+}
+
+/// Scheduled answers delivered to Telegram (`--deliver telegram[:CHAT]`): one try per
+/// piece, the caller tries again itself ([`crate::schedule::deliver::Delivery`]).
+#[async_trait::async_trait]
+impl crate::schedule::deliver::ChatDelivery for BotApi {
+    async fn send_once(
+        &self,
+        chat: i64,
+        answer: &str,
+        sent: &mut usize,
+    ) -> Result<(), crate::schedule::ChatFailure> {
+        self.send_answer_with(chat, answer, false, sent)
+            .await
+            .map_err(|e| crate::schedule::ChatFailure {
+                retry_after: match &e {
+                    BotError::Api {
+                        retry_after: Some(s),
+                        ..
+                    } => Some(Duration::from_secs(*s)),
+                    _ => None,
+                },
+                error: Box::new(e),
+            })
     }
 }

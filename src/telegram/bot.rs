@@ -648,6 +648,7 @@ impl Bot {
             approvals: Approvals::remote(),
             output: Arc::new(ProgressObserver { tx: progress_tx }),
             external,
+            origin: crate::session::ORIGIN_TELEGRAM,
         }) {
             Ok(handle) => handle,
             Err(e) => {

@@ -14,3 +14,19 @@ mod state;
 pub mod text;
 
 pub use bot::{BotParts, TelegramError, run_bot};
+
+/// The chat service of scheduled answers delivered to Telegram: the Bot API of
+/// `telegram.bot_token`, when one is set.
+pub fn chat_delivery(
+    config: &crate::config::Config,
+) -> Option<std::sync::Arc<dyn crate::schedule::deliver::ChatDelivery>> {
+    let tg = &config.telegram;
+    let token = tg.bot_token.as_deref()?;
+    let api = api::BotApi::new(
+        &tg.api_base,
+        token,
+        std::time::Duration::from_secs(tg.poll_timeout),
+    )
+    .ok()?;
+    Some(std::sync::Arc::new(api))
+}

@@ -7,6 +7,7 @@ use std::path::Path;
 use jiff::Timestamp;
 
 use crate::config::Config;
+use crate::schedule::ScheduleError;
 use crate::schedule::cron::Schedule;
 use crate::schedule::store::{self, Job, Store};
 
@@ -127,7 +128,7 @@ fn remove(config: &Config, home: &Path, chat: i64, name: &str) -> String {
         let i = jobs
             .iter()
             .position(|j| j.name == name && delivers_to(j, chat, default_chat))
-            .ok_or_else(|| format!("no job \"{name}\" delivers to this chat (see /schedules)"))?;
+            .ok_or_else(|| ScheduleError::NotThisChats(name.to_string()))?;
         jobs.remove(i);
         Ok(())
     });

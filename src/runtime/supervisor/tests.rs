@@ -90,6 +90,7 @@ fn submission(f: &Fixture, approvals: Approvals) -> Submission {
         approvals,
         output: Arc::new(NoopObserver),
         external: Vec::new(),
+        origin: "cli",
     }
 }
 
@@ -279,7 +280,7 @@ fn streamed_text_becomes_answer_delta_frames_redacted_as_a_stream() {
     redactor.add_secret("sk-live-0123456789abcdefghij");
     let supervisor = Supervisor::new(Duration::from_secs(1), Arc::new(redactor));
     let mut frames = supervisor.subscribe();
-    let slot = supervisor.register("r1", "s1").expect("registered");
+    let slot = supervisor.register("r1", "s1", "cli").expect("registered");
     let output = FrameOutput {
         slot,
         stream: Mutex::new(StreamRedactor::new(supervisor.inner.redactor.clone())),

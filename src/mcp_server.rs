@@ -22,9 +22,9 @@ use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
-use crate::engine::{EngineEvent, Observer};
+use crate::engine::NoopObserver;
 use crate::llm::{Message, ToolCall, ToolDef};
-use crate::runtime::{Approvals, Runtime, Submission, Supervisor, Surface};
+use crate::runtime::{Approvals, Runtime, RuntimeError, Submission, Supervisor, Surface};
 
 /// The tool that runs a whole turn.
 pub const RUN_TASK: &str = "run_task";
@@ -35,9 +35,54 @@ const HOLDER: &str = "odek mcp serve";
 /// Origin of the sessions `run_task` starts.
 pub const ORIGIN_MCP: &str = "mcp";
 
+/// Why odek's MCP server cannot start, or a call of it failed before it ran.
+#[derive(Debug, thiserror::Error)]
+pub enum McpServerError {
+    /// `--allow` names a class that does not exist.
+    #[error(transparent)]
+    UnknownClass(#[from] crate::policy::UnknownDangerClass),
+    /// Tools run only sandboxed, and there is no sandbox here.
+    #[error(
+        "the shell sandbox is not available on this machine (Landlock); odek's MCP server runs tools only sandboxed"
+    )]
+    NoSandbox,
+    /// A runtime could not be built (the key, the model, the tool selection).
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+    /// A `run_task` turn could not be submitted.
+    #[error(transparent)]
+    Turn(#[from] crate::runtime::SupervisorError),
+    /// The tool is not offered.
+    #[error("no tool named {0}")]
+    NoSuchTool(String),
+    /// `run_task` without a task.
+    #[error("run_task needs a non-empty \"task\" string")]
+    NoTask,
+}
+
+impl crate::error::Classified for McpServerError {
+    fn kind(&self) -> crate::error::ErrorKind {
+        use crate::error::ErrorKind;
+        match self {
+            McpServerError::UnknownClass(_) | McpServerError::NoTask => ErrorKind::Usage,
+            McpServerError::NoSandbox | McpServerError::Runtime(_) | McpServerError::Turn(_) => {
+                ErrorKind::Config
+            }
+            McpServerError::NoSuchTool(_) => ErrorKind::NotFound,
+        }
+    }
+
+    fn hint(&self) -> Option<&'static str> {
+        match self {
+            McpServerError::Runtime(e) => e.hint(),
+            _ => None,
+        }
+    }
+}
+
 /// The configuration of the server's tool calls: `base` with nobody to ask, without the
 /// tools that need a person or a conversation.
-pub fn tools_config(base: &Config, allow: &[String]) -> Result<Config, String> {
+pub fn tools_config(base: &Config, allow: &[String]) -> Result<Config, McpServerError> {
     let mut config = base.with_nobody_to_ask(allow)?;
     config.planning.enabled = false;
     config.subagents.enabled = false;
@@ -73,34 +118,29 @@ pub struct ServerSetup<'a> {
     pub run_task: bool,
     /// The process's redactor (with `odek serve`'s token), for both runtimes.
     pub redactor: Arc<crate::redact::Redactor>,
+    /// The runtime of `run_task` turns when the process built it already (`odek mcp
+    /// serve`'s own, under [`Config::with_nobody_to_ask`]); else it is built here.
+    pub tasks: Option<Arc<Runtime>>,
 }
 
 impl ServerSetup<'_> {
     /// The server's runtimes (tools under [`tools_config`], `run_task` turns under the
     /// configuration with nobody to ask), its turns in `supervisor`. Refused without the shell
     /// sandbox, and for an unknown danger class.
-    pub fn build(&self, supervisor: Supervisor) -> Result<OdekMcpServer, String> {
-        let unknown = |name: String| format!("unknown danger class \"{name}\"");
-        let tools = self.runtime(tools_config(self.config, self.allow).map_err(unknown)?)?;
+    pub fn build(&self, supervisor: Supervisor) -> Result<OdekMcpServer, McpServerError> {
+        let tools = self.runtime(tools_config(self.config, self.allow)?)?;
         if !tools.sandbox().is_on() {
-            return Err(
-                "the shell sandbox is not available on this machine (Landlock); odek's MCP server runs tools only sandboxed"
-                    .into(),
-            );
+            return Err(McpServerError::NoSandbox);
         }
-        let tasks = if self.run_task {
-            let config = self
-                .config
-                .with_nobody_to_ask(self.allow)
-                .map_err(unknown)?;
-            Some(self.runtime(config)?)
-        } else {
-            None
+        let tasks = match (&self.tasks, self.run_task) {
+            (_, false) => None,
+            (Some(built), true) => Some(built.clone()),
+            (None, true) => Some(self.runtime(self.config.with_nobody_to_ask(self.allow)?)?),
         };
         Ok(OdekMcpServer::new(tools, tasks, supervisor))
     }
 
-    fn runtime(&self, config: Config) -> Result<Arc<Runtime>, String> {
+    fn runtime(&self, config: Config) -> Result<Arc<Runtime>, McpServerError> {
         let redactor = self.redactor.clone();
         let runtime = Runtime::build(
             config,
@@ -112,17 +152,9 @@ impl ServerSetup<'_> {
                 events: None,
                 redactor,
             },
-        )
-        .map_err(|e| e.to_string())?;
+        )?;
         Ok(Arc::new(runtime))
     }
-}
-
-/// A call's output nobody watches.
-struct Quiet;
-
-impl Observer for Quiet {
-    fn on_event(&self, _event: &EngineEvent<'_>) {}
 }
 
 impl OdekMcpServer {
@@ -166,16 +198,13 @@ impl OdekMcpServer {
         name: &str,
         arguments: Map<String, Value>,
         cancel: &CancellationToken,
-    ) -> Result<(String, bool), String> {
+    ) -> Result<(String, bool), McpServerError> {
         let n = self.calls.fetch_add(1, Ordering::Relaxed);
         let surface = Surface {
             approver: None,
-            output: Arc::new(Quiet),
+            output: Arc::new(NoopObserver),
         };
-        let turn = self
-            .tools
-            .turn(None, surface, &format!("mcp-{n}"))
-            .map_err(|e| e.to_string())?;
+        let turn = self.tools.turn(None, surface, &format!("mcp-{n}"))?;
         let call = ToolCall::new(
             format!("mcp_{n}"),
             name,
@@ -190,33 +219,29 @@ impl OdekMcpServer {
         &self,
         arguments: &Map<String, Value>,
         cancel: &CancellationToken,
-    ) -> Result<(String, bool), String> {
+    ) -> Result<(String, bool), McpServerError> {
         let Some(runtime) = self.tasks.clone() else {
-            return Err(format!("no tool named {RUN_TASK}"));
+            return Err(McpServerError::NoSuchTool(RUN_TASK.into()));
         };
         let task = arguments
             .get("task")
             .and_then(Value::as_str)
             .map(str::trim)
             .filter(|t| !t.is_empty())
-            .ok_or("run_task needs a non-empty \"task\" string")?
+            .ok_or(McpServerError::NoTask)?
             .to_string();
         let (head, _) = runtime.first_messages();
-        let session = runtime
-            .new_session(&task, head, ORIGIN_MCP, HOLDER)
-            .map_err(|e| e.to_string())?;
-        let handle = self
-            .supervisor
-            .submit(Submission {
-                runtime: runtime.clone(),
-                session: Some(session),
-                input: vec![Message::user(task)],
-                approvals: Approvals::Nobody,
-                output: Arc::new(Quiet),
-                // The task comes from another program: the turn's memory writes wait.
-                external: vec![format!("mcp:{RUN_TASK}")],
-            })
-            .map_err(|e| e.to_string())?;
+        let session = runtime.new_session(&task, head, ORIGIN_MCP, HOLDER)?;
+        let handle = self.supervisor.submit(Submission {
+            runtime: runtime.clone(),
+            session: Some(session),
+            input: vec![Message::user(task)],
+            approvals: Approvals::Nobody,
+            output: Arc::new(NoopObserver),
+            // The task comes from another program: the turn's memory writes wait.
+            external: vec![format!("mcp:{RUN_TASK}")],
+            origin: ORIGIN_MCP,
+        })?;
         let session_id = handle.session_id.clone();
         let watcher = tokio::spawn({
             let (cancel, supervisor, run) = (
@@ -229,7 +254,7 @@ impl OdekMcpServer {
                 let _ = supervisor.cancel(&run);
             }
         });
-        let outcome = handle.outcome().await.map_err(|e| e.to_string());
+        let outcome = handle.outcome().await;
         watcher.abort();
         let outcome = outcome?;
         Ok(match outcome.result {
@@ -287,7 +312,7 @@ impl ServerHandler for OdekMcpServer {
         } else {
             self.call_builtin(&name, arguments, &context.ct).await
         };
-        let (text, ok) = ran.unwrap_or_else(|e| (e, false));
+        let (text, ok) = ran.unwrap_or_else(|e| (e.to_string(), false));
         let content = vec![ContentBlock::text(text)];
         Ok(if ok {
             CallToolResult::success(content)
