@@ -364,6 +364,15 @@ impl Supervisor {
             .count()
     }
 
+    /// Runs running now that `origin` started (`schedule`, `serve`, …).
+    pub fn running_of(&self, origin: &str) -> usize {
+        lock(&self.inner.table)
+            .runs
+            .values()
+            .filter(|s| s.is_running() && lock(&s.state).origin == origin)
+            .count()
+    }
+
     /// Asks run `run_id` to stop (its pending approvals are closed at once); false when it
     /// has ended already.
     pub fn cancel(&self, run_id: &str) -> Result<bool, SupervisorError> {

@@ -441,6 +441,12 @@ impl Bot {
             )),
             None => lines.push("Running: no".to_string()),
         }
+        let scheduled = self.supervisor.running_of(crate::session::ORIGIN_SCHEDULE);
+        if scheduled > 0 {
+            lines.push(format!(
+                "Scheduled runs: {scheduled} running (/schedules lists the jobs)"
+            ));
+        }
         lines.push(format!("Model: {model}"));
         lines.join("\n")
     }

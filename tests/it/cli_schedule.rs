@@ -334,3 +334,62 @@ async fn sigterm_lets_a_running_job_finish_its_turn_first() {
     let log = std::fs::read_to_string(sb.home.join("schedules/slow.log")).unwrap();
     assert!(log.contains("Finished after the signal."));
 }
+
+/// Inside `odek serve`, a scheduled job's turn runs in the server's one supervisor: it is
+/// listed by `GET /api/runs` with its origin, counted by `/api/health`, and cancelled by
+/// `POST /api/runs/{id}/cancel` like any run (its session saved, its outcome `cancelled`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scheduled_run_inside_serve_is_listed_and_cancelled_as_a_run_of_the_server() {
+    let hold = Hold::new();
+    let server = ScriptedServer::start(vec![Reply::Held(
+        hold.clone(),
+        Box::new(text("Never delivered.")),
+    )])
+    .await;
+    let sb = Sandbox::new();
+    let add = schedule(
+        &sb,
+        &server.base_url(),
+        &[
+            "add",
+            "--cron",
+            "0 * * * *",
+            "--name",
+            "hourly",
+            "--catchup",
+            "catch up",
+        ],
+    );
+    assert_eq!(add.status.code(), Some(0), "{}", show(&add));
+    backdate(&sb, 2);
+    let served = crate::support::serve::Served::start(&sb, &server.base_url(), &[]);
+    hold.wait_reached().await;
+
+    let listed = served.get("/api/runs").await;
+    assert_eq!(listed.status, 200, "{}", listed.text);
+    let runs = listed.json["runs"].as_array().expect("runs").clone();
+    assert_eq!(runs.len(), 1, "{}", listed.text);
+    let run = &runs[0];
+    assert_eq!(run["origin"], "schedule");
+    assert_eq!(run["status"], "running");
+    let run_id = run["run_id"].as_str().expect("run id").to_string();
+    let session_id = run["session_id"].as_str().expect("session id").to_string();
+    assert_eq!(served.get("/api/health").await.json["runs_running"], 1);
+
+    let cancelled = served
+        .post(&format!("/api/runs/{run_id}/cancel"), json!({}))
+        .await;
+    assert_eq!(cancelled.status, 202, "{}", cancelled.text);
+    let ended = served.wait_run(&run_id).await;
+    hold.release();
+    assert_eq!(ended["status"], "cancelled");
+    assert_eq!(ended["origin"], "schedule");
+    assert_eq!(outcome_of(&sb, "hourly").await, "cancelled");
+    let saved = served.get(&format!("/api/sessions/{session_id}")).await;
+    assert_eq!(saved.status, 200, "{}", saved.text);
+    assert_eq!(saved.json["origin"], "schedule");
+    assert!(
+        !sb.home.join("schedules/hourly.log").exists(),
+        "a cancelled run delivers nothing"
+    );
+}

@@ -1316,3 +1316,51 @@ async fn a_photo_goes_to_a_model_that_takes_images_as_an_image_part() {
     );
     stops_cleanly(&tg, bot);
 }
+
+/// A scheduled job's turn inside `odek telegram` runs in the bot's supervisor: `/status`
+/// counts it while it runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_counts_a_scheduled_run_of_the_bot() {
+    let hold = Hold::new();
+    let model = ScriptedServer::start(vec![Reply::Held(
+        hold.clone(),
+        Box::new(text("Caught up.")),
+    )])
+    .await;
+    let tg = FakeTelegram::start().await;
+    let sb = Sandbox::new();
+    configure(&sb, &tg, json!({}));
+    let mut add = sb.odek(&model.base_url());
+    add.args([
+        "schedule",
+        "add",
+        "--cron",
+        "0 * * * *",
+        "--name",
+        "hourly",
+        "--catchup",
+        "catch up",
+    ]);
+    let added = output(add).await;
+    assert_eq!(added.status.code(), Some(0), "{}", show(&added));
+    // As if it had been added two hours ago and nothing ran since.
+    let path = sb.home.join("schedules.json");
+    let mut jobs: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let then = jiff::Timestamp::now() - jiff::SignedDuration::from_hours(2);
+    jobs[0]["created_at"] = json!(then.to_string());
+    std::fs::write(&path, jobs.to_string()).unwrap();
+
+    let bot = Bot::start(&sb, &model);
+    hold.wait_reached().await;
+    tg.message(CHAT, ALLOWED, "/status");
+    let status = tg
+        .wait_sent("the status", |m| text_of(m).starts_with("Session: "))
+        .await;
+    assert!(
+        text_of(&status).contains("Running: no\nScheduled runs: 1 running"),
+        "{status}"
+    );
+    hold.release();
+    let (code, stderr) = bot.stop();
+    assert_eq!(code, Some(0), "{stderr}");
+}

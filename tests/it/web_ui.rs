@@ -946,6 +946,70 @@ async fn the_drawer_edits_memory_trusts_a_skill_and_runs_and_disables_a_schedule
     browser.quit().await;
 }
 
+/// The drawer's Runs tab shows every run of the server — here a scheduled job's, started
+/// by the server's runner — with who started it, and its *Stop* cancels it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_runs_tab_lists_a_scheduled_run_and_stops_it() {
+    let hold = Hold::new();
+    let server = ScriptedServer::start(vec![Reply::Held(
+        hold.clone(),
+        Box::new(text("Never delivered.")),
+    )])
+    .await;
+    let sb = Sandbox::new();
+    let mut add = sb.odek(&server.base_url());
+    add.args([
+        "schedule",
+        "add",
+        "--cron",
+        "0 * * * *",
+        "--name",
+        "hourly",
+        "--catchup",
+        "catch up",
+    ]);
+    let added = output(add).await;
+    assert!(added.status.success(), "{}", show(&added));
+    // As if it had been added two hours ago and nothing ran since: the runner catches up.
+    let path = sb.home.join("schedules.json");
+    let mut jobs: Value = serde_json::from_str(&read(&path)).expect("jobs");
+    let then = jiff::Timestamp::now() - jiff::SignedDuration::from_hours(2);
+    jobs[0]["created_at"] = json!(then.to_string());
+    std::fs::write(&path, jobs.to_string()).expect("backdated");
+    let served = Served::start(&sb, &server.base_url(), &[]);
+    hold.wait_reached().await;
+
+    let browser = Browser::start(&sb.tmp().join("chromium")).await;
+    browser.sign_in(&served).await;
+    browser.alt('m').await;
+    browser
+        .wait_for("#tab-runs")
+        .await
+        .click()
+        .await
+        .expect("runs tab");
+    let stop = browser
+        .wait_for(".run-running[data-origin='schedule'] button.stop")
+        .await;
+    assert_eq!(
+        text_of(&browser, ".run-running[data-origin='schedule'] .origin").await,
+        "schedule"
+    );
+    stop.click().await.expect("stop");
+    browser
+        .wait_until(
+            "the run cancelled",
+            "return !!document.querySelector(\".run-cancelled[data-origin='schedule']\");",
+        )
+        .await;
+    hold.release();
+    let runs = served.get("/api/runs").await.json;
+    assert_eq!(runs["runs"][0]["status"], "cancelled", "{runs}");
+    let problems = browser.console_problems().await;
+    assert!(problems.is_empty(), "console: {problems:?}");
+    browser.quit().await;
+}
+
 /// The parent of the sub-agent test: delegates two goals, then answers.
 const DELEGATED: [&str; 2] = ["alpha: count the files", "beta: list the TODOs"];
 

@@ -54,6 +54,7 @@ export const api = {
   schedules: () => call('GET', '/api/schedules'),
   runSchedule: (name) => call('POST', `/api/schedules/${id(name)}/run`, {}),
   switchSchedule: (name, on) => call('POST', `/api/schedules/${id(name)}/${on ? 'enable' : 'disable'}`, {}),
+  runs: () => call('GET', '/api/runs'),
   cancel: (rid) => call('POST', `/api/runs/${id(rid)}/cancel`, {}),
   answer: (rid, aid, action) => call('POST', `/api/runs/${id(rid)}/approvals/${id(aid)}`, { action }),
   reply: (rid, qid, answer) => call('POST', `/api/runs/${id(rid)}/questions/${id(qid)}`, { answer }),

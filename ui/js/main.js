@@ -4,7 +4,7 @@ import { api } from './api.js';
 import { Attachments } from './attachments.js';
 import { Chat } from './chat.js';
 import { Drawer } from './drawer.js';
-import { MemoryPanel, SchedulesPanel, SkillsPanel } from './panels.js';
+import { MemoryPanel, RunsPanel, SchedulesPanel, SkillsPanel } from './panels.js';
 import { PlanPoller, renderPlan } from './plan.js';
 import { SessionList } from './sessions.js';
 import { openStream } from './stream.js';
@@ -130,7 +130,20 @@ const panels = {
   memory: new MemoryPanel({ root: $('memory'), api, onStatus: status }),
   skills: new SkillsPanel({ root: $('skills'), api, onStatus: status }),
   schedules: new SchedulesPanel({ root: $('schedules'), api, onStatus: status }),
+  runs: new RunsPanel({ root: $('runs'), api, onStatus: status }),
 };
+
+/** The runs tab follows the server while it is shown: read again every few seconds. */
+const RUNS_EVERY_MS = 3000;
+let runsTimer = null;
+function followRuns(shown) {
+  if (shown && runsTimer === null) {
+    runsTimer = setInterval(() => panels.runs.refresh(), RUNS_EVERY_MS);
+  } else if (!shown && runsTimer !== null) {
+    clearInterval(runsTimer);
+    runsTimer = null;
+  }
+}
 
 const drawer = new Drawer({
   drawer: $('drawer'),
@@ -142,12 +155,14 @@ const drawer = new Drawer({
     { name: 'memory', tab: $('tab-memory'), panel: $('panel-memory') },
     { name: 'skills', tab: $('tab-skills'), panel: $('panel-skills') },
     { name: 'schedules', tab: $('tab-schedules'), panel: $('panel-schedules') },
+    { name: 'runs', tab: $('tab-runs'), panel: $('panel-runs') },
   ],
   onChange: () => {
     poller.setDrawerOpen(drawer.isOpen());
     poller.setTabActive(drawer.active === 'plan');
-    // The memory, skills and schedules tabs are read when shown.
+    // The memory, skills, schedules and runs tabs are read when shown.
     if (drawer.isOpen()) panels[drawer.active]?.refresh();
+    followRuns(drawer.isOpen() && drawer.active === 'runs');
   },
 });
 

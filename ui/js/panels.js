@@ -1,6 +1,7 @@
 // The drawer's tabs for what the agent keeps across sessions: memory (list, edit, accept a
-// pending write, delete), skills (list, trust a project's skill) and schedules (list, run
-// now, enable or disable). Every text from the server goes in through textContent.
+// pending write, delete), skills (list, trust a project's skill), schedules (list, run
+// now, enable or disable) and the server's runs (who started each, stop a running one).
+// Every text from the server goes in through textContent.
 
 import { el } from './render.js';
 
@@ -43,7 +44,7 @@ function confirmButton(doc, label, confirmLabel, action, onStatus, className = '
   return b;
 }
 
-/** What the three tabs share: their root, the API, the status line, and how a failed read
+/** What the tabs share: their root, the API, the status line, and how a failed read
  * shows (its message, in the tab). */
 class Panel {
   constructor({ root, api, onStatus }) {
@@ -205,5 +206,59 @@ export class SchedulesPanel extends Panel {
       ul.append(li);
     }
     this.root.replaceChildren(ul);
+  }
+}
+
+/** Who started a run, as the runs tab names it. */
+export const ORIGIN_LABELS = Object.freeze({
+  serve: 'web',
+  cli: 'terminal',
+  telegram: 'Telegram',
+  schedule: 'schedule',
+  mcp: 'MCP',
+  subagent: 'sub-agent',
+});
+
+/** The runs tab: every run of the server — the web UI's, Telegram's, scheduled jobs', MCP
+ * clients' — running ones first, each with who started it; *Stop* cancels a running one. */
+export class RunsPanel extends Panel {
+  async refresh() {
+    const list = await this.load(() => this.api.runs());
+    if (list) this.render(list.runs ?? []);
+  }
+
+  render(runs) {
+    const doc = this.doc;
+    if (!runs.length) {
+      this.root.replaceChildren(el(doc, 'p', 'muted', 'No runs since the server started.'));
+      return;
+    }
+    const running = (r) => (r.status === 'running' ? 0 : 1);
+    const ul = el(doc, 'ul', 'rows');
+    for (const r of [...runs].sort((a, b) => running(a) - running(b))) ul.append(this.row(r));
+    this.root.replaceChildren(ul);
+  }
+
+  row(r) {
+    const doc = this.doc;
+    const li = el(doc, 'li', `row run run-${r.status}`);
+    li.dataset.id = r.run_id;
+    li.dataset.origin = r.origin ?? '';
+    const head = el(doc, 'div', 'row-head');
+    const origin = ORIGIN_LABELS[r.origin] ?? (r.origin || 'unknown');
+    head.append(el(doc, 'strong', 'origin', origin), el(doc, 'span', 'badge status', r.status.replace('_', ' ')));
+    const session = r.session_id ? ` · session ${r.session_id}` : '';
+    li.append(head, el(doc, 'p', 'muted when', `started ${r.started_at}${session}`));
+    if (r.error && r.status !== 'cancelled') li.append(el(doc, 'p', 'muted row-text', r.error));
+    if (r.status === 'running') {
+      const actions = el(doc, 'div', 'row-actions');
+      actions.append(actionButton(doc, 'Stop', async () => {
+        await this.api.cancel(r.run_id);
+        this.onStatus(`Stopping the ${origin} run…`);
+        await this.refresh();
+      }, this.onStatus, 'danger stop'));
+      li.append(actions);
+    }
+    return li;
   }
 }

@@ -1,9 +1,9 @@
-// The drawer's memory, skills and schedules tabs against a fake API on jsdom.
+// The drawer's memory, skills, schedules and runs tabs against a fake API on jsdom.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { JSDOM } from 'jsdom';
 
-import { MemoryPanel, SchedulesPanel, SkillsPanel } from '../js/panels.js';
+import { MemoryPanel, RunsPanel, SchedulesPanel, SkillsPanel } from '../js/panels.js';
 
 const flush = () => new Promise((r) => setImmediate(r));
 
@@ -117,5 +117,48 @@ describe('schedules tab', () => {
     assert.deepEqual(calls[1], ['switch', 'digest', false]);
     assert.ok(root.querySelector('.job.disabled'));
     assert.equal(root.querySelector('button.toggle').textContent, 'Enable');
+  });
+});
+
+describe('runs tab', () => {
+  test('running runs first with who started them; Stop cancels one', async () => {
+    let runs = [
+      { run_id: 'r1', session_id: 's1', origin: 'serve', status: 'completed', started_at: '2026-12-02T10:00:00Z' },
+      { run_id: 'r2', session_id: 's2', origin: 'schedule', status: 'running', started_at: '2026-12-02T10:05:00Z' },
+      { run_id: 'r3', session_id: '', origin: 'mcp', status: 'failed', started_at: '2026-12-02T09:00:00Z', error: 'the model <b>refused</b>' },
+    ];
+    const calls = [];
+    const api = {
+      runs: async () => ({ count: runs.length, runs }),
+      cancel: async (id) => {
+        calls.push(['cancel', id]);
+        runs = runs.map((r) => (r.run_id === id ? { ...r, status: 'cancelled', error: 'cancelled' } : r));
+        return { run_id: id, status: 'cancelling' };
+      },
+    };
+    const { root, panel, statuses } = setup(RunsPanel, api);
+    await panel.refresh();
+    const rows = [...root.querySelectorAll('.run')];
+    assert.deepEqual(rows.map((r) => r.dataset.id), ['r2', 'r1', 'r3']);
+    assert.deepEqual(rows.map((r) => r.querySelector('.origin').textContent), ['schedule', 'web', 'MCP']);
+    assert.equal(rows[0].querySelector('.status').textContent, 'running');
+    assert.match(rows[0].querySelector('.when').textContent, /started 2026-12-02T10:05:00Z · session s2/);
+    assert.equal(rows[2].querySelector('.row-text').textContent, 'the model <b>refused</b>');
+    assert.equal(rows[2].querySelector('b'), null, 'text, never markup');
+    assert.equal(root.querySelectorAll('button.stop').length, 1, 'only a running run has Stop');
+    await click(root.querySelector('button.stop'));
+    assert.deepEqual(calls, [['cancel', 'r2']]);
+    assert.equal(statuses.at(-1), 'Stopping the schedule run…');
+    assert.ok(root.querySelector('.run-cancelled[data-id="r2"]'));
+    assert.equal(root.querySelector('button.stop'), null);
+  });
+
+  test('no runs, and a failed read shows in the tab', async () => {
+    const { root, panel } = setup(RunsPanel, { runs: async () => ({ count: 0, runs: [] }) });
+    await panel.refresh();
+    assert.equal(root.textContent, 'No runs since the server started.');
+    const failing = setup(RunsPanel, { runs: async () => { throw new Error('HTTP 503'); } });
+    await failing.panel.refresh();
+    assert.equal(failing.root.textContent, 'HTTP 503');
   });
 });
