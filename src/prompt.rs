@@ -145,6 +145,22 @@ pub enum ContextFileError {
     },
 }
 
+/// Why a file cannot be sent to the model as an image.
+#[derive(Debug, thiserror::Error)]
+pub enum ImageError {
+    /// Over [`MAX_IMAGE_BYTES`].
+    #[error("image {name} is {size} bytes, over the {MAX_IMAGE_BYTES}-byte limit")]
+    TooLarge {
+        /// As given.
+        name: String,
+        /// Its size.
+        size: usize,
+    },
+    /// Not PNG, JPEG, GIF or WebP.
+    #[error("{0} is not a PNG, JPEG, GIF or WebP image")]
+    NotAnImage(String),
+}
+
 /// Why `AGENTS.md` is skipped (with a warning).
 #[derive(Debug, thiserror::Error)]
 pub enum AgentsFileError {
@@ -247,15 +263,14 @@ pub fn image_type(bytes: &[u8]) -> Option<&'static str> {
 
 /// An image as an image part, or why it cannot be one (not PNG/JPEG/GIF/WebP, or over
 /// [`MAX_IMAGE_BYTES`]).
-pub fn image_part(name: &str, bytes: &[u8]) -> Result<crate::llm::ImagePart, String> {
+pub fn image_part(name: &str, bytes: &[u8]) -> Result<crate::llm::ImagePart, ImageError> {
     if bytes.len() > MAX_IMAGE_BYTES {
-        return Err(format!(
-            "image {name} is {} bytes, over the {MAX_IMAGE_BYTES}-byte limit",
-            bytes.len()
-        ));
+        return Err(ImageError::TooLarge {
+            name: name.to_string(),
+            size: bytes.len(),
+        });
     }
-    let mime =
-        image_type(bytes).ok_or_else(|| format!("{name} is not a PNG, JPEG, GIF or WebP image"))?;
+    let mime = image_type(bytes).ok_or_else(|| ImageError::NotAnImage(name.to_string()))?;
     Ok(crate::llm::ImagePart::from_bytes(mime, bytes))
 }
 
@@ -365,11 +380,15 @@ mod tests {
         let part = image_part("a.png", b"\x89PNG\r\n\x1a\n").expect("a part");
         assert_eq!(part.url, "data:image/png;base64,iVBORw0KGgo=");
         let err = image_part("x.svg", b"<svg/>").expect_err("not an image");
-        assert_eq!(err, "x.svg is not a PNG, JPEG, GIF or WebP image");
+        assert_eq!(
+            err.to_string(),
+            "x.svg is not a PNG, JPEG, GIF or WebP image"
+        );
         let big = vec![0xff; MAX_IMAGE_BYTES + 1];
         assert!(
             image_part("big.jpg", &big)
                 .expect_err("too big")
+                .to_string()
                 .contains("over the 4194304-byte limit")
         );
     }

@@ -1,5 +1,7 @@
 //! `odek config`: the resolved configuration and the layer each value came from.
 
+use std::path::PathBuf;
+
 use clap::Args;
 use serde_json::Value;
 
@@ -16,11 +18,27 @@ pub struct ConfigArgs {
     /// Flags to apply on top, exactly as `odek run` would
     #[command(flatten)]
     turn: TurnFlags,
+    /// Show the settings of a sub-agent with this task file (its values tagged `subagent
+    /// task`); inside a sub-agent, $ODEK_SUBAGENT_TASK names its own
+    #[arg(long, value_name = "FILE")]
+    subagent_task: Option<PathBuf>,
 }
 
 /// Runs `odek config`.
 pub fn run(args: ConfigArgs) -> anyhow::Result<Exit> {
-    let resolved = crate::config::load(&LoadOptions::from_process(args.turn.overrides()))?;
+    let flags = args.turn.overrides();
+    let task_file = args.subagent_task.or_else(|| {
+        std::env::var_os(crate::subagent::TASK_VAR)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    });
+    let resolved = match &task_file {
+        Some(path) => {
+            let task = crate::subagent::read_task_file(path)?;
+            super::subagent_child::load_for_task(&task, None, flags)?
+        }
+        None => crate::config::load(&LoadOptions::from_process(flags))?,
+    };
     for w in &resolved.warnings {
         eprintln!("{w}");
     }

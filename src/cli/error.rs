@@ -5,6 +5,7 @@
 
 use super::Exit;
 use crate::engine::RunError;
+use crate::error::Classified;
 use crate::llm::LlmError;
 use crate::runtime::{RuntimeError, SupervisorError};
 
@@ -30,6 +31,13 @@ impl Kind {
             Kind::Budget => Exit::Budget,
             Kind::Interrupted => Exit::Interrupted,
         }
+    }
+
+    /// The exit kind of a module's error. A request the module refuses (its kind `usage`: a
+    /// cron expression, a skill's name) exits 1 like every failure after parsing; exit 2 is
+    /// kept for command lines that do not parse ([`UsageError`], clap).
+    pub fn of_module(_error: &dyn Classified) -> Kind {
+        Kind::Failure
     }
 
     /// The kind of a run's end (`None` = it produced an answer).
@@ -67,8 +75,32 @@ pub fn diagnose(error: &anyhow::Error) -> (Kind, Option<&'static str>) {
         if cause.downcast_ref::<UsageError>().is_some() {
             return (Kind::Usage, None);
         }
+        if let Some(e) = classified(cause) {
+            return (Kind::of_module(e), e.hint());
+        }
     }
     (Kind::Failure, None)
+}
+
+/// The modules' errors that say their kind ([`crate::error::ErrorKind`]) and hint.
+fn classified<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<&'a dyn Classified> {
+    use crate::telegram::{ChatError, TelegramError};
+    use crate::{mcp_server::McpServerError, schedule::ScheduleError, skills::SkillError};
+    if let Some(e) = cause.downcast_ref::<ScheduleError>() {
+        return Some(e);
+    }
+    if let Some(e) = cause.downcast_ref::<SkillError>() {
+        return Some(e);
+    }
+    if let Some(e) = cause.downcast_ref::<TelegramError>() {
+        return Some(e);
+    }
+    if let Some(e) = cause.downcast_ref::<ChatError>() {
+        return Some(e);
+    }
+    cause
+        .downcast_ref::<McpServerError>()
+        .map(|e| e as &dyn Classified)
 }
 
 /// Prints `odek: <error>` (with its causes) and the hint, and returns the exit code.
@@ -131,6 +163,13 @@ mod tests {
             diagnose(&anyhow::Error::new(RunError::Cancelled)).0.exit(),
             Exit::Interrupted
         );
+        let cron = anyhow::Error::new(crate::schedule::ScheduleError::Cron(
+            crate::schedule::cron::Schedule::parse("0 25 * * *", None).expect_err("hour 25"),
+        ))
+        .context("adding the job");
+        let (kind, hint) = diagnose(&cron);
+        assert_eq!(kind.exit(), Exit::Failure);
+        assert!(hint.is_some_and(|h| h.contains("odek schedule next --help")));
         let usage = anyhow::Error::new(UsageError("no".into()));
         assert_eq!(diagnose(&usage).0.exit(), Exit::Usage);
     }

@@ -114,8 +114,7 @@ pub fn run(args: SkillArgs) -> anyhow::Result<Exit> {
         SkillCommand::Trust { name } => trust(&ctx, &name),
         SkillCommand::Untrust { name } => untrust(&ctx, &name),
         SkillCommand::Import { path, force } => {
-            let names =
-                import::import(&path, &ctx.places.home, force).map_err(|e| anyhow::anyhow!(e))?;
+            let names = import::import(&path, &ctx.places.home, force)?;
             for name in names {
                 println!(
                     "Imported skill {name} into {}",
@@ -223,7 +222,7 @@ fn show(catalog: &Catalog, name: &str) -> anyhow::Result<Exit> {
     }
     println!();
     // What is there now, trusted or not: the user reads it to decide.
-    let body = crate::skills::read_skill_file(&skill.dir).map_err(|e| anyhow::anyhow!(e))?;
+    let body = crate::skills::read_skill_file(&skill.dir)?;
     print!("{}", body.body);
     Ok(Exit::Success)
 }
@@ -270,7 +269,7 @@ fn skeleton(name: &str, description: &str) -> String {
 fn validate(ctx: &Ctx, path: Option<&Path>) -> anyhow::Result<Exit> {
     let mut broken = 0;
     let mut checked = 0;
-    let mut report = |dir: &Path, result: Result<String, String>| {
+    let mut report = |dir: &Path, result: Result<String, crate::skills::Rule>| {
         checked += 1;
         match result {
             Ok(name) => println!("ok      {name}  ({})", dir.display()),
@@ -352,8 +351,7 @@ fn untrust(ctx: &Ctx, name: &str) -> anyhow::Result<Exit> {
             ctx.places.home.display()
         );
     }
-    let removed = TrustStore::update(&ctx.home, |store| Ok(store.untrust(&skill.dir)))
-        .map_err(|e| anyhow::anyhow!(e))?;
+    let removed = TrustStore::update(&ctx.home, |store| Ok(store.untrust(&skill.dir)))?;
     if removed {
         println!("{name} is no longer trusted.");
     } else {

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{Config, LoadOptions, Overrides};
+use crate::config::{Config, LoadOptions, Overrides, Resolved};
 use crate::engine::{EngineEvent, Observer, RunError};
 use crate::events::StdoutSink;
 use crate::llm::Message;
@@ -21,7 +21,7 @@ use crate::subagent::ask::{
 };
 use crate::subagent::{
     DELEGATE_SOURCE, Envelope, EnvelopeStatus, KEY_FD_VAR, ORIGIN_SUBAGENT, TaskError, TaskFile,
-    Trust, child_policy,
+    Trust,
 };
 use crate::tools::approval::{ApprovalAnswer, ApprovalItem, Approver, Question, QuestionAnswer};
 
@@ -42,6 +42,9 @@ pub enum ContractError {
     /// The configuration.
     #[error("config: {0}")]
     Config(String),
+    /// The runtime could not be built.
+    #[error("{0}")]
+    Start(String),
 }
 
 /// Everything the child's turn is built from, before the async part.
@@ -57,61 +60,32 @@ pub struct Prepared {
 }
 
 /// Reads the task file and the key, and resolves the child's configuration: the parent's
-/// layers, then the task's limits, the child's policy, no `AGENTS.md`, and for an untrusted
-/// task no MCP servers.
+/// layers, then the task's layer (`subagent task`: its limits, the child's policy, no
+/// `AGENTS.md`, and for an untrusted task no MCP servers) over them.
 pub fn prepare(task_path: &Path) -> Result<Prepared, ContractError> {
     let task = crate::subagent::read_task_file(task_path)?;
     let key = read_key()?;
-    let opts = LoadOptions::from_process(Overrides::default());
-    let mut resolved =
-        crate::config::load(&opts).map_err(|e| ContractError::Config(e.to_string()))?;
-    let config = &mut resolved.config;
-    if key.is_some() {
-        config.api_key = key;
-    }
-    if let Some(model) = &task.model {
-        config.model = model.clone();
-    }
-    if let Some(base_url) = &task.base_url {
-        config.base_url = base_url.clone();
-    }
-    config.max_iterations = task.max_iter;
-    // Depth 1: a sub-agent never delegates.
-    config.subagents.enabled = false;
-    // A child is untrusted and short-lived: no memory block, no memory writes, no recall.
-    config.memory.enabled = false;
-    config.limits.max_runtime_seconds = task.timeout_seconds;
-    config.no_agents = true;
-    if let Some(policy) = &task.policy {
-        config.dangerous = policy.clone();
-    }
-    if let Some(sandbox) = task.sandbox {
-        config.sandbox = sandbox;
-    }
-    if let Some(planning) = task.planning {
-        config.planning.enabled = planning;
-    }
-    if let Some(tools) = &task.tools {
-        config.tools = crate::config::ToolsConfig {
-            enabled: tools.enabled.clone(),
-            disabled: tools.disabled.clone(),
-        };
-    }
-    config.dangerous = child_policy(&config.dangerous, task.trust_level, task.max_risk);
-    config.dangerous_override = None;
-    if task.trust_level == Trust::Untrusted {
-        // Nothing reaches the network without asking: no MCP servers, no search instance,
-        // no host that skips the approval (which nobody can give).
-        config.mcp_servers.clear();
-        config.web_search.base_url.clear();
-        config.web.allow_hosts.clear();
-    }
+    let resolved = load_for_task(&task, key.as_deref(), Overrides::default())?;
     Ok(Prepared {
         task,
         config: resolved.config,
         home: resolved.home,
-        cwd: opts.cwd,
+        cwd: std::env::current_dir().unwrap_or_else(|_| ".".into()),
     })
+}
+
+/// The settings of a child with `task`: the parent's layers (and `flags`; a child has none),
+/// once to cap the policy from, then again with the task's layer on top.
+pub fn load_for_task(
+    task: &TaskFile,
+    key: Option<&str>,
+    flags: Overrides,
+) -> Result<Resolved, ContractError> {
+    let config_error = |e: crate::config::ConfigError| ContractError::Config(e.to_string());
+    let mut opts = LoadOptions::from_process(flags);
+    let base = crate::config::load(&opts).map_err(config_error)?;
+    opts.task = crate::subagent::task_layer(task, key, &base.config);
+    crate::config::load(&opts).map_err(config_error)
 }
 
 /// The key from the descriptor `ODEK_API_KEY_FD` names, when it names one.
@@ -174,7 +148,7 @@ pub fn task_message(task: &TaskFile) -> String {
 /// before this returns), the envelope is redacted. SIGTERM or SIGINT (the parent stopping
 /// it) cancels the turn: its commands and servers stop, the envelope says `cancelled`.
 /// `Err` is a contract error (exit 3): the runtime could not be built.
-pub fn run(prepared: Prepared) -> Result<Envelope, Envelope> {
+pub fn run(prepared: Prepared) -> Result<Envelope, ContractError> {
     let Prepared {
         task,
         config,
@@ -185,7 +159,7 @@ pub fn run(prepared: Prepared) -> Result<Envelope, Envelope> {
     start.events = Some(Box::new(StdoutSink));
     let process = match Process::start(start) {
         Ok(p) => p,
-        Err(e) => return Err(Envelope::contract_error(&e.message_without_paths())),
+        Err(e) => return Err(ContractError::Start(e.message_without_paths())),
     };
     let redactor = process.redactor.clone();
     let files = Arc::new(FilesChanged::default());

@@ -32,7 +32,7 @@ pub fn run(args: SubagentArgs) -> ExitCode {
             let code = envelope.exit_code();
             finish(&envelope, code)
         }
-        Err(envelope) => finish(&envelope, EXIT_CONTRACT),
+        Err(e) => finish(&Envelope::contract_error(&e.to_string()), EXIT_CONTRACT),
     }
 }
 

@@ -40,9 +40,10 @@ impl Overrides {
         self.0.iter().rev().find(|(k, _)| *k == key).map(|(_, v)| v)
     }
 
-    pub(super) fn layer(&self) -> Layer {
+    /// These values as a layer of `source` (the flags, or a sub-agent's task).
+    pub(super) fn layer(&self, source: Source) -> Layer {
         Layer {
-            source: Source::Flag,
+            source,
             values: self
                 .0
                 .iter()
@@ -122,7 +123,14 @@ impl Merger {
                 Source::Env(_) => Source::Env(s.env.unwrap_or("ODEK_*").to_string()),
                 other => other.clone(),
             };
+            // A sub-agent's task replaces what is below it: its lists and maps are the
+            // child's whole lists and maps, not additions to the parent's.
+            let replaces = source == Source::SubagentTask;
             if s.key == "mcp_servers" {
+                if replaces {
+                    self.config.mcp_servers.clear();
+                    self.sources.insert(s.key.to_string(), source.clone());
+                }
                 self.apply_mcp(value, &source, places, warnings)?;
                 continue;
             }
@@ -138,7 +146,11 @@ impl Merger {
                 }
                 continue;
             }
-            let value = self.merged(s, value.clone());
+            let value = if replaces {
+                value.clone()
+            } else {
+                self.merged(s, value.clone())
+            };
             let origin = origin(&source);
             check_choice(s, &value).map_err(|got| ConfigError::InvalidValue {
                 origin: origin.clone(),
@@ -447,6 +459,8 @@ fn check_choice(s: &Setting, value: &Value) -> Result<(), NotAChoice> {
     };
     match value.as_str() {
         Some(word) if options.contains(&word) => Ok(()),
+        // Unset (a sub-agent's task resets a choice the parent set; files never give null).
+        None if value.is_null() => Ok(()),
         _ => Err(NotAChoice {
             options,
             got: value.clone(),
@@ -467,6 +481,7 @@ fn origin(source: &Source) -> String {
         Source::Global(p) | Source::Project(p) => p.display().to_string(),
         Source::Env(_) => "environment".into(),
         Source::Flag => "flag".into(),
+        Source::SubagentTask => "subagent task".into(),
         Source::Default => "default".into(),
     }
 }

@@ -656,6 +656,9 @@ pub enum Source {
     Env(String),
     /// A command-line flag.
     Flag,
+    /// A sub-agent's task: what the parent decided for the child (its limits, its policy,
+    /// its tools), over every other layer.
+    SubagentTask,
 }
 
 impl fmt::Display for Source {
@@ -666,6 +669,7 @@ impl fmt::Display for Source {
             Source::Project(p) => write!(f, "project {}", p.display()),
             Source::Env(v) => write!(f, "env {v}"),
             Source::Flag => f.write_str("flag"),
+            Source::SubagentTask => f.write_str("subagent task"),
         }
     }
 }
@@ -724,6 +728,8 @@ pub struct LoadOptions {
     pub env: BTreeMap<String, String>,
     /// Overrides from command-line flags.
     pub flags: Overrides,
+    /// A sub-agent's settings, over the flags (empty outside a child).
+    pub task: Overrides,
 }
 
 impl LoadOptions {
@@ -737,6 +743,7 @@ impl LoadOptions {
             cwd,
             env,
             flags,
+            task: Overrides::default(),
         }
     }
 }
@@ -794,7 +801,10 @@ pub fn load(opts: &LoadOptions) -> Result<Resolved, ConfigError> {
         stack.push(layers::file_layer(p, Source::Project(path.clone())));
     }
     stack.push(layers::env_layer(&opts.env)?);
-    stack.push(opts.flags.layer());
+    stack.push(opts.flags.layer(Source::Flag));
+    if !opts.task.is_empty() {
+        stack.push(opts.task.layer(Source::SubagentTask));
+    }
 
     let places = layers::Places {
         global: &global_path,

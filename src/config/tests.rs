@@ -50,6 +50,7 @@ impl Fixture {
             cwd: self.cwd.clone(),
             env: self.env.clone(),
             flags: self.flags.clone(),
+            task: Overrides::default(),
         })
     }
 

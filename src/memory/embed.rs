@@ -72,7 +72,7 @@ impl Embedder {
     }
 
     /// One vector per text, in order.
-    pub async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
+    pub async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let input: Vec<String> = texts
             .iter()
             .map(|t| crate::text::head_and_tail(t, MAX_INPUT_BYTES).into_owned())
@@ -85,31 +85,45 @@ impl Embedder {
         if let Some(key) = &self.api_key {
             request = request.bearer_auth(key);
         }
-        let response = request
-            .send()
-            .await
-            .map_err(|e| format!("embeddings: {e}"))?;
+        let response = request.send().await?;
         let status = response.status();
-        let body = response
-            .bytes()
-            .await
-            .map_err(|e| format!("embeddings: {e}"))?;
+        let body = response.bytes().await?;
         if !status.is_success() {
-            return Err(format!("embeddings: {status}"));
+            return Err(EmbedError::Status(status));
         }
-        let parsed: EmbeddingsResponse =
-            serde_json::from_slice(&body).map_err(|e| format!("embeddings: {e}"))?;
+        let parsed: EmbeddingsResponse = serde_json::from_slice(&body)?;
         let mut items = parsed.data;
         if items.len() != texts.len() {
-            return Err(format!(
-                "embeddings: {} vectors for {} inputs",
-                items.len(),
-                texts.len()
-            ));
+            return Err(EmbedError::Count {
+                vectors: items.len(),
+                inputs: texts.len(),
+            });
         }
         items.sort_by_key(|i| i.index.unwrap_or(0));
         Ok(items.into_iter().map(|i| i.embedding).collect())
     }
+}
+
+/// Why the embeddings endpoint gave no vectors (search then ranks lexically).
+#[derive(Debug, thiserror::Error)]
+pub enum EmbedError {
+    /// The request did not complete.
+    #[error("embeddings: {0}")]
+    Http(#[from] reqwest::Error),
+    /// The endpoint answered with an error status.
+    #[error("embeddings: {0}")]
+    Status(reqwest::StatusCode),
+    /// The body is not an embeddings response.
+    #[error("embeddings: {0}")]
+    Body(#[from] serde_json::Error),
+    /// Not one vector per input.
+    #[error("embeddings: {vectors} vectors for {inputs} inputs")]
+    Count {
+        /// Vectors answered.
+        vectors: usize,
+        /// Texts sent.
+        inputs: usize,
+    },
 }
 
 /// Cosine similarity (0 for vectors of different lengths or zero length).

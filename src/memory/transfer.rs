@@ -206,12 +206,22 @@ fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// Why an import file holds no facts to import.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportFormatError {
+    /// JSON, but not an export.
+    #[error("not an odek memory export: {0}")]
+    Json(serde_json::Error),
+    /// Markdown without a `## User` or `## Project` list.
+    #[error("no facts found (expected an odek memory export, JSON or Markdown)")]
+    NoFacts,
+}
+
 /// Parses an import file: JSON (`{"facts": […]}` as exported) or the Markdown of
 /// [`to_markdown`] (`## User`, `## Project <root>`, `- fact` lines; other sections ignored).
-pub fn parse_import(text: &str) -> Result<Vec<ImportedFact>, String> {
+pub fn parse_import(text: &str) -> Result<Vec<ImportedFact>, ImportFormatError> {
     if text.trim_start().starts_with('{') {
-        let file: ImportFile =
-            serde_json::from_str(text).map_err(|e| format!("not an odek memory export: {e}"))?;
+        let file: ImportFile = serde_json::from_str(text).map_err(ImportFormatError::Json)?;
         return Ok(file
             .facts
             .into_iter()
@@ -243,7 +253,7 @@ pub fn parse_import(text: &str) -> Result<Vec<ImportedFact>, String> {
         }
     }
     if out.is_empty() {
-        return Err("no facts found (expected an odek memory export, JSON or Markdown)".into());
+        return Err(ImportFormatError::NoFacts);
     }
     Ok(out)
 }

@@ -84,20 +84,39 @@ pub struct TaskTools {
     pub disabled: Vec<String>,
 }
 
+/// A rule of the task file that a task breaks.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TaskRule {
+    /// No goal.
+    #[error("goal is empty")]
+    EmptyGoal,
+    /// The index is outside the batch.
+    #[error("index {index} is not within 1..={total}")]
+    Index {
+        /// The task's place.
+        index: usize,
+        /// The batch's size.
+        total: usize,
+    },
+    /// A zero limit.
+    #[error("max_iter and timeout_seconds must be at least 1")]
+    ZeroLimit,
+}
+
 impl TaskFile {
     /// The limits and fields every task must respect.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), TaskRule> {
         if self.goal.trim().is_empty() {
-            return Err("goal is empty".into());
+            return Err(TaskRule::EmptyGoal);
         }
         if self.index == 0 || self.index > self.total {
-            return Err(format!(
-                "index {} is not within 1..={}",
-                self.index, self.total
-            ));
+            return Err(TaskRule::Index {
+                index: self.index,
+                total: self.total,
+            });
         }
         if self.max_iter == 0 || self.timeout_seconds == 0 {
-            return Err("max_iter and timeout_seconds must be at least 1".into());
+            return Err(TaskRule::ZeroLimit);
         }
         Ok(())
     }

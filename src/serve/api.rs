@@ -122,8 +122,8 @@ fn attached(attachments: Vec<Attachment>, images_taken: bool) -> Result<Attached
                         "attachment {name}: image must be the file's bytes in standard base64 (no data: prefix)"
                     ))
                 })?;
-                let part =
-                    crate::prompt::image_part(&name, &bytes).map_err(ApiError::bad_request)?;
+                let part = crate::prompt::image_part(&name, &bytes)
+                    .map_err(|e| ApiError::bad_request(e.to_string()))?;
                 image_bytes += bytes.len();
                 if image_bytes > MAX_IMAGES_TOTAL {
                     return Err(ApiError::bad_request(format!(

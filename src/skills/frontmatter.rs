@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 
 use serde_yaml_ng::{Mapping, Value};
 
+use super::error::Rule;
+
 /// Longest skill name.
 pub const MAX_NAME_CHARS: usize = 64;
 /// Longest description.
@@ -16,6 +18,9 @@ pub const MAX_DESCRIPTION_CHARS: usize = 1024;
 pub const MAX_SKILL_FILE_BYTES: u64 = 256 * 1024;
 
 /// What the front matter says, checked.
+/// String keys to string values (`metadata`, `odek.trigger`).
+pub type Pairs = BTreeMap<String, String>;
+
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct FrontMatter {
     /// The skill's name (equal to its folder's).
@@ -27,13 +32,13 @@ pub struct FrontMatter {
     /// `compatibility`, when given (what the skill needs of its environment).
     pub compatibility: Option<String>,
     /// `metadata`: a string map (scalars are read as text).
-    pub metadata: BTreeMap<String, String>,
+    pub metadata: Pairs,
     /// `allowed-tools`: shown to the model, never widening the policy.
     pub allowed_tools: Vec<String>,
     /// The Go original's `odek.auto_load`: the whole body goes into every request.
     pub auto_load: bool,
     /// The Go original's `odek.trigger` (`topic`, `action`), kept for `skill show`.
-    pub trigger: BTreeMap<String, String>,
+    pub trigger: Pairs,
     /// Keys this version does not know, kept in their order.
     pub other_keys: Vec<String>,
 }
@@ -49,12 +54,11 @@ pub struct SkillFile {
 
 /// Splits `text` into front matter and body and checks the front matter; `folder` is the
 /// name of the skill's folder, which `name` must equal. The error is the rule broken.
-pub fn parse(text: &str, folder: &str) -> Result<SkillFile, String> {
+pub fn parse(text: &str, folder: &str) -> Result<SkillFile, Rule> {
     let (yaml, body) = split(text)?;
-    let value: Value = serde_yaml_ng::from_str(yaml)
-        .map_err(|e| format!("the front matter is not valid YAML: {e}"))?;
+    let value: Value = serde_yaml_ng::from_str(yaml).map_err(Rule::NotYaml)?;
     let Value::Mapping(map) = value else {
-        return Err("the front matter must be a mapping of keys to values".into());
+        return Err(Rule::NotAMapping);
     };
     let front = read(&map, folder)?;
     Ok(SkillFile {
@@ -72,12 +76,11 @@ pub fn declared_name(text: &str) -> Option<String> {
 
 /// The front matter's text and the body: the file starts with a `---` line and the front
 /// matter ends at the next `---` (or `...`) line.
-fn split(text: &str) -> Result<(&str, &str), String> {
+fn split(text: &str) -> Result<(&str, &str), Rule> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let missing = || "SKILL.md must start with a YAML front matter block between `---` lines";
-    let (first, rest) = text.split_once('\n').ok_or_else(missing)?;
+    let (first, rest) = text.split_once('\n').ok_or(Rule::NoFrontMatter)?;
     if first.trim_end() != "---" {
-        return Err(missing().into());
+        return Err(Rule::NoFrontMatter);
     }
     let mut at = 0;
     for line in rest.split_inclusive('\n') {
@@ -87,10 +90,10 @@ fn split(text: &str) -> Result<(&str, &str), String> {
         }
         at += line.len();
     }
-    Err("the front matter has no closing `---` line".into())
+    Err(Rule::NotClosed)
 }
 
-fn read(map: &Mapping, folder: &str) -> Result<FrontMatter, String> {
+fn read(map: &Mapping, folder: &str) -> Result<FrontMatter, Rule> {
     let mut front = FrontMatter {
         name: required_text(map, "name")?,
         description: required_text(map, "description")?,
@@ -103,9 +106,10 @@ fn read(map: &Mapping, folder: &str) -> Result<FrontMatter, String> {
     check_name(&front.name, folder)?;
     let chars = front.description.chars().count();
     if chars > MAX_DESCRIPTION_CHARS {
-        return Err(format!(
-            "`description` is {chars} characters, over the {MAX_DESCRIPTION_CHARS}-character limit"
-        ));
+        return Err(Rule::DescriptionTooLong {
+            chars,
+            max: MAX_DESCRIPTION_CHARS,
+        });
     }
     read_odek_block(map, &mut front)?;
     const KNOWN: [&str; 7] = [
@@ -128,48 +132,46 @@ fn read(map: &Mapping, folder: &str) -> Result<FrontMatter, String> {
 
 /// The rules of a name: 1–64 lowercase letters, digits and hyphens, no hyphen at either end
 /// or twice in a row, equal to the folder's name.
-pub fn check_name(name: &str, folder: &str) -> Result<(), String> {
+pub fn check_name(name: &str, folder: &str) -> Result<(), Rule> {
     if name.is_empty()
         || name.chars().count() > MAX_NAME_CHARS
         || !name
             .bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
     {
-        return Err(format!(
-            "`name` (\"{name}\") must be 1–{MAX_NAME_CHARS} lowercase letters, digits and hyphens"
-        ));
+        return Err(Rule::NameCharacters {
+            name: name.to_string(),
+            max: MAX_NAME_CHARS,
+        });
     }
     if name.starts_with('-') || name.ends_with('-') {
-        return Err(format!(
-            "`name` (\"{name}\") must not start or end with a hyphen"
-        ));
+        return Err(Rule::NameHyphenAtEnd(name.to_string()));
     }
     if name.contains("--") {
-        return Err(format!(
-            "`name` (\"{name}\") must not contain two hyphens in a row"
-        ));
+        return Err(Rule::NameDoubleHyphen(name.to_string()));
     }
     if name != folder {
-        return Err(format!(
-            "`name` (\"{name}\") must equal its folder's name (\"{folder}\")"
-        ));
+        return Err(Rule::NameNotFolder {
+            name: name.to_string(),
+            folder: folder.to_string(),
+        });
     }
     Ok(())
 }
 
-fn required_text(map: &Mapping, key: &str) -> Result<String, String> {
+fn required_text(map: &Mapping, key: &'static str) -> Result<String, Rule> {
     match optional_text(map, key)? {
         Some(text) if !text.trim().is_empty() => Ok(text),
-        Some(_) => Err(format!("`{key}` must not be empty")),
-        None => Err(format!("`{key}` is required")),
+        Some(_) => Err(Rule::Empty(key)),
+        None => Err(Rule::Required(key)),
     }
 }
 
-fn optional_text(map: &Mapping, key: &str) -> Result<Option<String>, String> {
+fn optional_text(map: &Mapping, key: &'static str) -> Result<Option<String>, Rule> {
     match map.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(_) => Err(format!("`{key}` must be a string")),
+        Some(_) => Err(Rule::NotAString(key)),
     }
 }
 
@@ -183,11 +185,11 @@ fn scalar_text(value: &Value) -> Option<String> {
     }
 }
 
-fn string_map(map: &Mapping, key: &str) -> Result<BTreeMap<String, String>, String> {
+fn string_map(map: &Mapping, key: &'static str) -> Result<Pairs, Rule> {
     let Some(value) = map.get(key).filter(|v| !v.is_null()) else {
         return Ok(BTreeMap::new());
     };
-    let not_a_map = || format!("`{key}` must map names to strings");
+    let not_a_map = || Rule::NotAStringMap(key);
     let Value::Mapping(entries) = value else {
         return Err(not_a_map());
     };
@@ -200,8 +202,8 @@ fn string_map(map: &Mapping, key: &str) -> Result<BTreeMap<String, String>, Stri
 
 /// `allowed-tools`: a space- or comma-separated string (the open format's and Claude Code's
 /// spellings) or a list of strings.
-fn tool_list(map: &Mapping) -> Result<Vec<String>, String> {
-    let wrong = || "`allowed-tools` must be a string or a list of strings".to_string();
+fn tool_list(map: &Mapping) -> Result<Vec<String>, Rule> {
+    let wrong = || Rule::ToolList;
     match map.get("allowed-tools") {
         None | Some(Value::Null) => Ok(Vec::new()),
         Some(Value::String(s)) => Ok(s
@@ -219,20 +221,19 @@ fn tool_list(map: &Mapping) -> Result<Vec<String>, String> {
 }
 
 /// The Go original's `odek:` block: `auto_load` (a bool) and `trigger` (a string map).
-fn read_odek_block(map: &Mapping, front: &mut FrontMatter) -> Result<(), String> {
+fn read_odek_block(map: &Mapping, front: &mut FrontMatter) -> Result<(), Rule> {
     let Some(block) = map.get("odek").filter(|v| !v.is_null()) else {
         return Ok(());
     };
     let Value::Mapping(odek) = block else {
-        return Err("`odek` must be a mapping (auto_load, trigger)".into());
+        return Err(Rule::OdekBlock);
     };
     front.auto_load = match odek.get("auto_load") {
         None | Some(Value::Null) => false,
         Some(Value::Bool(b)) => *b,
-        Some(_) => return Err("`odek.auto_load` must be true or false".into()),
+        Some(_) => return Err(Rule::AutoLoad),
     };
-    front.trigger = string_map(odek, "trigger")
-        .map_err(|_| "`odek.trigger` must map names (topic, action) to strings".to_string())?;
+    front.trigger = string_map(odek, "trigger").map_err(|_| Rule::Trigger)?;
     Ok(())
 }
 

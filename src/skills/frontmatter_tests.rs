@@ -5,7 +5,9 @@ fn file(front: &str, body: &str) -> String {
 }
 
 fn rule(front: &str, folder: &str) -> String {
-    parse(&file(front, "body"), folder).expect_err("a broken rule")
+    parse(&file(front, "body"), folder)
+        .expect_err("a broken rule")
+        .to_string()
 }
 
 #[test]
@@ -157,16 +159,19 @@ fn the_front_matter_block_itself() {
     assert!(
         parse("no front matter", "a")
             .unwrap_err()
+            .to_string()
             .contains("must start with")
     );
     assert!(
         parse("# Title\n---\nname: a\n---\n", "a")
             .unwrap_err()
+            .to_string()
             .contains("must start with")
     );
     assert!(
         parse("---\nname: a\ndescription: d\n", "a")
             .unwrap_err()
+            .to_string()
             .contains("no closing")
     );
     let crlf = "\u{feff}---\r\nname: a\r\ndescription: d\r\n---\r\nbody\r\n";

@@ -11,7 +11,7 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Component, Path, PathBuf};
 
-use super::{SKILL_FILE, read_skill_file};
+use super::{Refusal, Rule, SKILL_FILE, SkillError, read_skill_file};
 
 /// Most entries an import may unpack.
 pub const MAX_ENTRIES: usize = super::trust::MAX_FILES;
@@ -37,26 +37,25 @@ struct Stage {
 }
 
 impl Stage {
-    fn refuse(&self, why: impl std::fmt::Display) -> String {
-        format!("refusing {}: {why}", self.source)
+    fn refuse(&self, why: Refusal) -> SkillError {
+        SkillError::Refused {
+            source_name: self.source.clone(),
+            why,
+        }
     }
 
     /// The checked relative path of an entry named `raw`.
-    fn checked(&self, raw: &Path) -> Result<PathBuf, String> {
+    fn checked(&self, raw: &Path) -> Result<PathBuf, SkillError> {
         let mut out = PathBuf::new();
         for part in raw.components() {
             match part {
                 Component::Normal(p) => out.push(p),
                 Component::CurDir => {}
                 Component::ParentDir => {
-                    return Err(
-                        self.refuse(format!("entry \"{}\" has a `..` component", raw.display()))
-                    );
+                    return Err(self.refuse(Refusal::ParentComponent(raw.to_path_buf())));
                 }
                 Component::RootDir | Component::Prefix(_) => {
-                    return Err(
-                        self.refuse(format!("entry \"{}\" is an absolute path", raw.display()))
-                    );
+                    return Err(self.refuse(Refusal::Absolute(raw.to_path_buf())));
                 }
             }
         }
@@ -64,7 +63,7 @@ impl Stage {
     }
 
     /// Refuses when a folder on the way to `relative` is a link (or not a folder).
-    fn no_link_on_the_way(&self, relative: &Path) -> Result<(), String> {
+    fn no_link_on_the_way(&self, relative: &Path) -> Result<(), SkillError> {
         let mut at = self.root.clone();
         let parents: Vec<_> = relative.components().collect();
         for part in &parents[..parents.len().saturating_sub(1)] {
@@ -72,10 +71,7 @@ impl Stage {
             match std::fs::symlink_metadata(&at) {
                 Ok(meta) if meta.is_dir() => {}
                 Ok(_) => {
-                    return Err(self.refuse(format!(
-                        "entry \"{}\" would be written through a link or a file",
-                        relative.display()
-                    )));
+                    return Err(self.refuse(Refusal::ThroughLink(relative.to_path_buf())));
                 }
                 Err(_) => break,
             }
@@ -84,10 +80,10 @@ impl Stage {
     }
 
     /// Writes one entry; `content` is read for files (at most what is left of the limit).
-    fn put(&mut self, raw: &Path, kind: Kind, content: &mut dyn Read) -> Result<(), String> {
+    fn put(&mut self, raw: &Path, kind: Kind, content: &mut dyn Read) -> Result<(), SkillError> {
         self.entries += 1;
         if self.entries > MAX_ENTRIES {
-            return Err(self.refuse(format!("more than {MAX_ENTRIES} entries")));
+            return Err(self.refuse(Refusal::TooManyEntries(MAX_ENTRIES)));
         }
         let relative = self.checked(raw)?;
         if relative.as_os_str().is_empty() {
@@ -95,16 +91,18 @@ impl Stage {
         }
         self.no_link_on_the_way(&relative)?;
         let path = self.root.join(&relative);
-        let io = |e: io::Error| format!("cannot write {}: {e}", path.display());
+        let io = |source: io::Error| SkillError::Write {
+            path: path.clone(),
+            source,
+        };
         match kind {
             Kind::Dir => std::fs::create_dir_all(&path).map_err(io),
             Kind::Link(target) => {
                 if target.is_absolute() {
-                    return Err(self.refuse(format!(
-                        "link \"{}\" points outside the skill ({})",
-                        relative.display(),
-                        target.display()
-                    )));
+                    return Err(self.refuse(Refusal::LinkOutside {
+                        at: relative,
+                        target,
+                    }));
                 }
                 self.links.push((relative, target));
                 Ok(())
@@ -117,7 +115,7 @@ impl Stage {
                     .open(&path)
                     .map_err(|e| match e.kind() {
                         io::ErrorKind::AlreadyExists => {
-                            self.refuse(format!("entry \"{}\" appears twice", relative.display()))
+                            self.refuse(Refusal::Twice(relative.clone()))
                         }
                         _ => io(e),
                     })?;
@@ -125,7 +123,7 @@ impl Stage {
                 let written = io::copy(&mut content.take(left + 1), &mut file).map_err(io)?;
                 self.bytes += written;
                 if self.bytes > MAX_BYTES {
-                    return Err(self.refuse(format!("it unpacks to over {} MiB", MAX_BYTES >> 20)));
+                    return Err(self.refuse(Refusal::TooLarge(MAX_BYTES >> 20)));
                 }
                 Ok(())
             }
@@ -133,13 +131,17 @@ impl Stage {
     }
 
     /// Makes the links, after everything else, each where no link is on its way.
-    fn make_links(&mut self) -> Result<(), String> {
+    fn make_links(&mut self) -> Result<(), SkillError> {
         for (relative, target) in std::mem::take(&mut self.links) {
             self.no_link_on_the_way(&relative)?;
             let path = self.root.join(&relative);
             make_parent(&path)?;
-            std::os::unix::fs::symlink(&target, &path)
-                .map_err(|e| self.refuse(format!("link \"{}\": {e}", relative.display())))?;
+            std::os::unix::fs::symlink(&target, &path).map_err(|source| {
+                self.refuse(Refusal::Link {
+                    at: relative.clone(),
+                    source,
+                })
+            })?;
         }
         Ok(())
     }
@@ -147,26 +149,26 @@ impl Stage {
 
 /// Refuses a skill folder holding a link that does not resolve to a place inside it
 /// (checked once every link exists, so chains of links are followed as the system will).
-fn check_links(skill: &Path, source: &str) -> Result<(), String> {
-    let root = skill
-        .canonicalize()
-        .map_err(|e| format!("cannot read {}: {e}", skill.display()))?;
+fn check_links(skill: &Path, source: &str) -> Result<(), SkillError> {
+    let root = skill.canonicalize().map_err(read_error(skill))?;
     let mut pending = vec![skill.to_path_buf()];
     while let Some(dir) = pending.pop() {
-        let entries = std::fs::read_dir(&dir).map_err(|e| e.to_string())?;
+        let entries = std::fs::read_dir(&dir).map_err(read_error(&dir))?;
         for entry in entries.filter_map(Result::ok) {
-            let kind = entry.file_type().map_err(|e| e.to_string())?;
+            let kind = entry.file_type().map_err(read_error(&entry.path()))?;
             let path = entry.path();
             if kind.is_symlink() {
                 let inside = path.canonicalize().is_ok_and(|t| t.starts_with(&root));
                 if !inside {
                     let target = std::fs::read_link(&path).unwrap_or_default();
                     let at = path.strip_prefix(skill).unwrap_or(&path);
-                    return Err(format!(
-                        "refusing {source}: link \"{}\" points outside the skill or to nothing ({})",
-                        at.display(),
-                        target.display()
-                    ));
+                    return Err(SkillError::Refused {
+                        source_name: source.to_string(),
+                        why: Refusal::LinkNowhere {
+                            at: at.to_path_buf(),
+                            target,
+                        },
+                    });
                 }
             } else if kind.is_dir() {
                 pending.push(path);
@@ -176,24 +178,31 @@ fn check_links(skill: &Path, source: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn make_parent(path: &Path) -> Result<(), String> {
+fn make_parent(path: &Path) -> Result<(), SkillError> {
     match path.parent() {
-        Some(dir) => {
-            std::fs::create_dir_all(dir).map_err(|e| format!("cannot write {}: {e}", dir.display()))
-        }
+        Some(dir) => std::fs::create_dir_all(dir).map_err(write_error(dir)),
         None => Ok(()),
     }
 }
 
+fn read_error(path: &Path) -> impl FnOnce(io::Error) -> SkillError + use<> {
+    let path = path.to_path_buf();
+    move |source| SkillError::Read { path, source }
+}
+
+fn write_error(path: &Path) -> impl FnOnce(io::Error) -> SkillError + use<> {
+    let path = path.to_path_buf();
+    move |source| SkillError::Write { path, source }
+}
+
 /// Imports `source` into `skills_dir` (created when missing); `force` replaces skills of the
 /// same name. Returns the names installed.
-pub fn import(source: &Path, skills_dir: &Path, force: bool) -> Result<Vec<String>, String> {
-    std::fs::create_dir_all(skills_dir)
-        .map_err(|e| format!("cannot create {}: {e}", skills_dir.display()))?;
+pub fn import(source: &Path, skills_dir: &Path, force: bool) -> Result<Vec<String>, SkillError> {
+    std::fs::create_dir_all(skills_dir).map_err(write_error(skills_dir))?;
     let staging = tempfile::Builder::new()
         .prefix(".import-")
         .tempdir_in(skills_dir)
-        .map_err(|e| format!("cannot stage the import in {}: {e}", skills_dir.display()))?;
+        .map_err(write_error(skills_dir))?;
     let mut stage = Stage {
         root: staging.path().join("unpacked"),
         entries: 0,
@@ -201,17 +210,17 @@ pub fn import(source: &Path, skills_dir: &Path, force: bool) -> Result<Vec<Strin
         source: source.display().to_string(),
         links: Vec::new(),
     };
-    std::fs::create_dir(&stage.root).map_err(|e| e.to_string())?;
+    std::fs::create_dir(&stage.root).map_err(write_error(&stage.root))?;
     unpack(source, &mut stage)?;
     stage.make_links()?;
     let found = staged_skills(&stage.root, staging.path(), &stage.source)?;
     for (name, _) in &found {
         let target = skills_dir.join(name);
         if target.exists() && !force {
-            return Err(format!(
-                "skill \"{name}\" is already installed in {}: remove it first (odek skill remove {name}) or import with --force",
-                target.display()
-            ));
+            return Err(SkillError::AlreadyInstalled {
+                name: name.clone(),
+                path: target,
+            });
         }
     }
     for (name, dir) in &found {
@@ -222,8 +231,8 @@ pub fn import(source: &Path, skills_dir: &Path, force: bool) -> Result<Vec<Strin
 
 /// Moves `dir` to `target`; an installed skill there is moved aside first and deleted only
 /// once the new one is in place (put back if the move fails).
-fn install(dir: &Path, target: &Path, staging: &Path) -> Result<(), String> {
-    let cannot = |e: io::Error| format!("cannot install {}: {e}", target.display());
+fn install(dir: &Path, target: &Path, staging: &Path) -> Result<(), SkillError> {
+    let cannot = |e: io::Error| write_error(target)(e);
     let aside = staging.join("replaced");
     let replacing = std::fs::symlink_metadata(target).is_ok();
     if replacing {
@@ -241,14 +250,13 @@ fn install(dir: &Path, target: &Path, staging: &Path) -> Result<(), String> {
     Ok(())
 }
 
-fn unpack(source: &Path, stage: &mut Stage) -> Result<(), String> {
-    let meta =
-        std::fs::metadata(source).map_err(|e| format!("cannot read {}: {e}", source.display()))?;
+fn unpack(source: &Path, stage: &mut Stage) -> Result<(), SkillError> {
+    let meta = std::fs::metadata(source).map_err(read_error(source))?;
     if meta.is_dir() {
         return copy_folder(source, Path::new(""), stage);
     }
     let name = source.to_string_lossy().to_lowercase();
-    let file = File::open(source).map_err(|e| format!("cannot read {}: {e}", source.display()))?;
+    let file = File::open(source).map_err(read_error(source))?;
     if name.ends_with(".zip") {
         unzip(file, stage)
     } else if name.ends_with(".tar.gz") || name.ends_with(".tgz") {
@@ -256,16 +264,13 @@ fn unpack(source: &Path, stage: &mut Stage) -> Result<(), String> {
     } else if name.ends_with(".tar") {
         untar(file, stage)
     } else {
-        Err(format!(
-            "{} is neither a folder nor a .zip, .tar.gz or .tar archive",
-            source.display()
-        ))
+        Err(SkillError::NotImportable(source.to_path_buf()))
     }
 }
 
-fn copy_folder(root: &Path, relative: &Path, stage: &mut Stage) -> Result<(), String> {
+fn copy_folder(root: &Path, relative: &Path, stage: &mut Stage) -> Result<(), SkillError> {
     let dir = root.join(relative);
-    let read = |e: io::Error| format!("cannot read {}: {e}", dir.display());
+    let read = |e: io::Error| read_error(&dir)(e);
     let mut entries: Vec<_> = std::fs::read_dir(&dir)
         .map_err(read)?
         .collect::<Result<_, _>>()
@@ -284,18 +289,15 @@ fn copy_folder(root: &Path, relative: &Path, stage: &mut Stage) -> Result<(), St
             let mut file = File::open(entry.path()).map_err(read)?;
             stage.put(&path, Kind::File, &mut file)?;
         } else {
-            return Err(stage.refuse(format!(
-                "\"{}\" is neither a file, a folder nor a link",
-                path.display()
-            )));
+            return Err(stage.refuse(Refusal::Special(path)));
         }
     }
     Ok(())
 }
 
-fn unzip(file: File, stage: &mut Stage) -> Result<(), String> {
+fn unzip(file: File, stage: &mut Stage) -> Result<(), SkillError> {
     let source = stage.source.clone();
-    let bad = |e: zip::result::ZipError| format!("{source} is not a readable zip archive: {e}");
+    let bad = |e: zip::result::ZipError| bad_archive(&source, "zip", Box::new(e));
     let mut archive = zip::ZipArchive::new(file).map_err(bad)?;
     for i in 0..archive.len() {
         let mut entry = archive.by_index(i).map_err(bad)?;
@@ -306,7 +308,7 @@ fn unzip(file: File, stage: &mut Stage) -> Result<(), String> {
                 .by_ref()
                 .take(4096)
                 .read_to_string(&mut target)
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| bad_archive(&source, "zip", Box::new(e)))?;
             stage.put(&raw, Kind::Link(PathBuf::from(target)), &mut io::empty())?;
         } else if entry.is_dir() {
             stage.put(&raw, Kind::Dir, &mut io::empty())?;
@@ -317,9 +319,9 @@ fn unzip(file: File, stage: &mut Stage) -> Result<(), String> {
     Ok(())
 }
 
-fn untar(reader: impl Read, stage: &mut Stage) -> Result<(), String> {
+fn untar(reader: impl Read, stage: &mut Stage) -> Result<(), SkillError> {
     let source = stage.source.clone();
-    let bad = |e: io::Error| format!("{source} is not a readable tar archive: {e}");
+    let bad = |e: io::Error| bad_archive(&source, "tar", Box::new(e));
     let mut archive = tar::Archive::new(reader);
     for entry in archive.entries().map_err(bad)? {
         let mut entry = entry.map_err(bad)?;
@@ -329,16 +331,13 @@ fn untar(reader: impl Read, stage: &mut Stage) -> Result<(), String> {
             let target = entry.link_name().map_err(bad)?.unwrap_or_default();
             stage.put(&raw, Kind::Link(target.into_owned()), &mut io::empty())?;
         } else if kind.is_hard_link() {
-            return Err(stage.refuse(format!("entry \"{}\" is a hard link", raw.display())));
+            return Err(stage.refuse(Refusal::HardLink(raw)));
         } else if kind.is_dir() {
             stage.put(&raw, Kind::Dir, &mut io::empty())?;
         } else if kind.is_file() {
             stage.put(&raw, Kind::File, &mut entry)?;
         } else if !kind.is_pax_global_extensions() && !kind.is_pax_local_extensions() {
-            return Err(stage.refuse(format!(
-                "entry \"{}\" is neither a file, a folder nor a link",
-                raw.display()
-            )));
+            return Err(stage.refuse(Refusal::Special(raw)));
         }
     }
     Ok(())
@@ -350,7 +349,7 @@ fn staged_skills(
     root: &Path,
     staging: &Path,
     source: &str,
-) -> Result<Vec<(String, PathBuf)>, String> {
+) -> Result<Vec<(String, PathBuf)>, SkillError> {
     let mut base = root.to_path_buf();
     if !base.join(SKILL_FILE).exists() {
         let subdirs = subdirs(&base);
@@ -369,7 +368,7 @@ fn staged_skills(
             .collect()
     };
     if candidates.is_empty() {
-        return Err("no SKILL.md found: a skill is a folder with a SKILL.md".into());
+        return Err(SkillError::NoSkillFound);
     }
     let mut found = Vec::new();
     for dir in candidates {
@@ -377,30 +376,43 @@ fn staged_skills(
         let name = declared_name(&dir)?;
         let place = staging.join(format!("skill-{name}"));
         if place.exists() {
-            return Err(format!("the import holds two skills named \"{name}\""));
+            return Err(SkillError::Duplicate(name));
         }
-        std::fs::create_dir(&place).map_err(|e| e.to_string())?;
+        std::fs::create_dir(&place).map_err(write_error(&place))?;
         let home = place.join(&name);
-        std::fs::rename(&dir, &home).map_err(|e| e.to_string())?;
-        read_skill_file(&home).map_err(|rule| format!("skill \"{name}\" breaks a rule: {rule}"))?;
+        std::fs::rename(&dir, &home).map_err(write_error(&home))?;
+        read_skill_file(&home).map_err(|rule| SkillError::Breaks {
+            name: name.clone(),
+            rule: Box::new(rule.into()),
+        })?;
         found.push((name, home));
     }
     Ok(found)
 }
 
 /// The `name` a `SKILL.md` declares, checked (the folder it lands in takes that name).
-fn declared_name(dir: &Path) -> Result<String, String> {
-    let text = std::fs::read_to_string(dir.join(SKILL_FILE))
-        .map_err(|e| format!("cannot read {}: {e}", dir.join(SKILL_FILE).display()))?;
-    let name = super::frontmatter::declared_name(&text).ok_or_else(|| {
-        format!(
-            "{} has no `name` in its front matter",
-            dir.join(SKILL_FILE).display()
-        )
-    })?;
-    super::frontmatter::check_name(&name, &name)
-        .map_err(|rule| format!("{}: {rule}", dir.join(SKILL_FILE).display()))?;
+fn declared_name(dir: &Path) -> Result<String, SkillError> {
+    let file = dir.join(SKILL_FILE);
+    let text = std::fs::read_to_string(&file).map_err(read_error(&file))?;
+    let in_file = |rule: Rule| SkillError::InFile {
+        file: file.clone(),
+        rule,
+    };
+    let name = super::frontmatter::declared_name(&text).ok_or_else(|| in_file(Rule::NoName))?;
+    super::frontmatter::check_name(&name, &name).map_err(in_file)?;
     Ok(name)
+}
+
+fn bad_archive(
+    source: &str,
+    format: &'static str,
+    reason: Box<dyn std::error::Error + Send + Sync>,
+) -> SkillError {
+    SkillError::BadArchive {
+        source_name: source.to_string(),
+        format,
+        reason,
+    }
 }
 
 fn subdirs(dir: &Path) -> Vec<PathBuf> {

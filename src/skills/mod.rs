@@ -4,6 +4,7 @@
 //! loaded on demand with `skill_load` (see docs/SKILLS.md).
 
 pub mod block;
+mod error;
 pub mod frontmatter;
 pub mod import;
 pub mod tools;
@@ -13,6 +14,8 @@ use std::path::{Path, PathBuf};
 
 use frontmatter::{FrontMatter, MAX_SKILL_FILE_BYTES, SkillFile};
 use trust::{TrustState, TrustStore};
+
+pub use error::{Refusal, Rule, SkillError};
 
 /// A skill's file.
 pub const SKILL_FILE: &str = "SKILL.md";
@@ -127,7 +130,7 @@ impl Skill {
 
     /// Records the user's trust in it (its folder's hash now); false for a home skill,
     /// trusted without a record.
-    pub fn trust_now(&self, home: &Path) -> Result<bool, String> {
+    pub fn trust_now(&self, home: &Path) -> Result<bool, SkillError> {
         if self.origin == Origin::Home {
             return Ok(false);
         }
@@ -221,7 +224,7 @@ impl Catalog {
     pub fn discover(places: &Places, home: &Path) -> Catalog {
         let (store, trust_problem) = match TrustStore::load(home) {
             Ok(store) => (store, None),
-            Err(e) => (TrustStore::default(), Some(e)),
+            Err(e) => (TrustStore::default(), Some(e.to_string())),
         };
         let mut catalog = Catalog {
             trust_problem,
@@ -252,7 +255,7 @@ impl Catalog {
             Err(rule) => {
                 self.broken.push(Broken {
                     file: dir.join(SKILL_FILE),
-                    rule,
+                    rule: rule.to_string(),
                     origin,
                 });
                 return;
@@ -287,16 +290,11 @@ impl Catalog {
     /// The body of `skill`'s `SKILL.md`, read now. One trusted by hash (not a home skill) is
     /// read in the same pass that hashes its folder, and only while that hash still matches
     /// its record: what the model gets is exactly what the user trusted.
-    pub fn body(&self, skill: &Skill) -> Result<String, String> {
+    pub fn body(&self, skill: &Skill) -> Result<String, SkillError> {
         if skill.origin == Origin::Home || skill.trust != TrustState::Trusted {
-            return read_skill_file(&skill.dir).map(|f| f.body);
+            return Ok(read_skill_file(&skill.dir)?.body);
         }
-        let changed = || {
-            format!(
-                "skill \"{}\" changed since the user trusted it; it is not available until they trust it again",
-                skill.name()
-            )
-        };
+        let changed = || SkillError::ChangedSinceTrusted(skill.name().to_string());
         let store = TrustStore::load(&self.home)?;
         let record = store.record(&skill.dir).ok_or_else(changed)?;
         let (hash, bytes) = trust::folder_hash_reading(&skill.dir, Some(Path::new(SKILL_FILE)))
@@ -304,9 +302,8 @@ impl Catalog {
         if hash != record.hash {
             return Err(changed());
         }
-        let text = String::from_utf8(bytes.unwrap_or_default())
-            .map_err(|_| "SKILL.md is not UTF-8 text".to_string())?;
-        frontmatter::parse(&text, skill.name()).map(|f| f.body)
+        let text = String::from_utf8(bytes.unwrap_or_default()).map_err(|_| Rule::NotUtf8)?;
+        Ok(frontmatter::parse(&text, skill.name())?.body)
     }
 
     /// The skill called `name`, offered or not.
@@ -352,32 +349,32 @@ pub fn skill_dirs(parent: &Path) -> Vec<PathBuf> {
 }
 
 /// Reads and checks `dir/SKILL.md`; the error is the rule broken.
-pub fn read_skill_file(dir: &Path) -> Result<SkillFile, String> {
+pub fn read_skill_file(dir: &Path) -> Result<SkillFile, Rule> {
     // `.` and `dir/..` have no name of their own: their real path's last part is it.
     let name_of = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned());
     let folder = name_of(dir)
         .or_else(|| name_of(&dir.canonicalize().ok()?))
         .unwrap_or_default();
     let path = dir.join(SKILL_FILE);
-    let meta = std::fs::symlink_metadata(&path).map_err(|e| format!("cannot read it: {e}"))?;
+    let meta = std::fs::symlink_metadata(&path).map_err(Rule::Unreadable)?;
     if meta.file_type().is_symlink() {
-        return Err("SKILL.md is a symbolic link; not reading it".into());
+        return Err(Rule::Symlink);
     }
     if !meta.is_file() {
-        return Err("SKILL.md is not a regular file".into());
+        return Err(Rule::NotARegularFile);
     }
     if meta.len() > MAX_SKILL_FILE_BYTES {
-        return Err(format!(
-            "SKILL.md is {} bytes, over the {MAX_SKILL_FILE_BYTES}-byte limit",
-            meta.len()
-        ));
+        return Err(Rule::TooLarge {
+            size: meta.len(),
+            max: MAX_SKILL_FILE_BYTES,
+        });
     }
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
-            return Err("SKILL.md is not UTF-8 text".into());
+            return Err(Rule::NotUtf8);
         }
-        Err(e) => return Err(format!("cannot read it: {e}")),
+        Err(e) => return Err(Rule::Unreadable(e)),
     };
     frontmatter::parse(&text, &folder)
 }

@@ -254,6 +254,6 @@ fn a_trusted_project_skill_is_read_only_while_its_folder_matches() {
     let lint = c.get("lint").unwrap();
     assert_eq!(c.body(lint).unwrap(), "How to lint.\n");
     std::fs::write(dir.join("notes.md"), "changed reference").unwrap();
-    let e = c.body(lint).unwrap_err();
+    let e = c.body(lint).unwrap_err().to_string();
     assert!(e.contains("changed since the user trusted it"), "{e}");
 }

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use super::SkillError;
 use crate::session::{DirLock, write_atomically};
 
 /// The trust records, in the odek home.
@@ -22,7 +23,7 @@ pub const MAX_BYTES: u64 = 64 * 1024 * 1024;
 /// file's permission bits and bytes, a link's target (never followed; a link that resolves
 /// outside the folder makes the folder untrustable, since the hash cannot cover what it
 /// points to), in path order. `sha256:` + hex.
-pub fn folder_hash(dir: &Path) -> Result<String, String> {
+pub fn folder_hash(dir: &Path) -> Result<String, SkillError> {
     folder_hash_reading(dir, None).map(|(hash, _)| hash)
 }
 
@@ -31,10 +32,10 @@ pub fn folder_hash(dir: &Path) -> Result<String, String> {
 pub fn folder_hash_reading(
     dir: &Path,
     want: Option<&Path>,
-) -> Result<(String, Option<Vec<u8>>), String> {
+) -> Result<(String, Option<Vec<u8>>), SkillError> {
     use std::os::unix::ffi::OsStrExt;
     use std::os::unix::fs::PermissionsExt;
-    let root = dir.canonicalize().map_err(|e| io_rule(dir, &e))?;
+    let root = dir.canonicalize().map_err(read_error(dir))?;
     let mut entries = Vec::new();
     collect(dir, Path::new(""), &mut entries)?;
     entries.sort();
@@ -47,15 +48,12 @@ pub fn folder_hash_reading(
     let mut wanted = None;
     for relative in &entries {
         let path = dir.join(relative);
-        let meta = std::fs::symlink_metadata(&path).map_err(|e| io_rule(&path, &e))?;
+        let meta = std::fs::symlink_metadata(&path).map_err(read_error(&path))?;
         field(relative.as_os_str().as_bytes());
         if meta.file_type().is_symlink() {
-            let target = std::fs::read_link(&path).map_err(|e| io_rule(&path, &e))?;
+            let target = std::fs::read_link(&path).map_err(read_error(&path))?;
             if !path.canonicalize().is_ok_and(|t| t.starts_with(&root)) {
-                return Err(format!(
-                    "its link {} points outside the skill folder (or to nothing), where the hash cannot follow",
-                    relative.display()
-                ));
+                return Err(SkillError::UnhashableLink(relative.clone()));
             }
             field(b"link");
             field(target.as_os_str().as_bytes());
@@ -64,12 +62,9 @@ pub fn folder_hash_reading(
         } else if meta.is_file() {
             bytes += meta.len();
             if bytes > MAX_BYTES {
-                return Err(format!(
-                    "the folder holds over {} MiB; too large to trust",
-                    MAX_BYTES >> 20
-                ));
+                return Err(SkillError::TooLargeToTrust(MAX_BYTES >> 20));
             }
-            let content = std::fs::read(&path).map_err(|e| io_rule(&path, &e))?;
+            let content = std::fs::read(&path).map_err(read_error(&path))?;
             field(b"file");
             field(&(meta.permissions().mode() & 0o7777).to_le_bytes());
             field(&content);
@@ -87,22 +82,26 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn io_rule(path: &Path, e: &io::Error) -> String {
-    format!("cannot read {}: {e}", path.display())
+fn read_error(path: &Path) -> impl FnOnce(io::Error) -> SkillError + use<> {
+    let path = path.to_path_buf();
+    move |source| SkillError::Read { path, source }
 }
 
-fn collect(root: &Path, relative: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
+fn write_error(path: &Path) -> impl FnOnce(io::Error) -> SkillError + use<> {
+    let path = path.to_path_buf();
+    move |source| SkillError::Write { path, source }
+}
+
+fn collect(root: &Path, relative: &Path, out: &mut Vec<PathBuf>) -> Result<(), SkillError> {
     let dir = root.join(relative);
-    let entries = std::fs::read_dir(&dir).map_err(|e| io_rule(&dir, &e))?;
+    let entries = std::fs::read_dir(&dir).map_err(read_error(&dir))?;
     for entry in entries {
-        let entry = entry.map_err(|e| io_rule(&dir, &e))?;
+        let entry = entry.map_err(read_error(&dir))?;
         let path = relative.join(entry.file_name());
         let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
         out.push(path.clone());
         if out.len() > MAX_FILES {
-            return Err(format!(
-                "the folder holds over {MAX_FILES} entries; too many to trust"
-            ));
+            return Err(SkillError::TooManyToTrust(MAX_FILES));
         }
         if is_dir {
             collect(root, &path, out)?;
@@ -152,17 +151,13 @@ pub fn folder_key(dir: &Path) -> String {
 impl TrustStore {
     /// The records of `home`; none when the file does not exist. A damaged file trusts
     /// nothing and says so.
-    pub fn load(home: &Path) -> Result<TrustStore, String> {
+    pub fn load(home: &Path) -> Result<TrustStore, SkillError> {
         let path = home.join(TRUST_FILE);
         match std::fs::read(&path) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(TrustStore::default()),
-            Err(e) => Err(io_rule(&path, &e)),
-            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
-                format!(
-                    "{} is damaged ({e}); no project skill is trusted until it is repaired or removed",
-                    path.display()
-                )
-            }),
+            Err(e) => Err(read_error(&path)(e)),
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .map_err(|source| SkillError::TrustDamaged { path, source }),
         }
     }
 
@@ -174,7 +169,7 @@ impl TrustStore {
         match folder_hash(dir) {
             Ok(hash) if hash == record.hash => TrustState::Trusted,
             Ok(_) => TrustState::Changed(None),
-            Err(why) => TrustState::Changed(Some(why)),
+            Err(why) => TrustState::Changed(Some(why.to_string())),
         }
     }
 
@@ -192,21 +187,23 @@ impl TrustStore {
     /// Returns what `change` returned.
     pub fn update<T>(
         home: &Path,
-        change: impl FnOnce(&mut TrustStore) -> Result<T, String>,
-    ) -> Result<T, String> {
-        crate::session::ensure_dir(home).map_err(|e| io_rule(home, &e))?;
+        change: impl FnOnce(&mut TrustStore) -> Result<T, SkillError>,
+    ) -> Result<T, SkillError> {
+        crate::session::ensure_dir(home).map_err(write_error(home))?;
         let lock_path = home.join(format!(".{TRUST_FILE}.lock"));
-        let _lock = DirLock::acquire(&lock_path).map_err(|e| io_rule(&lock_path, &e))?;
+        let _lock = DirLock::acquire(&lock_path).map_err(write_error(&lock_path))?;
         let mut store = TrustStore::load(home)?;
         let result = change(&mut store)?;
-        let mut bytes = serde_json::to_vec_pretty(&store).map_err(|e| e.to_string())?;
+        let path = home.join(TRUST_FILE);
+        let mut bytes = serde_json::to_vec_pretty(&store)
+            .map_err(|e| write_error(&path)(io::Error::other(e)))?;
         bytes.push(b'\n');
-        write_atomically(home, TRUST_FILE, &bytes).map_err(|e| io_rule(home, &e))?;
+        write_atomically(home, TRUST_FILE, &bytes).map_err(write_error(&path))?;
         Ok(result)
     }
 
     /// Records `dir` (the skill `name`) as trusted with its current hash.
-    pub fn trust(&mut self, dir: &Path, name: &str) -> Result<(), String> {
+    pub fn trust(&mut self, dir: &Path, name: &str) -> Result<(), SkillError> {
         let hash = folder_hash(dir)?;
         let trusted_at = time::OffsetDateTime::now_utc()
             .format(&time::format_description::well_known::Rfc3339)
@@ -276,7 +273,7 @@ mod tests {
     fn a_link_out_of_the_folder_cannot_be_trusted() {
         let d = skill_dir();
         std::os::unix::fs::symlink("../../docs", d.path().join("references")).unwrap();
-        let e = folder_hash(d.path()).unwrap_err();
+        let e = folder_hash(d.path()).unwrap_err().to_string();
         assert!(e.contains("points outside the skill folder"), "{e}");
         let (_, bytes) =
             folder_hash_reading(skill_dir().path(), Some(Path::new("SKILL.md"))).unwrap();
@@ -305,7 +302,7 @@ mod tests {
     fn a_damaged_file_trusts_nothing_and_says_so() {
         let home = tempfile::tempdir().unwrap();
         std::fs::write(home.path().join(TRUST_FILE), "{not json").unwrap();
-        let e = TrustStore::load(home.path()).unwrap_err();
+        let e = TrustStore::load(home.path()).unwrap_err().to_string();
         assert!(e.contains("is damaged"), "{e}");
     }
 }

@@ -11,6 +11,7 @@
 
 pub mod ask;
 mod policy;
+mod settings;
 mod task;
 mod tool;
 
@@ -19,6 +20,7 @@ pub use crate::protocol::subagent::{
     TaskTools, Trust,
 };
 pub use policy::child_policy;
+pub use settings::{TASK_VAR, task_layer};
 pub use task::{TaskError, read_task_file};
 pub use tool::{DelegateSettings, DelegateTasksTool, MAX_TASKS};
 

@@ -56,7 +56,7 @@ pub fn read_task_file(path: &Path) -> Result<TaskFile, TaskError> {
         reason,
     };
     let task: TaskFile = serde_json::from_str(&text).map_err(|e| invalid(e.to_string()))?;
-    task.check().map_err(invalid)?;
+    task.check().map_err(|e| invalid(e.to_string()))?;
     Ok(task)
 }
 

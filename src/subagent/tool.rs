@@ -255,7 +255,7 @@ impl DelegateTasksTool {
         let started = Instant::now();
         let envelope = match self.spawn_and_wait(&task, ctx).await {
             Ok(e) => e,
-            Err(e) => Envelope::contract_error(&e),
+            Err(e) => Envelope::contract_error(&e.to_string()),
         };
         ctx.spend(&crate::llm::Usage {
             input_tokens: envelope.input_tokens,
@@ -275,9 +275,13 @@ impl DelegateTasksTool {
         envelope
     }
 
-    async fn spawn_and_wait(&self, task: &TaskFile, ctx: &ToolContext) -> Result<Envelope, String> {
-        let file = write_task_file(task).map_err(|e| format!("the task file: {e}"))?;
-        let exe = std::env::current_exe().map_err(|e| format!("odek's own path: {e}"))?;
+    async fn spawn_and_wait(
+        &self,
+        task: &TaskFile,
+        ctx: &ToolContext,
+    ) -> Result<Envelope, SpawnError> {
+        let file = write_task_file(task).map_err(SpawnError::TaskFile)?;
+        let exe = std::env::current_exe().map_err(SpawnError::OwnPath)?;
         let mut cmd = tokio::process::Command::new(exe);
         let stdin = if task.ask_parent {
             std::process::Stdio::piped()
@@ -306,18 +310,18 @@ impl DelegateTasksTool {
             }
         }
         cmd.env("ODEK_SUBAGENTS", "false");
+        // `odek config` run by the child's commands shows the child's settings.
+        cmd.env(super::TASK_VAR, file.path());
         let _key_pipe = match &self.settings.api_key {
-            Some(key) => Some(pass_key(&mut cmd, key).map_err(|e| format!("the key's pipe: {e}"))?),
+            Some(key) => Some(pass_key(&mut cmd, key).map_err(SpawnError::KeyPipe)?),
             None => {
                 cmd.env_remove(KEY_FD_VAR);
                 None
             }
         };
-        let mut child = cmd
-            .spawn()
-            .map_err(|e| format!("odek subagent did not start: {e}"))?;
+        let mut child = cmd.spawn().map_err(SpawnError::Start)?;
         let mut guard = GroupGuard::new(child.id().and_then(|id| i32::try_from(id).ok()));
-        let stdout = child.stdout.take().ok_or("no stdout")?;
+        let stdout = child.stdout.take().ok_or(SpawnError::NoStdout)?;
         let limit = self.settings.timeout + KILL_GRACE;
         let label = task.label();
         let read = self.read_child(stdout, child.stdin.take(), &label, ctx);
@@ -351,10 +355,31 @@ impl DelegateTasksTool {
         // (its group id cannot be reused until then).
         guard.kill_now();
         let _ = child.wait().await;
-        serde_json::from_str(&line).map_err(|_| {
-            "odek subagent ended without its envelope (it crashed or was killed)".to_string()
-        })
+        serde_json::from_str(&line).map_err(|_| SpawnError::NoEnvelope)
     }
+}
+
+/// Why a child gave no envelope of its own (the parent writes a contract error instead).
+#[derive(Debug, thiserror::Error)]
+enum SpawnError {
+    /// The task file could not be written.
+    #[error("the task file: {0}")]
+    TaskFile(std::io::Error),
+    /// odek's own executable could not be found.
+    #[error("odek's own path: {0}")]
+    OwnPath(std::io::Error),
+    /// The key's descriptor could not be set up.
+    #[error("the key's pipe: {0}")]
+    KeyPipe(std::io::Error),
+    /// The child did not start.
+    #[error("odek subagent did not start: {0}")]
+    Start(std::io::Error),
+    /// Its output was not piped.
+    #[error("no stdout")]
+    NoStdout,
+    /// Its last line is not an envelope.
+    #[error("odek subagent ended without its envelope (it crashed or was killed)")]
+    NoEnvelope,
 }
 
 /// A private task file (0600), removed when dropped.

@@ -380,11 +380,7 @@ impl BotApi {
     /// Sends a file (`sendDocument` or `sendPhoto`, a multipart upload) to `chat`, tried
     /// again like [`Self::send_retrying`] (429, 5xx, unreachable); each upload may take up to
     /// [`UPLOAD_TIMEOUT`].
-    pub async fn send_file(
-        &self,
-        chat: i64,
-        file: &super::outgoing::OutgoingFile,
-    ) -> Result<(), BotError> {
+    pub async fn send_file(&self, chat: i64, file: &OutgoingFile) -> Result<(), BotError> {
         let (method, field) = file.kind.method_and_field();
         retrying(|| {
             let part =
@@ -546,6 +542,61 @@ pub struct CallbackQuery {
     pub data: Option<String>,
 }
 
+/// Scheduled answers delivered to Telegram (`--deliver telegram[:CHAT]`): one try per
+/// piece, the caller tries again itself ([`crate::schedule::deliver::Delivery`]).
+#[async_trait::async_trait]
+impl crate::schedule::deliver::ChatDelivery for BotApi {
+    async fn send_once(
+        &self,
+        chat: i64,
+        answer: &str,
+        sent: &mut usize,
+    ) -> Result<(), crate::schedule::ChatFailure> {
+        self.send_answer_with(chat, answer, false, sent)
+            .await
+            .map_err(|e| crate::schedule::ChatFailure {
+                retry_after: match &e {
+                    BotError::Api {
+                        retry_after: Some(s),
+                        ..
+                    } => Some(Duration::from_secs(*s)),
+                    _ => None,
+                },
+                error: Box::new(e),
+            })
+    }
+}
+
+/// How a file goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MediaKind {
+    /// `sendDocument`.
+    Document,
+    /// `sendPhoto`.
+    Photo,
+}
+
+impl MediaKind {
+    /// The Bot API method and the name of its file field.
+    pub fn method_and_field(self) -> (&'static str, &'static str) {
+        match self {
+            MediaKind::Document => ("sendDocument", "document"),
+            MediaKind::Photo => ("sendPhoto", "photo"),
+        }
+    }
+}
+
+/// A file read and ready to send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutgoingFile {
+    /// How it goes (a photo over [`super::outgoing::MAX_PHOTO_BYTES`] goes as a document).
+    pub kind: MediaKind,
+    /// Its name: the path's last segment.
+    pub name: String,
+    /// Its bytes (a UTF-8 file redacted).
+    pub bytes: Vec<u8>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -591,30 +642,5 @@ mod tests {
             serde_json::json!({"chat_id": 5, "text": "x", "parse_mode": "MarkdownV2",
                 "reply_markup": {"inline_keyboard": [[{"text": "✅", "callback_data": "ap:a1:y"}]]}})
         );
-    }
-}
-
-/// Scheduled answers delivered to Telegram (`--deliver telegram[:CHAT]`): one try per
-/// piece, the caller tries again itself ([`crate::schedule::deliver::Delivery`]).
-#[async_trait::async_trait]
-impl crate::schedule::deliver::ChatDelivery for BotApi {
-    async fn send_once(
-        &self,
-        chat: i64,
-        answer: &str,
-        sent: &mut usize,
-    ) -> Result<(), crate::schedule::ChatFailure> {
-        self.send_answer_with(chat, answer, false, sent)
-            .await
-            .map_err(|e| crate::schedule::ChatFailure {
-                retry_after: match &e {
-                    BotError::Api {
-                        retry_after: Some(s),
-                        ..
-                    } => Some(Duration::from_secs(*s)),
-                    _ => None,
-                },
-                error: Box::new(e),
-            })
     }
 }

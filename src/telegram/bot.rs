@@ -17,6 +17,7 @@ use super::api::{
     ParseMode, SendMessage, Update,
 };
 use super::chats;
+use super::error::{SendError, TelegramError};
 use super::files;
 use super::outgoing;
 use super::plan_status::{self, PlanStatus};
@@ -116,35 +117,6 @@ fn now_secs() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
-}
-
-/// Why the bot stopped or could not start.
-#[derive(Debug, thiserror::Error)]
-pub enum TelegramError {
-    /// No token configured.
-    #[error("no bot token")]
-    NoToken,
-    /// The client could not be set up.
-    #[error(transparent)]
-    Api(#[from] BotError),
-    /// The state folder could not be opened.
-    #[error("{}: {source}", dir.display())]
-    State {
-        /// `<home>/telegram`.
-        dir: PathBuf,
-        /// The OS error.
-        source: std::io::Error,
-    },
-    /// Telegram refused the token (401 or 404).
-    #[error(
-        "Telegram refused the bot token ({code}: {description}); check telegram.bot_token or ODEK_TELEGRAM_TOKEN"
-    )]
-    TokenRefused {
-        /// The status.
-        code: u16,
-        /// Telegram's words.
-        description: String,
-    },
 }
 
 /// Runs the bot until `shutdown` fires; then cancels the running turns and waits for them
@@ -311,7 +283,7 @@ impl Bot {
                 let plans = ChatPlans::new(self.runtime.home(), chat);
                 match plans.get(args) {
                     Ok(note) => self.start_turn(chat, plans::resume_input(&note)).await,
-                    Err(e) => self.say(chat, &e).await,
+                    Err(e) => self.say(chat, &e.to_string()).await,
                 }
             }
             Some("sessions") => self.sessions(chat).await,
@@ -504,7 +476,7 @@ impl Bot {
         let listed = self.listed_sessions(chat).await;
         let picked = match chats::nth_session(&listed, n) {
             Ok(s) => s,
-            Err(e) => return self.say(chat, &e).await,
+            Err(e) => return self.say(chat, &e.to_string()).await,
         };
         {
             let mut state = lock(&self.state);
@@ -772,13 +744,13 @@ impl Bot {
                 outgoing::read_for_sending(&cwd, &line, &redactor)
             })
             .await
-            .unwrap_or_else(|e| Err(e.to_string()));
+            .unwrap_or_else(|e| Err(SendError::Stopped(e.to_string())));
             let sent = match read {
                 Ok(file) => self
                     .api
                     .send_file(chat, &file)
                     .await
-                    .map_err(|e| e.to_string()),
+                    .map_err(SendError::Upload),
                 Err(e) => Err(e),
             };
             if let Err(e) = sent {
@@ -1120,7 +1092,7 @@ fn plan_note_command(home: &std::path::Path, chat: i64, cmd: &str, args: &str) -
             .delete(args)
             .map(|n| format!("Deleted plan note {}.", n.name)),
     };
-    result.unwrap_or_else(|e| e)
+    result.unwrap_or_else(|e| e.to_string())
 }
 
 /// `/cmd@bot args` → `cmd`; not a command → `None`.

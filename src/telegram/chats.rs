@@ -52,16 +52,19 @@ pub fn sessions_text(listed: &[SessionSummary], current: Option<&str>) -> String
 }
 
 /// The session `/resume N` names.
-pub fn nth_session(listed: &[SessionSummary], n: &str) -> Result<SessionSummary, String> {
+pub fn nth_session(
+    listed: &[SessionSummary],
+    n: &str,
+) -> Result<SessionSummary, super::error::ChatError> {
     n.trim()
         .parse::<usize>()
         .ok()
         .and_then(|i| i.checked_sub(1))
         .and_then(|i| listed.get(i))
         .cloned()
-        .ok_or_else(|| match listed.len() {
-            0 => "No sessions in this chat yet: your next message starts one.".to_string(),
-            len => format!("Give a session's number, 1 to {len} (/sessions lists them)."),
+        .ok_or(match listed.len() {
+            0 => super::error::ChatError::NoSessions,
+            len => super::error::ChatError::SessionNumber(len),
         })
 }
 

@@ -5,6 +5,7 @@
 pub mod api;
 mod bot;
 mod chats;
+mod error;
 mod files;
 mod outgoing;
 pub mod plan_status;
@@ -13,7 +14,8 @@ mod schedules;
 mod state;
 pub mod text;
 
-pub use bot::{BotParts, TelegramError, run_bot};
+pub use bot::{BotParts, run_bot};
+pub use error::{ChatError, SendError, TelegramError};
 
 /// The chat service of scheduled answers delivered to Telegram: the Bot API of
 /// `telegram.bot_token`, when one is set.

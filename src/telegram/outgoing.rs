@@ -6,6 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
+pub use super::api::{MediaKind, OutgoingFile};
+use super::error::SendError;
 use crate::redact::Redactor;
 
 /// Largest file the bot sends (the Bot API takes 50 MB; a chat is not a file server).
@@ -23,25 +25,6 @@ for a file from the working directory, send it with a line of its own in your an
 `MEDIA:document:<path>` (or `MEDIA:photo:<path>` for a picture). The line is taken out of the \
 text they see; each file at most 20 MiB, at most 10 per answer.";
 
-/// How a file goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MediaKind {
-    /// `sendDocument`.
-    Document,
-    /// `sendPhoto`.
-    Photo,
-}
-
-impl MediaKind {
-    /// The Bot API method and the name of its file field.
-    pub fn method_and_field(self) -> (&'static str, &'static str) {
-        match self {
-            MediaKind::Document => ("sendDocument", "document"),
-            MediaKind::Photo => ("sendPhoto", "photo"),
-        }
-    }
-}
-
 /// One `MEDIA:` line of an answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MediaLine {
@@ -49,17 +32,6 @@ pub struct MediaLine {
     pub kind: MediaKind,
     /// The path as written (quotes and backticks around it removed).
     pub path: String,
-}
-
-/// A file read and ready to send.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OutgoingFile {
-    /// How it goes (a photo over [`MAX_PHOTO_BYTES`] goes as a document).
-    pub kind: MediaKind,
-    /// Its name: the path's last segment.
-    pub name: String,
-    /// Its bytes (a UTF-8 file redacted).
-    pub bytes: Vec<u8>,
 }
 
 /// The answer without its `MEDIA:` lines, and those lines in order. A line counts when,
@@ -104,7 +76,7 @@ pub fn read_for_sending(
     cwd: &Path,
     line: &MediaLine,
     redactor: &Redactor,
-) -> Result<OutgoingFile, String> {
+) -> Result<OutgoingFile, SendError> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     let path = inside(cwd, &line.path)?;
@@ -114,21 +86,22 @@ pub fn read_for_sending(
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(&path)
-        .map_err(|e| format!("cannot read it: {e}"))?;
-    let meta = file
-        .metadata()
-        .map_err(|e| format!("cannot read it: {e}"))?;
+        .map_err(SendError::Unreadable)?;
+    let meta = file.metadata().map_err(SendError::Unreadable)?;
     if !meta.is_file() {
-        return Err("not a regular file".into());
+        return Err(SendError::NotARegularFile);
     }
-    let too_large = |size: u64| format!("it is {size} bytes, over the {MAX_SEND_BYTES}-byte limit");
+    let too_large = |size: u64| SendError::TooLarge {
+        size,
+        max: MAX_SEND_BYTES,
+    };
     if meta.len() > MAX_SEND_BYTES {
         return Err(too_large(meta.len()));
     }
     let mut bytes = Vec::new();
     file.take(MAX_SEND_BYTES + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read it: {e}"))?;
+        .map_err(SendError::Unreadable)?;
     if bytes.len() as u64 > MAX_SEND_BYTES {
         return Err(too_large(bytes.len() as u64));
     }
@@ -149,18 +122,16 @@ pub fn read_for_sending(
 }
 
 /// The path resolved (links followed) when it lies inside the working directory.
-fn inside(cwd: &Path, written: &str) -> Result<PathBuf, String> {
-    let root = cwd
-        .canonicalize()
-        .map_err(|e| format!("the working directory cannot be read: {e}"))?;
+fn inside(cwd: &Path, written: &str) -> Result<PathBuf, SendError> {
+    let root = cwd.canonicalize().map_err(SendError::NoWorkingDirectory)?;
     let path = root
         .join(written)
         .canonicalize()
-        .map_err(|e| format!("cannot read it: {e}"))?;
+        .map_err(SendError::Unreadable)?;
     if path.starts_with(&root) {
         Ok(path)
     } else {
-        Err("only files inside the working directory are sent".into())
+        Err(SendError::Outside)
     }
 }
 
@@ -233,7 +204,7 @@ mod tests {
         ] {
             let err = read_for_sending(&cwd, &line(MediaKind::Document, path), &redactor)
                 .expect_err(path);
-            assert!(err.contains(reason), "{path}: {err}");
+            assert!(err.to_string().contains(reason), "{path}: {err}");
         }
         let abs = dir.path().join("secret.txt").display().to_string();
         assert!(read_for_sending(&cwd, &line(MediaKind::Document, &abs), &redactor).is_err());
@@ -251,6 +222,9 @@ mod tests {
         big.set_len(MAX_SEND_BYTES + 1).expect("size");
         let err = read_for_sending(dir.path(), &line(MediaKind::Document, "big.jpg"), &redactor)
             .expect_err("too big");
-        assert!(err.contains("over the 20971520-byte limit"), "{err}");
+        assert!(
+            err.to_string().contains("over the 20971520-byte limit"),
+            "{err}"
+        );
     }
 }

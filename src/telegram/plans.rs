@@ -7,6 +7,8 @@ use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
+use super::error::ChatError;
+
 /// Largest note: one Telegram message.
 pub const MAX_NOTE_CHARS: usize = 4000;
 
@@ -33,21 +35,19 @@ impl ChatPlans {
     }
 
     /// Saves `text` as a new note; answers its file name.
-    pub fn save(&self, text: &str) -> Result<String, String> {
+    pub fn save(&self, text: &str) -> Result<String, ChatError> {
         let text = text.trim();
         if text.is_empty() {
-            return Err("Usage: /plan <text> saves a plan note; /plans lists them.".into());
+            return Err(ChatError::NoteUsage);
         }
         if text.chars().count() > MAX_NOTE_CHARS {
-            return Err(format!(
-                "That note is over {MAX_NOTE_CHARS} characters; save a shorter one."
-            ));
+            return Err(ChatError::NoteTooLong(MAX_NOTE_CHARS));
         }
         std::fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
             .create(&self.dir)
-            .map_err(|e| format!("Could not save the note: {e}"))?;
+            .map_err(ChatError::NoteNotSaved)?;
         let stamp = jiff::Timestamp::now().strftime("%Y%m%d-%H%M%S").to_string();
         let base = format!("{stamp}-{}", slug(text));
         for n in 1..100 {
@@ -65,13 +65,13 @@ impl ChatPlans {
                     return f
                         .write_all(format!("{text}\n").as_bytes())
                         .map(|()| name)
-                        .map_err(|e| format!("Could not save the note: {e}"));
+                        .map_err(ChatError::NoteNotSaved);
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                Err(e) => return Err(format!("Could not save the note: {e}")),
+                Err(e) => return Err(ChatError::NoteNotSaved(e)),
             }
         }
-        Err("Could not save the note: too many notes saved this second.".into())
+        Err(ChatError::TooManyNotes)
     }
 
     /// The notes, oldest first (their numbers are their places in this list, from 1).
@@ -100,25 +100,29 @@ impl ChatPlans {
     }
 
     /// Note number `n` (from `/plans`).
-    pub fn get(&self, n: &str) -> Result<Note, String> {
+    pub fn get(&self, n: &str) -> Result<Note, ChatError> {
         let notes = self.list();
         let index = n
             .trim()
             .parse::<usize>()
             .ok()
             .filter(|i| (1..=notes.len()).contains(i))
-            .ok_or_else(|| match notes.len() {
-                0 => "No plan notes yet: /plan <text> saves one.".to_string(),
-                len => format!("Give a note's number, 1 to {len} (/plans lists them)."),
+            .ok_or(match notes.len() {
+                0 => ChatError::NoNotes,
+                len => ChatError::NoteNumber(len),
             })?;
         Ok(notes[index - 1].clone())
     }
 
     /// Deletes note number `n`; answers what was deleted.
-    pub fn delete(&self, n: &str) -> Result<Note, String> {
+    pub fn delete(&self, n: &str) -> Result<Note, ChatError> {
         let note = self.get(n)?;
-        std::fs::remove_file(self.dir.join(&note.name))
-            .map_err(|e| format!("Could not delete {}: {e}", note.name))?;
+        std::fs::remove_file(self.dir.join(&note.name)).map_err(|source| {
+            ChatError::NoteNotDeleted {
+                name: note.name.clone(),
+                source,
+            }
+        })?;
         Ok(note)
     }
 
@@ -207,7 +211,7 @@ mod tests {
         assert_eq!(mode & 0o777, 0o600);
         assert_eq!(plans.get("2").expect("two").name, second);
         assert_eq!(
-            plans.get("4").expect_err("no 4"),
+            plans.get("4").expect_err("no 4").to_string(),
             "Give a note's number, 1 to 3 (/plans lists them)."
         );
         assert!(plans.get("x").is_err());

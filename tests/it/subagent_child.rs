@@ -184,3 +184,64 @@ async fn a_childs_session_is_left_out_of_the_serve_list_unless_all() {
     assert!(all.text.contains("The child's own goal"), "{}", all.text);
     assert!(all.text.contains("\"origin\":\"subagent\""), "{}", all.text);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn odek_config_shows_a_childs_settings_as_the_subagent_task_layer() {
+    let sb = Sandbox::new();
+    sb.global_config(
+        r#"{"max_iterations": 40, "tools": {"disabled": ["web_fetch"]},
+            "dangerous": {"classes": {"code_execution": "allow"}},
+            "mcp_servers": {"files": {"command": "true"}},
+            "web": {"allow_hosts": ["docs.rs"]}}"#,
+    );
+    let mut untrusted = task("Summarise the logs");
+    untrusted["trust_level"] = json!("untrusted");
+    untrusted["tools"] = json!({"enabled": [], "disabled": ["shell"]});
+    let path = write_task(&sb, untrusted);
+    let shown = |cmd: std::process::Command| async {
+        let out = output(cmd).await;
+        assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+        serde_json::from_slice::<Value>(&out.stdout).expect("json")
+    };
+    let mut by_flag = sb.odek("http://127.0.0.1:9/v1");
+    by_flag
+        .args(["config", "--json", "--subagent-task"])
+        .arg(&path);
+    let v = shown(by_flag).await;
+    let task_value = |value: Value| json!({"value": value, "source": "subagent task"});
+    assert_eq!(v["max_iterations"], task_value(json!(5)));
+    assert_eq!(v["limits.max_runtime_seconds"], task_value(json!(60)));
+    assert_eq!(v["subagents.enabled"], task_value(json!(false)));
+    assert_eq!(v["memory.enabled"], task_value(json!(false)));
+    assert_eq!(v["no_agents"], task_value(json!(true)));
+    // The task's list replaces the parent's: it is not added to it.
+    assert_eq!(v["tools.disabled"], task_value(json!(["shell"])));
+    // Untrusted: the parent's allow is capped, nothing reaches the network without asking.
+    assert_eq!(
+        v["dangerous.classes.code_execution"],
+        task_value(json!("deny"))
+    );
+    assert_eq!(
+        v["dangerous.classes.local_write"],
+        task_value(json!("allow"))
+    );
+    assert_eq!(v["web.allow_hosts"], task_value(json!([])));
+    assert!(
+        !v.as_object()
+            .expect("object")
+            .keys()
+            .any(|k| k.starts_with("mcp_servers.files")),
+        "{v}"
+    );
+    // What the task leaves alone keeps its own layer.
+    assert_eq!(v["model"]["source"], "env ODEK_MODEL");
+    // Inside a child, its commands find the task by $ODEK_SUBAGENT_TASK.
+    let mut inside = sb.odek("http://127.0.0.1:9/v1");
+    inside
+        .args(["config", "--json"])
+        .env("ODEK_SUBAGENT_TASK", &path);
+    assert_eq!(shown(inside).await["max_iterations"], task_value(json!(5)));
+    let mut outside = sb.odek("http://127.0.0.1:9/v1");
+    outside.args(["config", "--json"]);
+    assert_eq!(shown(outside).await["max_iterations"]["value"], 40);
+}

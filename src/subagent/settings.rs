@@ -1,0 +1,73 @@
+//! The child's settings as one layer of the settings stack (`subagent task`): what the
+//! parent decided for it — the task's limits, model and tools, the capped policy, depth 1,
+//! no memory, no `AGENTS.md`, and for an untrusted task nothing that reaches the network
+//! without asking. `odek config` inside a child shows each of these values with that source.
+
+use serde_json::Value;
+
+use super::{TaskFile, Trust, child_policy};
+use crate::config::{Config, Overrides};
+
+/// The environment variable a child's commands find their task file by, so that `odek
+/// config` run inside a child shows the child's settings.
+pub const TASK_VAR: &str = "ODEK_SUBAGENT_TASK";
+
+/// The task's layer over `base`, the configuration the parent's layers give (the child's
+/// policy is capped from it). `key` is the API key the parent passed on, when it did.
+pub fn task_layer(task: &TaskFile, key: Option<&str>, base: &Config) -> Overrides {
+    let mut layer = Overrides::default();
+    if let Some(key) = key {
+        layer.set("api_key", key);
+    }
+    if let Some(model) = &task.model {
+        layer.set("model", model.as_str());
+    }
+    if let Some(base_url) = &task.base_url {
+        layer.set("base_url", base_url.as_str());
+    }
+    layer.set("max_iterations", task.max_iter);
+    layer.set("limits.max_runtime_seconds", task.timeout_seconds);
+    // Depth 1: a sub-agent never delegates. It is short-lived and not the user's: no memory
+    // block, no memory writes, no recall, no project instructions.
+    layer.set("subagents.enabled", false);
+    layer.set("memory.enabled", false);
+    layer.set("no_agents", true);
+    if let Some(sandbox) = task.sandbox {
+        layer.set("sandbox", sandbox);
+    }
+    if let Some(planning) = task.planning {
+        layer.set("planning.enabled", planning);
+    }
+    if let Some(tools) = &task.tools {
+        layer.set("tools.enabled", tools.enabled.clone());
+        layer.set("tools.disabled", tools.disabled.clone());
+    }
+    set_policy(&mut layer, task, base);
+    if task.trust_level == Trust::Untrusted {
+        // Nothing reaches the network without asking: no MCP servers, no search instance,
+        // no host that skips the approval (which nobody can give).
+        layer.set("mcp_servers", Value::Object(serde_json::Map::new()));
+        layer.set("web_search.base_url", "");
+        layer.set("web.allow_hosts", Value::Array(Vec::new()));
+    }
+    layer
+}
+
+/// The five `dangerous.*` rows of the child's policy: the task's (or the parent's), capped
+/// by its trust and highest class.
+fn set_policy(layer: &mut Overrides, task: &TaskFile, base: &Config) {
+    let below = task.policy.as_ref().unwrap_or(&base.dangerous);
+    let mut capped = base.clone();
+    capped.dangerous = child_policy(below, task.trust_level, task.max_risk);
+    for key in [
+        "dangerous.action",
+        "dangerous.non_interactive",
+        "dangerous.classes",
+        "dangerous.allowlist",
+        "dangerous.denylist",
+    ] {
+        if let Some(row) = crate::config::settings::setting(key) {
+            layer.set(row.key, (row.get)(&capped));
+        }
+    }
+}
