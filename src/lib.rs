@@ -5,6 +5,8 @@
 //! event context, and holds sessions for writing, for every surface. `plan`, `llm`,
 //! `policy` and `random` are leaves.
 
+#[cfg(target_arch = "x86_64")]
+pub mod byte_copy;
 pub mod cli;
 pub mod config;
 pub mod engine;
@@ -14,12 +16,10 @@ pub mod home;
 pub mod llm;
 pub mod mcp;
 pub mod mcp_server;
-#[cfg(target_arch = "x86_64")]
-pub mod mem;
 pub mod memory;
 pub mod plan;
 pub mod policy;
-pub mod process;
+pub mod process_group;
 pub mod prompt;
 pub mod protocol;
 pub mod random;

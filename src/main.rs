@@ -4,7 +4,7 @@ fn main() -> std::process::ExitCode {
     odek::cli::main()
 }
 
-/// The static build's `memcpy` and `memmove` (see `odek::mem`): musl's start every copy
+/// The static build's `memcpy` and `memmove` (see `odek::byte_copy`): musl's start every copy
 /// with `rep movsq`, which makes the many small copies of serialisation five times slower.
 #[cfg(all(target_env = "musl", target_arch = "x86_64"))]
 #[allow(unsafe_code)]
@@ -14,7 +14,7 @@ mod musl_copies {
     #[unsafe(no_mangle)]
     pub unsafe extern "C" fn memcpy(dest: *mut u8, src: *const u8, n: usize) -> *mut u8 {
         // SAFETY: the caller's contract is `copy_bytes`'s.
-        unsafe { odek::mem::copy_bytes(dest, src, n) };
+        unsafe { odek::byte_copy::copy_bytes(dest, src, n) };
         dest
     }
 
@@ -23,7 +23,7 @@ mod musl_copies {
     #[unsafe(no_mangle)]
     pub unsafe extern "C" fn memmove(dest: *mut u8, src: *const u8, n: usize) -> *mut u8 {
         // SAFETY: the caller's contract is `copy_bytes`'s, which allows overlap.
-        unsafe { odek::mem::copy_bytes(dest, src, n) };
+        unsafe { odek::byte_copy::copy_bytes(dest, src, n) };
         dest
     }
 }

@@ -190,7 +190,7 @@ fn serve(allow: &[crate::policy::DangerClass], run_task: bool) -> anyhow::Result
             .map_err(|e| anyhow::anyhow!("the MCP session did not start: {e}"))?;
         tokio::select! {
             _ = running.waiting() => {}
-            () = crate::process::termination() => {}
+            () = crate::process_group::termination() => {}
         }
         process.supervisor.shutdown().await;
         process.runtime.mcp().shutdown().await;

@@ -253,7 +253,7 @@ fn daemon(config: Config, home: PathBuf) -> anyhow::Result<Exit> {
     let background = crate::schedule::spawn_background(&process, "schedule daemon", true, chat)?
         .ok_or_else(|| anyhow::anyhow!("the runner did not start"))?;
     process.block_on(async {
-        crate::process::termination().await;
+        crate::process_group::termination().await;
         eprintln!("odek schedule daemon: stopping; a running job may finish its turn first");
         let cancelled = background.stop().await;
         if cancelled > 0 {

@@ -166,7 +166,7 @@ pub fn run(prepared: Prepared) -> Result<Envelope, ContractError> {
     let outcome = process.block_on(async {
         let supervisor = process.supervisor.clone();
         let stopper = tokio::spawn(async move {
-            crate::process::termination().await;
+            crate::process_group::termination().await;
             supervisor.shutdown().await;
         });
         let outcome = turn(&process, &task, files.clone()).await;

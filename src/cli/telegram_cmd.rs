@@ -70,7 +70,7 @@ pub fn run(args: TelegramArgs) -> anyhow::Result<Exit> {
         let shutdown = tokio_util::sync::CancellationToken::new();
         let stop = shutdown.clone();
         tokio::spawn(async move {
-            crate::process::termination().await;
+            crate::process_group::termination().await;
             stop.cancel();
         });
         let parts = BotParts {

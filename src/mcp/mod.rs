@@ -10,7 +10,7 @@
 mod connect;
 mod tool;
 
-use crate::process::kill_group;
+use crate::process_group::kill_group;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};

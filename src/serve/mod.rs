@@ -136,7 +136,7 @@ pub async fn serve(parts: ServeParts, listener: tokio::net::TcpListener) -> std:
     let app = router(state.clone(), parts.mcp);
     let stopping = state.clone();
     listen::serve_until(listener, app, async move {
-        crate::process::termination().await;
+        crate::process_group::termination().await;
         stopping.stop().await;
     })
     .await;

@@ -17,14 +17,14 @@ mod journal;
 mod lock;
 mod redaction;
 mod store;
-mod transcript;
+mod trim;
 mod writer;
 
 pub use error::SessionError;
 pub use id::{MAX_ID_LEN, is_standard_id, new_session_id, validate_id};
 pub use lock::{Holder, SessionLock};
 pub use store::{RunRecords, SessionStore};
-pub use transcript::trim_transcript;
+pub use trim::trim_transcript;
 pub use writer::SessionWriter;
 
 use serde::{Deserialize, Serialize};

@@ -9,7 +9,7 @@ use super::files::{self, DirLock};
 use super::index::{self, INDEX_FILE, IndexState, LOCK_FILE};
 use super::journal;
 use super::lock::{Holder, SessionLock};
-use super::transcript::{self, size_cut, without_oldest_groups};
+use super::trim::{self, size_cut, without_oldest_groups};
 use super::writer::SessionWriter;
 use super::{
     MAX_SESSION_BYTES, ORIGIN_CLI, RunRecord, SaveReport, Session, SessionError, SessionList,
@@ -445,7 +445,7 @@ impl SessionStore {
         let _held = SessionLock::acquire(&self.dir, id, &Holder::this_process(MAINTENANCE))?;
         let mut session = self.load(id)?;
         let before = session.messages.len();
-        let kept = transcript::trim_transcript(&session.messages, keep);
+        let kept = trim::trim_transcript(&session.messages, keep);
         if kept.len() == before {
             return Ok(TrimOutcome {
                 before,

@@ -15,7 +15,7 @@ use tokio::sync::Semaphore;
 use super::ask::{AnswerLine, Ask, Request, RequestLine, approval_word, question_answer_line};
 use super::{Envelope, EnvelopeStatus, KEY_FD_VAR, TaskFile, Trust};
 use crate::policy::DangerClass;
-use crate::process::GroupGuard;
+use crate::process_group::GroupGuard;
 use crate::tools::approval::{ApprovalAnswer, Approver, Question, QuestionAnswer};
 use crate::tools::danger::Classification;
 use crate::tools::{HIDDEN_ENV, Tool, ToolContext, ToolError, ToolReport, decode_args};
@@ -339,7 +339,7 @@ impl DelegateTasksTool {
                 // Asked to stop (SIGTERM), the child cancels its turn — its commands and
                 // servers stop with it — and writes its envelope; after a grace it is killed.
                 if let Some(pgid) = guard.pgid() {
-                    crate::process::signal_group(pgid, libc::SIGTERM);
+                    crate::process_group::signal_group(pgid, libc::SIGTERM);
                 }
                 match tokio::time::timeout(TERM_GRACE, &mut read).await {
                     Ok(line) if !line.is_empty() => line,

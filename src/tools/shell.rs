@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use super::danger::{Classification, classify_command, command_argv0};
 use super::{Tool, ToolContext, ToolError, decode_args};
-use crate::process::{GroupGuard, signal_group};
+use crate::process_group::{GroupGuard, signal_group};
 use crate::sandbox::Sandbox;
 
 const DEFAULT_TIMEOUT_SECS: u64 = 1800;

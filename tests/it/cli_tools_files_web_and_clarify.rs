@@ -1,4 +1,4 @@
-//! The tools of round 2 through the real binary: `glob`, `batch_read`, `batch_patch`,
+//! The file, web and clarify tools through the real binary: `glob`, `batch_read`, `batch_patch`,
 //! `web_fetch` against real local HTTP servers (Markdown, the address guard at every
 //! redirect, the download cap, the time limit), `web_search` against a local SearXNG-shaped
 //! server, headless `clarify`, the tool selection's errors, and the first request's size.

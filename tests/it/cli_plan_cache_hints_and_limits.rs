@@ -1,4 +1,4 @@
-//! The plan, round 2, through the real binary: the plan sent last (prompt caches), cached
+//! The plan through the real binary: the plan sent last (prompt caches), cached
 //! tokens made visible, plan-aware hints, the blocked-step streak, the remaining steps when
 //! a limit ends the run, and `odek usage`.
 
