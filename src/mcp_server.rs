@@ -257,7 +257,7 @@ impl OdekMcpServer {
         let outcome = handle.outcome().await;
         watcher.abort();
         let outcome = outcome?;
-        Ok(match outcome.result {
+        Ok(match outcome.run.result {
             Ok(answer) => (runtime.redactor().redact(&answer).into_owned(), true),
             Err(e) => (
                 format!("the turn failed: {e} (session {session_id})"),

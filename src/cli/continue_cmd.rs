@@ -54,5 +54,5 @@ pub fn run(args: ContinueArgs) -> anyhow::Result<Exit> {
     drop(session);
     setup.finish();
     report_outcome(&setup, &outcome, setup.resolved.config.max_iterations);
-    Ok(exit_for(&outcome.result))
+    Ok(exit_for(&outcome.run.result))
 }

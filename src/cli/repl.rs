@@ -276,10 +276,10 @@ impl Repl {
                 return;
             }
         };
-        if let Some(summary) = &outcome.summary {
+        if let Some(summary) = &outcome.run.summary {
             t.print_report(summary);
         }
-        match &outcome.result {
+        match &outcome.run.result {
             Ok(answer) => t.print_answer(answer),
             Err(RunError::Cancelled) => {
                 t.line("odek: turn interrupted; the session is saved and the next prompt is yours")

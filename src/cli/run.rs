@@ -68,7 +68,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<Exit> {
     drop(session);
     setup.finish();
     report_outcome(&setup, &outcome, config.max_iterations);
-    if let (Some(target), Ok(answer)) = (&target, &outcome.result)
+    if let (Some(target), Ok(answer)) = (&target, &outcome.run.result)
         && *target != Target::Stdout
     {
         let chat = crate::telegram::chat_delivery(config);
@@ -87,7 +87,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<Exit> {
             return Ok(Exit::Failure);
         }
     }
-    Ok(exit_for(&outcome.result))
+    Ok(exit_for(&outcome.run.result))
 }
 
 /// `ctx` when `--ctx` files are attached (outside content for the turn).

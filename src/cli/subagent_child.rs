@@ -224,8 +224,8 @@ async fn turn(
 
 fn envelope_of(session_id: String, outcome: &TurnOutcome) -> Envelope {
     // A limit's closing summary is the answer there is.
-    let closing = outcome.summary.clone().unwrap_or_default();
-    let (status, answer, error) = match &outcome.result {
+    let closing = outcome.run.summary.clone().unwrap_or_default();
+    let (status, answer, error) = match &outcome.run.result {
         Ok(answer) => (EnvelopeStatus::Ok, answer.clone(), None),
         Err(RunError::Cancelled) => (EnvelopeStatus::Cancelled, closing, Some("cancelled".into())),
         Err(
@@ -240,10 +240,10 @@ fn envelope_of(session_id: String, outcome: &TurnOutcome) -> Envelope {
         summary: Envelope::summary_of(&answer),
         answer,
         files_changed: Vec::new(),
-        iterations: outcome.iterations,
-        tool_calls: outcome.tool_calls,
-        input_tokens: outcome.usage.input_tokens,
-        output_tokens: outcome.usage.output_tokens,
+        iterations: outcome.run.iterations,
+        tool_calls: outcome.run.tool_calls,
+        input_tokens: outcome.run.usage.input_tokens,
+        output_tokens: outcome.run.usage.output_tokens,
         session_id,
         error,
     }

@@ -352,13 +352,13 @@ pub fn events_sink(target: &str) -> anyhow::Result<Box<dyn EventSink>> {
 /// line.
 pub fn report_outcome(setup: &Setup, outcome: &TurnOutcome, max_iterations: u32) {
     let t = &setup.terminal;
-    if let Some(summary) = &outcome.summary {
+    if let Some(summary) = &outcome.run.summary {
         t.print_report(summary);
     }
-    match &outcome.result {
+    match &outcome.run.result {
         Ok(answer) => {
             t.print_answer(answer);
-            if outcome.partial {
+            if outcome.run.partial {
                 t.info(&t.style().yellow(&format!(
                     "odek: reached max iterations ({max_iterations}); the answer above is a partial summary"
                 )));
@@ -378,11 +378,11 @@ pub fn report_outcome(setup: &Setup, outcome: &TurnOutcome, max_iterations: u32)
 /// The run's one line of figures: iterations, tool calls, tokens in (with the share the
 /// provider's prompt cache served, when it said) and out, wall time.
 pub fn summary_line(outcome: &TurnOutcome) -> String {
-    let u = &outcome.usage;
+    let u = &outcome.run.usage;
     let mut line = format!(
         "odek: {} · {} · {} tokens in",
-        plural(u64::from(outcome.iterations), "iteration"),
-        plural(outcome.tool_calls, "tool call"),
+        plural(u64::from(outcome.run.iterations), "iteration"),
+        plural(outcome.run.tool_calls, "tool call"),
         u.input_tokens
     );
     if u.cache_read_tokens > 0 {
@@ -392,7 +392,7 @@ pub fn summary_line(outcome: &TurnOutcome) -> String {
     line.push_str(&format!(
         " · {} out · {:.1}s",
         u.output_tokens,
-        outcome.duration.as_secs_f64()
+        outcome.run.duration.as_secs_f64()
     ));
     line
 }

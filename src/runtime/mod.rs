@@ -11,6 +11,7 @@
 
 mod audit;
 mod memory;
+mod pending;
 pub mod process;
 mod session;
 mod skills;
@@ -20,7 +21,7 @@ mod turn;
 pub use audit::AuditLog;
 pub use process::{Process, SHUTDOWN_GRACE, StartOptions, async_runtime};
 pub use session::SessionHandle;
-pub use supervisor::{Approvals, RunHandle, Submission, Supervisor, SupervisorError};
+pub use supervisor::{Approvals, RunHandle, Submission, Supervisor};
 pub use turn::{Surface, Turn, TurnOutcome};
 
 use std::path::{Path, PathBuf};
@@ -612,6 +613,42 @@ pub fn build_redactor_with(config: &Config, extra: &[&str]) -> Arc<Redactor> {
     }
     r.add_secrets_from_env(std::env::vars());
     Arc::new(r)
+}
+
+/// Why the supervisor refused.
+#[derive(Debug, thiserror::Error)]
+pub enum SupervisorError {
+    /// Shutdown has begun.
+    #[error("odek is shutting down")]
+    ShuttingDown,
+    /// The turn could not be built (or the session runs one already).
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+    /// No such run (or it was forgotten).
+    #[error("no run {0}")]
+    NoRun(String),
+    /// No such approval.
+    #[error("no approval {0}")]
+    NoApproval(String),
+    /// The approval was closed already.
+    #[error("approval {id} is already {status}")]
+    ApprovalClosed {
+        /// The approval.
+        id: String,
+        /// How it was closed.
+        status: &'static str,
+    },
+    /// No such question.
+    #[error("no question {0}")]
+    NoQuestion(String),
+    /// The question was closed already.
+    #[error("question {id} is already {status}")]
+    QuestionClosed {
+        /// The question.
+        id: String,
+        /// How it was closed.
+        status: &'static str,
+    },
 }
 
 #[cfg(test)]

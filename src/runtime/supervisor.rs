@@ -24,16 +24,14 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use super::{Runtime, RuntimeError, SessionHandle, Surface, TurnOutcome};
+use super::pending::{Approval, Clarify, Closing, QuestionHow, Request, Requests};
+use super::{Runtime, RuntimeError, SessionHandle, SupervisorError, Surface, TurnOutcome};
 use crate::engine::{EngineEvent, Fanout, Observer, RunError};
 use crate::llm::{Delta, Message};
 use crate::protocol::api::{
     ApprovalStatus, ApprovalView, QuestionStatus, QuestionView, RunStatus, RunView,
 };
-use crate::protocol::{
-    AnswerDelta, ApprovalAction, ApprovalReason, ApprovalRequested, ApprovalResolved,
-    ClarifyRequested, ClarifyResolved, Event,
-};
+use crate::protocol::{AnswerDelta, ApprovalRequested, ClarifyRequested, Event};
 use crate::redact::{Redactor, StreamRedactor};
 use crate::tools::approval::{ApprovalAnswer, ApprovalItem, Approver, Question, QuestionAnswer};
 
@@ -87,42 +85,6 @@ pub struct Frame {
     pub session_id: String,
     /// The frame.
     pub event: Event,
-}
-
-/// Why the supervisor refused.
-#[derive(Debug, thiserror::Error)]
-pub enum SupervisorError {
-    /// Shutdown has begun.
-    #[error("odek is shutting down")]
-    ShuttingDown,
-    /// The turn could not be built (or the session runs one already).
-    #[error(transparent)]
-    Runtime(#[from] RuntimeError),
-    /// No such run (or it was forgotten).
-    #[error("no run {0}")]
-    NoRun(String),
-    /// No such approval.
-    #[error("no approval {0}")]
-    NoApproval(String),
-    /// The approval was closed already.
-    #[error("approval {id} is already {status}")]
-    ApprovalClosed {
-        /// The approval.
-        id: String,
-        /// How it was closed.
-        status: &'static str,
-    },
-    /// No such question.
-    #[error("no question {0}")]
-    NoQuestion(String),
-    /// The question was closed already.
-    #[error("question {id} is already {status}")]
-    QuestionClosed {
-        /// The question.
-        id: String,
-        /// How it was closed.
-        status: &'static str,
-    },
 }
 
 /// A submitted run.
@@ -180,10 +142,8 @@ struct Table {
     runs: HashMap<String, Arc<RunSlot>>,
     /// Session id → its running run.
     running: HashMap<String, String>,
-    /// Approval id → its run.
-    approvals: HashMap<String, String>,
-    /// Question id → its run.
-    questions: HashMap<String, String>,
+    /// Approval or question id → its run.
+    requests: HashMap<String, String>,
     ended: VecDeque<String>,
 }
 
@@ -194,20 +154,9 @@ pub struct RunSlot {
     cancel: CancellationToken,
     started: Instant,
     state: Mutex<RunView>,
-    approvals: Mutex<Vec<Approval>>,
-    questions: Mutex<Vec<PendingQuestion>>,
+    approvals: Requests<Approval>,
+    questions: Requests<Clarify>,
     supervisor: Weak<Inner>,
-}
-
-struct Approval {
-    view: ApprovalView,
-    answer: Option<oneshot::Sender<ApprovalAnswer>>,
-}
-
-/// A `clarify` question of a run; `answer` is taken when it is closed.
-struct PendingQuestion {
-    view: QuestionView,
-    answer: Option<oneshot::Sender<QuestionAnswer>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -381,22 +330,24 @@ impl Supervisor {
 
     /// Answers approval `approval_id` (of any run).
     pub fn answer(&self, approval_id: &str, approve: bool) -> Result<(), SupervisorError> {
-        let run_id = lock(&self.inner.table)
-            .approvals
-            .get(approval_id)
-            .cloned()
-            .ok_or_else(|| SupervisorError::NoApproval(approval_id.to_string()))?;
-        self.run(&run_id)?.answer(approval_id, approve)
+        self.run_asking::<Approval>(approval_id)?
+            .answer(approval_id, approve)
     }
 
     /// Answers question `question_id` (of any run) with `answer`.
     pub fn answer_question(&self, question_id: &str, answer: &str) -> Result<(), SupervisorError> {
+        self.run_asking::<Clarify>(question_id)?
+            .answer_question(question_id, answer)
+    }
+
+    /// The run that made request `id`.
+    fn run_asking<R: Request>(&self, id: &str) -> Result<Arc<RunSlot>, SupervisorError> {
         let run_id = lock(&self.inner.table)
-            .questions
-            .get(question_id)
+            .requests
+            .get(id)
             .cloned()
-            .ok_or_else(|| SupervisorError::NoQuestion(question_id.to_string()))?;
-        self.run(&run_id)?.answer_question(question_id, answer)
+            .ok_or_else(|| R::unknown(id))?;
+        self.run(&run_id)
     }
 
     /// True once shutdown has begun.
@@ -436,11 +387,8 @@ impl Inner {
         if table.running.get(&slot.session_id) == Some(&slot.run_id) {
             table.running.remove(&slot.session_id);
         }
-        for approval in lock(&slot.approvals).iter() {
-            table.approvals.remove(&approval.view.approval_id);
-        }
-        for question in lock(&slot.questions).iter() {
-            table.questions.remove(&question.view.question_id);
+        for id in slot.approvals.ids().into_iter().chain(slot.questions.ids()) {
+            table.requests.remove(&id);
         }
         table.ended.push_back(slot.run_id.clone());
         while table.ended.len() > ENDED_RUNS_KEPT {
@@ -477,8 +425,8 @@ impl RunSlot {
                 pending_approvals: 0,
                 pending_questions: 0,
             }),
-            approvals: Mutex::new(Vec::new()),
-            questions: Mutex::new(Vec::new()),
+            approvals: Requests::default(),
+            questions: Requests::default(),
             supervisor: Arc::downgrade(inner),
         }
     }
@@ -496,31 +444,19 @@ impl RunSlot {
     /// The run's public state.
     pub fn view(&self) -> RunView {
         let mut view = lock(&self.state).clone();
-        view.pending_approvals = lock(&self.approvals)
-            .iter()
-            .filter(|a| a.answer.is_some())
-            .count();
-        view.pending_questions = lock(&self.questions)
-            .iter()
-            .filter(|q| q.answer.is_some())
-            .count();
+        view.pending_approvals = self.approvals.open_count();
+        view.pending_questions = self.questions.open_count();
         view
     }
 
     /// Every question the run asked, oldest first.
     pub fn question_views(&self) -> Vec<QuestionView> {
-        lock(&self.questions)
-            .iter()
-            .map(|q| q.view.clone())
-            .collect()
+        self.questions.views()
     }
 
     /// Every approval the run asked for, oldest first.
     pub fn approval_views(&self) -> Vec<ApprovalView> {
-        lock(&self.approvals)
-            .iter()
-            .map(|a| a.view.clone())
-            .collect()
+        self.approvals.views()
     }
 
     fn is_running(&self) -> bool {
@@ -539,38 +475,41 @@ impl RunSlot {
 
     /// Closes every approval and question still pending as cancelled.
     fn close_all(&self) {
-        for approval in lock(&self.approvals).iter_mut() {
-            self.close(approval, Closing::Cancelled);
+        let mut frames = self.approvals.cancel_all(&self.run_id);
+        frames.extend(self.questions.cancel_all(&self.run_id));
+        for frame in frames {
+            self.publish(frame);
         }
-        for question in lock(&self.questions).iter_mut() {
-            self.close_question(question, QuestionAnswer::Cancelled);
+    }
+
+    /// Sends one of this run's frames.
+    fn publish(&self, frame: Event) {
+        if let Some(inner) = self.supervisor.upgrade() {
+            inner.publish(self, frame);
+        }
+    }
+
+    /// Closes request `id` of `requests` if it is still open.
+    fn close<R: Request>(&self, requests: &Requests<R>, id: &str, how: R::How) {
+        if let Some(frame) = requests.close(id, how, &self.run_id) {
+            self.publish(frame);
         }
     }
 
     /// Answers question `question_id` of this run.
     pub fn answer_question(&self, question_id: &str, answer: &str) -> Result<(), SupervisorError> {
-        let mut questions = lock(&self.questions);
-        let question = questions
-            .iter_mut()
-            .find(|q| q.view.question_id == question_id)
-            .ok_or_else(|| SupervisorError::NoQuestion(question_id.to_string()))?;
-        if question.answer.is_none() {
-            return Err(SupervisorError::QuestionClosed {
-                id: question_id.to_string(),
-                status: question_status_name(question.view.status),
-            });
-        }
-        self.close_question(question, QuestionAnswer::Answered(answer.to_string()));
+        let how = QuestionHow::Answered(answer.to_string());
+        let frame = self.questions.answer(question_id, how, &self.run_id)?;
+        self.publish(frame);
         Ok(())
     }
 
     /// Records a new question (random id) and returns its id and where its answer arrives;
     /// the browsers and chats hear of it.
     fn open_question(&self, asked: &Question) -> (String, oneshot::Receiver<QuestionAnswer>) {
-        let (tx, rx) = oneshot::channel();
         let question_id = format!("q{}", crate::random::hex_id::<8>());
         let Some(inner) = self.supervisor.upgrade() else {
-            return (question_id, rx);
+            return (question_id, oneshot::channel().1);
         };
         let redact = |text: &str| inner.redactor.redact(text).into_owned();
         let view = QuestionView {
@@ -580,12 +519,9 @@ impl RunSlot {
             options: asked.options.iter().map(|o| redact(o)).collect(),
         };
         lock(&inner.table)
-            .questions
+            .requests
             .insert(question_id.clone(), self.run_id.clone());
-        lock(&self.questions).push(PendingQuestion {
-            view: view.clone(),
-            answer: Some(tx),
-        });
+        let rx = self.questions.open(view.clone());
         inner.publish(
             self,
             Event::ClarifyRequested(ClarifyRequested {
@@ -598,73 +534,24 @@ impl RunSlot {
         (question_id, rx)
     }
 
-    /// Closes question `question_id` if it is still pending.
-    fn close_question_by_id(&self, question_id: &str, how: QuestionAnswer) {
-        let mut questions = lock(&self.questions);
-        if let Some(question) = questions
-            .iter_mut()
-            .find(|q| q.view.question_id == question_id)
-        {
-            self.close_question(question, how);
-        }
-    }
-
-    /// Closes a pending question: its status is set, the waiting call gets `how`, and one
-    /// `clarify_resolved` frame goes out (without the answer, which is the model's alone).
-    fn close_question(&self, question: &mut PendingQuestion, how: QuestionAnswer) {
-        let Some(tx) = question.answer.take() else {
-            return;
-        };
-        let (status, reason) = match &how {
-            QuestionAnswer::Answered(_) => (QuestionStatus::Answered, ApprovalReason::Answered),
-            QuestionAnswer::Expired => (QuestionStatus::Expired, ApprovalReason::Expired),
-            QuestionAnswer::Cancelled | QuestionAnswer::NoUser => {
-                (QuestionStatus::Cancelled, ApprovalReason::Cancelled)
-            }
-        };
-        question.view.status = status;
-        let _ = tx.send(how);
-        if let Some(inner) = self.supervisor.upgrade() {
-            inner.publish(
-                self,
-                Event::ClarifyResolved(ClarifyResolved {
-                    run_id: self.run_id.clone(),
-                    question_id: question.view.question_id.clone(),
-                    reason,
-                }),
-            );
-        }
-    }
-
     /// Answers approval `approval_id` of this run.
     pub fn answer(&self, approval_id: &str, approve: bool) -> Result<(), SupervisorError> {
-        let mut approvals = lock(&self.approvals);
-        let approval = approvals
-            .iter_mut()
-            .find(|a| a.view.approval_id == approval_id)
-            .ok_or_else(|| SupervisorError::NoApproval(approval_id.to_string()))?;
-        if approval.answer.is_none() {
-            return Err(SupervisorError::ApprovalClosed {
-                id: approval_id.to_string(),
-                status: status_name(approval.view.status),
-            });
-        }
         let how = if approve {
             Closing::Approved
         } else {
             Closing::Denied
         };
-        self.close(approval, how);
+        let frame = self.approvals.answer(approval_id, how, &self.run_id)?;
+        self.publish(frame);
         Ok(())
     }
 
     /// Records a new approval (random id) and returns its id and where its answer arrives;
     /// the browsers and chats hear of it.
     fn open_approval(&self, items: &[ApprovalItem]) -> (String, oneshot::Receiver<ApprovalAnswer>) {
-        let (tx, rx) = oneshot::channel();
         let approval_id = format!("a{}", crate::random::hex_id::<8>());
         let Some(inner) = self.supervisor.upgrade() else {
-            return (approval_id, rx);
+            return (approval_id, oneshot::channel().1);
         };
         let redact = |text: &str| inner.redactor.redact(text).into_owned();
         let items: Vec<crate::protocol::ApprovalItem> = items
@@ -677,15 +564,12 @@ impl RunSlot {
             })
             .collect();
         lock(&inner.table)
-            .approvals
+            .requests
             .insert(approval_id.clone(), self.run_id.clone());
-        lock(&self.approvals).push(Approval {
-            view: ApprovalView {
-                approval_id: approval_id.clone(),
-                status: ApprovalStatus::Pending,
-                items: items.clone(),
-            },
-            answer: Some(tx),
+        let rx = self.approvals.open(ApprovalView {
+            approval_id: approval_id.clone(),
+            status: ApprovalStatus::Pending,
+            items: items.clone(),
         });
         let first = items.first().cloned();
         inner.publish(
@@ -705,38 +589,6 @@ impl RunSlot {
         (approval_id, rx)
     }
 
-    /// Closes approval `approval_id` if it is still pending.
-    fn close_by_id(&self, approval_id: &str, how: Closing) {
-        let mut approvals = lock(&self.approvals);
-        if let Some(approval) = approvals
-            .iter_mut()
-            .find(|a| a.view.approval_id == approval_id)
-        {
-            self.close(approval, how);
-        }
-    }
-
-    /// Closes a pending approval the same way whoever closes it: its status is set, the
-    /// waiting turn gets its answer, and one `approval_resolved` frame goes out.
-    fn close(&self, approval: &mut Approval, how: Closing) {
-        let Some(tx) = approval.answer.take() else {
-            return;
-        };
-        approval.view.status = how.status();
-        let _ = tx.send(how.answer());
-        if let Some(inner) = self.supervisor.upgrade() {
-            inner.publish(
-                self,
-                Event::ApprovalResolved(ApprovalResolved {
-                    run_id: self.run_id.clone(),
-                    approval_id: approval.view.approval_id.clone(),
-                    action: how.action(),
-                    reason: how.reason(),
-                }),
-            );
-        }
-    }
-
     /// Records how the run ended, every text redacted.
     fn finish(&self, outcome: &Result<TurnOutcome, RuntimeError>, redactor: &Redactor) {
         let mut state = lock(&self.state);
@@ -749,15 +601,15 @@ impl RunSlot {
                 return;
             }
         };
-        state.iterations = outcome.iterations;
-        state.tool_calls = outcome.tool_calls;
-        state.input_tokens = outcome.usage.input_tokens;
-        state.output_tokens = outcome.usage.output_tokens;
-        state.cached_tokens = outcome.usage.cache_read_tokens;
-        state.partial = outcome.partial;
+        state.iterations = outcome.run.iterations;
+        state.tool_calls = outcome.run.tool_calls;
+        state.input_tokens = outcome.run.usage.input_tokens;
+        state.output_tokens = outcome.run.usage.output_tokens;
+        state.cached_tokens = outcome.run.usage.cache_read_tokens;
+        state.partial = outcome.run.partial;
         let redact = |text: &str| redactor.redact(text).into_owned();
-        state.summary = outcome.summary.as_deref().map(redact);
-        (state.status, state.answer, state.error) = match &outcome.result {
+        state.summary = outcome.run.summary.as_deref().map(redact);
+        (state.status, state.answer, state.error) = match &outcome.run.result {
             Ok(answer) => (RunStatus::Completed, Some(redact(answer)), None),
             Err(RunError::Cancelled) => (RunStatus::Cancelled, None, Some("cancelled".into())),
             Err(e @ RunError::Budget { .. }) => (
@@ -781,69 +633,6 @@ impl RunSlot {
     }
 }
 
-fn question_status_name(status: QuestionStatus) -> &'static str {
-    match status {
-        QuestionStatus::Pending => "pending",
-        QuestionStatus::Answered => "answered",
-        QuestionStatus::Expired => "expired",
-        QuestionStatus::Cancelled => "cancelled",
-    }
-}
-
-fn status_name(status: ApprovalStatus) -> &'static str {
-    match status {
-        ApprovalStatus::Pending => "pending",
-        ApprovalStatus::Approved => "approved",
-        ApprovalStatus::Denied => "denied",
-        ApprovalStatus::Expired => "expired",
-        ApprovalStatus::Cancelled => "cancelled",
-    }
-}
-
-/// How an approval is closed.
-#[derive(Debug, Clone, Copy)]
-enum Closing {
-    Approved,
-    Denied,
-    Expired,
-    Cancelled,
-}
-
-impl Closing {
-    fn status(self) -> ApprovalStatus {
-        match self {
-            Closing::Approved => ApprovalStatus::Approved,
-            Closing::Denied => ApprovalStatus::Denied,
-            Closing::Expired => ApprovalStatus::Expired,
-            Closing::Cancelled => ApprovalStatus::Cancelled,
-        }
-    }
-
-    fn answer(self) -> ApprovalAnswer {
-        match self {
-            Closing::Approved => ApprovalAnswer::Approve,
-            Closing::Denied => ApprovalAnswer::Deny,
-            Closing::Expired => ApprovalAnswer::Expired,
-            Closing::Cancelled => ApprovalAnswer::Cancelled,
-        }
-    }
-
-    fn action(self) -> ApprovalAction {
-        match self {
-            Closing::Approved => ApprovalAction::Approve,
-            _ => ApprovalAction::Deny,
-        }
-    }
-
-    fn reason(self) -> ApprovalReason {
-        match self {
-            Closing::Approved | Closing::Denied => ApprovalReason::Answered,
-            Closing::Expired => ApprovalReason::Expired,
-            Closing::Cancelled => ApprovalReason::Cancelled,
-        }
-    }
-}
-
 /// Approvals and questions answered by id through the supervisor.
 struct RemoteApprover {
     slot: Arc<RunSlot>,
@@ -854,62 +643,64 @@ struct RemoteApprover {
 /// Closes an approval or a question as cancelled when the wait for it is dropped before
 /// it was closed (the engine stops waiting at its own cancel, or aborts the call): nothing
 /// stays pending after its turn stopped listening. A closed one is left as it is.
-struct CloseOnDrop<'a> {
+struct CloseOnDrop<'a, R: Request> {
     slot: &'a RunSlot,
+    requests: &'a Requests<R>,
     id: String,
-    question: bool,
 }
 
-impl Drop for CloseOnDrop<'_> {
+impl<R: Request> Drop for CloseOnDrop<'_, R> {
     fn drop(&mut self) {
-        if self.question {
-            self.slot
-                .close_question_by_id(&self.id, QuestionAnswer::Cancelled);
-        } else {
-            self.slot.close_by_id(&self.id, Closing::Cancelled);
+        self.slot.close(self.requests, &self.id, R::CANCELLED);
+    }
+}
+
+impl RemoteApprover {
+    /// Waits for request `id`'s answer: closed as expired after `timeout`, as cancelled
+    /// when the turn is cancelled or stops waiting.
+    async fn wait<R: Request>(
+        &self,
+        requests: &Requests<R>,
+        id: String,
+        mut answer: oneshot::Receiver<R::Answer>,
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> Option<R::Answer> {
+        let _closed = CloseOnDrop {
+            slot: &self.slot,
+            requests,
+            id: id.clone(),
+        };
+        tokio::select! {
+            got = &mut answer => return got.ok(),
+            () = tokio::time::sleep(timeout) => self.slot.close(requests, &id, R::EXPIRED),
+            () = cancel.cancelled() => self.slot.close(requests, &id, R::CANCELLED),
         }
+        // Closed just now, or an answer got there first: either way it is in the channel.
+        answer.await.ok()
     }
 }
 
 #[async_trait::async_trait]
 impl Approver for RemoteApprover {
     async fn ask(&self, items: &[ApprovalItem], cancel: &CancellationToken) -> ApprovalAnswer {
-        let (approval_id, mut answer) = self.slot.open_approval(items);
-        let _closed = CloseOnDrop {
-            slot: &self.slot,
-            id: approval_id.clone(),
-            question: false,
-        };
-        tokio::select! {
-            got = &mut answer => return got.unwrap_or(ApprovalAnswer::Cancelled),
-            () = tokio::time::sleep(self.timeout) => {
-                self.slot.close_by_id(&approval_id, Closing::Expired);
-            }
-            () = cancel.cancelled() => {
-                self.slot.close_by_id(&approval_id, Closing::Cancelled);
-            }
-        }
-        // Closed just now, or an answer got there first: either way it is in the channel.
-        answer.await.unwrap_or(ApprovalAnswer::Cancelled)
+        let (id, answer) = self.slot.open_approval(items);
+        self.wait(&self.slot.approvals, id, answer, self.timeout, cancel)
+            .await
+            .unwrap_or(ApprovalAnswer::Cancelled)
     }
 
     async fn clarify(&self, question: &Question, cancel: &CancellationToken) -> QuestionAnswer {
-        let (question_id, mut answer) = self.slot.open_question(question);
-        let _closed = CloseOnDrop {
-            slot: &self.slot,
-            id: question_id.clone(),
-            question: true,
-        };
-        tokio::select! {
-            got = &mut answer => return got.unwrap_or(QuestionAnswer::Cancelled),
-            () = tokio::time::sleep(self.question_timeout) => {
-                self.slot.close_question_by_id(&question_id, QuestionAnswer::Expired);
-            }
-            () = cancel.cancelled() => {
-                self.slot.close_question_by_id(&question_id, QuestionAnswer::Cancelled);
-            }
-        }
-        answer.await.unwrap_or(QuestionAnswer::Cancelled)
+        let (id, answer) = self.slot.open_question(question);
+        self.wait(
+            &self.slot.questions,
+            id,
+            answer,
+            self.question_timeout,
+            cancel,
+        )
+        .await
+        .unwrap_or(QuestionAnswer::Cancelled)
     }
 }
 

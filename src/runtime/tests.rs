@@ -167,8 +167,8 @@ async fn concurrent_turns_of_two_sessions_never_share_plans_trust_or_event_ids()
             && order.iter().rposition(|t| *t == "a") > order.iter().position(|t| *t == "b"),
         "the two runs overlapped: {order:?}"
     );
-    assert_eq!(a.result.as_deref().ok(), Some("done a"));
-    assert_eq!(b.result.as_deref().ok(), Some("done b"));
+    assert_eq!(a.run.result.as_deref().ok(), Some("done a"));
+    assert_eq!(b.run.result.as_deref().ok(), Some("done b"));
 
     // Plans: each turn's own store, each session's own saved state.
     let ids = |p: &Option<crate::plan::PlanState>| -> Vec<String> {
@@ -176,8 +176,8 @@ async fn concurrent_turns_of_two_sessions_never_share_plans_trust_or_event_ids()
             .flat_map(|p| p.steps.iter().map(|s| s.id.clone()))
             .collect()
     };
-    assert_eq!(ids(&a.plan), ["a1", "a2"]);
-    assert_eq!(ids(&b.plan), ["b1", "b2", "b3"]);
+    assert_eq!(ids(&a.run.plan), ["a1", "a2"]);
+    assert_eq!(ids(&b.run.plan), ["b1", "b2", "b3"]);
     assert_eq!(ids(&alpha.plan()), ["a1", "a2"]);
     assert_eq!(
         ids(&runtime.sessions().load(beta.id()).expect("beta saved").plan),

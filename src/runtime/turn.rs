@@ -7,13 +7,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::memory::TurnMemory;
 use super::{AuditLog, Runtime, RuntimeError, SessionHandle, tool_selection};
-use crate::engine::{
-    Conversation, Engine, EngineParts, Fanout, Observer, PersistFn, PlanTelemetry, RunError,
-    RunOutcome,
-};
+use crate::engine::{Conversation, Engine, EngineParts, Fanout, Observer, PersistFn, RunOutcome};
 use crate::events::{Emitter, EventsObserver};
-use crate::llm::{Message, Usage};
-use crate::plan::{PlanLimits, PlanState, PlanStore};
+use crate::llm::Message;
+use crate::plan::{PlanLimits, PlanStore};
 use crate::session::{RunRecord, SaveReport, SessionError};
 use crate::subagent::{DelegateSettings, DelegateTasksTool};
 use crate::tools::approval::{Approver, Gate, TrustSet};
@@ -42,47 +39,12 @@ pub struct Turn {
 /// How a turn ended.
 #[derive(Debug)]
 pub struct TurnOutcome {
-    /// The answer, or why there is none.
-    pub result: Result<String, RunError>,
-    /// True when the answer is the partial summary made at the iteration cap.
-    pub partial: bool,
-    /// The closing summary when an execution budget ended the turn (`result` is the error).
-    pub summary: Option<String>,
-    /// Tokens used by the turn.
-    pub usage: Usage,
-    /// Iterations made.
-    pub iterations: u32,
-    /// Tool calls made.
-    pub tool_calls: u64,
-    /// What the turn did with its plan (`None` when planning is off).
-    pub plan_telemetry: Option<PlanTelemetry>,
-    /// Wall time.
-    pub duration: Duration,
-    /// The plan's final state (`None` when planning is off).
-    pub plan: Option<PlanState>,
-    /// The final transcript of a turn without a session (a session keeps its own).
-    pub messages: Vec<Message>,
+    /// What the engine's run gave: the answer or why there is none, the counts, the plan,
+    /// the final transcript (of a turn without a session: a session keeps its own).
+    pub run: RunOutcome,
     /// For a turn of a session: the end-of-turn save (the journal folded into the
     /// session file), or why it failed.
     pub saved: Option<Result<SaveReport, SessionError>>,
-}
-
-impl TurnOutcome {
-    fn from_run(run: RunOutcome, saved: Option<Result<SaveReport, SessionError>>) -> Self {
-        TurnOutcome {
-            result: run.result,
-            partial: run.partial,
-            summary: run.summary,
-            usage: run.usage,
-            iterations: run.iterations,
-            tool_calls: run.tool_calls,
-            plan_telemetry: run.plan_telemetry,
-            duration: run.duration,
-            plan: run.plan,
-            messages: run.messages,
-            saved,
-        }
-    }
 }
 
 impl Runtime {
@@ -285,7 +247,7 @@ impl Turn {
                 .engine
                 .run(Conversation::new(input), None, cancel)
                 .await;
-            return Ok(TurnOutcome::from_run(run, None));
+            return Ok(TurnOutcome { run, saved: None });
         };
         if !session.start_turn() {
             return Err(RuntimeError::TurnInProgress(session.id().to_string()));
@@ -341,7 +303,10 @@ impl Turn {
                 live.plan = run.plan.clone();
             }
         }
-        Ok(TurnOutcome::from_run(run, Some(saved)))
+        Ok(TurnOutcome {
+            run,
+            saved: Some(saved),
+        })
     }
 }
 

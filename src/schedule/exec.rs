@@ -110,7 +110,7 @@ impl TurnExecutor {
         })?;
         let outcome = handle.outcome().await?;
         runtime.mcp().shutdown().await;
-        Ok((session_id, outcome.result, runtime.redactor().clone()))
+        Ok((session_id, outcome.run.result, runtime.redactor().clone()))
     }
 
     /// The target of `job`'s answer.

@@ -1,6 +1,7 @@
 //! The supervisor against a scripted model server: approvals answered by id, expired and
 //! cancelled (each closed with one frame), shutdown, a busy session, streamed frames.
 
+use crate::protocol::{ApprovalAction, ApprovalReason, ApprovalResolved};
 use std::sync::Mutex as StdMutex;
 
 use serde_json::{Value, json};
@@ -118,6 +119,7 @@ fn resolved(frame: &Frame) -> ApprovalResolved {
 /// The text of the tool result the model got.
 fn tool_result(outcome: &TurnOutcome) -> String {
     outcome
+        .run
         .messages
         .iter()
         .find(|m| m.role == crate::llm::Role::Tool)
@@ -157,7 +159,7 @@ async fn a_remote_approval_is_answered_by_its_random_id_and_closed_with_one_fram
     assert_eq!(closed.action, ApprovalAction::Approve);
     assert_eq!(closed.reason, ApprovalReason::Answered);
     let outcome = handle.outcome().await.expect("ran");
-    assert_eq!(outcome.result.as_deref().ok(), Some("done"));
+    assert_eq!(outcome.run.result.as_deref().ok(), Some("done"));
     assert!(tool_result(&outcome).contains("exit code: 0") || tool_result(&outcome).contains('1'));
     assert!(matches!(
         run.answer(&asked.approval_id, false),
@@ -224,7 +226,7 @@ async fn shutdown_cancels_running_turns_closes_their_approvals_and_refuses_new_o
     assert_eq!(closed.approval_id, asked.approval_id);
     assert_eq!(closed.reason, ApprovalReason::Cancelled);
     let outcome = handle.outcome().await.expect("ran");
-    assert!(matches!(outcome.result, Err(RunError::Cancelled)));
+    assert!(matches!(outcome.run.result, Err(RunError::Cancelled)));
     assert_eq!(f.supervisor.running(), 0);
     assert!(matches!(
         f.supervisor.submit(submission(&f, Approvals::Nobody)),
@@ -269,7 +271,7 @@ async fn a_session_running_a_turn_refuses_a_second_one() {
     ));
     f.supervisor.cancel(&first.run_id).expect("cancel");
     let outcome = first.outcome().await.expect("ran");
-    assert!(matches!(outcome.result, Err(RunError::Cancelled)));
+    assert!(matches!(outcome.run.result, Err(RunError::Cancelled)));
     assert_eq!(f.supervisor.running_in(session.id()), None);
     drop(f.home);
 }

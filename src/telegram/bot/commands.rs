@@ -1,0 +1,224 @@
+//! The slash commands: `/status`, `/new`, `/stop`, `/sessions` and `/resume`, `/plan_status`,
+//! the plan notes, `/schedules`.
+
+use std::sync::Arc;
+
+use super::{Bot, HELP, lock, now_secs};
+use crate::telegram::api::ParseMode;
+use crate::telegram::chats;
+use crate::telegram::plan_status::{self, PlanStatus};
+use crate::telegram::plans::ChatPlans;
+use crate::telegram::state::ChatSession;
+
+impl Bot {
+    pub(super) async fn on_command(self: &Arc<Self>, chat: i64, cmd: &str) {
+        match cmd {
+            "start" | "help" => self.say(chat, HELP).await,
+            "new" => {
+                if lock(&self.running).contains_key(&chat) {
+                    self.say(chat, "A turn is running; /cancel it first.").await;
+                    return;
+                }
+                let removed = {
+                    let mut state = lock(&self.state);
+                    let removed = state.state.chats.remove(&chat.to_string());
+                    let _ = state.save();
+                    removed
+                };
+                let text = match removed {
+                    Some(old) => format!(
+                        "New session: your next message starts it. The previous one is kept as {} (odek continue --id {}).",
+                        old.session_id, old.session_id
+                    ),
+                    None => "New session: your next message starts it.".to_string(),
+                };
+                self.say(chat, &text).await;
+            }
+            "status" => {
+                let text = self.status(chat);
+                self.say(chat, &text).await;
+            }
+            "cancel" | "stop" => {
+                let run = lock(&self.running).get(&chat).cloned();
+                let cancelled = run.map(|run| self.supervisor.cancel(&run));
+                let text = if cancelled.is_some() {
+                    "Cancelling…"
+                } else {
+                    "Nothing is running."
+                };
+                self.say(chat, text).await;
+            }
+            "plan_status" => self.plan_status(chat).await,
+            other => {
+                self.say(
+                    chat,
+                    &format!("Unknown command /{other}. /help lists the commands."),
+                )
+                .await;
+            }
+        }
+    }
+
+    pub(super) fn status(&self, chat: i64) -> String {
+        let model = self.runtime.config().model.clone();
+        let session = self.chat_session(chat);
+        let mut lines = vec![match &session {
+            Some(s) => format!("Session: {}", s.session_id),
+            None => "Session: none yet (your next message starts one)".to_string(),
+        }];
+        let run = lock(&self.running)
+            .get(&chat)
+            .and_then(|run| self.supervisor.run(run).ok());
+        match run {
+            Some(run) => lines.push(format!(
+                "Running: yes, for {}s (session {})",
+                run.elapsed().as_secs(),
+                run.view().session_id
+            )),
+            None => lines.push("Running: no".to_string()),
+        }
+        let scheduled = self.supervisor.running_of(crate::session::ORIGIN_SCHEDULE);
+        if scheduled > 0 {
+            lines.push(format!(
+                "Scheduled runs: {scheduled} running (/schedules lists the jobs)"
+            ));
+        }
+        lines.push(format!("Model: {model}"));
+        lines.join("\n")
+    }
+
+    pub(super) async fn plan_status(&self, chat: i64) {
+        let plan = match self.chat_session(chat) {
+            Some(s) => {
+                let store = self.runtime.clone();
+                let id = s.session_id.clone();
+                tokio::task::spawn_blocking(move || {
+                    store
+                        .sessions()
+                        .load(&id)
+                        .ok()
+                        .and_then(|s| s.current_plan())
+                })
+                .await
+                .ok()
+                .flatten()
+            }
+            None => None,
+        };
+        match plan_status::render(plan.as_ref()) {
+            PlanStatus::Markdown(text) => {
+                let _ = self
+                    .send(chat, &text, Some(ParseMode::MarkdownV2), None)
+                    .await;
+            }
+            PlanStatus::Plain(text) => self.say(chat, text).await,
+        }
+    }
+
+    /// The chat's sessions that still exist, newest first (read off the async threads).
+    pub(super) async fn listed_sessions(&self, chat: i64) -> Vec<crate::session::SessionSummary> {
+        let ids = lock(&self.state).state.sessions_of(chat).to_vec();
+        let runtime = self.runtime.clone();
+        tokio::task::spawn_blocking(move || chats::chat_sessions(runtime.sessions(), &ids))
+            .await
+            .unwrap_or_default()
+    }
+
+    pub(super) async fn sessions(&self, chat: i64) {
+        let listed = self.listed_sessions(chat).await;
+        let current = self.chat_session(chat).map(|s| s.session_id);
+        let text = chats::sessions_text(&listed, current.as_deref());
+        self.say(chat, &text).await;
+    }
+
+    /// `/resume N`: the chat's next message continues its Nth session.
+    pub(super) async fn resume(&self, chat: i64, n: &str) {
+        if lock(&self.running).contains_key(&chat) {
+            self.say(chat, "A turn is running; /stop it first.").await;
+            return;
+        }
+        let listed = self.listed_sessions(chat).await;
+        let picked = match chats::nth_session(&listed, n) {
+            Ok(s) => s,
+            Err(e) => return self.say(chat, &e.to_string()).await,
+        };
+        {
+            let mut state = lock(&self.state);
+            state.state.chats.insert(
+                chat.to_string(),
+                ChatSession {
+                    session_id: picked.id.clone(),
+                    last_active: now_secs(),
+                },
+            );
+            state.state.remember_session(chat, &picked.id);
+            if let Err(e) = state.save() {
+                eprintln!("odek telegram: warning: could not save the chat's session: {e}");
+            }
+        }
+        let title = crate::text::truncate(&picked.title, 60);
+        self.say(
+            chat,
+            &format!(
+                "Resumed \"{title}\" ({} turn(s)); your next message continues it.",
+                picked.turns
+            ),
+        )
+        .await;
+    }
+
+    /// Why the chat cannot start a turn now, politely: one is running, or the chat has spent
+    /// `telegram.daily_token_budget` today.
+    pub(super) fn no_turn_now(&self, chat: i64) -> Option<String> {
+        if lock(&self.running).contains_key(&chat) {
+            return Some("A turn is still running: wait for it, or /cancel it.".into());
+        }
+        let budget = self.config.daily_token_budget;
+        let used = lock(&self.state).state.tokens_on(chat, &chats::today());
+        (budget > 0 && used >= budget).then(|| chats::budget_spent(used, budget))
+    }
+
+    /// The chat's live session: none when it has none or it has been silent longer than
+    /// `session_ttl_hours`.
+    pub(super) fn chat_session(&self, chat: i64) -> Option<ChatSession> {
+        let state = lock(&self.state);
+        let s = state.state.chats.get(&chat.to_string())?.clone();
+        let ttl = self.config.session_ttl_hours;
+        if ttl > 0 && now_secs().saturating_sub(s.last_active) > ttl * 3600 {
+            return None;
+        }
+        Some(s)
+    }
+}
+
+/// `/plan <text>`, `/plans`, `/plan_view N`, `/plan_delete N`: the reply.
+pub(super) fn plan_note_command(
+    home: &std::path::Path,
+    chat: i64,
+    cmd: &str,
+    args: &str,
+) -> String {
+    let plans = ChatPlans::new(home, chat);
+    let result = match cmd {
+        "plan" => plans
+            .save(args)
+            .map(|name| format!("Saved plan note {name}. /plans lists them.")),
+        "plans" => Ok(plans.listing()),
+        "plan_view" => plans.get(args).map(|n| n.text.trim().to_string()),
+        _ => plans
+            .delete(args)
+            .map(|n| format!("Deleted plan note {}.", n.name)),
+    };
+    result.unwrap_or_else(|e| e.to_string())
+}
+
+/// `/cmd@bot args` → `cmd`; not a command → `None`.
+pub(super) fn command(text: &str) -> Option<&str> {
+    let first = text
+        .trim_start()
+        .strip_prefix('/')?
+        .split_whitespace()
+        .next()?;
+    let name = first.split('@').next().unwrap_or(first);
+    (!name.is_empty()).then_some(name)
+}

@@ -1,0 +1,275 @@
+//! A chat's turn: its session opened or started, submitted to the supervisor, and its tool
+//! progress in one message edited in place.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+
+use super::{Bot, HOLDER, PROGRESS_EDIT_INTERVAL, lock, now_secs};
+use crate::engine::{EngineEvent, Observer};
+use crate::llm::Message;
+use crate::runtime::{Approvals, Runtime, RuntimeError, SessionHandle, Submission};
+use crate::session::{ORIGIN_TELEGRAM, SessionError};
+use crate::telegram::chats;
+use crate::telegram::outgoing;
+use crate::telegram::state::ChatSession;
+use crate::telegram::text::{MAX_MESSAGE_UNITS, utf16_len};
+use crate::tools::catalog::tool_emoji;
+
+impl Bot {
+    pub(super) async fn start_turn(self: &Arc<Self>, chat: i64, text: String) {
+        self.start_turn_with(chat, Message::user(text), Vec::new())
+            .await;
+    }
+
+    /// A turn of the chat's session with `input` (its text and images); `external` names
+    /// external content in it.
+    pub(super) async fn start_turn_with(
+        self: &Arc<Self>,
+        chat: i64,
+        input: Message,
+        external: Vec<String>,
+    ) {
+        if let Some(refusal) = self.no_turn_now(chat) {
+            self.say(chat, &refusal).await;
+            return;
+        }
+        let existing = self.chat_session(chat).map(|s| s.session_id);
+        let runtime = self.runtime.clone();
+        let task_text = input.content.clone();
+        let opened =
+            tokio::task::spawn_blocking(move || open_session(&runtime, existing, &task_text))
+                .await
+                .map_err(|e| e.to_string())
+                .and_then(|r| r.map_err(|e| e.to_string()));
+        let session = match opened {
+            Ok(session) => session,
+            Err(e) => {
+                self.say(chat, &format!("Cannot start the turn: {e}")).await;
+                return;
+            }
+        };
+        let session_id = session.id().to_string();
+        {
+            let mut state = lock(&self.state);
+            state.state.chats.insert(
+                chat.to_string(),
+                ChatSession {
+                    session_id: session_id.clone(),
+                    last_active: now_secs(),
+                },
+            );
+            state.state.remember_session(chat, &session_id);
+            if let Err(e) = state.save() {
+                eprintln!("odek telegram: warning: could not save the chat's session: {e}");
+            }
+        }
+        let (progress_tx, progress_rx) = unbounded_channel();
+        let progress_end = progress_tx.clone();
+        let handle = match self.supervisor.submit(Submission {
+            runtime: self.runtime.clone(),
+            session: Some(session),
+            input: vec![input],
+            approvals: Approvals::remote(),
+            output: Arc::new(ProgressObserver { tx: progress_tx }),
+            external,
+            origin: crate::session::ORIGIN_TELEGRAM,
+        }) {
+            Ok(handle) => handle,
+            Err(e) => {
+                self.say(chat, &format!("Cannot start the turn: {e}")).await;
+                return;
+            }
+        };
+        lock(&self.running).insert(chat, handle.run_id.clone());
+        lock(&self.run_chats).insert(handle.run_id.clone(), chat);
+        let progress = tokio::spawn(self.clone().show_progress(chat, progress_rx));
+        let bot = self.clone();
+        let task = tokio::spawn(async move {
+            let run_id = handle.run_id.clone();
+            let outcome = handle.outcome().await;
+            let _ = progress_end.send(Progress::End);
+            let _ = progress.await;
+            // The chat is free before the answer goes out: a message sent the moment the
+            // answer arrives starts the next turn instead of being told one is running.
+            lock(&bot.running).remove(&chat);
+            lock(&bot.run_chats).remove(&run_id);
+            {
+                let mut state = lock(&bot.state);
+                if let Some(s) = state.state.chats.get_mut(&chat.to_string()) {
+                    s.last_active = now_secs();
+                }
+                if let Ok(o) = &outcome {
+                    let tokens = o.run.usage.input_tokens + o.run.usage.output_tokens;
+                    state.state.add_tokens(chat, &chats::today(), tokens);
+                }
+                let _ = state.save();
+            }
+            // An answer goes as MarkdownV2; how a turn ended otherwise, as plain text.
+            match outcome {
+                Ok(o) => match o.run.result {
+                    Ok(answer) => bot.deliver(chat, &answer).await,
+                    Err(crate::engine::RunError::Cancelled) => bot.say(chat, "Cancelled.").await,
+                    Err(e) => {
+                        let text = match o.run.summary {
+                            Some(summary) => format!("{e}\n\n{summary}"),
+                            None => format!("The turn failed: {e}"),
+                        };
+                        bot.say(chat, &text).await;
+                    }
+                },
+                Err(e) => bot.say(chat, &format!("The turn failed: {e}")).await,
+            }
+        });
+        lock(&self.tasks).push(task);
+    }
+
+    /// Tool progress: one message, created at the first tool call and edited as calls end.
+    pub(super) async fn show_progress(
+        self: Arc<Self>,
+        chat: i64,
+        mut rx: UnboundedReceiver<Progress>,
+    ) {
+        let mut lines: Vec<String> = Vec::new();
+        let mut message_id: Option<i32> = None;
+        let mut shown = String::new();
+        let mut last_edit = Instant::now() - PROGRESS_EDIT_INTERVAL;
+        loop {
+            let next = if message_id.is_some() && last_edit.elapsed() < PROGRESS_EDIT_INTERVAL {
+                match tokio::time::timeout(PROGRESS_EDIT_INTERVAL, rx.recv()).await {
+                    Ok(line) => line.map(Some),
+                    Err(_) => Some(None),
+                }
+            } else {
+                rx.recv().await.map(Some)
+            };
+            let done = match next {
+                None | Some(Some(Progress::End)) => true,
+                Some(Some(Progress::Line(line))) => {
+                    lines.push(line.render());
+                    // Many calls: keep the newest under the cap.
+                    while utf16_len(&lines.join("\n")) > MAX_MESSAGE_UNITS - 64 && lines.len() > 1 {
+                        lines.remove(0);
+                    }
+                    false
+                }
+                Some(None) => false,
+            };
+            let text = lines.join("\n");
+            let due = done || last_edit.elapsed() >= PROGRESS_EDIT_INTERVAL;
+            if !text.is_empty() && text != shown && due {
+                match message_id {
+                    None => message_id = self.send(chat, &text, None, None).await,
+                    Some(id) => self.edit(chat, id, &text, None).await,
+                }
+                shown = text;
+                last_edit = Instant::now();
+            }
+            if done {
+                return;
+            }
+        }
+    }
+}
+
+/// The session for a chat's turn: its saved one when it still exists, else a new one
+/// (origin `telegram`) whose task is the message.
+pub(super) fn open_session(
+    runtime: &Runtime,
+    existing: Option<String>,
+    text: &str,
+) -> Result<Arc<SessionHandle>, RuntimeError> {
+    if let Some(id) = existing {
+        match runtime.open_session(&id, HOLDER) {
+            Ok(session) => return Ok(session),
+            Err(RuntimeError::Session(SessionError::NotFound { .. })) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let (head, warning) = runtime.first_messages_on(Some(outgoing::SURFACE_NOTE));
+    if let Some(w) = warning {
+        eprintln!("odek telegram: warning: {w}");
+    }
+    runtime.new_session(text, head, ORIGIN_TELEGRAM, HOLDER)
+}
+
+/// One finished tool call for the progress message.
+pub(super) struct ToolLine {
+    name: String,
+    summary: String,
+    ok: bool,
+    seconds: f64,
+}
+
+impl ToolLine {
+    fn render(&self) -> String {
+        let mark = if self.ok { "✓" } else { "✗" };
+        let summary = crate::text::first_line(&self.summary, 60);
+        format!(
+            "{} {} {summary} {mark} {:.1}s",
+            tool_emoji(&self.name),
+            self.name,
+            self.seconds
+        )
+    }
+}
+
+/// What the progress message hears.
+pub(super) enum Progress {
+    /// A tool call ended.
+    Line(ToolLine),
+    /// The turn ended: the last edit, then done.
+    End,
+}
+
+/// The turn's output: finished tool calls go to the progress message.
+pub(super) struct ProgressObserver {
+    tx: UnboundedSender<Progress>,
+}
+
+impl Observer for ProgressObserver {
+    fn on_event(&self, event: &EngineEvent<'_>) {
+        if let EngineEvent::ToolCallFinished {
+            call,
+            summary,
+            ok,
+            duration,
+            ..
+        } = event
+        {
+            let _ = self.tx.send(Progress::Line(ToolLine {
+                name: call.function.name.clone(),
+                summary: summary.to_string(),
+                ok: *ok,
+                seconds: duration.as_secs_f64(),
+            }));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_lines_use_the_emoji_table() {
+        let line = ToolLine {
+            name: "plan".into(),
+            summary: "create".into(),
+            ok: true,
+            seconds: 0.04,
+        };
+        assert_eq!(line.render(), "📋 plan create ✓ 0.0s");
+        let failed = ToolLine {
+            name: "shell".into(),
+            summary: "x".repeat(70),
+            ok: false,
+            seconds: 1.25,
+        };
+        assert_eq!(
+            failed.render(),
+            format!("💻 shell {}… ✗ 1.2s", "x".repeat(60))
+        );
+    }
+}
