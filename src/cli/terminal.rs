@@ -789,7 +789,7 @@ impl Terminal {
                     "  ↳ sub-agent {index}/{total} {status} · {iterations} iterations, {tool_calls} tool calls · {:.1}s",
                     *duration_ms as f64 / 1000.0
                 );
-                if status == "ok" {
+                if status == crate::protocol::subagent::EnvelopeStatus::Ok.as_str() {
                     s.dim(&line)
                 } else {
                     s.yellow(&line)
