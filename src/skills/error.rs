@@ -1,7 +1,7 @@
 //! Why a skill could not be read, trusted or imported: [`SkillError`], its kind and hint,
 //! and the format's rules a `SKILL.md` can break ([`Rule`]), one sentence each.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::error::{Classified, ErrorKind};
 
@@ -257,6 +257,20 @@ pub enum SkillError {
         /// The rule.
         rule: Rule,
     },
+}
+
+impl SkillError {
+    /// The error of a failed read of `path`, for `map_err`.
+    pub fn reading(path: &Path) -> impl FnOnce(std::io::Error) -> SkillError + use<> {
+        let path = path.to_path_buf();
+        move |source| SkillError::Read { path, source }
+    }
+
+    /// The error of a failed write of `path`, for `map_err`.
+    pub fn writing(path: &Path) -> impl FnOnce(std::io::Error) -> SkillError + use<> {
+        let path = path.to_path_buf();
+        move |source| SkillError::Write { path, source }
+    }
 }
 
 impl Classified for SkillError {

@@ -150,12 +150,14 @@ impl Stage {
 /// Refuses a skill folder holding a link that does not resolve to a place inside it
 /// (checked once every link exists, so chains of links are followed as the system will).
 fn check_links(skill: &Path, source: &str) -> Result<(), SkillError> {
-    let root = skill.canonicalize().map_err(read_error(skill))?;
+    let root = skill.canonicalize().map_err(SkillError::reading(skill))?;
     let mut pending = vec![skill.to_path_buf()];
     while let Some(dir) = pending.pop() {
-        let entries = std::fs::read_dir(&dir).map_err(read_error(&dir))?;
+        let entries = std::fs::read_dir(&dir).map_err(SkillError::reading(&dir))?;
         for entry in entries.filter_map(Result::ok) {
-            let kind = entry.file_type().map_err(read_error(&entry.path()))?;
+            let kind = entry
+                .file_type()
+                .map_err(SkillError::reading(&entry.path()))?;
             let path = entry.path();
             if kind.is_symlink() {
                 let inside = path.canonicalize().is_ok_and(|t| t.starts_with(&root));
@@ -180,29 +182,19 @@ fn check_links(skill: &Path, source: &str) -> Result<(), SkillError> {
 
 fn make_parent(path: &Path) -> Result<(), SkillError> {
     match path.parent() {
-        Some(dir) => std::fs::create_dir_all(dir).map_err(write_error(dir)),
+        Some(dir) => std::fs::create_dir_all(dir).map_err(SkillError::writing(dir)),
         None => Ok(()),
     }
-}
-
-fn read_error(path: &Path) -> impl FnOnce(io::Error) -> SkillError + use<> {
-    let path = path.to_path_buf();
-    move |source| SkillError::Read { path, source }
-}
-
-fn write_error(path: &Path) -> impl FnOnce(io::Error) -> SkillError + use<> {
-    let path = path.to_path_buf();
-    move |source| SkillError::Write { path, source }
 }
 
 /// Imports `source` into `skills_dir` (created when missing); `force` replaces skills of the
 /// same name. Returns the names installed.
 pub fn import(source: &Path, skills_dir: &Path, force: bool) -> Result<Vec<String>, SkillError> {
-    std::fs::create_dir_all(skills_dir).map_err(write_error(skills_dir))?;
+    std::fs::create_dir_all(skills_dir).map_err(SkillError::writing(skills_dir))?;
     let staging = tempfile::Builder::new()
         .prefix(".import-")
         .tempdir_in(skills_dir)
-        .map_err(write_error(skills_dir))?;
+        .map_err(SkillError::writing(skills_dir))?;
     let mut stage = Stage {
         root: staging.path().join("unpacked"),
         entries: 0,
@@ -210,7 +202,7 @@ pub fn import(source: &Path, skills_dir: &Path, force: bool) -> Result<Vec<Strin
         source: source.display().to_string(),
         links: Vec::new(),
     };
-    std::fs::create_dir(&stage.root).map_err(write_error(&stage.root))?;
+    std::fs::create_dir(&stage.root).map_err(SkillError::writing(&stage.root))?;
     unpack(source, &mut stage)?;
     stage.make_links()?;
     let found = staged_skills(&stage.root, staging.path(), &stage.source)?;
@@ -232,7 +224,7 @@ pub fn import(source: &Path, skills_dir: &Path, force: bool) -> Result<Vec<Strin
 /// Moves `dir` to `target`; an installed skill there is moved aside first and deleted only
 /// once the new one is in place (put back if the move fails).
 fn install(dir: &Path, target: &Path, staging: &Path) -> Result<(), SkillError> {
-    let cannot = |e: io::Error| write_error(target)(e);
+    let cannot = |e: io::Error| SkillError::writing(target)(e);
     let aside = staging.join("replaced");
     let replacing = std::fs::symlink_metadata(target).is_ok();
     if replacing {
@@ -251,12 +243,12 @@ fn install(dir: &Path, target: &Path, staging: &Path) -> Result<(), SkillError> 
 }
 
 fn unpack(source: &Path, stage: &mut Stage) -> Result<(), SkillError> {
-    let meta = std::fs::metadata(source).map_err(read_error(source))?;
+    let meta = std::fs::metadata(source).map_err(SkillError::reading(source))?;
     if meta.is_dir() {
         return copy_folder(source, Path::new(""), stage);
     }
     let name = source.to_string_lossy().to_lowercase();
-    let file = File::open(source).map_err(read_error(source))?;
+    let file = File::open(source).map_err(SkillError::reading(source))?;
     if name.ends_with(".zip") {
         unzip(file, stage)
     } else if name.ends_with(".tar.gz") || name.ends_with(".tgz") {
@@ -270,7 +262,7 @@ fn unpack(source: &Path, stage: &mut Stage) -> Result<(), SkillError> {
 
 fn copy_folder(root: &Path, relative: &Path, stage: &mut Stage) -> Result<(), SkillError> {
     let dir = root.join(relative);
-    let read = |e: io::Error| read_error(&dir)(e);
+    let read = |e: io::Error| SkillError::reading(&dir)(e);
     let mut entries: Vec<_> = std::fs::read_dir(&dir)
         .map_err(read)?
         .collect::<Result<_, _>>()
@@ -378,9 +370,9 @@ fn staged_skills(
         if place.exists() {
             return Err(SkillError::Duplicate(name));
         }
-        std::fs::create_dir(&place).map_err(write_error(&place))?;
+        std::fs::create_dir(&place).map_err(SkillError::writing(&place))?;
         let home = place.join(&name);
-        std::fs::rename(&dir, &home).map_err(write_error(&home))?;
+        std::fs::rename(&dir, &home).map_err(SkillError::writing(&home))?;
         read_skill_file(&home).map_err(|rule| SkillError::Breaks {
             name: name.clone(),
             rule: Box::new(rule.into()),
@@ -393,7 +385,7 @@ fn staged_skills(
 /// The `name` a `SKILL.md` declares, checked (the folder it lands in takes that name).
 fn declared_name(dir: &Path) -> Result<String, SkillError> {
     let file = dir.join(SKILL_FILE);
-    let text = std::fs::read_to_string(&file).map_err(read_error(&file))?;
+    let text = std::fs::read_to_string(&file).map_err(SkillError::reading(&file))?;
     let in_file = |rule: Rule| SkillError::InFile {
         file: file.clone(),
         rule,

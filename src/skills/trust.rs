@@ -35,7 +35,7 @@ pub fn folder_hash_reading(
 ) -> Result<(String, Option<Vec<u8>>), SkillError> {
     use std::os::unix::ffi::OsStrExt;
     use std::os::unix::fs::PermissionsExt;
-    let root = dir.canonicalize().map_err(read_error(dir))?;
+    let root = dir.canonicalize().map_err(SkillError::reading(dir))?;
     let mut entries = Vec::new();
     collect(dir, Path::new(""), &mut entries)?;
     entries.sort();
@@ -48,10 +48,10 @@ pub fn folder_hash_reading(
     let mut wanted = None;
     for relative in &entries {
         let path = dir.join(relative);
-        let meta = std::fs::symlink_metadata(&path).map_err(read_error(&path))?;
+        let meta = std::fs::symlink_metadata(&path).map_err(SkillError::reading(&path))?;
         field(relative.as_os_str().as_bytes());
         if meta.file_type().is_symlink() {
-            let target = std::fs::read_link(&path).map_err(read_error(&path))?;
+            let target = std::fs::read_link(&path).map_err(SkillError::reading(&path))?;
             if !path.canonicalize().is_ok_and(|t| t.starts_with(&root)) {
                 return Err(SkillError::UnhashableLink(relative.clone()));
             }
@@ -64,7 +64,7 @@ pub fn folder_hash_reading(
             if bytes > MAX_BYTES {
                 return Err(SkillError::TooLargeToTrust(MAX_BYTES >> 20));
             }
-            let content = std::fs::read(&path).map_err(read_error(&path))?;
+            let content = std::fs::read(&path).map_err(SkillError::reading(&path))?;
             field(b"file");
             field(&(meta.permissions().mode() & 0o7777).to_le_bytes());
             field(&content);
@@ -82,21 +82,11 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn read_error(path: &Path) -> impl FnOnce(io::Error) -> SkillError + use<> {
-    let path = path.to_path_buf();
-    move |source| SkillError::Read { path, source }
-}
-
-fn write_error(path: &Path) -> impl FnOnce(io::Error) -> SkillError + use<> {
-    let path = path.to_path_buf();
-    move |source| SkillError::Write { path, source }
-}
-
 fn collect(root: &Path, relative: &Path, out: &mut Vec<PathBuf>) -> Result<(), SkillError> {
     let dir = root.join(relative);
-    let entries = std::fs::read_dir(&dir).map_err(read_error(&dir))?;
+    let entries = std::fs::read_dir(&dir).map_err(SkillError::reading(&dir))?;
     for entry in entries {
-        let entry = entry.map_err(read_error(&dir))?;
+        let entry = entry.map_err(SkillError::reading(&dir))?;
         let path = relative.join(entry.file_name());
         let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
         out.push(path.clone());
@@ -155,7 +145,7 @@ impl TrustStore {
         let path = home.join(TRUST_FILE);
         match std::fs::read(&path) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(TrustStore::default()),
-            Err(e) => Err(read_error(&path)(e)),
+            Err(e) => Err(SkillError::reading(&path)(e)),
             Ok(bytes) => serde_json::from_slice(&bytes)
                 .map_err(|source| SkillError::TrustDamaged { path, source }),
         }
@@ -189,16 +179,16 @@ impl TrustStore {
         home: &Path,
         change: impl FnOnce(&mut TrustStore) -> Result<T, SkillError>,
     ) -> Result<T, SkillError> {
-        crate::session::ensure_dir(home).map_err(write_error(home))?;
+        crate::session::ensure_dir(home).map_err(SkillError::writing(home))?;
         let lock_path = home.join(format!(".{TRUST_FILE}.lock"));
-        let _lock = DirLock::acquire(&lock_path).map_err(write_error(&lock_path))?;
+        let _lock = DirLock::acquire(&lock_path).map_err(SkillError::writing(&lock_path))?;
         let mut store = TrustStore::load(home)?;
         let result = change(&mut store)?;
         let path = home.join(TRUST_FILE);
         let mut bytes = serde_json::to_vec_pretty(&store)
-            .map_err(|e| write_error(&path)(io::Error::other(e)))?;
+            .map_err(|e| SkillError::writing(&path)(io::Error::other(e)))?;
         bytes.push(b'\n');
-        write_atomically(home, TRUST_FILE, &bytes).map_err(write_error(&path))?;
+        write_atomically(home, TRUST_FILE, &bytes).map_err(SkillError::writing(&path))?;
         Ok(result)
     }
 

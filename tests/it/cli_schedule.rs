@@ -158,32 +158,9 @@ async fn outcome_of(sb: &Sandbox, job: &str) -> String {
 }
 
 /// Moves a job's creation back by `hours`, as if it had been added then and nothing ran since.
-fn backdate(sb: &Sandbox, hours: i64) {
-    let path = sb.home.join("schedules.json");
-    let mut jobs: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    let then = jiff::Timestamp::now() - jiff::SignedDuration::from_hours(hours);
-    jobs[0]["created_at"] = json!(then.to_string());
-    std::fs::write(&path, jobs.to_string()).unwrap();
-}
-
 /// A daemon started on a home whose hourly `--catchup` job `name` missed its last runs.
 fn daemon_with_a_missed_job(sb: &Sandbox, server: &ScriptedServer, name: &str) -> Spawned {
-    let add = schedule(
-        sb,
-        &server.base_url(),
-        &[
-            "add",
-            "--cron",
-            "0 * * * *",
-            "--name",
-            name,
-            "--catchup",
-            "the task",
-        ],
-    );
-    assert_eq!(add.status.code(), Some(0), "{}", show(&add));
-    backdate(sb, 3);
+    sb.add_missed_hourly_job(&server.base_url(), name, "the task", 3);
     let mut cmd = sb.odek(&server.base_url());
     cmd.args(["schedule", "daemon"]);
     spawn_until(cmd, "odek schedule daemon: running the scheduled jobs of")
@@ -266,7 +243,7 @@ async fn serve_runs_the_schedules_and_lists_them_under_its_token() {
         ],
     );
     assert_eq!(add.status.code(), Some(0), "{}", show(&add));
-    backdate(&sb, 2);
+    sb.backdate_first_job(2);
     let served = crate::support::serve::Served::start(&sb, &server.base_url(), &[]);
     let log = sb.home.join("schedules/hourly.log");
     for _ in 0..200 {
@@ -347,21 +324,7 @@ async fn a_scheduled_run_inside_serve_is_listed_and_cancelled_as_a_run_of_the_se
     )])
     .await;
     let sb = Sandbox::new();
-    let add = schedule(
-        &sb,
-        &server.base_url(),
-        &[
-            "add",
-            "--cron",
-            "0 * * * *",
-            "--name",
-            "hourly",
-            "--catchup",
-            "catch up",
-        ],
-    );
-    assert_eq!(add.status.code(), Some(0), "{}", show(&add));
-    backdate(&sb, 2);
+    sb.add_missed_hourly_job(&server.base_url(), "hourly", "catch up", 2);
     let served = crate::support::serve::Served::start(&sb, &server.base_url(), &[]);
     hold.wait_reached().await;
 

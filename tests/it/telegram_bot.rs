@@ -1330,25 +1330,7 @@ async fn status_counts_a_scheduled_run_of_the_bot() {
     let tg = FakeTelegram::start().await;
     let sb = Sandbox::new();
     configure(&sb, &tg, json!({}));
-    let mut add = sb.odek(&model.base_url());
-    add.args([
-        "schedule",
-        "add",
-        "--cron",
-        "0 * * * *",
-        "--name",
-        "hourly",
-        "--catchup",
-        "catch up",
-    ]);
-    let added = output(add).await;
-    assert_eq!(added.status.code(), Some(0), "{}", show(&added));
-    // As if it had been added two hours ago and nothing ran since.
-    let path = sb.home.join("schedules.json");
-    let mut jobs: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    let then = jiff::Timestamp::now() - jiff::SignedDuration::from_hours(2);
-    jobs[0]["created_at"] = json!(then.to_string());
-    std::fs::write(&path, jobs.to_string()).unwrap();
+    sb.add_missed_hourly_job(&model.base_url(), "hourly", "catch up", 2);
 
     let bot = Bot::start(&sb, &model);
     hold.wait_reached().await;

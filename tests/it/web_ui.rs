@@ -957,25 +957,8 @@ async fn the_runs_tab_lists_a_scheduled_run_and_stops_it() {
     )])
     .await;
     let sb = Sandbox::new();
-    let mut add = sb.odek(&server.base_url());
-    add.args([
-        "schedule",
-        "add",
-        "--cron",
-        "0 * * * *",
-        "--name",
-        "hourly",
-        "--catchup",
-        "catch up",
-    ]);
-    let added = output(add).await;
-    assert!(added.status.success(), "{}", show(&added));
-    // As if it had been added two hours ago and nothing ran since: the runner catches up.
-    let path = sb.home.join("schedules.json");
-    let mut jobs: Value = serde_json::from_str(&read(&path)).expect("jobs");
-    let then = jiff::Timestamp::now() - jiff::SignedDuration::from_hours(2);
-    jobs[0]["created_at"] = json!(then.to_string());
-    std::fs::write(&path, jobs.to_string()).expect("backdated");
+    // Missed while no runner ran: the server's runner catches up at start.
+    sb.add_missed_hourly_job(&server.base_url(), "hourly", "catch up", 2);
     let served = Served::start(&sb, &server.base_url(), &[]);
     hold.wait_reached().await;
 

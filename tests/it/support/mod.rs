@@ -528,6 +528,37 @@ impl Sandbox {
     }
 }
 
+impl Sandbox {
+    /// Adds the hourly `--catchup` job `name` (task `task`) and dates it `hours` back, so
+    /// that the next runner on this home finds runs it missed and catches up once at start.
+    pub fn add_missed_hourly_job(&self, base_url: &str, name: &str, task: &str, hours: i64) {
+        let mut add = self.odek(base_url);
+        add.args([
+            "schedule",
+            "add",
+            "--cron",
+            "0 * * * *",
+            "--name",
+            name,
+            "--catchup",
+            task,
+        ]);
+        let added = add.output().expect("runs");
+        assert_eq!(added.status.code(), Some(0), "{}", show(&added));
+        self.backdate_first_job(hours);
+    }
+
+    /// Dates the first scheduled job `hours` back (as if added then, and nothing ran since).
+    pub fn backdate_first_job(&self, hours: i64) {
+        let path = self.home.join("schedules.json");
+        let mut jobs: Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).expect("jobs")).expect("json");
+        let then = jiff::Timestamp::now() - jiff::SignedDuration::from_hours(hours);
+        jobs[0]["created_at"] = json!(then.to_string());
+        std::fs::write(&path, jobs.to_string()).expect("backdated");
+    }
+}
+
 /// The binary under test: the one Cargo built with these tests, or the one `ODEK_TEST_BIN`
 /// names (CI runs the suite again against the static release binary, `make build`'s).
 pub fn odek_binary() -> PathBuf {
