@@ -1,6 +1,74 @@
 //! Processes: signals to the process groups odek starts (shell commands, MCP servers, and
-//! later sub-agents), a guard that kills a group however its owner ends, and the
-//! termination signals every long-running command stops on.
+//! later sub-agents), a guard that kills a group however its owner ends, the termination
+//! signals every long-running command stops on, the environment those programs get (never a
+//! variable that holds one of odek's keys) and odek's own hardening.
+
+use std::sync::{Mutex, PoisonError};
+
+/// Variables holding odek's own secrets, removed from the environment of every program odek
+/// starts (shell commands, MCP servers, sub-agents).
+pub const HIDDEN_ENV: &[&str] = &[
+    "ODEK_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "OPENAI_API_KEY",
+    "ODEK_TELEGRAM_TOKEN",
+    "ODEK_EMBEDDINGS_API_KEY",
+];
+
+/// The keys odek holds (the API key, the Telegram token, the embeddings key), whatever
+/// variable they came from.
+static KEYS: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// Registers a key odek holds: no program it starts gets a variable whose value holds it
+/// (a key configured as `"${MY_KEY}"` hides `MY_KEY` too). Values under 8 bytes are ignored.
+pub fn register_key(value: &str) {
+    let value = value.trim();
+    if value.len() < 8 {
+        return;
+    }
+    let mut keys = KEYS.lock().unwrap_or_else(PoisonError::into_inner);
+    if !keys.iter().any(|k| k == value) {
+        keys.push(value.to_string());
+    }
+}
+
+/// The variables of this process a program odek starts must not get: [`HIDDEN_ENV`], and
+/// every variable whose value holds a registered key.
+pub fn hidden_variables() -> Vec<std::ffi::OsString> {
+    let keys = KEYS.lock().unwrap_or_else(PoisonError::into_inner).clone();
+    let mut hidden: Vec<std::ffi::OsString> = HIDDEN_ENV.iter().map(Into::into).collect();
+    for (name, value) in std::env::vars_os() {
+        let value = value.to_string_lossy();
+        if keys.iter().any(|key| value.contains(key.as_str())) {
+            hidden.push(name);
+        }
+    }
+    hidden
+}
+
+/// Removes [`hidden_variables`] from what `cmd` passes on.
+pub fn hide_keys(cmd: &mut tokio::process::Command) {
+    for name in hidden_variables() {
+        cmd.env_remove(name);
+    }
+}
+
+/// Makes this process non-dumpable (no core file, no `ptrace` attach and no reading of its
+/// `/proc/<pid>/mem` or `environ` by other processes of the same user) and sets its core
+/// file limit to 0. Programs it starts are dumpable again after their `exec`.
+pub fn harden() {
+    // SAFETY: prctl(PR_SET_DUMPABLE) and setrlimit(RLIMIT_CORE) take plain integers and a
+    // pointer to a local struct; they touch no memory of ours beyond reading that struct.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+        let none = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        libc::setrlimit(libc::RLIMIT_CORE, &none);
+    }
+}
 
 /// Sends `signal` to the process group `pgid`.
 pub fn signal_group(pgid: i32, signal: i32) {

@@ -138,6 +138,7 @@ enum Command {
 /// Runs the program and returns its exit code.
 pub fn main() -> ExitCode {
     panic::install();
+    crate::process_group::harden();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

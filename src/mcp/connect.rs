@@ -162,9 +162,7 @@ fn start(
     }
     let program = config.command.as_deref().unwrap_or_default();
     let mut cmd = tokio::process::Command::new(program);
-    for var in crate::tools::HIDDEN_ENV {
-        cmd.env_remove(var);
-    }
+    crate::process_group::hide_keys(&mut cmd);
     cmd.args(&config.args)
         .envs(&config.env)
         .process_group(0)

@@ -6,8 +6,10 @@
 //! 1. **Known values.** Secrets the process actually holds (the API key, the Telegram token,
 //!    every environment value whose name looks secret) are registered with
 //!    [`Redactor::add_secret`], together with the encodings an agent is likely to print them
-//!    in: base64 (standard, standard without padding, URL-safe, URL-safe without padding),
-//!    hex (lower and upper case), URL-query escaping and the reversed string. One pass of
+//!    in: base64 (standard, standard without padding, URL-safe, URL-safe without padding,
+//!    and the part of each that is the value's alone at all three alignments, so the value
+//!    is found inside a longer encoded text), hex (lower and upper case), URL-query escaping,
+//!    every byte percent-encoded and the reversed string. One pass of
 //!    the SIMD "Teddy" searcher finds them all (an Aho-Corasick automaton past ~60 forms).
 //! 2. **Patterns.** Rules for credential formats (`patterns.rs`): provider keys and tokens
 //!    with a recognisable prefix (`ghp_`, `AKIA`, `dop_v1_`, `shpat_`, …), private key
@@ -305,7 +307,9 @@ fn encoded_forms(value: &str) -> Vec<String> {
     let bytes = value.as_bytes();
     let hex_lower = hex_encode(bytes);
     let hex_upper = hex_lower.to_ascii_uppercase();
-    vec![
+    let percent_upper = percent_encode(bytes);
+    let percent_lower = percent_upper.to_ascii_lowercase();
+    let mut forms = vec![
         value.to_string(),
         STANDARD.encode(bytes),
         STANDARD_NO_PAD.encode(bytes),
@@ -314,8 +318,42 @@ fn encoded_forms(value: &str) -> Vec<String> {
         hex_lower,
         hex_upper,
         query_escape(value),
+        percent_upper,
+        percent_lower,
         value.chars().rev().collect(),
-    ]
+    ];
+    for shift in 0..3 {
+        forms.push(base64_core(bytes, shift, &STANDARD_NO_PAD));
+        forms.push(base64_core(bytes, shift, &URL_SAFE_NO_PAD));
+    }
+    forms
+}
+
+/// The characters of the value's base64 that do not depend on the bytes around it, when the
+/// value starts `shift` bytes (0, 1 or 2) into a 3-byte group: a longer text encoded whole
+/// (`ODEK_API_KEY=…` in an encoded environment) holds one of the three.
+fn base64_core(bytes: &[u8], shift: usize, engine: &base64::engine::GeneralPurpose) -> String {
+    let mut shifted = vec![0u8; shift];
+    shifted.extend_from_slice(bytes);
+    let encoded = engine.encode(&shifted);
+    // Character i holds bits 6i..6i+6 of the shifted bytes: only those wholly inside the
+    // value's bits (8·shift .. 8·(shift + len)) are the value's alone.
+    let first = (8 * shift).div_ceil(6);
+    let end = (8 * (shift + bytes.len())) / 6;
+    encoded.get(first..end).unwrap_or_default().to_string()
+}
+
+/// Every byte as `%XX` (upper-case hex), as `curl --data-urlencode` of a binary or a script
+/// escaping everything writes it.
+fn percent_encode(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789ABCDEF";
+    let mut out = String::with_capacity(bytes.len() * 3);
+    for byte in bytes {
+        out.push('%');
+        out.push(char::from(DIGITS[usize::from(byte >> 4)]));
+        out.push(char::from(DIGITS[usize::from(byte & 0x0f)]));
+    }
+    out
 }
 
 fn hex_encode(bytes: &[u8]) -> String {

@@ -296,9 +296,43 @@ fn registered_values_are_redacted_in_every_form() {
     }
 }
 
+/// A key inside a longer text that is encoded whole — `tr '\0' '\n' < /proc/…/environ |
+/// base64` — starts at any of the three places in a base64 group; each is found, and no
+/// character that is the key's alone is left.
+#[test]
+fn a_registered_value_inside_a_longer_encoded_text_is_found_at_every_alignment() {
+    let key = "sk-live-AbCdEfGhIjKlMnOpQrStUv0123456789";
+    let mut redactor = Redactor::new();
+    redactor.add_secret(key);
+    for prefix in ["", "A", "AB", "ODEK_API_KEY=", "PATH=/bin\0ODEK_API_KEY="] {
+        let plain = format!("{prefix}{key}\nHOME=/root\n");
+        for engine in [&STANDARD, &URL_SAFE, &STANDARD_NO_PAD] {
+            let encoded = engine.encode(plain.as_bytes());
+            let out = redactor.redact(&encoded).into_owned();
+            assert!(out.contains(REDACTED), "{prefix:?}: {encoded} → {out}");
+            // Of the characters that hold the key's bits, at most the two that mix its first
+            // and last bits with the bytes around it are left.
+            let key_chars = (key.len() * 8).div_ceil(6);
+            assert!(
+                out.len() <= encoded.len() - (key_chars - 2) + REDACTED.len(),
+                "{prefix:?}: {out}"
+            );
+        }
+    }
+    let percent: String = key.bytes().map(|b| format!("%{b:02X}")).collect();
+    assert_eq!(
+        redactor.redact(&format!("q={percent}&x=1")),
+        "q=[REDACTED]&x=1"
+    );
+    assert_eq!(
+        redactor.redact(&format!("q={}&x=1", percent.to_ascii_lowercase())),
+        "q=[REDACTED]&x=1"
+    );
+}
+
 #[test]
 fn many_registered_values_are_all_found() {
-    // 40 values, 360 forms: more than the SIMD searcher takes, so the automaton serves.
+    // 40 values, 680 forms: more than the SIMD searcher takes, so the automaton serves.
     let values: Vec<String> = (0..40)
         .map(|i| format!("registered-value-{i:03}-xyz"))
         .collect();

@@ -587,17 +587,18 @@ pub fn build_redactor_with(config: &Config, extra: &[&str]) -> Arc<Redactor> {
     for secret in extra {
         r.add_secret(secret);
     }
-    if let Some(key) = &config.api_key {
-        r.add_secret(key);
-    }
-    for secret in [
+    // The keys odek holds: redacted everywhere, and no program it starts gets a variable
+    // that holds one.
+    for key in [
+        &config.api_key,
         &config.telegram.bot_token,
         &config.memory.embeddings.api_key,
     ]
     .into_iter()
     .flatten()
     {
-        r.add_secret(secret);
+        r.add_secret(key);
+        crate::process_group::register_key(key);
     }
     for server in config.mcp_servers.values() {
         r.add_secrets_from_env(server.env.clone());

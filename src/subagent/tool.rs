@@ -18,7 +18,7 @@ use crate::policy::DangerClass;
 use crate::process_group::GroupGuard;
 use crate::tools::approval::{ApprovalAnswer, Approver, Question, QuestionAnswer};
 use crate::tools::danger::Classification;
-use crate::tools::{HIDDEN_ENV, Tool, ToolContext, ToolError, ToolReport, decode_args};
+use crate::tools::{Tool, ToolContext, ToolError, ToolReport, decode_args};
 
 /// Most tasks of one call.
 pub const MAX_TASKS: usize = 8;
@@ -297,18 +297,12 @@ impl DelegateTasksTool {
             .stderr(std::process::Stdio::null())
             .process_group(0)
             .kill_on_drop(true);
-        for var in HIDDEN_ENV {
-            cmd.env_remove(var);
+        // No variable that holds a key (one referenced as `${MY_KEY}` included), and
+        // nothing a child starts may delegate again.
+        if let Some(key) = &self.settings.api_key {
+            crate::process_group::register_key(key);
         }
-        // A key referenced from the configuration by another name (`${MY_KEY}`) is not
-        // passed on under that name either; and nothing a child starts may delegate again.
-        if let Some(key) = self.settings.api_key.as_deref().filter(|k| k.len() >= 8) {
-            for (name, value) in std::env::vars_os() {
-                if value.to_string_lossy().contains(key) {
-                    cmd.env_remove(name);
-                }
-            }
-        }
+        crate::process_group::hide_keys(&mut cmd);
         cmd.env("ODEK_SUBAGENTS", "false");
         // `odek config` run by the child's commands shows the child's settings.
         cmd.env(super::TASK_VAR, file.path());

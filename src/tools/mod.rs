@@ -32,6 +32,7 @@ use crate::sandbox::Sandbox;
 use approval::Approver;
 use danger::Classification;
 
+pub use crate::process_group::HIDDEN_ENV;
 pub use batch_patch::BatchPatchTool;
 pub use batch_read::BatchReadTool;
 pub use clarify::{ClarifyTool, EXPIRED_ANSWER, NO_USER_ANSWER, answer_from_reply};
@@ -40,7 +41,7 @@ pub use patch::PatchTool;
 pub use plan_tool::PlanTool;
 pub use read_file::ReadFileTool;
 pub use search_files::SearchFilesTool;
-pub use shell::{HIDDEN_ENV, ShellTool};
+pub use shell::ShellTool;
 pub use write_file::WriteFileTool;
 
 /// Results longer than this keep only a head and a tail (SPEC §4), unless the tool allows

@@ -22,16 +22,6 @@ const MAX_STREAM_BYTES: usize = 1024 * 1024;
 const PIPE_GRACE: Duration = Duration::from_secs(2);
 /// Between SIGTERM and SIGKILL when stopping a process group.
 const KILL_GRACE: Duration = Duration::from_millis(300);
-/// Variables holding odek's own secrets, removed from the environment of every program odek
-/// starts (shell commands, MCP servers).
-pub const HIDDEN_ENV: &[&str] = &[
-    "ODEK_API_KEY",
-    "DEEPSEEK_API_KEY",
-    "OPENAI_API_KEY",
-    "ODEK_TELEGRAM_TOKEN",
-    "ODEK_EMBEDDINGS_API_KEY",
-];
-
 /// Runs shell commands, in the sandbox when there is one.
 pub struct ShellTool {
     sandbox: Option<Arc<Sandbox>>,
@@ -151,9 +141,7 @@ async fn run(
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    for var in HIDDEN_ENV {
-        cmd.env_remove(var);
-    }
+    crate::process_group::hide_keys(&mut cmd);
     if let Some(sandbox) = sandbox {
         sandbox.apply_to(&mut cmd).map_err(|e| {
             ToolError(format!(

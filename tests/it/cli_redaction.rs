@@ -172,3 +172,91 @@ async fn secrets_read_by_tools_stay_off_disk_and_out_of_requests() {
         assert!(leaked.is_empty(), "{path} leaks {leaked:?}");
     }
 }
+
+/// odek's own key: reading a process's environment under `/proc`, however the pid is spelled,
+/// is a secret read (denied with nobody to ask); and the key encoded inside a longer text —
+/// at each of the three places it can start in a base64 group, or percent-encoded — reaches
+/// neither the model nor a file under the home.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn odeks_key_is_out_of_reach_of_proc_and_of_encodings() {
+    use base64::Engine as _;
+    let key = "sk-live-AbCdEfGhIjKlMnOpQrStUv0123456789";
+    let encoded: Vec<String> = ["K=", "AK=", "ABK="]
+        .iter()
+        .map(|prefix| {
+            base64::engine::general_purpose::STANDARD.encode(format!("{prefix}{key}\nHOME=/"))
+        })
+        .collect();
+    let percent: String = key.bytes().map(|b| format!("%{b:02X}")).collect();
+    let server = ScriptedServer::start(vec![
+        tools(&[
+            (
+                "shell",
+                json!({"command": "tr '\\0' '\\n' < /proc/$PPID/environ | grep ODEK_API | base64 -w0"}),
+            ),
+            ("shell", json!({"command": "cat /proc/self/environ"})),
+            ("read_file", json!({"path": "/proc/self/environ"})),
+        ]),
+        tools(&[("shell", json!({"command": "cat encoded.txt"}))]),
+        text("done"),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    std::fs::write(
+        sb.work.join("encoded.txt"),
+        format!("{}\n{percent}\n", encoded.join("\n")),
+    )
+    .expect("write");
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.env("ODEK_API_KEY", key).args(["run", "print the key"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let requests = server.requests();
+    let denied = tool_results(&requests[1]);
+    assert_eq!(denied.len(), 3, "{denied:?}");
+    for result in &denied {
+        assert!(
+            result.contains("operation denied") && result.contains("secret_read"),
+            "{result}"
+        );
+    }
+    // The middle of each encoded line is the key's alone, whatever its alignment.
+    let pieces: Vec<&str> = encoded
+        .iter()
+        .map(|e| &e[8..40])
+        .chain([&percent[6..60]])
+        .collect();
+    let read_back = tool_results(&requests[2]).join("\n");
+    assert!(read_back.contains("[REDACTED]"), "{read_back}");
+    for piece in &pieces {
+        assert!(!read_back.contains(piece), "{piece} reached the model");
+    }
+    for (path, text) in files_under(&sb.home) {
+        for piece in &pieces {
+            assert!(!text.contains(piece), "{path} holds {piece}");
+        }
+        assert!(!text.contains(key), "{path} holds the key");
+    }
+}
+
+/// A key configured as `"${MY_KEY}"` hides `MY_KEY` from the shell's environment too (and from
+/// MCP servers' and sub-agents', which share the rule), not only the `ODEK_*` names.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_variable_a_key_is_read_from_is_not_passed_to_commands() {
+    let server = ScriptedServer::start(vec![
+        tools(&[("shell", json!({"command": "env | cut -d= -f1 | sort"}))]),
+        text("done"),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    sb.global_config(r#"{"api_key": "${MY_KEY}"}"#);
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.env("MY_KEY", "sk-mine-0123456789abcdefghij")
+        .env("MY_OTHER_SETTING", "kept")
+        .args(["run", "--ephemeral", "list the variables"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let names = tool_results(&server.requests()[1]).join("\n");
+    assert!(names.contains("MY_OTHER_SETTING"), "{names}");
+    assert!(!names.contains("MY_KEY"), "{names}");
+}

@@ -307,6 +307,11 @@ fn secret_in(path: &NormalPath, outside_tree: bool) -> Option<&'static str> {
         return Some("odek's configuration (it holds the API key)");
     }
     if path.anchor == Anchor::Root
+        && let Some(what) = process_secret(segments)
+    {
+        return Some(what);
+    }
+    if path.anchor == Anchor::Root
         && let Some((_, what)) = SYSTEM_SECRETS
             .iter()
             .find(|(wanted, _)| segments_match(segments, wanted))
@@ -337,6 +342,34 @@ fn secret_in(path: &NormalPath, outside_tree: bool) -> Option<&'static str> {
         return Some("a private key file");
     }
     (outside_tree && is_env_file(name)).then_some("a .env file outside the working directory")
+}
+
+/// A process's secrets under `/proc`: its environment (where a key it was given lies), its
+/// memory, its open files — whatever the pid's spelling (`self`, `thread-self`, `$PPID`,
+/// `$$`, digits, a glob, a variable), and the same below `task/<tid>`.
+fn process_secret(segments: &[String]) -> Option<&'static str> {
+    let [proc_dir, _pid, rest @ ..] = segments else {
+        return None;
+    };
+    if !name_matches(proc_dir, "proc") {
+        return None;
+    }
+    let rest = match rest {
+        [task, _tid, below @ ..] if name_matches(task, "task") => below,
+        _ => rest,
+    };
+    let [what, below @ ..] = rest else {
+        return None;
+    };
+    if name_matches(what, "environ") && below.is_empty() {
+        Some("a process's environment (the keys it was given)")
+    } else if name_matches(what, "mem") && below.is_empty() {
+        Some("a process's memory")
+    } else if name_matches(what, "fd") && !below.is_empty() {
+        Some("a process's open files")
+    } else {
+        None
+    }
 }
 
 /// True when `text` is a directory with credential locations below it: `/`, `/etc`, a home
