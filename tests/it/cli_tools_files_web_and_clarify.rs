@@ -101,6 +101,29 @@ async fn an_html_page_comes_back_as_markdown_with_links_and_without_scripts() {
     );
 }
 
+/// Pages of 2,000, 10,000 and 50,000 nested elements (made to crash the HTML converter's
+/// recursion) come back as Markdown with their text, and odek goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_of_deeply_nested_elements_neither_crashes_nor_stalls_odek() {
+    let site = MockServer::start().await;
+    for depth in [2_000, 10_000, 50_000] {
+        let page = format!(
+            "<html><body>{}nested {depth} deep{}</body></html>",
+            "<div>".repeat(depth),
+            "</div>".repeat(depth)
+        );
+        Mock::given(matchers::path(format!("/deep{depth}")))
+            .respond_with(ResponseTemplate::new(200).set_body_raw(page, "text/html"))
+            .mount(&site)
+            .await;
+    }
+    let sb = web_sandbox(json!({}));
+    for depth in [2_000, 10_000, 50_000] {
+        let result = fetch_result(&sb, &format!("{}/deep{depth}", site.uri()), None).await;
+        assert!(result.contains(&format!("nested {depth} deep")), "{result}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_redirect_to_loopback_and_an_unlisted_loopback_address_are_refused_naming_the_rule() {
     let inside = MockServer::start().await;

@@ -393,12 +393,14 @@ impl Page {
 }
 
 /// HTML as Markdown: links and headings kept; scripts, styles and embedded objects dropped.
+/// Elements nested deeper than [`super::nesting::MAX_DEPTH`] are unwrapped first: the
+/// converter recurses once per level.
 fn html_to_markdown(html: &str) -> Result<String, ToolError> {
     let converter = htmd::HtmlToMarkdown::builder()
         .skip_tags(SKIPPED_TAGS.to_vec())
         .build();
     converter
-        .convert(html)
+        .convert(&super::nesting::flatten_deep(html))
         .map_err(|e| ToolError(format!("web_fetch: the HTML could not be read: {e}")))
 }
 
@@ -428,6 +430,27 @@ mod tests {
         assert!(md.contains("[the docs](https://example.com/x)"), "{md}");
         assert!(md.contains("one") && md.contains("two"), "{md}");
         assert!(!md.contains("alert") && !md.contains("color:red"), "{md}");
+    }
+
+    /// Thousands of nested elements (a page made to crash the converter) are converted
+    /// on a thread with the stack of a blocking task, their text kept.
+    #[test]
+    fn a_page_of_deeply_nested_elements_converts_without_exhausting_the_stack() {
+        for depth in [2_000, 10_000, 50_000] {
+            let html = format!(
+                "<html><body>{}deep text{}</body></html>",
+                "<div>".repeat(depth),
+                "</div>".repeat(depth)
+            );
+            let md = std::thread::Builder::new()
+                .stack_size(2 * 1024 * 1024)
+                .spawn(move || html_to_markdown(&html))
+                .expect("thread")
+                .join()
+                .expect("no overflow")
+                .expect("converts");
+            assert!(md.contains("deep text"), "{depth}: {md}");
+        }
     }
 
     #[test]

@@ -13,6 +13,7 @@
 
 mod fetch;
 mod guard;
+mod nesting;
 mod search;
 
 use std::time::Duration;
