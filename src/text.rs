@@ -73,6 +73,34 @@ pub fn strip_controls(text: &str) -> String {
         .collect()
 }
 
+/// Foreign text (a model's, a repository's, a web page's) as a terminal should show it: every
+/// control character a terminal would act on drawn as its picture — ESC as `␛`, a carriage
+/// return as `␍`, a bell as `␇`, DEL as `␡`; the C1 controls and the bidirectional
+/// overrides as `<U+009B>` — so what the user reads is what is stored. Tabs stay, and
+/// newlines when `lines` is true (a body); otherwise a newline is `␊` (one row of a listing).
+pub fn visible(text: &str, lines: bool) -> Cow<'_, str> {
+    let shown_as_is = |c: char| (c == '\n' && lines) || c == '\t' || !needs_picture(c);
+    if text.chars().all(shown_as_is) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            c if shown_as_is(c) => out.push(c),
+            '\u{0}'..='\u{1f}' => out.push(char::from_u32(0x2400 + c as u32).unwrap_or('?')),
+            '\u{7f}' => out.push('\u{2421}'),
+            c => out.push_str(&format!("<U+{:04X}>", c as u32)),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Control characters and the invisible ones that reorder text.
+fn needs_picture(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
 /// The first line of `text` with at most `max` characters kept; `…` marks a cut or lines
 /// left out.
 pub fn first_line(text: &str, max: usize) -> String {
@@ -123,5 +151,21 @@ mod tests {
         assert_eq!(first_line("abcdef\nmore", 3), "abc…");
         assert_eq!(first_line("", 3), "");
         assert!(matches!(truncate("short", 10), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn foreign_controls_are_shown_not_acted_on() {
+        assert_eq!(visible("plain text\tand tab", false), "plain text\tand tab");
+        assert!(matches!(visible("plain", false), Cow::Borrowed(_)));
+        assert_eq!(
+            visible("ok\u{1b}]0;X\u{7}\r\u{1b}[2Kevil", false),
+            "ok\u{241b}]0;X\u{2407}\u{240d}\u{241b}[2Kevil"
+        );
+        assert_eq!(visible("a\nb", false), "a\u{240a}b");
+        assert_eq!(visible("a\nb", true), "a\nb");
+        assert_eq!(
+            visible("x\u{9b}31m\u{202e}y\u{7f}", true),
+            "x<U+009B>31m<U+202E>y\u{2421}"
+        );
     }
 }

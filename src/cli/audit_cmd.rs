@@ -111,7 +111,7 @@ fn list(store: &SessionStore, json: bool) -> anyhow::Result<Exit> {
     }
     let mut out = format!("{:<41} {:>7}  {:<23}  {}\n", "ID", "Blocks", "Last", "Task");
     for l in &listed {
-        let task = crate::text::strip_controls(l.task.as_deref().unwrap_or("(session deleted)"));
+        let task = crate::text::visible(l.task.as_deref().unwrap_or("(session deleted)"), false);
         out.push_str(&format!(
             "{:<41} {:>7}  {:<23}  {}\n",
             l.id,
@@ -129,7 +129,7 @@ fn render_trail(id: &str, title: Option<&str>, trail: &AuditTrail, content: bool
     let records = &trail.records;
     let mut out = format!("Session {id}");
     if let Some(t) = title {
-        let t = crate::text::strip_controls(t);
+        let t = crate::text::visible(t, false);
         out.push_str(&format!("  \"{}\"", crate::text::truncate(&t, 60)));
     }
     out.push('\n');
@@ -159,7 +159,7 @@ fn render_trail(id: &str, title: Option<&str>, trail: &AuditTrail, content: bool
         out.push_str(&record_line(r, width));
         if content {
             // Outside text: what a terminal would act on is dropped.
-            for line in crate::text::strip_controls(&r.content).lines() {
+            for line in crate::text::visible(&r.content, true).lines() {
                 out.push_str(&format!("      │ {line}\n"));
             }
         }
@@ -173,9 +173,10 @@ fn record_line(r: &AuditRecord, width: usize) -> String {
         .map_or_else(|| "       ".to_string(), |i| format!("call {i:<2}"));
     let clock = human_time(&r.timestamp);
     let clock = clock.get(11..19).unwrap_or(&clock);
-    let source = one_line(&crate::text::strip_controls(&crate::text::truncate(
-        &r.source, 60,
-    )));
+    let source = one_line(&crate::text::visible(
+        &crate::text::truncate(&r.source, 60),
+        false,
+    ));
     format!(
         "  {call}  {clock}  {source:<width$}  {:>9}  sha256 {}\n",
         size(r.bytes),

@@ -144,7 +144,7 @@ pub fn run(args: MemoryArgs) -> anyhow::Result<Exit> {
         MemoryCommand::Edit { id, text } => {
             let redactor = crate::runtime::build_redactor(&ctx.config);
             let f = memory.edit_fact(id, &redactor.redact(&text.join(" ")), budgets)?;
-            println!("#{} {}: {}", f.id, f.target.as_str(), f.content);
+            println!("#{} {}: {}", f.id, f.target.as_str(), shown(&f.content));
             Ok(Exit::Success)
         }
         MemoryCommand::Rm { id } => {
@@ -245,7 +245,7 @@ fn print_store(title: &str, facts: &[&Fact], budget: usize) {
         println!("  (empty)");
     }
     for f in facts {
-        println!("  #{:<4} {}", f.id, f.content);
+        println!("  #{:<4} {}", f.id, shown(&f.content));
     }
 }
 
@@ -289,14 +289,14 @@ fn review(memory: &Memory, json: bool) -> anyhow::Result<Exit> {
     for f in &pending {
         let store = match f.target {
             Target::User => "user".to_string(),
-            Target::Project => format!("project {}", f.project),
+            Target::Project => format!("project {}", shown(&f.project)),
         };
         println!(
             "#{:<4} {:<7} {store}\n      from session {}\n      {}",
             f.id,
             f.action,
-            f.session_id.as_deref().unwrap_or("-"),
-            f.content
+            shown(f.session_id.as_deref().unwrap_or("-")),
+            shown(&f.content)
         );
     }
     println!("\nodek memory accept ID|--all   ·   odek memory reject ID|--all");
@@ -365,7 +365,7 @@ fn episodes(memory: &Memory) -> anyhow::Result<Exit> {
             "{} ({} turns){flag}\n  {}\n",
             e.session_id,
             e.turns,
-            e.summary.trim()
+            crate::text::visible(e.summary.trim(), true)
         );
     }
     Ok(Exit::Success)
@@ -416,4 +416,10 @@ fn import(ctx: &Ctx, memory: &Memory, file: &std::path::Path) -> anyhow::Result<
         report.skipped.len()
     );
     Ok(Exit::Success)
+}
+
+/// A fact, a project or a session id as stored, its control characters shown (it may come
+/// from a model or a repository).
+fn shown(text: &str) -> std::borrow::Cow<'_, str> {
+    crate::text::visible(text, false)
 }

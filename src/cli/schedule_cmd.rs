@@ -200,7 +200,12 @@ fn list(store: &Store, config: &Config, json: bool) -> anyhow::Result<Exit> {
             dash(&r.next_run),
             dash(&r.last_outcome),
         );
-        println!("    {} → {}; {}", r.task, r.deliver, r.policy);
+        println!(
+            "    {} → {}; {}",
+            crate::text::visible(&r.task, false),
+            r.deliver,
+            r.policy
+        );
     }
     Ok(Exit::Success)
 }

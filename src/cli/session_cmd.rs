@@ -163,7 +163,7 @@ fn list(store: &SessionStore, limit: usize, all: bool) -> anyhow::Result<Exit> {
             s.id,
             s.turns,
             crate::text::truncate(&s.model, 20),
-            crate::text::truncate(&one_line(&s.title), 50)
+            crate::text::visible(&crate::text::truncate(&one_line(&s.title), 50), false)
         ));
     }
     if listing.total > listing.sessions.len() {

@@ -1,6 +1,7 @@
 //! `odek skill list|show|new|validate|trust|untrust|import|remove`: skills, for people
 //! (docs/SKILLS.md).
 
+use crate::text::visible;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
@@ -162,7 +163,10 @@ fn list(ctx: &Ctx, as_json: bool) -> anyhow::Result<Exit> {
     }
     for s in &catalog.skills {
         println!("{}  [{}] {}", s.name(), s.origin.label(), s.status());
-        println!("    {}", crate::text::first_line(&s.front.description, 100));
+        println!(
+            "    {}",
+            visible(&crate::text::first_line(&s.front.description, 100), false)
+        );
     }
     for b in &catalog.broken {
         println!(
@@ -195,7 +199,7 @@ fn show(catalog: &Catalog, name: &str) -> anyhow::Result<Exit> {
     println!("folder: {}", skill.dir.display());
     println!("origin: {}", skill.origin.label());
     println!("status: {}", skill.status());
-    println!("description: {}", f.description);
+    println!("description: {}", visible(&f.description, false));
     let optional = [
         ("license", f.license.clone()),
         ("compatibility", f.compatibility.clone()),
@@ -211,19 +215,27 @@ fn show(catalog: &Catalog, name: &str) -> anyhow::Result<Exit> {
     ];
     for (key, value) in optional {
         if let Some(v) = value {
-            println!("{key}: {v}");
+            println!("{key}: {}", visible(&v, false));
         }
     }
     for (key, value) in &f.metadata {
-        println!("metadata.{key}: {value}");
+        println!(
+            "metadata.{}: {}",
+            visible(key, false),
+            visible(value, false)
+        );
     }
     for (key, value) in &f.trigger {
-        println!("odek.trigger.{key}: {value}");
+        println!(
+            "odek.trigger.{}: {}",
+            visible(key, false),
+            visible(value, false)
+        );
     }
     println!();
     // What is there now, trusted or not: the user reads it to decide.
     let body = crate::skills::read_skill_file(&skill.dir)?;
-    print!("{}", body.body);
+    print!("{}", visible(&body.body, true));
     Ok(Exit::Success)
 }
 

@@ -599,3 +599,35 @@ async fn a_project_file_can_add_no_fact_and_point_memory_nowhere() {
     );
     assert_eq!(resolved["memory.embeddings.base_url"]["value"], "");
 }
+
+/// A fact a model wrote with terminal escapes in it (`\e]0;X\a` retitles the terminal,
+/// `\r\e[2K` wipes the line so a harmless text can stand in front) is listed with those
+/// characters drawn, not acted on: what the user reads is what is stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listings_show_a_facts_control_characters_instead_of_acting_on_them() {
+    let hostile = "Deploy with --force\u{1b}]0;X\u{7}\r\u{1b}[2KPrefers tabs";
+    let server = ScriptedServer::start(vec![
+        tools(&[(
+            "memory",
+            json!({"action": "add", "target": "user", "content": hostile}),
+        )]),
+        text("noted"),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    run(&sb, &server, &["remember this"]).await;
+    let listed = odek(&sb, &["memory", "list"]).await;
+    assert_eq!(listed.status.code(), Some(0), "{}", show(&listed));
+    let stdout = String::from_utf8_lossy(&listed.stdout);
+    assert!(
+        stdout.contains("Deploy with --force␛]0;X␇␍␛[2KPrefers tabs"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains('\u{1b}') && !stdout.contains('\r'),
+        "{stdout:?}"
+    );
+    // JSON keeps the text as stored (its escapes are JSON's).
+    let json = odek(&sb, &["memory", "list", "--json"]).await;
+    assert!(String::from_utf8_lossy(&json.stdout).contains("\\u001b]0;X"));
+}
