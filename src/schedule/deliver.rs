@@ -106,6 +106,8 @@ impl Delivery {
                 .await
             {
                 Ok(()) => return Ok(()),
+                // Trying again would meet the same link.
+                Err(e @ ScheduleError::UnsafeTarget { .. }) => return Err(e),
                 Err(e) if attempt >= DELIVERY_ATTEMPTS => {
                     return Err(ScheduleError::GaveUp {
                         tries: attempt,
@@ -160,24 +162,57 @@ pub fn log_path(home: &Path, name: &str) -> PathBuf {
     home.join("schedules").join(format!("{name}.log"))
 }
 
-/// Appends `header`, the answer and a blank line to `path` (created 0600 with its folder).
+/// Appends `header`, the answer and a blank line to `path` (created 0600 with its folder),
+/// only where the user said: never through a symbolic link (the file itself, or a folder of
+/// a relative path), never into a hard-linked file, a FIFO or a device.
 fn append(path: &Path, header: &str, answer: &str) -> Result<(), ScheduleError> {
-    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
     let fail = |source| ScheduleError::Write {
         path: path.to_path_buf(),
         source,
     };
+    let refuse = |reason| ScheduleError::UnsafeTarget {
+        path: path.to_path_buf(),
+        reason,
+    };
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if path.is_relative() && linked_folder(dir) {
+            return Err(refuse("a folder on its way is a symbolic link"));
+        }
         std::fs::create_dir_all(dir).map_err(fail)?;
     }
-    let mut file = std::fs::OpenOptions::new()
+    let opened = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .mode(0o600)
-        .open(path)
-        .map_err(fail)?;
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path);
+    let mut file = match opened {
+        Ok(file) => file,
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(refuse("it is a symbolic link"));
+        }
+        Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {
+            return Err(refuse("it is not a regular file"));
+        }
+        Err(e) => return Err(fail(e)),
+    };
+    let meta = file.metadata().map_err(fail)?;
+    if !meta.is_file() {
+        return Err(refuse("it is not a regular file"));
+    }
+    if meta.nlink() > 1 {
+        return Err(refuse("it has other names (a hard link)"));
+    }
     let text = format!("{header}\n{}\n\n", answer.trim_end());
     file.write_all(text.as_bytes()).map_err(fail)
+}
+
+/// True when a folder of the relative path `dir` (that exists) is a symbolic link.
+fn linked_folder(dir: &Path) -> bool {
+    dir.ancestors()
+        .filter(|a| !a.as_os_str().is_empty())
+        .any(|a| std::fs::symlink_metadata(a).is_ok_and(|m| m.file_type().is_symlink()))
 }
 
 #[cfg(test)]
@@ -208,6 +243,31 @@ mod tests {
                 .contains("not a Telegram chat id")
         );
         assert!("file:".parse::<Target>().is_err());
+    }
+
+    #[test]
+    fn a_file_delivery_goes_only_where_the_user_said() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("dir");
+        let outside = dir.path().join("bashrc");
+        std::fs::write(&outside, "original\n").expect("w");
+        let link = dir.path().join("report.md");
+        std::os::unix::fs::symlink(&outside, &link).expect("link");
+        let err = append(&link, "=== h", "answer").expect_err("a link");
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+        let dangling = dir.path().join("new.md");
+        std::os::unix::fs::symlink(dir.path().join("created-by-link"), &dangling).expect("link");
+        assert!(append(&dangling, "=== h", "answer").is_err());
+        assert!(!dir.path().join("created-by-link").exists());
+        let hard = dir.path().join("hard.md");
+        std::fs::hard_link(&outside, &hard).expect("hard link");
+        let err = append(&hard, "=== h", "answer").expect_err("a hard link");
+        assert!(err.to_string().contains("hard link"), "{err}");
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), "original\n");
+        let fresh = dir.path().join("fresh.md");
+        append(&fresh, "=== h", "answer").expect("a new file");
+        let mode = std::fs::metadata(&fresh).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
     }
 
     #[tokio::test]

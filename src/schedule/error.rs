@@ -61,6 +61,15 @@ pub enum ScheduleError {
         /// The OS error.
         source: std::io::Error,
     },
+    /// A delivery file that is not where the user said: a link, a hard-linked file, not a
+    /// regular file. Nothing was written; delivery is not tried again.
+    #[error("refused to deliver to {}: {reason}", path.display())]
+    UnsafeTarget {
+        /// The file as given.
+        path: PathBuf,
+        /// Why.
+        reason: &'static str,
+    },
     /// `schedules.runner` keeps this runner from starting.
     #[error("schedules.runner is \"{0}\": this runner does not start")]
     RunnerOff(String),
@@ -111,6 +120,7 @@ impl Classified for ScheduleError {
             E::BadName { .. } | E::Cron(_) | E::BadTarget(_) | E::BadChat(_) => ErrorKind::Usage,
             E::UnknownClass(_) => ErrorKind::Usage,
             E::Read { .. } | E::Damaged { .. } | E::Write { .. } => ErrorKind::Io,
+            E::UnsafeTarget { .. } => ErrorKind::Conflict,
             E::RunnerOff(_) | E::NoSandbox | E::NoBotToken | E::NoChat => ErrorKind::Config,
             E::Runtime(_) | E::Turn(_) => ErrorKind::Config,
             E::Chat(_) => ErrorKind::Remote,

