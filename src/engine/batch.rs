@@ -232,8 +232,9 @@ impl Engine {
         let taint = self.taint.clone();
         async move {
             let started = Instant::now();
-            let external =
-                verdict.is_ok() && p.args.is_ok() && p.tool.as_ref().is_some_and(|t| t.external());
+            let ran = verdict.is_ok() && p.args.is_ok();
+            let external = ran && p.tool.as_ref().is_some_and(|t| t.external());
+            let reads_files = ran && p.tool.as_ref().is_some_and(|t| t.reads_files());
             let (source, limit) = match (&p.tool, &p.args) {
                 (Some(t), Ok(a)) => (t.untrusted_source(a), t.output_limit(a)),
                 (Some(t), Err(_)) => (t.untrusted_source(&Value::Null), MAX_TOOL_OUTPUT_BYTES),
@@ -242,6 +243,9 @@ impl Engine {
             let raw = execute(&p, verdict, &available, &ctx, &permits).await;
             if external {
                 taint.mark(&p.call.function.name);
+            }
+            if reads_files {
+                taint.mark_files(&p.call.function.name);
             }
             let ok = raw.is_ok();
             let text = match &raw {

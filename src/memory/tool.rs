@@ -154,6 +154,7 @@ impl Tool for MemoryTool {
         let external = Taken {
             pending: self.taint.is_external(),
             sources: self.taint.sources(),
+            files: self.taint.file_sources(),
         };
         let redactor = ctx.redactor.clone();
         tokio::task::spawn_blocking(move || {
@@ -178,6 +179,30 @@ struct Taken {
     pending: bool,
     /// Where it came from, for the message.
     sources: Vec<String>,
+    /// The tools that read files this turn: writes to the user store wait for review
+    /// after them (a project's store may take what its own files say).
+    files: Vec<String>,
+}
+
+impl Taken {
+    /// True when a write to `target` waits for review.
+    fn pending_for(&self, target: Target) -> bool {
+        self.pending || (target == Target::User && !self.files.is_empty())
+    }
+
+    /// What the turn took in, for the message.
+    fn what(&self, target: Target) -> String {
+        if self.pending {
+            return format!("external content ({})", self.sources.join(", "));
+        }
+        match target {
+            Target::User => format!(
+                "files ({}), which are not the user's word for the user store",
+                self.files.join(", ")
+            ),
+            Target::Project => String::new(),
+        }
+    }
 }
 
 struct Work<'a> {
@@ -210,7 +235,7 @@ impl Work<'_> {
         let target = target_of(args, true)?.unwrap_or(Target::User);
         let w = WriteContext {
             project: self.project,
-            pending: self.external.pending,
+            pending: self.external.pending_for(target),
             session_id: self.session,
             source: SOURCE_MODEL,
             budgets: self.budgets,
@@ -251,8 +276,8 @@ impl Work<'_> {
                 target.as_str()
             ),
             WriteOutcome::Pending { id } => format!(
-                "pending review (#{id}): this turn took in external content ({}), so the {action} waits until the user accepts it (odek memory review). Until then it is not remembered: do not rely on it.",
-                self.external.sources.join(", ")
+                "pending review (#{id}): this turn took in {}, so the {action} waits until the user accepts it (odek memory review). Until then it is not remembered: do not rely on it.",
+                self.external.what(target)
             ),
         }
     }

@@ -20,6 +20,10 @@ pub struct ToolRow {
     /// True when its results come from outside the user's machine and trust (the web,
     /// sub-agents): a turn that ran it is tainted.
     pub external: bool,
+    /// True when its results are what files hold (a cloned repository's README as much as
+    /// the user's notes): after it, a turn's writes to the user's memory store wait for
+    /// review.
+    pub reads_files: bool,
 }
 
 /// The argument that says what a call is about.
@@ -62,6 +66,14 @@ const fn row(name: &'static str, emoji: &'static str, subject: Subject) -> ToolR
         emoji: Some(emoji),
         subject,
         external: false,
+        reads_files: false,
+    }
+}
+
+const fn file_reader(name: &'static str, emoji: &'static str, subject: Subject) -> ToolRow {
+    ToolRow {
+        reads_files: true,
+        ..row(name, emoji, subject)
     }
 }
 
@@ -71,6 +83,7 @@ const fn plain(name: &'static str, subject: Subject) -> ToolRow {
         emoji: None,
         subject,
         external: false,
+        reads_files: false,
     }
 }
 
@@ -80,21 +93,22 @@ const fn external(name: &'static str, emoji: &'static str, subject: Subject) -> 
         emoji: Some(emoji),
         subject,
         external: true,
+        reads_files: false,
     }
 }
 
 /// `read_file`.
-pub const READ_FILE: ToolRow = row("read_file", "📖", Subject::Path { changes: false });
+pub const READ_FILE: ToolRow = file_reader("read_file", "📖", Subject::Path { changes: false });
 /// `write_file`.
 pub const WRITE_FILE: ToolRow = row("write_file", "📝", Subject::Path { changes: true });
 /// `search_files`.
-pub const SEARCH_FILES: ToolRow = row("search_files", "🔍", Subject::Arg("pattern"));
+pub const SEARCH_FILES: ToolRow = file_reader("search_files", "🔍", Subject::Arg("pattern"));
 /// `patch`.
 pub const PATCH: ToolRow = row("patch", "🩹", Subject::Path { changes: true });
 /// `glob`.
 pub const GLOB: ToolRow = row("glob", "📂", Subject::Arg("pattern"));
 /// `batch_read`.
-pub const BATCH_READ: ToolRow = row(
+pub const BATCH_READ: ToolRow = file_reader(
     "batch_read",
     "📚",
     Subject::PathsIn {
@@ -112,7 +126,7 @@ pub const BATCH_PATCH: ToolRow = row(
     },
 );
 /// `shell`.
-pub const SHELL: ToolRow = row("shell", "💻", Subject::Command);
+pub const SHELL: ToolRow = file_reader("shell", "💻", Subject::Command);
 /// `delegate_tasks`.
 pub const DELEGATE_TASKS: ToolRow = external("delegate_tasks", "🤝", Subject::Nothing);
 /// `web_fetch`.

@@ -143,6 +143,8 @@ impl ToolContext {
 #[derive(Debug, Default)]
 pub struct Taint {
     sources: std::sync::Mutex<Vec<String>>,
+    /// Tools that read files this turn (`read_file`, `shell`, …).
+    files: std::sync::Mutex<Vec<String>>,
 }
 
 impl Taint {
@@ -170,6 +172,24 @@ impl Taint {
     /// Where it came from, in the order first seen.
     pub fn sources(&self) -> Vec<String> {
         self.sources.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// Records that `tool` read files: a repository's files are not the user's word, so
+    /// the turn's writes to the user store wait for review.
+    pub fn mark_files(&self, tool: &str) {
+        if let Ok(mut files) = self.files.lock()
+            && !files.iter().any(|s| s == tool)
+        {
+            files.push(tool.to_string());
+        }
+    }
+
+    /// The tools that read files this turn (fails closed: a poisoned lock says `?`).
+    pub fn file_sources(&self) -> Vec<String> {
+        self.files
+            .lock()
+            .map(|s| s.clone())
+            .unwrap_or_else(|_| vec!["?".into()])
     }
 }
 
@@ -211,6 +231,11 @@ pub trait Tool: Send + Sync {
     /// say so in their row of the tool table ([`catalog`]).
     fn external(&self) -> bool {
         catalog::row_of(self.name()).is_some_and(|row| row.external)
+    }
+    /// True when its results are what files hold: after it, writes to the user's memory
+    /// store wait for review ([`Taint::mark_files`]).
+    fn reads_files(&self) -> bool {
+        catalog::row_of(self.name()).is_some_and(|row| row.reads_files)
     }
     /// A few words about a call for the terminal line (path, command, …).
     fn summary(&self, _args: &Value) -> String {
