@@ -101,6 +101,42 @@ async fn an_html_page_comes_back_as_markdown_with_links_and_without_scripts() {
     );
 }
 
+/// A same-host redirect to a URL with a user name and password is refused like such a first
+/// URL: nothing is sent with the credentials, and they are not shown to the model.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redirect_to_a_url_with_credentials_is_not_followed() {
+    let site = MockServer::start().await;
+    let port = site.address().port();
+    Mock::given(matchers::path("/login"))
+        .respond_with(ResponseTemplate::new(302).insert_header(
+            "location",
+            format!("http://admin:hunter2hunter@127.0.0.1:{port}/admin").as_str(),
+        ))
+        .mount(&site)
+        .await;
+    Mock::given(matchers::path("/admin"))
+        .respond_with(ResponseTemplate::new(200).set_body_string("the admin page"))
+        .mount(&site)
+        .await;
+    let sb = web_sandbox(json!({}));
+    let result = fetch_result(&sb, &format!("{}/login", site.uri()), None).await;
+    assert!(
+        result.contains("redirects to a URL with a user name or password; it is not followed"),
+        "{result}"
+    );
+    assert!(
+        !result.contains("hunter2hunter") && !result.contains("the admin page"),
+        "{result}"
+    );
+    let requests = site.received_requests().await.unwrap_or_default();
+    assert!(
+        requests
+            .iter()
+            .all(|r| r.url.path() != "/admin" && !r.headers.contains_key("authorization")),
+        "{requests:?}"
+    );
+}
+
 /// Pages of 2,000, 10,000 and 50,000 nested elements (made to crash the HTML converter's
 /// recursion) come back as Markdown with their text, and odek goes on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -70,12 +70,12 @@ fn parse_url(text: &str) -> Result<Url, ToolError> {
     Ok(url)
 }
 
-/// The host of the call's URL, lower-case (`None` when the URL would be refused).
-fn host_of(args: &Value) -> Option<String> {
-    parse_url(url_arg(args))
-        .ok()?
-        .host_str()
-        .map(str::to_ascii_lowercase)
+/// The host of the call's URL, lower-case, and its port (`None` when the URL would be
+/// refused).
+fn host_of(args: &Value) -> Option<(String, u16)> {
+    let url = parse_url(url_arg(args)).ok()?;
+    let host = url.host_str()?.to_ascii_lowercase();
+    Some((host, url.port_or_known_default()?))
 }
 
 fn max_chars(args: &Value) -> usize {
@@ -110,8 +110,8 @@ impl Tool for WebFetchTool {
     /// ask.
     /// A URL that does not parse is not asked about: the call refuses it without a request.
     fn classify(&self, args: &Value, _ctx: &ToolContext) -> Option<Classification> {
-        let host = host_of(args)?;
-        if host_listed(&self.settings.allow_hosts, &host) {
+        let (host, port) = host_of(args)?;
+        if host_listed(&self.settings.allow_hosts, &host, port) {
             return None;
         }
         Some(
@@ -122,7 +122,10 @@ impl Tool for WebFetchTool {
 
     /// Content from outside: a turn that ran it is tainted.
     fn untrusted_source(&self, args: &Value) -> Option<String> {
-        Some(format!("web:{}", host_of(args).unwrap_or_default()))
+        Some(format!(
+            "web:{}",
+            host_of(args).map(|(host, _)| host).unwrap_or_default()
+        ))
     }
 
     fn summary(&self, args: &Value) -> String {
@@ -188,7 +191,8 @@ fn same_site(from: &Url, to: &Url, settings: &WebSettings) -> bool {
     let host = |u: &Url| u.host_str().unwrap_or_default().to_ascii_lowercase();
     let (a, b) = (host(from), host(to));
     let bare = |h: &str| h.strip_prefix("www.").unwrap_or(h).to_string();
-    a == b || bare(&a) == bare(&b) || host_listed(&settings.allow_hosts, &b)
+    let port = to.port_or_known_default().unwrap_or(0);
+    a == b || bare(&a) == bare(&b) || host_listed(&settings.allow_hosts, &b, port)
 }
 
 /// What a fetch brought back.
@@ -239,6 +243,13 @@ async fn fetch(mut url: Url, settings: &WebSettings) -> Result<Fetched, ToolErro
                     "web_fetch: {url} redirects to an invalid URL {location:?}: {e}"
                 ))
             })?;
+            // A user name or password is refused at every hop, as in the first URL: it is
+            // neither sent nor shown.
+            if !next.username().is_empty() || next.password().is_some() {
+                return Err(ToolError(format!(
+                    "web_fetch: {url} redirects to a URL with a user name or password; it is not followed"
+                )));
+            }
             if !same_site(&url, &next, settings) {
                 return Ok(Fetched::Elsewhere {
                     from: url,

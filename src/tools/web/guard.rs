@@ -99,9 +99,10 @@ fn v6_rule(ip: Ipv6Addr) -> Option<AddressRule> {
     }
 }
 
-/// The IPv4 address an IPv6 address carries: `::ffff:a.b.c.d`, `64:ff9b::a.b.c.d` (NAT64),
-/// `2002:AABB:CCDD::/48` (6to4), `::a.b.c.d` (the deprecated compatible form; not `::` and
-/// `::1`).
+/// The IPv4 address an IPv6 address carries: `::ffff:a.b.c.d`, `::ffff:0:a.b.c.d`
+/// (IPv4-translated), `64:ff9b::a.b.c.d` (NAT64), `2002:AABB:CCDD::/48` (6to4), a Teredo
+/// client's (`2001:0::/32`, the last 32 bits inverted), an ISATAP interface's
+/// (`…:0:5efe:a.b.c.d`), `::a.b.c.d` (the deprecated compatible form; not `::` and `::1`).
 fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     if let Some(v4) = ip.to_ipv4_mapped() {
         return Some(v4);
@@ -113,7 +114,13 @@ fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
         return Some(Ipv4Addr::new(a, b, c, d));
     }
     let tail = Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
-    if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+    if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] || s[..6] == [0, 0, 0, 0, 0xffff, 0] {
+        return Some(tail);
+    }
+    if s[0] == 0x2001 && s[1] == 0 {
+        return Some(Ipv4Addr::from(!u32::from(tail)));
+    }
+    if s[5] == 0x5efe && (s[4] == 0 || s[4] == 0x0200) {
         return Some(tail);
     }
     if s[..6] == [0; 6] && !ip.is_loopback() && !ip.is_unspecified() {
@@ -141,7 +148,7 @@ pub async fn checked_addresses(
     let port = url
         .port_or_known_default()
         .ok_or_else(|| ToolError(format!("web_fetch: {url} has no port")))?;
-    let exempt = host_listed(&settings.allow_private_hosts, host);
+    let exempt = host_listed(&settings.allow_private_hosts, host, port);
     let bare = host.trim_start_matches('[').trim_end_matches(']');
     let addrs: Vec<SocketAddr> = match bare.parse::<IpAddr>() {
         Ok(ip) => vec![SocketAddr::new(ip, port)],
@@ -220,6 +227,12 @@ mod tests {
             ("100.128.0.1", None),
             ("2606:4700::1111", None),
             ("::ffff:8.8.8.8", None),
+            ("::ffff:0:7f00:1", Some(Loopback)),
+            ("::ffff:0:a9fe:a9fe", Some(LinkLocal)),
+            // Teredo: the client's address inverted (127.0.0.1 → 80ff:fffe).
+            ("2001:0:4136:e378:8000:63bf:80ff:fffe", Some(Loopback)),
+            ("fe80::5efe:10.0.0.1", Some(Private)),
+            ("2001:db8::5efe:192.168.1.1", Some(Private)),
         ] {
             assert_eq!(rule(ip), expected, "{ip}");
         }

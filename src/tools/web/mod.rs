@@ -83,14 +83,48 @@ pub fn host_matches(pattern: &str, host: &str) -> bool {
     }
 }
 
-/// True when one of `patterns` names `host`.
-pub fn host_listed(patterns: &[String], host: &str) -> bool {
-    patterns.iter().any(|p| host_matches(p, host))
+/// True when one of `patterns` names `host` on `port`: a pattern with a port
+/// (`localhost:8080`, `[::1]:8080`) names that port only, one without names every port.
+pub fn host_listed(patterns: &[String], host: &str, port: u16) -> bool {
+    patterns.iter().any(|p| {
+        let (name, wanted) = split_port(p.trim());
+        wanted.is_none_or(|w| w == port) && host_matches(name, host)
+    })
+}
+
+/// A pattern's host and port: `host:443`, `[::1]:443`; a bare IPv6 address has none.
+fn split_port(pattern: &str) -> (&str, Option<u16>) {
+    if let Some(rest) = pattern.strip_prefix('[') {
+        return match rest.split_once(']') {
+            Some((host, tail)) => (host, tail.strip_prefix(':').and_then(|p| p.parse().ok())),
+            None => (pattern, None),
+        };
+    }
+    match pattern.rsplit_once(':') {
+        Some((host, port)) if !host.contains(':') => match port.parse() {
+            Ok(port) => (host, Some(port)),
+            Err(_) => (pattern, None),
+        },
+        _ => (pattern, None),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pattern_with_a_port_names_that_port_only() {
+        let listed = |p: &str, host: &str, port| host_listed(&[p.to_string()], host, port);
+        assert!(listed("localhost:8080", "localhost", 8080));
+        assert!(!listed("localhost:8080", "localhost", 80));
+        assert!(listed("localhost", "localhost", 9999));
+        assert!(listed("[::1]:8080", "[::1]", 8080));
+        assert!(!listed("[::1]:8080", "[::1]", 8081));
+        assert!(listed("::1", "[::1]", 443));
+        assert!(listed("*.example.com:443", "docs.example.com", 443));
+        assert!(!listed("*.example.com:443", "docs.example.com", 8443));
+    }
 
     #[test]
     fn exact_and_wildcard_hosts() {
