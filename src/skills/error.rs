@@ -14,6 +14,15 @@ pub enum Rule {
     /// The front matter does not end.
     #[error("the front matter has no closing `---` line")]
     NotClosed,
+    /// The front matter is larger or deeper than any skill's needs to be (checked before
+    /// it is parsed, so a file made to stall the parser is refused at once).
+    #[error("the front matter is over {max_bytes} bytes or nested deeper than {max_depth} levels")]
+    FrontMatterTooLarge {
+        /// The largest front matter.
+        max_bytes: usize,
+        /// The deepest nesting.
+        max_depth: usize,
+    },
     /// The front matter is not YAML.
     #[error("the front matter is not valid YAML: {0}")]
     NotYaml(serde_yaml_ng::Error),

@@ -56,6 +56,7 @@ pub struct SkillFile {
 /// name of the skill's folder, which `name` must equal. The error is the rule broken.
 pub fn parse(text: &str, folder: &str) -> Result<SkillFile, Rule> {
     let (yaml, body) = split(text)?;
+    check_shape(yaml)?;
     let value: Value = serde_yaml_ng::from_str(yaml).map_err(Rule::NotYaml)?;
     let Value::Mapping(map) = value else {
         return Err(Rule::NotAMapping);
@@ -70,8 +71,48 @@ pub fn parse(text: &str, folder: &str) -> Result<SkillFile, Rule> {
 /// The `name` the front matter of `text` declares, when it parses and has one.
 pub fn declared_name(text: &str) -> Option<String> {
     let (yaml, _) = split(text).ok()?;
+    check_shape(yaml).ok()?;
     let value: Value = serde_yaml_ng::from_str(yaml).ok()?;
     value.get("name")?.as_str().map(str::to_string)
+}
+
+/// Largest front matter: a name, a description of 1,024 characters, a few keys and lists.
+pub const MAX_FRONT_MATTER_BYTES: usize = 16 * 1024;
+/// Deepest nesting of the front matter's flow collections (`[`, `{`) or block indentation.
+pub const MAX_FRONT_MATTER_DEPTH: usize = 16;
+
+/// Refuses a front matter over [`MAX_FRONT_MATTER_BYTES`] or nested deeper than
+/// [`MAX_FRONT_MATTER_DEPTH`], in one pass over its bytes, before the YAML parser sees it.
+fn check_shape(yaml: &str) -> Result<(), Rule> {
+    let too_large = Rule::FrontMatterTooLarge {
+        max_bytes: MAX_FRONT_MATTER_BYTES,
+        max_depth: MAX_FRONT_MATTER_DEPTH,
+    };
+    if yaml.len() > MAX_FRONT_MATTER_BYTES {
+        return Err(too_large);
+    }
+    // Brackets are counted wherever they are (a quoted `[` included): a description's
+    // own brackets balance or stay few, and no quote can hide a deep nesting.
+    let mut depth = 0usize;
+    for line in yaml.lines() {
+        let indent = line.len() - line.trim_start_matches([' ', '-']).len();
+        if indent / 2 > MAX_FRONT_MATTER_DEPTH {
+            return Err(too_large);
+        }
+        for c in line.bytes() {
+            match c {
+                b'[' | b'{' => {
+                    depth += 1;
+                    if depth > MAX_FRONT_MATTER_DEPTH {
+                        return Err(too_large);
+                    }
+                }
+                b']' | b'}' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The front matter's text and the body: the file starts with a `---` line and the front

@@ -180,3 +180,37 @@ fn the_front_matter_block_itself() {
     let dots = parse("---\nname: a\ndescription: d\n...\nrest", "a").expect("YAML's end marker");
     assert_eq!(dots.body, "rest");
 }
+
+/// A front matter made to stall the YAML parser (100,000 nested `[`) is refused before it
+/// is parsed; an ordinary one with brackets in its text is not.
+#[test]
+fn a_front_matter_too_large_or_too_deep_is_refused_before_parsing() {
+    let deep = format!(
+        "---\nname: a\ndescription: {}\n---\nbody",
+        "[".repeat(100_000)
+    );
+    let started = std::time::Instant::now();
+    let err = parse(&deep, "a").expect_err("too deep");
+    assert!(matches!(err, Rule::FrontMatterTooLarge { .. }), "{err}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(1));
+    let nested = format!(
+        "---\nname: a\ndescription: d\nx: {}1{}\n---\n",
+        "[".repeat(17),
+        "]".repeat(17)
+    );
+    assert!(matches!(
+        parse(&nested, "a"),
+        Err(Rule::FrontMatterTooLarge { .. })
+    ));
+    let large = format!(
+        "---\nname: a\ndescription: d\nx: \"{}\"\n---\n",
+        "y".repeat(20_000)
+    );
+    assert!(matches!(
+        parse(&large, "a"),
+        Err(Rule::FrontMatterTooLarge { .. })
+    ));
+    let fine = "---\nname: a\ndescription: \"Cleans CSV [beta] files {fast}\"\nmetadata:\n  tags: \"[x]\"\n---\nbody";
+    parse(fine, "a").expect("ordinary brackets");
+    assert_eq!(declared_name(&deep), None);
+}

@@ -491,3 +491,28 @@ async fn a_trusted_project_skill_whose_reference_or_auto_loaded_body_changes_is_
     assert_eq!(dot.status.code(), Some(0), "{}", show(&dot));
     assert!(stdout(&dot).starts_with("ok      house-style"));
 }
+
+/// A project's `SKILL.md` whose front matter nests 100,000 `[` (made to stall the YAML
+/// parser of every command that lists skills) is listed as broken, refused before parsing.
+#[test]
+fn a_front_matter_made_to_stall_the_parser_is_refused_before_parsing() {
+    let sb = Sandbox::new();
+    let dir = sb.work.join(".odek/skills/deep");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        format!(
+            "---\nname: deep\ndescription: {}\n---\nbody\n",
+            "[".repeat(100_000)
+        ),
+    )
+    .unwrap();
+    let out = odek_skill(&sb, &["list"]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(
+        stdout(&out)
+            .contains("the front matter is over 16384 bytes or nested deeper than 16 levels"),
+        "{}",
+        show(&out)
+    );
+}
