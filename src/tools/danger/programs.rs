@@ -488,8 +488,10 @@ impl Analyzer {
             "unzip" => unzip(args, context),
             "gzip" | "gunzip" | "bzip2" | "bunzip2" | "xz" | "unxz" | "zstd" | "unzstd" | "lz4"
             | "pigz" | "compress" | "uncompress" => compressor(name, args, context),
-            "7z" | "7za" | "7zz" | "rar" | "unrar" | "split" | "csplit" | "patch" | "rename"
-            | "dos2unix" | "unix2dos" | "mktemp" | "mkfifo" => {
+            "split" => split(args, context),
+            "csplit" => csplit(args, context),
+            "7z" | "7za" | "7zz" | "rar" | "unrar" | "patch" | "rename" | "dos2unix"
+            | "unix2dos" | "mktemp" | "mkfifo" => {
                 classified(DangerClass::LocalWrite, format!("{name} writes files"))
             }
             "tee" => tee(args, context),
@@ -1049,6 +1051,44 @@ fn compressor(name: &str, args: &[Word], context: &Context) -> Classification {
             classified(DangerClass::LocalWrite, format!("{name} replaces files")),
             Classification::worse,
         )
+}
+
+/// `split [FILE [PREFIX]]`: the pieces are written next to PREFIX; `--filter` runs a
+/// command for each.
+fn split(args: &[Word], context: &Context) -> Classification {
+    let spec = OptionSpec::new(
+        "abClnt",
+        &[
+            "suffix-length",
+            "bytes",
+            "line-bytes",
+            "lines",
+            "number",
+            "separator",
+            "additional-suffix",
+            "filter",
+        ],
+    );
+    let line = options::parse(args, spec);
+    if line.has_long("filter") {
+        return classified(DangerClass::CodeExecution, "split --filter runs a command");
+    }
+    let floor = classified(DangerClass::LocalWrite, "split writes files");
+    match line.operands.get(1) {
+        Some(prefix) => floor.worse(write_target(prefix, context)),
+        None => floor,
+    }
+}
+
+/// `csplit -f PREFIX FILE PATTERN…`: the pieces are written next to PREFIX (`xx` here).
+fn csplit(args: &[Word], context: &Context) -> Classification {
+    let spec = OptionSpec::new("fbn", &["prefix", "suffix-format", "digits"]);
+    let line = options::parse(args, spec);
+    let floor = classified(DangerClass::LocalWrite, "csplit writes files");
+    match line.value('f', "prefix") {
+        Some(prefix) => floor.worse(write_target(prefix, context)),
+        None => floor,
+    }
 }
 
 fn tee(args: &[Word], context: &Context) -> Classification {

@@ -221,9 +221,24 @@ impl Analyzer {
 
     fn git(&mut self, args: &[Word], context: &Context) -> Classification {
         let mut result = Worst::default();
+        // The directories `-C`, `--git-dir` and `--work-tree` point the command at: a
+        // subcommand that writes, writes there.
+        let mut places: Vec<Word> = Vec::new();
         let mut index = 0;
         while let Some(word) = args.get(index) {
             let text = word.text.as_str();
+            if let Some((_, value)) = text
+                .split_once('=')
+                .filter(|(option, _)| matches!(*option, "--git-dir" | "--work-tree"))
+            {
+                places.push(if word.dynamic {
+                    Word::dynamic(value)
+                } else {
+                    Word::literal(value)
+                });
+                index += 1;
+                continue;
+            }
             match text {
                 "-c" => {
                     if args
@@ -237,7 +252,11 @@ impl Analyzer {
                     }
                     index += 2;
                 }
-                "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--super-prefix" => {
+                "-C" | "--git-dir" | "--work-tree" => {
+                    places.extend(args.get(index + 1).cloned());
+                    index += 2;
+                }
+                "--namespace" | "--super-prefix" => {
                     index += 2;
                 }
                 _ if text.starts_with("--exec-path=") || text.starts_with("--config-env") => {
@@ -273,7 +292,13 @@ impl Analyzer {
                 "git runs a chosen pack program",
             ));
         }
-        result.add(self.git_subcommand(&subcommand.text, rest, context));
+        let done = self.git_subcommand(&subcommand.text, rest, context);
+        if done.class > DangerClass::Safe {
+            for place in &places {
+                result.add(write_target(place, context));
+            }
+        }
+        result.add(done);
         result.or_safe("")
     }
 
