@@ -76,10 +76,13 @@ enum ScheduleCommand {
         /// The job's name
         name: String,
     },
-    /// Run a job now, in the foreground, its answer on stdout
+    /// Run a job now, in the foreground, and deliver its answer where the job delivers
     Run {
         /// The job's name
         name: String,
+        /// Print the answer on stdout instead of delivering it
+        #[arg(long)]
+        stdout: bool,
     },
     /// The next fire times of one job or of all
     Next {
@@ -141,7 +144,7 @@ pub fn run(args: ScheduleArgs) -> anyhow::Result<Exit> {
         ScheduleCommand::Enable { name } => switch(&store, &name, true),
         ScheduleCommand::Disable { name } => switch(&store, &name, false),
         ScheduleCommand::Next { name, count } => next(&store, name.as_deref(), count),
-        ScheduleCommand::Run { name } => run_now(&store, config, home, &name),
+        ScheduleCommand::Run { name, stdout } => run_now(&store, config, home, &name, stdout),
         ScheduleCommand::Daemon => daemon(config, home),
     }
 }
@@ -228,17 +231,33 @@ fn next(store: &Store, name: Option<&str>, count: usize) -> anyhow::Result<Exit>
     Ok(Exit::Success)
 }
 
-fn run_now(store: &Store, config: Config, home: PathBuf, name: &str) -> anyhow::Result<Exit> {
+/// `odek schedule run NAME`: the job's turn now, delivered where the job delivers (a line
+/// on stderr says where), or printed with `--stdout`.
+fn run_now(
+    store: &Store,
+    config: Config,
+    home: PathBuf,
+    name: &str,
+    stdout: bool,
+) -> anyhow::Result<Exit> {
+    let deliver = store
+        .jobs()?
+        .into_iter()
+        .find(|j| j.name == name)
+        .map(|j| j.deliver);
     let process = start(config, home)?;
     let exec = TurnExecutor::new(
         process.runtime.config().clone(),
         process.runtime.home().to_path_buf(),
         process.supervisor.clone(),
-        Some(Target::Stdout),
+        stdout.then_some(Target::Stdout),
         crate::telegram::chat_delivery(process.runtime.config()),
     );
     let outcome = process.block_on(crate::schedule::run_now(&exec, store, name))?;
     if outcome.result.is_ok() {
+        if let Some(deliver) = deliver.filter(|d| !stdout && d != "stdout") {
+            eprintln!("odek: {name}: delivered to {deliver}");
+        }
         Ok(Exit::Success)
     } else {
         eprintln!("odek: {name}: {}", outcome.result);

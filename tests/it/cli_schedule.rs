@@ -125,7 +125,7 @@ async fn run_now_answers_on_stdout_and_denies_what_would_ask() {
         ],
     );
     assert_eq!(add.status.code(), Some(0), "{}", show(&add));
-    let out = schedule(&sb, &server.base_url(), &["run", "issues"]);
+    let out = schedule(&sb, &server.base_url(), &["run", "--stdout", "issues"]);
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert_eq!(stdout(&out), "Three issues are open.\n");
     let results = tool_results(&server.requests()[1]);
@@ -397,4 +397,38 @@ async fn a_file_delivery_never_follows_a_link_the_model_made() {
         sb.work.join("report.md").is_symlink(),
         "the model's link was made"
     );
+}
+
+/// `odek schedule run NAME` delivers to the job's target, as the Go original's does (it is
+/// how a user tests a job's delivery), and says where; `--stdout` prints instead.
+#[test]
+fn schedule_run_delivers_where_the_job_delivers() {
+    let sb = Sandbox::new();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(ScriptedServer::start(vec![text("Weekly: all green.")]));
+    let add = schedule(
+        &sb,
+        &server.base_url(),
+        &[
+            "add",
+            "--cron",
+            "@weekly",
+            "--name",
+            "weekly",
+            "--deliver",
+            "file:weekly.md",
+            "report",
+        ],
+    );
+    assert_eq!(add.status.code(), Some(0), "{}", show(&add));
+    let out = schedule(&sb, &server.base_url(), &["run", "weekly"]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(stdout(&out), "");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("odek: weekly: delivered to file:"),
+        "{}",
+        show(&out)
+    );
+    let written = std::fs::read_to_string(sb.work.join("weekly.md")).expect("delivered");
+    assert!(written.contains("Weekly: all green."), "{written}");
 }
