@@ -133,7 +133,7 @@ impl Tool for WebFetchTool {
     }
 
     fn event_summary(&self, args: &Value) -> Option<Value> {
-        Some(json!({"host": host_of(args).unwrap_or_default()}))
+        Some(json!({"host": host_of(args).map(|(host, _)| host).unwrap_or_default()}))
     }
 
     /// The tool cuts the page at `max_chars` itself.
