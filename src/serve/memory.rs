@@ -158,8 +158,9 @@ pub async fn add(
 pub async fn detail(
     State(app): State<Arc<AppState>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    Path(id): Path<i64>,
+    Path(id): Path<String>,
 ) -> Result<Json<MemoryFact>, ApiError> {
+    let id = fact_id(&id)?;
     let m = memory(&app, peer)?;
     let fact = blocking(move || {
         m.fact(id)?
@@ -173,9 +174,10 @@ pub async fn detail(
 pub async fn edit(
     State(app): State<Arc<AppState>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    Path(id): Path<i64>,
+    Path(id): Path<String>,
     JsonBody(body): JsonBody<EditedFact>,
 ) -> Result<Json<MemoryFact>, ApiError> {
+    let id = fact_id(&id)?;
     let m = memory(&app, peer)?;
     let content = app.redactor.redact(&body.content).into_owned();
     let budgets = app.base.memory_budgets();
@@ -187,8 +189,9 @@ pub async fn edit(
 pub async fn delete(
     State(app): State<Arc<AppState>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    Path(id): Path<i64>,
+    Path(id): Path<String>,
 ) -> Result<Json<MemoryDeleted>, ApiError> {
+    let id = fact_id(&id)?;
     let m = memory(&app, peer)?;
     if !blocking(move || m.delete_fact(id)).await? {
         return Err(ApiError::not_found(format!("no memory fact #{id}")));
@@ -201,8 +204,9 @@ pub async fn delete(
 pub async fn accept(
     State(app): State<Arc<AppState>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    Path(id): Path<i64>,
+    Path(id): Path<String>,
 ) -> Result<Json<MemoryFact>, ApiError> {
+    let id = fact_id(&id)?;
     let m = memory(&app, peer)?;
     let budgets = app.base.memory_budgets();
     let fact = blocking(move || {
@@ -244,4 +248,13 @@ pub async fn search(
         query,
         sessions: sessions.into_iter().map(SessionHit::view).collect(),
     }))
+}
+
+/// A fact's id from the path: a number, or a JSON 400 that says so (never the framework's
+/// plain-text rejection).
+fn fact_id(text: &str) -> Result<i64, ApiError> {
+    text.parse::<i64>()
+        .ok()
+        .filter(|id| *id > 0)
+        .ok_or_else(|| ApiError::bad_request(format!("{text:?} is not a memory fact's id")))
 }

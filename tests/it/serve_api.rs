@@ -1146,6 +1146,18 @@ async fn memory_and_search_over_http_under_the_token_with_json_errors() {
     let served = Served::start(&sb, &server.base_url(), &[]);
     let unauthorised = send(served.bare(reqwest::Method::GET, "/api/memory")).await;
     assert_eq!(unauthorised.status, 401);
+    // An id that is no number (or overflows one) is a JSON error like every other.
+    for id in ["99999999999999999999", "abc", "0"] {
+        let wrong = served.get(&format!("/api/memory/{id}")).await;
+        assert_eq!(wrong.status, 400, "{id}: {}", wrong.text);
+        assert!(
+            wrong.json["error"]
+                .as_str()
+                .is_some_and(|e| e.contains("is not a memory fact's id")),
+            "{id}: {}",
+            wrong.text
+        );
+    }
 
     let added = served
         .post(
