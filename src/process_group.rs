@@ -70,6 +70,88 @@ pub fn harden() {
     }
 }
 
+/// Blanks the values in the block the kernel shows as this process's `/proc/<pid>/environ`
+/// (even to root, who is not stopped by [`harden`]), after moving every variable into memory of
+/// its own, so odek and the programs it starts still see them. Call it before any thread starts.
+/// Names stay readable; a value becomes NUL bytes. Does nothing where the block's bounds cannot
+/// be read.
+pub fn wipe_environ_block() {
+    let Some(block) = environ_block_bounds() else {
+        return;
+    };
+    for (name, value) in std::env::vars_os() {
+        let bytes = name.as_encoded_bytes();
+        if bytes.is_empty() || bytes.contains(&b'=') {
+            continue; // left where it is, so the check below leaves the block alone
+        }
+        // SAFETY: called from `main` before any thread exists, so nothing reads the
+        // environment concurrently; `setenv` copies the entry into memory of its own.
+        #[allow(unsafe_code)]
+        unsafe {
+            std::env::set_var(name, value);
+        }
+    }
+    // An entry the C library did not move: leave the block alone rather than blank it.
+    let in_block = |entry: &*const libc::c_char| block.contains(&(*entry as usize));
+    if environ_entries().iter().any(in_block) {
+        return;
+    }
+    blank_values(block);
+}
+
+/// The address range `[env_start, env_end)` of this process, from `/proc/self/stat`.
+fn environ_block_bounds() -> Option<std::ops::Range<usize>> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name (which may hold spaces) start at field 3; env_start and
+    // env_end are fields 50 and 51.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let start: usize = fields.get(47)?.parse().ok()?;
+    let end: usize = fields.get(48)?.parse().ok()?;
+    (start < end).then_some(start..end)
+}
+
+/// The C library's current `environ` pointers.
+fn environ_entries() -> Vec<*const libc::c_char> {
+    // SAFETY: declares the C library's `environ`, which glibc and musl both define.
+    #[allow(unsafe_code)]
+    unsafe extern "C" {
+        static environ: *const *const libc::c_char;
+    }
+    let mut entries = Vec::new();
+    // SAFETY: `environ` is the C library's NULL-terminated array of entries; no thread changes
+    // it while we read (see `wipe_environ_block`).
+    #[allow(unsafe_code)]
+    unsafe {
+        let mut at = environ;
+        while !at.is_null() && !(*at).is_null() {
+            entries.push(*at);
+            at = at.add(1);
+        }
+    }
+    entries
+}
+
+/// Overwrites, in `block`, every byte after an entry's first `=` up to its NUL with NUL.
+fn blank_values(block: std::ops::Range<usize>) {
+    // SAFETY: the range is this process's own environment block on its stack (mapped and
+    // writable for the life of the process); no pointer into it remains in use (checked by the
+    // caller), so writing to it changes nothing any code reads.
+    #[allow(unsafe_code)]
+    unsafe {
+        let bytes = std::slice::from_raw_parts_mut(block.start as *mut u8, block.len());
+        let mut in_value = false;
+        for byte in bytes.iter_mut() {
+            match (*byte, in_value) {
+                (0, _) => in_value = false,
+                (b'=', false) => in_value = true,
+                (_, true) => *byte = 0,
+                _ => {}
+            }
+        }
+    }
+}
+
 /// Sends `signal` to the process group `pgid`.
 pub fn signal_group(pgid: i32, signal: i32) {
     // SAFETY: killpg has no memory-safety preconditions; a stale group id only yields ESRCH.

@@ -139,6 +139,7 @@ enum Command {
 pub fn main() -> ExitCode {
     panic::install();
     crate::process_group::harden();
+    crate::process_group::wipe_environ_block();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

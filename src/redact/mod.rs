@@ -8,7 +8,8 @@
 //!    [`Redactor::add_secret`], together with the encodings an agent is likely to print them
 //!    in: base64 (standard, standard without padding, URL-safe, URL-safe without padding,
 //!    and the part of each that is the value's alone at all three alignments, so the value
-//!    is found inside a longer encoded text), hex (lower and upper case), URL-query escaping,
+//!    is found inside a longer encoded text), hex (lower and upper case; with separators or line breaks
+//!    too, see `hex.rs`), URL-query escaping,
 //!    every byte percent-encoded and the reversed string. One pass of
 //!    the SIMD "Teddy" searcher finds them all (an Aho-Corasick automaton past ~60 forms).
 //! 2. **Patterns.** Rules for credential formats (`patterns.rs`): provider keys and tokens
@@ -63,6 +64,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
 
 mod engine;
+mod hex;
 mod patterns;
 mod stream;
 #[cfg(test)]
@@ -84,6 +86,10 @@ pub struct Redactor {
     known_forms: BTreeSet<String>,
     /// Matcher over `known_forms`; `None` while nothing is registered.
     known_matcher: Option<KnownMatcher>,
+    /// The registered values themselves (trimmed).
+    known_values: BTreeSet<String>,
+    /// Their hex written with separators or line breaks; `None` while nothing is registered.
+    separated_hex: Option<hex::SeparatedHex>,
 }
 
 impl fmt::Debug for Redactor {
@@ -144,9 +150,7 @@ impl Redactor {
     /// begins; [`Redactor::redact`] replaces the same secrets.
     pub fn secret_spans(&self, text: &str) -> Vec<Range<usize>> {
         let mut spans = engine::pattern_spans(text);
-        if let Some(matcher) = &self.known_matcher {
-            matcher.for_each_match(text, |found| spans.push(found));
-        }
+        spans.extend(self.known_spans(text));
         spans.retain(|span| !span.is_empty());
         spans.sort_unstable_by_key(|span| (span.start, span.end));
         let mut merged: Vec<Range<usize>> = Vec::with_capacity(spans.len());
@@ -184,7 +188,7 @@ impl Redactor {
         if value.len() < MIN_SECRET_LEN {
             return false;
         }
-        let mut changed = false;
+        let mut changed = self.known_values.insert(value.to_string());
         for form in encoded_forms(value) {
             if form.len() >= MIN_SECRET_LEN {
                 changed |= self.known_forms.insert(form);
@@ -195,21 +199,44 @@ impl Redactor {
 
     fn rebuild_known_matcher(&mut self) {
         self.known_matcher = KnownMatcher::build(&self.known_forms);
+        self.separated_hex = hex::SeparatedHex::build(&self.known_values);
+    }
+
+    /// Where the known values are in `text`, in any registered form or as hex with
+    /// separators: sorted, overlapping ranges merged.
+    fn known_spans(&self, text: &str) -> Vec<Range<usize>> {
+        let mut spans = Vec::new();
+        if let Some(matcher) = &self.known_matcher {
+            matcher.for_each_match(text, |found| spans.push(found));
+        }
+        if let Some(separated) = &self.separated_hex {
+            let plain = spans.len();
+            separated.spans(text, &mut spans);
+            if spans.len() > plain {
+                spans.sort_unstable_by_key(|span| (span.start, span.end));
+                spans.dedup_by(|next, kept| {
+                    let overlaps = next.start <= kept.end;
+                    if overlaps {
+                        kept.end = kept.end.max(next.end);
+                    }
+                    overlaps
+                });
+            }
+        }
+        spans
     }
 
     fn redact_known_values<'a>(&self, text: &'a str) -> Cow<'a, str> {
-        let Some(matcher) = &self.known_matcher else {
+        let spans = self.known_spans(text);
+        if spans.is_empty() {
             return Cow::Borrowed(text);
-        };
-        let mut output = String::new();
+        }
+        let mut output = String::with_capacity(text.len());
         let mut copied_up_to = 0;
-        matcher.for_each_match(text, |found| {
+        for found in spans {
             output.push_str(&text[copied_up_to..found.start]);
             output.push_str(REDACTED);
             copied_up_to = found.end;
-        });
-        if copied_up_to == 0 {
-            return Cow::Borrowed(text);
         }
         output.push_str(&text[copied_up_to..]);
         Cow::Owned(output)

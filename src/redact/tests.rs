@@ -330,6 +330,61 @@ fn a_registered_value_inside_a_longer_encoded_text_is_found_at_every_alignment()
     );
 }
 
+/// Hex the way dump tools print it — `xxd -p` lines of 60 digits, bytes between spaces
+/// (`od -An -tx1`), `aa:bb`, `0x61, 0x62`, `\x61\x62`, upper case — is found too, separators
+/// and line breaks included in what is replaced, at any byte offset in the dump.
+#[test]
+fn a_registered_values_hex_is_found_across_separators_and_line_breaks() {
+    let key = "sk-live-AbCdEfGhIjKlMnOpQrStUv0123456789";
+    let mut redactor = Redactor::new();
+    redactor.add_secret(key);
+    let hex: Vec<String> = format!("ODEK_API_KEY={key}\nHOME=/")
+        .bytes()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let plain = hex.concat();
+    let key_hex: String = key.bytes().map(|b| format!("{b:02x}")).collect();
+    let xxd_p: String = plain
+        .as_bytes()
+        .chunks(60)
+        .map(|line| format!("{}\n", std::str::from_utf8(line).expect("ascii")))
+        .collect();
+    let spaced = hex.join(" ");
+    let od: String = hex
+        .chunks(16)
+        .map(|l| format!(" {}\n", l.join(" ")))
+        .collect();
+    let colons = hex.join(":").to_ascii_uppercase();
+    let c_array = hex
+        .iter()
+        .map(|h| format!("0x{h}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let escaped: String = hex.iter().map(|h| format!("\\x{h}")).collect();
+    for dump in [xxd_p, spaced, od, colons, c_array, escaped] {
+        let out = redactor.redact(&dump).into_owned();
+        assert!(out.contains(REDACTED), "{dump} → {out}");
+        let digits: String = out
+            .chars()
+            .filter(char::is_ascii_hexdigit)
+            .collect::<String>()
+            .to_ascii_lowercase();
+        assert!(
+            !digits.contains(&key_hex[4..key_hex.len() - 4]),
+            "{dump} → {out}"
+        );
+        assert!(out.len() < dump.len() / 2, "{dump} → {out}");
+    }
+    // Ordinary hex (a digest, a MAC address, a UUID) is left alone.
+    for clean in [
+        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+        "link/ether 52:54:00:12:34:56 brd ff:ff:ff:ff:ff:ff",
+        "id 123e4567-e89b-12d3-a456-426614174000",
+    ] {
+        assert_eq!(redactor.redact(clean), clean);
+    }
+}
+
 #[test]
 fn many_registered_values_are_all_found() {
     // 40 values, 680 forms: more than the SIMD searcher takes, so the automaton serves.

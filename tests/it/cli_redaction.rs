@@ -188,6 +188,17 @@ async fn odeks_key_is_out_of_reach_of_proc_and_of_encodings() {
         })
         .collect();
     let percent: String = key.bytes().map(|b| format!("%{b:02X}")).collect();
+    // `xxd -p`: 60 digits a line, the key starting mid-line.
+    let hex: String = format!("ODEK_API_KEY={key}\n")
+        .bytes()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let xxd: String = hex
+        .as_bytes()
+        .chunks(60)
+        .map(|line| format!("{}\n", String::from_utf8_lossy(line)))
+        .collect();
+    let spaced: String = key.bytes().map(|b| format!("{b:02x} ")).collect();
     let server = ScriptedServer::start(vec![
         tools(&[
             (
@@ -204,7 +215,7 @@ async fn odeks_key_is_out_of_reach_of_proc_and_of_encodings() {
     let sb = Sandbox::new();
     std::fs::write(
         sb.work.join("encoded.txt"),
-        format!("{}\n{percent}\n", encoded.join("\n")),
+        format!("{}\n{percent}\n{xxd}{spaced}\n", encoded.join("\n")),
     )
     .expect("write");
     let mut cmd = sb.odek(&server.base_url());
@@ -224,7 +235,7 @@ async fn odeks_key_is_out_of_reach_of_proc_and_of_encodings() {
     let pieces: Vec<&str> = encoded
         .iter()
         .map(|e| &e[8..40])
-        .chain([&percent[6..60]])
+        .chain([&percent[6..60], &xxd[30..58], &xxd[64..90], &spaced[6..60]])
         .collect();
     let read_back = tool_results(&requests[2]).join("\n");
     assert!(read_back.contains("[REDACTED]"), "{read_back}");
@@ -259,4 +270,34 @@ async fn a_variable_a_key_is_read_from_is_not_passed_to_commands() {
     let names = tool_results(&server.requests()[1]).join("\n");
     assert!(names.contains("MY_OTHER_SETTING"), "{names}");
     assert!(!names.contains("MY_KEY"), "{names}");
+}
+
+/// Issue 43, F1: odek's own `/proc/<pid>/environ` shows no key, even to a reader (root, here)
+/// whom non-dumpability does not stop; the variables are still there for odek and its children
+/// (the server answers with the key it read).
+#[tokio::test(flavor = "multi_thread")]
+async fn odeks_environ_block_shows_no_key_even_to_root() {
+    let key = "sk-live-ZyXwVuTsRqPoNmLkJiH9876543210";
+    let server = ScriptedServer::start(vec![text("still keyed")]).await;
+    let sb = Sandbox::new();
+    sb.global_config(r#"{"api_key": "${MY_KEY}"}"#);
+    let served = serve::Served::start_with_env(
+        &sb,
+        &server.base_url(),
+        &[],
+        &[
+            ("MY_KEY", key),
+            ("TELEGRAM_BOT_TOKEN", "123456:ABCdefGHIjklMNOpqrSTUvwxYZ"),
+        ],
+    );
+    let environ = std::fs::read(format!("/proc/{}/environ", served.pid())).expect("read environ");
+    let environ = String::from_utf8_lossy(&environ);
+    assert!(environ.contains("MY_KEY="), "names stay: {environ:?}");
+    assert!(!environ.contains(key), "the key is in the block");
+    assert!(!environ.contains("ABCdefGHI"), "the token is in the block");
+    served.prompt_completed(json!({"content": "hello"})).await;
+    assert_eq!(
+        server.auth_headers()[0].as_deref(),
+        Some(format!("Bearer {key}").as_str())
+    );
 }

@@ -128,6 +128,11 @@ impl Served {
         panic!("run {run_id} did not end:\n{}", self.stderr());
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().expect("running").id()
+    }
+
     /// Sends SIGTERM and waits for the exit code (30 s at most).
     pub fn terminate(&mut self) -> Option<i32> {
         let mut child = self.child.take().expect("running");
