@@ -150,13 +150,15 @@ impl Tool for WebFetchTool {
         let url = parse_url(&parsed.url)?;
         let timeout = self.settings.timeout;
         let shown = url.to_string();
+        let started = std::time::Instant::now();
         let work = async {
             let page = match fetch(url, &self.settings).await? {
                 Fetched::Page(page) => page,
                 Fetched::Elsewhere { from, to } => return Ok(elsewhere(&from, &to)),
             };
             let redactor = ctx.redactor.clone();
-            tokio::task::spawn_blocking(move || page.render(max, &redactor))
+            let deadline = started + timeout;
+            tokio::task::spawn_blocking(move || page.render(max, &redactor, deadline))
                 .await
                 .map_err(|e| ToolError(format!("web_fetch: {e}")))?
         };
@@ -356,7 +358,14 @@ fn kind_of(content_type: &str, body: &[u8]) -> Kind {
 impl Page {
     /// The answer for the model: a short header, then the page as Markdown or text,
     /// redacted, then cut at `max` characters.
-    fn render(self, max: usize, redactor: &crate::redact::Redactor) -> Result<String, ToolError> {
+    /// The page as the model reads it; the conversion gives up at `deadline` (the tool has
+    /// answered by then), so a page made to be slow costs no CPU after its call.
+    fn render(
+        self,
+        max: usize,
+        redactor: &crate::redact::Redactor,
+        deadline: std::time::Instant,
+    ) -> Result<String, ToolError> {
         let kind = kind_of(&self.content_type, &self.body);
         if kind == Kind::Refused {
             let what = if self.content_type.is_empty() {
@@ -371,7 +380,7 @@ impl Page {
         }
         let raw = String::from_utf8_lossy(&self.body);
         let text = match kind {
-            Kind::Html => html_to_markdown(&raw)?,
+            Kind::Html => html_to_markdown(&raw, deadline)?,
             _ => raw.into_owned(),
         };
         let text = redactor.redact(&text);
@@ -404,16 +413,49 @@ impl Page {
 }
 
 /// HTML as Markdown: links and headings kept; scripts, styles and embedded objects dropped.
-/// Elements nested deeper than [`super::nesting::MAX_DEPTH`] are unwrapped first: the
-/// converter recurses once per level.
-fn html_to_markdown(html: &str) -> Result<String, ToolError> {
+/// Elements nested deeper than [`super::nesting::MAX_DEPTH`] are unwrapped before parsing
+/// (the parser's scope checks walk every open element) and the parsed tree is capped again
+/// (the converter recurses once per level). The page is parsed in pieces and the work stops
+/// at `deadline`.
+pub fn html_to_markdown(html: &str, deadline: std::time::Instant) -> Result<String, ToolError> {
+    use html5ever::tendril::TendrilSink as _;
+    const PIECE_BYTES: usize = 64 * 1024;
+    let late = || {
+        (std::time::Instant::now() > deadline).then(|| {
+            ToolError::new("web_fetch: the page took longer to convert than the tool's time")
+        })
+    };
+    let flat = super::nesting::flatten_deep(html);
+    let mut parser = html5ever::parse_document(
+        markup5ever_rcdom::RcDom::default(),
+        html5ever::ParseOpts::default(),
+    );
+    let mut rest: &str = &flat;
+    while !rest.is_empty() {
+        if let Some(e) = late() {
+            return Err(e);
+        }
+        let mut cut = rest.len().min(PIECE_BYTES);
+        while !rest.is_char_boundary(cut) {
+            cut += 1;
+        }
+        let (piece, after) = rest.split_at(cut);
+        parser.process(piece.into());
+        rest = after;
+    }
+    let tree = parser.finish().document;
+    super::nesting::cap_tree(&tree, super::nesting::MAX_DEPTH + TREE_MARGIN);
+    if let Some(e) = late() {
+        return Err(e);
+    }
     let converter = htmd::HtmlToMarkdown::builder()
         .skip_tags(SKIPPED_TAGS.to_vec())
         .build();
-    converter
-        .convert(&super::nesting::flatten_deep(html))
-        .map_err(|e| ToolError(format!("web_fetch: the HTML could not be read: {e}")))
+    Ok(converter.tree_to_markdown(&tree))
 }
+
+/// Levels the parser adds above the page's own elements (`html`, `body`, `tbody`, …).
+const TREE_MARGIN: usize = 16;
 
 /// An error with its causes (reqwest's own message is often just "error sending request").
 fn error_chain(e: &dyn std::error::Error) -> String {
@@ -436,7 +478,7 @@ mod tests {
         let html = r#"<html><head><title>T</title><style>p{color:red}</style></head>
             <body><h1>Title</h1><p>Read <a href="https://example.com/x">the docs</a>.</p>
             <script>alert("no")</script><ul><li>one</li><li>two</li></ul></body></html>"#;
-        let md = html_to_markdown(html).expect("converts");
+        let md = html_to_markdown(html, later()).expect("converts");
         assert!(md.contains("# Title"), "{md}");
         assert!(md.contains("[the docs](https://example.com/x)"), "{md}");
         assert!(md.contains("one") && md.contains("two"), "{md}");
@@ -455,13 +497,26 @@ mod tests {
             );
             let md = std::thread::Builder::new()
                 .stack_size(2 * 1024 * 1024)
-                .spawn(move || html_to_markdown(&html))
+                .spawn(move || html_to_markdown(&html, later()))
                 .expect("thread")
                 .join()
                 .expect("no overflow")
                 .expect("converts");
             assert!(md.contains("deep text"), "{depth}: {md}");
         }
+    }
+
+    fn later() -> std::time::Instant {
+        std::time::Instant::now() + std::time::Duration::from_secs(3600)
+    }
+
+    /// The conversion stops at its deadline instead of running on after the tool answered.
+    #[test]
+    fn a_conversion_past_its_deadline_stops() {
+        let html = "<p>para</p>".repeat(200_000);
+        let past = std::time::Instant::now();
+        let e = html_to_markdown(&html, past).expect_err("stopped");
+        assert!(e.0.contains("took longer to convert"), "{e:?}");
     }
 
     #[test]
