@@ -182,6 +182,7 @@ impl Runtime {
         let mut warnings = Vec::new();
         let sandbox = build_sandbox(&config, &opts, &mut warnings);
         let memory = open_memory(&config, &opts.home, &mut warnings);
+        clean_left_task_files(&opts.home);
         let mut runtime = Runtime {
             embedder: memory.as_ref().and_then(|_| embedder_for(&config)),
             memory,
@@ -573,6 +574,14 @@ impl ChatModel for BoxedModel {
     async fn listed_models(&self) -> Option<Vec<String>> {
         self.0.listed_models().await
     }
+}
+
+/// Removes, once a process, the sub-agent task files a parent killed outright left behind.
+fn clean_left_task_files(home: &std::path::Path) {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        crate::subagent::clean_task_files(home);
+    });
 }
 
 /// The redactor for this process: the configured API key and every secret-looking

@@ -159,6 +159,7 @@ impl Runtime {
             policy: self.config.dangerous.clone(),
             sandbox: self.sandbox.is_on(),
             planning: self.planning_enabled(),
+            task_dir: crate::subagent::task_dir(&self.home),
         })))
     }
 

@@ -22,7 +22,7 @@ pub use crate::protocol::subagent::{
 pub use policy::child_policy;
 pub use settings::{TASK_VAR, task_layer};
 pub use task::{TaskError, read_task_file};
-pub use tool::{DelegateSettings, DelegateTasksTool, MAX_TASKS};
+pub use tool::{DelegateSettings, DelegateTasksTool, MAX_TASKS, clean_task_files, task_dir};
 
 /// The environment variable naming the inherited descriptor the API key is read from
 /// (never the key itself: a child's environment and command line hold no secret).

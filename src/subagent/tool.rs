@@ -61,6 +61,8 @@ pub struct DelegateSettings {
     pub sandbox: bool,
     /// Whether the parent plans.
     pub planning: bool,
+    /// Where task files are written ([`task_dir`] of the odek home).
+    pub task_dir: std::path::PathBuf,
 }
 
 /// Starts sub-agents.
@@ -280,7 +282,7 @@ impl DelegateTasksTool {
         task: &TaskFile,
         ctx: &ToolContext,
     ) -> Result<Envelope, SpawnError> {
-        let file = write_task_file(task).map_err(SpawnError::TaskFile)?;
+        let file = write_task_file(task, &self.settings.task_dir).map_err(SpawnError::TaskFile)?;
         let exe = std::env::current_exe().map_err(SpawnError::OwnPath)?;
         let mut cmd = tokio::process::Command::new(exe);
         let stdin = if task.ask_parent {
@@ -376,13 +378,33 @@ enum SpawnError {
     NoEnvelope,
 }
 
-/// A private task file (0600), removed when dropped.
-fn write_task_file(task: &TaskFile) -> std::io::Result<tempfile::NamedTempFile> {
+/// The folder of sub-agents' task files under the odek home (0700).
+pub fn task_dir(home: &std::path::Path) -> std::path::PathBuf {
+    home.join("tasks")
+}
+
+/// The prefix of this process's task files: `odek-task-<pid>-`.
+fn task_prefix(pid: u32) -> String {
+    format!("odek-task-{pid}-")
+}
+
+/// A private task file (0600) in [`task_dir`], removed when dropped; one its parent could
+/// not remove (it was killed outright) is removed by [`clean_task_files`] at the next start.
+fn write_task_file(
+    task: &TaskFile,
+    dir: &std::path::Path,
+) -> std::io::Result<tempfile::NamedTempFile> {
     use std::io::Write;
+    use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
     let mut file = tempfile::Builder::new()
-        .prefix("odek-task-")
+        .prefix(&task_prefix(std::process::id()))
         .suffix(".json")
-        .tempfile()?;
+        .tempfile_in(dir)?;
     file.write_all(
         serde_json::to_string(task)
             .map_err(std::io::Error::other)?
@@ -390,6 +412,37 @@ fn write_task_file(task: &TaskFile) -> std::io::Result<tempfile::NamedTempFile> 
     )?;
     file.flush()?;
     Ok(file)
+}
+
+/// Removes the task files whose parent process is gone; returns how many. Files of a live
+/// odek (another one running sub-agents now) are left alone.
+pub fn clean_task_files(home: &std::path::Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(task_dir(home)) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("odek-task-"))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        if !process_alive(pid) && std::fs::remove_file(entry.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+fn process_alive(pid: i32) -> bool {
+    // SAFETY: kill with signal 0 sends nothing; it only checks that the process exists.
+    #[allow(unsafe_code)]
+    let sent = unsafe { libc::kill(pid, 0) };
+    sent == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
 }
 
 /// Makes the key readable on the child's descriptor 3 (a pipe written and closed before the

@@ -48,6 +48,7 @@ fn full() -> RegistryParts {
                 policy: crate::policy::DangerPolicy::default(),
                 sandbox: false,
                 planning: true,
+                task_dir: std::env::temp_dir(),
             },
         ))),
         search: Some(Arc::new(web::SearchSettings {

@@ -124,7 +124,7 @@ fn sandbox(server: &KeyedServer) -> (Sandbox, std::process::Command) {
 /// The pids of this test's children: `odek subagent` processes whose task file lies in
 /// the test's temporary directory.
 fn children_of(sb: &Sandbox) -> Vec<u32> {
-    let marker = sb.tmp().display().to_string();
+    let marker = sb.home.join("tasks").display().to_string();
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").expect("proc").flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
@@ -398,6 +398,9 @@ async fn sleeping_children(seconds: &str) -> (KeyedServer, Sandbox, std::process
     let answer: Answer = Arc::new(move |first: String, request: Value| {
         let command = command.clone();
         Box::pin(async move {
+            if first == "after" {
+                return json!({"role": "assistant", "content": "ok"});
+            }
             if first == "split the work" {
                 return match results_in(&request) {
                     0 => tool_call(
@@ -465,10 +468,35 @@ async fn ctrl_c_stops_the_children_and_the_commands_they_started() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_parent_killed_outright_takes_its_children_and_their_commands_along() {
-    let (_server, sb, mut parent) = sleeping_children("3012").await;
+    let (server, sb, mut parent) = sleeping_children("3012").await;
+    // Issue 43, F11: the task files are in a private folder under the home, not in /tmp.
+    let tasks = sb.home.join("tasks");
+    let files = || -> Vec<String> {
+        std::fs::read_dir(&tasks)
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    assert_eq!(files().len(), 3, "{:?}", files());
+    use std::os::unix::fs::PermissionsExt as _;
+    let mode = std::fs::metadata(&tasks)
+        .expect("folder")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o700);
     parent.kill().expect("SIGKILL");
     let _ = parent.wait();
     all_gone(&sb, "sleep 3012").await;
+    // Killed outright, the parent could not remove them; the next start does.
+    assert_eq!(files().len(), 3, "{:?}", files());
+    let mut next = sb.odek(&server.base_url());
+    next.args(["run", "--ephemeral", "after"]);
+    let out = output(next).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(files().is_empty(), "{:?}", files());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
