@@ -199,7 +199,18 @@ async fn read_limited(body: axum::body::Body, limit: usize) -> Result<Bytes, Api
     use futures_util::StreamExt;
     let mut stream = body.into_data_stream();
     let mut kept = Vec::new();
-    while let Some(chunk) = stream.next().await {
+    let deadline = tokio::time::Instant::now() + BODY_TOTAL_TIME;
+    loop {
+        let next = tokio::time::timeout_at(
+            deadline.min(tokio::time::Instant::now() + BODY_IDLE_TIME),
+            stream.next(),
+        );
+        let Ok(chunk) = next.await else {
+            return Err(body_too_slow());
+        };
+        let Some(chunk) = chunk else {
+            break;
+        };
         let chunk =
             chunk.map_err(|e| ApiError::bad_request(format!("cannot read the body: {e}")))?;
         if kept.len() + chunk.len() > limit {
@@ -222,4 +233,55 @@ async fn read_limited(body: axum::body::Body, limit: usize) -> Result<Bytes, Api
         kept.extend_from_slice(&chunk);
     }
     Ok(Bytes::from(kept))
+}
+
+/// Longest wait for the next byte of a request body (after the token was checked).
+pub const BODY_IDLE_TIME: std::time::Duration = std::time::Duration::from_secs(10);
+/// Longest time a whole request body may take (8 MiB at 70 KB/s).
+pub const BODY_TOTAL_TIME: std::time::Duration = std::time::Duration::from_secs(120);
+
+fn body_too_slow() -> ApiError {
+    ApiError::new(
+        StatusCode::REQUEST_TIMEOUT,
+        format!(
+            "the request body did not arrive in time ({} s without a byte, {} s in all at most)",
+            BODY_IDLE_TIME.as_secs(),
+            BODY_TOTAL_TIME.as_secs()
+        ),
+    )
+}
+
+/// Every error answer is JSON: one the framework or an extractor wrote as plain text (a
+/// path segment that is not UTF-8, a malformed query) becomes `{"error": "<its text>"}`,
+/// its status and other headers kept. The web UI's sign-in page (HTML) stays a page.
+pub async fn json_errors(response: Response) -> Response {
+    let status = response.status();
+    let is_json_or_page = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json") || v.starts_with("text/html"));
+    if is_json_or_page || !(status.is_client_error() || status.is_server_error()) {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let text = axum::body::to_bytes(body, 16 * 1024)
+        .await
+        .map(|b| String::from_utf8_lossy(&b).trim().to_string())
+        .unwrap_or_default();
+    let message = if text.is_empty() {
+        status
+            .canonical_reason()
+            .unwrap_or("error")
+            .to_ascii_lowercase()
+    } else {
+        text
+    };
+    let mut answer = ApiError::new(status, message).into_response();
+    for (name, value) in &parts.headers {
+        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+            answer.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    answer
 }

@@ -204,6 +204,7 @@ fn router(state: Arc<AppState>, mcp: Option<crate::mcp_server::OdekMcpServer>) -
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .layer(middleware::from_fn_with_state(state.clone(), auth::guard))
         .layer(middleware::from_fn(no_store))
+        .layer(middleware::map_response(error::json_errors))
         .with_state(state)
 }
 

@@ -359,3 +359,84 @@ async fn sigterm_resolves_a_pending_approval_with_a_frame_and_ids_are_random() {
     assert_eq!(resolved["action"], "deny");
     assert_eq!(resolved["reason"], "cancelled");
 }
+
+/// Issue 43, F12: a request with the token whose body stalls is answered 408 after 10 s
+/// without a byte (the server keeps answering others meanwhile), and every route answers
+/// odd input — a path segment that is not UTF-8, a malformed query, a wrong content type,
+/// broken JSON, an unknown route or method — with the JSON error body of every route.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn finding_12_a_stalled_body_times_out_and_every_error_is_json() {
+    let sb = Sandbox::new();
+    let served = Served::start(&sb, "http://127.0.0.1:9/v1", &[]);
+    let addr = served.addr.clone();
+    let mut stalled = TcpStream::connect(&addr).await.expect("connect");
+    let head = format!(
+        "POST /api/memory HTTP/1.1\r\nHost: {addr}\r\nX-Odek-Token: {}\r\n\
+         Content-Type: application/json\r\nContent-Length: 200\r\n\r\n{{\"content\": \"sl",
+        served.token
+    );
+    stalled.write_all(head.as_bytes()).await.expect("write");
+    let waited = tokio::spawn(read_until_closed(stalled, Duration::from_secs(25)));
+
+    let odd: Vec<(Method, &str, Option<(&str, &str)>)> = vec![
+        (Method::GET, "/api/runs/%FF", None),
+        (Method::GET, "/api/sessions/%C3%28", None),
+        (Method::GET, "/api/sessions/%FF/plan", None),
+        (Method::POST, "/api/runs/%FF/cancel", None),
+        (
+            Method::POST,
+            "/api/runs/r/approvals/%FF",
+            Some(("application/json", "{}")),
+        ),
+        (Method::GET, "/api/memory/%FF", None),
+        (Method::GET, "/api/memory/99999999999999999999", None),
+        (Method::POST, "/api/schedules/%FF/run", None),
+        (Method::POST, "/api/skills/%FF/trust", None),
+        (Method::GET, "/api/events?after=%FF%FE&limit=x", None),
+        (Method::POST, "/api/memory", Some(("text/plain", "{}"))),
+        (
+            Method::POST,
+            "/api/memory",
+            Some(("application/json", "{\"content\": ")),
+        ),
+        (
+            Method::POST,
+            "/api/memory",
+            Some(("application/json", "[1,2]")),
+        ),
+        (
+            Method::POST,
+            "/api/prompt",
+            Some(("application/json", "\u{0}")),
+        ),
+        (Method::PUT, "/api/prompt", None),
+        (Method::GET, "/api/nothing-here", None),
+        (Method::DELETE, "/api/health", None),
+    ];
+    for (method, path, body) in odd {
+        let mut request = served.request(method.clone(), path);
+        if let Some((kind, text)) = body {
+            request = request.header("Content-Type", kind).body(text.to_string());
+        }
+        let answer = send(request).await;
+        assert!(answer.status >= 400, "{method} {path}: {}", answer.status);
+        assert!(
+            answer
+                .header("content-type")
+                .is_some_and(|t| t.starts_with("application/json")),
+            "{method} {path}: {:?} {}",
+            answer.header("content-type"),
+            answer.text
+        );
+        assert!(
+            answer.json["error"].is_string(),
+            "{method} {path}: {}",
+            answer.text
+        );
+    }
+    assert_eq!(served.get("/api/health").await.status, 200);
+
+    let (got, _) = waited.await.expect("join");
+    assert!(got.starts_with("HTTP/1.1 408"), "{got}");
+    assert!(got.contains("did not arrive in time"), "{got}");
+}
