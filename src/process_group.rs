@@ -152,6 +152,15 @@ fn blank_values(block: std::ops::Range<usize>) {
     }
 }
 
+/// True unless process `pid` is known to be gone (a process of another user counts as
+/// alive).
+pub fn process_alive(pid: i32) -> bool {
+    // SAFETY: kill with signal 0 sends nothing; it only checks that the process exists.
+    #[allow(unsafe_code)]
+    let sent = unsafe { libc::kill(pid, 0) };
+    sent == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
 /// Sends `signal` to the process group `pgid`.
 pub fn signal_group(pgid: i32, signal: i32) {
     // SAFETY: killpg has no memory-safety preconditions; a stale group id only yields ESRCH.

@@ -85,6 +85,15 @@ pub fn spawn_background(
         eprintln!("odek {surface}: scheduled jobs run elsewhere: {held}");
         return Ok(None);
     };
+    let store = store::Store::new(home);
+    match store.mark_interrupted() {
+        Ok(marked) if !marked.is_empty() => eprintln!(
+            "odek {surface}: marked as interrupted (odek stopped during the run): {}",
+            marked.join(", ")
+        ),
+        Ok(_) => {}
+        Err(e) => eprintln!("odek {surface}: {e}"),
+    }
     let supervisor = process.supervisor.clone();
     let exec = Arc::new(exec::TurnExecutor::new(
         config.clone(),
@@ -133,11 +142,10 @@ pub async fn run_now(
         .find(|j| j.name == name)
         .ok_or_else(|| ScheduleError::NoSuchJob(name.to_string()))?;
     let now = Timestamp::now();
+    store.update_state(&job.name, |s| s.mark_running(now.to_string()))?;
     let outcome = exec.run(&job, now).await;
     store.update_state(&job.name, |s| {
-        s.last_run = Some(now.to_string());
-        s.last_outcome = Some(outcome.result.to_string());
-        s.last_session = outcome.session.clone();
+        s.mark_ended(outcome.result.to_string(), outcome.session.clone());
     })?;
     Ok(outcome)
 }

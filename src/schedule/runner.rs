@@ -273,7 +273,7 @@ impl Runner {
         }
         self.store.update_state(&job.name, |s| {
             s.last_fire = Some(stamp.clone());
-            s.last_run = Some(self.clock.now().to_string());
+            s.mark_running(self.clock.now().to_string());
         })?;
         self.start(job.clone(), latest);
         Ok(Decision::Started(latest))
@@ -296,8 +296,7 @@ impl Runner {
             let _slot = slots.acquire_owned().await;
             let outcome = executor.run(&job, fire).await;
             if let Err(e) = store.update_state(&job.name, |s| {
-                s.last_outcome = Some(outcome.result.to_string());
-                s.last_session = outcome.session.clone();
+                s.mark_ended(outcome.result.to_string(), outcome.session.clone());
             }) {
                 tracing::warn!(
                     "schedule {}: the outcome could not be recorded: {e}",

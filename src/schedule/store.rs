@@ -77,6 +77,30 @@ pub struct JobState {
     /// The last skip (RFC 3339) and why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_skip: Option<String>,
+    /// The process running it now (`last_outcome` says `running` meanwhile).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub running_pid: Option<u32>,
+}
+
+/// `last_outcome` while a run is going.
+pub const RUNNING: &str = "running";
+/// `last_outcome` of a run whose process ended before it did (a crash, `kill -9`).
+pub const INTERRUPTED: &str = "interrupted: odek stopped during the run";
+
+impl JobState {
+    /// Records that this process started a run now.
+    pub fn mark_running(&mut self, now: String) {
+        self.last_run = Some(now);
+        self.last_outcome = Some(RUNNING.to_string());
+        self.running_pid = Some(std::process::id());
+    }
+
+    /// Records how the run ended.
+    pub fn mark_ended(&mut self, outcome: String, session: Option<String>) {
+        self.last_outcome = Some(outcome);
+        self.last_session = session;
+        self.running_pid = None;
+    }
 }
 
 /// Checks a job name: 1–64 letters, digits, `-` and `_`.
@@ -154,6 +178,27 @@ impl Store {
         self.update(STATE_FILE, |states: &mut BTreeMap<String, JobState>| {
             states.remove(name);
             Ok(())
+        })
+    }
+
+    /// Marks as [`INTERRUPTED`] every run whose process is gone; returns their jobs' names.
+    /// Runs of a process still alive (`odek schedule run` elsewhere) are left alone.
+    pub fn mark_interrupted(&self) -> Result<Vec<String>, ScheduleError> {
+        if !self.home.join(STATE_FILE).exists() {
+            return Ok(Vec::new());
+        }
+        self.update(STATE_FILE, |states: &mut BTreeMap<String, JobState>| {
+            let mut marked = Vec::new();
+            for (name, state) in states.iter_mut() {
+                let gone = state.running_pid.is_some_and(|pid| {
+                    !i32::try_from(pid).is_ok_and(crate::process_group::process_alive)
+                });
+                if gone {
+                    state.mark_ended(INTERRUPTED.to_string(), state.last_session.clone());
+                    marked.push(name.clone());
+                }
+            }
+            Ok(marked)
         })
     }
 

@@ -431,18 +431,11 @@ pub fn clean_task_files(home: &std::path::Path) -> usize {
         else {
             continue;
         };
-        if !process_alive(pid) && std::fs::remove_file(entry.path()).is_ok() {
+        if !crate::process_group::process_alive(pid) && std::fs::remove_file(entry.path()).is_ok() {
             removed += 1;
         }
     }
     removed
-}
-
-fn process_alive(pid: i32) -> bool {
-    // SAFETY: kill with signal 0 sends nothing; it only checks that the process exists.
-    #[allow(unsafe_code)]
-    let sent = unsafe { libc::kill(pid, 0) };
-    sent == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
 }
 
 /// Makes the key readable on the child's descriptor 3 (a pipe written and closed before the

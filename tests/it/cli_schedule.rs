@@ -143,13 +143,16 @@ async fn run_now_answers_on_stdout_and_denies_what_would_ask() {
     assert!(list.contains("last: ok"), "{list}");
 }
 
-/// Waits (5 s at most) until the state file says how `job` last ended, and returns that.
+/// Waits (5 s at most) until the state file says how `job` last ended (not `running`), and
+/// returns that.
 async fn outcome_of(sb: &Sandbox, job: &str) -> String {
     for _ in 0..100 {
         let state =
             std::fs::read_to_string(sb.home.join("schedules-state.json")).unwrap_or_default();
         let value: serde_json::Value = serde_json::from_str(&state).unwrap_or_default();
-        if let Some(outcome) = value[job]["last_outcome"].as_str() {
+        if let Some(outcome) = value[job]["last_outcome"].as_str()
+            && outcome != "running"
+        {
             return outcome.to_string();
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
@@ -431,4 +434,51 @@ fn schedule_run_delivers_where_the_job_delivers() {
     );
     let written = std::fs::read_to_string(sb.work.join("weekly.md")).expect("delivered");
     assert!(written.contains("Weekly: all green."), "{written}");
+}
+
+/// Issue 43: a run whose process died with it (`kill -9`, a crash) says `running` no longer
+/// once a runner starts: the daemon marks it interrupted and says so; a run of a live process
+/// is left alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_left_running_by_a_crash_is_marked_interrupted_at_the_next_start() {
+    let server = ScriptedServer::start(vec![]).await;
+    let sb = Sandbox::new();
+    for name in ["crashed", "elsewhere"] {
+        let added = schedule(
+            &sb,
+            &server.base_url(),
+            &["add", "--cron", "0 3 * * *", "--name", name, "t"],
+        );
+        assert_eq!(added.status.code(), Some(0), "{}", show(&added));
+    }
+    let mut gone = std::process::Command::new("true").spawn().expect("true");
+    let dead_pid = gone.id();
+    gone.wait().expect("ended");
+    let state = serde_json::json!({
+        "crashed": {"last_run": "2026-12-01T03:00:00Z", "last_outcome": "running", "running_pid": dead_pid},
+        "elsewhere": {"last_run": "2026-12-01T03:00:00Z", "last_outcome": "running", "running_pid": std::process::id()},
+    });
+    std::fs::write(sb.home.join("schedules-state.json"), state.to_string()).expect("state");
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["schedule", "daemon"]);
+    let mut daemon = spawn_until(cmd, "odek schedule daemon: running the scheduled jobs of");
+    let said = daemon.stderr.lock().unwrap().clone();
+    assert!(
+        said.contains("marked as interrupted (odek stopped during the run): crashed"),
+        "{said}"
+    );
+    let states: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(sb.home.join("schedules-state.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        states["crashed"]["last_outcome"],
+        "interrupted: odek stopped during the run"
+    );
+    assert!(states["crashed"].get("running_pid").is_none(), "{states}");
+    assert_eq!(states["elsewhere"]["last_outcome"], "running");
+    let list = stdout(&schedule(&sb, &server.base_url(), &["list"]));
+    assert!(list.contains("interrupted"), "{list}");
+    sigterm(&daemon.child);
+    assert_eq!(daemon.child.wait().unwrap().code(), Some(0));
 }

@@ -938,7 +938,14 @@ async fn the_drawer_edits_memory_trusts_a_skill_and_runs_and_disables_a_schedule
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     assert!(read(&log).contains("Digest done"), "{}", served.stderr());
-    let jobs = served.get("/api/schedules").await.json;
+    let mut jobs = served.get("/api/schedules").await.json;
+    for _ in 0..100 {
+        if jobs["schedules"][0]["last_outcome"] != "running" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        jobs = served.get("/api/schedules").await.json;
+    }
     assert_eq!(jobs["schedules"][0]["last_outcome"], "ok", "{jobs}");
 
     let problems = browser.console_problems().await;
