@@ -378,7 +378,8 @@ async fn finding_12_a_stalled_body_times_out_and_every_error_is_json() {
     stalled.write_all(head.as_bytes()).await.expect("write");
     let waited = tokio::spawn(read_until_closed(stalled, Duration::from_secs(25)));
 
-    let odd: Vec<(Method, &str, Option<(&str, &str)>)> = vec![
+    type Body = Option<(&'static str, &'static str)>;
+    let odd: Vec<(Method, &str, Body)> = vec![
         (Method::GET, "/api/runs/%FF", None),
         (Method::GET, "/api/sessions/%C3%28", None),
         (Method::GET, "/api/sessions/%FF/plan", None),
