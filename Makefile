@@ -1,7 +1,7 @@
 # odek — common tasks. Every target uses Cargo.lock (--locked).
 CARGO ?= cargo
 
-.PHONY: build print-static-bin static-target test test-ui ui-deps ui-vendor mcp-deps mcp-py-deps lint bench size install fmt clean
+.PHONY: build print-static-bin static-target test test-ui ui-deps ui-vendor mcp-deps mcp-py-deps lint bench fuzz size install fmt clean
 
 # On Linux the release binary is static, linked with musl: no dynamic loader and no glibc
 # start-up, which halves the CPU of starting (docs/PERFORMANCE.md, "Weight"). ring's few C
@@ -76,6 +76,21 @@ size: build      ## the release binary's size against the budget (12,000,000 byt
 bench:           ## criterion benchmarks (benches/) and the end-to-end harness (bench/)
 	$(CARGO) bench --locked
 	./bench/run.sh
+
+FUZZ_SECONDS ?= 60
+FUZZ_TARGET_DIR ?= target/fuzz
+FUZZ_TARGETS ?= html_to_markdown skill_front_matter model_answer mcp_message telegram_updates serve_bodies
+
+fuzz:            ## libFuzzer on each parser of outside input, FUZZ_SECONDS (60) each, any input over 1 s a failure (cargo install cargo-fuzz; docs/FUZZING.md)
+	@for t in $(FUZZ_TARGETS); do \
+	  mkdir -p fuzz/corpus/$$t fuzz/logs; \
+	  RUSTC_BOOTSTRAP=1 cargo fuzz run --target-dir $(FUZZ_TARGET_DIR) -O $$t fuzz/corpus/$$t fuzz/seeds/$$t -- \
+	    -max_total_time=$(FUZZ_SECONDS) -timeout=1 -rss_limit_mb=4096 -max_len=262144 -print_final_stats=1 \
+	    > fuzz/logs/$$t.log 2>&1; status=$$?; \
+	  grep -E '^(slowest|stat::number_of_executed_units|stat::peak_rss_mb|==.*ERROR|SUMMARY)' fuzz/logs/$$t.log \
+	    | tail -n 6 | sed "s/^/$$t: /"; \
+	  [ $$status -eq 0 ] || { echo "$$t: failed (fuzz/logs/$$t.log, fuzz/artifacts/$$t/)"; exit 1; }; \
+	done
 
 PREFIX ?= $(HOME)/.local
 ODEK_INSTALLED = $${CARGO_HOME:-$$HOME/.cargo}/bin/odek

@@ -12,6 +12,8 @@ pub mod config;
 pub mod engine;
 pub mod error;
 pub mod events;
+#[doc(hidden)]
+pub mod fuzz;
 pub mod home;
 pub mod llm;
 pub mod mcp;

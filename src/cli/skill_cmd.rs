@@ -200,6 +200,14 @@ fn show(catalog: &Catalog, name: &str) -> anyhow::Result<Exit> {
     println!("origin: {}", skill.origin.label());
     println!("status: {}", skill.status());
     println!("description: {}", visible(&f.description, false));
+    if !skill.trusted() {
+        // Nothing else of it was read: the user reads the whole file to decide.
+        println!("(not trusted: odek reads only its name and description; its whole file follows)");
+        println!();
+        let (_, text) = crate::skills::read_skill_text(&skill.dir)?;
+        print!("{}", visible(&text, true));
+        return Ok(Exit::Success);
+    }
     let optional = [
         ("license", f.license.clone()),
         ("compatibility", f.compatibility.clone()),

@@ -71,3 +71,13 @@ pub struct WindowSize {
     /// Where the figure came from, for people (`n_ctx on http://…/props: …`).
     pub source: String,
 }
+
+/// Fuzzing entry: `data` as a model's answer, whole (a JSON body) and streamed (server-sent
+/// events, cut in two at the place the first byte names), parsed as the client does.
+#[doc(hidden)]
+pub fn fuzz_answer(data: &[u8]) {
+    let _ = response::parse_completion_body(data);
+    let cut = data.first().map_or(0, |b| usize::from(*b)).min(data.len());
+    let pieces = vec![data[..cut].to_vec(), data[cut..].to_vec()];
+    let _ = sse::read_event_pieces(pieces);
+}

@@ -224,7 +224,23 @@ pub(crate) async fn read_event_stream(
     sink: Option<DeltaSink<'_>>,
     delivered: &AtomicBool,
 ) -> Result<ChatResponse, LlmError> {
-    let mut events = pin!(watched_bytes(response, idle, MAX_BODY_BYTES).eventsource());
+    read_events(
+        watched_bytes(response, idle, MAX_BODY_BYTES),
+        idle,
+        sink,
+        delivered,
+    )
+    .await
+}
+
+/// Reads an event stream from `bytes` to its end (see [`read_event_stream`]).
+async fn read_events(
+    bytes: impl Stream<Item = Result<Vec<u8>, ByteStreamError>>,
+    idle: Duration,
+    sink: Option<DeltaSink<'_>>,
+    delivered: &AtomicBool,
+) -> Result<ChatResponse, LlmError> {
+    let mut events = pin!(bytes.eventsource());
     let mut accumulator = StreamAccumulator::new();
     while let Some(event) = events.next().await {
         let event = event.map_err(|e| stream_error(e, idle))?;
@@ -246,6 +262,15 @@ pub(crate) async fn read_event_stream(
         }
     }
     accumulator.finish()
+}
+
+/// Fuzzing entry: `pieces` as the bytes of a streamed answer, read as the client reads one.
+pub(crate) fn read_event_pieces(pieces: Vec<Vec<u8>>) -> Option<Result<ChatResponse, LlmError>> {
+    use futures_util::FutureExt as _;
+    let delivered = AtomicBool::new(false);
+    let sink = |_: Delta<'_>| {};
+    let bytes = stream::iter(pieces.into_iter().map(Ok));
+    read_events(bytes, Duration::from_secs(1), Some(&sink), &delivered).now_or_never()
 }
 
 fn stream_error(error: EventStreamError<ByteStreamError>, idle: Duration) -> LlmError {

@@ -329,5 +329,21 @@ impl StderrTail {
     }
 }
 
+/// Fuzzing entry: `data` as a JSON-RPC message from an MCP server (what the client reads) and
+/// from a client (what `odek mcp serve` reads), decoded by the SDK, and a tool result in it
+/// rendered as the model reads it.
+#[doc(hidden)]
+pub fn fuzz_message(data: &[u8]) {
+    use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+    let _ = serde_json::from_slice::<ClientJsonRpcMessage>(data);
+    if serde_json::from_slice::<ServerJsonRpcMessage>(data).is_ok()
+        && let Ok(value) = serde_json::from_slice::<serde_json::Value>(data)
+        && let Ok(result) =
+            serde_json::from_value::<rmcp::model::CallToolResult>(value["result"].clone())
+    {
+        let _ = tool::result_text(&result.content, result.structured_content.as_ref());
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -142,6 +142,16 @@ fn attached(attachments: Vec<Attachment>, images_taken: bool) -> Result<Attached
     Ok(out)
 }
 
+/// Decodes `data` as each body this file's routes take, as they do (attachments included).
+pub(super) fn fuzz_bodies(data: &[u8]) {
+    use super::error::decode_json;
+    if let Ok(prompt) = decode_json::<Prompt>(data) {
+        let _ = attached(prompt.attachments, true);
+    }
+    let _ = decode_json::<Answer>(data);
+    let _ = decode_json::<Reply>(data);
+}
+
 fn base64_bytes(text: &str) -> Option<Vec<u8>> {
     use base64::Engine as _;
     base64::engine::general_purpose::STANDARD

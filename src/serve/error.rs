@@ -182,13 +182,18 @@ impl<S: Send + Sync, T: DeserializeOwned, const LIMIT: usize> FromRequest<S>
             ));
         }
         let bytes = read_limited(req.into_body(), LIMIT).await?;
-        let mut decoder = serde_json::Deserializer::from_slice(&bytes);
-        let invalid =
-            |e: &dyn std::fmt::Display| ApiError::bad_request(format!("invalid JSON body: {e}"));
-        let value = serde_path_to_error::deserialize(&mut decoder).map_err(|e| invalid(&e))?;
-        decoder.end().map_err(|e| invalid(&e))?;
-        Ok(JsonBody(value))
+        decode_json(&bytes).map(JsonBody)
     }
+}
+
+/// A body decoded strictly into `T`; the error names the field that broke.
+pub(super) fn decode_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    let mut decoder = serde_json::Deserializer::from_slice(bytes);
+    let invalid =
+        |e: &dyn std::fmt::Display| ApiError::bad_request(format!("invalid JSON body: {e}"));
+    let value = serde_path_to_error::deserialize(&mut decoder).map_err(|e| invalid(&e))?;
+    decoder.end().map_err(|e| invalid(&e))?;
+    Ok(value)
 }
 
 /// The body, if it holds at most `limit` bytes. A larger one is a 413, but only once the

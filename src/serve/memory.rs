@@ -258,3 +258,9 @@ fn fact_id(text: &str) -> Result<i64, ApiError> {
         .filter(|id| *id > 0)
         .ok_or_else(|| ApiError::bad_request(format!("{text:?} is not a memory fact's id")))
 }
+
+/// Decodes `data` as each body this file's routes take.
+pub(super) fn fuzz_bodies(data: &[u8]) {
+    let _ = super::error::decode_json::<NewFact>(data);
+    let _ = super::error::decode_json::<EditedFact>(data);
+}

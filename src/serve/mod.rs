@@ -402,3 +402,12 @@ impl AppState {
 pub fn token_url(addr: &SocketAddr, token: &str) -> String {
     format!("http://{addr}/?token={token}")
 }
+
+/// Fuzzing entry: `data` as every request body the API takes, decoded and checked as the
+/// routes do.
+#[doc(hidden)]
+pub fn fuzz_request_bodies(data: &[u8]) {
+    api::fuzz_bodies(data);
+    memory::fuzz_bodies(data);
+    sessions::fuzz_bodies(data);
+}

@@ -290,6 +290,11 @@ pub async fn export(
     Ok(response)
 }
 
+/// Decodes `data` as the body this file's route takes.
+pub(super) fn fuzz_bodies(data: &[u8]) {
+    let _ = super::error::decode_json::<Rename>(data);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -56,12 +56,27 @@ pub struct SkillFile {
 /// name of the skill's folder, which `name` must equal. The error is the rule broken.
 pub fn parse(text: &str, folder: &str) -> Result<SkillFile, Rule> {
     let (yaml, body) = split(text)?;
-    check_shape(yaml)?;
-    let value: Value = serde_yaml_ng::from_str(yaml).map_err(Rule::NotYaml)?;
-    let Value::Mapping(map) = value else {
-        return Err(Rule::NotAMapping);
-    };
+    let map = mapping(yaml)?;
     let front = read(&map, folder)?;
+    Ok(SkillFile {
+        front,
+        body: body.to_string(),
+    })
+}
+
+/// What the listing of a skill nobody trusted takes from `text`: its name and description,
+/// checked, and the body as text; every other key (`odek.auto_load`, `allowed-tools`, …) is
+/// left unread, so an untrusted skill changes nothing but one line of the listing.
+pub fn parse_listing(text: &str, folder: &str) -> Result<SkillFile, Rule> {
+    let (yaml, body) = split(text)?;
+    let map = mapping(yaml)?;
+    let front = FrontMatter {
+        name: required_text(&map, "name")?,
+        description: required_text(&map, "description")?,
+        ..FrontMatter::default()
+    };
+    check_name(&front.name, folder)?;
+    check_description(&front.description)?;
     Ok(SkillFile {
         front,
         body: body.to_string(),
@@ -71,9 +86,67 @@ pub fn parse(text: &str, folder: &str) -> Result<SkillFile, Rule> {
 /// The `name` the front matter of `text` declares, when it parses and has one.
 pub fn declared_name(text: &str) -> Option<String> {
     let (yaml, _) = split(text).ok()?;
-    check_shape(yaml).ok()?;
-    let value: Value = serde_yaml_ng::from_str(yaml).ok()?;
-    value.get("name")?.as_str().map(str::to_string)
+    let map = mapping(yaml).ok()?;
+    map.get("name")?.as_str().map(str::to_string)
+}
+
+/// Front matters parsed in this process, by a keyed hash of their text: a catalog read again
+/// (every serve prompt, every `GET /api/skills`) parses each file's YAML once.
+static PARSED: std::sync::Mutex<Option<ParsedCache>> = std::sync::Mutex::new(None);
+
+/// At most this many front matters are kept (the cache starts over past it).
+const MAX_CACHED: usize = 512;
+
+struct ParsedCache {
+    keys: std::hash::RandomState,
+    maps: std::collections::HashMap<u64, Mapping>,
+}
+
+/// True when `yaml` was parsed and kept.
+#[cfg(test)]
+pub fn is_cached(yaml: &str) -> bool {
+    use std::hash::BuildHasher as _;
+    let cache = PARSED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    cache
+        .as_ref()
+        .is_some_and(|c| c.maps.contains_key(&c.keys.hash_one(yaml)))
+}
+
+/// The front matter as a mapping: its shape checked first, then parsed (or taken from the
+/// cache when this text was parsed before).
+fn mapping(yaml: &str) -> Result<Mapping, Rule> {
+    use std::hash::BuildHasher as _;
+    check_shape(yaml)?;
+    let lock = || {
+        PARSED
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    };
+    let key = {
+        let mut cache = lock();
+        let cache = cache.get_or_insert_with(|| ParsedCache {
+            keys: std::hash::RandomState::new(),
+            maps: std::collections::HashMap::new(),
+        });
+        let key = cache.keys.hash_one(yaml);
+        if let Some(map) = cache.maps.get(&key) {
+            return Ok(map.clone());
+        }
+        key
+    };
+    let value: Value = serde_yaml_ng::from_str(yaml).map_err(Rule::NotYaml)?;
+    let Value::Mapping(map) = value else {
+        return Err(Rule::NotAMapping);
+    };
+    if let Some(cache) = lock().as_mut() {
+        if cache.maps.len() >= MAX_CACHED {
+            cache.maps.clear();
+        }
+        cache.maps.insert(key, map.clone());
+    }
+    Ok(map)
 }
 
 /// Largest front matter: a name, a description of 1,024 characters, a few keys and lists.
@@ -145,13 +218,7 @@ fn read(map: &Mapping, folder: &str) -> Result<FrontMatter, Rule> {
         ..FrontMatter::default()
     };
     check_name(&front.name, folder)?;
-    let chars = front.description.chars().count();
-    if chars > MAX_DESCRIPTION_CHARS {
-        return Err(Rule::DescriptionTooLong {
-            chars,
-            max: MAX_DESCRIPTION_CHARS,
-        });
-    }
+    check_description(&front.description)?;
     read_odek_block(map, &mut front)?;
     const KNOWN: [&str; 7] = [
         "name",
@@ -169,6 +236,17 @@ fn read(map: &Mapping, folder: &str) -> Result<FrontMatter, Rule> {
         .map(str::to_string)
         .collect();
     Ok(front)
+}
+
+fn check_description(description: &str) -> Result<(), Rule> {
+    let chars = description.chars().count();
+    if chars > MAX_DESCRIPTION_CHARS {
+        return Err(Rule::DescriptionTooLong {
+            chars,
+            max: MAX_DESCRIPTION_CHARS,
+        });
+    }
+    Ok(())
 }
 
 /// The rules of a name: 1–64 lowercase letters, digits and hyphens, no hyphen at either end

@@ -250,7 +250,19 @@ impl Catalog {
     }
 
     fn add(&mut self, dir: &Path, origin: Origin, store: &TrustStore) {
-        let file = match read_skill_file(dir) {
+        let trust = match origin {
+            Origin::Home => TrustState::Trusted,
+            _ if store.has(dir) => store.state(dir),
+            _ => TrustState::NotTrusted,
+        };
+        // A skill nobody trusted gives its name and description, nothing more.
+        let read = if trust == TrustState::Trusted {
+            read_skill_file(dir)
+        } else {
+            read_skill_text(dir)
+                .and_then(|(folder, text)| frontmatter::parse_listing(&text, &folder))
+        };
+        let file = match read {
             Ok(file) => file,
             Err(rule) => {
                 self.broken.push(Broken {
@@ -260,11 +272,6 @@ impl Catalog {
                 });
                 return;
             }
-        };
-        let trust = match origin {
-            Origin::Home => TrustState::Trusted,
-            _ if store.has(dir) => store.state(dir),
-            _ => TrustState::NotTrusted,
         };
         let skill = Skill {
             front: file.front,
@@ -291,8 +298,12 @@ impl Catalog {
     /// read in the same pass that hashes its folder, and only while that hash still matches
     /// its record: what the model gets is exactly what the user trusted.
     pub fn body(&self, skill: &Skill) -> Result<String, SkillError> {
-        if skill.origin == Origin::Home || skill.trust != TrustState::Trusted {
+        if skill.origin == Origin::Home {
             return Ok(read_skill_file(&skill.dir)?.body);
+        }
+        if skill.trust != TrustState::Trusted {
+            let (folder, text) = read_skill_text(&skill.dir)?;
+            return Ok(frontmatter::parse_listing(&text, &folder)?.body);
         }
         let changed = || SkillError::ChangedSinceTrusted(skill.name().to_string());
         let store = TrustStore::load(&self.home)?;
@@ -350,6 +361,13 @@ pub fn skill_dirs(parent: &Path) -> Vec<PathBuf> {
 
 /// Reads and checks `dir/SKILL.md`; the error is the rule broken.
 pub fn read_skill_file(dir: &Path) -> Result<SkillFile, Rule> {
+    let (folder, text) = read_skill_text(dir)?;
+    frontmatter::parse(&text, &folder)
+}
+
+/// The folder's name and `dir/SKILL.md`'s text, checked as a file (no link, at most
+/// [`MAX_SKILL_FILE_BYTES`], UTF-8).
+pub fn read_skill_text(dir: &Path) -> Result<(String, String), Rule> {
     // `.` and `dir/..` have no name of their own: their real path's last part is it.
     let name_of = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned());
     let folder = name_of(dir)
@@ -376,7 +394,7 @@ pub fn read_skill_file(dir: &Path) -> Result<SkillFile, Rule> {
         }
         Err(e) => return Err(Rule::Unreadable(e)),
     };
-    frontmatter::parse(&text, &folder)
+    Ok((folder, text))
 }
 
 #[cfg(test)]

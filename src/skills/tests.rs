@@ -93,6 +93,44 @@ fn all_places_in_order_the_first_of_a_name_wins() {
     assert!(warnings[1].contains("\"deploy\"") && warnings[1].contains("is hidden by the one in"));
 }
 
+/// Issue 43: a skill nobody trusted gives its name and description and nothing more — its
+/// `odek.auto_load` and `allowed-tools` are not read — until it is trusted.
+#[test]
+fn an_untrusted_skill_is_read_for_its_name_and_description_only() {
+    let w = world();
+    let dir = w.project.join(".odek/skills/loud");
+    raw_skill(
+        &dir,
+        "---\nname: loud\ndescription: Says things.\nallowed-tools: shell\nlicense: MIT\nodek:\n  auto_load: true\n---\nBody.\n",
+    );
+    let c = w.catalog();
+    let loud = c.get("loud").unwrap();
+    assert_eq!(loud.front.description, "Says things.");
+    assert!(!loud.front.auto_load && loud.front.allowed_tools.is_empty());
+    assert_eq!(loud.front.license, None);
+    assert_eq!(c.body(loud).unwrap(), "Body.\n");
+    trust::TrustStore::update(&w.home, |s| s.trust(&dir, "loud")).unwrap();
+    let c = w.catalog();
+    let loud = c.get("loud").unwrap();
+    assert!(loud.front.auto_load && loud.front.allowed_tools == ["shell"]);
+    assert_eq!(loud.front.license.as_deref(), Some("MIT"));
+}
+
+/// The YAML of one front matter is parsed once per process, whatever reads it again.
+#[test]
+fn a_front_matter_is_parsed_once_and_then_taken_from_the_cache() {
+    let text = "---\nname: cached-once\ndescription: Unique to this test.\n---\n";
+    let yaml = "name: cached-once\ndescription: Unique to this test.\n";
+    assert!(!frontmatter::is_cached(yaml));
+    let first = frontmatter::parse(text, "cached-once").unwrap();
+    assert!(frontmatter::is_cached(yaml));
+    assert_eq!(frontmatter::parse(text, "cached-once").unwrap(), first);
+    assert_eq!(
+        frontmatter::declared_name(text).as_deref(),
+        Some("cached-once")
+    );
+}
+
 #[test]
 fn a_project_skill_is_offered_only_while_trusted_and_unchanged() {
     let w = world();

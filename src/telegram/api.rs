@@ -472,6 +472,14 @@ pub struct PhotoSize {
     pub height: u32,
 }
 
+/// Decodes a `getUpdates` answer as the bot does (fuzzing entry).
+#[doc(hidden)]
+pub fn decode_updates(data: &[u8]) -> Result<Vec<Update>, BotError> {
+    serde_json::from_slice::<Answer<Vec<Update>>>(data)
+        .map(|a| a.result)
+        .map_err(|e| BotError::Decode(e.to_string()))
+}
+
 /// One update: a message or a button press (other kinds are not asked for).
 #[derive(Debug, Deserialize)]
 pub struct Update {

@@ -83,6 +83,34 @@ struct Bot {
     tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
 
+/// Fuzzing entry: `data` as a `getUpdates` answer, decoded, and each message's command and
+/// each button's data parsed, as the bot does.
+pub fn fuzz_updates(data: &[u8]) {
+    let Ok(updates) = super::api::decode_updates(data) else {
+        return;
+    };
+    for update in updates {
+        if let Some(message) = &update.message {
+            let text = message.text.as_deref().or(message.caption.as_deref());
+            if let Some(text) = text {
+                let _ = commands::command(text);
+                let _ = crate::telegram::text::escape(text);
+            }
+            if let Some(from) = &message.from {
+                let _ = display_name(from);
+            }
+        }
+        if let Some(data) = update
+            .callback_query
+            .as_ref()
+            .and_then(|q| q.data.as_deref())
+        {
+            let _ = approvals::parse_callback(data);
+            let _ = approvals::parse_question_callback(data);
+        }
+    }
+}
+
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }

@@ -12,6 +12,7 @@
 //! `web.allow_private_hosts` are exempt.
 
 mod fetch;
+pub use fetch::html_to_markdown;
 mod guard;
 mod nesting;
 mod search;
