@@ -1,5 +1,6 @@
-//! The OpenAI-compatible HTTP client: `POST {base_url}/chat/completions`, buffered or
-//! streamed, with retries, timeouts and model discovery.
+//! The HTTP client of every wire format: `POST {base_url}` + the format's endpoint
+//! (`/chat/completions`, `/messages`), buffered or streamed, with retries, timeouts and model
+//! discovery. What differs between formats is in `wire/`.
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -7,20 +8,18 @@ use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, RETRY_AFTER};
-use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::OnceCell;
 
 use super::error::{is_billing_answer, transport_error};
 use super::profiles::{
     context_window_from_listing, is_llama_cpp_listing, profile_for, served_context_from_props,
 };
-use super::response::{MAX_BODY_BYTES, parse_completion_body};
+use super::response::MAX_BODY_BYTES;
 use super::retry::{RetryDecision, RetryNotice, RetryPolicy, parse_retry_after, retry_reason};
-use super::sse::read_event_stream;
+use super::wire::{Format, ThinkingMode, WireSettings};
 use super::{
-    ChatModel, ChatRequest, ChatResponse, Delta, DeltaSink, LlmError, Message, RequestMessages,
-    ToolDef, WindowSize,
+    ChatModel, ChatRequest, ChatResponse, Delta, DeltaSink, LlmError, Message, WindowSize,
 };
 
 /// Default for [`HttpModelConfig::request_timeout`].
@@ -32,8 +31,6 @@ pub const DEFAULT_MAX_ATTEMPTS: u32 = 4;
 /// Default for [`HttpModelConfig::backoff_base`].
 pub const DEFAULT_BACKOFF_BASE: Duration = Duration::from_secs(1);
 
-/// Budget sent with `thinking: enabled`.
-const THINKING_BUDGET_TOKENS: u32 = 5000;
 /// Error bodies are shortened to this many characters.
 const ERROR_BODY_CHARS: usize = 500;
 /// At most this much of an error body is read.
@@ -50,8 +47,13 @@ const BILLING_HINT: &str =
 pub struct HttpModelConfig {
     /// Endpoint root, e.g. `https://api.openai.com/v1` (a trailing `/` is ignored).
     pub base_url: String,
-    /// Bearer token; `None` (or empty) sends no `Authorization` header.
+    /// The wire format spoken there.
+    pub format: Format,
+    /// The key, sent as the format sends it (a bearer token, `x-api-key`); `None` (or
+    /// empty) sends none.
     pub api_key: Option<String>,
+    /// More headers sent with every request (a provider's `headers`).
+    pub headers: Vec<(String, String)>,
     /// Model name sent in every request.
     pub model: String,
     /// Sampling temperature; `None` omits the field.
@@ -76,7 +78,9 @@ impl HttpModelConfig {
         let profile = profile_for(&model);
         HttpModelConfig {
             base_url: base_url.into(),
+            format: Format::Chat,
             api_key: None,
+            headers: Vec::new(),
             temperature: None,
             thinking: profile.and_then(|p| p.default_thinking).map(str::to_string),
             request_timeout: profile
@@ -94,7 +98,12 @@ impl fmt::Debug for HttpModelConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("HttpModelConfig")
             .field("base_url", &self.base_url)
+            .field("format", &self.format)
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field(
+                "headers",
+                &self.headers.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+            )
             .field("model", &self.model)
             .field("temperature", &self.temperature)
             .field("thinking", &self.thinking)
@@ -106,75 +115,7 @@ impl fmt::Debug for HttpModelConfig {
     }
 }
 
-/// How much a model thinks before answering.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ThinkingMode {
-    /// `thinking: {type: enabled, budget_tokens: 5000}`, temperature forced to 1.
-    Enabled,
-    /// `thinking: {type: disabled}`.
-    Disabled,
-    /// `reasoning_effort: low`.
-    Low,
-    /// `reasoning_effort: medium`.
-    Medium,
-    /// `reasoning_effort: high`.
-    High,
-}
-
-impl ThinkingMode {
-    /// Parses a configured mode (case-insensitive); `None` for anything unknown.
-    pub fn parse(text: &str) -> Option<ThinkingMode> {
-        match text.trim().to_ascii_lowercase().as_str() {
-            "enabled" => Some(ThinkingMode::Enabled),
-            "disabled" => Some(ThinkingMode::Disabled),
-            "low" => Some(ThinkingMode::Low),
-            "medium" => Some(ThinkingMode::Medium),
-            "high" => Some(ThinkingMode::High),
-            _ => None,
-        }
-    }
-
-    fn thinking_field(self) -> Option<Value> {
-        match self {
-            ThinkingMode::Enabled => {
-                Some(json!({"type": "enabled", "budget_tokens": THINKING_BUDGET_TOKENS}))
-            }
-            ThinkingMode::Disabled => Some(json!({"type": "disabled"})),
-            _ => None,
-        }
-    }
-
-    fn reasoning_effort(self) -> Option<&'static str> {
-        match self {
-            ThinkingMode::Low => Some("low"),
-            ThinkingMode::Medium => Some("medium"),
-            ThinkingMode::High => Some("high"),
-            ThinkingMode::Enabled | ThinkingMode::Disabled => None,
-        }
-    }
-}
-
-/// The JSON body of `/chat/completions`.
-#[derive(Serialize)]
-struct RequestBody<'a> {
-    model: &'a str,
-    messages: RequestMessages<'a>,
-    #[serde(skip_serializing_if = "<[ToolDef]>::is_empty")]
-    tools: &'a [ToolDef],
-    stream: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    stream_options: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    temperature: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    max_tokens: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    thinking: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    reasoning_effort: Option<&'static str>,
-}
-
-/// A [`ChatModel`] speaking the OpenAI chat-completions protocol over HTTP.
+/// A [`ChatModel`] speaking one wire format over HTTP.
 #[derive(Debug)]
 pub struct HttpModel {
     http: reqwest::Client,
@@ -200,13 +141,13 @@ impl HttpModel {
             })?),
         };
         let base = config.base_url.trim().trim_end_matches('/').to_string();
-        validate_endpoint(&base, config.api_key.as_deref())?;
+        validate_endpoint(&base, config.api_key.as_deref(), &config.headers)?;
         let http = super::http::client_builder()
             .build()
             .map_err(|e| LlmError::Config(format!("cannot build HTTP client: {e}")))?;
         Ok(HttpModel {
             http,
-            completions_url: format!("{base}/chat/completions"),
+            completions_url: format!("{base}{}", config.format.endpoint()),
             models_url: format!("{base}/models"),
             props_url: format!("{}/props", base.strip_suffix("/v1").unwrap_or(&base)),
             config,
@@ -221,23 +162,22 @@ impl HttpModel {
     }
 
     fn encode_request(&self, request: &ChatRequest<'_>) -> Result<Vec<u8>, LlmError> {
-        let temperature = match self.thinking {
-            Some(ThinkingMode::Enabled) => Some(1.0),
-            _ => self.config.temperature,
-        };
-        let body = RequestBody {
+        let settings = WireSettings {
             model: &self.config.model,
-            messages: request.messages,
-            tools: request.tools,
-            stream: request.stream,
-            stream_options: request.stream.then(|| json!({"include_usage": true})),
-            temperature,
-            max_tokens: request.max_tokens.filter(|&n| n > 0),
-            thinking: self.thinking.and_then(ThinkingMode::thinking_field),
-            reasoning_effort: self.thinking.and_then(ThinkingMode::reasoning_effort),
+            temperature: self.config.temperature,
+            thinking: self.thinking,
         };
-        serde_json::to_vec(&body)
-            .map_err(|e| LlmError::Protocol(format!("cannot encode request: {e}")))
+        self.config.format.encode(request, &settings)
+    }
+
+    /// A request with the key and the configured headers.
+    fn authorised(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        let builder = self
+            .config
+            .headers
+            .iter()
+            .fold(builder, |b, (name, value)| b.header(name, value));
+        self.config.format.authorise(builder, self.bearer())
     }
 
     fn bearer(&self) -> Option<&str> {
@@ -249,14 +189,12 @@ impl HttpModel {
     }
 
     async fn send(&self, body: &[u8], stream: bool) -> Result<reqwest::Response, LlmError> {
-        let mut builder = self
-            .http
-            .post(&self.completions_url)
-            .header(CONTENT_TYPE, "application/json")
-            .body(body.to_vec());
-        if let Some(key) = self.bearer() {
-            builder = builder.bearer_auth(key);
-        }
+        let mut builder = self.authorised(
+            self.http
+                .post(&self.completions_url)
+                .header(CONTENT_TYPE, "application/json")
+                .body(body.to_vec()),
+        );
         if stream {
             builder = builder.header(ACCEPT, "text/event-stream");
         }
@@ -272,7 +210,7 @@ impl HttpModel {
         let call = async {
             let response = self.send(body, false).await?;
             let bytes = read_body_capped(response, MAX_BODY_BYTES, timeout).await?;
-            parse_completion_body(&bytes)
+            self.config.format.parse_body(&bytes)
         };
         tokio::time::timeout(timeout, call)
             .await
@@ -290,7 +228,11 @@ impl HttpModel {
             .await
             .unwrap_or(Err(LlmError::Timeout(timeout)))?;
         if is_event_stream(response.headers()) {
-            return read_event_stream(response, self.config.stream_idle_timeout, sink, delivered)
+            let idle = self.config.stream_idle_timeout;
+            return self
+                .config
+                .format
+                .read_stream(response, idle, sink, delivered)
                 .await;
         }
         tracing::debug!("streaming requested but the answer is not text/event-stream");
@@ -298,7 +240,7 @@ impl HttpModel {
             tokio::time::timeout(timeout, read_body_capped(response, MAX_BODY_BYTES, timeout))
                 .await
                 .unwrap_or(Err(LlmError::Timeout(timeout)))?;
-        let parsed = parse_completion_body(&bytes)?;
+        let parsed = self.config.format.parse_body(&bytes)?;
         hand_whole_text_to_sink(&parsed.message, sink, delivered);
         Ok(parsed)
     }
@@ -348,10 +290,7 @@ impl HttpModel {
 
     /// A small JSON document from the server (discovery), `None` on any failure.
     async fn get_json(&self, url: &str) -> Option<Value> {
-        let mut builder = self.http.get(url);
-        if let Some(key) = self.bearer() {
-            builder = builder.bearer_auth(key);
-        }
+        let builder = self.authorised(self.http.get(url));
         let fetch = async {
             let response = builder.send().await.ok()?.error_for_status().ok()?;
             read_body_capped(response, MAX_DISCOVERY_BYTES, DISCOVERY_TIMEOUT)
@@ -450,9 +389,13 @@ impl ChatModel for HttpModel {
     }
 }
 
-/// Rejects what could never work, before any request: a base URL that is not http(s) and a
-/// key that cannot be sent as a header.
-fn validate_endpoint(base: &str, api_key: Option<&str>) -> Result<(), LlmError> {
+/// Rejects what could never work, before any request: a base URL that is not http(s), and a
+/// key or a header that cannot be sent as one.
+fn validate_endpoint(
+    base: &str,
+    api_key: Option<&str>,
+    headers: &[(String, String)],
+) -> Result<(), LlmError> {
     let url = reqwest::Url::parse(base)
         .map_err(|e| LlmError::Config(format!("invalid base URL {base:?}: {e}")))?;
     if !matches!(url.scheme(), "http" | "https") {
@@ -465,6 +408,14 @@ fn validate_endpoint(base: &str, api_key: Option<&str>) -> Result<(), LlmError> 
         return Err(LlmError::Config(
             "the API key contains characters that cannot be sent in a header".into(),
         ));
+    }
+    for (name, value) in headers {
+        let bad_name = reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_err();
+        if bad_name || reqwest::header::HeaderValue::from_str(value).is_err() {
+            return Err(LlmError::Config(format!(
+                "the header {name:?} cannot be sent: its name or value holds characters a header cannot"
+            )));
+        }
     }
     Ok(())
 }

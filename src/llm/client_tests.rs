@@ -10,7 +10,7 @@ use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, ResponseTemplate};
 
 use super::*;
-use crate::llm::ToolCall;
+use crate::llm::{ToolCall, ToolDef};
 
 const COMPLETIONS: &str = "/v1/chat/completions";
 

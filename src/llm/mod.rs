@@ -13,10 +13,11 @@ mod response;
 mod retry;
 mod sse;
 mod types;
+mod wire;
 
 pub use client::{
     DEFAULT_BACKOFF_BASE, DEFAULT_MAX_ATTEMPTS, DEFAULT_REQUEST_TIMEOUT,
-    DEFAULT_STREAM_IDLE_TIMEOUT, HttpModel, HttpModelConfig, ThinkingMode,
+    DEFAULT_STREAM_IDLE_TIMEOUT, HttpModel, HttpModelConfig,
 };
 pub use error::{LlmError, NetworkKind};
 pub use overflow::Overflow;
@@ -25,9 +26,10 @@ pub use replay::{RecordingModel, ReplayModel};
 pub use retry::RetryNotice;
 pub use sse::StreamAccumulator;
 pub use types::{
-    ChatRequest, ChatResponse, Delta, FunctionCall, ImagePart, Message, RequestMessages, Role,
-    ToolCall, ToolDef, Usage,
+    ChatRequest, ChatResponse, Delta, FunctionCall, ImagePart, Message, ProviderState,
+    RequestMessages, Role, ToolCall, ToolDef, Usage,
 };
+pub use wire::{FORMAT_NAMES, Format, ThinkingMode};
 
 use async_trait::async_trait;
 
@@ -72,12 +74,14 @@ pub struct WindowSize {
     pub source: String,
 }
 
-/// Fuzzing entry: `data` as a model's answer, whole (a JSON body) and streamed (server-sent
-/// events, cut in two at the place the first byte names), parsed as the client does.
+/// Fuzzing entry: `data` as a model's answer of every wire format, whole (a JSON body) and
+/// streamed (server-sent events, cut in two at the place the first byte names), parsed as
+/// the client does.
 #[doc(hidden)]
 pub fn fuzz_answer(data: &[u8]) {
-    let _ = response::parse_completion_body(data);
+    wire::fuzz_bodies(data);
     let cut = data.first().map_or(0, |b| usize::from(*b)).min(data.len());
-    let pieces = vec![data[..cut].to_vec(), data[cut..].to_vec()];
-    let _ = sse::read_event_pieces(pieces);
+    for format in [Format::Chat, Format::Anthropic] {
+        format.fuzz_stream(vec![data[..cut].to_vec(), data[cut..].to_vec()]);
+    }
 }

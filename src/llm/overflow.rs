@@ -85,10 +85,18 @@ const WORDINGS: &[Wording] = &[
         phrases: &["input length exceeds the context length"],
         specific: true,
     },
+    // Anthropic's Messages API (and gateways that pass its error on): an
+    // `invalid_request_error` whose message says the prompt is too long.
+    Wording {
+        server: "Anthropic",
+        codes: &[],
+        phrases: &["prompt is too long"],
+        specific: false,
+    },
     Wording {
         server: "OpenAI-style (OpenAI, vLLM, DeepSeek)",
         codes: &["context_length_exceeded"],
-        phrases: &["maximum context length", "prompt is too long"],
+        phrases: &["maximum context length"],
         specific: false,
     },
     // The Go original's list, for every other server that says it plainly.

@@ -125,11 +125,12 @@ fn openrouter() {
 }
 
 #[test]
-fn anthropic_through_a_compatible_gateway() {
+fn anthropic_natively_and_through_a_compatible_gateway() {
     let o = sample(
         400,
         r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208000 tokens > 200000 maximum"}}"#,
     );
+    assert_eq!(o.server, "Anthropic");
     assert_eq!(sizes(&o), (Some(208_000), Some(200_000)));
 }
 

@@ -100,7 +100,8 @@ pub(crate) fn is_retryable(error: &LlmError) -> bool {
         LlmError::Status { status, .. } => match status {
             429 => !error.is_billing(),
             // Some servers answer an overflow with a 500: the same request cannot fit later.
-            500 | 502 | 503 | 504 => !error.is_context_length(),
+            // 529 is Anthropic's "overloaded".
+            500 | 502 | 503 | 504 | 529 => !error.is_context_length(),
             _ => false,
         },
         // A certificate the client does not trust stays untrusted: say so at once.

@@ -216,17 +216,68 @@ fn watched_bytes(
     )
 }
 
-/// Reads a `text/event-stream` answer to the end, handing text to `sink` as it arrives and
-/// setting `delivered` once any text reached it.
+/// What a wire does with the events of its stream: each `data:` payload (with the event's
+/// name, `message` when none) is folded into one answer, its text handed on as it arrives.
+pub(crate) trait EventFold {
+    /// Adds one event; `emit` receives the text it carried. Returns `true` once the stream
+    /// said it is complete (nothing after it is read).
+    fn push_event(
+        &mut self,
+        name: &str,
+        data: &str,
+        emit: &mut dyn FnMut(Delta<'_>),
+    ) -> Result<bool, LlmError>;
+
+    /// The assembled answer; fails on a stream that ended before the answer did.
+    fn finish(self) -> Result<ChatResponse, LlmError>;
+}
+
+/// A JSON event payload, or the broken answer it is.
+pub(crate) fn event_json(data: &str) -> Result<Value, LlmError> {
+    serde_json::from_str(data)
+        .map_err(|e| LlmError::BrokenAnswer(format!("a stream chunk is not JSON: {e}")))
+}
+
+impl EventFold for StreamAccumulator {
+    fn push_event(
+        &mut self,
+        _name: &str,
+        data: &str,
+        emit: &mut dyn FnMut(Delta<'_>),
+    ) -> Result<bool, LlmError> {
+        let data = data.trim();
+        if data == "[DONE]" {
+            self.mark_done();
+            return Ok(true);
+        }
+        if data.is_empty() {
+            return Ok(false);
+        }
+        let chunk = event_json(data)?;
+        for delta in self.push_chunk(&chunk)? {
+            emit(delta);
+        }
+        Ok(false)
+    }
+
+    fn finish(self) -> Result<ChatResponse, LlmError> {
+        StreamAccumulator::finish(self)
+    }
+}
+
+/// Reads a `text/event-stream` answer to the end with `fold`, handing text to `sink` as it
+/// arrives and setting `delivered` once any text reached it.
 pub(crate) async fn read_event_stream(
     response: reqwest::Response,
     idle: Duration,
+    fold: impl EventFold,
     sink: Option<DeltaSink<'_>>,
     delivered: &AtomicBool,
 ) -> Result<ChatResponse, LlmError> {
     read_events(
         watched_bytes(response, idle, MAX_BODY_BYTES),
         idle,
+        fold,
         sink,
         delivered,
     )
@@ -237,40 +288,37 @@ pub(crate) async fn read_event_stream(
 async fn read_events(
     bytes: impl Stream<Item = Result<Vec<u8>, ByteStreamError>>,
     idle: Duration,
+    mut fold: impl EventFold,
     sink: Option<DeltaSink<'_>>,
     delivered: &AtomicBool,
 ) -> Result<ChatResponse, LlmError> {
     let mut events = pin!(bytes.eventsource());
-    let mut accumulator = StreamAccumulator::new();
+    let mut emit = |delta: Delta<'_>| {
+        if let Some(sink) = sink {
+            delivered.store(true, Ordering::SeqCst);
+            sink(delta);
+        }
+    };
     while let Some(event) = events.next().await {
         let event = event.map_err(|e| stream_error(e, idle))?;
-        let data = event.data.trim();
-        if data == "[DONE]" {
-            accumulator.mark_done();
+        if fold.push_event(&event.event, &event.data, &mut emit)? {
             break;
         }
-        if data.is_empty() {
-            continue;
-        }
-        let chunk: Value = serde_json::from_str(data)
-            .map_err(|e| LlmError::BrokenAnswer(format!("a stream chunk is not JSON: {e}")))?;
-        for delta in accumulator.push_chunk(&chunk)? {
-            if let Some(sink) = sink {
-                delivered.store(true, Ordering::SeqCst);
-                sink(delta);
-            }
-        }
     }
-    accumulator.finish()
+    fold.finish()
 }
 
-/// Fuzzing entry: `pieces` as the bytes of a streamed answer, read as the client reads one.
-pub(crate) fn read_event_pieces(pieces: Vec<Vec<u8>>) -> Option<Result<ChatResponse, LlmError>> {
+/// Fuzzing entry: `pieces` as the bytes of a streamed answer, read with `fold` as the client
+/// reads one.
+pub(crate) fn read_event_pieces(
+    pieces: Vec<Vec<u8>>,
+    fold: impl EventFold,
+) -> Option<Result<ChatResponse, LlmError>> {
     use futures_util::FutureExt as _;
     let delivered = AtomicBool::new(false);
     let sink = |_: Delta<'_>| {};
     let bytes = stream::iter(pieces.into_iter().map(Ok));
-    read_events(bytes, Duration::from_secs(1), Some(&sink), &delivered).now_or_never()
+    read_events(bytes, Duration::from_secs(1), fold, Some(&sink), &delivered).now_or_never()
 }
 
 fn stream_error(error: EventStreamError<ByteStreamError>, idle: Duration) -> LlmError {

@@ -51,6 +51,29 @@ pub struct Message {
     pub tool_calls: Vec<ToolCall>,
     /// Reasoning text from thinking models, echoed back on later requests.
     pub reasoning_content: Option<String>,
+    /// What the wire that produced this message needs back verbatim (thinking blocks with
+    /// their signatures, encrypted reasoning): kept in the session, never redacted, never
+    /// shown, and never sent over another wire.
+    pub provider_state: Option<ProviderState>,
+}
+
+/// A wire's opaque items of one assistant message, kept as they were received.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProviderState {
+    /// The wire they belong to (`anthropic`, `responses`).
+    pub wire: String,
+    /// The items, verbatim.
+    pub items: Vec<Value>,
+}
+
+impl ProviderState {
+    /// The items when they belong to `wire`.
+    pub fn items_for<'a>(state: Option<&'a ProviderState>, wire: &str) -> &'a [Value] {
+        match state {
+            Some(s) if s.wire == wire => &s.items,
+            _ => &[],
+        }
+    }
 }
 
 /// An image of a message: an `image_url` part, a `data:` URL (`data:image/png;base64,…`).
@@ -75,25 +98,33 @@ impl ImagePart {
 
 impl Serialize for Message {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.serialize_with(s, true)
+        self.serialize_with(s, true, true)
     }
 }
 
 /// How many images a message without them in its request had, said in its text.
-fn images_omitted(count: usize) -> String {
+pub(crate) fn images_omitted(count: usize) -> String {
     format!("[{count} image(s) omitted: this model does not take images]")
 }
 
 impl Message {
     /// Serialises the message; without `images`, each image is left out and its text says
-    /// how many were (a session that holds images, continued with a model that takes none).
-    fn serialize_with<S: serde::Serializer>(&self, s: S, images: bool) -> Result<S::Ok, S::Error> {
+    /// how many were (a session that holds images, continued with a model that takes none);
+    /// `opaque` keeps the provider state (a session), which no chat request carries.
+    fn serialize_with<S: serde::Serializer>(
+        &self,
+        s: S,
+        images: bool,
+        opaque: bool,
+    ) -> Result<S::Ok, S::Error> {
+        let opaque = self.provider_state.as_ref().filter(|_| opaque);
         use serde::ser::SerializeStruct;
         let fields = 2
             + usize::from(self.name.is_some())
             + usize::from(self.tool_call_id.is_some())
             + usize::from(!self.tool_calls.is_empty())
-            + usize::from(self.reasoning_content.is_some());
+            + usize::from(self.reasoning_content.is_some())
+            + usize::from(opaque.is_some());
         let mut out = s.serialize_struct("Message", fields)?;
         out.serialize_field("role", &self.role)?;
         if self.images.is_empty() {
@@ -120,6 +151,9 @@ impl Message {
         }
         if let Some(reasoning) = &self.reasoning_content {
             out.serialize_field("reasoning_content", reasoning)?;
+        }
+        if let Some(state) = opaque {
+            out.serialize_field("provider_state", state)?;
         }
         out.end()
     }
@@ -164,6 +198,8 @@ impl<'de> Deserialize<'de> for Message {
             tool_calls: Vec<ToolCall>,
             #[serde(default)]
             reasoning_content: Option<String>,
+            #[serde(default)]
+            provider_state: Option<ProviderState>,
         }
         #[derive(Deserialize)]
         #[serde(untagged)]
@@ -205,6 +241,7 @@ impl<'de> Deserialize<'de> for Message {
             tool_call_id: wire.tool_call_id,
             tool_calls: wire.tool_calls,
             reasoning_content: wire.reasoning_content,
+            provider_state: wire.provider_state,
         })
     }
 }
@@ -219,6 +256,7 @@ impl Message {
             tool_call_id: None,
             tool_calls: Vec::new(),
             reasoning_content: None,
+            provider_state: None,
         }
     }
 
@@ -402,6 +440,11 @@ impl<'a> RequestMessages<'a> {
             .chain(last.map(|i| &all[i]))
     }
 
+    /// Whether the messages' images are sent (see [`Self::with_images`]).
+    pub fn sends_images(&self) -> bool {
+        self.images
+    }
+
     /// Number of messages.
     pub fn len(&self) -> usize {
         self.all.len() + usize::from(self.second.is_some())
@@ -436,11 +479,18 @@ impl Serialize for RequestMessages<'_> {
         struct TextOnly<'a>(&'a Message);
         impl Serialize for TextOnly<'_> {
             fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                self.0.serialize_with(s, false)
+                self.0.serialize_with(s, false, false)
+            }
+        }
+        /// A message as a chat request carries it: without its provider state.
+        struct OnTheWire<'a>(&'a Message);
+        impl Serialize for OnTheWire<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                self.0.serialize_with(s, true, false)
             }
         }
         if self.images {
-            s.collect_seq(self.iter())
+            s.collect_seq(self.iter().map(OnTheWire))
         } else {
             s.collect_seq(self.iter().map(TextOnly))
         }

@@ -1,0 +1,181 @@
+//! The wire formats one provider-neutral conversation is sent over: OpenAI's Chat
+//! Completions (`chat`) and Anthropic's Messages (`anthropic`). Each format is a module of its
+//! own with its request encoder, its answer parser and its stream fold; the HTTP client
+//! (`client.rs`) does the rest — retries, timeouts, discovery — the same for all of them.
+
+mod anthropic;
+mod chat;
+
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use super::sse::read_event_stream;
+use super::{ChatRequest, ChatResponse, DeltaSink, LlmError};
+
+/// A wire format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Format {
+    /// OpenAI's Chat Completions, `POST {base}/chat/completions` (DeepSeek, vLLM,
+    /// llama.cpp, Ollama, OpenRouter, gateways).
+    #[default]
+    Chat,
+    /// Anthropic's Messages, `POST {base}/messages` (Claude; llama-server and LiteLLM
+    /// serve it too).
+    Anthropic,
+}
+
+/// Every format's configured name, for messages.
+pub const FORMAT_NAMES: &[&str] = &["chat", "anthropic"];
+
+impl Format {
+    /// The format of a configured name (`chat`, `anthropic`); `None` for anything else.
+    pub fn parse(text: &str) -> Option<Format> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "chat" => Some(Format::Chat),
+            "anthropic" => Some(Format::Anthropic),
+            _ => None,
+        }
+    }
+
+    /// The configured name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::Chat => "chat",
+            Format::Anthropic => "anthropic",
+        }
+    }
+
+    /// The path of the generation endpoint, below the base URL.
+    pub(crate) fn endpoint(self) -> &'static str {
+        match self {
+            Format::Chat => "/chat/completions",
+            Format::Anthropic => "/messages",
+        }
+    }
+
+    /// The request body of `request`.
+    pub(crate) fn encode(
+        self,
+        request: &ChatRequest<'_>,
+        settings: &WireSettings<'_>,
+    ) -> Result<Vec<u8>, LlmError> {
+        let body = match self {
+            Format::Chat => chat::encode(request, settings),
+            Format::Anthropic => anthropic::encode(request, settings),
+        };
+        body.map_err(|e| LlmError::Protocol(format!("cannot encode request: {e}")))
+    }
+
+    /// A buffered answer's body.
+    pub(crate) fn parse_body(self, body: &[u8]) -> Result<ChatResponse, LlmError> {
+        match self {
+            Format::Chat => super::response::parse_completion_body(body),
+            Format::Anthropic => anthropic::parse_body(body),
+        }
+    }
+
+    /// A streamed answer, read to its end.
+    pub(crate) async fn read_stream(
+        self,
+        response: reqwest::Response,
+        idle: Duration,
+        sink: Option<DeltaSink<'_>>,
+        delivered: &AtomicBool,
+    ) -> Result<ChatResponse, LlmError> {
+        match self {
+            Format::Chat => {
+                let fold = super::sse::StreamAccumulator::new();
+                read_event_stream(response, idle, fold, sink, delivered).await
+            }
+            Format::Anthropic => {
+                let fold = anthropic::StreamFold::default();
+                read_event_stream(response, idle, fold, sink, delivered).await
+            }
+        }
+    }
+
+    /// The request with this format's credentials: a bearer token, or Anthropic's
+    /// `x-api-key` and `anthropic-version`.
+    pub(crate) fn authorise(
+        self,
+        builder: reqwest::RequestBuilder,
+        key: Option<&str>,
+    ) -> reqwest::RequestBuilder {
+        match self {
+            Format::Chat => match key {
+                Some(key) => builder.bearer_auth(key),
+                None => builder,
+            },
+            Format::Anthropic => anthropic::authorise(builder, key),
+        }
+    }
+
+    /// Fuzzing entry: `pieces` as a streamed answer of this format.
+    pub(crate) fn fuzz_stream(self, pieces: Vec<Vec<u8>>) {
+        let _ = match self {
+            Format::Chat => {
+                super::sse::read_event_pieces(pieces, super::sse::StreamAccumulator::new())
+            }
+            Format::Anthropic => {
+                super::sse::read_event_pieces(pieces, anthropic::StreamFold::default())
+            }
+        };
+    }
+}
+
+/// What the client adds to every request of a format: the model and the sampling settings.
+pub(crate) struct WireSettings<'a> {
+    /// The model name.
+    pub model: &'a str,
+    /// Sampling temperature (`None` = the server's default).
+    pub temperature: Option<f64>,
+    /// How much the model thinks.
+    pub thinking: Option<ThinkingMode>,
+}
+
+/// How much a model thinks before answering, mapped onto each format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ThinkingMode {
+    /// Chat: `thinking: {type: enabled, budget_tokens: 5000}`, temperature forced to 1;
+    /// Anthropic: a budget of 5,000 tokens.
+    Enabled,
+    /// Chat: `thinking: {type: disabled}`; Anthropic: no thinking.
+    Disabled,
+    /// Chat: `reasoning_effort: low`; Anthropic: a budget of 2,048 tokens.
+    Low,
+    /// Chat: `reasoning_effort: medium`; Anthropic: a budget of 8,192 tokens.
+    Medium,
+    /// Chat: `reasoning_effort: high`; Anthropic: a budget of 24,576 tokens.
+    High,
+}
+
+impl ThinkingMode {
+    /// Parses a configured mode (case-insensitive); `None` for anything unknown.
+    pub fn parse(text: &str) -> Option<ThinkingMode> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "enabled" => Some(ThinkingMode::Enabled),
+            "disabled" => Some(ThinkingMode::Disabled),
+            "low" => Some(ThinkingMode::Low),
+            "medium" => Some(ThinkingMode::Medium),
+            "high" => Some(ThinkingMode::High),
+            _ => None,
+        }
+    }
+
+    /// The thinking budget in tokens of a budgeted format; `None` for no thinking.
+    pub(crate) fn budget_tokens(self) -> Option<u32> {
+        match self {
+            ThinkingMode::Enabled => Some(5_000),
+            ThinkingMode::Disabled => None,
+            ThinkingMode::Low => Some(2_048),
+            ThinkingMode::Medium => Some(8_192),
+            ThinkingMode::High => Some(24_576),
+        }
+    }
+}
+
+/// Fuzzing entry: `data` as a whole answer of every format.
+pub(crate) fn fuzz_bodies(data: &[u8]) {
+    let _ = Format::Chat.parse_body(data);
+    let _ = Format::Anthropic.parse_body(data);
+}
