@@ -11,6 +11,9 @@ pub const HIDDEN_ENV: &[&str] = &[
     "ODEK_API_KEY",
     "DEEPSEEK_API_KEY",
     "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "OPENROUTER_API_KEY",
+    "GEMINI_API_KEY",
     "ODEK_TELEGRAM_TOKEN",
     "ODEK_EMBEDDINGS_API_KEY",
 ];

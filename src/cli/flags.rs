@@ -11,6 +11,9 @@ use crate::policy::DangerClass;
 /// Per-turn flags.
 #[derive(Debug, Clone, Default, Args)]
 pub struct TurnFlags {
+    /// Provider: deepseek, anthropic, openrouter, gemini, ollama, local, or an id of `providers` (see docs/PROVIDERS.md)
+    #[arg(long, value_name = "ID", help_heading = "Model")]
+    pub provider: Option<String>,
     /// Model name (e.g. gpt-4.1, deepseek-v4-flash, qwen3:8b)
     #[arg(long, value_name = "NAME", help_heading = "Model")]
     pub model: Option<String>,
@@ -145,6 +148,9 @@ impl TurnFlags {
         if let Some(v) = &self.base_url {
             o.set("base_url", v.as_str());
         }
+        if let Some(v) = &self.provider {
+            o.set("provider", v.as_str());
+        }
         if let Some(v) = &self.system {
             o.set("system", v.as_str());
         }
@@ -208,6 +214,9 @@ impl TurnFlags {
     /// The flags a resumed session may not change, by name, when given.
     pub fn session_fixed_flags(&self) -> Vec<&'static str> {
         let mut fixed = Vec::new();
+        if self.provider.is_some() {
+            fixed.push("--provider");
+        }
         if self.model.is_some() {
             fixed.push("--model");
         }
@@ -225,6 +234,9 @@ impl TurnFlags {
 /// sessions use, the plan, the iteration cap and logging.
 #[derive(Debug, Args)]
 pub struct SurfaceFlags {
+    /// Provider for new sessions (see docs/PROVIDERS.md)
+    #[arg(long, value_name = "ID")]
+    pub provider: Option<String>,
     /// Model name for new sessions (a resumed session keeps its own)
     #[arg(long, value_name = "NAME")]
     pub model: Option<String>,
@@ -259,6 +271,9 @@ impl SurfaceFlags {
     /// The configuration layer these flags set.
     pub fn overrides(&self) -> Overrides {
         let mut o = Overrides::default();
+        if let Some(v) = &self.provider {
+            o.set("provider", v.as_str());
+        }
         if let Some(v) = &self.model {
             o.set("model", v.as_str());
         }

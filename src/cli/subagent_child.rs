@@ -417,6 +417,7 @@ mod tests {
             timeout_seconds: 60,
             model: None,
             base_url: None,
+            provider: None,
             tools: None,
             policy: None,
             sandbox: None,

@@ -113,6 +113,7 @@ impl Setup {
         let mut flags = flags.clone();
         flags.model = Some(peek.model.clone());
         flags.base_url = peek.base_url.clone();
+        flags.provider = peek.provider.clone();
         let setup = Setup::build(&flags, peek.sandbox)?;
         let session = setup.runtime.open_session(&peek.id, holder)?;
         Ok((setup, session))
@@ -242,7 +243,7 @@ pub fn refuse_session_fixed_flags(flags: &TurnFlags, command: &str) -> anyhow::R
         return Ok(());
     }
     anyhow::bail!(
-        "{command} cannot change {}: a resumed session keeps its model, endpoint and system prompt (start a new session with `odek run` to use different ones)",
+        "{command} cannot change {}: a resumed session keeps its provider, model, endpoint and system prompt (start a new session with `odek run` to use different ones)",
         fixed.join(", ")
     )
 }

@@ -343,21 +343,6 @@ impl Merger {
         Ok(())
     }
 
-    /// When no layer set an API key: `DEEPSEEK_API_KEY`, then `OPENAI_API_KEY`.
-    pub(super) fn apply_api_key_fallback(&mut self, env: &BTreeMap<String, String>) {
-        if self.config.api_key.is_some() {
-            return;
-        }
-        for var in ["DEEPSEEK_API_KEY", "OPENAI_API_KEY"] {
-            if let Some(v) = env.get(var).filter(|v| !v.is_empty()) {
-                self.config.api_key = Some(v.clone());
-                self.sources
-                    .insert("api_key".into(), Source::Env(var.into()));
-                return;
-            }
-        }
-    }
-
     /// The informal `NO_COLOR` convention (any non-empty value) turns colour off.
     pub(super) fn apply_no_color_env(&mut self, env: &BTreeMap<String, String>) {
         if env.get("NO_COLOR").is_some_and(|v| !v.is_empty()) && !self.config.no_color {
@@ -482,6 +467,7 @@ fn origin(source: &Source) -> String {
         Source::Env(_) => "environment".into(),
         Source::Flag => "flag".into(),
         Source::SubagentTask => "subagent task".into(),
+        Source::Provider(id) => format!("provider {id}"),
         Source::Default => "default".into(),
     }
 }

@@ -10,6 +10,7 @@
 mod env;
 mod file;
 mod layers;
+pub mod providers;
 pub mod settings;
 pub mod template;
 
@@ -41,6 +42,11 @@ pub const THINKING_LEVELS: &[&str] = &["enabled", "disabled", "low", "medium", "
 /// The resolved configuration the program runs with.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Config {
+    /// The provider named by `provider`/`--provider` (`None` = the endpoint of `base_url`,
+    /// spoken in Chat Completions, as before providers).
+    pub provider: Option<String>,
+    /// Custom providers, and changes to built-in ones, by id (global file only).
+    pub providers: BTreeMap<String, providers::ProviderConfig>,
     /// Model name sent to the endpoint.
     pub model: String,
     /// OpenAI-compatible endpoint, e.g. `https://api.openai.com/v1`.
@@ -526,6 +532,8 @@ impl Config {
 impl Default for Config {
     fn default() -> Self {
         Config {
+            provider: None,
+            providers: BTreeMap::new(),
             model: DEFAULT_MODEL.to_string(),
             base_url: DEFAULT_BASE_URL.to_string(),
             api_key: None,
@@ -659,6 +667,8 @@ pub enum Source {
     /// A sub-agent's task: what the parent decided for the child (its limits, its policy,
     /// its tools), over every other layer.
     SubagentTask,
+    /// The provider named by `provider` (its endpoint, its model).
+    Provider(String),
 }
 
 impl fmt::Display for Source {
@@ -670,6 +680,7 @@ impl fmt::Display for Source {
             Source::Env(v) => write!(f, "env {v}"),
             Source::Flag => f.write_str("flag"),
             Source::SubagentTask => f.write_str("subagent task"),
+            Source::Provider(id) => write!(f, "provider {id}"),
         }
     }
 }
@@ -813,10 +824,10 @@ pub fn load(opts: &LoadOptions) -> Result<Resolved, ConfigError> {
     for layer in &stack {
         merger.apply(layer, &places, &mut warnings)?;
     }
-    merger.apply_api_key_fallback(&opts.env);
     merger.apply_no_color_env(&opts.env);
     merger.apply_yolo();
-    let (mut config, sources) = merger.finish();
+    let (mut config, mut sources) = merger.finish();
+    providers::apply(&mut config, &mut sources, &opts.env)?;
     layers::clamp(&mut config, &sources, &mut warnings);
     validate(&config, &sources)?;
     Ok(Resolved {
@@ -898,6 +909,28 @@ pub fn masked_json(config: &Config) -> serde_json::Value {
             && let Some(t) = token.as_str()
         {
             *token = serde_json::Value::String(mask(t));
+        }
+    }
+    if let Some(providers) = value
+        .get_mut("providers")
+        .and_then(serde_json::Value::as_object_mut)
+    {
+        for entry in providers.values_mut() {
+            if let Some(key) = entry.get_mut("api_key")
+                && let Some(k) = key.as_str()
+            {
+                *key = serde_json::Value::String(mask(k));
+            }
+            if let Some(headers) = entry
+                .get_mut("headers")
+                .and_then(serde_json::Value::as_object_mut)
+            {
+                for header in headers.values_mut() {
+                    if let Some(h) = header.as_str() {
+                        *header = serde_json::Value::String(mask(h));
+                    }
+                }
+            }
         }
     }
     if let Some(servers) = value

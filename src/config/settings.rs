@@ -158,6 +158,10 @@ impl Setting {
 
 const ACTIONS: &[&str] = &["allow", "deny", "prompt"];
 
+/// The `providers` example of `odek init --global`: a gateway that speaks Anthropic's
+/// Messages (chosen with `--provider my-gateway`).
+const PROVIDERS_TEMPLATE: &str = r#"{"my-gateway": {"format": "anthropic", "base_url": "http://127.0.0.1:4000/v1", "api_key": "${MY_GATEWAY_KEY}"}}"#;
+
 /// Every setting, in the order of the templates and the docs.
 pub static SETTINGS: std::sync::LazyLock<Vec<Setting>> = std::sync::LazyLock::new(|| {
     use Kind::*;
@@ -167,6 +171,14 @@ pub static SETTINGS: std::sync::LazyLock<Vec<Setting>> = std::sync::LazyLock::ne
     };
     let unbounded = Int { range: None };
     vec![
+        row!("provider", Text, provider,
+            "a provider id: built in (`deepseek`, `anthropic`, `openrouter`, `gemini`, `ollama`, `local`) or of `providers`; unset = `base_url` spoken as Chat Completions (see PROVIDERS.md)",
+            env: Some("ODEK_PROVIDER"), flag: Some("--provider"), project: Never,
+            project_note: Some("a project may not redirect inference"), doc_default: Some("none")),
+        row!("providers", Object, providers,
+            "custom providers and changes to built-in ones by id: `{format, base_url, api_key, model, headers}` (see PROVIDERS.md)",
+            project: Never, merge: Merge::Extend, template: Some(PROVIDERS_TEMPLATE),
+            project_note: Some("a project may not redirect inference or read a key")),
         row!("model", Text, model, "model name sent to the endpoint",
             env: Some("ODEK_MODEL"), flag: Some("--model"), in_project_template: true),
         row!("base_url", Text, base_url, "OpenAI-compatible endpoint (must be `http://` or `https://`)",
@@ -549,7 +561,8 @@ pub fn doc_env_table() -> String {
         }
     }
     out.push_str("| `NO_COLOR` (any value) | `no_color` |\n");
-    out.push_str("| `DEEPSEEK_API_KEY`, `OPENAI_API_KEY` | `api_key` fallbacks |\n");
+    out.push_str("| `DEEPSEEK_API_KEY`, `OPENAI_API_KEY` | `api_key` fallbacks when no provider is named |\n");
+    out.push_str("| `ANTHROPIC_API_KEY`, `OPENROUTER_API_KEY`, `GEMINI_API_KEY` | the key of the provider `anthropic`, `openrouter`, `gemini` (before `api_key`) |\n");
     out
 }
 

@@ -392,9 +392,21 @@ fn templates_load_cleanly_and_match_the_defaults() {
         .map(|(name, s)| (name.as_str(), s.disabled))
         .collect();
     assert_eq!(servers, vec![("everything", true), ("remote", true)]);
+    // And a custom provider, not chosen.
+    assert_eq!(r.config.provider, None);
+    assert_eq!(
+        r.config.wire().0,
+        crate::llm::Format::Chat,
+        "no provider: Chat Completions"
+    );
+    assert_eq!(
+        r.config.providers["my-gateway"].format.as_deref(),
+        Some("anthropic")
+    );
     let expected = Config {
         dangerous: r.config.dangerous.clone(),
         mcp_servers: r.config.mcp_servers.clone(),
+        providers: r.config.providers.clone(),
         ..Config::default()
     };
     assert_eq!(r.config, expected);
@@ -453,6 +465,7 @@ fn every_environment_variable_sets_its_row_and_a_bad_value_names_it() {
             settings::Kind::List => "a,b".into(),
             settings::Kind::Id => "-1001234".into(),
             _ if s.key == "base_url" => "http://127.0.0.1:8080/v1".into(),
+            _ if s.key == "provider" => "ollama".into(),
             _ => "text-0123456789".into(),
         };
         let mut f = Fixture::new();
@@ -562,4 +575,84 @@ fn a_malformed_mcp_server_is_a_configuration_error() {
         let e = f.load().expect_err("refused").to_string();
         assert!(e.contains(message), "{json}: {e}");
     }
+}
+
+#[test]
+fn a_provider_sets_endpoint_key_and_model_where_no_layer_did() {
+    let mut f = Fixture::new();
+    f.env("ODEK_PROVIDER", "anthropic")
+        .env("ANTHROPIC_API_KEY", "sk-ant-0123456789")
+        .env("ODEK_API_KEY", "sk-generic-0123456789");
+    let r = f.ok();
+    assert_eq!(r.config.base_url, "https://api.anthropic.com/v1");
+    assert_eq!(
+        r.source_of("base_url"),
+        Source::Provider("anthropic".into())
+    );
+    assert_eq!(r.config.model, "claude-sonnet-4-5");
+    assert_eq!(r.config.api_key.as_deref(), Some("sk-ant-0123456789"));
+    assert_eq!(
+        r.source_of("api_key"),
+        Source::Env("ANTHROPIC_API_KEY".into()),
+        "the provider's own key before the generic one"
+    );
+    assert_eq!(r.config.wire().0, crate::llm::Format::Anthropic);
+    // A layer's endpoint and model win; without the provider's key, the generic one serves.
+    f.env("ODEK_BASE_URL", "http://127.0.0.1:8080/v1")
+        .env("ODEK_MODEL", "local-claude")
+        .env("ANTHROPIC_API_KEY", "");
+    let r = f.ok();
+    assert_eq!(r.config.base_url, "http://127.0.0.1:8080/v1");
+    assert_eq!(r.config.model, "local-claude");
+    assert_eq!(r.config.api_key.as_deref(), Some("sk-generic-0123456789"));
+}
+
+#[test]
+fn custom_providers_come_from_the_global_file_with_their_format_and_headers() {
+    let mut f = Fixture::new();
+    f.global(
+        r#"{"provider": "gw", "providers": {"gw": {"format": "anthropic", "base_url": "https://gw.test/v1", "api_key": "${GW_KEY}", "headers": {"x-team": "blue"}}}}"#,
+    );
+    f.env("GW_KEY", "gw-0123456789");
+    let r = f.ok();
+    assert_eq!(r.config.base_url, "https://gw.test/v1");
+    assert_eq!(r.config.api_key.as_deref(), Some("gw-0123456789"));
+    let (format, headers) = r.config.wire();
+    assert_eq!(format, crate::llm::Format::Anthropic);
+    assert_eq!(headers, [("x-team".to_string(), "blue".to_string())]);
+    let masked = masked_json(&r.config).to_string();
+    assert!(
+        !masked.contains("gw-0123456789") && !masked.contains("blue"),
+        "{masked}"
+    );
+    // A changed built-in keeps its format and key variable.
+    let f = Fixture::new();
+    f.global(r#"{"provider": "anthropic", "providers": {"anthropic": {"base_url": "https://proxy.test/v1"}}}"#);
+    let r = f.ok();
+    assert_eq!(r.config.base_url, "https://proxy.test/v1");
+    assert_eq!(r.config.wire().0, crate::llm::Format::Anthropic);
+    // Wrong formats and unknown fields are refused, naming the key.
+    let f = Fixture::new();
+    f.global(r#"{"provider": "gw", "providers": {"gw": {"format": "grpc", "base_url": "https://gw.test/v1"}}}"#);
+    let e = f.load().expect_err("unknown format").to_string();
+    assert!(
+        e.contains("providers.gw") && e.contains("unknown format \"grpc\""),
+        "{e}"
+    );
+    let f = Fixture::new();
+    f.global(r#"{"providers": {"gw": {"base_uri": "https://gw.test/v1"}}}"#);
+    let e = f.load().expect_err("unknown field").to_string();
+    assert!(e.contains("base_uri"), "{e}");
+}
+
+#[test]
+fn without_a_provider_the_old_key_fallbacks_hold() {
+    let mut f = Fixture::new();
+    f.env("OPENAI_API_KEY", "sk-openai-0123456789")
+        .env("ANTHROPIC_API_KEY", "sk-ant-0123456789");
+    let r = f.ok();
+    assert_eq!(r.config.provider, None);
+    assert_eq!(r.config.base_url, DEFAULT_BASE_URL);
+    assert_eq!(r.config.api_key.as_deref(), Some("sk-openai-0123456789"));
+    assert_eq!(r.config.wire().0, crate::llm::Format::Chat);
 }

@@ -56,6 +56,9 @@ pub struct TaskFile {
     /// The parent's endpoint.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_url: Option<String>,
+    /// The parent's provider, when it named one (the child speaks the same wire).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
     /// The parent's resolved `dangerous` policy (its flags included: `--allow`, `--yolo`),
     /// the base of the child's; absent = the child's own configuration.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -90,12 +90,12 @@ impl RuntimeOptions {
 #[derive(Debug, thiserror::Error)]
 pub enum RuntimeError {
     /// No key for a remote endpoint.
-    #[error(
-        "no API key provided for {base_url} (set ODEK_API_KEY, DEEPSEEK_API_KEY or OPENAI_API_KEY, or api_key in {config})"
-    )]
+    #[error("no API key provided for {base_url} ({where_to} in {config})")]
     MissingApiKey {
         /// The endpoint.
         base_url: String,
+        /// Where a key may be given, before the file (`set ODEK_API_KEY, …, or api_key`).
+        where_to: String,
         /// The global config file.
         config: String,
     },
@@ -386,6 +386,7 @@ impl Runtime {
             messages,
         );
         session.origin = Some(origin.to_string());
+        session.provider = self.config.provider.clone();
         lineage(&mut session);
         let live = session.messages.clone();
         let mut writer = self
@@ -534,10 +535,14 @@ fn http_model(config: &Config, global_config: &str) -> Result<HttpModel, Runtime
     if config.api_key.is_none() && !is_loopback_url(&config.base_url) {
         return Err(RuntimeError::MissingApiKey {
             base_url: config.base_url.clone(),
+            where_to: where_keys_go(config),
             config: global_config.to_string(),
         });
     }
+    let (format, headers) = config.wire();
     let mut http = HttpModelConfig::new(config.base_url.clone(), config.model.clone());
+    http.format = format;
+    http.headers = headers;
     http.api_key = config.api_key.clone();
     http.temperature = config.temperature;
     if config.thinking.is_some() {
@@ -548,6 +553,17 @@ fn http_model(config: &Config, global_config: &str) -> Result<HttpModel, Runtime
     http.max_attempts = config.llm.max_attempts;
     http.backoff_base = Duration::from_millis(config.llm.retry_initial_delay_ms);
     Ok(HttpModel::new(http)?)
+}
+
+/// Where the key of the configured provider may be given (the missing key's message).
+fn where_keys_go(config: &Config) -> String {
+    let Some(id) = config.provider.as_deref() else {
+        return "set ODEK_API_KEY, DEEPSEEK_API_KEY or OPENAI_API_KEY, or api_key".into();
+    };
+    match crate::config::providers::built_in(id).and_then(|p| p.key_env) {
+        Some(var) => format!("set {var} or ODEK_API_KEY, or providers.{id}.api_key"),
+        None => format!("set ODEK_API_KEY, or providers.{id}.api_key"),
+    }
 }
 
 /// Lets a boxed model be wrapped by the generic recorder.
@@ -598,16 +614,24 @@ pub fn build_redactor_with(config: &Config, extra: &[&str]) -> Arc<Redactor> {
     }
     // The keys odek holds: redacted everywhere, and no program it starts gets a variable
     // that holds one.
+    let provider_keys = config.providers.values().map(|p| &p.api_key);
     for key in [
         &config.api_key,
         &config.telegram.bot_token,
         &config.memory.embeddings.api_key,
     ]
     .into_iter()
+    .chain(provider_keys)
     .flatten()
     {
         r.add_secret(key);
         crate::process_group::register_key(key);
+    }
+    for value in config.providers.values().flat_map(|p| p.headers.values()) {
+        r.add_secret(value);
+        if let Some((_scheme, credential)) = value.split_once(' ') {
+            r.add_secret(credential);
+        }
     }
     for server in config.mcp_servers.values() {
         r.add_secrets_from_env(server.env.clone());

@@ -153,6 +153,7 @@ impl Runtime {
             max_iter: u32::try_from(s.max_iter).unwrap_or(15),
             model: self.config.model.clone(),
             base_url: self.config.base_url.clone(),
+            provider: self.config.provider.clone(),
             api_key: self.config.api_key.clone(),
             parent_session: session.map(str::to_string),
             asker,

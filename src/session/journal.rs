@@ -273,6 +273,7 @@ mod tests {
             updated_at: "2026-11-30T00:00:00.000Z".into(),
             model: "m".into(),
             base_url: None,
+            provider: None,
             origin: None,
             turns: 1,
             task: "t".into(),

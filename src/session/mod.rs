@@ -64,6 +64,9 @@ pub struct Session {
     /// Endpoint the session was made with (`continue` keeps it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_url: Option<String>,
+    /// The provider the session was made with, when one was named (`continue` keeps it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
     /// Where it was started: `cli`, `serve` or `telegram` (absent in files of the Go
     /// original and of earlier versions, which count as `cli`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -179,6 +182,7 @@ impl Session {
             updated_at: self.updated_at.clone(),
             model: self.model.clone(),
             base_url: self.base_url.clone(),
+            provider: self.provider.clone(),
             origin: self.origin.clone(),
             turns: self.turns,
             task: self.task.clone(),

@@ -109,6 +109,7 @@ mod tests {
             updated_at: String::new(),
             model: "m".into(),
             base_url: Some(format!("https://x.test/v1?key={SECRET}")),
+            provider: None,
             origin: None,
             turns: 1,
             task: format!("deploy with {SECRET}"),

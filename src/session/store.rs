@@ -92,6 +92,7 @@ impl SessionStore {
             updated_at: now,
             model: model.to_string(),
             base_url: base_url.map(str::to_string),
+            provider: None,
             origin: Some(ORIGIN_CLI.to_string()),
             turns: count_turns(&messages),
             task: task.to_string(),

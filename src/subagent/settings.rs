@@ -25,6 +25,9 @@ pub fn task_layer(task: &TaskFile, key: Option<&str>, base: &Config) -> Override
     if let Some(base_url) = &task.base_url {
         layer.set("base_url", base_url.as_str());
     }
+    if let Some(provider) = &task.provider {
+        layer.set("provider", provider.as_str());
+    }
     layer.set("max_iterations", task.max_iter);
     layer.set("limits.max_runtime_seconds", task.timeout_seconds);
     // Depth 1: a sub-agent never delegates. It is short-lived and not the user's: no memory

@@ -42,6 +42,8 @@ pub struct DelegateSettings {
     pub model: String,
     /// The parent's endpoint.
     pub base_url: String,
+    /// The parent's provider, when it named one.
+    pub provider: Option<String>,
     /// The API key, handed over on a pipe.
     pub api_key: Option<String>,
     /// The parent's session, recorded in each child's.
@@ -236,6 +238,7 @@ impl DelegateTasksTool {
                     timeout_seconds: s.timeout.as_secs(),
                     model: Some(s.model.clone()),
                     base_url: Some(s.base_url.clone()),
+                    provider: s.provider.clone(),
                     tools: Some(super::TaskTools {
                         enabled: s.tools.enabled.clone(),
                         disabled: s.tools.disabled.clone(),

@@ -42,6 +42,7 @@ fn full() -> RegistryParts {
                 max_iter: 15,
                 model: "m".into(),
                 base_url: "http://127.0.0.1:9/v1".into(),
+                provider: None,
                 api_key: None,
                 parent_session: None,
                 asker: None,

@@ -30,6 +30,7 @@ mod cli_tls;
 mod cli_tools_files_web_and_clarify;
 mod layering;
 mod mcp_serve;
+mod providers;
 mod serve_api;
 mod serve_security;
 mod subagent_child;

@@ -12,6 +12,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate, matchers};
 
+pub mod anthropic;
 pub mod browser;
 mod fault;
 pub mod keyed;
@@ -157,14 +158,30 @@ struct Script {
     failures: Mutex<Vec<String>>,
 }
 
-struct Responder(Arc<Script>);
+/// The wire a scripted server speaks.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Wire {
+    Chat,
+    Anthropic,
+}
+
+struct Responder(Arc<Script>, Wire);
+
+impl Responder {
+    fn render(&self, reply: Reply, stream: bool) -> ResponseTemplate {
+        match self.1 {
+            Wire::Chat => render(reply, stream),
+            Wire::Anthropic => anthropic::render(reply, stream),
+        }
+    }
+}
 
 impl Respond for Responder {
     fn respond(&self, request: &Request) -> ResponseTemplate {
         let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
         if is_side_call(&body) {
             self.0.side_requests.lock().expect("lock").push(body);
-            return render(
+            return self.render(
                 text("Digest: the agent listed files and read outputs; nothing failed."),
                 false,
             );
@@ -190,16 +207,21 @@ impl Respond for Responder {
             }
         }
         self.0.requests.lock().expect("lock").push(body.clone());
+        let header = if self.1 == Wire::Anthropic {
+            "x-api-key"
+        } else {
+            "authorization"
+        };
         let auth = request
             .headers
-            .get("authorization")
+            .get(header)
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
         self.0.auth.lock().expect("lock").push(auth);
         let reply = self.0.replies.lock().expect("lock").pop_front();
         let stream = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
         match reply {
-            Some(r) => render(r, stream),
+            Some(r) => self.render(r, stream),
             None => ResponseTemplate::new(500).set_body_string("script exhausted"),
         }
     }
@@ -218,11 +240,12 @@ fn history_has_invalid_arguments(body: &Value) -> bool {
 
 /// Side calls (compaction digest, partial summary) send no tools; the loop always does.
 fn is_side_call(body: &Value) -> bool {
+    let system = body["messages"][0]["content"]
+        .as_str()
+        .or_else(|| body["system"][0]["text"].as_str());
     body.get("tools")
         .is_none_or(|t| t.as_array().is_none_or(|a| a.is_empty()))
-        && body["messages"][0]["content"]
-            .as_str()
-            .is_some_and(|c| c.starts_with("You are a compaction assistant"))
+        && system.is_some_and(|c| c.starts_with("You are a compaction assistant"))
 }
 
 fn render(reply: Reply, stream: bool) -> ResponseTemplate {
@@ -233,8 +256,15 @@ fn render(reply: Reply, stream: bool) -> ResponseTemplate {
             render(*inner, stream)
         }
         Reply::Status(code, headers, body) => {
-            let mut t = ResponseTemplate::new(code).set_body_string(body);
-            for (k, v) in headers {
+            let kind = headers
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+                .map_or("text/plain", |(_, v)| v.as_str());
+            let mut t = ResponseTemplate::new(code).set_body_raw(body, kind);
+            for (k, v) in headers
+                .iter()
+                .filter(|(k, _)| !k.eq_ignore_ascii_case("content-type"))
+            {
                 t = t.insert_header(k.as_str(), v.as_str());
             }
             t
@@ -355,12 +385,27 @@ pub struct ScriptedServer {
 impl ScriptedServer {
     /// Starts a server that plays `replies` in order to `POST /v1/chat/completions`.
     pub async fn start(replies: Vec<Reply>) -> Self {
+        Self::start_on(replies, "/v1/chat/completions", Wire::Chat).await
+    }
+
+    /// Starts a server that plays `replies` in Anthropic's Messages format to
+    /// `POST /v1/messages` (the key is read from `x-api-key`).
+    pub async fn start_anthropic(replies: Vec<Reply>) -> Self {
+        Self::start_on(replies, "/v1/messages", Wire::Anthropic).await
+    }
+
+    async fn start_on(replies: Vec<Reply>, path: &str, wire: Wire) -> Self {
         let server = MockServer::start().await;
         let script = Arc::new(Script::default());
         script.replies.lock().expect("lock").extend(replies);
-        Mock::given(matchers::method("POST"))
-            .and(matchers::path("/v1/chat/completions"))
-            .respond_with(Responder(script.clone()))
+        let mock = Mock::given(matchers::method("POST")).and(matchers::path(path));
+        let mock = match wire {
+            // Without its version header Anthropic's API answers nothing useful: neither
+            // does this one (404).
+            Wire::Anthropic => mock.and(matchers::header("anthropic-version", "2023-06-01")),
+            Wire::Chat => mock,
+        };
+        mock.respond_with(Responder(script.clone(), wire))
             .mount(&server)
             .await;
         ScriptedServer { server, script }
@@ -381,7 +426,7 @@ impl ScriptedServer {
         self.script.side_requests.lock().expect("lock").clone()
     }
 
-    /// The `Authorization` header of every chat request so far.
+    /// The key header of every request so far (`Authorization`; Anthropic's `x-api-key`).
     pub fn auth_headers(&self) -> Vec<Option<String>> {
         self.script.auth.lock().expect("lock").clone()
     }

@@ -1,0 +1,350 @@
+//! Providers through the real binary: Anthropic's Messages wire against a scripted server
+//! (a tool round with thinking sent back verbatim, usage, `continue`, the fault matrix),
+//! and the `provider` settings (sources, a project that may not set them, unknown ids).
+
+use serde_json::{Value, json};
+
+use crate::support::anthropic::{THINKING_KEY, last_user_text, with_thinking};
+use crate::support::*;
+
+const KEY: &str = "sk-ant-api03-test-key-0123456789abcdefABCDEF";
+/// A signature that holds something shaped like a key: it must reach the server as it came.
+const SIGNATURE: &str = "EqQBCkgIARABGAIiQLsk-ant-api03-AAAAbbbbCCCCddddEEEEffff0123456789/+==";
+
+fn thinking(text: &str) -> Value {
+    json!([{"type": "thinking", "thinking": text, "signature": SIGNATURE},
+           {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT"}])
+}
+
+fn anthropic_run(sb: &Sandbox, server: &ScriptedServer, args: &[&str]) -> std::process::Command {
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.env("ANTHROPIC_API_KEY", KEY)
+        .env("ODEK_MODEL", "claude-test")
+        .args(args);
+    cmd
+}
+
+fn sessions(sb: &Sandbox) -> Vec<Value> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(sb.home.join("sessions")).expect("sessions") {
+        let path = entry.expect("entry").path();
+        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+        if path.extension().is_some_and(|e| e == "json") && stem.len() == 41 {
+            out.push(serde_json::from_str(&read(&path)).expect("session json"));
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_round_over_anthropic_sends_thinking_back_verbatim_and_continue_keeps_the_wire() {
+    for stream in [true, false] {
+        let server = ScriptedServer::start_anthropic(vec![
+            with_thinking(
+                tools_with_text("Listing.", &[("read_file", json!({"path": "notes.txt"}))]),
+                thinking("The user wants the notes; I read them."),
+            ),
+            with_thinking(text("The notes say hello."), thinking("Done.")),
+            text("Still here."),
+        ])
+        .await;
+        let sb = Sandbox::new();
+        std::fs::write(sb.work.join("notes.txt"), "hello").expect("notes");
+        let flag = if stream { "--stream" } else { "--no-stream" };
+        let out = output(anthropic_run(
+            &sb,
+            &server,
+            &[
+                "run",
+                "--provider",
+                "anthropic",
+                "--thinking",
+                "low",
+                flag,
+                "read my notes",
+            ],
+        ))
+        .await;
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "stream {stream}: {}",
+            show(&out)
+        );
+        assert!(String::from_utf8_lossy(&out.stdout).contains("The notes say hello."));
+        let reqs = server.requests();
+        assert_eq!(reqs.len(), 2, "{}", show(&out));
+        assert_eq!(server.auth_headers()[0].as_deref(), Some(KEY));
+        let first = &reqs[0];
+        assert_eq!(first["model"], "claude-test");
+        assert_eq!(
+            first["thinking"],
+            json!({"type": "enabled", "budget_tokens": 2048})
+        );
+        assert_eq!(first["stream"], stream);
+        assert!(
+            first["system"][0]["text"]
+                .as_str()
+                .is_some_and(|t| !t.is_empty())
+        );
+        assert!(
+            first["tools"]
+                .as_array()
+                .is_some_and(|t| t.iter().all(|t| t["input_schema"].is_object()))
+        );
+        let breakpoints = first.to_string().matches("cache_control").count();
+        assert!((1..=4).contains(&breakpoints), "{breakpoints} breakpoints");
+        // The second request: the assistant turn starts with the thinking blocks as they came.
+        let turns = reqs[1]["messages"].as_array().expect("turns");
+        let assistant = turns
+            .iter()
+            .find(|t| t["role"] == "assistant")
+            .expect("assistant turn");
+        assert_eq!(
+            assistant["content"][0],
+            thinking("The user wants the notes; I read them.")[0]
+        );
+        assert_eq!(assistant["content"][1], thinking("")[1]);
+        assert_eq!(
+            assistant["content"][2],
+            json!({"type": "text", "text": "Listing."})
+        );
+        assert_eq!(assistant["content"][3]["type"], "tool_use");
+        let call_id = assistant["content"][3]["id"].clone();
+        let results = &turns[turns.len() - 1]["content"];
+        assert_eq!(results[0]["type"], "tool_result");
+        assert_eq!(results[0]["tool_use_id"], call_id);
+        assert!(
+            results[0]["content"]
+                .as_str()
+                .is_some_and(|c| c.contains("hello"))
+        );
+        assert!(reqs[1].to_string().matches("cache_control").count() <= 4);
+
+        // The session: provider kept, the opaque blocks kept verbatim, no key anywhere.
+        let saved = sessions(&sb);
+        assert_eq!(saved.len(), 1);
+        let session = &saved[0];
+        assert_eq!(session["provider"], "anthropic");
+        let text = session.to_string();
+        assert!(text.contains(SIGNATURE), "the signature survives redaction");
+        assert!(!text.contains(KEY), "the key is never saved");
+        assert_eq!(session["input_tokens"], 200);
+        assert!(!text.contains(THINKING_KEY));
+
+        // `continue` speaks the same wire and sends the last thinking back.
+        let out = output(anthropic_run(&sb, &server, &["continue", "and now?"])).await;
+        assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+        let reqs = server.requests();
+        assert_eq!(reqs.len(), 3);
+        assert!(last_user_text(&reqs[2]).contains("and now?"));
+        assert!(reqs[2].to_string().contains(SIGNATURE));
+        assert!(reqs[2].to_string().contains("Done."));
+        let out = output(anthropic_run(
+            &sb,
+            &server,
+            &["continue", "--provider", "deepseek", "x"],
+        ))
+        .await;
+        assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--provider"));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_fault_matrix_holds_on_the_anthropic_wire() {
+    let overloaded = Reply::Status(
+        529,
+        vec![("retry-after".into(), "0".into())],
+        r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#.into(),
+    );
+    let limited = Reply::Status(
+        429,
+        vec![("retry-after".into(), "1".into())],
+        r#"{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}"#.into(),
+    );
+    let error_event = Reply::Status(
+        200,
+        vec![("content-type".into(), "text/event-stream".into())],
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":3}}}\n\nevent: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n".into(),
+    );
+    let cut = Reply::Status(
+        200,
+        vec![("content-type".into(), "text/event-stream".into())],
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":3}}}\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\nevent: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"half an ans\"}}\n\n".into(),
+    );
+    let malformed = Reply::Status(
+        200,
+        vec![("content-type".into(), "text/event-stream".into())],
+        "event: message_start\ndata: {not json\n\n".into(),
+    );
+    let unknown_blocks = Reply::Status(
+        200,
+        vec![("content-type".into(), "text/event-stream".into())],
+        [
+            r#"{"type":"message_start","message":{"usage":{"input_tokens":7,"output_tokens":1}}}"#,
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"mystery_block","x":1}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"mystery_delta","y":2}}"#,
+            r#"{"type":"content_block_stop","index":0}"#,
+            r#"{"type":"something_new"}"#,
+            r#"{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}"#,
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"All good."}}"#,
+            r#"{"type":"content_block_stop","index":1}"#,
+            r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":3}}"#,
+            r#"{"type":"message_stop"}"#,
+        ]
+        .iter()
+        .map(|e| format!("data: {e}\n\n"))
+        .collect(),
+    );
+    let server = ScriptedServer::start_anthropic(vec![
+        overloaded,
+        limited,
+        error_event,
+        cut,
+        malformed,
+        unknown_blocks,
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let mut cmd = anthropic_run(&sb, &server, &["run", "--provider", "anthropic", "hi"]);
+    cmd.env("ODEK_LLM_MAX_ATTEMPTS", "6")
+        .env("ODEK_LLM_RETRY_INITIAL_DELAY_MS", "1");
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("All good."),
+        "{}",
+        show(&out)
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("half an ans"));
+    assert_eq!(server.requests().len(), 6);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("529"), "{stderr}");
+
+    // An invalid request is not retried, and says what the server said.
+    let server = ScriptedServer::start_anthropic(vec![Reply::Status(
+        400,
+        vec![],
+        r#"{"type":"error","error":{"type":"invalid_request_error","message":"messages: roles must alternate"}}"#.into(),
+    )])
+    .await;
+    let out = output(anthropic_run(
+        &sb,
+        &server,
+        &["run", "--provider", "anthropic", "hi"],
+    ))
+    .await;
+    assert_ne!(out.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("roles must alternate"),
+        "{}",
+        show(&out)
+    );
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prompt_is_too_long_starts_the_survival_trim_on_the_anthropic_wire() {
+    let step = |i: u32| {
+        tools(&[(
+            "shell",
+            json!({"command": format!("printf 'chunk {i} %.0s' $(seq 1 300)")}),
+        )])
+    };
+    let server = ScriptedServer::start_anthropic(vec![
+        step(0),
+        step(1),
+        step(2),
+        step(3),
+        Reply::Status(
+            400,
+            vec![],
+            r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208310 tokens > 200000 maximum"}}"#.into(),
+        ),
+        text("Fits now."),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let out = output(anthropic_run(
+        &sb,
+        &server,
+        &["run", "--provider", "anthropic", "grow"],
+    ))
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Fits now."));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("odek: the request was over the model's context window (Anthropic wording"),
+        "{stderr}"
+    );
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 6);
+    let size = |r: &Value| r["messages"].to_string().len();
+    assert!(size(&reqs[5]) < size(&reqs[4]), "the retry is smaller");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn provider_settings_have_sources_and_a_project_cannot_set_them() {
+    let sb = Sandbox::new();
+    sb.global_config(
+        r#"{"providers": {"mine": {"format": "anthropic", "base_url": "https://gw.example/v1",
+            "api_key": "${MY_GATEWAY_KEY}", "model": "claude-gw", "headers": {"x-team": "blue"}}}}"#,
+    );
+    sb.project_config(
+        r#"{"provider": "mine", "providers": {"evil": {"base_url": "https://evil.example/v1"}}}"#,
+    );
+    let mut cmd = sb.odek("http://127.0.0.1:9/v1");
+    cmd.env_remove("ODEK_BASE_URL")
+        .env_remove("ODEK_MODEL")
+        .env("MY_GATEWAY_KEY", "gw-secret-0123456789")
+        .env("ODEK_PROVIDER", "mine")
+        .args(["config"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let all = show(&out);
+    assert!(
+        all.contains("a project may not redirect inference"),
+        "{all}"
+    );
+    assert!(all.contains("https://gw.example/v1"), "{all}");
+    assert!(
+        all.contains("provider mine"),
+        "the endpoint's source: {all}"
+    );
+    assert!(all.contains("claude-gw"), "{all}");
+    assert!(
+        !all.contains("gw-secret-0123456789"),
+        "the key is masked: {all}"
+    );
+    assert!(!all.contains("evil.example"), "{all}");
+
+    let mut cmd = sb.odek("http://127.0.0.1:9/v1");
+    cmd.args(["run", "--provider", "nope", "hi"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    assert!(
+        show(&out).contains("unknown provider \"nope\""),
+        "{}",
+        show(&out)
+    );
+
+    let mut cmd = sb.odek("http://127.0.0.1:9/v1");
+    cmd.env_remove("ODEK_BASE_URL")
+        .args(["run", "--provider", "local", "hi"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    assert!(show(&out).contains("--base-url"), "{}", show(&out));
+
+    let mut cmd = sb.odek("http://127.0.0.1:9/v1");
+    cmd.env_remove("ODEK_BASE_URL")
+        .args(["run", "--provider", "anthropic", "hi"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    assert!(
+        show(&out).contains("no API key provided for https://api.anthropic.com/v1 (set ANTHROPIC_API_KEY or ODEK_API_KEY, or providers.anthropic.api_key in"),
+        "{}",
+        show(&out)
+    );
+}
