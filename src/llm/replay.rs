@@ -101,9 +101,15 @@ enum RecordingError {
     Answer(#[from] LlmError),
 }
 
+/// A recorded answer, with the provider state a recording keeps beside the message (what
+/// a wire needs back; a server's chat answer never carries it).
 fn parse_recorded_line(line: &str) -> Result<ChatResponse, RecordingError> {
     let value: serde_json::Value = serde_json::from_str(line)?;
-    Ok(parse_completion(&value)?)
+    let mut response = parse_completion(&value)?;
+    if let Some(state) = value.pointer("/choices/0/message/provider_state") {
+        response.message.provider_state = Some(serde_json::from_value(state.clone())?);
+    }
+    Ok(response)
 }
 
 #[async_trait]
@@ -398,5 +404,24 @@ mod tests {
                 ..Usage::default()
             }
         );
+    }
+
+    #[test]
+    fn a_recorded_answer_keeps_its_provider_state() {
+        let mut message = Message::assistant("hi");
+        message.provider_state = Some(crate::llm::ProviderState {
+            wire: "anthropic".into(),
+            items: vec![
+                serde_json::json!({"type": "thinking", "thinking": "t", "signature": "s+/="}),
+            ],
+        });
+        let response = ChatResponse {
+            message,
+            usage: Usage::default(),
+            finish_reason: Some("stop".into()),
+        };
+        let line = completion_to_json(&response).to_string();
+        let back = parse_recorded_line(&line).expect("parses");
+        assert_eq!(back, response);
     }
 }

@@ -144,6 +144,13 @@ impl Redactor {
         engine::redact_patterns(text)
     }
 
+    /// True when `text` holds a secret this process knows (a registered value, in any of its
+    /// encodings); credential patterns are not looked for. For opaque text that must be kept
+    /// whole or not at all (a provider's signed thinking).
+    pub fn holds_known_secret(&self, text: &str) -> bool {
+        !self.known_spans(text).is_empty()
+    }
+
     /// The byte ranges of every secret in `text`, in the text as given: known values and
     /// pattern matches, sorted and merged (overlapping or touching ranges become one). The
     /// streaming redactor needs positions in the original text to know where a secret

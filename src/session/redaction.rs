@@ -28,8 +28,16 @@ pub(crate) fn redacted_copy(session: &Session, redactor: &Redactor) -> Session {
     copy
 }
 
-/// Redacts a message's content, reasoning and tool-call arguments in place.
+/// Redacts a message's content, reasoning and tool-call arguments in place. Its provider
+/// state is never rewritten (a changed signature is a broken one): it is kept whole, or
+/// dropped whole when it holds a key of this process.
 pub(crate) fn redact_message(redactor: &Redactor, message: &mut Message) {
+    if message.provider_state.as_ref().is_some_and(|state| {
+        let text = serde_json::to_string(state).unwrap_or_default();
+        redactor.holds_known_secret(&text)
+    }) {
+        message.provider_state = None;
+    }
     redact_text(redactor, &mut message.content);
     if let Some(reasoning) = message.reasoning_content.as_mut() {
         redact_text(redactor, reasoning);
@@ -175,5 +183,28 @@ mod tests {
         redact_arguments(&r, &mut arguments);
         let value: serde_json::Value = serde_json::from_str(&arguments).expect("valid JSON");
         assert_eq!(value["password"], crate::redact::REDACTED);
+    }
+
+    #[test]
+    fn provider_state_is_kept_whole_or_dropped_whole() {
+        let state = |text: &str| crate::llm::ProviderState {
+            wire: "anthropic".into(),
+            items: vec![serde_json::json!({"type": "thinking", "thinking": text,
+                "signature": "EqQBsk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCd-AA"})],
+        };
+        let mut kept = Message::assistant("a");
+        kept.provider_state = Some(state(
+            "thinking about ghp_0123456789abcdefghijABCDEFGHIJ012345",
+        ));
+        let before = kept.clone();
+        redact_message(&redactor(), &mut kept);
+        assert_eq!(
+            kept.provider_state, before.provider_state,
+            "patterns never rewrite a signature or a signed thought"
+        );
+        let mut dropped = Message::assistant("a");
+        dropped.provider_state = Some(state(&format!("the key is {SECRET}")));
+        redact_message(&redactor(), &mut dropped);
+        assert_eq!(dropped.provider_state, None, "a known key is never saved");
     }
 }

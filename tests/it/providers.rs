@@ -348,3 +348,87 @@ async fn provider_settings_have_sources_and_a_project_cannot_set_them() {
         show(&out)
     );
 }
+
+/// The Python of the test virtual environment (the official SDKs).
+fn sdk_python() -> std::path::PathBuf {
+    let venv = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/.venv/bin/python");
+    assert!(
+        venv.exists(),
+        "the official SDKs are not installed: run `make mcp-py-deps`"
+    );
+    venv
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_official_anthropic_sdk_reads_every_answer_the_scripted_server_sends() {
+    let call = tools_with_text(
+        "Looking.",
+        &[("read_file", json!({"path": "naïve.txt", "n": [1, 2]}))],
+    );
+    let server = ScriptedServer::start_anthropic(vec![
+        with_thinking(call.clone(), thinking("Read the file.")),
+        with_thinking(call, thinking("Read the file.")),
+        pieces(&["Hel", "lo ", "wörld"]),
+        Reply::CutOff(json!({"role": "assistant", "content": "cut here"})),
+        Reply::Status(
+            200,
+            vec![("content-type".into(), "text/event-stream".into())],
+            "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"c\",\"content\":[],\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\nevent: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n".into(),
+        ),
+        Reply::Status(
+            529,
+            vec![],
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#.into(),
+        ),
+    ])
+    .await;
+    let root = server.base_url().trim_end_matches("/v1").to_string();
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sdk/anthropic_reader.py");
+    let mut cmd = std::process::Command::new(sdk_python());
+    cmd.arg(script).arg(&root).arg("6");
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert_eq!(lines.len(), 6, "{}", show(&out));
+    // The tool round, streamed (0) and whole (1), parses the same.
+    for line in &lines[..2] {
+        let blocks = &line["blocks"];
+        assert_eq!(blocks[0], thinking("Read the file.")[0], "{line}");
+        assert_eq!(blocks[1], thinking("")[1], "{line}");
+        assert_eq!(
+            blocks[2],
+            json!({"type": "text", "text": "Looking."}),
+            "{line}"
+        );
+        assert_eq!(blocks[3]["type"], "tool_use");
+        assert_eq!(
+            blocks[3]["input"],
+            json!({"path": "naïve.txt", "n": [1, 2]})
+        );
+        assert_eq!(line["stop_reason"], "tool_use");
+        assert_eq!(line["usage"]["input_tokens"], 100);
+        assert_eq!(line["usage"]["output_tokens"], 20);
+    }
+    assert_eq!(
+        lines[2]["blocks"],
+        json!([{"type": "text", "text": "Hello wörld"}])
+    );
+    assert_eq!(lines[2]["stop_reason"], "end_turn");
+    assert_eq!(lines[3]["stop_reason"], "max_tokens");
+    assert!(
+        lines[4]["error"].is_string(),
+        "an error event fails the stream: {}",
+        lines[4]
+    );
+    assert!(
+        lines[4]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("Overloaded"))
+    );
+    assert_eq!(lines[5]["error"], "OverloadedError", "{}", lines[5]);
+    assert_eq!(server.auth_headers()[0].as_deref(), Some("sk-ant-sdk-test"));
+}

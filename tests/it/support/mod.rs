@@ -207,16 +207,20 @@ impl Respond for Responder {
             }
         }
         self.0.requests.lock().expect("lock").push(body.clone());
-        let header = if self.1 == Wire::Anthropic {
-            "x-api-key"
-        } else {
-            "authorization"
+        let header = |name: &str| {
+            request
+                .headers
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
         };
-        let auth = request
-            .headers
-            .get(header)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string);
+        // Anthropic's key comes as `x-api-key` (odek) or a bearer token (newer SDKs).
+        let auth = match self.1 {
+            Wire::Anthropic => header("x-api-key").or_else(|| {
+                header("authorization").map(|v| v.trim_start_matches("Bearer ").to_string())
+            }),
+            Wire::Chat => header("authorization"),
+        };
         self.0.auth.lock().expect("lock").push(auth);
         let reply = self.0.replies.lock().expect("lock").pop_front();
         let stream = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
@@ -400,9 +404,9 @@ impl ScriptedServer {
         script.replies.lock().expect("lock").extend(replies);
         let mock = Mock::given(matchers::method("POST")).and(matchers::path(path));
         let mock = match wire {
-            // Without its version header Anthropic's API answers nothing useful: neither
-            // does this one (404).
-            Wire::Anthropic => mock.and(matchers::header("anthropic-version", "2023-06-01")),
+            // Without a version header Anthropic's API answers nothing useful: neither does
+            // this one (404). odek sends 2023-06-01; the SDKs send their own.
+            Wire::Anthropic => mock.and(matchers::header_exists("anthropic-version")),
             Wire::Chat => mock,
         };
         mock.respond_with(Responder(script.clone(), wire))
