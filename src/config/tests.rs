@@ -656,3 +656,13 @@ fn without_a_provider_the_old_key_fallbacks_hold() {
     assert_eq!(r.config.api_key.as_deref(), Some("sk-openai-0123456789"));
     assert_eq!(r.config.wire().0, crate::llm::Format::Chat);
 }
+
+#[test]
+fn the_providers_page_holds_the_built_in_table() {
+    let doc = include_str!("../../docs/PROVIDERS.md");
+    let table = providers::doc_table();
+    assert!(
+        doc.contains(&table),
+        "docs/PROVIDERS.md does not hold the table of built-in providers; replace it with:\n{table}"
+    );
+}
