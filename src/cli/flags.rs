@@ -85,6 +85,9 @@ pub struct TurnFlags {
     /// Stop after this many output tokens
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), help_heading = "Budgets")]
     pub max_output_tokens: Option<u64>,
+    /// Stop once the run has cost this many US dollars (sub-agents included; needs the model's price)
+    #[arg(long, value_name = "USD", value_parser = positive_amount, help_heading = "Budgets")]
+    pub max_cost_usd: Option<f64>,
 
     /// Write odek.event/v1 JSON lines to PATH (appended), or to stdout with -
     #[arg(long, value_name = "PATH|-", help_heading = "Output")]
@@ -192,6 +195,9 @@ impl TurnFlags {
             ("limits.max_input_tokens", self.max_input_tokens),
             ("limits.max_output_tokens", self.max_output_tokens),
         ];
+        if let Some(v) = self.max_cost_usd {
+            o.set("limits.max_cost_usd", v);
+        }
         for (key, value) in budgets {
             if let Some(v) = value {
                 o.set(key, v);
@@ -287,5 +293,15 @@ impl SurfaceFlags {
             o.set("planning.enabled", v);
         }
         o
+    }
+}
+
+/// A positive amount of dollars (`--max-cost-usd`).
+fn positive_amount(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!(
+            "expected a positive amount of US dollars, got {text:?}"
+        )),
     }
 }

@@ -390,11 +390,11 @@ pub fn summary_line(outcome: &TurnOutcome) -> String {
         let share = 100 * u.cache_read_tokens / u.input_tokens.max(1);
         line.push_str(&format!(" ({} cached, {share}%)", u.cache_read_tokens));
     }
-    line.push_str(&format!(
-        " · {} out · {:.1}s",
-        u.output_tokens,
-        outcome.run.duration.as_secs_f64()
-    ));
+    line.push_str(&format!(" · {} out", u.output_tokens));
+    if let Some(cost) = outcome.run.cost_usd {
+        line.push_str(&format!(" · {}", crate::llm::pricing::dollars(cost)));
+    }
+    line.push_str(&format!(" · {:.1}s", outcome.run.duration.as_secs_f64()));
     line
 }
 

@@ -260,11 +260,13 @@ impl Merger {
                 })
             }
             Project::OnlyLowerLimit => {
-                let (v, current) = (value.as_u64()?, below.as_u64()?);
+                // Whole numbers and amounts (`limits.max_cost_usd`) alike; a value that is not
+                // a number is refused by the row's own check.
+                let (v, current) = (value.as_f64()?, below.as_f64()?);
                 // 0 means "no limit": lowering is any positive value under the current one,
                 // or any positive value when there is no limit yet.
-                let lowers = v > 0 && (current == 0 || v <= current);
-                let shown = if current == 0 {
+                let lowers = v > 0.0 && (current == 0.0 || v <= current);
+                let shown = if current == 0.0 {
                     "none".to_string()
                 } else {
                     current.to_string()

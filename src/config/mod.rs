@@ -47,6 +47,8 @@ pub struct Config {
     pub provider: Option<String>,
     /// Custom providers, and changes to built-in ones, by id (global file only).
     pub providers: BTreeMap<String, providers::ProviderConfig>,
+    /// Prices per million tokens by model prefix, over the built-in ones (global file only).
+    pub pricing: BTreeMap<String, crate::llm::pricing::Price>,
     /// Model name sent to the endpoint.
     pub model: String,
     /// OpenAI-compatible endpoint, e.g. `https://api.openai.com/v1`.
@@ -446,7 +448,7 @@ pub struct RateLimits {
 }
 
 /// The `limits` section; 0 means no limit.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct LimitsConfig {
     /// Wall-clock seconds per run.
     pub max_runtime_seconds: u64,
@@ -456,6 +458,8 @@ pub struct LimitsConfig {
     pub max_input_tokens: u64,
     /// Output (completion) tokens per run.
     pub max_output_tokens: u64,
+    /// US dollars per run, sub-agents included, at the model's known price.
+    pub max_cost_usd: f64,
 }
 
 /// The `llm` section.
@@ -534,6 +538,7 @@ impl Default for Config {
         Config {
             provider: None,
             providers: BTreeMap::new(),
+            pricing: BTreeMap::new(),
             model: DEFAULT_MODEL.to_string(),
             base_url: DEFAULT_BASE_URL.to_string(),
             api_key: None,
@@ -854,6 +859,18 @@ fn validate(config: &Config, sources: &BTreeMap<String, Source>) -> Result<(), C
             origin: origin("base_url"),
             key: "base_url".into(),
             message: format!("expected an http:// or https:// URL, got {url:?}"),
+        });
+    }
+    if config.limits.max_cost_usd > 0.0
+        && crate::llm::pricing::price_for(&config.model, &config.pricing).is_none()
+    {
+        return Err(ConfigError::InvalidValue {
+            origin: origin("limits.max_cost_usd"),
+            key: "limits.max_cost_usd".into(),
+            message: format!(
+                "no price is known for the model {:?}, so a cost budget cannot hold: add its price to `pricing` in the global file (see PROVIDERS.md)",
+                config.model
+            ),
         });
     }
     for (name, server) in &config.mcp_servers {

@@ -470,6 +470,10 @@ fn every_environment_variable_sets_its_row_and_a_bad_value_names_it() {
         };
         let mut f = Fixture::new();
         f.env(var, &value);
+        if var == "ODEK_MAX_COST_USD" {
+            // A cost budget needs a model whose price is known.
+            f.env("ODEK_MODEL", "claude-sonnet-4-5");
+        }
         let r = f.ok();
         assert!(
             matches!(r.source_of(s.key), Source::Env(v) if v == var),

@@ -65,7 +65,7 @@ impl Conversation {
 }
 
 /// Execution budgets; 0 = no limit.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Budgets {
     /// Wall-clock seconds.
     pub max_runtime_seconds: u64,
@@ -75,7 +75,14 @@ pub struct Budgets {
     pub max_input_tokens: u64,
     /// Output tokens.
     pub max_output_tokens: u64,
+    /// US dollars, at `price`.
+    pub max_cost_usd: f64,
+    /// The model's price, when known: the run's cost is reported, and `max_cost_usd` holds.
+    pub price: Option<crate::llm::pricing::Price>,
 }
+
+/// Cost budgets are counted in millionths of a dollar (the events' whole numbers).
+const MICRODOLLARS: f64 = 1_000_000.0;
 
 /// Loop settings, all resolved from the configuration.
 #[derive(Debug, Clone)]
@@ -131,15 +138,25 @@ pub enum RunError {
     #[error("reached max iterations ({0}) without final answer")]
     MaxIterations(u32),
     /// An execution budget ran out.
-    #[error("execution budget exceeded: {limit} observed {observed} (limit {max})")]
+    #[error("execution budget exceeded: {}", budget_text(limit, *observed, *max))]
     Budget {
-        /// Which limit (`runtime`, `tool_calls`, `input_tokens`, `output_tokens`).
+        /// Which limit (`runtime`, `tool_calls`, `input_tokens`, `output_tokens`,
+        /// `cost_microusd` — millionths of a dollar).
         limit: &'static str,
         /// The value reached.
         observed: u64,
         /// The limit.
         max: u64,
     },
+}
+
+/// A budget's figures as people read them: dollars for the cost, else the numbers.
+fn budget_text(limit: &str, observed: u64, max: u64) -> String {
+    if limit == "cost_microusd" {
+        let dollars = |v: u64| crate::llm::pricing::dollars(v as f64 / MICRODOLLARS);
+        return format!("cost {} (limit {})", dollars(observed), dollars(max));
+    }
+    format!("{limit} observed {observed} (limit {max})")
 }
 
 impl RunError {
@@ -220,6 +237,8 @@ pub struct RunOutcome {
     pub summary: Option<String>,
     /// Tokens used by the run.
     pub usage: Usage,
+    /// What they cost in US dollars, when the model's price is known.
+    pub cost_usd: Option<f64>,
     /// Iterations made.
     pub iterations: u32,
     /// Tool calls made.
@@ -398,6 +417,11 @@ impl Engine {
             result,
             partial: state.partial,
             summary,
+            cost_usd: self
+                .settings
+                .budgets
+                .price
+                .map(|p| p.cost_usd(&state.usage)),
             usage: state.usage,
             iterations: state.iterations,
             tool_calls: state.tool_calls,
@@ -774,6 +798,16 @@ impl Engine {
 
     fn check_token_budgets(&self, state: &RunState) -> Result<(), RunError> {
         let b = &self.settings.budgets;
+        if let (Some(price), true) = (b.price, b.max_cost_usd > 0.0) {
+            let spent = price.cost_usd(&state.usage);
+            if spent > b.max_cost_usd {
+                return Err(self.budget_exceeded(
+                    "cost_microusd",
+                    (spent * MICRODOLLARS).round() as u64,
+                    (b.max_cost_usd * MICRODOLLARS).round() as u64,
+                ));
+            }
+        }
         if b.max_input_tokens > 0 && state.usage.input_tokens > b.max_input_tokens {
             return Err(self.budget_exceeded(
                 "input_tokens",

@@ -7,6 +7,7 @@ mod client;
 mod error;
 pub mod http;
 mod overflow;
+pub mod pricing;
 mod profiles;
 mod replay;
 mod response;

@@ -427,6 +427,8 @@ impl Runtime {
                 max_tool_calls: config.limits.max_tool_calls,
                 max_input_tokens: config.limits.max_input_tokens,
                 max_output_tokens: config.limits.max_output_tokens,
+                max_cost_usd: config.limits.max_cost_usd,
+                price: crate::llm::pricing::price_for(&config.model, &config.pricing),
             },
             cwd: self.cwd.clone(),
             context_window: config.context_window,

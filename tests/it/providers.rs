@@ -432,3 +432,71 @@ async fn the_official_anthropic_sdk_reads_every_answer_the_scripted_server_sends
     assert_eq!(lines[5]["error"], "OverloadedError", "{}", lines[5]);
     assert_eq!(server.auth_headers()[0].as_deref(), Some("sk-ant-sdk-test"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cost_budget_stops_the_run_at_the_call_that_passed_it() {
+    let read = || tools(&[("read_file", json!({"path": "notes.txt"}))]);
+    let server = ScriptedServer::start_anthropic(vec![read(), read(), read(), text("done")]).await;
+    let sb = Sandbox::new();
+    std::fs::write(sb.work.join("notes.txt"), "hello").expect("notes");
+    // 100 tokens in at $3 and 20 out at $15 per million: $0.0006 a call.
+    let mut cmd = anthropic_run(
+        &sb,
+        &server,
+        &[
+            "run",
+            "--provider",
+            "anthropic",
+            "--max-cost-usd",
+            "0.001",
+            "read it",
+        ],
+    );
+    cmd.env("ODEK_MODEL", "claude-sonnet-4-5");
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(4), "{}", show(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("execution budget exceeded: cost $0.0012 (limit $0.0010)"),
+        "{stderr}"
+    );
+    let loop_requests = server
+        .requests()
+        .iter()
+        .filter(|r| r.get("tools").is_some())
+        .count();
+    assert_eq!(
+        loop_requests, 2,
+        "the second call passed the budget: {stderr}"
+    );
+    // The summary line counts the closing report's call too (a third $0.0006).
+    assert!(
+        stderr.contains("300 tokens in · 60 out · $0.0018"),
+        "{stderr}"
+    );
+
+    // Without a price there is no budget to hold: said before anything runs.
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["run", "--max-cost-usd", "1", "hi"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    assert!(
+        show(&out).contains("no price is known for the model \"test-model\""),
+        "{}",
+        show(&out)
+    );
+
+    // A price from the global file, on the Chat Completions wire.
+    let server = ScriptedServer::start(vec![text("hi")]).await;
+    sb.global_config(r#"{"pricing": {"test-": {"input": 10, "cached_input": 1, "output": 100}}}"#);
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["run", "hi"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    // 100 × $10 + 20 × $100 per million.
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(" · $0.0030"),
+        "{}",
+        show(&out)
+    );
+}
