@@ -11,7 +11,7 @@ use crate::policy::DangerClass;
 /// Per-turn flags.
 #[derive(Debug, Clone, Default, Args)]
 pub struct TurnFlags {
-    /// Provider: deepseek, anthropic, openrouter, gemini, ollama, local, or an id of `providers` (see docs/PROVIDERS.md)
+    /// Provider: deepseek, anthropic, openai, openrouter, gemini, ollama, local, or an id of `providers` (see docs/PROVIDERS.md)
     #[arg(long, value_name = "ID", help_heading = "Model")]
     pub provider: Option<String>,
     /// Model name (e.g. gpt-4.1, deepseek-v4-flash, qwen3:8b)

@@ -48,6 +48,14 @@ pub const BUILT_IN: &[BuiltIn] = &[
         about: "Claude over Anthropic's Messages API",
     },
     BuiltIn {
+        id: "openai",
+        format: Format::Responses,
+        base_url: Some("https://api.openai.com/v1"),
+        key_env: Some("OPENAI_API_KEY"),
+        model: Some("gpt-5-mini"),
+        about: "OpenAI over the Responses API (reasoning kept across tool calls)",
+    },
+    BuiltIn {
         id: "openrouter",
         format: Format::Chat,
         base_url: Some("https://openrouter.ai/api/v1"),
@@ -85,7 +93,7 @@ pub const BUILT_IN: &[BuiltIn] = &[
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderConfig {
-    /// `chat`, `anthropic`; a built-in id's own when omitted, else `chat`.
+    /// `chat`, `anthropic`, `responses`; a built-in id's own when omitted, else `chat`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<String>,
     /// The endpoint (`https://…/v1`).

@@ -172,7 +172,7 @@ pub static SETTINGS: std::sync::LazyLock<Vec<Setting>> = std::sync::LazyLock::ne
     let unbounded = Int { range: None };
     vec![
         row!("provider", Text, provider,
-            "a provider id: built in (`deepseek`, `anthropic`, `openrouter`, `gemini`, `ollama`, `local`) or of `providers`; unset = `base_url` spoken as Chat Completions (see PROVIDERS.md)",
+            "a provider id: built in (`deepseek`, `anthropic`, `openai`, `openrouter`, `gemini`, `ollama`, `local`) or of `providers`; unset = `base_url` spoken as Chat Completions (see PROVIDERS.md)",
             env: Some("ODEK_PROVIDER"), flag: Some("--provider"), project: Never,
             project_note: Some("a project may not redirect inference"), doc_default: Some("none")),
         row!("providers", Object, providers,

@@ -82,7 +82,7 @@ pub struct WindowSize {
 pub fn fuzz_answer(data: &[u8]) {
     wire::fuzz_bodies(data);
     let cut = data.first().map_or(0, |b| usize::from(*b)).min(data.len());
-    for format in [Format::Chat, Format::Anthropic] {
+    for format in [Format::Chat, Format::Anthropic, Format::Responses] {
         format.fuzz_stream(vec![data[..cut].to_vec(), data[cut..].to_vec()]);
     }
 }

@@ -1,10 +1,12 @@
 //! The wire formats one provider-neutral conversation is sent over: OpenAI's Chat
-//! Completions (`chat`) and Anthropic's Messages (`anthropic`). Each format is a module of its
+//! Completions (`chat`), Anthropic's Messages (`anthropic`) and OpenAI's Responses
+//! (`responses`). Each format is a module of its
 //! own with its request encoder, its answer parser and its stream fold; the HTTP client
 //! (`client.rs`) does the rest — retries, timeouts, discovery — the same for all of them.
 
 mod anthropic;
 mod chat;
+mod responses;
 
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -22,10 +24,13 @@ pub enum Format {
     /// Anthropic's Messages, `POST {base}/messages` (Claude; llama-server and LiteLLM
     /// serve it too).
     Anthropic,
+    /// OpenAI's Responses, `POST {base}/responses` (OpenAI's reasoning models;
+    /// llama-server serves it too).
+    Responses,
 }
 
 /// Every format's configured name, for messages.
-pub const FORMAT_NAMES: &[&str] = &["chat", "anthropic"];
+pub const FORMAT_NAMES: &[&str] = &["chat", "anthropic", "responses"];
 
 impl Format {
     /// The format of a configured name (`chat`, `anthropic`); `None` for anything else.
@@ -33,6 +38,7 @@ impl Format {
         match text.trim().to_ascii_lowercase().as_str() {
             "chat" => Some(Format::Chat),
             "anthropic" => Some(Format::Anthropic),
+            "responses" => Some(Format::Responses),
             _ => None,
         }
     }
@@ -42,6 +48,7 @@ impl Format {
         match self {
             Format::Chat => "chat",
             Format::Anthropic => "anthropic",
+            Format::Responses => "responses",
         }
     }
 
@@ -50,6 +57,7 @@ impl Format {
         match self {
             Format::Chat => "/chat/completions",
             Format::Anthropic => "/messages",
+            Format::Responses => "/responses",
         }
     }
 
@@ -62,6 +70,7 @@ impl Format {
         let body = match self {
             Format::Chat => chat::encode(request, settings),
             Format::Anthropic => anthropic::encode(request, settings),
+            Format::Responses => responses::encode(request, settings),
         };
         body.map_err(|e| LlmError::Protocol(format!("cannot encode request: {e}")))
     }
@@ -71,6 +80,7 @@ impl Format {
         match self {
             Format::Chat => super::response::parse_completion_body(body),
             Format::Anthropic => anthropic::parse_body(body),
+            Format::Responses => responses::parse_body(body),
         }
     }
 
@@ -91,6 +101,10 @@ impl Format {
                 let fold = anthropic::StreamFold::default();
                 read_event_stream(response, idle, fold, sink, delivered).await
             }
+            Format::Responses => {
+                let fold = responses::StreamFold::default();
+                read_event_stream(response, idle, fold, sink, delivered).await
+            }
         }
     }
 
@@ -102,7 +116,7 @@ impl Format {
         key: Option<&str>,
     ) -> reqwest::RequestBuilder {
         match self {
-            Format::Chat => match key {
+            Format::Chat | Format::Responses => match key {
                 Some(key) => builder.bearer_auth(key),
                 None => builder,
             },
@@ -118,6 +132,9 @@ impl Format {
             }
             Format::Anthropic => {
                 super::sse::read_event_pieces(pieces, anthropic::StreamFold::default())
+            }
+            Format::Responses => {
+                super::sse::read_event_pieces(pieces, responses::StreamFold::default())
             }
         };
     }
@@ -178,4 +195,5 @@ impl ThinkingMode {
 pub(crate) fn fuzz_bodies(data: &[u8]) {
     let _ = Format::Chat.parse_body(data);
     let _ = Format::Anthropic.parse_body(data);
+    let _ = Format::Responses.parse_body(data);
 }

@@ -1,0 +1,318 @@
+//! OpenAI's Responses API: `POST {base}/responses`, stateless (`store: false`) so that the
+//! conversation stays odek's: the whole input every time, and the model's reasoning carried
+//! across tool calls as the `reasoning` items it returned (with `encrypted_content`, asked
+//! for by `include`), sent back verbatim before the calls they led to.
+//!
+//! Messages become `message` items (system messages stay where they are, as `system`
+//! messages), an assistant's calls `function_call` items, tool results
+//! `function_call_output` items; tools are flat functions (`strict: false`: odek's schemas
+//! are not written for strict mode).
+
+use serde_json::{Map, Value, json};
+
+use super::{ThinkingMode, WireSettings};
+use crate::llm::response::non_empty_str;
+use crate::llm::sse::{EventFold, event_json};
+use crate::llm::types::images_omitted;
+use crate::llm::{
+    ChatRequest, ChatResponse, Delta, LlmError, Message, ProviderState, Role, ToolCall, Usage,
+};
+
+/// The wire name kept in a message's provider state.
+pub(super) const WIRE: &str = "responses";
+
+/// The body of `request`.
+pub(super) fn encode(
+    request: &ChatRequest<'_>,
+    settings: &WireSettings<'_>,
+) -> Result<Vec<u8>, serde_json::Error> {
+    let images = request.messages.sends_images();
+    let mut input = Vec::new();
+    for message in request.messages.iter() {
+        push_items(&mut input, message, images);
+    }
+    let mut body = Map::new();
+    body.insert("model".into(), json!(settings.model));
+    body.insert("input".into(), Value::Array(input));
+    if !request.tools.is_empty() {
+        let tools = request.tools.iter().map(|t| {
+            json!({"type": "function", "name": t.name, "description": t.description,
+                   "parameters": t.parameters, "strict": false})
+        });
+        body.insert("tools".into(), Value::Array(tools.collect()));
+    }
+    body.insert("store".into(), json!(false));
+    body.insert("include".into(), json!(["reasoning.encrypted_content"]));
+    if let Some(effort) = settings.thinking.and_then(effort) {
+        body.insert(
+            "reasoning".into(),
+            json!({"effort": effort, "summary": "auto"}),
+        );
+    } else if let Some(t) = settings.temperature {
+        body.insert("temperature".into(), json!(t));
+    }
+    if let Some(n) = request.max_tokens.filter(|&n| n > 0) {
+        body.insert("max_output_tokens".into(), json!(n));
+    }
+    body.insert("stream".into(), json!(request.stream));
+    serde_json::to_vec(&body)
+}
+
+fn effort(mode: ThinkingMode) -> Option<&'static str> {
+    match mode {
+        ThinkingMode::Low => Some("low"),
+        ThinkingMode::Medium | ThinkingMode::Enabled => Some("medium"),
+        ThinkingMode::High => Some("high"),
+        ThinkingMode::Disabled => None,
+    }
+}
+
+fn push_items(input: &mut Vec<Value>, message: &Message, images: bool) {
+    match message.role {
+        Role::System => input.push(json!({"role": "system", "content": message.content})),
+        Role::User => input.push(user_item(message, images)),
+        Role::Tool => input.push(json!({
+            "type": "function_call_output",
+            "call_id": message.tool_call_id.as_deref().unwrap_or(""),
+            "output": message.content,
+        })),
+        Role::Assistant => {
+            input.extend(
+                ProviderState::items_for(message.provider_state.as_ref(), WIRE)
+                    .iter()
+                    .cloned(),
+            );
+            if !message.content.is_empty() {
+                input.push(json!({"role": "assistant", "content": message.content}));
+            }
+            for call in &message.tool_calls {
+                input.push(json!({
+                    "type": "function_call",
+                    "call_id": call.id,
+                    "name": call.function.name,
+                    "arguments": call.function.arguments,
+                }));
+            }
+        }
+    }
+}
+
+fn user_item(message: &Message, images: bool) -> Value {
+    if message.images.is_empty() {
+        return json!({"role": "user", "content": message.content});
+    }
+    if !images {
+        let note = images_omitted(message.images.len());
+        let text = if message.content.is_empty() {
+            note
+        } else {
+            format!("{}\n\n{note}", message.content)
+        };
+        return json!({"role": "user", "content": text});
+    }
+    let mut parts = Vec::new();
+    if !message.content.is_empty() {
+        parts.push(json!({"type": "input_text", "text": message.content}));
+    }
+    for image in &message.images {
+        parts.push(json!({"type": "input_image", "image_url": image.url}));
+    }
+    json!({"role": "user", "content": parts})
+}
+
+/// Parses a buffered answer (a `response` object).
+pub(super) fn parse_body(body: &[u8]) -> Result<ChatResponse, LlmError> {
+    let value: Value = serde_json::from_slice(body)
+        .map_err(|e| LlmError::BrokenAnswer(format!("the answer is not JSON: {e}")))?;
+    if let Some(error) = value.get("error").filter(|e| !e.is_null()) {
+        return Err(failure(error));
+    }
+    let output = value
+        .get("output")
+        .and_then(Value::as_array)
+        .ok_or_else(|| LlmError::BrokenAnswer("the answer has no output".into()))?;
+    Ok(answer_of(output.iter().cloned(), &value))
+}
+
+/// A failure the server reported (`error`, a failed response): an overloaded or failing
+/// server is a broken answer (retried), anything else an error.
+fn failure(error: &Value) -> LlmError {
+    let code = non_empty_str(error.get("code"))
+        .or_else(|| non_empty_str(error.get("type")))
+        .unwrap_or("error");
+    let message = non_empty_str(error.get("message")).unwrap_or("");
+    match code {
+        "server_error" | "rate_limit_exceeded" | "server_is_overloaded" => {
+            LlmError::BrokenAnswer(format!("server error in stream: {code}: {message}"))
+        }
+        _ => LlmError::Protocol(format!("server error: {code}: {message}")),
+    }
+}
+
+/// The answer of a response's output items and its status and usage.
+fn answer_of(items: impl Iterator<Item = Value>, response: &Value) -> ChatResponse {
+    let mut content = String::new();
+    let mut reasoning = String::new();
+    let mut calls = Vec::new();
+    let mut opaque = Vec::new();
+    for item in items {
+        match item.get("type").and_then(Value::as_str).unwrap_or("") {
+            "message" => {
+                for part in item
+                    .get("content")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    let text = non_empty_str(part.get("text"))
+                        .or_else(|| non_empty_str(part.get("refusal")))
+                        .unwrap_or("");
+                    content.push_str(text);
+                }
+            }
+            "function_call" => {
+                let field = |name: &str| item.get(name).and_then(Value::as_str).unwrap_or("");
+                calls.push(ToolCall::new(
+                    field("call_id"),
+                    field("name"),
+                    field("arguments"),
+                ));
+            }
+            "reasoning" => {
+                for part in item
+                    .get("summary")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    reasoning.push_str(part.get("text").and_then(Value::as_str).unwrap_or(""));
+                }
+                opaque.push(item);
+            }
+            // Items odek does not use (built-in tools' calls) are left out.
+            _ => {}
+        }
+    }
+    let mut message = Message::assistant(content);
+    message.reasoning_content = (!reasoning.is_empty()).then_some(reasoning);
+    let finish_reason = finish_reason(response, !calls.is_empty());
+    message.tool_calls = calls;
+    if !opaque.is_empty() {
+        message.provider_state = Some(ProviderState {
+            wire: WIRE.into(),
+            items: opaque,
+        });
+    }
+    ChatResponse {
+        message,
+        usage: response.get("usage").map(usage_of).unwrap_or_default(),
+        finish_reason: Some(finish_reason.to_string()),
+    }
+}
+
+fn finish_reason(response: &Value, calls: bool) -> &'static str {
+    let incomplete = response
+        .pointer("/incomplete_details/reason")
+        .and_then(Value::as_str);
+    match incomplete {
+        Some("max_output_tokens") => "length",
+        Some("content_filter") => "content_filter",
+        _ if calls => "tool_calls",
+        _ => "stop",
+    }
+}
+
+/// Tokens of `usage`: input includes the cached part, as odek counts it.
+fn usage_of(usage: &Value) -> Usage {
+    let count = |pointer: &str| usage.pointer(pointer).and_then(Value::as_u64).unwrap_or(0);
+    Usage {
+        input_tokens: count("/input_tokens"),
+        output_tokens: count("/output_tokens"),
+        cache_read_tokens: count("/input_tokens_details/cached_tokens"),
+        cache_write_tokens: 0,
+    }
+}
+
+/// The events of a streamed answer folded into one: text and reasoning summaries handed on
+/// as they come, each finished output item kept (`response.output_item.done`), the whole
+/// response's status and usage at the end (`response.completed` or `.incomplete`).
+#[derive(Default)]
+pub(super) struct StreamFold {
+    items: Vec<(u64, Value)>,
+    response: Option<Value>,
+}
+
+impl EventFold for StreamFold {
+    fn push_event(
+        &mut self,
+        name: &str,
+        data: &str,
+        emit: &mut dyn FnMut(Delta<'_>),
+    ) -> Result<bool, LlmError> {
+        let data = data.trim();
+        if data.is_empty() || data == "[DONE]" {
+            return Ok(data == "[DONE]" && self.response.is_some());
+        }
+        let event = event_json(data)?;
+        let kind = non_empty_str(event.get("type")).unwrap_or(name);
+        let delta = || non_empty_str(event.get("delta"));
+        match kind {
+            "response.output_text.delta" | "response.refusal.delta" => {
+                if let Some(text) = delta() {
+                    emit(Delta::Content(text));
+                }
+            }
+            "response.reasoning_summary_text.delta" => {
+                if let Some(text) = delta() {
+                    emit(Delta::Reasoning(text));
+                }
+            }
+            "response.output_item.done" => {
+                let index = event.get("output_index").and_then(Value::as_u64);
+                if let Some(item) = event.get("item") {
+                    let index = index.unwrap_or(self.items.len() as u64);
+                    self.items.push((index, item.clone()));
+                }
+            }
+            "response.completed" | "response.incomplete" => {
+                self.response = Some(event.get("response").cloned().unwrap_or(Value::Null));
+                return Ok(true);
+            }
+            "response.failed" => {
+                let error = event
+                    .pointer("/response/error")
+                    .cloned()
+                    .unwrap_or(Value::Null);
+                return Err(failure(&error));
+            }
+            "error" => return Err(failure(event.get("error").unwrap_or(&event))),
+            _ => {}
+        }
+        Ok(false)
+    }
+
+    fn finish(mut self) -> Result<ChatResponse, LlmError> {
+        let Some(response) = self.response else {
+            return Err(LlmError::BrokenAnswer(
+                "the stream ended before the answer did (no response.completed)".into(),
+            ));
+        };
+        // The finished items as they streamed; a server that sent none has them in the
+        // final response.
+        let items: Vec<Value> = if self.items.is_empty() {
+            response
+                .get("output")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+        } else {
+            self.items.sort_by_key(|(index, _)| *index);
+            self.items.into_iter().map(|(_, item)| item).collect()
+        };
+        Ok(answer_of(items.into_iter(), &response))
+    }
+}
+
+#[cfg(test)]
+#[path = "responses_tests.rs"]
+mod tests;

@@ -1,0 +1,203 @@
+use serde_json::{Value, json};
+
+use super::*;
+use crate::llm::sse::read_event_pieces;
+use crate::llm::{ImagePart, RequestMessages, ThinkingMode, ToolDef};
+
+fn reasoning_item() -> Value {
+    json!({"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Check the file."}],
+           "encrypted_content": "gAAAAABsk-proj-AAAA+/=="})
+}
+
+fn encoded(messages: &[Message], thinking: Option<ThinkingMode>) -> Value {
+    let tools = [ToolDef {
+        name: "read_file".into(),
+        description: "read".into(),
+        parameters: json!({"type": "object"}),
+    }];
+    let request = ChatRequest {
+        messages: RequestMessages::new(messages),
+        tools: &tools,
+        stream: true,
+        max_tokens: Some(500),
+        on_retry: None,
+    };
+    let settings = WireSettings {
+        model: "gpt-test",
+        temperature: Some(0.3),
+        thinking,
+    };
+    serde_json::from_slice(&encode(&request, &settings).expect("encodes")).expect("json")
+}
+
+#[test]
+fn a_conversation_goes_as_input_items_with_reasoning_back_verbatim() {
+    let mut call = Message::assistant("");
+    call.tool_calls = vec![ToolCall::new("call_1", "read_file", r#"{"path":"a"}"#)];
+    call.provider_state = Some(ProviderState {
+        wire: WIRE.into(),
+        items: vec![reasoning_item()],
+    });
+    let mut other = Message::assistant("earlier");
+    other.provider_state = Some(ProviderState {
+        wire: "anthropic".into(),
+        items: vec![json!({"type": "thinking"})],
+    });
+    let mut user = Message::user("look");
+    user.images
+        .push(ImagePart::from_bytes("image/png", b"\x89PNG"));
+    let messages = [
+        Message::system("You are odek."),
+        user,
+        other,
+        call,
+        Message::tool_result("call_1", "read_file", "contents"),
+        Message::system("Plan: step 1"),
+    ];
+    let body = encoded(&messages, Some(ThinkingMode::High));
+    assert_eq!(body["model"], "gpt-test");
+    assert_eq!(body["store"], false);
+    assert_eq!(body["include"], json!(["reasoning.encrypted_content"]));
+    assert_eq!(
+        body["reasoning"],
+        json!({"effort": "high", "summary": "auto"})
+    );
+    assert!(body.get("temperature").is_none());
+    assert_eq!(body["max_output_tokens"], 500);
+    assert_eq!(
+        body["tools"][0],
+        json!({"type": "function", "name": "read_file", "description": "read",
+               "parameters": {"type": "object"}, "strict": false})
+    );
+    let input = body["input"].as_array().expect("items");
+    assert_eq!(
+        input[0],
+        json!({"role": "system", "content": "You are odek."})
+    );
+    assert_eq!(input[1]["content"][1]["type"], "input_image");
+    assert_eq!(
+        input[2],
+        json!({"role": "assistant", "content": "earlier"}),
+        "another wire's state is not sent"
+    );
+    assert_eq!(input[3], reasoning_item(), "reasoning first, as received");
+    assert_eq!(
+        input[4],
+        json!({"type": "function_call", "call_id": "call_1", "name": "read_file", "arguments": "{\"path\":\"a\"}"})
+    );
+    assert_eq!(
+        input[5],
+        json!({"type": "function_call_output", "call_id": "call_1", "output": "contents"})
+    );
+    assert_eq!(input[6]["content"], "Plan: step 1");
+    let plain = encoded(&messages[..2], None);
+    assert_eq!(plain["temperature"], 0.3);
+    assert!(plain.get("reasoning").is_none());
+}
+
+fn events(list: &[Value]) -> Vec<u8> {
+    let mut out = String::new();
+    for event in list {
+        let name = event["type"].as_str().unwrap_or("message");
+        out.push_str(&format!("event: {name}\ndata: {event}\n\n"));
+    }
+    out.into_bytes()
+}
+
+fn streamed() -> Vec<Value> {
+    let call = json!({"type": "function_call", "id": "fc_1", "call_id": "call_9", "name": "read_file", "arguments": "{\"path\":\"a\"}", "status": "completed"});
+    let message = json!({"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+        "content": [{"type": "output_text", "text": "Reading.", "annotations": []}]});
+    vec![
+        json!({"type": "response.created", "response": {"id": "resp_1", "status": "in_progress", "output": []}}),
+        json!({"type": "response.output_item.added", "output_index": 0, "item": {"type": "reasoning", "id": "rs_1", "summary": []}}),
+        json!({"type": "response.reasoning_summary_text.delta", "item_id": "rs_1", "output_index": 0, "summary_index": 0, "delta": "Check "}),
+        json!({"type": "response.reasoning_summary_text.delta", "item_id": "rs_1", "output_index": 0, "summary_index": 0, "delta": "the file."}),
+        json!({"type": "response.output_item.done", "output_index": 0, "item": reasoning_item()}),
+        json!({"type": "response.output_item.added", "output_index": 1, "item": {"type": "message", "id": "msg_1", "role": "assistant", "content": []}}),
+        json!({"type": "response.output_text.delta", "item_id": "msg_1", "output_index": 1, "content_index": 0, "delta": "Read"}),
+        json!({"type": "response.output_text.delta", "item_id": "msg_1", "output_index": 1, "content_index": 0, "delta": "ing."}),
+        json!({"type": "response.output_item.done", "output_index": 1, "item": message}),
+        json!({"type": "response.function_call_arguments.delta", "item_id": "fc_1", "output_index": 2, "delta": "{\"path\""}),
+        json!({"type": "response.output_item.done", "output_index": 2, "item": call}),
+        json!({"type": "response.completed", "response": {"id": "resp_1", "status": "completed",
+            "usage": {"input_tokens": 900, "input_tokens_details": {"cached_tokens": 800},
+                      "output_tokens": 40, "output_tokens_details": {"reasoning_tokens": 25}, "total_tokens": 940}}}),
+    ]
+}
+
+#[test]
+fn a_streamed_answer_keeps_reasoning_items_beside_text_and_calls() {
+    let bytes = events(&streamed());
+    let (a, b) = bytes.split_at(700);
+    let answer = read_event_pieces(vec![a.to_vec(), b.to_vec()], StreamFold::default())
+        .expect("ready")
+        .expect("answer");
+    let m = &answer.message;
+    assert_eq!(m.content, "Reading.");
+    assert_eq!(m.reasoning_content.as_deref(), Some("Check the file."));
+    assert_eq!(
+        m.tool_calls,
+        [ToolCall::new("call_9", "read_file", r#"{"path":"a"}"#)]
+    );
+    assert_eq!(
+        m.provider_state.as_ref().map(|s| s.items.clone()),
+        Some(vec![reasoning_item()])
+    );
+    assert_eq!(answer.finish_reason.as_deref(), Some("tool_calls"));
+    assert_eq!(answer.usage.input_tokens, 900);
+    assert_eq!(answer.usage.cache_read_tokens, 800);
+    assert_eq!(answer.usage.output_tokens, 40);
+}
+
+#[test]
+fn cut_failed_and_incomplete_streams_say_so() {
+    let mut cut = streamed();
+    cut.truncate(8);
+    let result = read_event_pieces(vec![events(&cut)], StreamFold::default()).expect("ready");
+    assert!(
+        matches!(result, Err(LlmError::BrokenAnswer(_))),
+        "{result:?}"
+    );
+    let failed = [
+        json!({"type": "response.failed", "response": {"status": "failed",
+        "error": {"code": "server_error", "message": "boom"}}}),
+    ];
+    let result = read_event_pieces(vec![events(&failed)], StreamFold::default()).expect("ready");
+    assert!(
+        matches!(result, Err(LlmError::BrokenAnswer(_))),
+        "{result:?}"
+    );
+    let error = [json!({"type": "error", "code": "invalid_prompt", "message": "no"})];
+    let result = read_event_pieces(vec![events(&error)], StreamFold::default()).expect("ready");
+    assert!(matches!(result, Err(LlmError::Protocol(_))), "{result:?}");
+    let incomplete = [
+        json!({"type": "response.incomplete", "response": {"status": "incomplete",
+        "incomplete_details": {"reason": "max_output_tokens"},
+        "output": [{"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "cut"}]}]}}),
+    ];
+    let answer = read_event_pieces(vec![events(&incomplete)], StreamFold::default())
+        .expect("ready")
+        .expect("answer");
+    assert_eq!(answer.message.content, "cut");
+    assert_eq!(answer.finish_reason.as_deref(), Some("length"));
+}
+
+#[test]
+fn a_buffered_response_reads_like_a_streamed_one() {
+    let body = json!({"id": "resp_1", "object": "response", "status": "completed",
+        "output": [reasoning_item(),
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Hi."}]},
+            {"type": "web_search_call", "id": "ws_1"}],
+        "usage": {"input_tokens": 10, "output_tokens": 3}});
+    let answer = parse_body(body.to_string().as_bytes()).expect("answer");
+    assert_eq!(answer.message.content, "Hi.");
+    assert_eq!(answer.finish_reason.as_deref(), Some("stop"));
+    assert_eq!(
+        answer.message.provider_state.map(|s| s.items.len()),
+        Some(1)
+    );
+    let error = parse_body(br#"{"error": {"code": "server_error", "message": "x"}}"#);
+    assert!(matches!(error, Err(LlmError::BrokenAnswer(_))));
+    assert!(matches!(parse_body(b"{}"), Err(LlmError::BrokenAnswer(_))));
+}
