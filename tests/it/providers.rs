@@ -500,3 +500,149 @@ async fn a_cost_budget_stops_the_run_at_the_call_that_passed_it() {
         show(&out)
     );
 }
+
+fn reasoning(summary: &str) -> Value {
+    json!([{"type": "reasoning", "id": "rs_scripted", "summary": [{"type": "summary_text", "text": summary}],
+            "encrypted_content": "gAAAAABpRkEy-encrypted+/reasoning=="}])
+}
+
+fn responses_run(sb: &Sandbox, server: &ScriptedServer, args: &[&str]) -> std::process::Command {
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.env("OPENAI_API_KEY", "sk-openai-0123456789abcdef")
+        .env("ODEK_MODEL", "gpt-5-mini")
+        .args(args);
+    cmd
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_round_over_responses_sends_reasoning_items_back_as_received() {
+    use crate::support::responses::with_reasoning;
+    for stream in [true, false] {
+        let server = ScriptedServer::start_responses(vec![
+            with_reasoning(
+                tools(&[("read_file", json!({"path": "notes.txt"}))]),
+                reasoning("Read the notes first."),
+            ),
+            text("The notes say hello."),
+            Reply::Status(
+                429,
+                vec![("retry-after".into(), "0".into())],
+                r#"{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}"#.into(),
+            ),
+            text("Again."),
+        ])
+        .await;
+        let sb = Sandbox::new();
+        std::fs::write(sb.work.join("notes.txt"), "hello").expect("notes");
+        let flag = if stream { "--stream" } else { "--no-stream" };
+        let out = output(responses_run(
+            &sb,
+            &server,
+            &[
+                "run",
+                "--provider",
+                "openai",
+                "--thinking",
+                "high",
+                flag,
+                "read my notes",
+            ],
+        ))
+        .await;
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "stream {stream}: {}",
+            show(&out)
+        );
+        assert!(String::from_utf8_lossy(&out.stdout).contains("The notes say hello."));
+        let reqs = server.requests();
+        assert_eq!(reqs.len(), 2);
+        assert_eq!(
+            server.auth_headers()[0].as_deref(),
+            Some("Bearer sk-openai-0123456789abcdef")
+        );
+        assert_eq!(reqs[0]["store"], false);
+        assert_eq!(reqs[0]["reasoning"]["effort"], "high");
+        assert_eq!(reqs[0]["include"], json!(["reasoning.encrypted_content"]));
+        let input = reqs[1]["input"].as_array().expect("items");
+        let at = input
+            .iter()
+            .position(|i| i["type"] == "reasoning")
+            .expect("the reasoning item goes back");
+        assert_eq!(input[at], reasoning("Read the notes first.")[0]);
+        assert_eq!(input[at + 1]["type"], "function_call");
+        assert_eq!(input[at + 2]["type"], "function_call_output");
+        assert_eq!(input[at + 1]["call_id"], input[at + 2]["call_id"]);
+        let saved = sessions(&sb);
+        assert_eq!(saved[0]["provider"], "openai");
+        assert!(
+            saved[0]
+                .to_string()
+                .contains("gAAAAABpRkEy-encrypted+/reasoning==")
+        );
+        // `continue` speaks Responses again, and a 429 is retried there too.
+        let mut cmd = responses_run(&sb, &server, &["continue", "again"]);
+        cmd.env("ODEK_LLM_RETRY_INITIAL_DELAY_MS", "1");
+        let out = output(cmd).await;
+        assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+        assert!(String::from_utf8_lossy(&out.stdout).contains("Again."));
+        assert_eq!(server.requests().len(), 4);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_official_openai_sdk_reads_every_answer_the_scripted_server_sends() {
+    use crate::support::responses::with_reasoning;
+    let call = with_reasoning(
+        tools_with_text("Looking.", &[("read_file", json!({"path": "naïve.txt"}))]),
+        reasoning("Check it."),
+    );
+    let server = ScriptedServer::start_responses(vec![
+        call.clone(),
+        call,
+        pieces(&["Hel", "lo ", "wörld"]),
+        Reply::CutOff(json!({"role": "assistant", "content": "cut here"})),
+        Reply::Status(
+            500,
+            vec![],
+            r#"{"error":{"message":"boom","type":"server_error","code":"server_error"}}"#.into(),
+        ),
+    ])
+    .await;
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sdk/openai_reader.py");
+    let mut cmd = std::process::Command::new(sdk_python());
+    cmd.arg(script).arg(server.base_url()).arg("5");
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert_eq!(lines.len(), 5, "{}", show(&out));
+    for line in &lines[..2] {
+        let output = &line["output"];
+        assert_eq!(output[0]["type"], "reasoning", "{line}");
+        assert_eq!(
+            output[0]["encrypted_content"],
+            "gAAAAABpRkEy-encrypted+/reasoning=="
+        );
+        assert_eq!(output[0]["summary"][0]["text"], "Check it.");
+        assert_eq!(output[1]["content"][0]["text"], "Looking.");
+        assert_eq!(output[2]["type"], "function_call");
+        assert_eq!(output[2]["arguments"], r#"{"path":"naïve.txt"}"#);
+        assert_eq!(line["status"], "completed");
+        assert_eq!(line["usage"]["input_tokens"], 100);
+    }
+    assert!(
+        lines[0]["events"].as_array().is_some_and(|e| e
+            .iter()
+            .any(|k| k == "response.reasoning_summary_text.delta")),
+        "{}",
+        lines[0]
+    );
+    assert_eq!(lines[2]["output_text"], "Hello wörld");
+    assert_eq!(lines[3]["status"], "incomplete");
+    assert_eq!(lines[4]["error"], "InternalServerError", "{}", lines[4]);
+}

@@ -16,6 +16,7 @@ pub mod anthropic;
 pub mod browser;
 mod fault;
 pub mod keyed;
+pub mod responses;
 pub mod serve;
 pub mod telegram;
 #[allow(unused_imports)] // not every test file breaks answers
@@ -163,6 +164,7 @@ struct Script {
 enum Wire {
     Chat,
     Anthropic,
+    Responses,
 }
 
 struct Responder(Arc<Script>, Wire);
@@ -172,6 +174,7 @@ impl Responder {
         match self.1 {
             Wire::Chat => render(reply, stream),
             Wire::Anthropic => anthropic::render(reply, stream),
+            Wire::Responses => responses::render(reply, stream),
         }
     }
 }
@@ -219,7 +222,7 @@ impl Respond for Responder {
             Wire::Anthropic => header("x-api-key").or_else(|| {
                 header("authorization").map(|v| v.trim_start_matches("Bearer ").to_string())
             }),
-            Wire::Chat => header("authorization"),
+            Wire::Chat | Wire::Responses => header("authorization"),
         };
         self.0.auth.lock().expect("lock").push(auth);
         let reply = self.0.replies.lock().expect("lock").pop_front();
@@ -246,7 +249,8 @@ fn history_has_invalid_arguments(body: &Value) -> bool {
 fn is_side_call(body: &Value) -> bool {
     let system = body["messages"][0]["content"]
         .as_str()
-        .or_else(|| body["system"][0]["text"].as_str());
+        .or_else(|| body["system"][0]["text"].as_str())
+        .or_else(|| body["input"][0]["content"].as_str());
     body.get("tools")
         .is_none_or(|t| t.as_array().is_none_or(|a| a.is_empty()))
         && system.is_some_and(|c| c.starts_with("You are a compaction assistant"))
@@ -398,6 +402,12 @@ impl ScriptedServer {
         Self::start_on(replies, "/v1/messages", Wire::Anthropic).await
     }
 
+    /// Starts a server that plays `replies` in OpenAI's Responses format to
+    /// `POST /v1/responses`.
+    pub async fn start_responses(replies: Vec<Reply>) -> Self {
+        Self::start_on(replies, "/v1/responses", Wire::Responses).await
+    }
+
     async fn start_on(replies: Vec<Reply>, path: &str, wire: Wire) -> Self {
         let server = MockServer::start().await;
         let script = Arc::new(Script::default());
@@ -407,7 +417,7 @@ impl ScriptedServer {
             // Without a version header Anthropic's API answers nothing useful: neither does
             // this one (404). odek sends 2023-06-01; the SDKs send their own.
             Wire::Anthropic => mock.and(matchers::header_exists("anthropic-version")),
-            Wire::Chat => mock,
+            Wire::Chat | Wire::Responses => mock,
         };
         mock.respond_with(Responder(script.clone(), wire))
             .mount(&server)
