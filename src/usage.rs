@@ -45,6 +45,10 @@ pub struct UsageReport {
     pub steps_total: u64,
     /// Bytes of plan message sent to the model.
     pub plan_bytes: u64,
+    /// What the runs with a known price cost, in millionths of a US dollar.
+    pub cost_microusd: u64,
+    /// Runs whose model had no known price (not in `cost_microusd`).
+    pub unpriced_runs: u64,
     /// Session files that could not be read (named in the text output).
     pub unreadable_sessions: u64,
 }
@@ -66,6 +70,10 @@ impl UsageReport {
         self.steps_done += r.steps_done;
         self.steps_total += r.steps_total;
         self.plan_bytes += r.plan_bytes;
+        match r.cost_microusd {
+            Some(cost) => self.cost_microusd += cost,
+            None => self.unpriced_runs += u64::from(r.iterations > 0),
+        }
     }
 
     /// Cached share of the prompt tokens, in percent.
@@ -135,5 +143,16 @@ pub fn render_text(r: &UsageReport) -> String {
         r.runs_with_plan,
         r.plan_bytes
     ));
+    if r.cost_microusd > 0 || r.runs > r.unpriced_runs {
+        let priced = r.runs.saturating_sub(r.unpriced_runs);
+        let dollars = crate::llm::pricing::dollars(r.cost_microusd as f64 / 1_000_000.0);
+        out.push_str(&format!(
+            "  cost    {dollars} over {priced} run(s) with a known price"
+        ));
+        if r.unpriced_runs > 0 {
+            out.push_str(&format!(" ({} without one)", r.unpriced_runs));
+        }
+        out.push('\n');
+    }
     out
 }

@@ -157,6 +157,9 @@ pub struct RunRecord {
     pub steps_total: u64,
     /// Bytes of plan message sent to the model by the run's requests.
     pub plan_bytes: u64,
+    /// What the run cost in millionths of a US dollar, when its model's price was known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_microusd: Option<u64>,
 }
 
 impl Session {

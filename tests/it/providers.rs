@@ -474,6 +474,15 @@ async fn a_cost_budget_stops_the_run_at_the_call_that_passed_it() {
         stderr.contains("300 tokens in · 60 out · $0.0018"),
         "{stderr}"
     );
+    let mut usage = sb.odek(&server.base_url());
+    usage.args(["usage"]);
+    let out = output(usage).await;
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains("cost    $0.0018 over 1 run(s) with a known price"),
+        "{}",
+        show(&out)
+    );
 
     // Without a price there is no budget to hold: said before anything runs.
     let mut cmd = sb.odek(&server.base_url());
