@@ -655,3 +655,27 @@ async fn the_official_openai_sdk_reads_every_answer_the_scripted_server_sends() 
     assert_eq!(lines[3]["status"], "incomplete");
     assert_eq!(lines[4]["error"], "InternalServerError", "{}", lines[4]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plain_runs_first_request_stays_under_15_kb_on_every_wire() {
+    let mut sizes = Vec::new();
+    for wire in ["anthropic", "openai"] {
+        let sb = Sandbox::new();
+        sb.global_config(r#"{"web_search": {"base_url": "http://127.0.0.1:9"}}"#);
+        let server = if wire == "anthropic" {
+            ScriptedServer::start_anthropic(vec![text("done")]).await
+        } else {
+            ScriptedServer::start_responses(vec![text("done")]).await
+        };
+        let mut cmd = anthropic_run(&sb, &server, &["run", "--ephemeral", "--provider", wire, "x"]);
+        cmd.env("OPENAI_API_KEY", "sk-openai-0123456789abcdef");
+        let out = output(cmd).await;
+        assert_eq!(out.status.code(), Some(0), "{wire}: {}", show(&out));
+        let first = &server.requests()[0];
+        assert_eq!(first["tools"].as_array().map(Vec::len), Some(15), "{wire}");
+        let bytes = first.to_string().len();
+        sizes.push((wire, bytes));
+        assert!(bytes <= 15_000, "{wire}: the first request is {bytes} bytes");
+    }
+    eprintln!("first request sizes: {sizes:?}");
+}
