@@ -667,7 +667,11 @@ async fn a_plain_runs_first_request_stays_under_15_kb_on_every_wire() {
         } else {
             ScriptedServer::start_responses(vec![text("done")]).await
         };
-        let mut cmd = anthropic_run(&sb, &server, &["run", "--ephemeral", "--provider", wire, "x"]);
+        let mut cmd = anthropic_run(
+            &sb,
+            &server,
+            &["run", "--ephemeral", "--provider", wire, "x"],
+        );
         cmd.env("OPENAI_API_KEY", "sk-openai-0123456789abcdef");
         let out = output(cmd).await;
         assert_eq!(out.status.code(), Some(0), "{wire}: {}", show(&out));
@@ -675,7 +679,90 @@ async fn a_plain_runs_first_request_stays_under_15_kb_on_every_wire() {
         assert_eq!(first["tools"].as_array().map(Vec::len), Some(15), "{wire}");
         let bytes = first.to_string().len();
         sizes.push((wire, bytes));
-        assert!(bytes <= 15_000, "{wire}: the first request is {bytes} bytes");
+        assert!(
+            bytes <= 15_000,
+            "{wire}: the first request is {bytes} bytes"
+        );
     }
     eprintln!("first request sizes: {sizes:?}");
+}
+
+/// A request as Anthropic caches it: tools, then system, then the turns, without the
+/// breakpoint markers (they mark places; they are not part of the prompt).
+fn cached_order(request: &Value) -> String {
+    let strip = |v: &Value| {
+        let mut v = v.clone();
+        strip_cache_control(&mut v);
+        v.to_string()
+    };
+    let mut out = strip(&request["tools"]);
+    out.push_str(&strip(&request["system"]));
+    for turn in request["messages"].as_array().into_iter().flatten() {
+        // A turn's closing bracket is not part of what the next request repeats.
+        let text = strip(turn);
+        out.push_str(&text[..text.len() - 2]);
+    }
+    out
+}
+
+fn strip_cache_control(v: &mut Value) {
+    match v {
+        Value::Object(map) => {
+            map.remove("cache_control");
+            map.values_mut().for_each(strip_cache_control);
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_cache_control),
+        _ => {}
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_30_call_run_with_plan_changes_reuses_its_cached_prefix_on_anthropic() {
+    let steps = [
+        ("s1", "look"),
+        ("s2", "read"),
+        ("s3", "check"),
+        ("s4", "fix"),
+        ("s5", "report"),
+    ];
+    let mut script = vec![plan_create(&steps)];
+    let mut done = 0;
+    for i in 1..30 {
+        if i % 3 == 0 && done < steps.len() {
+            script.push(plan_complete(steps[done].0));
+            done += 1;
+        } else {
+            script.push(tools(&[("read_file", json!({"path": "notes.txt"}))]));
+        }
+    }
+    script.push(text("done"));
+    let server = ScriptedServer::start_anthropic(script).await;
+    let sb = Sandbox::new();
+    std::fs::write(sb.work.join("notes.txt"), "a short note\n".repeat(20)).expect("notes");
+    let mut cmd = anthropic_run(
+        &sb,
+        &server,
+        &["run", "--provider", "anthropic", "--max-iter", "40", "work"],
+    );
+    cmd.env("ODEK_MEMORY", "false");
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 31, "{}", show(&out));
+    let (mut reused, mut total) = (0usize, 0usize);
+    for pair in reqs.windows(2) {
+        let points = pair[1].to_string().matches("cache_control").count();
+        assert!(points <= 4, "{points} breakpoints");
+        let (before, now) = (cached_order(&pair[0]), cached_order(&pair[1]));
+        let common = before
+            .bytes()
+            .zip(now.bytes())
+            .take_while(|(a, b)| a == b)
+            .count();
+        reused += common;
+        total += now.len();
+    }
+    let share = 100.0 * reused as f64 / total as f64;
+    eprintln!("anthropic prefix reuse over 30 calls: {share:.1} %");
+    assert!(share >= 93.0, "prefix reuse {share:.1} %");
 }
