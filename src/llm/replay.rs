@@ -107,7 +107,7 @@ fn parse_recorded_line(line: &str) -> Result<ChatResponse, RecordingError> {
     let value: serde_json::Value = serde_json::from_str(line)?;
     let mut response = parse_completion(&value)?;
     if let Some(state) = value.pointer("/choices/0/message/provider_state") {
-        response.message.provider_state = Some(serde_json::from_value(state.clone())?);
+        response.message.provider_state = Some(Box::new(serde_json::from_value(state.clone())?));
     }
     Ok(response)
 }
@@ -409,12 +409,12 @@ mod tests {
     #[test]
     fn a_recorded_answer_keeps_its_provider_state() {
         let mut message = Message::assistant("hi");
-        message.provider_state = Some(crate::llm::ProviderState {
+        message.provider_state = Some(Box::new(crate::llm::ProviderState {
             wire: "anthropic".into(),
             items: vec![
                 serde_json::json!({"type": "thinking", "thinking": "t", "signature": "s+/="}),
             ],
-        });
+        }));
         let response = ChatResponse {
             message,
             usage: Usage::default(),

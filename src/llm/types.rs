@@ -54,7 +54,8 @@ pub struct Message {
     /// What the wire that produced this message needs back verbatim (thinking blocks with
     /// their signatures, encrypted reasoning): kept in the session, never redacted, never
     /// shown, and never sent over another wire.
-    pub provider_state: Option<ProviderState>,
+    /// Boxed: most messages have none, and a message stays small to copy.
+    pub provider_state: Option<Box<ProviderState>>,
 }
 
 /// A wire's opaque items of one assistant message, kept as they were received.
@@ -199,7 +200,7 @@ impl<'de> Deserialize<'de> for Message {
             #[serde(default)]
             reasoning_content: Option<String>,
             #[serde(default)]
-            provider_state: Option<ProviderState>,
+            provider_state: Option<Box<ProviderState>>,
         }
         #[derive(Deserialize)]
         #[serde(untagged)]

@@ -193,9 +193,9 @@ mod tests {
                 "signature": "EqQBsk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCd-AA"})],
         };
         let mut kept = Message::assistant("a");
-        kept.provider_state = Some(state(
+        kept.provider_state = Some(Box::new(state(
             "thinking about ghp_0123456789abcdefghijABCDEFGHIJ012345",
-        ));
+        )));
         let before = kept.clone();
         redact_message(&redactor(), &mut kept);
         assert_eq!(
@@ -203,7 +203,7 @@ mod tests {
             "patterns never rewrite a signature or a signed thought"
         );
         let mut dropped = Message::assistant("a");
-        dropped.provider_state = Some(state(&format!("the key is {SECRET}")));
+        dropped.provider_state = Some(Box::new(state(&format!("the key is {SECRET}"))));
         redact_message(&redactor(), &mut dropped);
         assert_eq!(dropped.provider_state, None, "a known key is never saved");
     }

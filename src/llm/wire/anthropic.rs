@@ -263,7 +263,7 @@ fn tool_result(message: &Message) -> Value {
 
 fn assistant_blocks(message: &Message) -> Vec<Value> {
     let mut blocks: Vec<Value> =
-        ProviderState::items_for(message.provider_state.as_ref(), WIRE).to_vec();
+        ProviderState::items_for(message.provider_state.as_deref(), WIRE).to_vec();
     if !message.content.trim().is_empty() {
         blocks.push(text(&message.content));
     }
@@ -394,10 +394,10 @@ impl Answer {
         message.reasoning_content = (!self.reasoning.is_empty()).then_some(self.reasoning);
         message.tool_calls = self.calls;
         if !self.opaque.is_empty() {
-            message.provider_state = Some(ProviderState {
+            message.provider_state = Some(Box::new(ProviderState {
                 wire: WIRE.into(),
                 items: self.opaque,
-            });
+            }));
         }
         ChatResponse {
             message,

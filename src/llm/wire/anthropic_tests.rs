@@ -40,10 +40,10 @@ fn conversation() -> Vec<Message> {
         ToolCall::new("call_1_0", "shell", r#"{"command":"ls"}"#),
         ToolCall::new("call:1.1", "read_file", "not json"),
     ];
-    call.provider_state = Some(ProviderState {
+    call.provider_state = Some(Box::new(ProviderState {
         wire: WIRE.into(),
         items: vec![thinking_block()],
-    });
+    }));
     vec![
         Message::system("You are odek."),
         Message::system("Memory: the user likes tea."),
@@ -329,10 +329,10 @@ fn a_buffered_answer_reads_like_a_streamed_one() {
 #[test]
 fn the_provider_state_is_kept_in_a_session_and_never_sent_over_chat() {
     let mut m = Message::assistant("x");
-    m.provider_state = Some(ProviderState {
+    m.provider_state = Some(Box::new(ProviderState {
         wire: WIRE.into(),
         items: vec![thinking_block()],
-    });
+    }));
     let saved = serde_json::to_string(&m).expect("json");
     assert!(saved.contains("\"provider_state\""));
     let back: Message = serde_json::from_str(&saved).expect("parses");

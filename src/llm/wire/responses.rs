@@ -78,7 +78,7 @@ fn push_items(input: &mut Vec<Value>, message: &Message, images: bool) {
         })),
         Role::Assistant => {
             input.extend(
-                ProviderState::items_for(message.provider_state.as_ref(), WIRE)
+                ProviderState::items_for(message.provider_state.as_deref(), WIRE)
                     .iter()
                     .cloned(),
             );
@@ -198,10 +198,10 @@ fn answer_of(items: impl Iterator<Item = Value>, response: &Value) -> ChatRespon
     let finish_reason = finish_reason(response, !calls.is_empty());
     message.tool_calls = calls;
     if !opaque.is_empty() {
-        message.provider_state = Some(ProviderState {
+        message.provider_state = Some(Box::new(ProviderState {
             wire: WIRE.into(),
             items: opaque,
-        });
+        }));
     }
     ChatResponse {
         message,

@@ -34,15 +34,15 @@ fn encoded(messages: &[Message], thinking: Option<ThinkingMode>) -> Value {
 fn a_conversation_goes_as_input_items_with_reasoning_back_verbatim() {
     let mut call = Message::assistant("");
     call.tool_calls = vec![ToolCall::new("call_1", "read_file", r#"{"path":"a"}"#)];
-    call.provider_state = Some(ProviderState {
+    call.provider_state = Some(Box::new(ProviderState {
         wire: WIRE.into(),
         items: vec![reasoning_item()],
-    });
+    }));
     let mut other = Message::assistant("earlier");
-    other.provider_state = Some(ProviderState {
+    other.provider_state = Some(Box::new(ProviderState {
         wire: "anthropic".into(),
         items: vec![json!({"type": "thinking"})],
-    });
+    }));
     let mut user = Message::user("look");
     user.images
         .push(ImagePart::from_bytes("image/png", b"\x89PNG"));
