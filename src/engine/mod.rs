@@ -402,6 +402,11 @@ impl Engine {
             .await;
         let remaining = self.remaining_if_limited(&state, &result);
         let duration = state.started.elapsed();
+        let cost_usd = self
+            .settings
+            .budgets
+            .price
+            .map(|p| p.cost_usd(&state.usage));
         self.observer.on_event(&EngineEvent::RunFinished {
             result: &result,
             usage: &state.usage,
@@ -409,6 +414,7 @@ impl Engine {
             iterations: state.iterations,
             remaining,
             summary: summary.as_deref(),
+            cost_usd,
         });
         RunOutcome {
             plan: self.plan.as_ref().map(|p| p.snapshot()),
@@ -417,11 +423,7 @@ impl Engine {
             result,
             partial: state.partial,
             summary,
-            cost_usd: self
-                .settings
-                .budgets
-                .price
-                .map(|p| p.cost_usd(&state.usage)),
+            cost_usd,
             usage: state.usage,
             iterations: state.iterations,
             tool_calls: state.tool_calls,

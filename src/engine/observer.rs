@@ -168,6 +168,8 @@ pub enum EngineEvent<'a> {
         remaining: Option<super::RemainingSteps>,
         /// The closing summary when a budget ended the run (`result` is the error).
         summary: Option<&'a str>,
+        /// What the run cost in US dollars, when the model's price is known.
+        cost_usd: Option<f64>,
     },
 }
 

@@ -220,6 +220,7 @@ impl Emitter {
                 error: message.to_string(),
                 http_status: None,
                 remaining: None,
+                cost_usd: None,
             }),
             None,
             None,
@@ -318,6 +319,7 @@ mod tests {
             cached_tokens: 0,
             answer: answer.into(),
             remaining: None,
+            cost_usd: None,
         })
     }
 

@@ -234,6 +234,7 @@ impl Observer for EventsObserver {
                 usage,
                 duration,
                 remaining: left,
+                cost_usd,
                 ..
             } => {
                 let duration_ms = u64::try_from(duration.as_millis()).unwrap_or(u64::MAX);
@@ -246,6 +247,7 @@ impl Observer for EventsObserver {
                         cached_tokens: usage.cache_read_tokens,
                         answer: answer.clone(),
                         remaining: left,
+                        cost_usd: *cost_usd,
                     }),
                     Err(err) => Event::RunFailed(RunFailed {
                         duration_ms: Some(duration_ms),
@@ -253,6 +255,7 @@ impl Observer for EventsObserver {
                         error: err.to_string(),
                         http_status: http_status(err),
                         remaining: left,
+                        cost_usd: *cost_usd,
                     }),
                 };
                 e.emit(event, None, None);

@@ -302,7 +302,8 @@ fn is_zero(n: &usize) -> bool {
 /// `budget_exceeded`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BudgetExceeded {
-    /// `runtime`, `tool_calls`, `input_tokens` or `output_tokens`.
+    /// `runtime`, `tool_calls`, `input_tokens`, `output_tokens` or `cost_microusd`
+    /// (millionths of a US dollar).
     pub limit_name: String,
     /// The value observed.
     pub observed: u64,
@@ -376,6 +377,9 @@ pub struct RunCompleted {
     /// The plan's counts when the answer is the partial summary of the iteration cap.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remaining: Option<Remaining>,
+    /// What the run cost in US dollars, when the model's price is known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
 }
 
 /// `run_failed`.
@@ -394,6 +398,9 @@ pub struct RunFailed {
     /// The plan's counts when a limit ended the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remaining: Option<Remaining>,
+    /// What the run cost in US dollars, when the model's price is known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
 }
 
 /// `answer_delta` (browser frame).

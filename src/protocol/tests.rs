@@ -94,6 +94,7 @@ fn samples() -> Vec<Event> {
             cached_tokens: 0,
             answer: "a".into(),
             remaining,
+            cost_usd: None,
         }),
         Event::RunFailed(RunFailed {
             duration_ms: Some(1),
@@ -101,6 +102,7 @@ fn samples() -> Vec<Event> {
             error: "e".into(),
             http_status: Some(500),
             remaining,
+            cost_usd: None,
         }),
         Event::AnswerDelta(AnswerDelta {
             run_id: "r".into(),
@@ -187,6 +189,7 @@ fn the_envelope_keeps_the_documented_order_and_bytes() {
         error: "interrupted".into(),
         http_status: None,
         remaining: None,
+        cost_usd: None,
     });
     assert_eq!(
         aborted.data().to_string(),

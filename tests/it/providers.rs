@@ -452,7 +452,10 @@ async fn a_cost_budget_stops_the_run_at_the_call_that_passed_it() {
             "read it",
         ],
     );
-    cmd.env("ODEK_MODEL", "claude-sonnet-4-5");
+    let events = sb.dir.path().join("events.jsonl");
+    cmd.env("ODEK_MODEL", "claude-sonnet-4-5")
+        .arg("--events-jsonl")
+        .arg(&events);
     let out = output(cmd).await;
     assert_eq!(out.status.code(), Some(4), "{}", show(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -474,6 +477,23 @@ async fn a_cost_budget_stops_the_run_at_the_call_that_passed_it() {
         stderr.contains("300 tokens in · 60 out · $0.0018"),
         "{stderr}"
     );
+    let lines: Vec<Value> = crate::support::read(&events)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let exceeded = lines
+        .iter()
+        .find(|e| e["type"] == "budget_exceeded")
+        .expect("budget_exceeded");
+    assert_eq!(exceeded["data"]["limit_name"], "cost_microusd");
+    assert_eq!(exceeded["data"]["observed"], 1200);
+    assert_eq!(exceeded["data"]["limit"], 1000);
+    let failed = lines
+        .iter()
+        .find(|e| e["type"] == "run_failed")
+        .expect("run_failed");
+    let cost = failed["data"]["cost_usd"].as_f64().unwrap_or(0.0);
+    assert!((cost - 0.0018).abs() < 1e-9, "{failed}");
     let mut usage = sb.odek(&server.base_url());
     usage.args(["usage"]);
     let out = output(usage).await;
