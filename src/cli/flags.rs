@@ -217,16 +217,15 @@ impl TurnFlags {
         o
     }
 
-    /// The flags a resumed session may not change, by name, when given.
+    /// The flags a resumed session may not change, by name, when given. `--provider` moves
+    /// the session to a provider, and then `--model` and `--base-url` may go with it.
     pub fn session_fixed_flags(&self) -> Vec<&'static str> {
         let mut fixed = Vec::new();
-        if self.provider.is_some() {
-            fixed.push("--provider");
-        }
-        if self.model.is_some() {
+        let retargeting = self.provider.is_some();
+        if self.model.is_some() && !retargeting {
             fixed.push("--model");
         }
-        if self.base_url.is_some() {
+        if self.base_url.is_some() && !retargeting {
             fixed.push("--base-url");
         }
         if self.system.is_some() {

@@ -244,6 +244,8 @@ fn envelope_of(session_id: String, outcome: &TurnOutcome) -> Envelope {
         tool_calls: outcome.run.tool_calls,
         input_tokens: outcome.run.usage.input_tokens,
         output_tokens: outcome.run.usage.output_tokens,
+        cache_read_tokens: outcome.run.usage.cache_read_tokens,
+        cache_write_tokens: outcome.run.usage.cache_write_tokens,
         session_id,
         error,
     }

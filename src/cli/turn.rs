@@ -111,11 +111,21 @@ impl Setup {
         );
         let peek = load_session(&probe, id)?;
         let mut flags = flags.clone();
-        flags.model = Some(peek.model.clone());
-        flags.base_url = peek.base_url.clone();
-        flags.provider = peek.provider.clone();
+        let retarget = flags.provider.is_some();
+        if !retarget {
+            flags.model = Some(peek.model.clone());
+            flags.base_url = peek.base_url.clone();
+            flags.provider = peek.provider.clone();
+        }
         let setup = Setup::build(&flags, peek.sandbox)?;
-        let session = setup.runtime.open_session(&peek.id, holder)?;
+        if !retarget {
+            let session = setup.runtime.open_session(&peek.id, holder)?;
+            return Ok((setup, session));
+        }
+        let (session, before) = setup.runtime.open_session_retargeted(&peek.id, holder)?;
+        if let Some(note) = retarget_note(&before, &setup.resolved.config) {
+            setup.terminal.info(&note);
+        }
         Ok((setup, session))
     }
 
@@ -236,6 +246,31 @@ impl Setup {
     }
 }
 
+/// What `continue --provider` tells when the session moves: from what to what, and that the
+/// old provider's own state is gone. `None` when nothing changed.
+fn retarget_note(
+    before: &crate::runtime::Retarget,
+    config: &crate::config::Config,
+) -> Option<String> {
+    let name = |provider: Option<&str>, model: &str| match provider {
+        Some(p) => format!("{p} ({model})"),
+        None => format!("{model} (no provider)"),
+    };
+    let was = name(before.provider.as_deref(), &before.model);
+    let now = name(config.provider.as_deref(), &config.model);
+    if was == now {
+        return None;
+    }
+    let mut note = format!("odek: note: this session moves from {was} to {now}");
+    if before.dropped > 0 {
+        note.push_str(&format!(
+            "; what the previous provider kept for itself in {} message(s) (thinking signatures, encrypted reasoning) is dropped",
+            before.dropped
+        ));
+    }
+    Some(note)
+}
+
 /// Refuses the flags a resumed session keeps, with a message saying so.
 pub fn refuse_session_fixed_flags(flags: &TurnFlags, command: &str) -> anyhow::Result<()> {
     let fixed = flags.session_fixed_flags();
@@ -243,7 +278,7 @@ pub fn refuse_session_fixed_flags(flags: &TurnFlags, command: &str) -> anyhow::R
         return Ok(());
     }
     anyhow::bail!(
-        "{command} cannot change {}: a resumed session keeps its provider, model, endpoint and system prompt (start a new session with `odek run` to use different ones)",
+        "{command} cannot change {}: a resumed session keeps its provider, model, endpoint and system prompt (`--provider ID` moves it to a provider, with `--model`/`--base-url` if given; start a new session with `odek run` for a new system prompt)",
         fixed.join(", ")
     )
 }
@@ -391,6 +426,9 @@ pub fn summary_line(outcome: &TurnOutcome) -> String {
         line.push_str(&format!(" ({} cached, {share}%)", u.cache_read_tokens));
     }
     line.push_str(&format!(" · {} out", u.output_tokens));
+    if u.reasoning_tokens > 0 {
+        line.push_str(&format!(" ({} reasoning)", u.reasoning_tokens));
+    }
     if let Some(cost) = outcome.run.cost_usd {
         line.push_str(&format!(" · {}", crate::llm::pricing::dollars(cost)));
     }

@@ -805,8 +805,8 @@ impl Engine {
             if spent > b.max_cost_usd {
                 return Err(self.budget_exceeded(
                     "cost_microusd",
-                    (spent * MICRODOLLARS).round() as u64,
-                    (b.max_cost_usd * MICRODOLLARS).round() as u64,
+                    crate::llm::pricing::microdollars(spent),
+                    crate::llm::pricing::microdollars(b.max_cost_usd),
                 ));
             }
         }

@@ -78,7 +78,12 @@ impl Price {
     }
 }
 
-/// An amount of dollars as people read it: four decimals under a dollar, two above.
+/// Dollars in millionths (how budgets, `odek usage` and Telegram's day count them).
+pub fn microdollars(usd: f64) -> u64 {
+    (usd * 1_000_000.0).round() as u64
+}
+
+/// A dollar amount as odek prints it: 4 decimals under a dollar, 2 from a dollar up.
 pub fn dollars(amount: f64) -> String {
     if amount < 1.0 {
         format!("${amount:.4}")
@@ -119,6 +124,7 @@ mod tests {
             output_tokens: 100_000,
             cache_read_tokens: 500_000,
             cache_write_tokens: 100_000,
+            reasoning_tokens: 50_000,
         };
         // 400k fresh × 3 + 500k × 0.3 + 100k × 3.75 + 100k × 15, per million.
         let expected = 1.2 + 0.15 + 0.375 + 1.5;

@@ -7,7 +7,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{ChatResponse, LlmError, Message, ToolCall, Usage};
+use super::{ChatResponse, LlmError, Message, ProviderState, ToolCall, Usage};
 
 /// Largest answer body read into memory.
 pub(crate) const MAX_BODY_BYTES: usize = 50 * 1024 * 1024;
@@ -59,13 +59,55 @@ pub(crate) fn embedded_error(value: &Value) -> Option<String> {
 fn parse_assistant_message(value: &Value) -> Message {
     let mut message = Message::assistant(text_of(value.get("content")));
     message.reasoning_content = reasoning_of(value).map(str::to_string);
-    message.tool_calls = value
-        .get("tool_calls")
-        .and_then(Value::as_array)
-        .map(|calls| calls.iter().filter_map(parse_tool_call).collect())
+    let calls = value.get("tool_calls").and_then(Value::as_array);
+    let parsed: Vec<(ToolCall, Map<String, Value>)> = calls
+        .map(|calls| {
+            calls
+                .iter()
+                .filter_map(|c| Some((parse_tool_call(c)?, call_extras(c))))
+                .collect()
+        })
         .unwrap_or_default();
+    let (calls, extras): (Vec<_>, Vec<_>) = parsed.into_iter().unzip();
+    message.tool_calls = calls;
+    message.provider_state = chat_state(extras);
     message
 }
+
+/// The fields of a tool call beyond the protocol's own (`id`, `type`, `index`,
+/// `function`), kept verbatim to be sent back: Gemini's `extra_content` with its thought
+/// signature, which its OpenAI-compatible endpoint requires on the next request.
+pub(crate) fn call_extras(call: &Value) -> Map<String, Value> {
+    let known = ["id", "type", "index", "function"];
+    call.as_object()
+        .map(|o| {
+            o.iter()
+                .filter(|(k, _)| !known.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The Chat Completions wire's opaque state of a message: each call's extras by its
+/// position, `None` when no call had any.
+pub(crate) fn chat_state(extras: Vec<Map<String, Value>>) -> Option<Box<ProviderState>> {
+    let items: Vec<Value> = extras
+        .into_iter()
+        .enumerate()
+        .filter(|(_, e)| !e.is_empty())
+        .map(|(i, e)| json!({"call": i, "fields": e}))
+        .collect();
+    (!items.is_empty()).then(|| {
+        Box::new(ProviderState {
+            wire: CHAT_WIRE.to_string(),
+            items,
+        })
+    })
+}
+
+/// The name of the Chat Completions wire in a message's provider state.
+pub(crate) const CHAT_WIRE: &str = "chat";
 
 /// Reasoning text of a message or a stream delta (`reasoning_content`, else `reasoning`).
 pub(crate) fn reasoning_of(value: &Value) -> Option<&str> {
@@ -120,6 +162,7 @@ pub(crate) fn parse_usage(value: &Value) -> Usage {
         output_tokens: count(value.get("completion_tokens")),
         cache_read_tokens: openai_cached.max(deepseek_hit),
         cache_write_tokens: count(value.get("prompt_cache_miss_tokens")),
+        reasoning_tokens: count(value.pointer("/completion_tokens_details/reasoning_tokens")),
     }
 }
 
@@ -156,6 +199,12 @@ fn usage_to_json(usage: &Usage) -> Value {
             json!(usage.cache_write_tokens),
         );
     }
+    if usage.reasoning_tokens > 0 {
+        out.insert(
+            "completion_tokens_details".into(),
+            json!({ "reasoning_tokens": usage.reasoning_tokens }),
+        );
+    }
     Value::Object(out)
 }
 
@@ -183,7 +232,8 @@ mod tests {
                 input_tokens: 10,
                 output_tokens: 3,
                 cache_read_tokens: 4,
-                cache_write_tokens: 0
+                cache_write_tokens: 0,
+                reasoning_tokens: 0,
             }
         );
     }
@@ -235,6 +285,48 @@ mod tests {
         assert!(e.to_string().contains("model overloaded"));
     }
 
+    /// Gemini's OpenAI-compatible endpoint adds a thought signature to each call and wants
+    /// it back: kept beside the message, sent inside the call, stored apart in a session.
+    #[test]
+    fn a_calls_extra_fields_go_back_inside_the_call_and_nowhere_else() {
+        let r = parse(
+            r#"{"choices":[{"message":{"tool_calls":[
+                {"id":"a","type":"function","function":{"name":"shell","arguments":"{}"}},
+                {"id":"b","type":"function","function":{"name":"glob","arguments":"{}"},
+                 "extra_content":{"google":{"thought_signature":"sig/B=="}}}]}}]}"#,
+        )
+        .expect("parses");
+        let state = r.message.provider_state.as_deref().expect("state");
+        assert_eq!(state.wire, CHAT_WIRE);
+        assert_eq!(
+            state.items,
+            vec![
+                json!({"call": 1, "fields": {"extra_content": {"google": {"thought_signature": "sig/B=="}}}})
+            ]
+        );
+        let messages = [r.message.clone()];
+        let sent = serde_json::to_value(crate::llm::RequestMessages::new(&messages)).unwrap();
+        let calls = &sent[0]["tool_calls"];
+        assert!(calls[0].get("extra_content").is_none());
+        assert_eq!(
+            calls[1]["extra_content"]["google"]["thought_signature"],
+            "sig/B=="
+        );
+        assert_eq!(calls[1]["function"]["name"], "glob");
+        assert!(sent[0].get("provider_state").is_none());
+        let saved = serde_json::to_value(&r.message).unwrap();
+        assert!(saved["tool_calls"][1].get("extra_content").is_none());
+        assert_eq!(saved["provider_state"]["wire"], "chat");
+        let back: Message = serde_json::from_value(saved).unwrap();
+        assert_eq!(back, r.message);
+        // No extras: no state.
+        let plain = parse(
+            r#"{"choices":[{"message":{"tool_calls":[{"id":"a","index":0,"type":"function","function":{"name":"shell","arguments":"{}"}}]}}]}"#,
+        )
+        .expect("parses");
+        assert!(plain.message.provider_state.is_none());
+    }
+
     #[test]
     fn serialised_response_round_trips() {
         let mut message = Message::assistant("done");
@@ -247,6 +339,7 @@ mod tests {
                 output_tokens: 2,
                 cache_read_tokens: 3,
                 cache_write_tokens: 4,
+                reasoning_tokens: 5,
             },
             finish_reason: Some("tool_calls".into()),
         };

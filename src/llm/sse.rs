@@ -15,7 +15,8 @@ use serde_json::Value;
 
 use super::error::transport_error;
 use super::response::{
-    MAX_BODY_BYTES, arguments_text, embedded_error, non_empty_str, parse_usage, reasoning_of,
+    MAX_BODY_BYTES, arguments_text, call_extras, chat_state, embedded_error, non_empty_str,
+    parse_usage, reasoning_of,
 };
 use super::{ChatResponse, Delta, DeltaSink, LlmError, Message, ToolCall, Usage};
 
@@ -39,6 +40,8 @@ struct PartialToolCall {
     id: String,
     name: String,
     arguments: String,
+    /// Fields beyond the protocol's own, kept verbatim (Gemini's `extra_content`).
+    extras: serde_json::Map<String, Value>,
 }
 
 impl StreamAccumulator {
@@ -113,6 +116,7 @@ impl StreamAccumulator {
         }
         call.arguments
             .push_str(&arguments_text(function.and_then(|f| f.get("arguments"))));
+        call.extras.extend(call_extras(fragment));
     }
 
     /// Which partial call a fragment belongs to: by index; without one, by id, else the last
@@ -130,6 +134,7 @@ impl StreamAccumulator {
                 id: String::new(),
                 name: String::new(),
                 arguments: String::new(),
+                extras: serde_json::Map::new(),
             });
             self.tool_calls.len() - 1
         })
@@ -157,12 +162,14 @@ impl StreamAccumulator {
         self.tool_calls.sort_by_key(|c| c.index);
         let mut message = Message::assistant(self.content);
         message.reasoning_content = (!self.reasoning.is_empty()).then_some(self.reasoning);
-        message.tool_calls = self
+        let (calls, extras): (Vec<_>, Vec<_>) = self
             .tool_calls
             .into_iter()
             .filter(|c| !(c.id.is_empty() && c.name.is_empty() && c.arguments.is_empty()))
-            .map(|c| ToolCall::new(c.id, c.name, c.arguments))
-            .collect();
+            .map(|c| (ToolCall::new(c.id, c.name, c.arguments), c.extras))
+            .unzip();
+        message.tool_calls = calls;
+        message.provider_state = chat_state(extras);
         Ok(ChatResponse {
             message,
             usage: self.usage.unwrap_or_default(),
@@ -409,6 +416,28 @@ mod tests {
         assert_eq!(calls.len(), 2);
         assert_eq!(calls[0], ToolCall::new("a", "shell", r#"{"command":"ls"}"#));
         assert_eq!(calls[1], ToolCall::new("b", "read_file", r#"{"path":"x"}"#));
+        assert!(r.message.provider_state.is_none());
+    }
+
+    #[test]
+    fn a_streamed_calls_extra_fields_are_kept_by_its_position() {
+        let mut acc = StreamAccumulator::new();
+        let extra = json!({"google": {"thought_signature": "c2ln"}});
+        let fragments = [
+            json!({"tool_calls":[{"index":0,"id":"a","type":"function","function":{"name":"shell","arguments":"{}"}}]}),
+            json!({"tool_calls":[{"index":1,"id":"b","type":"function","extra_content":extra,"function":{"name":"glob","arguments":""}}]}),
+            json!({"tool_calls":[{"index":1,"function":{"arguments":"{}"}}]}),
+        ];
+        for f in fragments {
+            push(&mut acc, delta(f));
+        }
+        acc.mark_done();
+        let r = acc.finish().expect("done");
+        let state = r.message.provider_state.expect("state");
+        assert_eq!(
+            state.items,
+            vec![json!({"call": 1, "fields": {"extra_content": extra}})]
+        );
     }
 
     #[test]

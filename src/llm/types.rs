@@ -118,6 +118,13 @@ impl Message {
         images: bool,
         opaque: bool,
     ) -> Result<S::Ok, S::Error> {
+        // A request on the Chat Completions wire sends each call's extras back inside it.
+        let call_extras = self
+            .provider_state
+            .as_deref()
+            .filter(|_| !opaque)
+            .map(|state| ProviderState::items_for(Some(state), "chat"))
+            .filter(|items| !items.is_empty());
         let opaque = self.provider_state.as_ref().filter(|_| opaque);
         use serde::ser::SerializeStruct;
         let fields = 2
@@ -147,8 +154,14 @@ impl Message {
         if let Some(id) = &self.tool_call_id {
             out.serialize_field("tool_call_id", id)?;
         }
-        if !self.tool_calls.is_empty() {
-            out.serialize_field("tool_calls", &self.tool_calls)?;
+        match call_extras {
+            Some(extras) => {
+                out.serialize_field("tool_calls", &CallsWithExtras(&self.tool_calls, extras))?
+            }
+            None if !self.tool_calls.is_empty() => {
+                out.serialize_field("tool_calls", &self.tool_calls)?
+            }
+            None => {}
         }
         if let Some(reasoning) = &self.reasoning_content {
             out.serialize_field("reasoning_content", reasoning)?;
@@ -157,6 +170,37 @@ impl Message {
             out.serialize_field("provider_state", state)?;
         }
         out.end()
+    }
+}
+
+/// Tool calls with the fields the provider added to them (`{"call": index, "fields": {…}}`
+/// items of the chat wire's provider state), as it sent them.
+struct CallsWithExtras<'a>(&'a [ToolCall], &'a [Value]);
+
+impl Serialize for CallsWithExtras<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error as _, SerializeSeq};
+        let mut seq = s.serialize_seq(Some(self.0.len()))?;
+        for (i, call) in self.0.iter().enumerate() {
+            let extras = self
+                .1
+                .iter()
+                .find(|item| item.get("call").and_then(Value::as_u64) == Some(i as u64))
+                .and_then(|item| item.get("fields"))
+                .and_then(Value::as_object);
+            let Some(extras) = extras else {
+                seq.serialize_element(call)?;
+                continue;
+            };
+            let mut value = serde_json::to_value(call).map_err(S::Error::custom)?;
+            if let Some(object) = value.as_object_mut() {
+                for (k, v) in extras {
+                    object.entry(k.clone()).or_insert_with(|| v.clone());
+                }
+            }
+            seq.serialize_element(&value)?;
+        }
+        seq.end()
     }
 }
 
@@ -537,6 +581,9 @@ pub struct Usage {
     pub cache_read_tokens: u64,
     /// Prompt tokens written to the provider's cache.
     pub cache_write_tokens: u64,
+    /// Completion tokens the model spent reasoning (in `output_tokens`), when the provider
+    /// says (OpenAI's `reasoning_tokens`).
+    pub reasoning_tokens: u64,
 }
 
 impl Usage {
@@ -546,6 +593,7 @@ impl Usage {
         self.output_tokens += other.output_tokens;
         self.cache_read_tokens += other.cache_read_tokens;
         self.cache_write_tokens += other.cache_write_tokens;
+        self.reasoning_tokens += other.reasoning_tokens;
     }
 }
 

@@ -184,6 +184,13 @@ pub struct Envelope {
     pub input_tokens: u64,
     /// Completion tokens.
     pub output_tokens: u64,
+    /// Prompt tokens served from the provider's cache (in `input_tokens`); the parent prices
+    /// them as cached.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_read_tokens: u64,
+    /// Prompt tokens written to the provider's cache (in `input_tokens`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write_tokens: u64,
     /// The child's session.
     pub session_id: String,
     /// Why there is no answer.
@@ -203,6 +210,8 @@ impl Envelope {
             tool_calls: 0,
             input_tokens: 0,
             output_tokens: 0,
+            cache_read_tokens: 0,
+            cache_write_tokens: 0,
             session_id: String::new(),
             error: Some(error.to_string()),
         }
@@ -220,6 +229,10 @@ impl Envelope {
             _ => EXIT_DONE,
         }
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A request line: `{"odek_subagent_request": {...}}`.

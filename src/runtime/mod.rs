@@ -50,6 +50,17 @@ pub enum ModelSource {
     Replay(PathBuf),
 }
 
+/// What a session ran on before `continue --provider` moved it.
+#[derive(Debug, Clone, Default)]
+pub struct Retarget {
+    /// Its provider (none: a `base_url`-only configuration).
+    pub provider: Option<String>,
+    /// Its model.
+    pub model: String,
+    /// Messages whose opaque provider state was dropped.
+    pub dropped: usize,
+}
+
 /// Everything the builder needs besides the configuration.
 pub struct RuntimeOptions {
     /// The odek home (`~/.odek` or `$ODEK_HOME`): sessions and the config file live there.
@@ -404,7 +415,37 @@ impl Runtime {
     /// A saved session held for writing by `holder`, or refused at once with
     /// `session <id> is in use by <holder> (pid N)` when another writer holds it.
     pub fn open_session(&self, id: &str, holder: &str) -> Result<Arc<SessionHandle>, RuntimeError> {
+        self.open_session_with(id, holder, |_| {})
+    }
+
+    /// Opens a saved session for writing and moves it to this runtime's provider and model
+    /// (`continue --provider`): what the turn's end saves names them, and the old provider's
+    /// opaque state is dropped. Returns what it ran on before.
+    pub fn open_session_retargeted(
+        &self,
+        id: &str,
+        holder: &str,
+    ) -> Result<(Arc<SessionHandle>, Retarget), RuntimeError> {
+        let mut retarget = Retarget::default();
+        let handle = self.open_session_with(id, holder, |writer| {
+            let before = writer.session();
+            retarget.provider = before.provider.clone();
+            retarget.model = before.model.clone();
+            let config = &self.config;
+            retarget.dropped =
+                writer.retarget(config.provider.as_deref(), &config.model, &config.base_url);
+        })?;
+        Ok((handle, retarget))
+    }
+
+    fn open_session_with(
+        &self,
+        id: &str,
+        holder: &str,
+        adjust: impl FnOnce(&mut crate::session::SessionWriter),
+    ) -> Result<Arc<SessionHandle>, RuntimeError> {
         let mut writer = self.sessions.open(id, &Holder::this_process(holder))?;
+        adjust(&mut writer);
         writer.set_posture(
             self.sandbox.is_on(),
             self.config.dangerous_override.as_deref(),

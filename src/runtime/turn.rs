@@ -329,7 +329,8 @@ fn run_record(run: &RunOutcome) -> RunRecord {
         steps_done: plan.steps_done,
         steps_total: plan.steps_total,
         plan_bytes: plan.plan_bytes_sent,
-        cost_microusd: run.cost_usd.map(|c| (c * 1_000_000.0).round() as u64),
+        cost_microusd: run.cost_usd.map(crate::llm::pricing::microdollars),
+        reasoning_tokens: run.usage.reasoning_tokens,
     }
 }
 

@@ -160,6 +160,9 @@ pub struct RunRecord {
     /// What the run cost in millionths of a US dollar, when its model's price was known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost_microusd: Option<u64>,
+    /// Completion tokens spent reasoning (in `output_tokens`), when the provider said.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reasoning_tokens: u64,
 }
 
 impl Session {

@@ -123,6 +123,25 @@ impl SessionWriter {
         }
     }
 
+    /// Moves the session to another provider or model (`continue --provider`): the next
+    /// snapshot records them. When the provider changes, what the old one kept for itself
+    /// (thinking signatures, encrypted reasoning, tool-call extras) is dropped, as no other
+    /// provider can read it; returns how many messages lost theirs.
+    pub fn retarget(&mut self, provider: Option<&str>, model: &str, base_url: &str) -> usize {
+        let mut dropped = 0;
+        if self.mirror.provider.as_deref() != provider {
+            for message in &mut self.mirror.messages {
+                dropped += usize::from(message.provider_state.take().is_some());
+            }
+        }
+        self.mirror.provider = provider.map(str::to_string);
+        self.mirror.model = model.to_string();
+        self.mirror.base_url = Some(base_url.to_string());
+        // Saved with the turn's closing snapshot: a turn that never ends leaves the session
+        // on its old provider, state and all.
+        dropped
+    }
+
     /// The start of a turn: a new session gets its first snapshot; the index entry is
     /// brought up to date (the only index write until the turn ends).
     pub fn begin_turn(&mut self) -> Result<SaveReport, SessionError> {

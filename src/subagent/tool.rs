@@ -262,9 +262,13 @@ impl DelegateTasksTool {
             Ok(e) => e,
             Err(e) => Envelope::contract_error(&e.to_string()),
         };
+        // Counted against the parent's budgets, the cost one included (cached tokens priced
+        // as cached).
         ctx.spend(&crate::llm::Usage {
             input_tokens: envelope.input_tokens,
             output_tokens: envelope.output_tokens,
+            cache_read_tokens: envelope.cache_read_tokens,
+            cache_write_tokens: envelope.cache_write_tokens,
             ..Default::default()
         });
         ctx.report(ToolReport::SubagentFinished {

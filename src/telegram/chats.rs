@@ -73,9 +73,69 @@ pub fn today() -> String {
     jiff::Timestamp::now().strftime("%Y-%m-%d").to_string()
 }
 
+/// `/status`'s line of the day: `Today: 1,234 tokens (of 50,000) · $0.0123`; the cost only for
+/// turns with a known price, and said so when some had none.
+pub fn today_line(day: &super::state::DayUsage, budget: u64) -> String {
+    let mut line = format!("Today: {} tokens", thousands(day.tokens));
+    if budget > 0 {
+        line.push_str(&format!(" (of {})", thousands(budget)));
+    }
+    if day.cost_microusd > 0 || day.unpriced_turns == 0 {
+        let cost = crate::llm::pricing::dollars(day.cost_microusd as f64 / 1_000_000.0);
+        line.push_str(&format!(" · {cost}"));
+        if day.unpriced_turns > 0 {
+            line.push_str(&format!(
+                " + {} turn(s) without a known price",
+                day.unpriced_turns
+            ));
+        }
+    }
+    line
+}
+
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// The polite refusal of a chat that spent its day's tokens.
 pub fn budget_spent(used: u64, budget: u64) -> String {
     format!(
         "This chat has used {used} of its {budget} tokens for today, so I'll rest until midnight UTC. Your message was not sent to the model; send it again tomorrow."
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::state::DayUsage;
+    use super::*;
+
+    fn day(tokens: u64, cost_microusd: u64, unpriced_turns: u64) -> DayUsage {
+        DayUsage {
+            day: "2026-12-04".into(),
+            tokens,
+            cost_microusd,
+            unpriced_turns,
+        }
+    }
+
+    #[test]
+    fn the_day_line_shows_cost_only_where_a_price_was_known() {
+        assert_eq!(
+            today_line(&day(1_234_567, 12_300, 0), 2_000_000),
+            "Today: 1,234,567 tokens (of 2,000,000) · $0.0123"
+        );
+        assert_eq!(today_line(&day(999, 0, 2), 0), "Today: 999 tokens");
+        assert_eq!(
+            today_line(&day(1_000, 2_500_000, 1), 0),
+            "Today: 1,000 tokens · $2.50 + 1 turn(s) without a known price"
+        );
+    }
 }

@@ -38,13 +38,23 @@ pub struct BotState {
 /// The sessions of a chat `/sessions` remembers.
 pub const MAX_HISTORY: usize = 20;
 
-/// Tokens (in and out) a chat's turns used on `day`.
+/// Tokens (in and out) a chat's turns used on `day`, and what the priced ones cost.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DayUsage {
     /// `YYYY-MM-DD`, UTC.
     pub day: String,
     /// Tokens in and out.
     pub tokens: u64,
+    /// Millionths of a dollar the turns with a known price cost.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cost_microusd: u64,
+    /// Turns whose model had no known price (their cost is not in `cost_microusd`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unpriced_turns: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl BotState {
@@ -65,22 +75,29 @@ impl BotState {
 
     /// Tokens the chat used on `day`.
     pub fn tokens_on(&self, chat: i64, day: &str) -> u64 {
-        self.usage
-            .get(&chat.to_string())
-            .filter(|u| u.day == day)
-            .map_or(0, |u| u.tokens)
+        self.usage_on(chat, day).map_or(0, |u| u.tokens)
     }
 
-    /// Adds a turn's tokens to the chat's day (a new day starts from zero).
-    pub fn add_tokens(&mut self, chat: i64, day: &str, tokens: u64) {
+    /// What the chat used on `day`, if anything.
+    pub fn usage_on(&self, chat: i64, day: &str) -> Option<&DayUsage> {
+        self.usage.get(&chat.to_string()).filter(|u| u.day == day)
+    }
+
+    /// Adds a turn's tokens and cost (`None`: no known price) to the chat's day (a new day
+    /// starts from zero).
+    pub fn add_usage(&mut self, chat: i64, day: &str, tokens: u64, cost_microusd: Option<u64>) {
         let used = self.usage.entry(chat.to_string()).or_default();
         if used.day != day {
             *used = DayUsage {
                 day: day.to_string(),
-                tokens: 0,
+                ..DayUsage::default()
             };
         }
         used.tokens = used.tokens.saturating_add(tokens);
+        match cost_microusd {
+            Some(cost) => used.cost_microusd = used.cost_microusd.saturating_add(cost),
+            None => used.unpriced_turns += 1,
+        }
     }
 }
 
@@ -144,12 +161,16 @@ mod tests {
             s.remember_session(9, &n.to_string());
         }
         assert_eq!(s.sessions_of(9).len(), MAX_HISTORY);
-        s.add_tokens(7, "2026-12-02", 100);
-        s.add_tokens(7, "2026-12-02", 50);
+        s.add_usage(7, "2026-12-02", 100, Some(1_500));
+        s.add_usage(7, "2026-12-02", 50, None);
         assert_eq!(s.tokens_on(7, "2026-12-02"), 150);
+        let day = s.usage_on(7, "2026-12-02").unwrap();
+        assert_eq!((day.cost_microusd, day.unpriced_turns), (1_500, 1));
         assert_eq!(s.tokens_on(7, "2026-12-03"), 0);
-        s.add_tokens(7, "2026-12-03", 5);
+        s.add_usage(7, "2026-12-03", 5, Some(7));
         assert_eq!(s.tokens_on(7, "2026-12-03"), 5);
+        let day = s.usage_on(7, "2026-12-03").unwrap();
+        assert_eq!((day.cost_microusd, day.unpriced_turns), (7, 0));
         // A state file of an earlier version (no history, no usage) still reads.
         let old: BotState = serde_json::from_str(r#"{"offset":3,"chats":{}}"#).expect("old");
         assert_eq!(old.offset, 3);

@@ -93,7 +93,7 @@ async fn continue_refuses_to_change_the_model() {
     let out = output(cmd).await;
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("continue cannot change --model: a resumed session keeps its provider, model, endpoint and system prompt"), "{stderr}");
+    assert!(stderr.contains("continue cannot change --model: a resumed session keeps its provider, model, endpoint and system prompt (`--provider ID` moves it"), "{stderr}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

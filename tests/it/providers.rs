@@ -140,15 +140,42 @@ async fn a_tool_round_over_anthropic_sends_thinking_back_verbatim_and_continue_k
         assert!(last_user_text(&reqs[2]).contains("and now?"));
         assert!(reqs[2].to_string().contains(SIGNATURE));
         assert!(reqs[2].to_string().contains("Done."));
-        let out = output(anthropic_run(
-            &sb,
-            &server,
-            &["continue", "--provider", "deepseek", "x"],
-        ))
-        .await;
-        assert_eq!(out.status.code(), Some(2), "{}", show(&out));
-        assert!(String::from_utf8_lossy(&out.stderr).contains("--provider"));
+        if stream {
+            continue_on_another_provider(&sb).await;
+        }
     }
+}
+
+/// `continue --provider` moves the session, with a note: the thinking the old provider kept
+/// for itself stays behind, the conversation goes on, the next `continue` stays on the new one.
+async fn continue_on_another_provider(sb: &Sandbox) {
+    let chat = ScriptedServer::start(vec![text("On chat now."), text("Still chat.")]).await;
+    let base_url = chat.base_url();
+    let moving = ["continue", "--provider", "local", "--base-url", &base_url];
+    let mut cmd = sb.odek(&base_url);
+    cmd.args(moving).args(["--model", "small", "go on"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "odek: note: this session moves from anthropic (claude-test) to local (small); what the previous provider kept for itself in 2 message(s)"
+        ),
+        "{stderr}"
+    );
+    let first = chat.requests()[0].to_string();
+    assert!(first.contains("The notes say hello.") && first.contains("go on"));
+    assert!(!first.contains(SIGNATURE) && !first.contains("redacted_thinking"));
+    let saved = sessions(sb);
+    assert_eq!(saved[0]["provider"], "local");
+    assert_eq!(saved[0]["model"], "small");
+    assert!(!saved[0].to_string().contains("provider_state"));
+    let mut cmd = sb.odek(&base_url);
+    cmd.args(["continue", "and still?"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("note:"));
+    assert_eq!(chat.requests()[1]["model"], "small");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -431,6 +458,64 @@ async fn the_official_anthropic_sdk_reads_every_answer_the_scripted_server_sends
     );
     assert_eq!(lines[5]["error"], "OverloadedError", "{}", lines[5]);
     assert_eq!(server.auth_headers()[0].as_deref(), Some("sk-ant-sdk-test"));
+}
+
+/// A child inherits the provider; what it spent — its cached tokens priced as cached — counts
+/// against the parent's cost budget, which stops the parent before its next call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sub_agents_spending_counts_against_the_parents_cost_budget() {
+    let child_usage = json!({"input_tokens": 100, "cache_read_input_tokens": 1000,
+                             "cache_creation_input_tokens": 0, "output_tokens": 20});
+    let server = ScriptedServer::start_anthropic(vec![
+        tools(&[(
+            "delegate_tasks",
+            json!({"tasks": [{"goal": "count the notes"}]}),
+        )]),
+        with_usage(text("There is one note."), child_usage),
+        text("Summary: one note counted."),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    sb.global_config(r#"{"dangerous": {"classes": {"system_write": "allow"}}}"#);
+    let events = sb.dir.path().join("events.jsonl");
+    let mut cmd = anthropic_run(
+        &sb,
+        &server,
+        &[
+            "run",
+            "--provider",
+            "anthropic",
+            "--max-cost-usd",
+            "0.0014",
+            "delegate it",
+        ],
+    );
+    cmd.env("ODEK_MODEL", "claude-sonnet-4-5")
+        .arg("--events-jsonl")
+        .arg(&events);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(4), "{}", show(&out));
+    let reqs = server.requests();
+    assert_eq!(
+        reqs.len(),
+        3,
+        "parent, child, closing summary: {}",
+        show(&out)
+    );
+    assert!(
+        last_user_text(&reqs[1]).contains("count the notes"),
+        "{}",
+        reqs[1]
+    );
+    let exceeded = read(&events)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|e| e["type"] == "budget_exceeded")
+        .expect("budget_exceeded");
+    // Parent $0.0006; child 100 fresh at $3, 1,000 cached at $0.30 and 20 out at $15 per
+    // million: $0.0009.
+    assert_eq!(exceeded["data"]["limit_name"], "cost_microusd");
+    assert_eq!(exceeded["data"]["observed"], 1500, "{exceeded}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -246,6 +246,15 @@ async fn status_names_the_chats_session_and_the_terminal_continues_it() {
         .expect("id")
         .to_string();
     assert!(text_of(&st).contains("Running: no"), "{st}");
+    // The day's tokens; no cost, as the scripted model has no known price.
+    let today = text_of(&st)
+        .lines()
+        .find(|l| l.starts_with("Today: "))
+        .expect("the day's line");
+    assert!(
+        today.ends_with(" tokens") && !today.contains('$'),
+        "{today}"
+    );
     let saved: Value =
         serde_json::from_str(&read(sb.home.join("sessions").join(format!("{id}.json"))))
             .expect("session json");

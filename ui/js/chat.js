@@ -186,7 +186,9 @@ export class Chat {
           turn.section.append(bubble(this.doc, 'notice', 'Cancelled.'));
           this.endRun(turn, 'cancelled');
         } else {
-          turn.section.append(bubble(this.doc, 'notice', `Run failed: ${data.error ?? data.error_class ?? 'error'}`));
+          const cost = costText(data.cost_usd);
+          const spent = cost ? ` (spent ${cost})` : '';
+          turn.section.append(bubble(this.doc, 'notice', `Run failed: ${data.error ?? data.error_class ?? 'error'}${spent}`));
           this.endRun(turn, 'failed');
         }
         break;
@@ -381,7 +383,16 @@ export function userText(content) {
   return texts.join('\n');
 }
 
-/** The figures of a finished answer: `4.2 s · 3,600 in (2,000 cached) · 30 out`. */
+/** A run's cost as odek prints it: 4 decimals under a dollar, 2 above; `''` when unknown. */
+export function costText(usd) {
+  if (!Number.isFinite(usd) || usd < 0) return '';
+  return usd < 1 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`;
+}
+
+/**
+ * The figures of a finished answer: `4.2 s · 3,600 in (2,000 cached) · 30 out · $0.0123`; the
+ * cost only when the run carries one (a model with a known price), never a guess.
+ */
 export function answerStats(data) {
   const n = (v) => (Number.isFinite(v) ? v : 0).toLocaleString('en-US');
   const parts = [];
@@ -389,5 +400,7 @@ export function answerStats(data) {
   const cached = Number.isFinite(data.cached_tokens) && data.cached_tokens > 0 ? ` (${n(data.cached_tokens)} cached)` : '';
   parts.push(`${n(data.input_tokens)} in${cached}`);
   parts.push(`${n(data.output_tokens)} out`);
+  const cost = costText(data.cost_usd);
+  if (cost) parts.push(cost);
   return parts.join(' · ');
 }

@@ -247,7 +247,7 @@ describe('bubble', () => {
 // ---------------------------------------------------------------------------------------
 // The theme picker and the answer's figures.
 
-import { answerStats } from '../js/chat.js';
+import { answerStats, costText } from '../js/chat.js';
 import { applyTheme, savedTheme, themePicker } from '../js/theme.js';
 
 test('the theme is light, dark or the system, kept in storage', () => {
@@ -281,4 +281,16 @@ test('an answer shows its latency and tokens', () => {
     '4.2 s · 3,600 in (2,000 cached) · 30 out',
   );
   assert.equal(answerStats({ duration_ms: 50, input_tokens: 10, output_tokens: 2, cached_tokens: 0 }), '0.1 s · 10 in · 2 out');
+});
+
+test('an answer shows its cost only when the run carries one', () => {
+  assert.equal(
+    answerStats({ duration_ms: 1000, input_tokens: 1000, output_tokens: 10, cached_tokens: 0, cost_usd: 0.01234 }),
+    '1.0 s · 1,000 in · 10 out · $0.0123',
+  );
+  assert.equal(costText(12.345), '$12.35');
+  assert.equal(costText(0), '$0.0000');
+  assert.equal(costText(undefined), '');
+  assert.equal(costText(Number.NaN), '');
+  assert.equal(costText(-1), '');
 });

@@ -350,6 +350,7 @@ fn usage_of(usage: &Value) -> Usage {
         output_tokens: count("output_tokens"),
         cache_read_tokens: read,
         cache_write_tokens: written,
+        reasoning_tokens: 0,
     }
 }
 

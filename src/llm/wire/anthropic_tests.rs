@@ -253,6 +253,7 @@ fn a_streamed_answer_keeps_thinking_verbatim_beside_text_and_calls() {
             output_tokens: 42,
             cache_read_tokens: 100,
             cache_write_tokens: 30,
+            reasoning_tokens: 0,
         }
     );
     // Sent back, the thinking block is the one received.

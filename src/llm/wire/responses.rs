@@ -230,6 +230,7 @@ fn usage_of(usage: &Value) -> Usage {
         output_tokens: count("/output_tokens"),
         cache_read_tokens: count("/input_tokens_details/cached_tokens"),
         cache_write_tokens: 0,
+        reasoning_tokens: count("/output_tokens_details/reasoning_tokens"),
     }
 }
 

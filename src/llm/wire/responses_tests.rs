@@ -148,6 +148,7 @@ fn a_streamed_answer_keeps_reasoning_items_beside_text_and_calls() {
     assert_eq!(answer.usage.input_tokens, 900);
     assert_eq!(answer.usage.cache_read_tokens, 800);
     assert_eq!(answer.usage.output_tokens, 40);
+    assert_eq!(answer.usage.reasoning_tokens, 25);
 }
 
 #[test]

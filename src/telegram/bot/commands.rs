@@ -84,6 +84,10 @@ impl Bot {
             ));
         }
         lines.push(format!("Model: {model}"));
+        let state = lock(&self.state);
+        if let Some(day) = state.state.usage_on(chat, &chats::today()) {
+            lines.push(chats::today_line(day, self.config.daily_token_budget));
+        }
         lines.join("\n")
     }
 

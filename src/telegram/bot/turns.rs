@@ -102,7 +102,8 @@ impl Bot {
                 }
                 if let Ok(o) = &outcome {
                     let tokens = o.run.usage.input_tokens + o.run.usage.output_tokens;
-                    state.state.add_tokens(chat, &chats::today(), tokens);
+                    let cost = o.run.cost_usd.map(crate::llm::pricing::microdollars);
+                    state.state.add_usage(chat, &chats::today(), tokens, cost);
                 }
                 let _ = state.save();
             }
