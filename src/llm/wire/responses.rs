@@ -69,7 +69,11 @@ fn effort(mode: ThinkingMode) -> Option<&'static str> {
 
 fn push_items(input: &mut Vec<Value>, message: &Message, images: bool) {
     match message.role {
-        Role::System => input.push(json!({"role": "system", "content": message.content})),
+        // Every item says its type: llama-server's `/v1/responses` refuses a message without
+        // one ("Cannot determine type of 'item'"), which OpenAI's API merely allows.
+        Role::System => {
+            input.push(json!({"type": "message", "role": "system", "content": message.content}))
+        }
         Role::User => input.push(user_item(message, images)),
         Role::Tool => input.push(json!({
             "type": "function_call_output",
@@ -83,7 +87,8 @@ fn push_items(input: &mut Vec<Value>, message: &Message, images: bool) {
                     .cloned(),
             );
             if !message.content.is_empty() {
-                input.push(json!({"role": "assistant", "content": message.content}));
+                input.push(json!({"type": "message", "role": "assistant",
+                    "content": [{"type": "output_text", "text": message.content}]}));
             }
             for call in &message.tool_calls {
                 input.push(json!({
@@ -99,7 +104,7 @@ fn push_items(input: &mut Vec<Value>, message: &Message, images: bool) {
 
 fn user_item(message: &Message, images: bool) -> Value {
     if message.images.is_empty() {
-        return json!({"role": "user", "content": message.content});
+        return json!({"type": "message", "role": "user", "content": message.content});
     }
     if !images {
         let note = images_omitted(message.images.len());
@@ -108,7 +113,7 @@ fn user_item(message: &Message, images: bool) -> Value {
         } else {
             format!("{}\n\n{note}", message.content)
         };
-        return json!({"role": "user", "content": text});
+        return json!({"type": "message", "role": "user", "content": text});
     }
     let mut parts = Vec::new();
     if !message.content.is_empty() {
@@ -117,7 +122,7 @@ fn user_item(message: &Message, images: bool) -> Value {
     for image in &message.images {
         parts.push(json!({"type": "input_image", "image_url": image.url}));
     }
-    json!({"role": "user", "content": parts})
+    json!({"type": "message", "role": "user", "content": parts})
 }
 
 /// Parses a buffered answer (a `response` object).

@@ -72,12 +72,13 @@ fn a_conversation_goes_as_input_items_with_reasoning_back_verbatim() {
     let input = body["input"].as_array().expect("items");
     assert_eq!(
         input[0],
-        json!({"role": "system", "content": "You are odek."})
+        json!({"type": "message", "role": "system", "content": "You are odek."})
     );
     assert_eq!(input[1]["content"][1]["type"], "input_image");
     assert_eq!(
         input[2],
-        json!({"role": "assistant", "content": "earlier"}),
+        json!({"type": "message", "role": "assistant",
+               "content": [{"type": "output_text", "text": "earlier"}]}),
         "another wire's state is not sent"
     );
     assert_eq!(input[3], reasoning_item(), "reasoning first, as received");

@@ -199,6 +199,13 @@ impl Respond for Responder {
             return ResponseTemplate::new(500)
                 .set_body_string("Failed to parse tool call arguments as JSON");
         }
+        if let (Wire::Responses, Some(e)) = (&self.1, responses::invalid_input(&body)) {
+            // As llama-server answers an input item it cannot read.
+            self.0.requests.lock().expect("lock").push(body);
+            return ResponseTemplate::new(400).set_body_json(
+                json!({"error": {"code": 400, "message": e, "type": "invalid_request_error"}}),
+            );
+        }
         for check in self.0.checks.lock().expect("lock").iter() {
             if let Err(e) = check(&body) {
                 let n = self.0.requests.lock().expect("lock").len() + 1;

@@ -187,3 +187,32 @@ pub fn event_stream(events: &[Value]) -> ResponseTemplate {
     }
     ResponseTemplate::new(200).set_body_raw(body, "text/event-stream")
 }
+
+/// Why an input item of a request would be refused, as llama-server's `/v1/responses` refuses
+/// it (the strictest reader odek meets): each item says its type, a message its role, an
+/// assistant message's parts are `output_text`.
+pub fn invalid_input(body: &Value) -> Option<String> {
+    let items = body["input"].as_array()?;
+    for item in items {
+        let ok = match item["type"].as_str() {
+            Some("message") => match item["role"].as_str() {
+                Some("assistant") => {
+                    item["content"].is_string()
+                        || item["content"]
+                            .as_array()
+                            .is_some_and(|parts| parts.iter().all(|p| p["type"] == "output_text"))
+                }
+                Some("user" | "system" | "developer") => true,
+                _ => false,
+            },
+            Some("function_call") => item["call_id"].is_string() && item["arguments"].is_string(),
+            Some("function_call_output") => item["call_id"].is_string(),
+            Some("reasoning") => item["summary"].is_array(),
+            _ => false,
+        };
+        if !ok {
+            return Some("Cannot determine type of 'item'".into());
+        }
+    }
+    None
+}
