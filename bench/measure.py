@@ -595,6 +595,8 @@ CACHE_VARIANTS = {
     # `memory` with 20 skills installed: the skills block (~4.6 KB) and skill_load/skill_list
     # in every request too (docs/SKILLS.md).
     "skills": ({}, []),
+    # `tail` on Anthropic's Messages wire: the server also simulates its breakpoint cache.
+    "anthropic": ({"ODEK_PROVIDER": "anthropic"}, []),
 }
 
 # What the `memory` variant remembers: (store flag, fact), added with `odek memory add`.
@@ -666,6 +668,11 @@ def cache_share(binary, reps, iterations, root):
         first = per_rep[0]
         share = 100 * first["prefix_bytes"] / first["bytes"]
         same = all(r == first for r in per_rep)
+        if "cached_bytes" in first:
+            log(
+                f"cache, {name}: breakpoint cache read {first['cached_bytes']}/{first['bytes']} bytes "
+                f"= {100 * first['cached_bytes'] / first['bytes']:.1f} %, wrote {first['written_bytes']}"
+            )
         log(
             f"cache, {name}: {first['requests'] + first['runs']} requests/run, "
             f"prefix {first['prefix_bytes']}/{first['bytes']} bytes = {share:.1f} % "
@@ -695,8 +702,12 @@ def print_cache_table(cache, iterations):
             "no-planning": "`--no-planning`",
             "memory": "`tail`, memory block of 12 facts",
             "skills": "`tail`, 12 facts and 20 skills",
+            "anthropic": "`tail`, Anthropic's Messages wire",
         }[name]
         cached = 100 * usage["cached_tokens"] / usage["input_tokens"] if usage["input_tokens"] else 0.0
+        if "cached_bytes" in first:
+            read = 100 * first["cached_bytes"] / first["bytes"]
+            spread += f"; read from Anthropic's breakpoint cache: {first['cached_bytes']:,} bytes = {read:.1f} %"
         print(
             f"| {label} | {first['requests'] + first['runs']} | {first['bytes']:,} | "
             f"{first['prefix_bytes']:,} | **{share:.1f} %**{spread} | {first['plan_bytes']:,} "

@@ -34,6 +34,10 @@ provider's prompt cache: `prompt_tokens` = ceil(prompt bytes / 4),
 `prompt_tokens_details.cached_tokens` = common-prefix bytes // 4 (0 on a run's first
 request), `completion_tokens` = 40.
 
+`POST /v1/messages` speaks Anthropic's Messages format for the cache scenario and simulates
+Anthropic's breakpoint cache besides (see anthropic_wire.py): its requests add `cached_bytes`
+and `written_bytes` to the counts.
+
 `"stream": true` is answered with SSE (`data: {...}` chunks: role, content pieces, tool-call
 fragments, finish reason, usage, `data: [DONE]`), otherwise with one JSON body. `GET
 /v1/models` lists the model without a context window (so odek never trims). `GET /stats`
@@ -47,10 +51,14 @@ number of calls, and the prefix counts of the cache scenario: `{"chat_requests":
 
 import argparse
 import json
+import os
 import math
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import anthropic_wire  # noqa: E402
 
 USAGE = {"prompt_tokens": 1200, "completion_tokens": 40, "total_tokens": 1240}
 
@@ -61,6 +69,7 @@ class State:
     chat_requests = 0
     steps = {}  # task -> requests served so far (long/readonly/cache scenarios)
     prompts = {}  # task -> the run's previous prompt as a provider sees it (cache scenario)
+    written = {}  # task -> the prefixes its Anthropic requests wrote to the simulated cache
     cache = {}  # the prefix counts of the cache scenario (see new_cache_counts)
     lock = threading.Lock()
 
@@ -179,16 +188,10 @@ def plan_message_bytes(request):
     return total
 
 
-def cache_message(request):
-    """The cache scenario: the assistant message, and the usage with simulated cache hits."""
-    tools = request.get("tools")
-    if not tools:
-        with State.lock:
-            State.cache["side_calls"] += 1
-        return {"role": "assistant", "content": "Noted."}, dict(USAGE)
-    key = first_user(request)
-    prompt = provider_prompt(request)
-    plan_bytes = plan_message_bytes(request)
+def cache_turn(key, prompt, plan_bytes, has_plan, extra=None):
+    """One request of the cache scenario, whatever its wire: the run's step, the counts (the
+    identical prefix with the run's previous prompt; `extra` adds wire-specific counts), and
+    the assistant message. Returns (message, identical-prefix bytes)."""
     with State.lock:
         step = State.steps.get(key, 0) + 1
         State.steps[key] = step
@@ -203,6 +206,34 @@ def cache_message(request):
             State.cache["requests"] += 1
             State.cache["bytes"] += len(prompt)
             State.cache["prefix_bytes"] += prefix
+            for name, value in (extra or {}).items():
+                State.cache[name] = State.cache.get(name, 0) + value
+    if step >= State.iterations:
+        return {"role": "assistant", "content": f"Finished: {step} steps done, the plan is complete."}, prefix
+    if step == 1 or step % 3 == 0:
+        if has_plan:
+            return cache_plan_call(step), prefix
+        return call(step, "read_file", {"path": "notes.txt"}), prefix
+    if step % 2 == 0:
+        return call(step, "read_file", {"path": "notes.txt"}), prefix
+    return call(step, "shell", {"command": f"echo {step}", "description": f"step {step}"}), prefix
+
+
+def side_call():
+    with State.lock:
+        State.cache["side_calls"] += 1
+    return {"role": "assistant", "content": "Noted."}
+
+
+def cache_message(request):
+    """The cache scenario on Chat Completions: the assistant message, and the usage with
+    simulated cache hits (the identical prefix)."""
+    tools = request.get("tools")
+    if not tools:
+        return side_call(), dict(USAGE)
+    prompt = provider_prompt(request)
+    has_plan = any((t.get("function") or {}).get("name") == "plan" for t in tools)
+    message, prefix = cache_turn(first_user(request), prompt, plan_message_bytes(request), has_plan)
     prompt_tokens = math.ceil(len(prompt) / 4)
     usage = {
         "prompt_tokens": prompt_tokens,
@@ -210,16 +241,28 @@ def cache_message(request):
         "total_tokens": prompt_tokens + 40,
         "prompt_tokens_details": {"cached_tokens": prefix // 4},
     }
-    if step >= State.iterations:
-        return {"role": "assistant", "content": f"Finished: {step} steps done, the plan is complete."}, usage
-    has_plan = any((t.get("function") or {}).get("name") == "plan" for t in tools)
-    if step == 1 or step % 3 == 0:
-        if has_plan:
-            return cache_plan_call(step), usage
-        return call(step, "read_file", {"path": "notes.txt"}), usage
-    if step % 2 == 0:
-        return call(step, "read_file", {"path": "notes.txt"}), usage
-    return call(step, "shell", {"command": f"echo {step}", "description": f"step {step}"}), usage
+    return message, usage
+
+
+def anthropic_cache_message(request):
+    """The cache scenario on Anthropic's Messages: the message, and the usage of the
+    simulated breakpoint cache (see anthropic_wire.py)."""
+    if not request.get("tools"):
+        return side_call(), anthropic_wire.usage(4800, 0, 0)
+    key = anthropic_wire.first_user(request)
+    with State.lock:
+        written = State.written.setdefault(key, set())
+        first = key not in State.prompts
+        total, cached, added = anthropic_wire.simulate_cache(request, written)
+    extra = {} if first else {"cached_bytes": cached, "written_bytes": added}
+    message, _ = cache_turn(
+        key,
+        anthropic_wire.prompt_bytes(request),
+        anthropic_wire.plan_bytes(request),
+        "plan" in anthropic_wire.tool_names(request),
+        extra,
+    )
+    return message, anthropic_wire.usage(total, cached, added)
 
 
 def script_message(request):
@@ -302,10 +345,11 @@ class Handler(BaseHTTPRequestHandler):
                 State.chat_requests = 0
                 State.steps.clear()
                 State.prompts.clear()
+                State.written.clear()
                 State.cache = new_cache_counts()
             self.send(200, "application/json", b"{}")
             return
-        if self.path != "/v1/chat/completions":
+        if self.path not in ("/v1/chat/completions", "/v1/messages"):
             self.send(404, "text/plain", b"not found")
             return
         try:
@@ -315,6 +359,9 @@ class Handler(BaseHTTPRequestHandler):
             return
         with State.lock:
             State.chat_requests += 1
+        if self.path == "/v1/messages":
+            self.answer_anthropic(request)
+            return
         usage = USAGE
         if State.scenario == "plain":
             message = script_message(request)
@@ -334,6 +381,17 @@ class Handler(BaseHTTPRequestHandler):
                 "usage": usage,
             }
             self.send(200, "application/json", json.dumps(body).encode())
+
+
+    def answer_anthropic(self, request):
+        if State.scenario != "cache":
+            self.send(404, "application/json", b'{"type":"error","error":{"type":"not_found_error","message":"only the cache scenario speaks Anthropic"}}')
+            return
+        message, usage = anthropic_cache_message(request)
+        if request.get("stream"):
+            self.send(200, "text/event-stream", anthropic_wire.sse_body(message, usage))
+        else:
+            self.send(200, "application/json", json.dumps(anthropic_wire.body(message, usage)).encode())
 
 
 def main():
