@@ -749,6 +749,35 @@ async fn context_window_from_models_listing_is_cached() {
     );
 }
 
+/// The web UI's model picker on Anthropic's wire: its `GET /v1/models` wants the key as
+/// `x-api-key` and a version, and lists `{"id", "display_name"}` entries.
+#[tokio::test]
+async fn anthropic_models_are_listed_with_its_own_headers() {
+    let server = MockServer::start().await;
+    let listing = json!({"data": [
+        {"type": "model", "id": "claude-sonnet-4-5", "display_name": "Claude Sonnet 4.5"},
+        {"type": "model", "id": "claude-haiku-4-5", "display_name": "Claude Haiku 4.5"}],
+        "has_more": false, "first_id": "claude-sonnet-4-5", "last_id": "claude-haiku-4-5"});
+    Mock::given(method("GET"))
+        .and(path("/v1/models"))
+        .and(wiremock::matchers::header("x-api-key", "sk-ant-k"))
+        .and(wiremock::matchers::header(
+            "anthropic-version",
+            "2023-06-01",
+        ))
+        .respond_with(ResponseTemplate::new(200).set_body_json(listing))
+        .mount(&server)
+        .await;
+    let mut cfg = config(&format!("{}/v1", server.uri()));
+    cfg.api_key = Some("sk-ant-k".into());
+    cfg.format = crate::llm::wire::Format::Anthropic;
+    let listed = model(cfg).listed_models().await;
+    assert_eq!(
+        listed,
+        Some(vec!["claude-sonnet-4-5".into(), "claude-haiku-4-5".into()])
+    );
+}
+
 #[tokio::test]
 async fn context_window_falls_back_to_the_profile_table() {
     let server = MockServer::start().await;
