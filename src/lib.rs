@@ -7,6 +7,7 @@
 
 #[cfg(target_arch = "x86_64")]
 pub mod byte_copy;
+pub mod checkpoint;
 pub mod cli;
 pub mod config;
 pub mod engine;

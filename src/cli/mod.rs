@@ -14,6 +14,7 @@ mod memory_cmd;
 mod panic;
 mod repl;
 mod repl_input;
+mod rewind_cmd;
 mod run;
 mod schedule_cmd;
 mod serve_cmd;
@@ -104,6 +105,8 @@ enum Command {
     Repl(repl::ReplArgs),
     /// Manage saved sessions
     Session(session_cmd::SessionArgs),
+    /// A session's checkpoints; put its files back as they were before one
+    Rewind(rewind_cmd::RewindArgs),
     /// Write a starting config: ./odek.json, or the global one with --global
     Init(init::InitArgs),
     /// Show the resolved configuration and where each value came from
@@ -163,6 +166,7 @@ pub fn main() -> ExitCode {
         Command::Run(args) => run::run(args),
         Command::Continue(args) => continue_cmd::run(args),
         Command::Session(args) => session_cmd::run(args),
+        Command::Rewind(args) => rewind_cmd::run(args),
         Command::Repl(args) => repl::run(args),
         Command::Init(args) => init::run(args),
         Command::Config(args) => config_cmd::run(args),

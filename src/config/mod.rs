@@ -115,6 +115,8 @@ pub struct Config {
     pub web_search: WebSearchConfig,
     /// `delegate_tasks` and its children.
     pub subagents: SubagentsConfig,
+    /// What the file tools capture for `odek rewind` (see docs/UNDO.md).
+    pub checkpoints: CheckpointsConfig,
     /// Facts, the session index, episodes (`<home>/odek.db`).
     pub memory: MemoryConfig,
     /// Skills in the `SKILL.md` format (see docs/SKILLS.md).
@@ -188,6 +190,15 @@ pub struct SubagentsConfig {
     pub timeout_seconds: u64,
     /// Model calls one child may make (1–100).
     pub max_iter: u64,
+}
+
+/// The `checkpoints` section: pre-images for `odek rewind`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CheckpointsConfig {
+    /// Whether the file tools take checkpoints.
+    pub enabled: bool,
+    /// Files above this many MiB are not captured (the checkpoint says so).
+    pub max_file_mb: u64,
 }
 
 /// The `web` section (`web_fetch`; global file only: a project may not widen the network).
@@ -610,6 +621,10 @@ impl Default for Config {
                 max_concurrency: 3,
                 timeout_seconds: 120,
                 max_iter: 15,
+            },
+            checkpoints: CheckpointsConfig {
+                enabled: true,
+                max_file_mb: crate::checkpoint::DEFAULT_MAX_FILE_MB,
             },
             memory: MemoryConfig {
                 enabled: true,

@@ -95,6 +95,7 @@ impl Engine {
             redactor: self.redactor.clone(),
             spent: spent.clone(),
             report: None,
+            checkpoints: self.checkpoints.clone(),
         };
         let prepared: Vec<Prepared> = calls
             .iter()

@@ -260,6 +260,7 @@ pub struct Engine {
     settings: EngineSettings,
     taint: Arc<crate::tools::Taint>,
     turn_block: Option<Message>,
+    checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
 }
 
 /// The parts an engine is built from (see `runtime::Runtime::turn`).
@@ -284,6 +285,8 @@ pub struct EngineParts {
     /// the system prompt in every request and never kept in the transcript (see
     /// `skills::block`, `memory::block`).
     pub turn_block: Option<String>,
+    /// The session's checkpoints, taken by the file tools (none: nothing to rewind to).
+    pub checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
 }
 
 struct RunState {
@@ -317,6 +320,7 @@ impl Engine {
             settings: parts.settings,
             taint: parts.taint,
             turn_block: parts.turn_block.map(Message::system),
+            checkpoints: parts.checkpoints,
         }
     }
 

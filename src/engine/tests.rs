@@ -105,6 +105,7 @@ fn engine(model: Arc<Scripted>, max_iterations: u32, budgets: Budgets) -> Engine
         observer: Arc::new(NoopObserver),
         taint: Default::default(),
         turn_block: None,
+        checkpoints: None,
         settings: EngineSettings {
             max_iterations,
             max_tool_parallel: 4,
@@ -484,6 +485,7 @@ fn plan_engine_placing(
         observer: Arc::new(NoopObserver),
         taint: Default::default(),
         turn_block: None,
+        checkpoints: None,
         settings: EngineSettings {
             max_iterations: 10,
             max_tool_parallel: 4,

@@ -104,6 +104,7 @@ impl Runtime {
             settings: self.engine_settings(),
             taint: taint.clone(),
             turn_block: self.turn_block(skills.as_ref()),
+            checkpoints: self.checkpoints_of(session),
         });
         Ok(Turn {
             engine,
@@ -111,6 +112,24 @@ impl Runtime {
             session: session.cloned(),
             memory: self.turn_memory(&taint),
             taint,
+        })
+    }
+
+    /// The checkpoints a turn of `session` takes (none for a conversation that is not
+    /// saved, or with `checkpoints.enabled` off).
+    fn checkpoints_of(
+        &self,
+        session: Option<&Arc<SessionHandle>>,
+    ) -> Option<Arc<crate::checkpoint::Checkpoints>> {
+        let session = session?;
+        let settings = &self.config.checkpoints;
+        settings.enabled.then(|| {
+            Arc::new(crate::checkpoint::Checkpoints::new(
+                &crate::checkpoint::root(&self.home),
+                session.id(),
+                session.saved().turns + 1,
+                settings.max_file_mb.saturating_mul(1024 * 1024),
+            ))
         })
     }
 

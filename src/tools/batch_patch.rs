@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use super::danger::{Classification, classify_write_path};
 use super::patch::{Edit, read_text, replace, unified_diff, write_text};
 use super::{MAX_TOOL_OUTPUT_BYTES, Tool, ToolContext, ToolError, decode_args, paths};
+use crate::checkpoint::CallCheckpoint;
 
 /// Most edits of one call.
 pub const MAX_PATCHES: usize = 10;
@@ -114,9 +115,10 @@ impl Tool for BatchPatchTool {
         let mut unchanged = 0;
         let files = group_by_file(&args.patches, ctx);
         let total = files.len();
+        let checkpoint = ctx.checkpoint("batch_patch");
         for file in files {
             let (shown, outcome) = match file {
-                Ok(file) => (file.shown, apply(&file).await),
+                Ok(file) => (file.shown, apply(&file, checkpoint.as_ref()).await),
                 Err((shown, e)) => (shown, Outcome::Unchanged(e.0)),
             };
             let body = match outcome {
@@ -191,7 +193,7 @@ fn group_by_file<'a>(
 
 /// Applies every edit of one file in memory, then writes the file once: the first edit that
 /// fails leaves it as it was.
-async fn apply(file: &FileEdits<'_>) -> Outcome {
+async fn apply(file: &FileEdits<'_>, checkpoint: Option<&CallCheckpoint>) -> Outcome {
     let old = match read_text("batch_patch", &file.target, file.shown).await {
         Ok(text) => text,
         Err(e) => return Outcome::Unchanged(e.0),
@@ -204,7 +206,15 @@ async fn apply(file: &FileEdits<'_>) -> Outcome {
         }
     }
     let diff = unified_diff(file.shown, &old, &text);
-    match write_text("batch_patch", file.target.clone(), file.shown, text).await {
+    match write_text(
+        "batch_patch",
+        file.target.clone(),
+        file.shown,
+        text,
+        checkpoint,
+    )
+    .await
+    {
         Ok(()) => Outcome::Changed(diff),
         Err(e) => Outcome::Unchanged(e.0),
     }

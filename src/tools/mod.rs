@@ -105,6 +105,9 @@ pub struct ToolContext {
     pub spent: Arc<std::sync::Mutex<crate::llm::Usage>>,
     /// Where the call reports progress (none outside a run).
     pub report: Option<Reporter>,
+    /// The session's checkpoints: a file tool captures what it changes before writing
+    /// (none: an ephemeral run, or `checkpoints.enabled` off).
+    pub checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
 }
 
 impl ToolContext {
@@ -113,6 +116,11 @@ impl ToolContext {
         if let Some(Reporter(hear)) = &self.report {
             hear(&report);
         }
+    }
+
+    /// The checkpoint of one call of `tool` (none when checkpoints are off).
+    pub fn checkpoint(&self, tool: &str) -> Option<crate::checkpoint::CallCheckpoint> {
+        self.checkpoints.as_ref().map(|c| c.begin(tool))
     }
 
     /// Adds tokens spent on the call's own model calls to the run's usage.
@@ -133,6 +141,7 @@ impl ToolContext {
             redactor: Arc::new(crate::redact::Redactor::new()),
             spent: Arc::default(),
             report: None,
+            checkpoints: None,
         }
     }
 }

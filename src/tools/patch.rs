@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 
 use super::danger::{Classification, classify_write_path};
 use super::{Tool, ToolContext, ToolError, decode_args, paths};
+use crate::checkpoint::CallCheckpoint;
 
 /// Replaces an exact string in a file.
 pub struct PatchTool;
@@ -66,7 +67,8 @@ impl Tool for PatchTool {
         let old_text = read_text("patch", &target, &edit.path).await?;
         let new_text = replace("patch", &old_text, &edit)?;
         let diff = unified_diff(&edit.path, &old_text, &new_text);
-        write_text("patch", target, &edit.path, new_text).await?;
+        let checkpoint = ctx.checkpoint("patch");
+        write_text("patch", target, &edit.path, new_text, checkpoint.as_ref()).await?;
         Ok(diff)
     }
 }
@@ -94,12 +96,33 @@ pub(super) async fn write_text(
     target: std::path::PathBuf,
     shown: &str,
     text: String,
+    checkpoint: Option<&CallCheckpoint>,
 ) -> Result<(), ToolError> {
-    let content = text.into_bytes();
-    tokio::task::spawn_blocking(move || paths::write_atomic(&target, &content))
-        .await
-        .map_err(|e| ToolError(format!("{tool}: {e}")))?
-        .map_err(|e| ToolError(format!("{tool}: {shown}: {e}")))
+    write_checkpointed(tool, target, shown, text.into_bytes(), checkpoint).await
+}
+
+/// Writes `content` to `target` atomically, after its checkpoint (when the session takes
+/// them) has recorded what was there: a file whose checkpoint cannot be taken is not
+/// changed.
+pub(super) async fn write_checkpointed(
+    tool: &str,
+    target: std::path::PathBuf,
+    shown: &str,
+    content: Vec<u8>,
+    checkpoint: Option<&CallCheckpoint>,
+) -> Result<(), ToolError> {
+    let checkpoint = checkpoint.cloned();
+    tokio::task::spawn_blocking(move || {
+        if let Some(checkpoint) = &checkpoint {
+            checkpoint.capture(&target, &content).map_err(|e| {
+                format!("could not take a checkpoint, so the file was not changed: {e}")
+            })?;
+        }
+        paths::write_atomic(&target, &content).map_err(|e| e.to_string())
+    })
+    .await
+    .map_err(|e| ToolError(format!("{tool}: {e}")))?
+    .map_err(|e| ToolError(format!("{tool}: {shown}: {e}")))
 }
 
 /// `text` with `edit` applied, or why it cannot be (errors prefixed with `tool`).

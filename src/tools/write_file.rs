@@ -78,11 +78,15 @@ impl Tool for WriteFileTool {
         let previous = std::fs::metadata(&target).ok().map(|m| m.len());
         let content = args.content.into_bytes();
         let len = content.len();
-        let path_for_write = target.clone();
-        tokio::task::spawn_blocking(move || paths::write_atomic(&path_for_write, &content))
-            .await
-            .map_err(|e| ToolError(format!("write_file: {e}")))?
-            .map_err(|e| ToolError(format!("write_file: {}: {e}", args.path)))?;
+        let checkpoint = ctx.checkpoint("write_file");
+        super::patch::write_checkpointed(
+            "write_file",
+            target.clone(),
+            &args.path,
+            content,
+            checkpoint.as_ref(),
+        )
+        .await?;
         let what = match previous {
             Some(old) => format!("overwrote {old} bytes"),
             None => "new file".to_string(),

@@ -20,6 +20,7 @@ mod cli_plan_cache_hints_and_limits;
 mod cli_redaction;
 mod cli_reliability;
 mod cli_repl;
+mod cli_rewind;
 mod cli_run;
 mod cli_safety;
 mod cli_schedule;

@@ -1,0 +1,120 @@
+//! Checkpoints: what a file-changing tool call found before it wrote, so that `odek rewind`
+//! can put it back (see docs/UNDO.md).
+//!
+//! - **Blobs** are content-addressed under `<home>/checkpoints/blobs/<2 hex>/<62 hex>`
+//!   (SHA-256 of the bytes): written once, atomically, 0600 in 0700 folders; the same content
+//!   is stored once whatever file or session it came from. Pre-images are never redacted
+//!   (a restore must be exact) and never leave this store: events and logs carry paths and
+//!   hashes only.
+//! - **Records** are the lines of `<home>/checkpoints/sessions/<session id>.jsonl`, one per
+//!   checkpoint, appended and synced before the call writes: each names the turn, the tool
+//!   and, per file, its pre-image (hash and mode, or "did not exist") and the hash it had
+//!   after the call.
+
+mod rewind;
+mod store;
+
+#[cfg(test)]
+mod tests;
+
+pub use rewind::{Conflict, RewindError, RewindOutcome, RewindPlan, plan_rewind};
+pub use store::{BlobStore, CallCheckpoint, Checkpoints, hash_bytes};
+
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// Files larger than this are not captured unless the setting says otherwise (MiB).
+pub const DEFAULT_MAX_FILE_MB: u64 = 10;
+
+/// A file as it was: its content's hash and its permission bits.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Image {
+    /// SHA-256 of the content, lower-case hex (the blob's name).
+    pub hash: String,
+    /// The permission bits (`st_mode & 0o7777`).
+    pub mode: u32,
+}
+
+/// One file of a checkpoint.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileChange {
+    /// The file, absolute.
+    pub path: PathBuf,
+    /// What it was before the call; `None`: it did not exist.
+    pub before: Option<Image>,
+    /// The hash of what the call left; `None`: the call left no file there.
+    pub after: Option<String>,
+}
+
+impl FileChange {
+    /// `added`, `deleted` or `changed`.
+    pub fn kind(&self) -> &'static str {
+        match (&self.before, &self.after) {
+            (None, Some(_)) => "added",
+            (Some(_), None) => "deleted",
+            _ => "changed",
+        }
+    }
+}
+
+/// One checkpoint: the files one tool call (or one rewind) changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Checkpoint {
+    /// Its number in the session, from 1.
+    pub n: u32,
+    /// The session's turn it was taken in, from 1.
+    pub turn: u32,
+    /// When (RFC 3339 UTC).
+    pub at: String,
+    /// The tool (`write_file`, `patch`, `batch_patch`), or `rewind`.
+    pub tool: String,
+    /// The files, in the order first touched.
+    pub files: Vec<FileChange>,
+    /// Paths the call changed that the checkpoint does not hold, with why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_covered: Vec<String>,
+    /// For a rewind: the checkpoint it went back to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rewound_to: Option<u32>,
+}
+
+/// A line of a session's record file: a checkpoint, or the end of a rewind (a rewind whose
+/// end is missing was interrupted, and `rewind` finishes it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum RecordLine {
+    /// A checkpoint.
+    Checkpoint(Checkpoint),
+    /// The rewind checkpoint `completed` wrote every file.
+    Completed {
+        /// The rewind's checkpoint number.
+        completed: u32,
+    },
+}
+
+/// A session's checkpoints as read from its record file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct History {
+    /// Every checkpoint, in order.
+    pub checkpoints: Vec<Checkpoint>,
+    /// Rewind checkpoints that finished.
+    pub completed: Vec<u32>,
+}
+
+impl History {
+    /// The rewind that started last and never finished, if any.
+    pub fn interrupted_rewind(&self) -> Option<&Checkpoint> {
+        let last = self.checkpoints.last()?;
+        (last.rewound_to.is_some() && !self.completed.contains(&last.n)).then_some(last)
+    }
+
+    /// The number the next checkpoint takes.
+    pub fn next_number(&self) -> u32 {
+        self.checkpoints.last().map_or(1, |c| c.n + 1)
+    }
+}
+
+/// Where checkpoints live under a home.
+pub fn root(home: &std::path::Path) -> PathBuf {
+    home.join("checkpoints")
+}

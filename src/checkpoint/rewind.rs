@@ -1,0 +1,260 @@
+//! Putting files back as they were before a checkpoint: the plan (what each file becomes,
+//! and which were changed outside odek since), then the rewind itself — recorded first as a
+//! checkpoint of its own (so it can be rewound in turn), each file replaced atomically, its
+//! end recorded last (so an interrupted rewind is finished by running it again).
+
+use std::fs::{self, Permissions};
+use std::io::{self, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::store::{current_hash, image_of};
+use super::{Checkpoint, Checkpoints, FileChange, History, Image, RecordLine};
+use crate::session::now_rfc3339;
+
+/// Why a rewind cannot be done.
+#[derive(Debug, thiserror::Error)]
+pub enum RewindError {
+    /// No checkpoint has that number.
+    #[error("no checkpoint {to}: this session has {count} (odek rewind --list shows them)")]
+    NoSuchCheckpoint {
+        /// The number asked for.
+        to: u32,
+        /// How many there are.
+        count: usize,
+    },
+    /// A rewind to another checkpoint was interrupted and must be finished first.
+    #[error(
+        "a rewind to checkpoint {to} was interrupted; finish it first with `odek rewind --to {to}`"
+    )]
+    Unfinished {
+        /// Its target.
+        to: u32,
+    },
+    /// Files changed since odek last wrote them.
+    #[error("{} file(s) changed since odek wrote them; nothing was rewound (--force overwrites them):\n{}", .0.len(), conflict_lines(.0))]
+    Conflicts(Vec<Conflict>),
+    /// Reading or writing failed.
+    #[error("{0}")]
+    Io(#[from] io::Error),
+}
+
+fn conflict_lines(conflicts: &[Conflict]) -> String {
+    conflicts
+        .iter()
+        .map(|c| format!("  {}", c.path.display()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A file changed outside odek since its last checkpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Conflict {
+    /// The file.
+    pub path: PathBuf,
+}
+
+/// What one file becomes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Restore {
+    /// The file.
+    pub path: PathBuf,
+    /// What it becomes (`None`: removed).
+    pub target: Option<Image>,
+    /// What it is now (`None`: nothing).
+    pub current: Option<String>,
+}
+
+impl Restore {
+    /// `remove`, `restore` or `create` — what the rewind does to the file.
+    pub fn action(&self) -> &'static str {
+        match (&self.current, &self.target) {
+            (_, None) => "remove",
+            (None, Some(_)) => "create",
+            _ => "restore",
+        }
+    }
+}
+
+/// What a rewind to a checkpoint would do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RewindPlan {
+    /// The checkpoint the files go back to (as they were before it).
+    pub to: u32,
+    /// The files that change, in the order first touched.
+    pub restores: Vec<Restore>,
+    /// Files changed since odek wrote them.
+    pub conflicts: Vec<Conflict>,
+    /// What the checkpoints did not hold (these files stay as they are).
+    pub not_covered: Vec<String>,
+    /// The rewind finishes an interrupted one (its checkpoint is already recorded).
+    pub resuming: Option<u32>,
+}
+
+/// The plan of a rewind to `to` over `history` as the files are now.
+pub fn plan_rewind(history: &History, to: u32) -> Result<RewindPlan, RewindError> {
+    let mut resuming = None;
+    let mut checkpoints: &[Checkpoint] = &history.checkpoints;
+    if let Some(open) = history.interrupted_rewind() {
+        if open.rewound_to != Some(to) {
+            return Err(RewindError::Unfinished {
+                to: open.rewound_to.unwrap_or(to),
+            });
+        }
+        resuming = Some(open.n);
+        checkpoints = &checkpoints[..checkpoints.len() - 1];
+    }
+    if !checkpoints.iter().any(|c| c.n == to) {
+        return Err(RewindError::NoSuchCheckpoint {
+            to,
+            count: checkpoints.len(),
+        });
+    }
+    let from_here: Vec<&Checkpoint> = checkpoints.iter().filter(|c| c.n >= to).collect();
+    let mut plan = RewindPlan {
+        to,
+        restores: Vec::new(),
+        conflicts: Vec::new(),
+        not_covered: from_here
+            .iter()
+            .flat_map(|c| c.not_covered.clone())
+            .collect(),
+        resuming,
+    };
+    for (path, target, last_after) in touched_paths(&from_here) {
+        let current = current_hash(&path)?;
+        if current.as_deref() == target.as_ref().map(|t| t.hash.as_str()) {
+            // Already as it was (an unchanged mode is not checked: odek's tools keep it).
+            continue;
+        }
+        if current != last_after {
+            plan.conflicts.push(Conflict { path: path.clone() });
+        }
+        plan.restores.push(Restore {
+            path,
+            target,
+            current,
+        });
+    }
+    Ok(plan)
+}
+
+/// Each path the checkpoints touched, in the order first touched, with what it was before
+/// the first of them and what the last one left.
+fn touched_paths(checkpoints: &[&Checkpoint]) -> Vec<(PathBuf, Option<Image>, Option<String>)> {
+    let mut paths: Vec<(PathBuf, Option<Image>, Option<String>)> = Vec::new();
+    for change in checkpoints.iter().flat_map(|c| &c.files) {
+        match paths.iter_mut().find(|(p, _, _)| *p == change.path) {
+            Some(known) => known.2 = change.after.clone(),
+            None => paths.push((
+                change.path.clone(),
+                change.before.clone(),
+                change.after.clone(),
+            )),
+        }
+    }
+    paths
+}
+
+/// What a rewind did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RewindOutcome {
+    /// The rewind's own checkpoint (`odek rewind --to` it undoes the rewind).
+    pub checkpoint: u32,
+    /// The files it wrote or removed.
+    pub restored: Vec<Restore>,
+}
+
+impl Checkpoints {
+    /// Carries out `plan`: refused while it has conflicts unless `force`. The rewind's own
+    /// checkpoint (every file's state now) is recorded before any file is written, its end
+    /// after the last.
+    pub fn rewind(
+        self: &Arc<Self>,
+        plan: &RewindPlan,
+        force: bool,
+    ) -> Result<RewindOutcome, RewindError> {
+        if !plan.conflicts.is_empty() && !force {
+            return Err(RewindError::Conflicts(plan.conflicts.clone()));
+        }
+        let checkpoint = match plan.resuming {
+            Some(n) => n,
+            None => self.record_rewind(plan)?,
+        };
+        let blobs = self.blobs();
+        for restore in &plan.restores {
+            match &restore.target {
+                None => remove_file(&restore.path)?,
+                Some(image) => write_file(&restore.path, &blobs.get(&image.hash)?, image.mode)?,
+            }
+        }
+        self.append(&RecordLine::Completed {
+            completed: checkpoint,
+        })?;
+        Ok(RewindOutcome {
+            checkpoint,
+            restored: plan.restores.clone(),
+        })
+    }
+
+    fn record_rewind(self: &Arc<Self>, plan: &RewindPlan) -> Result<u32, RewindError> {
+        let n = self.take_number()?;
+        let blobs = self.blobs();
+        let mut files = Vec::new();
+        for restore in &plan.restores {
+            let before = match image_of(&restore.path)? {
+                Some((image, bytes)) => {
+                    blobs.put(&bytes)?;
+                    Some(image)
+                }
+                None => None,
+            };
+            files.push(FileChange {
+                path: restore.path.clone(),
+                before,
+                after: restore.target.as_ref().map(|t| t.hash.clone()),
+            });
+        }
+        self.append(&RecordLine::Checkpoint(Checkpoint {
+            n,
+            turn: self.turn(),
+            at: now_rfc3339(),
+            tool: "rewind".into(),
+            files,
+            not_covered: Vec::new(),
+            rewound_to: Some(plan.to),
+        }))?;
+        Ok(n)
+    }
+}
+
+fn remove_file(path: &Path) -> io::Result<()> {
+    match fs::remove_file(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        other => other,
+    }
+}
+
+/// Replaces `path` with `bytes` and `mode` atomically (a temp file beside it, renamed over).
+fn write_file(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(dir)?;
+    let mut temp = tempfile::Builder::new()
+        .prefix(".odek-rewind.tmp-")
+        .tempfile_in(dir)?;
+    temp.write_all(bytes)?;
+    temp.as_file()
+        .set_permissions(Permissions::from_mode(mode))?;
+    temp.as_file().sync_all()?;
+    temp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+#[cfg(test)]
+impl Checkpoints {
+    /// Records a rewind's checkpoint without carrying it out (a rewind killed at once).
+    pub(super) fn record_rewind_for_test(self: &Arc<Self>, plan: &RewindPlan) -> u32 {
+        self.record_rewind(plan).expect("record")
+    }
+}

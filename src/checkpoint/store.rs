@@ -1,0 +1,279 @@
+//! The blob store and a session's record file; what a tool call uses to take its checkpoint.
+
+use std::fs::{self, File, OpenOptions, Permissions};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use sha2::{Digest, Sha256};
+
+use super::{Checkpoint, FileChange, History, Image, RecordLine};
+use crate::session::{ensure_dir, now_rfc3339};
+
+const FILE_MODE: u32 = 0o600;
+
+/// SHA-256 of `bytes`, lower-case hex.
+pub fn hash_bytes(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    let mut out = String::with_capacity(64);
+    for b in digest {
+        out.push_str(&format!("{b:02x}"));
+    }
+    out
+}
+
+/// Content-addressed blobs under `<root>/blobs`.
+#[derive(Debug, Clone)]
+pub struct BlobStore {
+    dir: PathBuf,
+}
+
+impl BlobStore {
+    /// The store under a checkpoints root.
+    pub fn new(root: &Path) -> Self {
+        BlobStore {
+            dir: root.join("blobs"),
+        }
+    }
+
+    /// The folder and file of a blob; `None` for what is not a hash.
+    fn place_of(&self, hash: &str) -> Option<(PathBuf, PathBuf)> {
+        let ok = hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_hexdigit());
+        ok.then(|| {
+            let folder = self.dir.join(&hash[..2]);
+            let file = folder.join(&hash[2..]);
+            (folder, file)
+        })
+    }
+
+    /// Stores `bytes` (once: the same content is never written twice) and returns its hash.
+    pub fn put(&self, bytes: &[u8]) -> io::Result<String> {
+        let hash = hash_bytes(bytes);
+        let Some((folder, path)) = self.place_of(&hash) else {
+            return Err(io::Error::other("not a blob hash"));
+        };
+        if path.exists() {
+            return Ok(hash);
+        }
+        ensure_dir(&folder)?;
+        let mut temp = tempfile::Builder::new()
+            .prefix(".blob.tmp-")
+            .permissions(Permissions::from_mode(FILE_MODE))
+            .tempfile_in(&folder)?;
+        temp.write_all(bytes)?;
+        temp.as_file().sync_all()?;
+        temp.persist(&path).map_err(|e| e.error)?;
+        Ok(hash)
+    }
+
+    /// The bytes of `hash`, checked against it (a damaged blob is an error, never restored).
+    pub fn get(&self, hash: &str) -> io::Result<Vec<u8>> {
+        let (_, path) = self
+            .place_of(hash)
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "not a blob hash"))?;
+        let bytes = fs::read(&path)?;
+        if hash_bytes(&bytes) != hash {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("the stored copy {} is damaged", path.display()),
+            ));
+        }
+        Ok(bytes)
+    }
+}
+
+/// What a file is now: its image, `None` when there is no file.
+pub(super) fn image_of(path: &Path) -> io::Result<Option<(Image, Vec<u8>)>> {
+    let meta = match fs::symlink_metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    File::open(path)?.read_to_end(&mut bytes)?;
+    let image = Image {
+        hash: hash_bytes(&bytes),
+        mode: meta.mode() & 0o7777,
+    };
+    Ok(Some((image, bytes)))
+}
+
+/// The hash of what is at `path` now (`None`: nothing).
+pub(super) fn current_hash(path: &Path) -> io::Result<Option<String>> {
+    Ok(image_of(path)?.map(|(image, _)| image.hash))
+}
+
+/// One session's checkpoints: its record file and the blob store, and the turn that takes
+/// new ones.
+#[derive(Debug)]
+pub struct Checkpoints {
+    root: PathBuf,
+    session: String,
+    turn: u32,
+    max_file_bytes: u64,
+    /// The number the next checkpoint takes (read from the file when first needed).
+    next: Mutex<Option<u32>>,
+}
+
+impl Checkpoints {
+    /// The checkpoints of `session` under `root` (`<home>/checkpoints`), new ones taken in
+    /// `turn`; files above `max_file_bytes` are not captured.
+    pub fn new(root: &Path, session: &str, turn: u32, max_file_bytes: u64) -> Self {
+        Checkpoints {
+            root: root.to_path_buf(),
+            session: session.to_string(),
+            turn,
+            max_file_bytes,
+            next: Mutex::new(None),
+        }
+    }
+
+    /// The blob store.
+    pub fn blobs(&self) -> BlobStore {
+        BlobStore::new(&self.root)
+    }
+
+    /// The session's record file.
+    pub fn record_file(&self) -> PathBuf {
+        record_file(&self.root, &self.session)
+    }
+
+    /// The session's checkpoints as saved (none yet: empty).
+    pub fn history(&self) -> io::Result<History> {
+        read_history(&self.record_file())
+    }
+
+    /// Appends one line and syncs it before anything it protects is written.
+    pub(super) fn append(&self, line: &RecordLine) -> io::Result<()> {
+        let path = self.record_file();
+        ensure_dir(&self.root.join("sessions"))?;
+        let mut text = serde_json::to_string(line).map_err(io::Error::other)?;
+        text.push('\n');
+        let mut file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(FILE_MODE)
+            .open(&path)?;
+        file.write_all(text.as_bytes())?;
+        file.sync_all()
+    }
+
+    /// A new checkpoint number.
+    pub(super) fn take_number(&self) -> io::Result<u32> {
+        let mut next = self.next.lock().unwrap_or_else(|e| e.into_inner());
+        let n = match *next {
+            Some(n) => n,
+            None => self.history()?.next_number(),
+        };
+        *next = Some(n + 1);
+        Ok(n)
+    }
+
+    /// A checkpoint for one call of `tool`; it takes its number when it first captures.
+    pub fn begin(self: &Arc<Self>, tool: &str) -> CallCheckpoint {
+        CallCheckpoint {
+            owner: self.clone(),
+            tool: tool.to_string(),
+            number: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    pub(super) fn turn(&self) -> u32 {
+        self.turn
+    }
+}
+
+/// The record file of `session` under `root`.
+pub(super) fn record_file(root: &Path, session: &str) -> PathBuf {
+    root.join("sessions").join(format!("{session}.jsonl"))
+}
+
+/// Reads a record file: lines of one checkpoint number are one checkpoint (a call that
+/// changed several files writes one line per file, each before that file is written); a
+/// torn last line (a crash while appending) is skipped.
+pub(super) fn read_history(path: &Path) -> io::Result<History> {
+    let text = match fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(History::default()),
+        Err(e) => return Err(e),
+    };
+    let mut history = History::default();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        match serde_json::from_str::<RecordLine>(line) {
+            Ok(RecordLine::Checkpoint(c)) => merge(&mut history.checkpoints, c),
+            Ok(RecordLine::Completed { completed }) => history.completed.push(completed),
+            Err(_) => continue,
+        }
+    }
+    history.checkpoints.sort_by_key(|c| c.n);
+    Ok(history)
+}
+
+/// Adds a line to its checkpoint: calls that run in parallel write their lines interleaved.
+fn merge(list: &mut Vec<Checkpoint>, c: Checkpoint) {
+    match list.iter_mut().rev().find(|known| known.n == c.n) {
+        Some(known) => {
+            known.files.extend(c.files);
+            known.not_covered.extend(c.not_covered);
+        }
+        None => list.push(c),
+    }
+}
+
+/// The checkpoint of one tool call: each file's pre-image is stored and recorded before the
+/// call writes it.
+#[derive(Debug, Clone)]
+pub struct CallCheckpoint {
+    owner: Arc<Checkpoints>,
+    tool: String,
+    number: Arc<Mutex<Option<u32>>>,
+}
+
+impl CallCheckpoint {
+    /// Records `path` as it is now, and that the call is about to leave `new_content` there
+    /// — before the call writes it. A file over the size limit is recorded as not covered.
+    pub fn capture(&self, path: &Path, new_content: &[u8]) -> io::Result<()> {
+        let n = self.number()?;
+        let mut record = Checkpoint {
+            n,
+            turn: self.owner.turn(),
+            at: now_rfc3339(),
+            tool: self.tool.clone(),
+            files: Vec::new(),
+            not_covered: Vec::new(),
+            rewound_to: None,
+        };
+        let size = fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+        if size > self.owner.max_file_bytes {
+            record.not_covered.push(format!(
+                "{}: {size} bytes, over checkpoints.max_file_mb",
+                path.display()
+            ));
+        } else {
+            let before = match image_of(path)? {
+                Some((image, bytes)) => {
+                    self.owner.blobs().put(&bytes)?;
+                    Some(image)
+                }
+                None => None,
+            };
+            record.files.push(FileChange {
+                path: path.to_path_buf(),
+                before,
+                after: Some(hash_bytes(new_content)),
+            });
+        }
+        self.owner.append(&RecordLine::Checkpoint(record))
+    }
+
+    fn number(&self) -> io::Result<u32> {
+        let mut number = self.number.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = *number {
+            return Ok(n);
+        }
+        let n = self.owner.take_number()?;
+        *number = Some(n);
+        Ok(n)
+    }
+}

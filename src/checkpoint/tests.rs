@@ -1,0 +1,186 @@
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::sync::Arc;
+
+use super::*;
+
+fn checkpoints(home: &Path, turn: u32) -> Arc<Checkpoints> {
+    Arc::new(Checkpoints::new(&root(home), "s1", turn, 1024 * 1024))
+}
+
+/// Writes `content` to `path` the way a file tool does: checkpoint first.
+fn tool_write(cp: &Arc<Checkpoints>, tool: &str, files: &[(&Path, &str)]) {
+    let call = cp.begin(tool);
+    for (path, content) in files {
+        call.capture(path, content.as_bytes()).expect("capture");
+        fs::write(path, content).expect("write");
+    }
+}
+
+fn mode(path: &Path) -> u32 {
+    fs::metadata(path).expect("meta").permissions().mode() & 0o7777
+}
+
+#[test]
+fn a_rewind_puts_contents_and_modes_back_and_removes_new_files() {
+    let home = tempfile::tempdir().expect("home");
+    let work = tempfile::tempdir().expect("work");
+    let (a, b, c) = (
+        work.path().join("a.txt"),
+        work.path().join("b.sh"),
+        work.path().join("new.txt"),
+    );
+    fs::write(&a, "one\n").expect("a");
+    fs::write(&b, "#!/bin/sh\n").expect("b");
+    fs::set_permissions(&b, fs::Permissions::from_mode(0o750)).expect("mode");
+    let cp = checkpoints(home.path(), 1);
+    tool_write(&cp, "patch", &[(&a, "two\n")]);
+    tool_write(
+        &cp,
+        "batch_patch",
+        &[(&b, "#!/bin/sh\necho\n"), (&a, "three\n")],
+    );
+    let cp = checkpoints(home.path(), 2);
+    tool_write(&cp, "write_file", &[(&c, "fresh")]);
+
+    let history = cp.history().expect("history");
+    let listed: Vec<(u32, u32, &str, usize)> = history
+        .checkpoints
+        .iter()
+        .map(|c| (c.n, c.turn, c.tool.as_str(), c.files.len()))
+        .collect();
+    assert_eq!(
+        listed,
+        vec![
+            (1, 1, "patch", 1),
+            (2, 1, "batch_patch", 2),
+            (3, 2, "write_file", 1)
+        ]
+    );
+    assert_eq!(history.checkpoints[2].files[0].kind(), "added");
+
+    let plan = plan_rewind(&history, 2).expect("plan");
+    assert!(plan.conflicts.is_empty());
+    let actions: Vec<&str> = plan.restores.iter().map(|r| r.action()).collect();
+    assert_eq!(actions, ["restore", "restore", "remove"]);
+    cp.rewind(&plan, false).expect("rewind");
+    assert_eq!(fs::read_to_string(&a).unwrap(), "two\n");
+    assert_eq!(fs::read_to_string(&b).unwrap(), "#!/bin/sh\n");
+    assert_eq!(mode(&b), 0o750);
+    assert!(!c.exists());
+
+    let plan = plan_rewind(&cp.history().unwrap(), 1).expect("plan");
+    cp.rewind(&plan, false).expect("rewind to 1");
+    assert_eq!(fs::read_to_string(&a).unwrap(), "one\n");
+
+    // The store: blobs 0600 in 0700 folders, the same content kept once.
+    let blobs = root(home.path()).join("blobs");
+    let mut count = 0;
+    for dir in fs::read_dir(&blobs).unwrap() {
+        let dir = dir.unwrap().path();
+        assert_eq!(mode(&dir), 0o700);
+        for blob in fs::read_dir(&dir).unwrap() {
+            assert_eq!(mode(&blob.unwrap().path()), 0o600);
+            count += 1;
+        }
+    }
+    // The tools' pre-images (one, #!/bin/sh, two), then the first rewind's (three, the
+    // edited script, fresh); the second rewind's (two) is already there: 6 contents.
+    assert_eq!(count, 6);
+}
+
+#[test]
+fn a_file_changed_outside_stops_the_rewind_until_forced() {
+    let home = tempfile::tempdir().expect("home");
+    let work = tempfile::tempdir().expect("work");
+    let a = work.path().join("a.txt");
+    fs::write(&a, "mine\n").expect("a");
+    let cp = checkpoints(home.path(), 1);
+    tool_write(&cp, "write_file", &[(&a, "odek's\n")]);
+    fs::write(&a, "edited by hand\n").expect("edit");
+    let plan = plan_rewind(&cp.history().unwrap(), 1).expect("plan");
+    assert_eq!(plan.conflicts.len(), 1);
+    let e = cp.rewind(&plan, false).expect_err("conflict");
+    assert!(
+        e.to_string()
+            .contains("1 file(s) changed since odek wrote them"),
+        "{e}"
+    );
+    assert!(e.to_string().contains("a.txt"), "{e}");
+    assert_eq!(fs::read_to_string(&a).unwrap(), "edited by hand\n");
+    assert_eq!(
+        cp.history().unwrap().checkpoints.len(),
+        1,
+        "nothing recorded"
+    );
+    cp.rewind(&plan, true).expect("forced");
+    assert_eq!(fs::read_to_string(&a).unwrap(), "mine\n");
+}
+
+#[test]
+fn a_rewind_is_a_checkpoint_that_can_be_rewound() {
+    let home = tempfile::tempdir().expect("home");
+    let work = tempfile::tempdir().expect("work");
+    let a = work.path().join("a.txt");
+    let cp = checkpoints(home.path(), 1);
+    tool_write(&cp, "write_file", &[(&a, "v1")]);
+    tool_write(&cp, "patch", &[(&a, "v2")]);
+    let done = cp
+        .rewind(&plan_rewind(&cp.history().unwrap(), 1).unwrap(), false)
+        .expect("rewind");
+    assert!(!a.exists(), "a file that did not exist is removed");
+    assert_eq!(done.checkpoint, 3);
+    let undo = plan_rewind(&cp.history().unwrap(), 3).expect("plan");
+    cp.rewind(&undo, false).expect("undo the rewind");
+    assert_eq!(fs::read_to_string(&a).unwrap(), "v2");
+}
+
+#[test]
+fn an_interrupted_rewind_is_finished_by_running_it_again() {
+    let home = tempfile::tempdir().expect("home");
+    let work = tempfile::tempdir().expect("work");
+    let (a, b) = (work.path().join("a"), work.path().join("b"));
+    fs::write(&a, "a0").unwrap();
+    fs::write(&b, "b0").unwrap();
+    let cp = checkpoints(home.path(), 1);
+    tool_write(&cp, "batch_patch", &[(&a, "a1"), (&b, "b1")]);
+    let plan = plan_rewind(&cp.history().unwrap(), 1).unwrap();
+    // As if killed after the rewind's record and its first file.
+    let n = cp.record_rewind_for_test(&plan);
+    fs::write(&a, "a0").unwrap();
+    let history = cp.history().unwrap();
+    assert_eq!(history.interrupted_rewind().map(|c| c.n), Some(n));
+    let e = plan_rewind(&history, 2).expect_err("another target");
+    assert!(e.to_string().contains("odek rewind --to 1"), "{e}");
+    let again = plan_rewind(&history, 1).expect("the same target");
+    assert_eq!(again.resuming, Some(n));
+    assert!(again.conflicts.is_empty(), "{:?}", again.conflicts);
+    cp.rewind(&again, false).expect("finish");
+    assert_eq!(fs::read_to_string(&b).unwrap(), "b0");
+    let history = cp.history().unwrap();
+    assert!(history.interrupted_rewind().is_none());
+    assert_eq!(history.checkpoints.len(), 2, "no second rewind record");
+}
+
+#[test]
+fn a_torn_last_line_is_skipped_and_an_oversized_file_is_not_covered() {
+    let home = tempfile::tempdir().expect("home");
+    let work = tempfile::tempdir().expect("work");
+    let big = work.path().join("big.bin");
+    fs::write(&big, vec![b'x'; 2048]).unwrap();
+    let cp = Arc::new(Checkpoints::new(&root(home.path()), "s1", 1, 1024));
+    tool_write(&cp, "write_file", &[(&big, "small now")]);
+    let mut file = fs::OpenOptions::new()
+        .append(true)
+        .open(cp.record_file())
+        .unwrap();
+    std::io::Write::write_all(&mut file, b"{\"n\": 2, \"tu").unwrap();
+    let history = cp.history().unwrap();
+    assert_eq!(history.checkpoints.len(), 1);
+    assert!(history.checkpoints[0].files.is_empty());
+    assert!(history.checkpoints[0].not_covered[0].contains("2048 bytes"));
+    let plan = plan_rewind(&history, 1).unwrap();
+    assert!(plan.restores.is_empty());
+    assert_eq!(plan.not_covered.len(), 1);
+}

@@ -1,0 +1,142 @@
+//! `odek rewind [SESSION] [--list | --to N [--force]]`: the checkpoints of a session, and
+//! putting its files back as they were before one of them (see docs/UNDO.md).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use clap::Args;
+
+use super::Exit;
+use super::session_cmd::local_session_store;
+use crate::checkpoint::{Checkpoint, Checkpoints, RewindError, plan_rewind};
+use crate::config::home_dir_from;
+use crate::session::Holder;
+
+/// Arguments of `odek rewind`.
+#[derive(Debug, Args)]
+pub struct RewindArgs {
+    /// The session (default: the most recently updated one started from the command line)
+    #[arg(value_name = "SESSION")]
+    session: Option<String>,
+    /// List the session's checkpoints (what `rewind` does without --to)
+    #[arg(long, conflicts_with = "to")]
+    list: bool,
+    /// Put the files back as they were before checkpoint N (a rewind is a checkpoint too)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    to: Option<u32>,
+    /// Overwrite files that changed since odek last wrote them
+    #[arg(long, requires = "to")]
+    force: bool,
+}
+
+/// Runs `odek rewind`.
+pub fn run(args: RewindArgs) -> anyhow::Result<Exit> {
+    let store = local_session_store();
+    let session = super::turn::load_session(&store, args.session.as_deref())?;
+    let env = std::env::vars().collect();
+    let root = crate::checkpoint::root(&home_dir_from(&env));
+    let checkpoints = Arc::new(Checkpoints::new(
+        &root,
+        &session.id,
+        session.turns,
+        u64::MAX,
+    ));
+    let history = checkpoints.history()?;
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let Some(to) = args.to else {
+        print_list(&session.id, &history.checkpoints, &cwd);
+        return Ok(Exit::Success);
+    };
+    // Held as a writer: no turn of the session runs while its files go back.
+    let _held = store.open(&session.id, &Holder::this_process("odek rewind"))?;
+    let plan = match plan_rewind(&history, to) {
+        Ok(plan) => plan,
+        Err(e @ (RewindError::NoSuchCheckpoint { .. } | RewindError::Unfinished { .. })) => {
+            eprintln!("odek: {e}");
+            return Ok(Exit::Usage);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    for what in &plan.not_covered {
+        eprintln!("odek: warning: not covered by the checkpoints, left as it is: {what}");
+    }
+    if plan.restores.is_empty() {
+        eprintln!("odek: the files are already as they were before checkpoint {to}");
+        return Ok(Exit::Success);
+    }
+    match checkpoints.rewind(&plan, args.force) {
+        Ok(done) => {
+            for r in &done.restored {
+                println!("{:<8} {}", r.action(), shown(&r.path, &cwd));
+            }
+            eprintln!(
+                "odek: rewound {} file(s) to before checkpoint {to}{} — undo with: odek rewind {} --to {}",
+                done.restored.len(),
+                if plan.resuming.is_some() {
+                    " (an interrupted rewind, finished)"
+                } else {
+                    ""
+                },
+                session.id,
+                done.checkpoint
+            );
+            Ok(Exit::Success)
+        }
+        Err(e @ RewindError::Conflicts(_)) => {
+            eprintln!("odek: {}", shown_paths(&e.to_string(), &cwd));
+            Ok(Exit::Failure)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn print_list(session: &str, checkpoints: &[Checkpoint], cwd: &Path) {
+    if checkpoints.is_empty() {
+        println!("Session {session} has no checkpoints (its file tools changed nothing).");
+        return;
+    }
+    println!(
+        "Checkpoints of session {session} (odek rewind --to N puts the files back as they were before N):"
+    );
+    for c in checkpoints {
+        let at = c.at.get(..19).unwrap_or(&c.at).replace('T', " ");
+        let tool = match c.rewound_to {
+            Some(to) => format!("rewind to {to}"),
+            None => c.tool.clone(),
+        };
+        let files: Vec<String> = c
+            .files
+            .iter()
+            .map(|f| {
+                let sign = match f.kind() {
+                    "added" => '+',
+                    "deleted" => '-',
+                    _ => '~',
+                };
+                format!("{sign} {}", shown(&f.path, cwd))
+            })
+            .collect();
+        let mut line = format!(
+            "  {:>3}  turn {:<3} {at}  {tool:<12} {}",
+            c.n,
+            c.turn,
+            files.join(", ")
+        );
+        if !c.not_covered.is_empty() {
+            line.push_str(&format!(" (not covered: {})", c.not_covered.len()));
+        }
+        println!("{line}");
+    }
+}
+
+/// A path as the user reads it: relative to the working directory when inside it.
+fn shown(path: &Path, cwd: &Path) -> String {
+    path.strip_prefix(cwd)
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| path.display().to_string())
+}
+
+fn shown_paths(text: &str, cwd: &Path) -> String {
+    let prefix = format!("{}/", cwd.display());
+    text.replace(&prefix, "")
+}

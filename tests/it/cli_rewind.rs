@@ -1,0 +1,170 @@
+//! Checkpoints and `odek rewind` through the binary: the file tools' edits of a run, then
+//! rewinds to each point with byte-exact trees and modes, a rewind of a rewind, and a file
+//! changed by hand that stops a rewind until `--force`.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::support::*;
+
+/// Every file under `dir` with its bytes and mode.
+fn tree(dir: &Path) -> BTreeMap<String, (Vec<u8>, u32)> {
+    let mut out = BTreeMap::new();
+    for entry in std::fs::read_dir(dir).expect("dir").flatten() {
+        let meta = entry.metadata().expect("meta");
+        if meta.is_file() {
+            out.insert(
+                entry.file_name().to_string_lossy().into_owned(),
+                (
+                    std::fs::read(entry.path()).expect("read"),
+                    meta.permissions().mode() & 0o7777,
+                ),
+            );
+        }
+    }
+    out
+}
+
+fn rewind(sb: &Sandbox, args: &[&str]) -> std::process::Output {
+    let mut cmd = sb.odek("http://127.0.0.1:9/v1");
+    cmd.arg("rewind").args(args);
+    cmd.output().expect("odek rewind")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_file_tools_edit_can_be_rewound_byte_for_byte() {
+    let sb = Sandbox::new();
+    let (a, script) = (sb.work.join("a.txt"), sb.work.join("run.sh"));
+    std::fs::write(&a, "one\n").expect("a");
+    std::fs::write(&script, "#!/bin/sh\necho one\n").expect("script");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o750)).expect("mode");
+    let before_run = tree(&sb.work);
+    let server = ScriptedServer::start(vec![
+        tools(&[(
+            "write_file",
+            json!({"path": "new.txt", "content": "fresh\n"}),
+        )]),
+        tools(&[(
+            "patch",
+            json!({"path": "a.txt", "old_string": "one", "new_string": "two"}),
+        )]),
+        tools(&[(
+            "batch_patch",
+            json!({"patches": [
+                {"path": "a.txt", "old_string": "two", "new_string": "three"},
+                {"path": "run.sh", "old_string": "echo one", "new_string": "echo three"}]}),
+        )]),
+        text("Done."),
+    ])
+    .await;
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["run", "edit the files"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let after_run = tree(&sb.work);
+    assert_eq!(after_run["a.txt"].0, b"three\n");
+
+    let out = rewind(&sb, &["--list"]);
+    let listing = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let rows: Vec<&str> = listing.lines().skip(1).collect();
+    assert_eq!(rows.len(), 3, "{listing}");
+    assert!(
+        rows[0].contains("write_file") && rows[0].ends_with("+ new.txt"),
+        "{listing}"
+    );
+    assert!(
+        rows[1].contains("patch") && rows[1].ends_with("~ a.txt"),
+        "{listing}"
+    );
+    assert!(
+        rows[2].contains("batch_patch") && rows[2].ends_with("~ a.txt, ~ run.sh"),
+        "{listing}"
+    );
+
+    // Before checkpoint 1: the tree as it was before the run, modes included.
+    let out = rewind(&sb, &["--to", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(tree(&sb.work), before_run);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("rewound 3 file(s) to before checkpoint 1"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("--to 4"),
+        "the rewind is checkpoint 4: {stderr}"
+    );
+
+    // The rewind rewound: the tree as the run left it.
+    let out = rewind(&sb, &["--to", "4"]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(tree(&sb.work), after_run);
+
+    // Before checkpoint 3: the patch's "two", the script as it was.
+    let out = rewind(&sb, &["--to", "3"]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let now = tree(&sb.work);
+    assert_eq!(now["a.txt"].0, b"two\n");
+    assert_eq!(now["run.sh"], before_run["run.sh"]);
+    assert_eq!(now["new.txt"].0, b"fresh\n");
+
+    // A file changed by hand since stops a rewind, until --force.
+    std::fs::write(&a, "mine now\n").expect("edit");
+    let out = rewind(&sb, &["--to", "2"]);
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("1 file(s) changed since odek wrote them; nothing was rewound")
+            && stderr.contains("  a.txt"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_to_string(&a).expect("a"), "mine now\n");
+    let out = rewind(&sb, &["--to", "2", "--force"]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(std::fs::read_to_string(&a).expect("a"), "one\n");
+
+    // No such checkpoint: a usage error that says how many there are.
+    let out = rewind(&sb, &["--to", "99"]);
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no checkpoint 99"));
+
+    // The store: pre-images 0600 in 0700 folders; nothing of them in the events or session.
+    let blobs = sb.home.join("checkpoints").join("blobs");
+    for dir in std::fs::read_dir(&blobs).expect("blobs").flatten() {
+        assert_eq!(
+            dir.metadata().expect("m").permissions().mode() & 0o777,
+            0o700
+        );
+        for blob in std::fs::read_dir(dir.path()).expect("blob dir").flatten() {
+            assert_eq!(
+                blob.metadata().expect("m").permissions().mode() & 0o777,
+                0o600
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ephemeral_run_or_checkpoints_off_takes_none() {
+    let sb = Sandbox::new();
+    let server = ScriptedServer::start(vec![
+        tools(&[("write_file", json!({"path": "x.txt", "content": "x"}))]),
+        text("Done."),
+    ])
+    .await;
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.env("ODEK_CHECKPOINTS", "false").args(["run", "write"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let out = rewind(&sb, &[]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("has no checkpoints"),
+        "{}",
+        show(&out)
+    );
+    assert!(!sb.home.join("checkpoints").exists());
+}
