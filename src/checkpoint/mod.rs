@@ -60,8 +60,13 @@ impl FileChange {
 /// One checkpoint: the files one tool call (or one rewind) changed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Checkpoint {
-    /// Its number in the session, from 1.
+    /// Its number in the session, from 1: its place among the checkpoints, in the order
+    /// their first lines were written (given when the record file is read, so that several
+    /// processes — a turn and its sub-agents — can append at once).
+    #[serde(skip)]
     pub n: u32,
+    /// Its own random id (the lines of one call share it).
+    pub id: String,
     /// The session's turn it was taken in, from 1.
     pub turn: u32,
     /// When (RFC 3339 UTC).
@@ -87,8 +92,8 @@ pub enum RecordLine {
     Checkpoint(Checkpoint),
     /// The rewind checkpoint `completed` wrote every file.
     Completed {
-        /// The rewind's checkpoint number.
-        completed: u32,
+        /// The rewind's checkpoint id.
+        completed: String,
     },
 }
 
@@ -97,20 +102,20 @@ pub enum RecordLine {
 pub struct History {
     /// Every checkpoint, in order.
     pub checkpoints: Vec<Checkpoint>,
-    /// Rewind checkpoints that finished.
-    pub completed: Vec<u32>,
+    /// Rewind checkpoints that finished (their ids).
+    pub completed: Vec<String>,
 }
 
 impl History {
     /// The rewind that started last and never finished, if any.
     pub fn interrupted_rewind(&self) -> Option<&Checkpoint> {
         let last = self.checkpoints.last()?;
-        (last.rewound_to.is_some() && !self.completed.contains(&last.n)).then_some(last)
+        (last.rewound_to.is_some() && !self.completed.contains(&last.id)).then_some(last)
     }
 
-    /// The number the next checkpoint takes.
-    pub fn next_number(&self) -> u32 {
-        self.checkpoints.last().map_or(1, |c| c.n + 1)
+    /// The number of the checkpoint `id`.
+    pub fn number_of(&self, id: &str) -> Option<u32> {
+        self.checkpoints.iter().find(|c| c.id == id).map(|c| c.n)
     }
 }
 

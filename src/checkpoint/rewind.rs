@@ -88,8 +88,8 @@ pub struct RewindPlan {
     pub conflicts: Vec<Conflict>,
     /// What the checkpoints did not hold (these files stay as they are).
     pub not_covered: Vec<String>,
-    /// The rewind finishes an interrupted one (its checkpoint is already recorded).
-    pub resuming: Option<u32>,
+    /// The rewind finishes an interrupted one (its checkpoint, by id, is already recorded).
+    pub resuming: Option<String>,
 }
 
 /// The plan of a rewind to `to` over `history` as the files are now.
@@ -102,7 +102,7 @@ pub fn plan_rewind(history: &History, to: u32) -> Result<RewindPlan, RewindError
                 to: open.rewound_to.unwrap_or(to),
             });
         }
-        resuming = Some(open.n);
+        resuming = Some(open.id.clone());
         checkpoints = &checkpoints[..checkpoints.len() - 1];
     }
     if !checkpoints.iter().any(|c| c.n == to) {
@@ -178,8 +178,8 @@ impl Checkpoints {
         if !plan.conflicts.is_empty() && !force {
             return Err(RewindError::Conflicts(plan.conflicts.clone()));
         }
-        let checkpoint = match plan.resuming {
-            Some(n) => n,
+        let id = match &plan.resuming {
+            Some(id) => id.clone(),
             None => self.record_rewind(plan)?,
         };
         let blobs = self.blobs();
@@ -190,16 +190,17 @@ impl Checkpoints {
             }
         }
         self.append(&RecordLine::Completed {
-            completed: checkpoint,
+            completed: id.clone(),
         })?;
+        let checkpoint = self.history()?.number_of(&id).unwrap_or_default();
         Ok(RewindOutcome {
             checkpoint,
             restored: plan.restores.clone(),
         })
     }
 
-    fn record_rewind(self: &Arc<Self>, plan: &RewindPlan) -> Result<u32, RewindError> {
-        let n = self.take_number()?;
+    fn record_rewind(self: &Arc<Self>, plan: &RewindPlan) -> Result<String, RewindError> {
+        let id = super::store::new_id();
         let blobs = self.blobs();
         let mut files = Vec::new();
         for restore in &plan.restores {
@@ -217,7 +218,8 @@ impl Checkpoints {
             });
         }
         self.append(&RecordLine::Checkpoint(Checkpoint {
-            n,
+            n: 0,
+            id: id.clone(),
             turn: self.turn(),
             at: now_rfc3339(),
             tool: "rewind".into(),
@@ -225,7 +227,7 @@ impl Checkpoints {
             not_covered: Vec::new(),
             rewound_to: Some(plan.to),
         }))?;
-        Ok(n)
+        Ok(id)
     }
 }
 
@@ -254,7 +256,7 @@ fn write_file(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
 #[cfg(test)]
 impl Checkpoints {
     /// Records a rewind's checkpoint without carrying it out (a rewind killed at once).
-    pub(super) fn record_rewind_for_test(self: &Arc<Self>, plan: &RewindPlan) -> u32 {
+    pub(super) fn record_rewind_for_test(self: &Arc<Self>, plan: &RewindPlan) -> String {
         self.record_rewind(plan).expect("record")
     }
 }

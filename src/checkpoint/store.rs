@@ -4,7 +4,7 @@ use std::fs::{self, File, OpenOptions, Permissions};
 use std::io::{self, Read, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
@@ -112,8 +112,6 @@ pub struct Checkpoints {
     session: String,
     turn: u32,
     max_file_bytes: u64,
-    /// The number the next checkpoint takes (read from the file when first needed).
-    next: Mutex<Option<u32>>,
 }
 
 impl Checkpoints {
@@ -125,7 +123,6 @@ impl Checkpoints {
             session: session.to_string(),
             turn,
             max_file_bytes,
-            next: Mutex::new(None),
         }
     }
 
@@ -159,23 +156,12 @@ impl Checkpoints {
         file.sync_all()
     }
 
-    /// A new checkpoint number.
-    pub(super) fn take_number(&self) -> io::Result<u32> {
-        let mut next = self.next.lock().unwrap_or_else(|e| e.into_inner());
-        let n = match *next {
-            Some(n) => n,
-            None => self.history()?.next_number(),
-        };
-        *next = Some(n + 1);
-        Ok(n)
-    }
-
-    /// A checkpoint for one call of `tool`; it takes its number when it first captures.
+    /// A checkpoint for one call of `tool`.
     pub fn begin(self: &Arc<Self>, tool: &str) -> CallCheckpoint {
         CallCheckpoint {
             owner: self.clone(),
             tool: tool.to_string(),
-            number: Arc::new(Mutex::new(None)),
+            id: new_id(),
         }
     }
 
@@ -184,9 +170,26 @@ impl Checkpoints {
     }
 }
 
+/// A checkpoint's id: 16 random bytes in hex.
+pub(super) fn new_id() -> String {
+    crate::random::hex_id::<16>()
+}
+
 /// The record file of `session` under `root`.
 pub(super) fn record_file(root: &Path, session: &str) -> PathBuf {
-    root.join("sessions").join(format!("{session}.jsonl"))
+    // A session id is letters, digits and dashes: anything else (from a task file) can
+    // never name a path outside the folder.
+    let name: String = session
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    root.join("sessions").join(format!("{name}.jsonl"))
 }
 
 /// Reads a record file: lines of one checkpoint number are one checkpoint (a call that
@@ -206,13 +209,16 @@ pub(super) fn read_history(path: &Path) -> io::Result<History> {
             Err(_) => continue,
         }
     }
-    history.checkpoints.sort_by_key(|c| c.n);
+    for (i, c) in history.checkpoints.iter_mut().enumerate() {
+        c.n = u32::try_from(i + 1).unwrap_or(u32::MAX);
+    }
     Ok(history)
 }
 
-/// Adds a line to its checkpoint: calls that run in parallel write their lines interleaved.
+/// Adds a line to its checkpoint: calls that run in parallel (and sub-agents, in processes
+/// of their own) write their lines interleaved.
 fn merge(list: &mut Vec<Checkpoint>, c: Checkpoint) {
-    match list.iter_mut().rev().find(|known| known.n == c.n) {
+    match list.iter_mut().rev().find(|known| known.id == c.id) {
         Some(known) => {
             known.files.extend(c.files);
             known.not_covered.extend(c.not_covered);
@@ -227,16 +233,16 @@ fn merge(list: &mut Vec<Checkpoint>, c: Checkpoint) {
 pub struct CallCheckpoint {
     owner: Arc<Checkpoints>,
     tool: String,
-    number: Arc<Mutex<Option<u32>>>,
+    id: String,
 }
 
 impl CallCheckpoint {
     /// Records `path` as it is now, and that the call is about to leave `new_content` there
     /// — before the call writes it. A file over the size limit is recorded as not covered.
     pub fn capture(&self, path: &Path, new_content: &[u8]) -> io::Result<()> {
-        let n = self.number()?;
         let mut record = Checkpoint {
-            n,
+            n: 0,
+            id: self.id.clone(),
             turn: self.owner.turn(),
             at: now_rfc3339(),
             tool: self.tool.clone(),
@@ -265,15 +271,5 @@ impl CallCheckpoint {
             });
         }
         self.owner.append(&RecordLine::Checkpoint(record))
-    }
-
-    fn number(&self) -> io::Result<u32> {
-        let mut number = self.number.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(n) = *number {
-            return Ok(n);
-        }
-        let n = self.owner.take_number()?;
-        *number = Some(n);
-        Ok(n)
     }
 }

@@ -147,14 +147,14 @@ fn an_interrupted_rewind_is_finished_by_running_it_again() {
     tool_write(&cp, "batch_patch", &[(&a, "a1"), (&b, "b1")]);
     let plan = plan_rewind(&cp.history().unwrap(), 1).unwrap();
     // As if killed after the rewind's record and its first file.
-    let n = cp.record_rewind_for_test(&plan);
+    let id = cp.record_rewind_for_test(&plan);
     fs::write(&a, "a0").unwrap();
     let history = cp.history().unwrap();
-    assert_eq!(history.interrupted_rewind().map(|c| c.n), Some(n));
+    assert_eq!(history.interrupted_rewind().map(|c| c.n), Some(2));
     let e = plan_rewind(&history, 2).expect_err("another target");
     assert!(e.to_string().contains("odek rewind --to 1"), "{e}");
     let again = plan_rewind(&history, 1).expect("the same target");
-    assert_eq!(again.resuming, Some(n));
+    assert_eq!(again.resuming, Some(id));
     assert!(again.conflicts.is_empty(), "{:?}", again.conflicts);
     cp.rewind(&again, false).expect("finish");
     assert_eq!(fs::read_to_string(&b).unwrap(), "b0");
@@ -175,7 +175,7 @@ fn a_torn_last_line_is_skipped_and_an_oversized_file_is_not_covered() {
         .append(true)
         .open(cp.record_file())
         .unwrap();
-    std::io::Write::write_all(&mut file, b"{\"n\": 2, \"tu").unwrap();
+    std::io::Write::write_all(&mut file, b"{\"id\": \"ab\", \"tu").unwrap();
     let history = cp.history().unwrap();
     assert_eq!(history.checkpoints.len(), 1);
     assert!(history.checkpoints[0].files.is_empty());
@@ -183,4 +183,29 @@ fn a_torn_last_line_is_skipped_and_an_oversized_file_is_not_covered() {
     let plan = plan_rewind(&history, 1).unwrap();
     assert!(plan.restores.is_empty());
     assert_eq!(plan.not_covered.len(), 1);
+}
+
+/// A turn and its sub-agents write one record file from several processes: lines of calls
+/// running at once interleave, and each call is still one checkpoint, numbered in the order
+/// it started.
+#[test]
+fn interleaved_calls_of_several_writers_stay_one_checkpoint_each() {
+    let home = tempfile::tempdir().expect("home");
+    let work = tempfile::tempdir().expect("work");
+    let parent = checkpoints(home.path(), 3);
+    let child = checkpoints(home.path(), 3);
+    let files: Vec<_> = (0..4).map(|i| work.path().join(format!("f{i}"))).collect();
+    let first = parent.begin("batch_patch");
+    let second = child.begin("write_file");
+    first.capture(&files[0], b"p0").expect("p0");
+    second.capture(&files[1], b"c1").expect("c1");
+    first.capture(&files[2], b"p2").expect("p2");
+    second.capture(&files[3], b"c3").expect("c3");
+    let history = parent.history().expect("history");
+    let shape: Vec<(u32, &str, usize)> = history
+        .checkpoints
+        .iter()
+        .map(|c| (c.n, c.tool.as_str(), c.files.len()))
+        .collect();
+    assert_eq!(shape, vec![(1, "batch_patch", 2), (2, "write_file", 2)]);
 }

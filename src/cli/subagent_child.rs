@@ -162,6 +162,9 @@ pub fn run(prepared: Prepared) -> Result<Envelope, ContractError> {
         Err(e) => return Err(ContractError::Start(e.message_without_paths())),
     };
     let redactor = process.redactor.clone();
+    if let Some(owner) = task.checkpoints.clone() {
+        process.runtime.record_checkpoints_for(owner);
+    }
     let files = Arc::new(FilesChanged::default());
     let outcome = process.block_on(async {
         let supervisor = process.supervisor.clone();
@@ -415,6 +418,7 @@ mod tests {
             index: 1,
             total: 2,
             parent_session: None,
+            checkpoints: None,
             max_iter: 5,
             timeout_seconds: 60,
             model: None,

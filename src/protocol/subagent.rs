@@ -46,6 +46,10 @@ pub struct TaskFile {
     /// The parent's session, recorded in the child's.
     #[serde(default)]
     pub parent_session: Option<String>,
+    /// Where the child's file tools record their checkpoints: the parent's session and the
+    /// turn that delegated (so `odek rewind` of the parent covers the child's edits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoints: Option<CheckpointOwner>,
     /// Model calls the child may make.
     pub max_iter: u32,
     /// Wall-clock limit of the child's run, in seconds.
@@ -163,6 +167,15 @@ impl EnvelopeStatus {
             EnvelopeStatus::Cancelled => "cancelled",
         }
     }
+}
+
+/// The session and turn checkpoints are recorded for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckpointOwner {
+    /// The session.
+    pub session: String,
+    /// Its turn, from 1.
+    pub turn: u32,
 }
 
 /// What a child answers (redacted before it is written).

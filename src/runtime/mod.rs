@@ -164,6 +164,8 @@ pub struct Runtime {
     subagent_slots: Arc<tokio::sync::Semaphore>,
     /// False for a replayed model: a sub-agent would reach the real endpoint.
     can_delegate: bool,
+    /// A sub-agent's: where its turns record their checkpoints (the parent's turn).
+    checkpoints_for: std::sync::OnceLock<crate::protocol::subagent::CheckpointOwner>,
     /// `<home>/odek.db`, when memory is on and the database opened.
     memory: Option<Arc<Memory>>,
     /// The embeddings endpoint of hybrid ranking, when configured.
@@ -202,6 +204,7 @@ impl Runtime {
                 (config.subagents.max_concurrency as usize).max(1),
             )),
             can_delegate: matches!(opts.model_source, ModelSource::Http) && opts.record.is_none(),
+            checkpoints_for: std::sync::OnceLock::new(),
             mcp: Arc::new(McpHub::new(&config.mcp_servers)),
             sandbox,
             warnings,

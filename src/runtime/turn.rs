@@ -81,7 +81,7 @@ impl Runtime {
         let parts = RegistryParts {
             plan: plan.clone(),
             asker: surface.approver.clone(),
-            delegate: self.delegate_tool(session.map(|s| s.id()), surface.approver.clone()),
+            delegate: self.delegate_tool(session, surface.approver.clone()),
             memory: self.memory_tools(session.map(|s| s.id()), &taint),
             skills: self.skill_tools(skills.as_ref()),
             ..self.registry_parts()
@@ -115,22 +115,47 @@ impl Runtime {
         })
     }
 
-    /// The checkpoints a turn of `session` takes (none for a conversation that is not
-    /// saved, or with `checkpoints.enabled` off).
+    /// Where a turn of `session` records its checkpoints: the session and this turn — or,
+    /// in a sub-agent, the parent's turn that delegated. None for a conversation that is not
+    /// saved, or with `checkpoints.enabled` off.
+    fn checkpoint_owner(
+        &self,
+        session: Option<&Arc<SessionHandle>>,
+    ) -> Option<crate::protocol::subagent::CheckpointOwner> {
+        if !self.config.checkpoints.enabled {
+            return None;
+        }
+        if let Some(owner) = self.checkpoints_for.get() {
+            return Some(owner.clone());
+        }
+        let session = session?;
+        Some(crate::protocol::subagent::CheckpointOwner {
+            session: session.id().to_string(),
+            turn: session.saved().turns + 1,
+        })
+    }
+
+    /// The checkpoints a turn of `session` takes (see [`Self::checkpoint_owner`]).
     fn checkpoints_of(
         &self,
         session: Option<&Arc<SessionHandle>>,
     ) -> Option<Arc<crate::checkpoint::Checkpoints>> {
-        let session = session?;
-        let settings = &self.config.checkpoints;
-        settings.enabled.then(|| {
-            Arc::new(crate::checkpoint::Checkpoints::new(
-                &crate::checkpoint::root(&self.home),
-                session.id(),
-                session.saved().turns + 1,
-                settings.max_file_mb.saturating_mul(1024 * 1024),
-            ))
-        })
+        let owner = self.checkpoint_owner(session)?;
+        Some(Arc::new(crate::checkpoint::Checkpoints::new(
+            &crate::checkpoint::root(&self.home),
+            &owner.session,
+            owner.turn,
+            self.config
+                .checkpoints
+                .max_file_mb
+                .saturating_mul(1024 * 1024),
+        )))
+    }
+
+    /// Makes every turn of this runtime record its checkpoints for `owner` (a sub-agent's:
+    /// its parent's turn). Only the first call counts.
+    pub fn record_checkpoints_for(&self, owner: crate::protocol::subagent::CheckpointOwner) {
+        let _ = self.checkpoints_for.set(owner);
     }
 
     /// The tools a turn of this runtime offers the model, as the model sees them.
@@ -158,7 +183,7 @@ impl Runtime {
     /// (a child would reach the real endpoint).
     fn delegate_tool(
         &self,
-        session: Option<&str>,
+        session: Option<&Arc<SessionHandle>>,
         asker: Option<Arc<dyn Approver>>,
     ) -> Option<Arc<dyn crate::tools::Tool>> {
         let s = &self.config.subagents;
@@ -174,7 +199,8 @@ impl Runtime {
             base_url: self.config.base_url.clone(),
             provider: self.config.provider.clone(),
             api_key: self.config.api_key.clone(),
-            parent_session: session.map(str::to_string),
+            parent_session: session.map(|s| s.id().to_string()),
+            checkpoints: self.checkpoint_owner(session),
             asker,
             policy: self.config.dangerous.clone(),
             sandbox: self.sandbox.is_on(),

@@ -48,6 +48,8 @@ pub struct DelegateSettings {
     pub api_key: Option<String>,
     /// The parent's session, recorded in each child's.
     pub parent_session: Option<String>,
+    /// Where the children's file tools record their checkpoints (the parent's turn).
+    pub checkpoints: Option<crate::protocol::subagent::CheckpointOwner>,
     /// Who answers a trusted child's approvals and questions (the parent's surface).
     pub asker: Option<Arc<dyn Approver>>,
     /// Slots for children, shared by every `delegate_tasks` call of the process
@@ -234,6 +236,7 @@ impl DelegateTasksTool {
                     index: n,
                     total,
                     parent_session: s.parent_session.clone(),
+                    checkpoints: s.checkpoints.clone(),
                     max_iter: s.max_iter,
                     timeout_seconds: s.timeout.as_secs(),
                     model: Some(s.model.clone()),

@@ -45,6 +45,7 @@ fn full() -> RegistryParts {
                 provider: None,
                 api_key: None,
                 parent_session: None,
+                checkpoints: None,
                 asker: None,
                 policy: crate::policy::DangerPolicy::default(),
                 sandbox: false,
