@@ -126,6 +126,11 @@ impl Checkpoints {
         }
     }
 
+    /// The session.
+    pub fn session(&self) -> &str {
+        &self.session
+    }
+
     /// The blob store.
     pub fn blobs(&self) -> BlobStore {
         BlobStore::new(&self.root)

@@ -40,6 +40,9 @@ Commands:
   /plan         the current plan
   /memory       what odek remembers (user and this project), and writes waiting for review
   /skills       the skills found, and whether each is offered to the model
+  /undo         put back the files the last turn changed
+  /rewind [N]   the checkpoints; with N, the files as they were before checkpoint N
+                (--force overwrites files changed since)
   /exit, /quit  leave (the session is saved; resume with odek repl --id ID)
 @path in a line attaches that file's text (≤ 256 KiB, UTF-8); Tab completes paths after @.
 Ctrl-C stops the running turn; Ctrl-D at the prompt leaves.";
@@ -162,6 +165,8 @@ impl Repl {
             "/plan" => println!("{}", self.plan_text()),
             "/memory" => self.memory(),
             "/skills" => self.skills(),
+            "/undo" => self.undo(),
+            "/rewind" => self.rewind(line),
             other => println!("Unknown command: {other}  (/help for commands)"),
         }
         false
@@ -218,6 +223,90 @@ impl Repl {
         }
         let home = &self.setup.resolved.home;
         if let Err(e) = super::memory_cmd::print_memory(config, home, self.setup.cwd()) {
+            self.setup.terminal.line(&format!("odek: {e:#}"));
+        }
+    }
+
+    /// The session's checkpoints, as `odek rewind` reads them.
+    fn checkpoints(
+        &self,
+    ) -> Option<(
+        Arc<crate::checkpoint::Checkpoints>,
+        crate::checkpoint::History,
+    )> {
+        let s = self.session.saved();
+        let root = crate::checkpoint::root(&self.setup.resolved.home);
+        let checkpoints = Arc::new(crate::checkpoint::Checkpoints::new(
+            &root,
+            &s.id,
+            s.turns,
+            u64::MAX,
+        ));
+        match checkpoints.history() {
+            Ok(history) => Some((checkpoints, history)),
+            Err(e) => {
+                self.setup
+                    .terminal
+                    .line(&format!("odek: cannot read the checkpoints: {e}"));
+                None
+            }
+        }
+    }
+
+    /// `/undo`: the files as they were before the last turn that changed any.
+    fn undo(&self) {
+        let Some((checkpoints, history)) = self.checkpoints() else {
+            return;
+        };
+        let last_turn = history
+            .checkpoints
+            .iter()
+            .filter(|c| c.rewound_to.is_none())
+            .map(|c| c.turn)
+            .max();
+        let first = last_turn.and_then(|turn| {
+            history
+                .checkpoints
+                .iter()
+                .find(|c| c.turn == turn && c.rewound_to.is_none())
+        });
+        match first {
+            Some(c) => self.rewind_to(&checkpoints, &history, c.n, false),
+            None => println!("No turn of this session changed files with odek's file tools."),
+        }
+    }
+
+    /// `/rewind`: the list; `/rewind N [--force]`: a rewind to before checkpoint N.
+    fn rewind(&self, line: &str) {
+        let Some((checkpoints, history)) = self.checkpoints() else {
+            return;
+        };
+        let mut words = line.split_whitespace().skip(1);
+        let to = words.next();
+        let force = words.any(|w| w == "--force");
+        match to.map(str::parse::<u32>) {
+            None => super::rewind_cmd::print_list(
+                checkpoints.session(),
+                &history.checkpoints,
+                self.setup.cwd(),
+            ),
+            Some(Ok(n)) if n > 0 => self.rewind_to(&checkpoints, &history, n, force),
+            Some(_) => {
+                println!("Usage: /rewind [N] [--force]  (N: a checkpoint's number from /rewind)")
+            }
+        }
+    }
+
+    fn rewind_to(
+        &self,
+        checkpoints: &Arc<crate::checkpoint::Checkpoints>,
+        history: &crate::checkpoint::History,
+        to: u32,
+        force: bool,
+    ) {
+        if let Err(e) =
+            super::rewind_cmd::rewind_files(checkpoints, history, to, force, self.setup.cwd())
+        {
             self.setup.terminal.line(&format!("odek: {e:#}"));
         }
     }

@@ -8,7 +8,7 @@ use clap::Args;
 
 use super::Exit;
 use super::session_cmd::local_session_store;
-use crate::checkpoint::{Checkpoint, Checkpoints, RewindError, plan_rewind};
+use crate::checkpoint::{Checkpoint, Checkpoints, History, RewindError, plan_rewind};
 use crate::config::home_dir_from;
 use crate::session::Holder;
 
@@ -49,7 +49,19 @@ pub fn run(args: RewindArgs) -> anyhow::Result<Exit> {
     };
     // Held as a writer: no turn of the session runs while its files go back.
     let _held = store.open(&session.id, &Holder::this_process("odek rewind"))?;
-    let plan = match plan_rewind(&history, to) {
+    rewind_files(&checkpoints, &history, to, args.force, &cwd)
+}
+
+/// Rewinds the files of `checkpoints`' session to before checkpoint `to`, saying what it did
+/// (the REPL's `/undo` and `/rewind` too; the caller holds the session).
+pub(super) fn rewind_files(
+    checkpoints: &Arc<Checkpoints>,
+    history: &History,
+    to: u32,
+    force: bool,
+    cwd: &Path,
+) -> anyhow::Result<Exit> {
+    let plan = match plan_rewind(history, to) {
         Ok(plan) => plan,
         Err(e @ (RewindError::NoSuchCheckpoint { .. } | RewindError::Unfinished { .. })) => {
             eprintln!("odek: {e}");
@@ -64,10 +76,10 @@ pub fn run(args: RewindArgs) -> anyhow::Result<Exit> {
         eprintln!("odek: the files are already as they were before checkpoint {to}");
         return Ok(Exit::Success);
     }
-    match checkpoints.rewind(&plan, args.force) {
+    match checkpoints.rewind(&plan, force) {
         Ok(done) => {
             for r in &done.restored {
-                println!("{:<8} {}", r.action(), shown(&r.path, &cwd));
+                println!("{:<8} {}", r.action(), shown(&r.path, cwd));
             }
             eprintln!(
                 "odek: rewound {} file(s) to before checkpoint {to}{} — undo with: odek rewind {} --to {}",
@@ -77,20 +89,20 @@ pub fn run(args: RewindArgs) -> anyhow::Result<Exit> {
                 } else {
                     ""
                 },
-                session.id,
+                checkpoints.session(),
                 done.checkpoint
             );
             Ok(Exit::Success)
         }
         Err(e @ RewindError::Conflicts(_)) => {
-            eprintln!("odek: {}", shown_paths(&e.to_string(), &cwd));
+            eprintln!("odek: {}", shown_paths(&e.to_string(), cwd));
             Ok(Exit::Failure)
         }
         Err(e) => Err(e.into()),
     }
 }
 
-fn print_list(session: &str, checkpoints: &[Checkpoint], cwd: &Path) {
+pub(super) fn print_list(session: &str, checkpoints: &[Checkpoint], cwd: &Path) {
     if checkpoints.is_empty() {
         println!("Session {session} has no checkpoints (its file tools changed nothing).");
         return;

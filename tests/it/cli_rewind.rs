@@ -210,3 +210,59 @@ async fn a_sub_agents_edits_are_rewound_with_the_parents_turn() {
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert_eq!(tree(&sb.work), before);
 }
+
+/// The REPL's `/undo` puts back what the last turn changed; `/rewind` lists, `/rewind N`
+/// goes back further — while the REPL holds its session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_repl_undoes_the_last_turn_and_rewinds_further() {
+    let sb = Sandbox::new();
+    let notes = sb.work.join("notes.txt");
+    std::fs::write(&notes, "v0\n").expect("notes");
+    let server = ScriptedServer::start(vec![
+        tools(&[(
+            "write_file",
+            json!({"path": "notes.txt", "content": "v1\n"}),
+        )]),
+        text("Wrote v1."),
+        tools(&[(
+            "write_file",
+            json!({"path": "notes.txt", "content": "v2\n"}),
+        )]),
+        text("Wrote v2."),
+    ])
+    .await;
+    let cmd = {
+        let mut c = sb.odek(&server.base_url());
+        c.env("TERM", "xterm").arg("repl");
+        c
+    };
+    let file = notes.clone();
+    tokio::task::spawn_blocking(move || -> Result<(), rexpect::error::Error> {
+        let read = || std::fs::read_to_string(&file).unwrap_or_default();
+        let mut p = rexpect::session::spawn_command(cmd, Some(15_000))?;
+        p.exp_string("odek 1> ")?;
+        p.send_line("write v1")?;
+        p.exp_string("Wrote v1.")?;
+        p.exp_string("odek 2> ")?;
+        p.send_line("write v2")?;
+        p.exp_string("Wrote v2.")?;
+        p.exp_string("odek 3> ")?;
+        assert_eq!(read(), "v2\n");
+        p.send_line("/undo")?;
+        p.exp_string("rewound 1 file(s) to before checkpoint 2")?;
+        p.exp_string("odek 3> ")?;
+        assert_eq!(read(), "v1\n");
+        p.send_line("/rewind")?;
+        p.exp_string("rewind to 2")?;
+        p.send_line("/rewind 1")?;
+        p.exp_string("rewound 1 file(s) to before checkpoint 1")?;
+        p.exp_string("odek 3> ")?;
+        assert_eq!(read(), "v0\n");
+        p.send_line("/exit")?;
+        p.exp_eof()?;
+        Ok(())
+    })
+    .await
+    .expect("join")
+    .expect("repl");
+}
