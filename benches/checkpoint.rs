@@ -1,0 +1,114 @@
+//! Checkpoint benchmarks: what a checkpoint adds to a file tool's write — one edit of a
+//! 10 KB and of a 100 KB file, with and without the checkpoint — and a rewind of one file.
+//! Also prints the disk 100 edits of a 100 KB file leave in the blob store.
+//!
+//! Run with `cargo bench --bench checkpoint`; figures go to `docs/PERFORMANCE.md`.
+
+// Benchmarks fail loudly on purpose.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::sync::Arc;
+
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use odek::checkpoint::{Checkpoints, plan_rewind, root};
+
+/// A file tool's write: a temp file beside the target, synced, renamed over it.
+fn write_atomic(path: &Path, bytes: &[u8]) {
+    use std::io::Write;
+    let dir = path.parent().unwrap();
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).unwrap();
+    tmp.write_all(bytes).unwrap();
+    tmp.as_file().sync_all().unwrap();
+    tmp.persist(path).unwrap();
+}
+
+/// Content of `len` bytes that differs per `round` (every edit stores a new pre-image).
+fn content(len: usize, round: u64) -> Vec<u8> {
+    let line = format!("line of round {round:08}: the parser keeps its state per connection\n");
+    line.as_bytes().iter().copied().cycle().take(len).collect()
+}
+
+fn edits(c: &mut Criterion) {
+    let mut group = c.benchmark_group("one_file_edit");
+    for len in [10 * 1024, 100 * 1024] {
+        let home = tempfile::tempdir().unwrap();
+        let work = tempfile::tempdir().unwrap();
+        let path = work.path().join("file.txt");
+        std::fs::write(&path, content(len, 0)).unwrap();
+        let checkpoints = Arc::new(Checkpoints::new(&root(home.path()), "bench", 1, u64::MAX));
+        let mut round = 0u64;
+        group.bench_function(BenchmarkId::new("write_only", len), |b| {
+            b.iter(|| {
+                round += 1;
+                write_atomic(&path, &content(len, round));
+            })
+        });
+        group.bench_function(BenchmarkId::new("checkpoint_and_write", len), |b| {
+            b.iter(|| {
+                round += 1;
+                let next = content(len, round);
+                checkpoints.begin("patch").capture(&path, &next).unwrap();
+                write_atomic(&path, &next);
+            })
+        });
+    }
+    group.finish();
+}
+
+fn rewind(c: &mut Criterion) {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let path = work.path().join("file.txt");
+    std::fs::write(&path, content(10 * 1024, 0)).unwrap();
+    let checkpoints = Arc::new(Checkpoints::new(&root(home.path()), "bench", 1, u64::MAX));
+    let next = content(10 * 1024, 1);
+    checkpoints.begin("patch").capture(&path, &next).unwrap();
+    write_atomic(&path, &next);
+    c.bench_function("rewind_one_file_there_and_back", |b| {
+        b.iter(|| {
+            let history = checkpoints.history().unwrap();
+            let last = history.checkpoints.last().unwrap().n;
+            let to = if last == 1 { 1 } else { last };
+            let plan = plan_rewind(&history, to).unwrap();
+            checkpoints.rewind(&plan, false).unwrap();
+        })
+    });
+}
+
+/// Not timed: the blob store's size after 100 edits of a 100 KB file.
+fn disk_of_100_edits(_: &mut Criterion) {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let path = work.path().join("file.txt");
+    std::fs::write(&path, content(100 * 1024, 0)).unwrap();
+    let checkpoints = Arc::new(Checkpoints::new(&root(home.path()), "bench", 1, u64::MAX));
+    for round in 1..=100 {
+        let next = content(100 * 1024, round);
+        checkpoints.begin("patch").capture(&path, &next).unwrap();
+        write_atomic(&path, &next);
+    }
+    let mut bytes = 0u64;
+    let mut files = 0u64;
+    for dir in walk(&root(home.path())) {
+        bytes += std::fs::metadata(&dir).unwrap().len();
+        files += 1;
+    }
+    println!("checkpoints of 100 edits of a 100 KB file: {files} files, {bytes} bytes");
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+criterion_group!(benches, edits, rewind, disk_of_100_edits);
+criterion_main!(benches);
