@@ -18,7 +18,7 @@ mod store;
 mod tests;
 
 pub use rewind::{Conflict, RewindError, RewindOutcome, RewindPlan, plan_rewind};
-pub use store::{BlobStore, CallCheckpoint, Checkpoints, hash_bytes};
+pub use store::{BlobStore, CallCheckpoint, Checkpoints, forget_sessions, hash_bytes};
 
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;

@@ -9,9 +9,9 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::store::now_rfc3339;
 use super::store::{current_hash, image_of};
 use super::{Checkpoint, Checkpoints, FileChange, History, Image, RecordLine};
-use crate::session::now_rfc3339;
 
 /// Why a rewind cannot be done.
 #[derive(Debug, thiserror::Error)]

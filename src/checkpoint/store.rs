@@ -2,16 +2,31 @@
 
 use std::fs::{self, File, OpenOptions, Permissions};
 use std::io::{self, Read, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
 use super::{Checkpoint, FileChange, History, Image, RecordLine};
-use crate::session::{ensure_dir, now_rfc3339};
 
 const FILE_MODE: u32 = 0o600;
+const DIR_MODE: u32 = 0o700;
+
+/// Creates `dir` and its missing parents, 0700.
+fn ensure_dir(dir: &Path) -> io::Result<()> {
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(DIR_MODE)
+        .create(dir)
+}
+
+/// Now, RFC 3339 UTC with milliseconds (as sessions write their times).
+pub(super) fn now_rfc3339() -> String {
+    jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
+        .to_string()
+}
 
 /// SHA-256 of `bytes`, lower-case hex.
 pub fn hash_bytes(bytes: &[u8]) -> String {
@@ -277,4 +292,47 @@ impl CallCheckpoint {
         }
         self.owner.append(&RecordLine::Checkpoint(record))
     }
+}
+
+/// Forgets the checkpoints of deleted sessions: their record files, then every blob no
+/// remaining record names (`odek session delete` and `session cleanup`). Returns how many
+/// blobs went.
+pub fn forget_sessions(root: &Path, sessions: &[String]) -> io::Result<usize> {
+    for session in sessions {
+        match fs::remove_file(record_file(root, session)) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+    }
+    sweep(root)
+}
+
+/// Removes the blobs no record file names; returns how many.
+fn sweep(root: &Path) -> io::Result<usize> {
+    let blobs = BlobStore::new(root);
+    if !blobs.dir.is_dir() {
+        return Ok(0);
+    }
+    let mut kept = std::collections::HashSet::new();
+    let records = root.join("sessions");
+    if records.is_dir() {
+        for entry in fs::read_dir(&records)?.flatten() {
+            for c in read_history(&entry.path())?.checkpoints {
+                kept.extend(c.files.into_iter().filter_map(|f| f.before.map(|b| b.hash)));
+            }
+        }
+    }
+    let mut removed = 0;
+    for folder in fs::read_dir(&blobs.dir)?.flatten() {
+        let prefix = folder.file_name().to_string_lossy().into_owned();
+        for blob in fs::read_dir(folder.path())?.flatten() {
+            let hash = format!("{prefix}{}", blob.file_name().to_string_lossy());
+            if !kept.contains(&hash) {
+                fs::remove_file(blob.path())?;
+                removed += 1;
+            }
+        }
+        let _ = fs::remove_dir(folder.path());
+    }
+    Ok(removed)
 }

@@ -59,6 +59,9 @@ fn a_rewind_puts_contents_and_modes_back_and_removes_new_files() {
         ]
     );
     assert_eq!(history.checkpoints[2].files[0].kind(), "added");
+    // Times as sessions write them: `2026-12-04T05:50:01.123Z`.
+    let at = &history.checkpoints[0].at;
+    assert!(at.len() == 24 && at.ends_with('Z') && &at[19..20] == ".", "{at}");
 
     let plan = plan_rewind(&history, 2).expect("plan");
     assert!(plan.conflicts.is_empty());
@@ -208,4 +211,28 @@ fn interleaved_calls_of_several_writers_stay_one_checkpoint_each() {
         .map(|c| (c.n, c.tool.as_str(), c.files.len()))
         .collect();
     assert_eq!(shape, vec![(1, "batch_patch", 2), (2, "write_file", 2)]);
+}
+
+#[test]
+fn forgetting_a_session_removes_its_records_and_the_blobs_only_it_held() {
+    let home = tempfile::tempdir().expect("home");
+    let work = tempfile::tempdir().expect("work");
+    let (a, b) = (work.path().join("a"), work.path().join("b"));
+    fs::write(&a, "shared").unwrap();
+    fs::write(&b, "only s2").unwrap();
+    let s1 = Arc::new(Checkpoints::new(&root(home.path()), "s1", 1, u64::MAX));
+    let s2 = Arc::new(Checkpoints::new(&root(home.path()), "s2", 1, u64::MAX));
+    s1.begin("patch").capture(&a, b"x").unwrap();
+    s2.begin("patch").capture(&a, b"y").unwrap();
+    s2.begin("patch").capture(&b, b"z").unwrap();
+    let removed = forget_sessions(&root(home.path()), &["s2".to_string()]).unwrap();
+    assert_eq!(
+        removed, 1,
+        "the blob of \"only s2\"; \"shared\" is s1's too"
+    );
+    assert!(!s2.record_file().exists());
+    fs::write(&a, "x").unwrap();
+    let plan = plan_rewind(&s1.history().unwrap(), 1).unwrap();
+    s1.rewind(&plan, false).unwrap();
+    assert_eq!(fs::read_to_string(&a).unwrap(), "shared");
 }

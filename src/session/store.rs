@@ -415,7 +415,23 @@ impl SessionStore {
             self.remove_from_index_locked(&HashSet::from([id.to_string()]));
         }
         held.remove_file();
+        self.forget_checkpoints(&[id.to_string()]);
         Ok(existed)
+    }
+
+    /// The checkpoints of deleted sessions go with them, and the pre-images only they held
+    /// (see docs/UNDO.md); a failure is a warning, never a failed delete.
+    fn forget_checkpoints(&self, ids: &[String]) {
+        let Some(home) = self.dir.parent() else {
+            return;
+        };
+        let root = crate::checkpoint::root(home);
+        if !root.is_dir() {
+            return;
+        }
+        if let Err(e) = crate::checkpoint::forget_sessions(&root, ids) {
+            tracing::warn!("could not remove the checkpoints of deleted sessions: {e}");
+        }
     }
 
     /// Names a session (the index lists the name instead of the task), as its writer:
@@ -498,6 +514,9 @@ impl SessionStore {
         self.remove_leftovers()?;
         entries.retain(|e| !removed.contains(&e.id));
         self.write_index_if_changed(&entries, previous.as_deref());
+        if !removed.is_empty() {
+            self.forget_checkpoints(&removed.iter().cloned().collect::<Vec<_>>());
+        }
         Ok(outcome)
     }
 

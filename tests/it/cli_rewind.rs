@@ -132,7 +132,7 @@ async fn each_file_tools_edit_can_be_rewound_byte_for_byte() {
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no checkpoint 99"));
 
-    // The store: pre-images 0600 in 0700 folders; nothing of them in the events or session.
+    // The store: pre-images 0600 in 0700 folders.
     let blobs = sb.home.join("checkpoints").join("blobs");
     for dir in std::fs::read_dir(&blobs).expect("blobs").flatten() {
         assert_eq!(
@@ -146,6 +146,26 @@ async fn each_file_tools_edit_can_be_rewound_byte_for_byte() {
             );
         }
     }
+
+    // Deleting the session deletes its checkpoints, and the pre-images only it held.
+    let records = sb.home.join("checkpoints").join("sessions");
+    let record = std::fs::read_dir(&records)
+        .expect("records")
+        .flatten()
+        .next()
+        .expect("a record file")
+        .path();
+    let id = record
+        .file_stem()
+        .expect("stem")
+        .to_string_lossy()
+        .into_owned();
+    let mut cmd = sb.odek("http://127.0.0.1:9/v1");
+    cmd.args(["session", "delete", &id]);
+    let out = cmd.output().expect("delete");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(!record.exists());
+    assert_eq!(std::fs::read_dir(&blobs).expect("blobs").count(), 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
