@@ -61,7 +61,10 @@ fn a_rewind_puts_contents_and_modes_back_and_removes_new_files() {
     assert_eq!(history.checkpoints[2].files[0].kind(), "added");
     // Times as sessions write them: `2026-12-04T05:50:01.123Z`.
     let at = &history.checkpoints[0].at;
-    assert!(at.len() == 24 && at.ends_with('Z') && &at[19..20] == ".", "{at}");
+    assert!(
+        at.len() == 24 && at.ends_with('Z') && &at[19..20] == ".",
+        "{at}"
+    );
 
     let plan = plan_rewind(&history, 2).expect("plan");
     assert!(plan.conflicts.is_empty());
