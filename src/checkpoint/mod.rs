@@ -12,12 +12,14 @@
 //!   after the call.
 
 mod rewind;
+mod shadow;
 mod store;
 
 #[cfg(test)]
 mod tests;
 
 pub use rewind::{Conflict, RewindError, RewindOutcome, RewindPlan, plan_rewind};
+pub use shadow::{DEFAULT_MAX_FILES, ShellCheckpoint, work_tree_of};
 pub use store::{BlobStore, CallCheckpoint, Checkpoints, forget_sessions, hash_bytes};
 
 use serde::{Deserialize, Serialize};

@@ -9,8 +9,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::store::image_of;
 use super::store::now_rfc3339;
-use super::store::{current_hash, image_of};
 use super::{Checkpoint, Checkpoints, FileChange, History, Image, RecordLine};
 
 /// Why a rewind cannot be done.
@@ -123,11 +123,11 @@ pub fn plan_rewind(history: &History, to: u32) -> Result<RewindPlan, RewindError
         resuming,
     };
     for (path, target, last_after) in touched_paths(&from_here) {
-        let current = current_hash(&path)?;
-        if current.as_deref() == target.as_ref().map(|t| t.hash.as_str()) {
-            // Already as it was (an unchanged mode is not checked: odek's tools keep it).
-            continue;
+        let now = image_of(&path)?.map(|(image, _)| image);
+        if now == target {
+            continue; // already as it was
         }
+        let current = now.map(|image| image.hash);
         if current != last_after {
             plan.conflicts.push(Conflict { path: path.clone() });
         }

@@ -14,7 +14,7 @@ const FILE_MODE: u32 = 0o600;
 const DIR_MODE: u32 = 0o700;
 
 /// Creates `dir` and its missing parents, 0700.
-fn ensure_dir(dir: &Path) -> io::Result<()> {
+pub(super) fn ensure_dir(dir: &Path) -> io::Result<()> {
     fs::DirBuilder::new()
         .recursive(true)
         .mode(DIR_MODE)
@@ -114,19 +114,15 @@ pub(super) fn image_of(path: &Path) -> io::Result<Option<(Image, Vec<u8>)>> {
     Ok(Some((image, bytes)))
 }
 
-/// The hash of what is at `path` now (`None`: nothing).
-pub(super) fn current_hash(path: &Path) -> io::Result<Option<String>> {
-    Ok(image_of(path)?.map(|(image, _)| image.hash))
-}
-
 /// One session's checkpoints: its record file and the blob store, and the turn that takes
 /// new ones.
 #[derive(Debug)]
 pub struct Checkpoints {
-    root: PathBuf,
+    pub(super) root: PathBuf,
     session: String,
     turn: u32,
-    max_file_bytes: u64,
+    pub(super) max_file_bytes: u64,
+    pub(super) max_files: u64,
 }
 
 impl Checkpoints {
@@ -138,7 +134,14 @@ impl Checkpoints {
             session: session.to_string(),
             turn,
             max_file_bytes,
+            max_files: super::DEFAULT_MAX_FILES,
         }
+    }
+
+    /// Work trees above `max_files` files are not snapshotted before a shell command.
+    pub fn with_max_files(mut self, max_files: u64) -> Self {
+        self.max_files = max_files;
+        self
     }
 
     /// The session.

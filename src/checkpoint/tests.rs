@@ -239,3 +239,115 @@ fn forgetting_a_session_removes_its_records_and_the_blobs_only_it_held() {
     s1.rewind(&plan, false).unwrap();
     assert_eq!(fs::read_to_string(&a).unwrap(), "shared");
 }
+
+fn sh(dir: &Path, script: &str) {
+    let status = std::process::Command::new("sh")
+        .args(["-c", script])
+        .current_dir(dir)
+        .status()
+        .expect("sh");
+    assert!(status.success(), "{script}");
+}
+
+/// Every file under `dir` but `.git`: path, bytes, mode.
+fn tree_of(dir: &Path) -> Vec<(String, Vec<u8>, u32)> {
+    let mut out = Vec::new();
+    for entry in ignore::WalkBuilder::new(dir)
+        .standard_filters(false)
+        .filter_entry(|e| e.file_name() != ".git")
+        .build()
+        .flatten()
+    {
+        if entry.file_type().is_some_and(|t| t.is_file()) {
+            let path = entry.path();
+            out.push((
+                path.strip_prefix(dir).unwrap().display().to_string(),
+                fs::read(path).unwrap(),
+                mode(path),
+            ));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn a_shell_command_in_a_git_tree_is_rewound_byte_exact() {
+    let home = tempfile::tempdir().expect("home");
+    let work = tempfile::tempdir().expect("work");
+    let w = work.path();
+    sh(
+        w,
+        "git init -q . && printf 'a\\r\\nb\\n' > crlf.txt && echo 'x' > gone.txt && \
+         echo '#!/bin/sh' > run.sh && chmod 750 run.sh && mkdir -p sub && echo old > sub/f.txt && \
+         echo 'ignored.log' > .gitignore && echo keep > ignored.log && \
+         echo '* text=auto eol=crlf' > .gitattributes && echo untracked > notes.txt && \
+         git add crlf.txt gone.txt run.sh sub .gitignore .gitattributes",
+    );
+    let before = tree_of(w);
+    let user_index = fs::read(w.join(".git/index")).expect("index");
+    let cp = checkpoints(home.path(), 1);
+    let call = cp.before_shell(&w.join("sub"));
+    sh(
+        w,
+        "sed -i 's/old/new/' sub/f.txt && rm gone.txt && chmod 700 run.sh && \
+         printf 'n\\n' > new.txt && printf 'z\\n' > crlf.txt && echo more >> notes.txt && echo x > ignored.log",
+    );
+    call.finish().expect("finish");
+    assert_eq!(
+        fs::read(w.join(".git/index")).unwrap(),
+        user_index,
+        "the user's index"
+    );
+    let history = cp.history().unwrap();
+    assert_eq!(history.checkpoints.len(), 1);
+    let c = &history.checkpoints[0];
+    assert_eq!(c.tool, "shell");
+    let mut kinds: Vec<_> = c
+        .files
+        .iter()
+        .map(|f| format!("{} {}", f.kind(), f.path.strip_prefix(w).unwrap().display()))
+        .collect();
+    kinds.sort();
+    assert_eq!(
+        kinds,
+        [
+            "added new.txt",
+            "changed crlf.txt",
+            "changed notes.txt",
+            "changed run.sh",
+            "changed sub/f.txt",
+            "deleted gone.txt",
+        ]
+    );
+    let plan = plan_rewind(&history, 1).expect("plan");
+    assert!(plan.conflicts.is_empty(), "{:?}", plan.conflicts);
+    cp.rewind(&plan, false).expect("rewind");
+    let mut after = tree_of(w);
+    // The ignored file is not covered: it keeps the command's change.
+    for entry in after.iter_mut().filter(|e| e.0 == "ignored.log") {
+        entry.1 = b"keep\n".to_vec();
+    }
+    assert_eq!(after, before);
+}
+
+#[test]
+fn a_shell_command_outside_a_git_tree_or_over_the_limit_is_not_covered() {
+    let home = tempfile::tempdir().expect("home");
+    let work = tempfile::tempdir().expect("work");
+    let cp = checkpoints(home.path(), 1);
+    cp.before_shell(work.path()).finish().expect("finish");
+    sh(
+        work.path(),
+        "git init -q . && for i in 1 2 3; do echo $i > f$i; done",
+    );
+    let small = Arc::new(Checkpoints::new(&root(home.path()), "s1", 2, 1024).with_max_files(2));
+    small.before_shell(work.path()).finish().expect("finish");
+    let history = cp.history().unwrap();
+    assert_eq!(history.checkpoints.len(), 2);
+    assert!(history.checkpoints[0].not_covered[0].contains("not inside a git work tree"));
+    assert!(history.checkpoints[1].not_covered[0].contains("3 files, over checkpoints.max_files"));
+    // Nothing changed in a covered tree: no checkpoint.
+    cp.before_shell(work.path()).finish().expect("finish");
+    assert_eq!(cp.history().unwrap().checkpoints.len(), 2);
+}

@@ -199,6 +199,8 @@ pub struct CheckpointsConfig {
     pub enabled: bool,
     /// Files above this many MiB are not captured (the checkpoint says so).
     pub max_file_mb: u64,
+    /// Git work trees above this many files are not snapshotted before a shell command.
+    pub max_files: u64,
 }
 
 /// The `web` section (`web_fetch`; global file only: a project may not widen the network).
@@ -625,6 +627,7 @@ impl Default for Config {
             checkpoints: CheckpointsConfig {
                 enabled: true,
                 max_file_mb: crate::checkpoint::DEFAULT_MAX_FILE_MB,
+                max_files: crate::checkpoint::DEFAULT_MAX_FILES,
             },
             memory: MemoryConfig {
                 enabled: true,

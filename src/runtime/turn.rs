@@ -141,15 +141,18 @@ impl Runtime {
         session: Option<&Arc<SessionHandle>>,
     ) -> Option<Arc<crate::checkpoint::Checkpoints>> {
         let owner = self.checkpoint_owner(session)?;
-        Some(Arc::new(crate::checkpoint::Checkpoints::new(
-            &crate::checkpoint::root(&self.home),
-            &owner.session,
-            owner.turn,
-            self.config
-                .checkpoints
-                .max_file_mb
-                .saturating_mul(1024 * 1024),
-        )))
+        Some(Arc::new(
+            crate::checkpoint::Checkpoints::new(
+                &crate::checkpoint::root(&self.home),
+                &owner.session,
+                owner.turn,
+                self.config
+                    .checkpoints
+                    .max_file_mb
+                    .saturating_mul(1024 * 1024),
+            )
+            .with_max_files(self.config.checkpoints.max_files),
+        ))
     }
 
     /// Makes every turn of this runtime record its checkpoints for `owner` (a sub-agent's:

@@ -13,6 +13,8 @@ use std::sync::Arc;
 
 use super::danger::{Classification, classify_command, command_argv0};
 use super::{Tool, ToolContext, ToolError, decode_args};
+use crate::checkpoint::ShellCheckpoint;
+use crate::policy::DangerClass;
 use crate::process_group::{GroupGuard, signal_group};
 use crate::sandbox::Sandbox;
 
@@ -95,13 +97,39 @@ impl Tool for ShellTool {
             return Err(ToolError("shell: command is empty".into()));
         }
         let timeout = Duration::from_secs(args.timeout.unwrap_or(DEFAULT_TIMEOUT_SECS).max(1));
+        let checkpoint = checkpoint_before(&args.command, ctx).await;
         let result = run(&args.command, ctx, timeout, self.sandbox.as_deref()).await;
+        checkpoint_after(checkpoint).await;
         match (&self.sandbox, result) {
             (Some(sandbox), Err(ToolError(text))) if looks_denied(&text) => {
                 Err(ToolError(format!("{text}\n{}", sandbox.denial_note())))
             }
             (_, result) => result,
         }
+    }
+}
+
+/// Before a command that may change files (not `safe`), when the session takes
+/// checkpoints: a snapshot of the git work tree it runs in (see docs/UNDO.md).
+async fn checkpoint_before(command: &str, ctx: &ToolContext) -> Option<ShellCheckpoint> {
+    let checkpoints = ctx.checkpoints.clone()?;
+    if classify_command(command).class == DangerClass::Safe {
+        return None;
+    }
+    let cwd = ctx.cwd.clone();
+    tokio::task::spawn_blocking(move || checkpoints.before_shell(&cwd))
+        .await
+        .ok()
+}
+
+/// After the command: what it changed is recorded (a failure is logged; the command's own
+/// result stands).
+async fn checkpoint_after(checkpoint: Option<ShellCheckpoint>) {
+    let Some(checkpoint) = checkpoint else {
+        return;
+    };
+    if let Ok(Err(e)) = tokio::task::spawn_blocking(move || checkpoint.finish()).await {
+        tracing::warn!("shell: the checkpoint could not be recorded: {e}");
     }
 }
 

@@ -286,3 +286,86 @@ async fn the_repl_undoes_the_last_turn_and_rewinds_further() {
     .expect("join")
     .expect("repl");
 }
+
+fn git(dir: &Path, args: &[&str]) {
+    let status = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .status()
+        .expect("git");
+    assert!(status.success(), "git {args:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shell_changes_in_a_git_tree_are_rewound_and_outside_one_are_not_covered() {
+    let sb = Sandbox::new();
+    git(&sb.work, &["init", "-q", "."]);
+    std::fs::write(sb.work.join("a.txt"), "one\n").expect("a");
+    std::fs::write(sb.work.join("b.txt"), "bee\n").expect("b");
+    std::fs::write(sb.work.join("c.txt"), "sea\n").expect("c");
+    git(&sb.work, &["add", "a.txt"]);
+    let user_index = std::fs::read(sb.work.join(".git/index")).expect("index");
+    let before_run = tree(&sb.work);
+    let server = ScriptedServer::start(vec![
+        tools(&[(
+            "shell",
+            json!({"command": "sed -i 's/one/two/' a.txt && rm b.txt && chmod 600 c.txt && echo new > d.txt"}),
+        )]),
+        text("Done."),
+    ])
+    .await;
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["run", "--yolo", "edit with the shell"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(
+        std::fs::read(sb.work.join(".git/index")).expect("index"),
+        user_index,
+        "the user's index is never touched"
+    );
+
+    let out = rewind(&sb, &["--list"]);
+    let listing = String::from_utf8_lossy(&out.stdout).into_owned();
+    let rows: Vec<&str> = listing.lines().skip(1).collect();
+    assert_eq!(rows.len(), 1, "{listing}");
+    assert!(rows[0].contains("shell"), "{listing}");
+    for part in ["~ a.txt", "- b.txt", "~ c.txt", "+ d.txt"] {
+        assert!(rows[0].contains(part), "{part}: {listing}");
+    }
+
+    let out = rewind(&sb, &["--to", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(tree(&sb.work), before_run, "byte-exact, modes included");
+
+    // Outside a git work tree a shell command's changes are reported as not covered.
+    std::fs::remove_dir_all(sb.work.join(".git")).expect("no git");
+    let server = ScriptedServer::start(vec![
+        tools(&[("shell", json!({"command": "echo x > x.txt"}))]),
+        text("Done."),
+    ])
+    .await;
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["run", "--yolo", "write with the shell"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let out = rewind(&sb, &["--list"]);
+    let listing = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        listing.trim_end().ends_with("(not covered: 1)"),
+        "{listing}"
+    );
+    let out = rewind(&sb, &["--to", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("not covered by the checkpoints")
+            && stderr.contains("not inside a git work tree"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(sb.work.join("x.txt")).expect("x"),
+        "x\n",
+        "what is not covered stays"
+    );
+}
