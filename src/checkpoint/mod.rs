@@ -99,6 +99,41 @@ pub enum RecordLine {
     },
 }
 
+/// What a call's checkpoint holds, for its `checkpoint` event: paths and what happened to
+/// them, never contents.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Taken {
+    /// Its number in the session (what `odek rewind --to` takes).
+    pub number: u32,
+    /// The tool.
+    pub tool: String,
+    /// Each file and its kind (`added`, `changed`, `deleted`).
+    pub files: Vec<(PathBuf, &'static str)>,
+    /// What it does not hold, with why.
+    pub not_covered: Vec<String>,
+}
+
+impl Taken {
+    /// The summary of a recorded checkpoint (its number looked up in the record file).
+    pub(crate) fn of(owner: &Checkpoints, checkpoint: &Checkpoint) -> Taken {
+        let number = owner
+            .history()
+            .ok()
+            .and_then(|h| h.number_of(&checkpoint.id))
+            .unwrap_or_default();
+        Taken {
+            number,
+            tool: checkpoint.tool.clone(),
+            files: checkpoint
+                .files
+                .iter()
+                .map(|f| (f.path.clone(), f.kind()))
+                .collect(),
+            not_covered: checkpoint.not_covered.clone(),
+        }
+    }
+}
+
 /// A session's checkpoints as read from its record file.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct History {

@@ -250,7 +250,7 @@ fn parse_diff_files(out: &[u8]) -> Vec<Change> {
 impl ShellCheckpoint {
     /// After the command: records what it changed (nothing changed: no checkpoint), or that
     /// its changes are not covered. Pre-images go to the blob store first.
-    pub fn finish(self) -> io::Result<()> {
+    pub fn finish(self) -> io::Result<Option<super::Taken>> {
         let record = match self.state {
             State::NotCovered(reason) => Some(self.owner.shell_record(Vec::new(), vec![reason])),
             State::Snapshot(snapshot) => {
@@ -259,10 +259,11 @@ impl ShellCheckpoint {
                 result?
             }
         };
-        match record {
-            Some(record) => self.owner.append(&RecordLine::Checkpoint(record)),
-            None => Ok(()),
-        }
+        let Some(record) = record else {
+            return Ok(None);
+        };
+        self.owner.append(&RecordLine::Checkpoint(record.clone()))?;
+        Ok(Some(super::Taken::of(&self.owner, &record)))
     }
 }
 

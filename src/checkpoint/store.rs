@@ -185,6 +185,7 @@ impl Checkpoints {
             owner: self.clone(),
             tool: tool.to_string(),
             id: new_id(),
+            taken: Arc::default(),
         }
     }
 
@@ -257,6 +258,8 @@ pub struct CallCheckpoint {
     owner: Arc<Checkpoints>,
     tool: String,
     id: String,
+    /// What it recorded so far (every line's files and gaps).
+    taken: Arc<std::sync::Mutex<Option<Checkpoint>>>,
 }
 
 impl CallCheckpoint {
@@ -293,7 +296,23 @@ impl CallCheckpoint {
                 after: Some(hash_bytes(new_content)),
             });
         }
-        self.owner.append(&RecordLine::Checkpoint(record))
+        self.owner.append(&RecordLine::Checkpoint(record.clone()))?;
+        if let Ok(mut taken) = self.taken.lock() {
+            match taken.as_mut() {
+                Some(known) => {
+                    known.files.extend(record.files);
+                    known.not_covered.extend(record.not_covered);
+                }
+                None => *taken = Some(record),
+            }
+        }
+        Ok(())
+    }
+
+    /// What the call's checkpoint holds (`None`: it captured nothing).
+    pub fn taken(&self) -> Option<super::Taken> {
+        let taken = self.taken.lock().ok()?.clone()?;
+        Some(super::Taken::of(&self.owner, &taken))
     }
 }
 

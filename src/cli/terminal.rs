@@ -773,6 +773,8 @@ impl Terminal {
         }
         let s = self.err_style;
         let text = match report {
+            // The checkpoint's number is in `odek rewind --list`; a line per edit is noise.
+            ToolReport::Checkpoint(_) => return,
             ToolReport::SubagentStarted { index, total } => {
                 s.dim(&format!("  ↳ sub-agent {index}/{total} started"))
             }

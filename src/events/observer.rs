@@ -6,9 +6,10 @@ use super::Emitter;
 use crate::engine::{EngineEvent, Observer, RemainingSteps};
 use crate::plan::PlanEvent;
 use crate::protocol::{
-    BudgetExceeded, ContextTrimmed, Event, IterationCompleted, PlanBlocked, PlanCreated,
-    PlanUpdated, Remaining, RunCompleted, RunFailed, RunStarted, SessionSaved, SubagentFinished,
-    SubagentStarted, ToolCallCompleted, ToolCallFailed, ToolCallStarted,
+    BudgetExceeded, CheckpointFile, CheckpointTaken, ContextTrimmed, Event, IterationCompleted,
+    PlanBlocked, PlanCreated, PlanUpdated, Remaining, RunCompleted, RunFailed, RunStarted,
+    SessionSaved, SubagentFinished, SubagentStarted, ToolCallCompleted, ToolCallFailed,
+    ToolCallStarted,
 };
 use crate::tools::ToolReport;
 
@@ -162,6 +163,19 @@ impl Observer for EventsObserver {
                         input_tokens: *input_tokens,
                         output_tokens: *output_tokens,
                         duration_ms: *duration_ms,
+                    }),
+                    ToolReport::Checkpoint(taken) => Event::Checkpoint(CheckpointTaken {
+                        call_id: call.id.clone(),
+                        number: taken.number,
+                        files: taken
+                            .files
+                            .iter()
+                            .map(|(path, change)| CheckpointFile {
+                                path: path.display().to_string(),
+                                change: (*change).to_string(),
+                            })
+                            .collect(),
+                        not_covered: taken.not_covered.clone(),
                     }),
                 };
                 e.emit(event, Some(*iteration), Some(&call.function.name));

@@ -50,6 +50,10 @@ pub enum Event {
     SubagentStarted(SubagentStarted),
     /// A sub-agent ended.
     SubagentFinished(SubagentFinished),
+    /// A tool call's checkpoint was recorded (paths only, never contents).
+    Checkpoint(CheckpointTaken),
+    /// A session's files were rewound to before a checkpoint.
+    Rewound(Rewound),
     /// Terminal: the run produced an answer.
     RunCompleted(RunCompleted),
     /// Terminal: the run failed.
@@ -68,7 +72,7 @@ pub enum Event {
 
 /// Every `type`, in the order of [`Event`]'s variants (the web UI subscribes to exactly
 /// these; a test holds `ui/js/stream.js` and `docs/EVENTS.md` to this list).
-pub const EVENT_TYPES: [&str; 20] = [
+pub const EVENT_TYPES: [&str; 22] = [
     "run_started",
     "iteration_completed",
     "tool_call_started",
@@ -82,6 +86,8 @@ pub const EVENT_TYPES: [&str; 20] = [
     "plan_blocked",
     "subagent_started",
     "subagent_finished",
+    "checkpoint",
+    "rewound",
     "run_completed",
     "run_failed",
     "answer_delta",
@@ -117,13 +123,15 @@ impl Event {
             Event::PlanBlocked(_) => EVENT_TYPES[10],
             Event::SubagentStarted(_) => EVENT_TYPES[11],
             Event::SubagentFinished(_) => EVENT_TYPES[12],
-            Event::RunCompleted(_) => EVENT_TYPES[13],
-            Event::RunFailed(_) => EVENT_TYPES[14],
-            Event::AnswerDelta(_) => EVENT_TYPES[15],
-            Event::ApprovalRequested(_) => EVENT_TYPES[16],
-            Event::ApprovalResolved(_) => EVENT_TYPES[17],
-            Event::ClarifyRequested(_) => EVENT_TYPES[18],
-            Event::ClarifyResolved(_) => EVENT_TYPES[19],
+            Event::Checkpoint(_) => EVENT_TYPES[13],
+            Event::Rewound(_) => EVENT_TYPES[14],
+            Event::RunCompleted(_) => EVENT_TYPES[15],
+            Event::RunFailed(_) => EVENT_TYPES[16],
+            Event::AnswerDelta(_) => EVENT_TYPES[17],
+            Event::ApprovalRequested(_) => EVENT_TYPES[18],
+            Event::ApprovalResolved(_) => EVENT_TYPES[19],
+            Event::ClarifyRequested(_) => EVENT_TYPES[20],
+            Event::ClarifyResolved(_) => EVENT_TYPES[21],
         }
     }
 
@@ -512,6 +520,47 @@ pub struct SubagentFinished {
     pub output_tokens: u64,
     /// How long it ran.
     pub duration_ms: u64,
+}
+
+/// A file of a checkpoint or a rewind, and what happened to it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckpointFile {
+    /// The file, absolute.
+    pub path: String,
+    /// `added`, `changed` or `deleted` (a checkpoint); `create`, `restore` or `remove` (a
+    /// rewind).
+    pub change: String,
+}
+
+/// `checkpoint`: a tool call recorded what it changed, so that `odek rewind --to number`
+/// puts it back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckpointTaken {
+    /// The call.
+    pub call_id: String,
+    /// Its number in the session.
+    pub number: u32,
+    /// The files.
+    pub files: Vec<CheckpointFile>,
+    /// What it does not hold, with why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_covered: Vec<String>,
+}
+
+/// `rewound`: a session's files went back to before checkpoint `to`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Rewound {
+    /// The checkpoint the files went back to (as they were before it).
+    pub to: u32,
+    /// The rewind's own checkpoint (rewinding to it undoes the rewind).
+    pub checkpoint: u32,
+    /// The files written or removed.
+    pub files: Vec<CheckpointFile>,
+    /// Files changed outside odek that were overwritten (`force`).
+    pub forced: bool,
+    /// What the checkpoints did not hold (left as it is).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_covered: Vec<String>,
 }
 
 /// `clarify_requested` (browser frame).

@@ -87,6 +87,25 @@ fn samples() -> Vec<Event> {
             output_tokens: 300,
             duration_ms: 8120,
         }),
+        Event::Checkpoint(CheckpointTaken {
+            call_id: "call_4".into(),
+            number: 3,
+            files: vec![CheckpointFile {
+                path: "/w/a.txt".into(),
+                change: "changed".into(),
+            }],
+            not_covered: Vec::new(),
+        }),
+        Event::Rewound(Rewound {
+            to: 3,
+            checkpoint: 4,
+            files: vec![CheckpointFile {
+                path: "/w/a.txt".into(),
+                change: "restore".into(),
+            }],
+            forced: false,
+            not_covered: vec!["/w/big.bin: 20000000 bytes, over checkpoints.max_file_mb".into()],
+        }),
         Event::RunCompleted(RunCompleted {
             duration_ms: 1,
             input_tokens: 2,

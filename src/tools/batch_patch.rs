@@ -132,6 +132,7 @@ impl Tool for BatchPatchTool {
             let body = crate::text::head_and_tail(&body, MAX_TOOL_OUTPUT_BYTES);
             parts.push(format!("==> {shown} <==\n{body}"));
         }
+        ctx.report_checkpoint(checkpoint.as_ref());
         let report = parts.join("\n");
         if unchanged > 0 {
             return Err(ToolError(format!(

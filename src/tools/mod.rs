@@ -78,6 +78,8 @@ pub enum ToolReport {
         /// How long it ran.
         duration_ms: u64,
     },
+    /// The call's checkpoint was recorded (`odek rewind --to` its number undoes the call).
+    Checkpoint(crate::checkpoint::Taken),
 }
 
 /// Where a call's [`ToolReport`]s go.
@@ -121,6 +123,13 @@ impl ToolContext {
     /// The checkpoint of one call of `tool` (none when checkpoints are off).
     pub fn checkpoint(&self, tool: &str) -> Option<crate::checkpoint::CallCheckpoint> {
         self.checkpoints.as_ref().map(|c| c.begin(tool))
+    }
+
+    /// Reports what the call's checkpoint holds, when it captured anything.
+    pub fn report_checkpoint(&self, checkpoint: Option<&crate::checkpoint::CallCheckpoint>) {
+        if let Some(taken) = checkpoint.and_then(|c| c.taken()) {
+            self.report(ToolReport::Checkpoint(taken));
+        }
     }
 
     /// Adds tokens spent on the call's own model calls to the run's usage.

@@ -69,6 +69,7 @@ impl Tool for PatchTool {
         let diff = unified_diff(&edit.path, &old_text, &new_text);
         let checkpoint = ctx.checkpoint("patch");
         write_text("patch", target, &edit.path, new_text, checkpoint.as_ref()).await?;
+        ctx.report_checkpoint(checkpoint.as_ref());
         Ok(diff)
     }
 }

@@ -99,7 +99,7 @@ impl Tool for ShellTool {
         let timeout = Duration::from_secs(args.timeout.unwrap_or(DEFAULT_TIMEOUT_SECS).max(1));
         let checkpoint = checkpoint_before(&args.command, ctx).await;
         let result = run(&args.command, ctx, timeout, self.sandbox.as_deref()).await;
-        checkpoint_after(checkpoint).await;
+        checkpoint_after(checkpoint, ctx).await;
         match (&self.sandbox, result) {
             (Some(sandbox), Err(ToolError(text))) if looks_denied(&text) => {
                 Err(ToolError(format!("{text}\n{}", sandbox.denial_note())))
@@ -124,12 +124,14 @@ async fn checkpoint_before(command: &str, ctx: &ToolContext) -> Option<ShellChec
 
 /// After the command: what it changed is recorded (a failure is logged; the command's own
 /// result stands).
-async fn checkpoint_after(checkpoint: Option<ShellCheckpoint>) {
+async fn checkpoint_after(checkpoint: Option<ShellCheckpoint>, ctx: &ToolContext) {
     let Some(checkpoint) = checkpoint else {
         return;
     };
-    if let Ok(Err(e)) = tokio::task::spawn_blocking(move || checkpoint.finish()).await {
-        tracing::warn!("shell: the checkpoint could not be recorded: {e}");
+    match tokio::task::spawn_blocking(move || checkpoint.finish()).await {
+        Ok(Ok(Some(taken))) => ctx.report(super::ToolReport::Checkpoint(taken)),
+        Ok(Err(e)) => tracing::warn!("shell: the checkpoint could not be recorded: {e}"),
+        Ok(Ok(None)) | Err(_) => {}
     }
 }
 

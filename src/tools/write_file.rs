@@ -87,6 +87,7 @@ impl Tool for WriteFileTool {
             checkpoint.as_ref(),
         )
         .await?;
+        ctx.report_checkpoint(checkpoint.as_ref());
         let what = match previous {
             Some(old) => format!("overwrote {old} bytes"),
             None => "new file".to_string(),

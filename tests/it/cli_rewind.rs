@@ -316,9 +316,47 @@ async fn shell_changes_in_a_git_tree_are_rewound_and_outside_one_are_not_covered
     ])
     .await;
     let mut cmd = sb.odek(&server.base_url());
-    cmd.args(["run", "--yolo", "edit with the shell"]);
+    cmd.args([
+        "run",
+        "--yolo",
+        "--events-jsonl",
+        "-",
+        "edit with the shell",
+    ]);
     let out = output(cmd).await;
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let checkpoint: serde_json::Value = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|e| e["type"] == "checkpoint")
+        .expect("a checkpoint event");
+    assert_eq!(checkpoint["tool"], "shell");
+    assert_eq!(checkpoint["data"]["number"], 1);
+    let mut changes: Vec<String> = checkpoint["data"]["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .map(|f| {
+            let path = f["path"].as_str().unwrap_or_default();
+            let name = path.rsplit('/').next().unwrap_or_default();
+            format!("{} {name}", f["change"].as_str().unwrap_or_default())
+        })
+        .collect();
+    changes.sort();
+    assert_eq!(
+        changes,
+        [
+            "added d.txt",
+            "changed a.txt",
+            "changed c.txt",
+            "deleted b.txt"
+        ]
+    );
+    assert!(
+        !stdout.contains("bee"),
+        "contents never reach an event: {stdout}"
+    );
     assert_eq!(
         std::fs::read(sb.work.join(".git/index")).expect("index"),
         user_index,
