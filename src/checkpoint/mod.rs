@@ -156,6 +156,12 @@ impl History {
     }
 }
 
+/// The checkpoints of session `id` under `home`, read for a rewind, which is recorded in
+/// `turn` (the session's latest).
+pub fn of_session(home: &std::path::Path, id: &str, turn: u32) -> std::sync::Arc<Checkpoints> {
+    std::sync::Arc::new(Checkpoints::new(&root(home), id, turn, u64::MAX))
+}
+
 /// Where checkpoints live under a home.
 pub fn root(home: &std::path::Path) -> PathBuf {
     home.join("checkpoints")

@@ -235,13 +235,7 @@ impl Repl {
         crate::checkpoint::History,
     )> {
         let s = self.session.saved();
-        let root = crate::checkpoint::root(&self.setup.resolved.home);
-        let checkpoints = Arc::new(crate::checkpoint::Checkpoints::new(
-            &root,
-            &s.id,
-            s.turns,
-            u64::MAX,
-        ));
+        let checkpoints = crate::checkpoint::of_session(&self.setup.resolved.home, &s.id, s.turns);
         match checkpoints.history() {
             Ok(history) => Some((checkpoints, history)),
             Err(e) => {

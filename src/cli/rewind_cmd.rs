@@ -9,7 +9,6 @@ use clap::Args;
 use super::Exit;
 use super::session_cmd::local_session_store;
 use crate::checkpoint::{Checkpoint, Checkpoints, History, RewindError, plan_rewind};
-use crate::config::home_dir_from;
 use crate::session::Holder;
 
 /// Arguments of `odek rewind`.
@@ -33,14 +32,7 @@ pub struct RewindArgs {
 pub fn run(args: RewindArgs) -> anyhow::Result<Exit> {
     let store = local_session_store();
     let session = super::turn::load_session(&store, args.session.as_deref())?;
-    let env = std::env::vars().collect();
-    let root = crate::checkpoint::root(&home_dir_from(&env));
-    let checkpoints = Arc::new(Checkpoints::new(
-        &root,
-        &session.id,
-        session.turns,
-        u64::MAX,
-    ));
+    let checkpoints = store.checkpoints(&session.id, session.turns);
     let history = checkpoints.history()?;
     let cwd = std::env::current_dir().unwrap_or_default();
     let Some(to) = args.to else {

@@ -291,6 +291,76 @@ pub struct Deleted {
     pub deleted: String,
 }
 
+/// One checkpoint in `GET /api/sessions/{id}/checkpoints`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckpointItem {
+    /// Its number (what a rewind goes back to before).
+    pub number: u32,
+    /// The session's turn it was taken in.
+    pub turn: u32,
+    /// When (RFC 3339 UTC).
+    pub at: String,
+    /// The tool, or `rewind`.
+    pub tool: String,
+    /// For a rewind: the checkpoint it went back to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rewound_to: Option<u32>,
+    /// The files (`added`, `changed`, `deleted`).
+    pub files: Vec<super::CheckpointFile>,
+    /// What it does not hold, with why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_covered: Vec<String>,
+}
+
+/// `GET /api/sessions/{id}/checkpoints`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckpointList {
+    /// The session.
+    pub session_id: String,
+    /// Every checkpoint, oldest first.
+    pub checkpoints: Vec<CheckpointItem>,
+    /// A rewind that was interrupted: its target (only a rewind to it is accepted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted_rewind_to: Option<u32>,
+}
+
+/// `POST /api/sessions/{id}/rewind`: `to` (a checkpoint) or `turn` (its first checkpoint
+/// from that turn on); `dry_run` shows what would be done.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RewindRequest {
+    /// Put the files back as they were before this checkpoint.
+    #[serde(default)]
+    pub to: Option<u32>,
+    /// Or: as they were before this turn.
+    #[serde(default)]
+    pub turn: Option<u32>,
+    /// Overwrite files changed outside odek since.
+    #[serde(default)]
+    pub force: bool,
+    /// Only say what would be done.
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+/// The answer of `POST /api/sessions/{id}/rewind`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RewindResult {
+    /// The checkpoint the files go (or went) back to before.
+    pub to: u32,
+    /// Whether files were written (false for a dry run, or when nothing differed).
+    pub done: bool,
+    /// The rewind's own checkpoint, when done (a rewind to it undoes this one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint: Option<u32>,
+    /// The files (`create`, `restore`, `remove`).
+    pub files: Vec<super::CheckpointFile>,
+    /// Files changed outside odek since (a rewind without `force` stops on them).
+    pub conflicts: Vec<String>,
+    /// What the checkpoints do not hold (left as it is).
+    pub not_covered: Vec<String>,
+}
+
 /// A step of the plan view: `note` left out when empty.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlanStepView {

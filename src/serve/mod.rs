@@ -11,6 +11,7 @@
 
 mod api;
 mod auth;
+mod checkpoints;
 mod error;
 mod export;
 pub mod hub;
@@ -162,6 +163,8 @@ fn router(state: Arc<AppState>, mcp: Option<crate::mcp_server::OdekMcpServer>) -
                 .delete(sessions::delete),
         )
         .route("/api/sessions/{id}/plan", get(sessions::plan))
+        .route("/api/sessions/{id}/checkpoints", get(checkpoints::list))
+        .route("/api/sessions/{id}/rewind", post(checkpoints::rewind))
         .route("/api/sessions/{id}/export", get(sessions::export))
         .route(
             "/api/prompt",

@@ -26,7 +26,7 @@ const MAX_LIMIT: usize = 200;
 type Params = Query<HashMap<String, String>>;
 
 /// Runs blocking session-store work off the async threads.
-async fn blocking<T: Send + 'static>(
+pub(super) async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
     tokio::task::spawn_blocking(work)
@@ -207,7 +207,7 @@ pub async fn delete(
     Ok(Json(Deleted { deleted: id }))
 }
 
-fn refuse_while_running(app: &AppState, id: &str) -> Result<(), ApiError> {
+pub(super) fn refuse_while_running(app: &AppState, id: &str) -> Result<(), ApiError> {
     match app.supervisor.running_in(id) {
         Some(run) => Err(ApiError::conflict(format!(
             "session {id} is running a turn (run {run})"

@@ -419,6 +419,16 @@ impl SessionStore {
         Ok(existed)
     }
 
+    /// The checkpoints of session `id`, a rewind recorded in `turn` (its latest): what
+    /// `odek rewind`, the REPL and `odek serve` read and rewind.
+    pub fn checkpoints(
+        &self,
+        id: &str,
+        turn: u32,
+    ) -> std::sync::Arc<crate::checkpoint::Checkpoints> {
+        crate::checkpoint::of_session(self.dir.parent().unwrap_or(&self.dir), id, turn)
+    }
+
     /// The checkpoints of deleted sessions go with them, and the pre-images only they held
     /// (see docs/UNDO.md); a failure is a warning, never a failed delete.
     fn forget_checkpoints(&self, ids: &[String]) {

@@ -33,6 +33,7 @@ mod layering;
 mod mcp_serve;
 mod providers;
 mod serve_api;
+mod serve_rewind;
 mod serve_security;
 mod subagent_child;
 mod subagent_delegate;

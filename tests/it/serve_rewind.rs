@@ -1,0 +1,150 @@
+//! `odek serve`'s checkpoint routes over real HTTP: the list, a dry run that writes nothing,
+//! a file changed by hand that stops a rewind (409) until `force`, the `rewound` event on the
+//! live stream, and the routes' JSON errors under the token.
+
+use serde_json::json;
+
+use crate::support::serve::{Served, SseReader, send};
+use crate::support::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_checkpoint_routes_list_preview_and_rewind_under_the_token() {
+    let sb = Sandbox::new();
+    let a = sb.work.join("a.txt");
+    std::fs::write(&a, "one\n").expect("a");
+    let server = ScriptedServer::start(vec![
+        tools(&[(
+            "patch",
+            json!({"path": "a.txt", "old_string": "one", "new_string": "two"}),
+        )]),
+        tools(&[(
+            "write_file",
+            json!({"path": "new.txt", "content": "fresh\n"}),
+        )]),
+        text("Done."),
+    ])
+    .await;
+    let served = Served::start(&sb, &server.base_url(), &[]);
+    let started = served
+        .prompt_completed(json!({"content": "edit the files"}))
+        .await;
+    let id = started["session_id"].as_str().expect("session").to_string();
+    let list_path = format!("/api/sessions/{id}/checkpoints");
+    let rewind_path = format!("/api/sessions/{id}/rewind");
+
+    let bare = send(served.bare(reqwest::Method::GET, &list_path)).await;
+    assert_eq!(bare.status, 401, "{}", bare.text);
+    let bare = send(
+        served
+            .bare(reqwest::Method::POST, &rewind_path)
+            .json(&json!({"to": 1})),
+    )
+    .await;
+    assert_eq!(bare.status, 401, "{}", bare.text);
+
+    let list = served.get(&list_path).await;
+    assert_eq!(list.status, 200, "{}", list.text);
+    let checkpoints = list.json["checkpoints"].as_array().expect("list");
+    assert_eq!(checkpoints.len(), 2, "{}", list.text);
+    assert_eq!(checkpoints[0]["tool"], "patch");
+    assert_eq!(checkpoints[0]["turn"], 1);
+    assert_eq!(checkpoints[0]["files"][0]["change"], "changed");
+    assert_eq!(checkpoints[1]["files"][0]["change"], "added");
+    assert!(!list.text.contains("one\\n"), "no contents: {}", list.text);
+
+    // A dry run says what would be done and writes nothing.
+    let preview = served
+        .post(&rewind_path, json!({"turn": 1, "dry_run": true}))
+        .await;
+    assert_eq!(preview.status, 200, "{}", preview.text);
+    assert_eq!(preview.json["done"], false);
+    assert_eq!(preview.json["to"], 1);
+    let files: Vec<String> = preview.json["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .map(|f| {
+            format!(
+                "{} {}",
+                f["change"].as_str().unwrap_or_default(),
+                f["path"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .rsplit('/')
+                    .next()
+                    .unwrap_or_default()
+            )
+        })
+        .collect();
+    assert_eq!(files, ["restore a.txt", "remove new.txt"]);
+    assert_eq!(std::fs::read_to_string(&a).expect("a"), "two\n");
+
+    // A file changed by hand: shown before anything is written, and a rewind stops on it.
+    std::fs::write(&a, "mine\n").expect("edit");
+    let preview = served
+        .post(&rewind_path, json!({"to": 1, "dry_run": true}))
+        .await;
+    assert_eq!(
+        preview.json["conflicts"].as_array().map(Vec::len),
+        Some(1),
+        "{}",
+        preview.text
+    );
+    let refused = served.post(&rewind_path, json!({"to": 1})).await;
+    assert_eq!(refused.status, 409, "{}", refused.text);
+    assert!(
+        refused.json["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("a.txt"),
+        "{}",
+        refused.text
+    );
+    assert_eq!(std::fs::read_to_string(&a).expect("a"), "mine\n");
+    assert!(sb.work.join("new.txt").exists(), "nothing written");
+
+    let mut stream = SseReader::open(&served, "", None).await;
+    let done = served
+        .post(&rewind_path, json!({"to": 1, "force": true}))
+        .await;
+    assert_eq!(done.status, 200, "{}", done.text);
+    assert_eq!(done.json["done"], true);
+    assert_eq!(done.json["checkpoint"], 3);
+    assert_eq!(std::fs::read_to_string(&a).expect("a"), "one\n");
+    assert!(!sb.work.join("new.txt").exists());
+    let frames = stream.until("rewound").await;
+    let rewound = &frames.last().expect("frame").data;
+    let data = if rewound["data"].is_object() {
+        &rewound["data"]
+    } else {
+        rewound
+    };
+    assert_eq!(data["to"], 1, "{rewound}");
+    assert_eq!(data["checkpoint"], 3, "{rewound}");
+    assert_eq!(data["forced"], true, "{rewound}");
+
+    // The rewind is a checkpoint; the errors are JSON.
+    let list = served.get(&list_path).await;
+    assert_eq!(
+        list.json["checkpoints"][2]["rewound_to"], 1,
+        "{}",
+        list.text
+    );
+    for (body, status) in [
+        (json!({"to": 99}), 400),
+        (json!({}), 400),
+        (json!({"to": 1, "turn": 1}), 400),
+        (json!({"to": 1, "nope": true}), 400),
+        (json!({"turn": 5}), 400),
+    ] {
+        let answer = served.post(&rewind_path, body.clone()).await;
+        assert_eq!(answer.status, status, "{body}: {}", answer.text);
+        assert!(answer.json["error"].is_string(), "{body}: {}", answer.text);
+    }
+    let missing = served
+        .get("/api/sessions/20990101-00000000000000000000000000000000/checkpoints")
+        .await;
+    assert_eq!(missing.status, 404, "{}", missing.text);
+    let odd = served.get("/api/sessions/..%2Fx/checkpoints").await;
+    assert_eq!(odd.status, 404, "{}", odd.text);
+}
