@@ -1144,3 +1144,96 @@ async fn an_image_attached_in_the_browser_reaches_a_model_that_takes_images() {
     assert!(problems.is_empty(), "console: {problems:?}");
     browser.quit().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rewind_to_here_shows_the_files_and_a_conflict_before_it_writes() {
+    let server = ScriptedServer::start(vec![
+        tools(&[(
+            "patch",
+            json!({"path": "a.txt", "old_string": "one", "new_string": "two"}),
+        )]),
+        text("Patched."),
+        tools(&[(
+            "write_file",
+            json!({"path": "new.txt", "content": "fresh\n"}),
+        )]),
+        text("Written."),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let a = sb.work.join("a.txt");
+    std::fs::write(&a, "one\n").expect("a");
+    let id = first_session(&sb, &server, "patch a").await;
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["continue", &id, "write new"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let served = Served::start(&sb, &server.base_url(), &[]);
+    let browser = Browser::start(&sb.tmp().join("chromium")).await;
+    browser.sign_in(&served).await;
+    browser
+        .wait_for(&format!(".session-item[data-session-id='{id}']"))
+        .await
+        .click()
+        .await
+        .expect("open the session");
+    browser
+        .wait_until(
+            "a rewind offer under each prompt",
+            "return document.querySelectorAll('#log .rewind-here').length === 2;",
+        )
+        .await;
+
+    // Turn 2: only new.txt would go; nothing is written by the preview.
+    browser
+        .wait_for("#log .rewind-here[data-turn='2']")
+        .await
+        .click()
+        .await
+        .expect("rewind to turn 2");
+    browser.wait_for("#log .rewind-card .rewind-go").await;
+    let files = browser
+        .js(
+            "return [...document.querySelectorAll('#log .rewind-card .rewind-files li')].map(li => li.textContent.replace(/\\/.*\\//, '/'));",
+            vec![],
+        )
+        .await;
+    assert_eq!(files, json!(["− remove/new.txt"]), "{files}");
+    assert!(sb.work.join("new.txt").exists());
+    browser
+        .wait_for("#log .rewind-card .rewind-cancel")
+        .await
+        .click()
+        .await
+        .expect("cancel");
+
+    // Turn 1 with a.txt changed by hand: the conflict is shown before anything is written.
+    std::fs::write(&a, "mine\n").expect("edit");
+    browser
+        .wait_for("#log .rewind-here[data-turn='1']")
+        .await
+        .click()
+        .await
+        .expect("rewind to turn 1");
+    let go = browser.wait_for("#log .rewind-card .rewind-go").await;
+    assert_eq!(
+        go.text().await.expect("text"),
+        "Overwrite 1 changed file(s) and rewind"
+    );
+    assert_eq!(
+        text_of(&browser, "#log .rewind-card li.conflict .rewind-conflict").await,
+        "changed since outside odek"
+    );
+    assert_eq!(std::fs::read_to_string(&a).expect("a"), "mine\n");
+    go.click().await.expect("rewind");
+    browser
+        .wait_until(
+            "the rewind's result",
+            "const r = document.querySelector('#log .rewind-card .rewind-result'); return !!r && r.textContent.startsWith('Rewound 2 file(s). This rewind is checkpoint 3');",
+        )
+        .await;
+    assert_eq!(std::fs::read_to_string(&a).expect("a"), "one\n");
+    assert!(!sb.work.join("new.txt").exists());
+    assert_eq!(browser.console_problems().await, vec![]);
+    browser.quit().await;
+}

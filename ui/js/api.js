@@ -38,6 +38,8 @@ export const api = {
   rename: (sid, name) => call('POST', `/api/sessions/${id(sid)}`, { name }),
   remove: (sid) => call('DELETE', `/api/sessions/${id(sid)}`),
   plan: (sid) => call('GET', `/api/sessions/${id(sid)}/plan`),
+  checkpoints: (sid) => call('GET', `/api/sessions/${id(sid)}/checkpoints`),
+  rewind: (sid, body) => call('POST', `/api/sessions/${id(sid)}/rewind`, body),
   exportUrl: (sid, format) => `/api/sessions/${id(sid)}/export?format=${format}`,
   prompt: (content, sessionId, model, attachments = []) => {
     const body = sessionId ? { content, session_id: sessionId } : model ? { content, model } : { content };

@@ -22,6 +22,7 @@ export class Chat {
     this.turns = new Map(); // run_id → turn view
     this.pending = new Map(); // run_id → frames seen before the run was known
     this.activeRun = null;
+    this.promptCount = 0;
   }
 
   /** Shows a session's saved conversation (or an empty one for `null`). */
@@ -29,12 +30,15 @@ export class Chat {
     this.sessionId = sessionId;
     this.turns.clear();
     this.log.replaceChildren();
+    this.promptCount = 0; // the session's turns: each prompt starts one
     if (!detail) return;
     const running = detail.running && detail.run_id ? detail.run_id : null;
     const rows = new Map();
     for (const m of detail.messages ?? []) {
       if (m.role === 'user') {
-        this.log.append(bubble(this.doc, 'user', userText(m.content)));
+        const prompt = bubble(this.doc, 'user', userText(m.content));
+        prompt.dataset.turn = String(++this.promptCount);
+        this.log.append(prompt);
       } else if (m.role === 'assistant') {
         if (typeof m.content === 'string' && m.content.trim()) {
           const answer = bubble(this.doc, 'assistant', '');
@@ -113,7 +117,11 @@ export class Chat {
   turn(runId, content) {
     const section = el(this.doc, 'article', 'turn');
     section.dataset.runId = runId;
-    if (content !== null) section.append(bubble(this.doc, 'user', content));
+    if (content !== null) {
+      const prompt = bubble(this.doc, 'user', content);
+      prompt.dataset.turn = String(++this.promptCount);
+      section.append(prompt);
+    }
     const tools = el(this.doc, 'ul', 'tools');
     const answer = bubble(this.doc, 'assistant', '');
     answer.classList.add('streaming');

@@ -6,6 +6,7 @@ import { Chat } from './chat.js';
 import { Drawer } from './drawer.js';
 import { MemoryPanel, RunsPanel, SchedulesPanel, SkillsPanel } from './panels.js';
 import { PlanPoller, renderPlan } from './plan.js';
+import { offerRewinds } from './rewind.js';
 import { SessionList } from './sessions.js';
 import { openStream } from './stream.js';
 import { themePicker } from './theme.js';
@@ -112,6 +113,7 @@ const chat = new Chat({
     status(how === 'failed' ? 'Run failed.' : '');
     sessions.refresh();
     poller.poke();
+    showRewinds();
   },
   onPlanChanged: (sid) => {
     if (sid === sessionId) poller.poke();
@@ -201,8 +203,15 @@ async function openSession(sid) {
   }
   setSession(sid, detail);
   chat.showSession(sid, detail);
+  showRewinds();
   setRunning(detail.running && detail.run_id ? detail.run_id : null);
   ui.prompt.focus();
+}
+
+/** "Rewind to here" under the prompts of the open session whose turns changed files. */
+function showRewinds() {
+  if (!sessionId) return;
+  offerRewinds({ log: ui.log, api, sid: sessionId, onStatus: status, onRewound: () => status('Files rewound.') });
 }
 
 function newSession() {
