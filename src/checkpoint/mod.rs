@@ -150,6 +150,14 @@ impl History {
         (last.rewound_to.is_some() && !self.completed.contains(&last.id)).then_some(last)
     }
 
+    /// The first checkpoint of the last turn that changed files (rewinds aside): what
+    /// `/undo` goes back to before.
+    pub fn last_turn_start(&self) -> Option<&Checkpoint> {
+        let changes = || self.checkpoints.iter().filter(|c| c.rewound_to.is_none());
+        let turn = changes().map(|c| c.turn).max()?;
+        changes().find(|c| c.turn == turn)
+    }
+
     /// The number of the checkpoint `id`.
     pub fn number_of(&self, id: &str) -> Option<u32> {
         self.checkpoints.iter().find(|c| c.id == id).map(|c| c.n)

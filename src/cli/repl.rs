@@ -252,19 +252,7 @@ impl Repl {
         let Some((checkpoints, history)) = self.checkpoints() else {
             return;
         };
-        let last_turn = history
-            .checkpoints
-            .iter()
-            .filter(|c| c.rewound_to.is_none())
-            .map(|c| c.turn)
-            .max();
-        let first = last_turn.and_then(|turn| {
-            history
-                .checkpoints
-                .iter()
-                .find(|c| c.turn == turn && c.rewound_to.is_none())
-        });
-        match first {
+        match history.last_turn_start() {
             Some(c) => self.rewind_to(&checkpoints, &history, c.n, false),
             None => println!("No turn of this session changed files with odek's file tools."),
         }

@@ -1355,3 +1355,64 @@ async fn status_counts_a_scheduled_run_of_the_bot() {
     let (code, stderr) = bot.stop();
     assert_eq!(code, Some(0), "{stderr}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn undo_puts_back_what_the_last_turn_changed_and_stops_on_a_file_changed_since() {
+    let model = ScriptedServer::start(vec![
+        tools(&[(
+            "patch",
+            json!({"path": "a.txt", "old_string": "one", "new_string": "two"}),
+        )]),
+        text("Patched."),
+        tools(&[("write_file", json!({"path": "a.txt", "content": "three\n"}))]),
+        text("Rewritten."),
+    ])
+    .await;
+    let tg = FakeTelegram::start().await;
+    let sb = Sandbox::new();
+    let a = sb.work.join("a.txt");
+    std::fs::write(&a, "one\n").expect("a");
+    configure(&sb, &tg, json!({}));
+    let bot = Bot::start(&sb, &model);
+    tg.message(CHAT, ALLOWED, "/undo");
+    tg.wait_sent("nothing to undo", |m| {
+        to_chat(m) && text_of(m) == "Nothing to undo: this chat has no session yet."
+    })
+    .await;
+    tg.message(CHAT, ALLOWED, "patch a");
+    tg.wait_sent("the first answer", |m| {
+        to_chat(m) && text_of(m) == "Patched\\."
+    })
+    .await;
+    tg.message(CHAT, ALLOWED, "rewrite a");
+    tg.wait_sent("the second answer", |m| {
+        to_chat(m) && text_of(m) == "Rewritten\\."
+    })
+    .await;
+
+    // A file changed since stops the undo until `/undo force`.
+    std::fs::write(&a, "mine\n").expect("edit");
+    tg.message(CHAT, ALLOWED, "/undo");
+    let refused = tg
+        .wait_sent("the refusal", |m| {
+            to_chat(m) && text_of(m).starts_with("Nothing was undone")
+        })
+        .await;
+    assert_eq!(
+        text_of(&refused),
+        "Nothing was undone: 1 file(s) changed since odek wrote them:\na.txt\nSend /undo force to overwrite them."
+    );
+    assert_eq!(std::fs::read_to_string(&a).expect("a"), "mine\n");
+    tg.message(CHAT, ALLOWED, "/undo force");
+    let done = tg
+        .wait_sent("the undo", |m| {
+            to_chat(m) && text_of(m).starts_with("Undone")
+        })
+        .await;
+    assert_eq!(
+        text_of(&done),
+        "Undone: 1 file(s) as they were before turn 2:\nrestore a.txt"
+    );
+    assert_eq!(std::fs::read_to_string(&a).expect("a"), "two\n");
+    stops_cleanly(&tg, bot);
+}

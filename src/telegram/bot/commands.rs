@@ -119,6 +119,28 @@ impl Bot {
         }
     }
 
+    /// `/undo [force]`: the files the session's last turn changed, put back (see UNDO.md).
+    pub(super) async fn undo(&self, chat: i64, args: &str) {
+        if lock(&self.running).contains_key(&chat) {
+            self.say(chat, "A turn is running; /cancel it first.").await;
+            return;
+        }
+        let Some(session) = self.chat_session(chat) else {
+            self.say(chat, "Nothing to undo: this chat has no session yet.")
+                .await;
+            return;
+        };
+        let force = args.trim() == "force";
+        let runtime = self.runtime.clone();
+        let text = tokio::task::spawn_blocking(move || {
+            undo_files(&runtime, &session.session_id, force)
+                .unwrap_or_else(|e| format!("Nothing was undone: {e}"))
+        })
+        .await
+        .unwrap_or_else(|e| format!("Nothing was undone: {e}"));
+        self.say(chat, &text).await;
+    }
+
     /// The chat's sessions that still exist, newest first (read off the async threads).
     pub(super) async fn listed_sessions(&self, chat: i64) -> Vec<crate::session::SessionSummary> {
         let ids = lock(&self.state).state.sessions_of(chat).to_vec();
@@ -225,4 +247,65 @@ pub(super) fn command(text: &str) -> Option<&str> {
         .next()?;
     let name = first.split('@').next().unwrap_or(first);
     (!name.is_empty()).then_some(name)
+}
+
+/// Rewinds session `id`'s files to before its last turn that changed any; the reply.
+fn undo_files(runtime: &crate::runtime::Runtime, id: &str, force: bool) -> anyhow::Result<String> {
+    use crate::checkpoint::{RewindError, plan_rewind};
+    let store = runtime.sessions();
+    let session = store.load(id)?;
+    let checkpoints = store.checkpoints(id, session.turns);
+    let history = checkpoints.history()?;
+    let Some(start) = history.last_turn_start() else {
+        return Ok("Nothing to undo: no turn of this session changed files.".into());
+    };
+    let (to, turn) = (start.n, start.turn);
+    let plan = plan_rewind(&history, to)?;
+    let shown = |path: &std::path::Path| {
+        path.strip_prefix(runtime.cwd())
+            .unwrap_or(path)
+            .display()
+            .to_string()
+    };
+    let mut notes: Vec<String> = plan
+        .not_covered
+        .iter()
+        .map(|what| format!("Not covered, left as it is: {what}"))
+        .collect();
+    if plan.restores.is_empty() {
+        notes.insert(
+            0,
+            format!("The files are already as they were before turn {turn}."),
+        );
+        return Ok(notes.join("\n"));
+    }
+    let _held = store.open(
+        id,
+        &crate::session::Holder::this_process("odek telegram /undo"),
+    )?;
+    match checkpoints.rewind(&plan, force) {
+        Ok(done) => {
+            let mut lines = vec![format!(
+                "Undone: {} file(s) as they were before turn {turn}:",
+                done.restored.len()
+            )];
+            lines.extend(
+                done.restored
+                    .iter()
+                    .map(|r| format!("{} {}", r.action(), shown(&r.path))),
+            );
+            lines.extend(notes);
+            Ok(lines.join("\n"))
+        }
+        Err(RewindError::Conflicts(conflicts)) => {
+            let mut lines = vec![format!(
+                "Nothing was undone: {} file(s) changed since odek wrote them:",
+                conflicts.len()
+            )];
+            lines.extend(conflicts.iter().map(|c| shown(&c.path)));
+            lines.push("Send /undo force to overwrite them.".into());
+            Ok(lines.join("\n"))
+        }
+        Err(e) => Err(e.into()),
+    }
 }

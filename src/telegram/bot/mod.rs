@@ -49,6 +49,7 @@ Send a message to give it a task; each chat keeps one session.\n\n\
 /status — this chat's session and whether a turn is running\n\
 /stop (or /cancel) — stop the running turn\n\
 /plan_status — the plan the agent keeps in this session\n\
+/undo — put back the files the last turn changed (/undo force overwrites files changed since)\n\
 /plan <text> — save a plan note; /plans lists them, /plan_view N, /plan_delete N, /plan_resume N works on one\n\
 /schedules — the scheduled jobs that deliver to this chat\n\
 /schedule add <cron> <task>, /schedule rm NAME — for the bot's admins\n\
@@ -295,6 +296,7 @@ impl Bot {
             }
             Some("sessions") => self.sessions(chat).await,
             Some("resume") => self.resume(chat, args).await,
+            Some("undo") => self.undo(chat, args).await,
             Some(cmd) => self.on_command(chat, cmd).await,
             None if self.answer_question(chat, &text, name).await => {}
             None => self.start_turn(chat, text).await,
