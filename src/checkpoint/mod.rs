@@ -11,6 +11,7 @@
 //!   and, per file, its pre-image (hash and mode, or "did not exist") and the hash it had
 //!   after the call.
 
+mod retention;
 mod rewind;
 mod shadow;
 mod store;
@@ -18,12 +19,18 @@ mod store;
 #[cfg(test)]
 mod tests;
 
+pub use retention::{Pruned, Retention, prune, prune_now_and_then};
 pub use rewind::{Conflict, RewindError, RewindOutcome, RewindPlan, plan_rewind};
 pub use shadow::{DEFAULT_MAX_FILES, ShellCheckpoint, work_tree_of};
 pub use store::{BlobStore, CallCheckpoint, Checkpoints, forget_sessions, hash_bytes};
 
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
+
+/// Checkpoints are kept this many days (the setting's default).
+pub const DEFAULT_KEEP_DAYS: u64 = 30;
+/// The pre-images may take this many MiB (the setting's default).
+pub const DEFAULT_MAX_MB: u64 = 1024;
 
 /// Files larger than this are not captured unless the setting says otherwise (MiB).
 pub const DEFAULT_MAX_FILE_MB: u64 = 10;

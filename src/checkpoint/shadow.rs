@@ -567,6 +567,20 @@ impl Git {
     }
 }
 
+/// Drops the shadow's objects that its last snapshot (its index) no longer holds, after an
+/// hour's grace (retention; a failure leaves them for the next pass).
+pub(super) fn prune_objects(dir: &Path) {
+    let _ = Command::new("git")
+        .env_clear_git()
+        .env("GIT_DIR", dir)
+        .env("GIT_INDEX_FILE", dir.join("index"))
+        .args(["prune", "--expire=1.hour.ago"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+}
+
 /// `<folder name>-<16 hex of the path's hash>`: readable and unique per work tree.
 fn project_name(tree: &Path) -> String {
     let name: String = tree

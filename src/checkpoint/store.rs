@@ -41,7 +41,7 @@ pub fn hash_bytes(bytes: &[u8]) -> String {
 /// Content-addressed blobs under `<root>/blobs`.
 #[derive(Debug, Clone)]
 pub struct BlobStore {
-    dir: PathBuf,
+    pub(super) dir: PathBuf,
 }
 
 impl BlobStore {
@@ -53,7 +53,7 @@ impl BlobStore {
     }
 
     /// The folder and file of a blob; `None` for what is not a hash.
-    fn place_of(&self, hash: &str) -> Option<(PathBuf, PathBuf)> {
+    pub(super) fn place_of(&self, hash: &str) -> Option<(PathBuf, PathBuf)> {
         let ok = hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_hexdigit());
         ok.then(|| {
             let folder = self.dir.join(&hash[..2]);
@@ -326,11 +326,12 @@ pub fn forget_sessions(root: &Path, sessions: &[String]) -> io::Result<usize> {
             _ => {}
         }
     }
-    sweep(root)
+    sweep(root, std::time::Duration::ZERO)
 }
 
-/// Removes the blobs no record file names; returns how many.
-fn sweep(root: &Path) -> io::Result<usize> {
+/// Removes the blobs no record file names and older than `grace` (a call stores its blob
+/// just before the line that names it); returns how many.
+pub(super) fn sweep(root: &Path, grace: std::time::Duration) -> io::Result<usize> {
     let blobs = BlobStore::new(root);
     if !blobs.dir.is_dir() {
         return Ok(0);
@@ -349,7 +350,13 @@ fn sweep(root: &Path) -> io::Result<usize> {
         let prefix = folder.file_name().to_string_lossy().into_owned();
         for blob in fs::read_dir(folder.path())?.flatten() {
             let hash = format!("{prefix}{}", blob.file_name().to_string_lossy());
-            if !kept.contains(&hash) {
+            let young = blob
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| std::time::SystemTime::now().duration_since(t).ok())
+                .is_none_or(|age| age < grace);
+            if !kept.contains(&hash) && !young {
                 fs::remove_file(blob.path())?;
                 removed += 1;
             }

@@ -351,3 +351,107 @@ fn a_shell_command_outside_a_git_tree_or_over_the_limit_is_not_covered() {
     cp.before_shell(work.path()).finish().expect("finish");
     assert_eq!(cp.history().unwrap().checkpoints.len(), 2);
 }
+
+/// Makes `path` look last written `secs` ago.
+fn age(path: &Path, secs: u64) {
+    let when = std::time::SystemTime::now() - std::time::Duration::from_secs(secs);
+    fs::File::options()
+        .write(true)
+        .open(path)
+        .expect("open")
+        .set_modified(when)
+        .expect("mtime");
+}
+
+fn days_ago(days: i64) -> String {
+    jiff::Timestamp::now()
+        .checked_sub(jiff::SignedDuration::from_hours(24 * days))
+        .unwrap()
+        .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
+        .to_string()
+}
+
+#[test]
+fn retention_drops_old_checkpoints_then_the_oldest_over_the_size_and_leaves_busy_records() {
+    let home = tempfile::tempdir().expect("home");
+    let root = root(home.path());
+    let blobs = BlobStore::new(&root);
+    let record = |session: &str, id: &str, at: String, content: &[u8]| {
+        let cp = Checkpoints::new(&root, session, 1, u64::MAX);
+        let hash = blobs.put(content).unwrap();
+        let (_, file) = blobs.place_of(&hash).unwrap();
+        age(&file, 7200);
+        cp.append(&RecordLine::Checkpoint(Checkpoint {
+            n: 0,
+            id: id.into(),
+            turn: 1,
+            at,
+            tool: "patch".into(),
+            files: vec![FileChange {
+                path: "/w/a.txt".into(),
+                before: Some(Image {
+                    hash: hash.clone(),
+                    mode: 0o644,
+                }),
+                after: None,
+            }],
+            not_covered: Vec::new(),
+            rewound_to: None,
+        }))
+        .unwrap();
+        hash
+    };
+    let old = record("s1", "old", days_ago(40), &[b'a'; 100]);
+    let middle = record("s1", "middle", days_ago(2), &[b'b'; 100]);
+    let newest = record("s1", "newest", days_ago(1), &[b'c'; 100]);
+    let busy = record("s2", "busy", days_ago(60), &[b'd'; 100]);
+    age(&store::record_file(&root, "s1"), 7200);
+    let exists = |hash: &str| blobs.get(hash).is_ok();
+
+    let limits = Retention {
+        keep_days: 30,
+        max_bytes: 10_000,
+    };
+    let pruned = prune(&root, limits).unwrap();
+    assert_eq!(
+        pruned,
+        Pruned {
+            checkpoints: 1,
+            blobs: 1
+        }
+    );
+    assert!(!exists(&old) && exists(&middle) && exists(&newest));
+    assert!(
+        exists(&busy),
+        "a record written within the hour is left alone"
+    );
+
+    age(&store::record_file(&root, "s1"), 7200);
+    let pruned = prune(
+        &root,
+        Retention {
+            keep_days: 30,
+            max_bytes: 250,
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        pruned,
+        Pruned {
+            checkpoints: 1,
+            blobs: 1
+        },
+        "the oldest first"
+    );
+    assert!(!exists(&middle) && exists(&newest));
+    let left = Checkpoints::new(&root, "s1", 1, u64::MAX)
+        .history()
+        .unwrap();
+    assert_eq!(
+        left.checkpoints
+            .iter()
+            .map(|c| c.id.as_str())
+            .collect::<Vec<_>>(),
+        ["newest"]
+    );
+}

@@ -201,6 +201,10 @@ pub struct CheckpointsConfig {
     pub max_file_mb: u64,
     /// Git work trees above this many files are not snapshotted before a shell command.
     pub max_files: u64,
+    /// Checkpoints older than this many days are removed.
+    pub keep_days: u64,
+    /// The stored pre-images may take this many MiB; the oldest checkpoints go first.
+    pub max_mb: u64,
 }
 
 /// The `web` section (`web_fetch`; global file only: a project may not widen the network).
@@ -628,6 +632,8 @@ impl Default for Config {
                 enabled: true,
                 max_file_mb: crate::checkpoint::DEFAULT_MAX_FILE_MB,
                 max_files: crate::checkpoint::DEFAULT_MAX_FILES,
+                keep_days: crate::checkpoint::DEFAULT_KEEP_DAYS,
+                max_mb: crate::checkpoint::DEFAULT_MAX_MB,
             },
             memory: MemoryConfig {
                 enabled: true,

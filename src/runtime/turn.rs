@@ -141,6 +141,14 @@ impl Runtime {
         session: Option<&Arc<SessionHandle>>,
     ) -> Option<Arc<crate::checkpoint::Checkpoints>> {
         let owner = self.checkpoint_owner(session)?;
+        let limits = &self.config.checkpoints;
+        crate::checkpoint::prune_now_and_then(
+            &crate::checkpoint::root(&self.home),
+            crate::checkpoint::Retention {
+                keep_days: limits.keep_days,
+                max_bytes: limits.max_mb.saturating_mul(1024 * 1024),
+            },
+        );
         Some(Arc::new(
             crate::checkpoint::Checkpoints::new(
                 &crate::checkpoint::root(&self.home),
