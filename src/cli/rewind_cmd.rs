@@ -26,6 +26,13 @@ pub struct RewindArgs {
     /// Overwrite files that changed since odek last wrote them
     #[arg(long, requires = "to")]
     force: bool,
+    /// Also continue the conversation from before checkpoint N's turn, as a new session
+    /// forked from this one (this one stays as it is)
+    #[arg(long, requires = "to")]
+    conversation: bool,
+    /// With --conversation: fork the conversation only, leave the files as they are
+    #[arg(long, requires = "conversation")]
+    no_files: bool,
 }
 
 /// Runs `odek rewind`.
@@ -41,7 +48,25 @@ pub fn run(args: RewindArgs) -> anyhow::Result<Exit> {
     };
     // Held as a writer: no turn of the session runs while its files go back.
     let _held = store.open(&session.id, &Holder::this_process("odek rewind"))?;
-    rewind_files(&checkpoints, &history, to, args.force, &cwd)
+    if !args.no_files {
+        let done = rewind_files(&checkpoints, &history, to, args.force, &cwd)?;
+        if done != Exit::Success || !args.conversation {
+            return Ok(done);
+        }
+    }
+    let Some(turn) = history
+        .checkpoints
+        .iter()
+        .find(|c| c.n == to)
+        .map(|c| c.turn)
+    else {
+        eprintln!(
+            "odek: no checkpoint {to}: this session has {} (odek rewind --list shows them)",
+            history.checkpoints.len()
+        );
+        return Ok(Exit::Usage);
+    };
+    super::session_cmd::fork(&store, &session.id, turn.saturating_sub(1))
 }
 
 /// Rewinds the files of `checkpoints`' session to before checkpoint `to`, saying what it did

@@ -48,6 +48,15 @@ enum SessionCommand {
         /// Messages to keep (at least 2)
         n: usize,
     },
+    /// Copy a session's first TURN turns (and its plan as it was then) into a new session;
+    /// the old one stays as it is
+    Fork {
+        /// Session id
+        id: String,
+        /// The turns to keep (0: none; the fork continues after this turn)
+        #[arg(long, value_name = "TURN")]
+        at: u32,
+    },
     /// Delete sessions not updated for DAYS days (0 = all)
     Cleanup {
         /// Age in days
@@ -112,6 +121,7 @@ pub fn run(args: SessionArgs) -> anyhow::Result<Exit> {
             }
             Ok(Exit::Success)
         }
+        SessionCommand::Fork { id, at } => fork(&store, &id, at),
         SessionCommand::Cleanup { days } => {
             let outcome = store.cleanup(days)?;
             if outcome.deleted > 0 {
@@ -401,4 +411,33 @@ pub(super) fn print_out(text: &str) {
     use std::io::Write;
     // A closed pipe (`odek session list | head`) ends output quietly.
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
+}
+
+/// `odek session fork ID --at TURN` (and `odek rewind --conversation`): the new session's id,
+/// and how to continue it.
+pub(super) fn fork(store: &SessionStore, id: &str, at: u32) -> anyhow::Result<Exit> {
+    match store.fork(id, at) {
+        Ok(forked) => {
+            let new = &forked.session;
+            println!("{}", new.id);
+            eprintln!(
+                "odek: forked session {id} at turn {at} into {} ({} turn(s){}) — continue it with: odek continue --id {}",
+                new.id,
+                new.turns,
+                match (&new.plan, forked.plan_known) {
+                    (Some(plan), _) => format!(", its plan at v{}", plan.version),
+                    (None, true) => String::new(),
+                    (None, false) =>
+                        ", without a plan: the session predates the plans noted per turn".into(),
+                },
+                new.id
+            );
+            Ok(Exit::Success)
+        }
+        Err(e @ crate::session::SessionError::NoSuchTurn { .. }) => {
+            eprintln!("odek: {e}");
+            Ok(Exit::Usage)
+        }
+        Err(e) => Err(e.into()),
+    }
 }

@@ -84,6 +84,16 @@ pub enum SessionError {
         /// The requested count.
         keep: usize,
     },
+    /// A fork at a turn the session does not have.
+    #[error("session {id} has {turns} turn(s); it cannot be forked at turn {at}")]
+    NoSuchTurn {
+        /// The session id.
+        id: String,
+        /// Its turns.
+        turns: u32,
+        /// The turn asked for.
+        at: u32,
+    },
     /// The session could not be turned into JSON.
     #[error("session {id}: cannot serialize: {source}")]
     Serialize {

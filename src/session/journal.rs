@@ -288,6 +288,8 @@ mod tests {
             dangerous_override: None,
             parent_session: None,
             schedule: None,
+            turn_plans: Vec::new(),
+            forked_from: None,
             name: None,
         }
     }

@@ -10,6 +10,7 @@
 pub mod audit;
 mod error;
 mod files;
+mod fork;
 pub(crate) use files::{DirLock, ensure_dir, write_atomically};
 mod id;
 mod index;
@@ -21,6 +22,7 @@ mod trim;
 mod writer;
 
 pub use error::SessionError;
+pub use fork::Forked;
 pub use id::{MAX_ID_LEN, is_standard_id, new_session_id, validate_id};
 pub use lock::{Holder, SessionLock};
 pub use store::{RunRecords, SessionStore};
@@ -120,6 +122,31 @@ pub struct Session {
     /// For a scheduled run's session (`origin: "schedule"`): the job's name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schedule: Option<String>,
+    /// The plan as each turn left it, recorded when it changed (so a fork at a turn takes
+    /// the plan of then). Absent in files of the Go original and of earlier versions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub turn_plans: Vec<TurnPlan>,
+    /// For a fork (`odek session fork`, `rewind --conversation`): where it came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<ForkOrigin>,
+}
+
+/// The plan as a turn left it (`None`: no plan).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TurnPlan {
+    /// The turn, from 1.
+    pub turn: u32,
+    /// The plan when it ended.
+    pub plan: Option<PlanState>,
+}
+
+/// The session and turn a fork was taken from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ForkOrigin {
+    /// The session forked.
+    pub session: String,
+    /// The turns it kept (the fork continues after this one).
+    pub turn: u32,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -204,6 +231,8 @@ impl Session {
             dangerous_override: self.dangerous_override.clone(),
             parent_session: self.parent_session.clone(),
             schedule: self.schedule.clone(),
+            turn_plans: Vec::new(),
+            forked_from: self.forked_from.clone(),
         }
     }
 

@@ -107,6 +107,8 @@ impl SessionStore {
             dangerous_override: None,
             parent_session: None,
             schedule: None,
+            turn_plans: Vec::new(),
+            forked_from: None,
             name: None,
         }
     }

@@ -251,7 +251,18 @@ impl SessionWriter {
             run.at = now_rfc3339();
         }
         self.mirror.runs.push(run);
+        self.record_turn_plan();
         self.fold(Some(messages))
+    }
+
+    /// Notes the plan as this turn leaves it, when it differs from the last one noted (a
+    /// fork at this turn takes it).
+    fn record_turn_plan(&mut self) {
+        let turn = super::count_turns(&self.mirror.messages);
+        let plan = self.mirror.plan.clone();
+        if self.mirror.turn_plans.last().map(|t| &t.plan) != Some(&plan) {
+            self.mirror.turn_plans.push(super::TurnPlan { turn, plan });
+        }
     }
 
     fn journal_bytes(&self) -> u64 {

@@ -407,3 +407,105 @@ async fn shell_changes_in_a_git_tree_are_rewound_and_outside_one_are_not_covered
         "what is not covered stays"
     );
 }
+
+/// The user messages and the plan message's first line of a request.
+fn users_and_plan(request: &serde_json::Value) -> (Vec<String>, Option<String>) {
+    let messages = request["messages"].as_array().expect("messages");
+    let users = messages
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect();
+    let plan = messages
+        .iter()
+        .filter(|m| m["role"] == "system")
+        .filter_map(|m| m["content"].as_str())
+        .find(|c| c.starts_with("[Current plan: v"))
+        .map(|c| c.lines().next().unwrap_or_default().to_string());
+    (users, plan)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fork_at_turn_two_of_four_continues_with_two_turns_and_the_plan_of_then() {
+    let sb = Sandbox::new();
+    let server = ScriptedServer::start(vec![
+        plan_create(&[("s1", "Read"), ("s2", "Write")]),
+        text("one"),
+        plan_complete("s1"),
+        text("two"),
+        tools(&[(
+            "write_file",
+            json!({"path": "made.txt", "content": "made in turn three\n"}),
+        )]),
+        plan_complete("s2"),
+        text("three"),
+        text("four"),
+        text("forked on"),
+        text("rewound on"),
+    ])
+    .await;
+    let id = first_session(&sb, &server, "turn one").await;
+    for task in ["turn two", "turn three", "turn four"] {
+        let mut cmd = sb.odek(&server.base_url());
+        cmd.args(["continue", "--id", &id, task]);
+        let out = output(cmd).await;
+        assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    }
+    let old_file = sb.home.join("sessions").join(format!("{id}.json"));
+    let old_before = std::fs::read(&old_file).expect("old session");
+
+    let mut cmd = sb.odek("http://127.0.0.1:9/v1");
+    cmd.args(["session", "fork", &id, "--at", "2"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let fork = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert_ne!(fork, id);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("(2 turn(s), its plan at v2)"),
+        "{}",
+        show(&out)
+    );
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["continue", "--id", &fork, "go on"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let (users, plan) = users_and_plan(server.requests().last().expect("request"));
+    assert_eq!(users, ["turn one", "turn two", "go on"]);
+    let plan = plan.expect("the plan of then");
+    assert!(plan.starts_with("[Current plan: v2 — 1/2 done"), "{plan}");
+    assert_eq!(
+        std::fs::read(&old_file).expect("old session"),
+        old_before,
+        "the old session stays as it was"
+    );
+
+    // A turn the session does not have.
+    let mut cmd = sb.odek("http://127.0.0.1:9/v1");
+    cmd.args(["session", "fork", &id, "--at", "5"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("has 4 turn(s); it cannot be forked at turn 5"),
+        "{}",
+        show(&out)
+    );
+
+    // rewind --conversation: the files before checkpoint 1 (turn three's) and a fork of
+    // the first two turns.
+    let out = rewind(&sb, &[&id, "--to", "1", "--conversation"]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(!sb.work.join("made.txt").exists());
+    let rewound = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .to_string();
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["continue", "--id", &rewound, "again"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let (users, plan) = users_and_plan(server.requests().last().expect("request"));
+    assert_eq!(users, ["turn one", "turn two", "again"]);
+    assert!(plan.expect("plan").starts_with("[Current plan: v2"));
+}

@@ -1165,7 +1165,7 @@ async fn rewind_to_here_shows_the_files_and_a_conflict_before_it_writes() {
     std::fs::write(&a, "one\n").expect("a");
     let id = first_session(&sb, &server, "patch a").await;
     let mut cmd = sb.odek(&server.base_url());
-    cmd.args(["continue", &id, "write new"]);
+    cmd.args(["continue", "--id", &id, "write new"]);
     let out = output(cmd).await;
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let served = Served::start(&sb, &server.base_url(), &[]);
