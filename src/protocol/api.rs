@@ -341,13 +341,20 @@ pub struct RewindRequest {
     /// Only say what would be done.
     #[serde(default)]
     pub dry_run: bool,
+    /// Put the files back (default true).
+    #[serde(default)]
+    pub files: Option<bool>,
+    /// Also continue the conversation from before that turn as a new session (a fork).
+    #[serde(default)]
+    pub conversation: bool,
 }
 
 /// The answer of `POST /api/sessions/{id}/rewind`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RewindResult {
-    /// The checkpoint the files go (or went) back to before.
-    pub to: u32,
+    /// The checkpoint the files go (or went) back to before (none: the files are left).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<u32>,
     /// Whether files were written (false for a dry run, or when nothing differed).
     pub done: bool,
     /// The rewind's own checkpoint, when done (a rewind to it undoes this one).
@@ -359,6 +366,12 @@ pub struct RewindResult {
     pub conflicts: Vec<String>,
     /// What the checkpoints do not hold (left as it is).
     pub not_covered: Vec<String>,
+    /// With `conversation`: the turns the fork keeps (it continues after them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fork_at: Option<u32>,
+    /// With `conversation`, when done: the new session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked: Option<String>,
 }
 
 /// A step of the plan view: `note` left out when empty.

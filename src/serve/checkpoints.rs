@@ -66,10 +66,11 @@ fn item(c: &crate::checkpoint::Checkpoint) -> CheckpointItem {
     }
 }
 
-/// `POST /api/sessions/{id}/rewind` `{"to": N | "turn": T, "force"?, "dry_run"?}`: the plan
-/// (a dry run), or the rewind done. 409 while a turn runs, or when files changed outside
-/// odek since and `force` is not set (nothing is written then); 400 for a checkpoint or turn
-/// the session does not have.
+/// `POST /api/sessions/{id}/rewind` `{"to": N | "turn": T, "force"?, "dry_run"?, "files"?,
+/// "conversation"?}`: the plan (a dry run), or the rewind done — the files put back, the
+/// conversation forked before that turn, or both. 409 while a turn runs, or when files
+/// changed outside odek since and `force` is not set (nothing is written then); 400 for a
+/// checkpoint or turn the session does not have.
 pub async fn rewind(
     State(app): State<Arc<AppState>>,
     Path(id): Path<String>,
@@ -81,42 +82,101 @@ pub async fn rewind(
             "give either \"to\" (a checkpoint number) or \"turn\"",
         ));
     }
+    if !body.files.unwrap_or(true) && !body.conversation {
+        return Err(ApiError::bad_request(
+            "nothing to do: \"files\" is false and \"conversation\" is not set",
+        ));
+    }
     if !body.dry_run {
         refuse_while_running(&app, &id)?;
     }
     let store_app = app.clone();
     let session_id = id.clone();
-    let (result, forced) = blocking(move || {
-        let store = store_app.base.sessions();
-        let session = store.load(&session_id)?;
-        let checkpoints = store.checkpoints(&session_id, session.turns);
-        let history = read_history(&checkpoints.history())?;
-        let to = target(&history, &body)?;
-        let plan = plan_rewind(&history, to).map_err(|e| match e {
+    let (result, forced) =
+        blocking(move || rewind_blocking(&store_app, &session_id, &body)).await?;
+    if result.done && result.to.is_some() {
+        publish_rewound(&app, &id, &result, forced);
+    }
+    Ok(Json(result))
+}
+
+/// The rewind of [`rewind`], off the async threads: what was (or would be) done, and
+/// whether files changed since were overwritten.
+fn rewind_blocking(
+    app: &AppState,
+    id: &str,
+    body: &RewindRequest,
+) -> Result<(RewindResult, bool), ApiError> {
+    let store = app.base.sessions();
+    let session = store.load(id)?;
+    let checkpoints = store.checkpoints(id, session.turns);
+    let history = read_history(&checkpoints.history())?;
+    let mut result = RewindResult {
+        to: None,
+        done: false,
+        checkpoint: None,
+        files: Vec::new(),
+        conflicts: Vec::new(),
+        not_covered: Vec::new(),
+        fork_at: None,
+        forked: None,
+    };
+    let mut plan = None;
+    if body.files.unwrap_or(true) {
+        let to = target(&history, body)?;
+        let planned = plan_rewind(&history, to).map_err(|e| match e {
             RewindError::Io(e) => ApiError::internal_logged("the files could not be read", &e),
             other => ApiError::bad_request(other.to_string()),
         })?;
-        let mut result = planned(&plan);
-        if body.dry_run || plan.restores.is_empty() {
-            return Ok((result, false));
+        result = RewindResult {
+            fork_at: None,
+            forked: None,
+            ..described(&planned)
+        };
+        plan = Some(planned);
+    }
+    if body.conversation {
+        let turn = match (body.turn, body.to) {
+            (Some(turn), _) => turn,
+            (None, Some(to)) => history
+                .checkpoints
+                .iter()
+                .find(|c| c.n == to)
+                .map(|c| c.turn)
+                .ok_or_else(|| ApiError::bad_request(format!("no checkpoint {to}")))?,
+            (None, None) => 0,
+        };
+        if turn == 0 || turn > session.turns {
+            return Err(ApiError::bad_request(format!(
+                "session {id} has {} turn(s); there is no turn {turn} to go back before",
+                session.turns
+            )));
         }
-        // Held as a writer: no turn of the session starts while its files go back.
-        let _held = store.open(&session_id, &Holder::this_process("odek serve rewind"))?;
+        result.fork_at = Some(turn - 1);
+    }
+    if body.dry_run {
+        return Ok((result, false));
+    }
+    // Held as a writer: no turn of the session starts while its files go back.
+    let _held = store.open(id, &Holder::this_process("odek serve rewind"))?;
+    let mut forced = false;
+    if let Some(plan) = plan.filter(|p| !p.restores.is_empty()) {
         match checkpoints.rewind(&plan, body.force) {
             Ok(done) => {
                 result.done = true;
                 result.checkpoint = Some(done.checkpoint);
-                Ok((result, !plan.conflicts.is_empty()))
+                forced = !plan.conflicts.is_empty();
             }
-            Err(e @ RewindError::Conflicts(_)) => Err(ApiError::conflict(e.to_string())),
-            Err(e) => Err(ApiError::internal_logged("the rewind failed", &e)),
+            Err(e @ RewindError::Conflicts(_)) => return Err(ApiError::conflict(e.to_string())),
+            Err(e) => return Err(ApiError::internal_logged("the rewind failed", &e)),
         }
-    })
-    .await?;
-    if result.done {
-        publish_rewound(&app, &id, &result, forced);
     }
-    Ok(Json(result))
+    if let Some(keep) = result.fork_at {
+        let forked = store.fork(id, keep)?;
+        result.forked = Some(forked.session.id);
+        result.done = true;
+    }
+    Ok((result, forced))
 }
 
 /// The checkpoint a request names: `to`, or the first one taken in `turn` or later.
@@ -137,9 +197,9 @@ fn target(history: &History, body: &RewindRequest) -> Result<u32, ApiError> {
         })
 }
 
-fn planned(plan: &RewindPlan) -> RewindResult {
+fn described(plan: &RewindPlan) -> RewindResult {
     RewindResult {
-        to: plan.to,
+        to: Some(plan.to),
         done: false,
         checkpoint: None,
         files: plan
@@ -156,13 +216,15 @@ fn planned(plan: &RewindPlan) -> RewindResult {
             .map(|c| c.path.display().to_string())
             .collect(),
         not_covered: plan.not_covered.clone(),
+        fork_at: None,
+        forked: None,
     }
 }
 
 /// The `rewound` event on the live stream (and the ring), stamped with a run id of its own.
 fn publish_rewound(app: &AppState, session_id: &str, result: &RewindResult, forced: bool) {
     let event = Event::Rewound(Rewound {
-        to: result.to,
+        to: result.to.unwrap_or_default(),
         checkpoint: result.checkpoint.unwrap_or_default(),
         files: result.files.clone(),
         forced,

@@ -116,6 +116,7 @@ impl From<SessionError> for ApiError {
             SessionError::InvalidId { .. } => ApiError::bad_request(public),
             SessionError::NotFound { .. } => ApiError::not_found(public),
             SessionError::Busy { .. } => ApiError::conflict(public),
+            SessionError::NoSuchTurn { .. } => ApiError::bad_request(public),
             _ => ApiError::internal_logged(public, &e),
         }
     }

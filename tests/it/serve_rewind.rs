@@ -141,6 +141,24 @@ async fn the_checkpoint_routes_list_preview_and_rewind_under_the_token() {
         assert_eq!(answer.status, status, "{body}: {}", answer.text);
         assert!(answer.json["error"].is_string(), "{body}: {}", answer.text);
     }
+    // The conversation: a fork before turn 1 keeps no turn; the files are left alone.
+    let forked = served
+        .post(
+            &rewind_path,
+            json!({"turn": 1, "files": false, "conversation": true}),
+        )
+        .await;
+    assert_eq!(forked.status, 200, "{}", forked.text);
+    assert_eq!(forked.json["fork_at"], 0, "{}", forked.text);
+    assert!(forked.json.get("to").is_none(), "{}", forked.text);
+    let new_id = forked.json["forked"].as_str().expect("forked").to_string();
+    let new = served.get(&format!("/api/sessions/{new_id}")).await;
+    assert_eq!(new.status, 200, "{}", new.text);
+    assert_eq!(new.json["turns"], 0, "{}", new.text);
+    let nothing = served
+        .post(&rewind_path, json!({"turn": 1, "files": false}))
+        .await;
+    assert_eq!(nothing.status, 400, "{}", nothing.text);
     let missing = served
         .get("/api/sessions/20990101-00000000000000000000000000000000/checkpoints")
         .await;

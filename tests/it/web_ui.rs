@@ -1234,6 +1234,29 @@ async fn rewind_to_here_shows_the_files_and_a_conflict_before_it_writes() {
         .await;
     assert_eq!(std::fs::read_to_string(&a).expect("a"), "one\n");
     assert!(!sb.work.join("new.txt").exists());
+
+    // The conversation alone: a new session with the first turn opens; the old one stays.
+    browser
+        .wait_for("#log .rewind-here[data-turn='2']")
+        .await
+        .click()
+        .await
+        .expect("rewind to turn 2 again");
+    browser
+        .wait_for("#log .rewind-card .rewind-conversation")
+        .await
+        .click()
+        .await
+        .expect("conversation only");
+    browser
+        .wait_until(
+            "the fork opened",
+            "return document.querySelectorAll('#log .msg-user').length === 1 && !document.querySelector('#log .rewind-card');",
+        )
+        .await;
+    assert_eq!(text_of(&browser, "#log .msg-user").await, "patch a");
+    let listed = served.get("/api/sessions").await;
+    assert_eq!(listed.json["count"], 2, "{}", listed.text);
     assert_eq!(browser.console_problems().await, vec![]);
     browser.quit().await;
 }

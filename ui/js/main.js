@@ -211,7 +211,17 @@ async function openSession(sid) {
 /** "Rewind to here" under the prompts of the open session whose turns changed files. */
 function showRewinds() {
   if (!sessionId) return;
-  offerRewinds({ log: ui.log, api, sid: sessionId, onStatus: status, onRewound: () => status('Files rewound.') });
+  offerRewinds({
+    log: ui.log,
+    api,
+    sid: sessionId,
+    onStatus: status,
+    onRewound: (done) => {
+      sessions.refresh();
+      if (done.forked) openSession(done.forked);
+      else status('Files rewound.');
+    },
+  });
 }
 
 function newSession() {

@@ -48,50 +48,64 @@ async function preview({ doc, offer, api, sid, turn, onStatus, onRewound }) {
   const card = el(doc, 'div', 'rewind-card');
   card.setAttribute('role', 'group');
   card.setAttribute('aria-label', `Rewind to before turn ${turn}`);
-  card.append(el(doc, 'p', 'rewind-title', `Rewind the files to before turn ${turn} (checkpoint ${plan.to})`));
-  if (!plan.files.length) {
-    card.append(el(doc, 'p', 'rewind-result', 'The files are already as they were then.'));
-    offer.append(card);
-    return;
-  }
+  card.append(el(doc, 'p', 'rewind-title', `Rewind to before turn ${turn} (checkpoint ${plan.to})`));
   const conflicts = new Set(plan.conflicts ?? []);
-  const files = el(doc, 'ul', 'rewind-files');
-  for (const f of plan.files) {
-    const li = el(doc, 'li', conflicts.has(f.path) ? 'conflict' : '');
-    li.append(
-      el(doc, 'span', 'rewind-change', `${CHANGE_SIGN[f.change] ?? '~'} ${f.change}`),
-      el(doc, 'code', 'rewind-path', f.path),
-    );
-    if (conflicts.has(f.path)) li.append(el(doc, 'span', 'rewind-conflict', 'changed since outside odek'));
-    files.append(li);
+  if (plan.files.length) {
+    const files = el(doc, 'ul', 'rewind-files');
+    for (const f of plan.files) {
+      const li = el(doc, 'li', conflicts.has(f.path) ? 'conflict' : '');
+      li.append(
+        el(doc, 'span', 'rewind-change', `${CHANGE_SIGN[f.change] ?? '~'} ${f.change}`),
+        el(doc, 'code', 'rewind-path', f.path),
+      );
+      if (conflicts.has(f.path)) li.append(el(doc, 'span', 'rewind-conflict', 'changed since outside odek'));
+      files.append(li);
+    }
+    card.append(files);
+  } else {
+    card.append(el(doc, 'p', 'rewind-result', 'The files are already as they were then.'));
   }
-  card.append(files);
   for (const what of plan.not_covered ?? []) {
     card.append(el(doc, 'p', 'rewind-not-covered', `Not covered, left as it is: ${what}`));
   }
   const actions = el(doc, 'div', 'approval-actions');
-  const go = el(doc, 'button', conflicts.size ? 'danger rewind-go' : 'primary rewind-go',
-    conflicts.size ? `Overwrite ${conflicts.size} changed file(s) and rewind` : 'Rewind files');
-  const cancel = el(doc, 'button', 'rewind-cancel', 'Cancel');
-  go.type = 'button';
-  cancel.type = 'button';
+  const overwrite = conflicts.size ? `Overwrite ${conflicts.size} changed file(s) and rewind` : 'Rewind files';
+  const go = button(doc, conflicts.size ? 'danger rewind-go' : 'primary rewind-go', overwrite);
+  const both = button(doc, 'rewind-both', 'Files and conversation');
+  const talk = button(doc, 'rewind-conversation', 'Conversation only');
+  const cancel = button(doc, 'rewind-cancel', 'Cancel');
+  const all = [go, both, talk, cancel];
+  if (!plan.files.length) {
+    go.hidden = true;
+    both.hidden = true;
+  }
   cancel.addEventListener('click', () => card.remove());
-  go.addEventListener('click', async () => {
-    go.disabled = true;
-    cancel.disabled = true;
+  const run = async (request) => {
+    for (const b of all) b.disabled = true;
     try {
-      const done = await api.rewind(sid, { to: plan.to, force: conflicts.size > 0 });
-      actions.replaceWith(el(doc, 'p', 'rewind-result',
-        `Rewound ${done.files.length} file(s). This rewind is checkpoint ${done.checkpoint}: rewinding to it undoes it.`));
+      const done = await api.rewind(sid, request);
+      const said = [];
+      if (done.checkpoint) said.push(`Rewound ${done.files.length} file(s). This rewind is checkpoint ${done.checkpoint}: rewinding to it undoes it.`);
+      if (done.forked) said.push(`The conversation continues in a new session with the first ${done.fork_at} turn(s).`);
+      actions.replaceWith(el(doc, 'p', 'rewind-result', said.join(' ')));
       onRewound(done);
     } catch (err) {
       onStatus(`Rewind refused: ${err.message}`);
-      go.disabled = false;
-      cancel.disabled = false;
+      for (const b of all) b.disabled = false;
     }
-  });
-  actions.append(go, cancel);
+  };
+  const force = conflicts.size > 0;
+  go.addEventListener('click', () => run({ to: plan.to, force }));
+  both.addEventListener('click', () => run({ to: plan.to, force, conversation: true }));
+  talk.addEventListener('click', () => run({ turn, files: false, conversation: true }));
+  actions.append(go, both, talk, cancel);
   card.append(actions);
   offer.append(card);
-  go.focus();
+  (plan.files.length ? go : talk).focus();
+}
+
+function button(doc, className, text) {
+  const b = el(doc, 'button', className, text);
+  b.type = 'button';
+  return b;
 }
