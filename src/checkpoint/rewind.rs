@@ -179,7 +179,10 @@ impl Checkpoints {
             return Err(RewindError::Conflicts(plan.conflicts.clone()));
         }
         let id = match &plan.resuming {
-            Some(id) => id.clone(),
+            Some(id) => {
+                remove_leftovers(plan);
+                id.clone()
+            }
             None => self.record_rewind(plan)?,
         };
         let blobs = self.blobs();
@@ -231,6 +234,30 @@ impl Checkpoints {
     }
 }
 
+/// The temp files an interrupted rewind left beside the files it was replacing.
+fn remove_leftovers(plan: &RewindPlan) {
+    let mut dirs: Vec<&Path> = plan
+        .restores
+        .iter()
+        .filter_map(|r| r.path.parent())
+        .collect();
+    dirs.sort();
+    dirs.dedup();
+    for dir in dirs {
+        let Ok(entries) = fs::read_dir(dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            if entry.file_name().to_string_lossy().starts_with(TEMP_PREFIX) {
+                let _ = fs::remove_file(entry.path());
+            }
+        }
+    }
+}
+
+/// The name a file being restored has until it is renamed over the file.
+const TEMP_PREFIX: &str = ".odek-rewind.tmp-";
+
 fn remove_file(path: &Path) -> io::Result<()> {
     match fs::remove_file(path) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
@@ -243,7 +270,7 @@ fn write_file(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(dir)?;
     let mut temp = tempfile::Builder::new()
-        .prefix(".odek-rewind.tmp-")
+        .prefix(TEMP_PREFIX)
         .tempfile_in(dir)?;
     temp.write_all(bytes)?;
     temp.as_file()

@@ -509,3 +509,106 @@ async fn a_fork_at_turn_two_of_four_continues_with_two_turns_and_the_plan_of_the
     assert_eq!(users, ["turn one", "turn two", "again"]);
     assert!(plan.expect("plan").starts_with("[Current plan: v2"));
 }
+
+/// Every file of `dir` (no folders) with its bytes and mode: a temp file a killed rewind
+/// left behind would show here.
+fn flat_tree(dir: &Path) -> BTreeMap<String, (Vec<u8>, u32)> {
+    tree(dir)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rewind_killed_midway_is_finished_by_running_it_again() {
+    let sb = Sandbox::new();
+    git(&sb.work, &["init", "-q", "."]);
+    const FILES: usize = 600;
+    for i in 0..FILES {
+        std::fs::write(
+            sb.work.join(format!("f{i:04}.txt")),
+            format!("before {i}\n"),
+        )
+        .expect("f");
+    }
+    let before = flat_tree(&sb.work);
+    let server = ScriptedServer::start(vec![
+        tools(&[(
+            "shell",
+            json!({"command": "for f in f*.txt; do echo after >> \"$f\"; done"}),
+        )]),
+        text("Done."),
+    ])
+    .await;
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["run", "--yolo", "change every file"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let after = flat_tree(&sb.work);
+    assert_ne!(after, before);
+
+    let records = sb.home.join("checkpoints").join("sessions");
+    let record = std::fs::read_dir(&records)
+        .expect("records")
+        .flatten()
+        .next()
+        .expect("a record file")
+        .path();
+    // Kill the rewind once its checkpoint is recorded and before its end is (tries again
+    // in the rare case it finished first).
+    let mut interrupted = false;
+    for _ in 0..5 {
+        let lines_before = std::fs::read_to_string(&record)
+            .expect("record")
+            .lines()
+            .count();
+        let mut cmd = sb.odek("http://127.0.0.1:9/v1");
+        cmd.args(["rewind", "--to", "1"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        let mut child = cmd.spawn().expect("rewind");
+        loop {
+            let text = std::fs::read_to_string(&record).expect("record");
+            let new: Vec<&str> = text.lines().skip(lines_before).collect();
+            if new.iter().any(|l| l.contains("\"completed\"")) {
+                break; // it finished first
+            }
+            if new.iter().any(|l| l.contains("\"rewound_to\"")) {
+                let _ = child.kill();
+                interrupted = true;
+                break;
+            }
+            if child.try_wait().expect("wait").is_some() {
+                break;
+            }
+        }
+        let _ = child.wait();
+        if interrupted {
+            break;
+        }
+        // It finished: put the run's changes back and try again.
+        let n = rewind(&sb, &["--list"]);
+        let last = String::from_utf8_lossy(&n.stdout).lines().count() - 1;
+        let out = rewind(&sb, &["--to", &last.to_string()]);
+        assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    }
+    assert!(interrupted, "the rewind was never caught midway");
+
+    // Another target is refused until the interrupted one is finished.
+    let out = rewind(&sb, &["--to", "2"]);
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("was interrupted; finish it first"),
+        "{}",
+        show(&out)
+    );
+    let out = rewind(&sb, &["--to", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("(an interrupted rewind, finished)"),
+        "{}",
+        show(&out)
+    );
+    assert_eq!(
+        flat_tree(&sb.work),
+        before,
+        "byte-exact after the second run"
+    );
+}
