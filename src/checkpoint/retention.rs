@@ -205,7 +205,7 @@ fn prune_shadows(root: &Path) {
     };
     for entry in entries.flatten() {
         let dir = entry.path();
-        if !dir.extension().is_some_and(|e| e == "git") {
+        if dir.extension().is_none_or(|e| e != "git") {
             continue;
         }
         let busy = fs::read_dir(&dir)

@@ -30,7 +30,7 @@ pub async fn list(
     blocking(move || {
         let store = store_app.base.sessions();
         let session = store.load(&id)?;
-        let history = read_history(&store.checkpoints(&id, session.turns).history())?;
+        let history = read_history(store.checkpoints(&id, session.turns).history())?;
         Ok(Json(CheckpointList {
             session_id: id,
             interrupted_rewind_to: history.interrupted_rewind().and_then(|c| c.rewound_to),
@@ -40,11 +40,9 @@ pub async fn list(
     .await
 }
 
-fn read_history(history: &std::io::Result<History>) -> Result<History, ApiError> {
+fn read_history(history: std::io::Result<History>) -> Result<History, ApiError> {
     history
-        .as_ref()
-        .map(Clone::clone)
-        .map_err(|e| ApiError::internal_logged("the session's checkpoints could not be read", e))
+        .map_err(|e| ApiError::internal_logged("the session's checkpoints could not be read", &e))
 }
 
 fn item(c: &crate::checkpoint::Checkpoint) -> CheckpointItem {
@@ -110,7 +108,7 @@ fn rewind_blocking(
     let store = app.base.sessions();
     let session = store.load(id)?;
     let checkpoints = store.checkpoints(id, session.turns);
-    let history = read_history(&checkpoints.history())?;
+    let history = read_history(checkpoints.history())?;
     let mut result = RewindResult {
         to: None,
         done: false,
