@@ -189,41 +189,53 @@ async fn an_ephemeral_run_or_checkpoints_off_takes_none() {
     assert!(!sb.home.join("checkpoints").exists());
 }
 
-/// A sub-agent's edits are checkpoints of the parent's turn that delegated: the parent's
+/// Two sub-agents' edits are checkpoints of the parent's turn that delegated: the parent's
 /// rewind puts them back.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_sub_agents_edits_are_rewound_with_the_parents_turn() {
+async fn two_sub_agents_edits_are_rewound_with_the_parents_turn() {
     let sb = Sandbox::new();
     sb.global_config(r#"{"dangerous": {"classes": {"system_write": "allow"}}}"#);
     std::fs::write(sb.work.join("notes.txt"), "draft\n").expect("notes");
+    std::fs::write(sb.work.join("todo.txt"), "open\n").expect("todo");
     let before = tree(&sb.work);
+    // Whichever child asks first gets the first edit: every interleaving makes both edits
+    // once and ends each child on a text.
     let server = ScriptedServer::start(vec![
         tools(&[(
             "delegate_tasks",
-            json!({"tasks": [{"goal": "tidy the notes"}]}),
+            json!({"tasks": [{"goal": "tidy the notes"}, {"goal": "close the todo"}]}),
         )]),
         tools(&[(
             "patch",
             json!({"path": "notes.txt", "old_string": "draft", "new_string": "final"}),
         )]),
-        text("Tidied."),
-        text("The child tidied the notes."),
+        tools(&[(
+            "patch",
+            json!({"path": "todo.txt", "old_string": "open", "new_string": "closed"}),
+        )]),
+        text("Done."),
+        text("Done."),
+        text("The children tidied up."),
     ])
     .await;
     let mut cmd = sb.odek(&server.base_url());
     cmd.args(["run", "delegate the tidying"]);
     let out = output(cmd).await;
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
-    assert_eq!(
-        std::fs::read_to_string(sb.work.join("notes.txt")).expect("notes"),
-        "final\n"
-    );
+    assert_eq!(read(sb.work.join("notes.txt")), "final\n");
+    assert_eq!(read(sb.work.join("todo.txt")), "closed\n");
     let out = rewind(&sb, &["--list"]);
     let listing = String::from_utf8_lossy(&out.stdout).into_owned();
-    let rows: Vec<&str> = listing.lines().skip(1).collect();
-    assert_eq!(rows.len(), 1, "{listing}");
+    let mut rows: Vec<&str> = listing.lines().skip(1).collect();
+    assert_eq!(rows.len(), 2, "{listing}");
     assert!(
-        rows[0].contains("turn 1") && rows[0].contains("patch") && rows[0].ends_with("~ notes.txt"),
+        rows.iter()
+            .all(|r| r.contains("turn 1") && r.contains("patch")),
+        "{listing}"
+    );
+    rows.sort_by_key(|r| r.ends_with("~ todo.txt"));
+    assert!(
+        rows[0].ends_with("~ notes.txt") && rows[1].ends_with("~ todo.txt"),
         "{listing}"
     );
     let out = rewind(&sb, &["--to", "1"]);
