@@ -170,10 +170,7 @@ impl Observer for EventsObserver {
                         files: taken
                             .files
                             .iter()
-                            .map(|(path, change)| CheckpointFile {
-                                path: path.display().to_string(),
-                                change: (*change).to_string(),
-                            })
+                            .map(|(path, change)| CheckpointFile::new(path, change))
                             .collect(),
                         not_covered: taken.not_covered.clone(),
                     }),

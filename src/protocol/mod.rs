@@ -532,6 +532,16 @@ pub struct CheckpointFile {
     pub change: String,
 }
 
+impl CheckpointFile {
+    /// `path` and what happened to it.
+    pub fn new(path: &std::path::Path, change: &str) -> Self {
+        CheckpointFile {
+            path: path.display().to_string(),
+            change: change.to_string(),
+        }
+    }
+}
+
 /// `checkpoint`: a tool call recorded what it changed, so that `odek rewind --to number`
 /// puts it back.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

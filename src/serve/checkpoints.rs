@@ -55,10 +55,7 @@ fn item(c: &crate::checkpoint::Checkpoint) -> CheckpointItem {
         files: c
             .files
             .iter()
-            .map(|f| CheckpointFile {
-                path: f.path.display().to_string(),
-                change: f.kind().to_string(),
-            })
+            .map(|f| CheckpointFile::new(&f.path, f.kind()))
             .collect(),
         not_covered: c.not_covered.clone(),
     }
@@ -203,10 +200,7 @@ fn described(plan: &RewindPlan) -> RewindResult {
         files: plan
             .restores
             .iter()
-            .map(|r| CheckpointFile {
-                path: r.path.display().to_string(),
-                change: r.action().to_string(),
-            })
+            .map(|r| CheckpointFile::new(&r.path, r.action()))
             .collect(),
         conflicts: plan
             .conflicts
