@@ -450,14 +450,29 @@ fn stdin_of(commands: &[SimpleCommand], index: usize) -> Stdin {
         .map_or(Stdin::Pipe, Stdin::Text)
 }
 
+/// A program's name without its folder (`/usr/bin/echo` → `echo`).
+fn program_name(text: &str) -> &str {
+    text.rsplit('/').next().unwrap_or(text)
+}
+
 /// The output of `echo …` or `printf '…'` with literal arguments.
 fn literal_output(command: &SimpleCommand) -> Option<String> {
-    let words = skip_assignments(&command.words);
+    let mut words = skip_assignments(&command.words);
+    // `env echo …`, `command echo …` and `/bin/echo …` print the same.
+    while let Some((first, rest)) = words.split_first() {
+        if !matches!(program_name(&first.text), "env" | "command") {
+            break;
+        }
+        if rest.first().is_some_and(|w| w.text.starts_with('-')) {
+            return None;
+        }
+        words = skip_assignments(rest);
+    }
     let (program, arguments) = words.split_first()?;
     if arguments.iter().any(|word| word.dynamic) {
         return None;
     }
-    match program.text.as_str() {
+    match program_name(&program.text) {
         "echo" => {
             let printed: Vec<&str> = arguments
                 .iter()

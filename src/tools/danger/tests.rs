@@ -1168,3 +1168,18 @@ fn brace_expanded_substitutions_are_read_within_a_budget() {
     analyzer.classify("eval \"$(ssh-agent -s)\"; cp src/{a,b}.rs /tmp; echo {1,2,3}{x,y}");
     assert!(analyzer.text_read < 1_000, "{}", analyzer.text_read);
 }
+
+#[test]
+fn a_prefix_does_not_hide_what_echo_pipes_into_a_shell() {
+    // Found by `prefixes_never_lower_the_class`: `echo * | sh` runs `*`, and so does it
+    // behind `env`, `command` or a full path.
+    let base = classify_command("echo * | sh").class;
+    for prefix in ["env ", "command ", "/usr/bin/", "env A=1 "] {
+        let prefixed = classify_command(&format!("{prefix}echo * | sh")).class;
+        assert!(prefixed >= base, "{prefix}: {prefixed} below {base}");
+    }
+    assert_eq!(
+        classify_command("env echo 'rm -rf /' | sh").class,
+        classify_command("echo 'rm -rf /' | sh").class
+    );
+}
