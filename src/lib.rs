@@ -16,6 +16,7 @@ pub mod events;
 #[doc(hidden)]
 pub mod fuzz;
 pub mod home;
+pub mod hooks;
 pub mod llm;
 pub mod mcp;
 pub mod mcp_server;

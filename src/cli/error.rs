@@ -47,7 +47,8 @@ impl Kind {
             RunError::Budget { .. } => Kind::Budget,
             RunError::Model { .. }
             | RunError::ContextOverflow { .. }
-            | RunError::MaxIterations(_) => Kind::Failure,
+            | RunError::MaxIterations(_)
+            | RunError::PromptBlocked(_) => Kind::Failure,
         }
     }
 }

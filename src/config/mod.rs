@@ -47,6 +47,8 @@ pub struct Config {
     pub provider: Option<String>,
     /// Custom providers, and changes to built-in ones, by id (global file only).
     pub providers: BTreeMap<String, providers::ProviderConfig>,
+    /// The user's hooks, in Claude Code's shape (global file only).
+    pub hooks: crate::hooks::HooksSettings,
     /// Prices per million tokens by model prefix, over the built-in ones (global file only).
     pub pricing: BTreeMap<String, crate::llm::pricing::Price>,
     /// Model name sent to the endpoint.
@@ -555,6 +557,7 @@ impl Default for Config {
         Config {
             provider: None,
             providers: BTreeMap::new(),
+            hooks: crate::hooks::HooksSettings::default(),
             pricing: BTreeMap::new(),
             model: DEFAULT_MODEL.to_string(),
             base_url: DEFAULT_BASE_URL.to_string(),

@@ -32,6 +32,10 @@ struct Prepared {
     /// The call's risk, classified once for the gate and the events.
     classification: Option<Classification>,
     event_summary: Option<Value>,
+    /// What the `PreToolUse` hooks decided.
+    hook: crate::hooks::Decision,
+    /// What the hooks before and after the call add for the model.
+    hook_context: Vec<String>,
 }
 
 /// Longest stretch of refused arguments quoted back to the model.
@@ -97,10 +101,13 @@ impl Engine {
             report: None,
             checkpoints: self.checkpoints.clone(),
         };
-        let prepared: Vec<Prepared> = calls
+        let mut prepared: Vec<Prepared> = calls
             .iter()
             .map(|c| self.prepare(c, cut_off, &ctx))
             .collect();
+        for p in &mut prepared {
+            self.pre_tool_hooks(iteration, p, &ctx).await;
+        }
         let verdicts = self.gate.decide(&gate_requests(&prepared), cancel).await;
         let permits = Arc::new(Semaphore::new(self.settings.max_tool_parallel.max(1)));
         let fallbacks: Vec<(String, String)> = prepared
@@ -204,6 +211,52 @@ impl Engine {
             summary,
             classification,
             event_summary,
+            hook: crate::hooks::Decision::None,
+            hook_context: Vec::new(),
+        }
+    }
+
+    /// Runs the `PreToolUse` hooks of a call that can run: a rewritten input replaces the
+    /// arguments (and is classified anew), a block refuses the call before the gate, allow
+    /// and ask go to the gate.
+    async fn pre_tool_hooks(&self, iteration: u32, p: &mut Prepared, ctx: &ToolContext) {
+        use crate::hooks::{Decision, HookEvent};
+        let (Some(hooks), Some(tool), Ok(args)) = (&self.hooks, &p.tool, &p.args) else {
+            return;
+        };
+        let name = tool.name().to_string();
+        if !hooks.wants(HookEvent::PreToolUse, Some(&name)) {
+            return;
+        }
+        let mut fields = serde_json::Map::new();
+        fields.insert(
+            "tool_input".into(),
+            crate::hooks::tool_input_for_hook(args, &ctx.cwd),
+        );
+        let (outcome, reports) = hooks.fire(HookEvent::PreToolUse, Some(&name), fields).await;
+        self.report_hooks(iteration, &reports);
+        if let Some(updated) = &outcome.updated_input {
+            let rewritten = crate::hooks::tool_input_from_hook(updated, args);
+            p.classification = tool.classify(&rewritten, ctx);
+            p.call.function.arguments = rewritten.to_string();
+            p.args = Ok(rewritten);
+        }
+        p.hook_context = outcome.context;
+        p.hook = match outcome.decision {
+            Decision::Block(reason) => {
+                p.args = Err(ToolError(format!(
+                    "a PreToolUse hook blocked this call, so it was not run: {reason}"
+                )));
+                Decision::None
+            }
+            other => other,
+        };
+    }
+
+    fn report_hooks(&self, iteration: u32, reports: &[crate::hooks::HookReport]) {
+        for report in reports {
+            self.observer
+                .on_event(&EngineEvent::Hook { iteration, report });
         }
     }
 
@@ -231,6 +284,7 @@ impl Engine {
         })));
         let permits = permits.clone();
         let taint = self.taint.clone();
+        let hooks = self.hooks.clone();
         async move {
             let started = Instant::now();
             let ran = verdict.is_ok() && p.args.is_ok();
@@ -267,6 +321,17 @@ impl Engine {
                 }
                 None => shaped.into_owned(),
             };
+            let mut content = content;
+            let mut said = p.hook_context.clone();
+            if ran && let Some(hooks) = &hooks {
+                said.extend(
+                    post_tool_hooks(hooks, iteration, &p, &redacted, &ctx, &*observer).await,
+                );
+            }
+            for text in said {
+                content.push_str("\n\n[hook] ");
+                content.push_str(&redactor.redact(&text));
+            }
             let error_line = raw
                 .as_ref()
                 .err()
@@ -284,6 +349,42 @@ impl Engine {
             CallResult { message, ok }
         }
     }
+}
+
+/// Runs the `PostToolUse` hooks of a call that ran: what they say for the model (a block's
+/// reason, additional context).
+async fn post_tool_hooks(
+    hooks: &crate::hooks::HookRun,
+    iteration: u32,
+    p: &Prepared,
+    response: &str,
+    ctx: &ToolContext,
+    observer: &dyn super::observer::Observer,
+) -> Vec<String> {
+    use crate::hooks::{Decision, HookEvent};
+    let name = &p.call.function.name;
+    if !hooks.wants(HookEvent::PostToolUse, Some(name)) {
+        return Vec::new();
+    }
+    let args = p.args.as_ref().unwrap_or(&Value::Null);
+    let mut fields = serde_json::Map::new();
+    fields.insert(
+        "tool_input".into(),
+        crate::hooks::tool_input_for_hook(args, &ctx.cwd),
+    );
+    fields.insert("tool_response".into(), Value::String(response.to_string()));
+    let (outcome, reports) = hooks.fire(HookEvent::PostToolUse, Some(name), fields).await;
+    for report in &reports {
+        observer.on_event(&EngineEvent::Hook { iteration, report });
+    }
+    let mut said = Vec::new();
+    if let Decision::Block(reason) = outcome.decision {
+        said.push(format!(
+            "a PostToolUse hook objects to this result: {reason}"
+        ));
+    }
+    said.extend(outcome.context);
+    said
 }
 
 /// A tool's event summary with the call's risk class added (`safe` when it has none).
@@ -309,6 +410,7 @@ fn gate_requests(prepared: &[Prepared]) -> Vec<GateRequest> {
                 } else {
                     p.summary.clone()
                 },
+                hook: p.hook.clone(),
             })
         })
         .collect()

@@ -394,6 +394,19 @@ impl Context {
         self.messages.iter().position(|m| m.role == Role::User)
     }
 
+    /// The text of the latest user message (the prompt of this turn).
+    pub fn prompt_text(&self) -> Option<&str> {
+        self.last_user().map(|i| self.messages[i].content.as_str())
+    }
+
+    /// Adds `text` to the latest user message, after a blank line (a hook's context).
+    pub fn append_to_prompt(&mut self, text: &str) {
+        if let Some(i) = self.last_user() {
+            let content = format!("{}\n\n{text}", self.messages[i].content);
+            self.set_content(i, content);
+        }
+    }
+
     fn last_user(&self) -> Option<usize> {
         self.messages.iter().rposition(|m| m.role == Role::User)
     }

@@ -134,6 +134,9 @@ pub enum RunError {
         /// What the server said.
         overflow: crate::llm::Overflow,
     },
+    /// A `UserPromptSubmit` hook blocked the prompt: the model was not asked.
+    #[error("the prompt was blocked by a hook: {0}")]
+    PromptBlocked(String),
     /// The iteration cap was reached and no summary could be made.
     #[error("reached max iterations ({0}) without final answer")]
     MaxIterations(u32),
@@ -175,6 +178,7 @@ impl RunError {
             RunError::Model { error, .. } => error.error_class(),
             RunError::ContextOverflow { .. } => "provider_request",
             RunError::MaxIterations(_) => "error",
+            RunError::PromptBlocked(_) => "hook_blocked",
             RunError::Budget { .. } => "execution_budget",
         }
     }
@@ -261,6 +265,7 @@ pub struct Engine {
     taint: Arc<crate::tools::Taint>,
     turn_block: Option<Message>,
     checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
+    hooks: Option<crate::hooks::HookRun>,
 }
 
 /// The parts an engine is built from (see `runtime::Runtime::turn`).
@@ -287,7 +292,13 @@ pub struct EngineParts {
     pub turn_block: Option<String>,
     /// The session's checkpoints, taken by the file tools (none: nothing to rewind to).
     pub checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
+    /// The user's hooks around tool calls (none: no hooks configured).
+    pub hooks: Option<crate::hooks::HookRun>,
 }
+
+/// Most final answers of one run a `Stop` hook may refuse (a hook that refuses every answer
+/// would otherwise hold the run until its iteration cap).
+const MAX_STOP_REFUSALS: u32 = 8;
 
 struct RunState {
     ctx: context::Context,
@@ -300,6 +311,8 @@ struct RunState {
     started: Instant,
     partial: bool,
     plan_bytes_sent: u64,
+    /// Final answers a `Stop` hook refused in this run.
+    stop_refusals: u32,
 }
 
 enum Step {
@@ -321,6 +334,7 @@ impl Engine {
             taint: parts.taint,
             turn_block: parts.turn_block.map(Message::system),
             checkpoints: parts.checkpoints,
+            hooks: parts.hooks,
         }
     }
 
@@ -389,6 +403,7 @@ impl Engine {
             started: Instant::now(),
             partial: false,
             plan_bytes_sent: 0,
+            stop_refusals: 0,
         };
         self.observer.on_event(&EngineEvent::RunStarted {
             model: self.model.model_name(),
@@ -399,8 +414,12 @@ impl Engine {
             state.ctx.sync_plan(store, conversation.saved_plan);
             self.refresh_plan(&mut state);
         }
+        let blocked = self.prompt_hooks(&mut state).await;
         self.persist_if_changed(persist.as_ref(), &mut state).await;
-        let result = self.run_loop(&mut state, persist.as_ref(), &cancel).await;
+        let result = match blocked {
+            Some(reason) => Err(RunError::PromptBlocked(reason)),
+            None => self.run_loop(&mut state, persist.as_ref(), &cancel).await,
+        };
         let (result, summary) = self
             .close(&mut state, result, persist.as_ref(), &cancel)
             .await;
@@ -542,9 +561,13 @@ impl Engine {
         if message.tool_calls.is_empty() {
             let answer = message.content.clone();
             state.ctx.push(message);
+            let sent_back = self.stop_hooks(iteration, state, &answer).await;
             self.iteration_completed(iteration, state, 0);
             self.persist(persist, state).await;
-            return Ok(Step::Done(answer));
+            return Ok(match sent_back {
+                true => Step::Continue,
+                false => Step::Done(answer),
+            });
         }
         self.check_token_budgets(state)?;
         self.check_tool_budget(state, message.tool_calls.len())?;
@@ -571,6 +594,73 @@ impl Engine {
         // model call rather than after it.
         self.check_token_budgets(state)?;
         Ok(Step::Continue)
+    }
+
+    /// Runs the `UserPromptSubmit` hooks on the turn's prompt: their context is added to
+    /// it; a block's reason is returned (the model is then not asked).
+    async fn prompt_hooks(&self, state: &mut RunState) -> Option<String> {
+        use crate::hooks::{Decision, HookEvent};
+        let hooks = self
+            .hooks
+            .as_ref()
+            .filter(|h| h.wants(HookEvent::UserPromptSubmit, None))?;
+        let prompt = state.ctx.prompt_text()?.to_string();
+        let mut fields = serde_json::Map::new();
+        fields.insert("prompt".into(), prompt.into());
+        let (outcome, reports) = hooks.fire(HookEvent::UserPromptSubmit, None, fields).await;
+        for report in &reports {
+            self.observer.on_event(&EngineEvent::Hook {
+                iteration: 0,
+                report,
+            });
+        }
+        if let Decision::Block(reason) = outcome.decision {
+            return Some(self.redactor.redact(&reason).into_owned());
+        }
+        for text in outcome.context {
+            state.ctx.append_to_prompt(&format!("[hook] {text}"));
+        }
+        None
+    }
+
+    /// Runs the `Stop` hooks on a final answer; true when one sent the model back to work
+    /// (its reason is then the transcript's last message). `stop_hook_active` tells a hook
+    /// that this answer follows one of its refusals, as in Claude Code.
+    async fn stop_hooks(&self, iteration: u32, state: &mut RunState, answer: &str) -> bool {
+        use crate::hooks::{Decision, HookEvent};
+        let Some(hooks) = self
+            .hooks
+            .as_ref()
+            .filter(|h| h.wants(HookEvent::Stop, None))
+        else {
+            return false;
+        };
+        let mut fields = serde_json::Map::new();
+        fields.insert("stop_hook_active".into(), state.stop_refusals.gt(&0).into());
+        fields.insert(
+            "last_assistant_message".into(),
+            self.redactor.redact(answer).into_owned().into(),
+        );
+        let (outcome, reports) = hooks.fire(HookEvent::Stop, None, fields).await;
+        for report in &reports {
+            self.observer
+                .on_event(&EngineEvent::Hook { iteration, report });
+        }
+        let Decision::Block(reason) = outcome.decision else {
+            return false;
+        };
+        if state.stop_refusals >= MAX_STOP_REFUSALS {
+            tracing::warn!(
+                "a Stop hook refused the answer {MAX_STOP_REFUSALS} times; the run ends"
+            );
+            return false;
+        }
+        state.stop_refusals += 1;
+        state.ctx.push(Message::system(format!(
+            "[hook] A Stop hook did not accept this answer and sent you back to work: {}",
+            self.redactor.redact(&reason)
+        )));
+        true
     }
 
     /// One model call, raced against cancellation and the runtime budget.

@@ -144,6 +144,13 @@ pub enum EngineEvent<'a> {
         /// The text.
         content: &'a str,
     },
+    /// A hook ran.
+    Hook {
+        /// Model calls made so far in this run.
+        iteration: u32,
+        /// What ran and what it decided (never its output).
+        report: &'a crate::hooks::HookReport,
+    },
     /// An execution budget ran out.
     BudgetExceeded {
         /// Which limit.

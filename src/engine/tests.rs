@@ -106,6 +106,7 @@ fn engine(model: Arc<Scripted>, max_iterations: u32, budgets: Budgets) -> Engine
         taint: Default::default(),
         turn_block: None,
         checkpoints: None,
+        hooks: None,
         settings: EngineSettings {
             max_iterations,
             max_tool_parallel: 4,
@@ -486,6 +487,7 @@ fn plan_engine_placing(
         taint: Default::default(),
         turn_block: None,
         checkpoints: None,
+        hooks: None,
         settings: EngineSettings {
             max_iterations: 10,
             max_tool_parallel: 4,

@@ -6,9 +6,9 @@ use super::Emitter;
 use crate::engine::{EngineEvent, Observer, RemainingSteps};
 use crate::plan::PlanEvent;
 use crate::protocol::{
-    BudgetExceeded, CheckpointFile, CheckpointTaken, ContextTrimmed, Event, IterationCompleted,
-    PlanBlocked, PlanCreated, PlanUpdated, Remaining, RunCompleted, RunFailed, RunStarted,
-    SessionSaved, SubagentFinished, SubagentStarted, ToolCallCompleted, ToolCallFailed,
+    BudgetExceeded, CheckpointFile, CheckpointTaken, ContextTrimmed, Event, HookRan,
+    IterationCompleted, PlanBlocked, PlanCreated, PlanUpdated, Remaining, RunCompleted, RunFailed,
+    RunStarted, SessionSaved, SubagentFinished, SubagentStarted, ToolCallCompleted, ToolCallFailed,
     ToolCallStarted,
 };
 use crate::tools::ToolReport;
@@ -177,6 +177,16 @@ impl Observer for EventsObserver {
                 };
                 e.emit(event, Some(*iteration), Some(&call.function.name));
             }
+            EngineEvent::Hook { iteration, report } => e.emit(
+                Event::Hook(HookRan {
+                    event: report.event.as_str().to_string(),
+                    command: report.command.clone(),
+                    decision: report.decision.clone(),
+                    duration_ms: report.duration_ms,
+                }),
+                Some(*iteration),
+                None,
+            ),
             EngineEvent::ToolCallFinished {
                 iteration,
                 call,

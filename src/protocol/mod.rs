@@ -54,6 +54,8 @@ pub enum Event {
     Checkpoint(CheckpointTaken),
     /// A session's files were rewound to before a checkpoint.
     Rewound(Rewound),
+    /// A hook of the user's ran (its command and decision, never its output).
+    Hook(HookRan),
     /// Terminal: the run produced an answer.
     RunCompleted(RunCompleted),
     /// Terminal: the run failed.
@@ -72,7 +74,7 @@ pub enum Event {
 
 /// Every `type`, in the order of [`Event`]'s variants (the web UI subscribes to exactly
 /// these; a test holds `ui/js/stream.js` and `docs/EVENTS.md` to this list).
-pub const EVENT_TYPES: [&str; 22] = [
+pub const EVENT_TYPES: [&str; 23] = [
     "run_started",
     "iteration_completed",
     "tool_call_started",
@@ -88,6 +90,7 @@ pub const EVENT_TYPES: [&str; 22] = [
     "subagent_finished",
     "checkpoint",
     "rewound",
+    "hook",
     "run_completed",
     "run_failed",
     "answer_delta",
@@ -125,13 +128,14 @@ impl Event {
             Event::SubagentFinished(_) => EVENT_TYPES[12],
             Event::Checkpoint(_) => EVENT_TYPES[13],
             Event::Rewound(_) => EVENT_TYPES[14],
-            Event::RunCompleted(_) => EVENT_TYPES[15],
-            Event::RunFailed(_) => EVENT_TYPES[16],
-            Event::AnswerDelta(_) => EVENT_TYPES[17],
-            Event::ApprovalRequested(_) => EVENT_TYPES[18],
-            Event::ApprovalResolved(_) => EVENT_TYPES[19],
-            Event::ClarifyRequested(_) => EVENT_TYPES[20],
-            Event::ClarifyResolved(_) => EVENT_TYPES[21],
+            Event::Hook(_) => EVENT_TYPES[15],
+            Event::RunCompleted(_) => EVENT_TYPES[16],
+            Event::RunFailed(_) => EVENT_TYPES[17],
+            Event::AnswerDelta(_) => EVENT_TYPES[18],
+            Event::ApprovalRequested(_) => EVENT_TYPES[19],
+            Event::ApprovalResolved(_) => EVENT_TYPES[20],
+            Event::ClarifyRequested(_) => EVENT_TYPES[21],
+            Event::ClarifyResolved(_) => EVENT_TYPES[22],
         }
     }
 
@@ -571,6 +575,20 @@ pub struct Rewound {
     /// What the checkpoints did not hold (left as it is).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_covered: Vec<String>,
+}
+
+/// `hook`: one of the user's hooks ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HookRan {
+    /// `PreToolUse`, `PostToolUse`, `UserPromptSubmit`, `Stop`, `SessionStart`, `SessionEnd`
+    /// or `Notification`.
+    pub event: String,
+    /// The command line (redacted like every event string).
+    pub command: String,
+    /// `allow`, `ask`, `deny`, `block`, `none`, or `error` (it failed and things went on).
+    pub decision: String,
+    /// How long it ran.
+    pub duration_ms: u64,
 }
 
 /// `clarify_requested` (browser frame).

@@ -106,6 +106,12 @@ fn samples() -> Vec<Event> {
             forced: false,
             not_covered: vec!["/w/big.bin: 20000000 bytes, over checkpoints.max_file_mb".into()],
         }),
+        Event::Hook(HookRan {
+            event: "PreToolUse".into(),
+            command: "~/.odek/guard.sh".into(),
+            decision: "deny".into(),
+            duration_ms: 12,
+        }),
         Event::RunCompleted(RunCompleted {
             duration_ms: 1,
             input_tokens: 2,

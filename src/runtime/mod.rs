@@ -116,6 +116,9 @@ pub enum RuntimeError {
     /// The tool selection names unknown tools.
     #[error(transparent)]
     Tools(#[from] crate::tools::UnknownTool),
+    /// The `hooks` section is invalid.
+    #[error(transparent)]
+    Hooks(crate::hooks::HooksError),
     /// The session could not be opened, created or saved (busy, missing, corrupt, I/O).
     #[error(transparent)]
     Session(#[from] SessionError),
@@ -166,6 +169,8 @@ pub struct Runtime {
     can_delegate: bool,
     /// A sub-agent's: where its turns record their checkpoints (the parent's turn).
     checkpoints_for: std::sync::OnceLock<crate::protocol::subagent::CheckpointOwner>,
+    /// The user's hooks (checked when the runtime is built).
+    hooks: Arc<Vec<crate::hooks::Hook>>,
     /// `<home>/odek.db`, when memory is on and the database opened.
     memory: Option<Arc<Memory>>,
     /// The embeddings endpoint of hybrid ranking, when configured.
@@ -192,6 +197,8 @@ impl Runtime {
         tool_selection(&config)
             .check_names(&servers)
             .map_err(RuntimeError::Tools)?;
+        let hooks =
+            crate::hooks::compile(&config.hooks.events, None).map_err(RuntimeError::Hooks)?;
         let mut warnings = Vec::new();
         let sandbox = build_sandbox(&config, &opts, &mut warnings);
         let memory = open_memory(&config, &opts.home, &mut warnings);
@@ -205,6 +212,7 @@ impl Runtime {
             )),
             can_delegate: matches!(opts.model_source, ModelSource::Http) && opts.record.is_none(),
             checkpoints_for: std::sync::OnceLock::new(),
+            hooks: Arc::new(hooks),
             mcp: Arc::new(McpHub::new(&config.mcp_servers)),
             sandbox,
             warnings,

@@ -105,6 +105,7 @@ impl Runtime {
             taint: taint.clone(),
             turn_block: self.turn_block(skills.as_ref()),
             checkpoints: self.checkpoints_of(session),
+            hooks: self.hooks_of(session),
         });
         Ok(Turn {
             engine,
@@ -133,6 +134,24 @@ impl Runtime {
             session: session.id().to_string(),
             turn: session.saved().turns + 1,
         })
+    }
+
+    /// The hooks a turn of `session` runs (none configured: none).
+    fn hooks_of(&self, session: Option<&Arc<SessionHandle>>) -> Option<crate::hooks::HookRun> {
+        if self.hooks.is_empty() {
+            return None;
+        }
+        let mut run = crate::hooks::HookRun::new(
+            self.hooks.as_ref().clone(),
+            self.config.hooks.fail_open,
+            self.cwd.clone(),
+        );
+        if let Some(session) = session {
+            let id = session.id().to_string();
+            run.transcript_path = Some(self.sessions.dir().join(format!("{id}.json")));
+            run.session_id = id;
+        }
+        Some(run)
     }
 
     /// The checkpoints a turn of `session` takes (see [`Self::checkpoint_owner`]).

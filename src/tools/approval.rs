@@ -105,6 +105,9 @@ pub struct GateRequest {
     pub command: Option<String>,
     /// What the call acts on, for messages.
     pub resource: String,
+    /// What the `PreToolUse` hooks said: `Allow` skips asking (never a denial or
+    /// `blocked`), `Ask` asks where the policy would not (nobody to ask: denied).
+    pub hook: crate::hooks::Decision,
 }
 
 /// The classes (and scopes: hosts) the user trusted for the rest of a session (answer
@@ -248,6 +251,31 @@ impl Gate {
     }
 
     fn verdict(&self, request: &GateRequest) -> Verdict {
+        use crate::hooks::Decision;
+        match (self.policy_verdict(request), &request.hook) {
+            (Verdict::Ask(_), Decision::Allow) => Verdict::Allowed,
+            (Verdict::Allowed | Verdict::Ask(_), Decision::Ask(why)) if self.approver.is_none() => {
+                Verdict::Denied(format!(
+                    "operation not run: a hook asked for approval of {} ({why}) and there is nobody to ask",
+                    request.resource
+                ))
+            }
+            (Verdict::Allowed, Decision::Ask(why)) => Verdict::Ask(ApprovalItem {
+                tool: request.tool.clone(),
+                resource: request.resource.clone(),
+                class: request
+                    .classification
+                    .as_ref()
+                    .map_or(DangerClass::Safe, |c| c.class),
+                reason: format!("a hook asks: {why}"),
+                scope: None,
+            }),
+            (verdict, _) => verdict,
+        }
+    }
+
+    /// The verdict of the policy alone.
+    fn policy_verdict(&self, request: &GateRequest) -> Verdict {
         let Some(classification) = &request.classification else {
             return Verdict::Allowed;
         };
@@ -406,6 +434,7 @@ mod tests {
             classification: Some(Classification::new(class, "test")),
             command: None,
             resource: format!("a {} thing", class.as_str()),
+            hook: Default::default(),
         }
     }
 
@@ -491,6 +520,7 @@ mod tests {
             ),
             command: None,
             resource: format!("https://{host}/"),
+            hook: Default::default(),
         }
     }
 

@@ -29,6 +29,7 @@ mod cli_sessions;
 mod cli_skills;
 mod cli_tls;
 mod cli_tools_files_web_and_clarify;
+mod hooks;
 mod layering;
 mod mcp_serve;
 mod providers;

@@ -1,0 +1,249 @@
+//! Hooks through the binary, with Claude Code-style scripts (python, no `jq`): a guard that
+//! blocks `rm -rf` by exit 2 and `curl` by a JSON deny, the model reading the reasons; a
+//! crashing guard that blocks (and lets the call through with `fail_open`); `updatedInput`
+//! rewriting a path; `PostToolUse` running a formatter after `write_file`; `hook` events.
+
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+const GUARD: &str = r#"
+import json, sys
+call = json.load(sys.stdin)
+assert call["hook_event_name"] == "PreToolUse" and call["tool_name"] == "Bash", call
+command = call["tool_input"]["command"]
+if "rm -rf" in command:
+    print("rm -rf is not allowed here; delete single files", file=sys.stderr)
+    sys.exit(2)
+if "curl" in command:
+    print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "no network from this project"}}))
+    sys.exit(0)
+if "crash" in command:
+    sys.exit(1)  # as a guard whose `jq` is missing would
+"#;
+
+fn hooks_config(sb: &Sandbox, fail_open: bool) -> String {
+    let guard = sb.tmp().join("guard.py");
+    std::fs::write(&guard, GUARD).expect("guard");
+    json!({"hooks": {
+        "fail_open": fail_open,
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": format!("python3 {}", guard.display())}]}]
+    }})
+    .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_guard_blocks_by_exit_2_and_by_json_and_a_crashing_guard_blocks_unless_fail_open() {
+    let sb = Sandbox::new();
+    sb.global_config(&hooks_config(&sb, false));
+    let server = ScriptedServer::start(vec![
+        tools(&[
+            ("shell", json!({"command": "rm -rf build"})),
+            ("shell", json!({"command": "curl https://example.com"})),
+            ("shell", json!({"command": "echo crash"})),
+            ("shell", json!({"command": "echo fine"})),
+        ]),
+        text("Done."),
+    ])
+    .await;
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["run", "--events-jsonl", "-", "clean up"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let results = tool_results(&server.requests()[1]);
+    assert!(
+        results[0].contains("a PreToolUse hook blocked this call")
+            && results[0].contains("rm -rf is not allowed here; delete single files"),
+        "{results:?}"
+    );
+    assert!(
+        results[1].contains("no network from this project"),
+        "{results:?}"
+    );
+    assert!(
+        results[2].contains("a PreToolUse hook failed (exit 1)"),
+        "{results:?}"
+    );
+    assert!(results[3].contains("fine"), "{results:?}");
+    let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .filter(|e: &Value| e["type"] == "hook")
+        .collect();
+    let decisions: Vec<&str> = events
+        .iter()
+        .map(|e| e["data"]["decision"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(decisions, ["deny", "deny", "deny", "none"], "{events:?}");
+    assert_eq!(events[0]["data"]["event"], "PreToolUse");
+
+    // fail_open: the crashing guard lets the call through, as Claude Code does.
+    sb.global_config(&hooks_config(&sb, true));
+    let server = ScriptedServer::start(vec![
+        tools(&[("shell", json!({"command": "echo crash"}))]),
+        text("Done."),
+    ])
+    .await;
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["run", "echo"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let results = tool_results(&server.requests()[1]);
+    assert!(
+        results[0].contains("crash") && !results[0].contains("hook"),
+        "{results:?}"
+    );
+}
+
+const REDIRECT: &str = r#"
+import json, sys
+call = json.load(sys.stdin)
+path = call["tool_input"]["file_path"].replace("a.txt", "b.txt")
+print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "updatedInput": dict(call["tool_input"], file_path=path)}}))
+"#;
+
+const FORMAT: &str = r#"
+import json, sys
+call = json.load(sys.stdin)
+path = call["tool_input"]["file_path"]
+with open(path) as f:
+    text = f.read()
+with open(path, "w") as f:
+    f.write(text.upper())
+print(json.dumps({"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "formatted " + path.rsplit("/", 1)[-1]}}))
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn updated_input_rewrites_a_path_and_a_post_tool_use_formatter_runs_after_write_file() {
+    let sb = Sandbox::new();
+    let (redirect, format) = (sb.tmp().join("redirect.py"), sb.tmp().join("format.py"));
+    std::fs::write(&redirect, REDIRECT).expect("redirect");
+    std::fs::write(&format, FORMAT).expect("format");
+    sb.global_config(
+        &json!({"hooks": {
+            "PreToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": format!("python3 {}", redirect.display())}]}],
+            "PostToolUse": [{"matcher": "write_file|Edit", "hooks": [{"type": "command", "command": format!("python3 {}", format.display())}]}]
+        }})
+        .to_string(),
+    );
+    let server = ScriptedServer::start(vec![
+        tools(&[("write_file", json!({"path": "a.txt", "content": "hello\n"}))]),
+        text("Written."),
+    ])
+    .await;
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["run", "write a"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(!sb.work.join("a.txt").exists(), "the hook moved the write");
+    assert_eq!(
+        read(sb.work.join("b.txt")),
+        "HELLO\n",
+        "formatted after the write"
+    );
+    let results = tool_results(&server.requests()[1]);
+    assert!(
+        results[0].contains("b.txt") && results[0].contains("[hook] formatted b.txt"),
+        "{results:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_invalid_hooks_section_stops_odek_with_a_clear_error() {
+    let sb = Sandbox::new();
+    sb.global_config(r#"{"hooks": {"PreTool": []}}"#);
+    let mut cmd = sb.odek("http://127.0.0.1:9/v1");
+    cmd.args(["run", "hi"]);
+    let out = output(cmd).await;
+    assert_ne!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("hooks: unknown event \"PreTool\""),
+        "{}",
+        show(&out)
+    );
+}
+
+const STOP: &str = r#"
+import json, sys
+call = json.load(sys.stdin)
+if not call["stop_hook_active"]:
+    print(json.dumps({"decision": "block", "reason": "run the tests before you stop"}))
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_hook_sends_the_model_back_once_with_its_reason() {
+    let sb = Sandbox::new();
+    let stop = sb.tmp().join("stop.py");
+    std::fs::write(&stop, STOP).expect("stop");
+    sb.global_config(
+        &json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": format!("python3 {}", stop.display())}]}]}})
+            .to_string(),
+    );
+    let server = ScriptedServer::start(vec![text("Done."), text("Tests pass. Done.")]).await;
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["run", "finish"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("Tests pass. Done."),
+        "{}",
+        show(&out)
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let last = requests[1]["messages"]
+        .as_array()
+        .expect("messages")
+        .last()
+        .cloned();
+    let text = last
+        .as_ref()
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default();
+    assert!(
+        text.contains("A Stop hook did not accept this answer")
+            && text.contains("run the tests before you stop"),
+        "{last:?}"
+    );
+}
+
+const PROMPT: &str = r#"
+import json, sys
+call = json.load(sys.stdin)
+if "password" in call["prompt"]:
+    print("no passwords in prompts, please", file=sys.stderr)
+    sys.exit(2)
+print("The build runs with make ci.")
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn user_prompt_submit_adds_context_or_blocks_the_prompt() {
+    let sb = Sandbox::new();
+    let hook = sb.tmp().join("prompt.py");
+    std::fs::write(&hook, PROMPT).expect("hook");
+    sb.global_config(
+        &json!({"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": format!("python3 {}", hook.display())}]}]}})
+            .to_string(),
+    );
+    let server = ScriptedServer::start(vec![text("Noted.")]).await;
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["run", "how do I build?"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(
+        last_user_text(&server.requests()[0]),
+        "how do I build?\n\n[hook] The build runs with make ci."
+    );
+
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["run", "my password is hunter2"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("the prompt was blocked by a hook: no passwords in prompts, please"),
+        "{}",
+        show(&out)
+    );
+    assert_eq!(server.requests().len(), 1, "the model was not asked");
+}
