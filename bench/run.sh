@@ -23,7 +23,9 @@
 # after; not part of `all`). ODEK_BENCH_ONLY=mcp runs bench/mcp_calls.py: runs of
 # ODEK_BENCH_MCP_CALLS=50 tool calls with a built-in tool, then with server-everything's
 # `echo` over stdio and over streamable HTTP (ODEK_BENCH_MCP_REPS=5 runs each; needs
-# `make mcp-deps`; not part of `all`). ODEK_BENCH_ONLY=batch runs bench/batch_read.py:
+# `make mcp-deps`; not part of `all`). ODEK_BENCH_ONLY=hooks runs bench/hooks.py: 20
+# `read_file` calls with and without a `PreToolUse` hook on every call
+# (ODEK_BENCH_HOOK_REPS=15; not part of `all`). ODEK_BENCH_ONLY=batch runs bench/batch_read.py:
 # one `batch_read` of 10 files against 10 `read_file` iterations (ODEK_BENCH_BATCH_REPS=20
 # runs each, interleaved; model calls, request bytes, wall, CPU; not part of `all`).
 # ODEK_BENCH_ONLY=subagents runs bench/subagents.py: one `odek subagent` start, and a parent
@@ -74,6 +76,10 @@ fi
 
 if [[ "${ODEK_BENCH_ONLY:-all}" == batch ]]; then
     exec python3 "$root/bench/batch_read.py" --bin "$bin" --reps "${ODEK_BENCH_BATCH_REPS:-20}"
+fi
+
+if [[ "${ODEK_BENCH_ONLY:-all}" == hooks ]]; then
+    exec python3 "$root/bench/hooks.py" --bin "$bin" --reps "${ODEK_BENCH_HOOK_REPS:-15}"
 fi
 
 if [[ "${ODEK_BENCH_ONLY:-all}" == schedules ]]; then

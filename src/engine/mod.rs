@@ -51,6 +51,9 @@ pub struct Conversation {
     /// The plan's structured state saved with the conversation; `None` = rebuild the plan
     /// from the newest plan message that parses (transcripts of the Go original).
     pub saved_plan: Option<PlanState>,
+    /// `startup` or `resume` when this run starts the session in this process (the
+    /// `SessionStart` hooks run), else `None`.
+    pub session_start: Option<&'static str>,
 }
 
 impl Conversation {
@@ -60,6 +63,7 @@ impl Conversation {
             messages,
             saved_len: 0,
             saved_plan: None,
+            session_start: Some("startup"),
         }
     }
 }
@@ -414,6 +418,9 @@ impl Engine {
             state.ctx.sync_plan(store, conversation.saved_plan);
             self.refresh_plan(&mut state);
         }
+        if let Some(source) = conversation.session_start {
+            self.session_start_hooks(&mut state, source).await;
+        }
         let blocked = self.prompt_hooks(&mut state).await;
         self.persist_if_changed(persist.as_ref(), &mut state).await;
         let result = match blocked {
@@ -594,6 +601,31 @@ impl Engine {
         // model call rather than after it.
         self.check_token_budgets(state)?;
         Ok(Step::Continue)
+    }
+
+    /// Runs the `SessionStart` hooks (`source`: `startup` or `resume`): what they say is
+    /// added to the prompt for the model.
+    async fn session_start_hooks(&self, state: &mut RunState, source: &str) {
+        use crate::hooks::HookEvent;
+        let Some(hooks) = self
+            .hooks
+            .as_ref()
+            .filter(|h| h.wants(HookEvent::SessionStart, None))
+        else {
+            return;
+        };
+        let mut fields = serde_json::Map::new();
+        fields.insert("source".into(), source.into());
+        let (outcome, reports) = hooks.fire(HookEvent::SessionStart, None, fields).await;
+        for report in &reports {
+            self.observer.on_event(&EngineEvent::Hook {
+                iteration: 0,
+                report,
+            });
+        }
+        for text in outcome.context {
+            state.ctx.append_to_prompt(&format!("[hook] {text}"));
+        }
     }
 
     /// Runs the `UserPromptSubmit` hooks on the turn's prompt: their context is added to

@@ -425,6 +425,7 @@ async fn a_conversation_saved_up_to_its_end_saves_nothing_at_the_start() {
         saved_len: history.len(),
         messages: history,
         saved_plan: None,
+        session_start: None,
     };
     let out = engine(model, 5, Budgets::default())
         .run(conversation, Some(persist), CancellationToken::new())

@@ -18,6 +18,9 @@ pub struct SessionHandle {
     live: Mutex<Live>,
     trust: Arc<TrustSet>,
     running: AtomicBool,
+    /// Whether a turn of this process has started it (the `SessionStart` hooks run before
+    /// the first).
+    started_here: AtomicBool,
 }
 
 /// The conversation as this process knows it (with the text redaction removes from disk).
@@ -38,7 +41,18 @@ impl SessionHandle {
             live: Mutex::new(Live { messages, plan }),
             trust: Arc::new(TrustSet::default()),
             running: AtomicBool::new(false),
+            started_here: AtomicBool::new(false),
         }
+    }
+
+    /// `startup` (a new session) or `resume` on the first turn of this process, else `None`:
+    /// the `source` of the `SessionStart` hooks.
+    pub(crate) fn first_start(&self) -> Option<&'static str> {
+        if self.started_here.swap(true, Ordering::SeqCst) {
+            return None;
+        }
+        let earlier = self.saved().turns;
+        Some(if earlier == 0 { "startup" } else { "resume" })
     }
 
     /// The session id.

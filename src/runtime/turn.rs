@@ -330,6 +330,7 @@ impl Turn {
             return Err(RuntimeError::TurnInProgress(session.id().to_string()));
         }
         let _running = RunningTurn(&session);
+        let session_start = session.first_start();
         let saved_len = {
             let mut writer = session.writer();
             writer.begin_turn()?;
@@ -351,6 +352,7 @@ impl Turn {
                 messages,
                 saved_len,
                 saved_plan: live.plan.clone(),
+                session_start,
             }
         };
         let writes_to = session.clone();

@@ -247,3 +247,24 @@ async fn user_prompt_submit_adds_context_or_blocks_the_prompt() {
     );
     assert_eq!(server.requests().len(), 1, "the model was not asked");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_start_adds_context_on_startup_and_on_resume() {
+    let sb = Sandbox::new();
+    let log = sb.tmp().join("starts.log");
+    sb.global_config(
+        &json!({"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": format!("python3 -c 'import json,sys; s=json.load(sys.stdin)[\"source\"]; open(\"{}\",\"a\").write(s+\"\\n\"); print(\"branch: main\")'", log.display())}]}]}})
+            .to_string(),
+    );
+    let server = ScriptedServer::start(vec![text("One."), text("Two.")]).await;
+    let id = first_session(&sb, &server, "first").await;
+    assert_eq!(
+        last_user_text(&server.requests()[0]),
+        "first\n\n[hook] branch: main"
+    );
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["continue", "--id", &id, "second"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(read(&log), "startup\nresume\n");
+}
