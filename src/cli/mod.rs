@@ -7,6 +7,7 @@ mod continue_cmd;
 mod docs_cmd;
 mod error;
 mod flags;
+mod hooks_cmd;
 mod init;
 mod markdown;
 mod mcp_cmd;
@@ -125,6 +126,8 @@ enum Command {
     Memory(memory_cmd::MemoryArgs),
     /// Skills (SKILL.md folders): list, show, new, validate, trust, import, remove
     Skill(skill_cmd::SkillArgs),
+    /// Hooks (your programs around tool calls, in Claude Code's protocol): list, test EVENT
+    Hooks(hooks_cmd::HooksArgs),
     /// Recurring tasks: add, list, rm, enable, disable, run, next, daemon
     Schedule(schedule_cmd::ScheduleArgs),
     /// Print the shell completion script (bash, zsh, fish, powershell)
@@ -177,6 +180,7 @@ pub fn main() -> ExitCode {
         Command::Mcp(args) => mcp_cmd::run(args),
         Command::Memory(args) => memory_cmd::run(args),
         Command::Skill(args) => skill_cmd::run(args),
+        Command::Hooks(args) => hooks_cmd::run(args),
         Command::Schedule(args) => schedule_cmd::run(args),
         Command::Completions(args) => docs_cmd::completions(args),
         Command::Man(args) => docs_cmd::man(args),

@@ -173,6 +173,8 @@ pub struct Hook {
     /// The event.
     pub event: HookEvent,
     matcher: Option<regex::Regex>,
+    /// The matcher as written (empty: every tool).
+    pub matcher_text: String,
     /// The command line.
     pub command: String,
     /// Its timeout.
@@ -230,6 +232,7 @@ pub fn compile(
                 hooks.push(Hook {
                     event,
                     matcher: matcher.clone().filter(|_| event.is_tool_event()),
+                    matcher_text: entry.matcher.trim().to_string(),
                     command: command.command.clone(),
                     timeout: command
                         .timeout

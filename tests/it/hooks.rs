@@ -268,3 +268,53 @@ async fn session_start_adds_context_on_startup_and_on_resume() {
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert_eq!(read(&log), "startup\nresume\n");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hooks_list_and_test_show_the_hooks_and_their_decision_on_a_sample() {
+    let sb = Sandbox::new();
+    sb.global_config(&hooks_config(&sb, false));
+    let mut cmd = sb.odek("http://127.0.0.1:9/v1");
+    cmd.args(["hooks", "list"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let listing = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        listing
+            .lines()
+            .nth(1)
+            .is_some_and(|l| l.starts_with("PreToolUse")
+                && l.contains("Bash")
+                && l.contains("60s")
+                && l.contains("guard.py")),
+        "{listing}"
+    );
+    let mut cmd = sb.odek("http://127.0.0.1:9/v1");
+    cmd.args([
+        "hooks",
+        "test",
+        "PreToolUse",
+        "--tool",
+        "Bash",
+        "--input",
+        r#"{"command": "rm -rf build"}"#,
+    ]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("decision: deny: rm -rf is not allowed here"),
+        "{}",
+        show(&out)
+    );
+    let mut cmd = sb.odek("http://127.0.0.1:9/v1");
+    cmd.args(["hooks", "test", "PreToolUse", "--tool", "read_file"]);
+    let out = output(cmd).await;
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("No hook runs at PreToolUse"),
+        "{}",
+        show(&out)
+    );
+    let mut cmd = sb.odek("http://127.0.0.1:9/v1");
+    cmd.args(["hooks", "test", "Nope"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+}

@@ -1,0 +1,201 @@
+//! `odek hooks list`: the configured hooks. `odek hooks test EVENT`: runs the hooks of an
+//! event on a sample input and shows what they decided (see docs/HOOKS.md).
+
+use clap::{Args, Subcommand};
+use serde_json::{Map, Value, json};
+
+use super::Exit;
+use super::turn::tokio_runtime;
+use crate::config::LoadOptions;
+use crate::hooks::{Decision, HookEvent, HookRun, compile};
+
+/// Arguments of `odek hooks`.
+#[derive(Debug, Args)]
+pub struct HooksArgs {
+    #[command(subcommand)]
+    command: HooksCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum HooksCommand {
+    /// List the configured hooks: event, matcher, command, timeout
+    List,
+    /// Run the hooks of EVENT on a sample input and show what they decide (nothing else
+    /// runs: no tool, no model)
+    Test {
+        /// PreToolUse, PostToolUse, UserPromptSubmit, Stop, SessionStart, SessionEnd or
+        /// Notification
+        event: String,
+        /// The tool of a PreToolUse or PostToolUse sample (odek's name or Claude Code's)
+        #[arg(long, default_value = "shell")]
+        tool: String,
+        /// The tool's input as JSON (default: a sample for the tool)
+        #[arg(long, value_name = "JSON")]
+        input: Option<String>,
+        /// The prompt of a UserPromptSubmit sample
+        #[arg(long, default_value = "What does this project do?")]
+        prompt: String,
+    },
+}
+
+/// Runs `odek hooks`.
+pub fn run(args: HooksArgs) -> anyhow::Result<Exit> {
+    let resolved = crate::config::load(&LoadOptions::from_process(Default::default()))?;
+    resolved.warnings.iter().for_each(|w| eprintln!("{w}"));
+    let hooks = compile(&resolved.config.hooks.events, None)?;
+    let cwd = std::env::current_dir()?;
+    match args.command {
+        HooksCommand::List => {
+            if hooks.is_empty() {
+                println!(
+                    "No hooks configured: add them under \"hooks\" in {} (see docs/HOOKS.md).",
+                    resolved.global_path.display()
+                );
+                return Ok(Exit::Success);
+            }
+            println!(
+                "{:<17} {:<20} {:>8}  command",
+                "event", "matcher", "timeout"
+            );
+            for h in &hooks {
+                let matcher = match (h.event.is_tool_event(), h.matcher_text.as_str()) {
+                    (false, _) => "-",
+                    (true, "") => "*",
+                    (true, text) => text,
+                };
+                println!(
+                    "{:<17} {:<20} {:>7}s  {}",
+                    h.event.as_str(),
+                    matcher,
+                    h.timeout.as_secs(),
+                    h.command
+                );
+            }
+            if resolved.config.hooks.fail_open {
+                println!("fail_open: a PreToolUse hook that fails lets the call through");
+            }
+            Ok(Exit::Success)
+        }
+        HooksCommand::Test {
+            event,
+            tool,
+            input,
+            prompt,
+        } => {
+            let Some(event) = HookEvent::parse(&event) else {
+                eprintln!(
+                    "odek: unknown hook event {event:?} (known: PreToolUse, PostToolUse, UserPromptSubmit, Stop, SessionStart, SessionEnd, Notification)"
+                );
+                return Ok(Exit::Usage);
+            };
+            let tool = odek_tool(&tool);
+            let fields = match sample(event, &tool, input.as_deref(), &prompt, &cwd) {
+                Ok(fields) => fields,
+                Err(e) => {
+                    eprintln!("odek: --input: {e}");
+                    return Ok(Exit::Usage);
+                }
+            };
+            let run = HookRun::new(hooks, resolved.config.hooks.fail_open, cwd);
+            let tool_name = event.is_tool_event().then_some(tool.as_str());
+            if !run.wants(event, tool_name) {
+                println!("No hook runs at {} for this input.", event.as_str());
+                return Ok(Exit::Success);
+            }
+            let (outcome, reports) = tokio_runtime()?.block_on(run.fire(event, tool_name, fields));
+            for r in &reports {
+                println!("{:<6} {:>5} ms  {}", r.decision, r.duration_ms, r.command);
+            }
+            println!("decision: {}", describe(&outcome.decision, event));
+            if let Some(updated) = &outcome.updated_input {
+                println!("updated input: {updated}");
+            }
+            for text in &outcome.context {
+                println!("context: {text}");
+            }
+            Ok(Exit::Success)
+        }
+    }
+}
+
+/// odek's name of a tool given by either name.
+fn odek_tool(name: &str) -> String {
+    let aliases = [
+        "shell",
+        "read_file",
+        "write_file",
+        "patch",
+        "batch_patch",
+        "glob",
+        "search_files",
+        "web_fetch",
+        "web_search",
+    ];
+    aliases
+        .iter()
+        .find(|odek| crate::hooks::claude_name(odek) == Some(name))
+        .map_or_else(|| name.to_string(), |odek| (*odek).to_string())
+}
+
+/// The sample input of `event`.
+fn sample(
+    event: HookEvent,
+    tool: &str,
+    input: Option<&str>,
+    prompt: &str,
+    cwd: &std::path::Path,
+) -> Result<Map<String, Value>, serde_json::Error> {
+    let mut fields = Map::new();
+    match event {
+        HookEvent::PreToolUse | HookEvent::PostToolUse => {
+            let args = match input {
+                Some(text) => serde_json::from_str(text)?,
+                None => match tool {
+                    "shell" => json!({"command": "echo hello"}),
+                    "write_file" => json!({"path": "example.txt", "content": "hello\n"}),
+                    "patch" => {
+                        json!({"path": "example.txt", "old_string": "hello", "new_string": "hi"})
+                    }
+                    "read_file" => json!({"path": "example.txt"}),
+                    _ => json!({}),
+                },
+            };
+            fields.insert(
+                "tool_input".into(),
+                crate::hooks::tool_input_for_hook(&args, cwd),
+            );
+            if event == HookEvent::PostToolUse {
+                fields.insert("tool_response".into(), json!("(the tool's result)"));
+            }
+        }
+        HookEvent::UserPromptSubmit => {
+            fields.insert("prompt".into(), json!(prompt));
+        }
+        HookEvent::Stop => {
+            fields.insert("stop_hook_active".into(), json!(false));
+            fields.insert("last_assistant_message".into(), json!("Done."));
+        }
+        HookEvent::SessionStart => {
+            fields.insert("source".into(), json!("startup"));
+        }
+        HookEvent::SessionEnd => {
+            fields.insert("reason".into(), json!("exit"));
+        }
+        HookEvent::Notification => {
+            fields.insert(
+                "message".into(),
+                json!("odek needs your approval to run a shell command"),
+            );
+        }
+    }
+    Ok(fields)
+}
+
+fn describe(decision: &Decision, event: HookEvent) -> String {
+    match decision {
+        Decision::None => "none (things go on)".into(),
+        Decision::Allow => "allow (run without asking)".into(),
+        Decision::Ask(why) => format!("ask ({why})"),
+        Decision::Block(why) => format!("{}: {why}", decision.as_str(event)),
+    }
+}
