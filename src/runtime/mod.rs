@@ -11,6 +11,7 @@
 
 mod audit;
 mod memory;
+mod notify;
 mod pending;
 pub mod process;
 mod session;

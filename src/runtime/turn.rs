@@ -78,10 +78,12 @@ impl Runtime {
         let plan = self.plan_store(events.as_ref());
         let taint = self.turn_taint(session);
         let skills = self.skills_catalog();
+        let hooks = self.hooks_of(session);
+        let approver = self.notifying(surface.approver.clone(), hooks.as_ref());
         let parts = RegistryParts {
             plan: plan.clone(),
-            asker: surface.approver.clone(),
-            delegate: self.delegate_tool(session, surface.approver.clone()),
+            asker: approver.clone(),
+            delegate: self.delegate_tool(session, approver.clone()),
             memory: self.memory_tools(session.map(|s| s.id()), &taint),
             skills: self.skill_tools(skills.as_ref()),
             ..self.registry_parts()
@@ -90,7 +92,7 @@ impl Runtime {
         let trust = session.map_or_else(|| Arc::new(TrustSet::default()), |s| s.trust().clone());
         let gate = Gate::new(
             self.config.dangerous.clone(),
-            surface.approver,
+            approver,
             &self.global_config,
             trust,
         );
@@ -105,7 +107,7 @@ impl Runtime {
             taint: taint.clone(),
             turn_block: self.turn_block(skills.as_ref()),
             checkpoints: self.checkpoints_of(session),
-            hooks: self.hooks_of(session),
+            hooks,
         });
         Ok(Turn {
             engine,
@@ -134,6 +136,23 @@ impl Runtime {
             session: session.id().to_string(),
             turn: session.saved().turns + 1,
         })
+    }
+
+    /// `approver`, telling the `Notification` hooks when it asks (none: as it is).
+    fn notifying(
+        &self,
+        approver: Option<Arc<dyn crate::tools::approval::Approver>>,
+        hooks: Option<&crate::hooks::HookRun>,
+    ) -> Option<Arc<dyn crate::tools::approval::Approver>> {
+        let inner = approver?;
+        match hooks.filter(|h| h.wants(crate::hooks::HookEvent::Notification, None)) {
+            Some(hooks) => Some(Arc::new(super::notify::NotifyingApprover {
+                inner,
+                hooks: hooks.clone(),
+                redactor: self.redactor.clone(),
+            })),
+            None => Some(inner),
+        }
     }
 
     /// The hooks a turn of `session` runs (none configured: none).

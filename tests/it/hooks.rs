@@ -318,3 +318,54 @@ async fn hooks_list_and_test_show_the_hooks_and_their_decision_on_a_sample() {
     let out = output(cmd).await;
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn notification_hooks_hear_of_an_approval_waiting_in_the_browser_api() {
+    use crate::support::serve::{Served, SseReader};
+    let sb = Sandbox::new();
+    let log = sb.tmp().join("notified.log");
+    sb.global_config(
+        &json!({"hooks": {"Notification": [{"hooks": [{"type": "command", "command": format!("python3 -c 'import json,sys; open(\"{}\",\"a\").write(json.load(sys.stdin)[\"message\"]+\"\\n\")'", log.display())}]}]}})
+            .to_string(),
+    );
+    let server = ScriptedServer::start(vec![
+        tools(&[(
+            "shell",
+            json!({"command": "python3 -c \"open('made.txt','w').write('ok')\""}),
+        )]),
+        text("Made."),
+    ])
+    .await;
+    let served = Served::start(&sb, &server.base_url(), &[]);
+    let mut stream = SseReader::open(&served, "", None).await;
+    let started = served
+        .post("/api/prompt", json!({"content": "make the file"}))
+        .await;
+    assert_eq!(started.status, 202, "{}", started.text);
+    let run_id = started.json["run_id"].as_str().expect("run").to_string();
+    let asked = stream.until("approval_requested").await;
+    let approval = asked.last().expect("frame").data["approval_id"]
+        .as_str()
+        .expect("approval id")
+        .to_string();
+    for _ in 0..500 {
+        if log.exists() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let heard = read(&log);
+    assert!(
+        heard.starts_with("odek needs your approval: shell python3")
+            && heard.contains("(code_execution)"),
+        "{heard}"
+    );
+    let answered = served
+        .post(
+            &format!("/api/runs/{run_id}/approvals/{approval}"),
+            json!({"action": "deny"}),
+        )
+        .await;
+    assert_eq!(answered.status, 200, "{}", answered.text);
+    served.wait_run(&run_id).await;
+}
