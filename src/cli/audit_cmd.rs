@@ -133,15 +133,20 @@ fn render_trail(id: &str, title: Option<&str>, trail: &AuditTrail, content: bool
         out.push_str(&format!("  \"{}\"", crate::text::truncate(&t, 60)));
     }
     out.push('\n');
-    let total: usize = records.iter().map(|r| r.bytes).sum();
+    let blocks: Vec<&AuditRecord> = records.iter().filter(|r| !is_hook(r)).collect();
+    let total: usize = blocks.iter().map(|r| r.bytes).sum();
     let sources: std::collections::HashSet<&str> =
-        records.iter().map(|r| r.source.as_str()).collect();
+        blocks.iter().map(|r| r.source.as_str()).collect();
     out.push_str(&format!(
         "Untrusted content that reached the model: {} block(s), {}, from {} source(s)\n",
-        records.len(),
+        blocks.len(),
         size(total),
         sources.len()
     ));
+    let hooks = records.len() - blocks.len();
+    if hooks > 0 {
+        out.push_str(&format!("Hooks that ran: {hooks}\n"));
+    }
     let width = records
         .iter()
         .map(|r| r.source.chars().count().min(60))
@@ -177,11 +182,23 @@ fn record_line(r: &AuditRecord, width: usize) -> String {
         &crate::text::truncate(&r.source, 60),
         false,
     ));
+    if is_hook(r) {
+        let what = one_line(&crate::text::visible(
+            &crate::text::truncate(&r.content, 120),
+            false,
+        ));
+        return format!("  {call}  {clock}  {source:<width$}  {what}\n");
+    }
     format!(
         "  {call}  {clock}  {source:<width$}  {:>9}  sha256 {}\n",
         size(r.bytes),
         r.sha256.get(..12).unwrap_or(&r.sha256)
     )
+}
+
+/// A hook that ran (`hook:<event>`: its command, decision and duration), not content.
+fn is_hook(r: &AuditRecord) -> bool {
+    r.source.starts_with("hook:")
 }
 
 fn size(bytes: usize) -> String {

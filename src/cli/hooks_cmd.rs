@@ -7,7 +7,11 @@ use serde_json::{Map, Value, json};
 use super::Exit;
 use super::turn::tokio_runtime;
 use crate::config::LoadOptions;
-use crate::hooks::{Decision, HookEvent, HookRun, compile};
+use crate::hooks::{Decision, Hook, HookEvent, HookRun, compile};
+use crate::runtime::project_hooks::{
+    CLAUDE_FILE, ODEK_FILE, ProjectHooksFile, TRUST_FILE, project_files, trusted_hooks,
+};
+use crate::skills::trust::{TrustState, TrustStore};
 
 /// Arguments of `odek hooks`.
 #[derive(Debug, Args)]
@@ -18,8 +22,14 @@ pub struct HooksArgs {
 
 #[derive(Debug, Subcommand)]
 enum HooksCommand {
-    /// List the configured hooks: event, matcher, command, timeout
+    /// List the configured hooks (event, matcher, timeout, command) and the project's hooks
+    /// files with whether you trust them
     List,
+    /// Trust the project's hooks files (.odek/hooks.json; .claude/settings.json with
+    /// hooks.import_claude) as they are now: their hooks run until a file changes
+    Trust,
+    /// Stop trusting the project's hooks files
+    Untrust,
     /// Run the hooks of EVENT on a sample input and show what they decide (nothing else
     /// runs: no tool, no model)
     Test {
@@ -42,40 +52,20 @@ enum HooksCommand {
 pub fn run(args: HooksArgs) -> anyhow::Result<Exit> {
     let resolved = crate::config::load(&LoadOptions::from_process(Default::default()))?;
     resolved.warnings.iter().for_each(|w| eprintln!("{w}"));
-    let hooks = compile(&resolved.config.hooks.events, None)?;
+    let mut hooks = compile(&resolved.config.hooks.events, None)?;
     let cwd = std::env::current_dir()?;
+    let home = resolved.home.clone();
+    let import_claude = resolved.config.hooks.import_claude;
     match args.command {
         HooksCommand::List => {
-            if hooks.is_empty() {
-                println!(
-                    "No hooks configured: add them under \"hooks\" in {} (see docs/HOOKS.md).",
-                    resolved.global_path.display()
-                );
-                return Ok(Exit::Success);
-            }
-            println!(
-                "{:<17} {:<20} {:>8}  command",
-                "event", "matcher", "timeout"
-            );
-            for h in &hooks {
-                let matcher = match (h.event.is_tool_event(), h.matcher_text.as_str()) {
-                    (false, _) => "-",
-                    (true, "") => "*",
-                    (true, text) => text,
-                };
-                println!(
-                    "{:<17} {:<20} {:>7}s  {}",
-                    h.event.as_str(),
-                    matcher,
-                    h.timeout.as_secs(),
-                    h.command
-                );
-            }
+            list(&hooks, &project_files(&cwd, import_claude), &home, &cwd);
             if resolved.config.hooks.fail_open {
                 println!("fail_open: a PreToolUse hook that fails lets the call through");
             }
             Ok(Exit::Success)
         }
+        HooksCommand::Trust => trust(&home, &cwd, import_claude),
+        HooksCommand::Untrust => untrust(&home, &cwd),
         HooksCommand::Test {
             event,
             tool,
@@ -96,6 +86,9 @@ pub fn run(args: HooksArgs) -> anyhow::Result<Exit> {
                     return Ok(Exit::Usage);
                 }
             };
+            let (project, warnings) = trusted_hooks(&home, &cwd, import_claude);
+            warnings.iter().for_each(|w| eprintln!("{w}"));
+            hooks.extend(project);
             let run = HookRun::new(hooks, resolved.config.hooks.fail_open, cwd);
             let tool_name = event.is_tool_event().then_some(tool.as_str());
             if !run.wants(event, tool_name) {
@@ -116,6 +109,119 @@ pub fn run(args: HooksArgs) -> anyhow::Result<Exit> {
             Ok(Exit::Success)
         }
     }
+}
+
+/// Prints the global hooks, then each project file with its standing and hooks.
+fn list(
+    global: &[Hook],
+    files: &[ProjectHooksFile],
+    home: &std::path::Path,
+    cwd: &std::path::Path,
+) {
+    if global.is_empty() && files.is_empty() {
+        println!(
+            "No hooks configured: add them under \"hooks\" in {}, or in the project's {ODEK_FILE} (see docs/HOOKS.md).",
+            home.join(crate::config::GLOBAL_FILE).display()
+        );
+        return;
+    }
+    println!(
+        "{:<17} {:<20} {:>8}  command",
+        "event", "matcher", "timeout"
+    );
+    print_hooks(global);
+    let store = TrustStore::load_in(home, TRUST_FILE).unwrap_or_default();
+    for file in files {
+        let standing = match (file.state(&store), &file.hooks) {
+            (_, Err(why)) => format!("invalid: {why}"),
+            (TrustState::Trusted, Ok(_)) => "trusted".into(),
+            (TrustState::NotTrusted, Ok(_)) => "not trusted: ignored (odek hooks trust)".into(),
+            (TrustState::Changed(_), Ok(_)) => {
+                "changed since trusted: ignored (odek hooks trust)".into()
+            }
+        };
+        let shown = file.path.strip_prefix(cwd).unwrap_or(&file.path);
+        println!("\n{} — {standing}", shown.display());
+        if let Ok(hooks) = &file.hooks {
+            print_hooks(hooks);
+        }
+        if !file.skipped.is_empty() {
+            println!("  (not odek events, left out: {})", file.skipped.join(", "));
+        }
+    }
+}
+
+fn print_hooks(hooks: &[Hook]) {
+    for h in hooks {
+        let matcher = match (h.event.is_tool_event(), h.matcher_text.as_str()) {
+            (false, _) => "-",
+            (true, "") => "*",
+            (true, text) => text,
+        };
+        println!(
+            "{:<17} {:<20} {:>7}s  {}",
+            h.event.as_str(),
+            matcher,
+            h.timeout.as_secs(),
+            h.command
+        );
+    }
+}
+
+/// `odek hooks trust`: records each project file's hash; an invalid file is refused.
+fn trust(
+    home: &std::path::Path,
+    cwd: &std::path::Path,
+    import_claude: bool,
+) -> anyhow::Result<Exit> {
+    let files = project_files(cwd, import_claude);
+    if files.is_empty() {
+        eprintln!(
+            "odek: no project hooks here: neither {ODEK_FILE} nor, with hooks.import_claude, hooks in {CLAUDE_FILE}"
+        );
+        return Ok(Exit::Failure);
+    }
+    if let Some((file, why)) = files
+        .iter()
+        .find_map(|f| f.hooks.as_ref().err().map(|e| (f, e)))
+    {
+        eprintln!("odek: {} is not trusted: {why}", file.path.display());
+        return Ok(Exit::Failure);
+    }
+    TrustStore::update_in(home, TRUST_FILE, |store| {
+        for file in &files {
+            store.trust_hashed(&file.path, "hooks", file.hash.clone());
+        }
+        Ok(())
+    })?;
+    for file in &files {
+        let count = file.hooks.as_ref().map_or(0, Vec::len);
+        println!(
+            "Trusted {} ({count} hook(s), {}): its hooks run until it changes.",
+            file.path.display(),
+            file.hash
+        );
+    }
+    Ok(Exit::Success)
+}
+
+/// `odek hooks untrust`: forgets the project's files (present or not).
+fn untrust(home: &std::path::Path, cwd: &std::path::Path) -> anyhow::Result<Exit> {
+    let paths = [cwd.join(ODEK_FILE), cwd.join(CLAUDE_FILE)];
+    let removed = TrustStore::update_in(home, TRUST_FILE, |store| {
+        Ok(paths
+            .iter()
+            .filter(|p| store.untrust(p))
+            .cloned()
+            .collect::<Vec<_>>())
+    })?;
+    if removed.is_empty() {
+        println!("No project hooks file here was trusted.");
+    }
+    for path in removed {
+        println!("No longer trusted: {}", path.display());
+    }
+    Ok(Exit::Success)
 }
 
 /// odek's name of a tool given by either name.

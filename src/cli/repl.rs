@@ -143,6 +143,7 @@ impl Repl {
     }
 
     fn goodbye(&self) {
+        self.session.set_end_reason("prompt_input_exit");
         if self.session.is_saved() {
             println!(
                 "Session {id} saved. Continue later with: odek repl --id {id}",

@@ -141,6 +141,7 @@ async fn run_one(hook: &Hook, cwd: &std::path::Path, input: &str) -> (Ended, Str
     cmd.arg("-c")
         .arg(&hook.command)
         .current_dir(cwd)
+        .env("CLAUDE_PROJECT_DIR", cwd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -88,16 +88,31 @@ impl AuditLog {
 
 impl Observer for AuditLog {
     fn on_event(&self, event: &EngineEvent<'_>) {
-        if let EngineEvent::ContentIngested {
-            iteration,
-            source,
-            content,
-        } = event
-            && let Err(e) = self.record(*iteration, source, content)
-        {
+        let written = match event {
+            EngineEvent::ContentIngested {
+                iteration,
+                source,
+                content,
+            } => self.record(*iteration, source, content),
+            EngineEvent::Hook { iteration, report } => self.record(
+                *iteration,
+                &format!("hook:{}", report.event.as_str()),
+                &hook_line(report),
+            ),
+            _ => Ok(()),
+        };
+        if let Err(e) = written {
             tracing::warn!("could not write the audit log: {e}");
         }
     }
+}
+
+/// A hook's audit line: what ran, what it decided, how long it took (never its output).
+pub(crate) fn hook_line(report: &crate::hooks::HookReport) -> String {
+    format!(
+        "{} ({} ms): {}",
+        report.decision, report.duration_ms, report.command
+    )
 }
 
 #[cfg(test)]

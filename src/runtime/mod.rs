@@ -14,6 +14,7 @@ mod memory;
 mod notify;
 mod pending;
 pub mod process;
+pub mod project_hooks;
 mod session;
 mod skills;
 pub mod supervisor;
@@ -198,9 +199,11 @@ impl Runtime {
         tool_selection(&config)
             .check_names(&servers)
             .map_err(RuntimeError::Tools)?;
-        let hooks =
+        let mut hooks =
             crate::hooks::compile(&config.hooks.events, None).map_err(RuntimeError::Hooks)?;
-        let mut warnings = Vec::new();
+        let (project, mut warnings) =
+            project_hooks::trusted_hooks(&opts.home, &opts.cwd, config.hooks.import_claude);
+        hooks.extend(project);
         let sandbox = build_sandbox(&config, &opts, &mut warnings);
         let memory = open_memory(&config, &opts.home, &mut warnings);
         clean_left_task_files(&opts.home);

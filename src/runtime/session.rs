@@ -21,7 +21,14 @@ pub struct SessionHandle {
     /// Whether a turn of this process has started it (the `SessionStart` hooks run before
     /// the first).
     started_here: AtomicBool,
+    /// Run once when the handle goes (the `SessionEnd` hooks), with the turns saved and why.
+    on_end: Mutex<Option<EndFn>>,
+    /// Why the surface let the session go (`SessionEnd`'s `reason`).
+    end_reason: Mutex<&'static str>,
 }
+
+/// What runs when a session's handle goes: given its saved turns and the reason.
+pub(crate) type EndFn = Box<dyn FnOnce(u32, &'static str) + Send>;
 
 /// The conversation as this process knows it (with the text redaction removes from disk).
 pub(crate) struct Live {
@@ -42,7 +49,26 @@ impl SessionHandle {
             trust: Arc::new(TrustSet::default()),
             running: AtomicBool::new(false),
             started_here: AtomicBool::new(false),
+            on_end: Mutex::new(None),
+            end_reason: Mutex::new("other"),
         }
+    }
+
+    /// Sets what runs when the handle goes, unless something already is set.
+    pub(crate) fn on_end_once(&self, end: EndFn) {
+        let mut slot = self.on_end.lock().unwrap_or_else(PoisonError::into_inner);
+        if slot.is_none() {
+            *slot = Some(end);
+        }
+    }
+
+    /// Why the surface lets the session go, told to the `SessionEnd` hooks (`clear`,
+    /// `prompt_input_exit`, `other`: Claude Code's reasons).
+    pub fn set_end_reason(&self, reason: &'static str) {
+        *self
+            .end_reason
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = reason;
     }
 
     /// `startup` (a new session) or `resume` on the first turn of this process, else `None`:
@@ -100,5 +126,22 @@ impl SessionHandle {
 
     pub(crate) fn end_turn(&self) {
         self.running.store(false, Ordering::SeqCst);
+    }
+}
+
+impl Drop for SessionHandle {
+    fn drop(&mut self) {
+        let end = self
+            .on_end
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(end) = end {
+            let reason = *self
+                .end_reason
+                .get_mut()
+                .unwrap_or_else(PoisonError::into_inner);
+            end(self.saved().turns, reason);
+        }
     }
 }

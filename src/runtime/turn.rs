@@ -62,24 +62,28 @@ impl Runtime {
             .events
             .as_ref()
             .map(|writer| writer.run(run_id, session.map(|s| s.id().to_string())));
-        let mut observers: Vec<Arc<dyn Observer>> = vec![surface.output];
+        // Beside the surface's output: the audit log and the events (which the session's
+        // `SessionEnd` hooks also report to once the surface has gone).
+        let mut side: Vec<Arc<dyn Observer>> = Vec::new();
         if let Some(s) = session {
             let turn = s.saved().turns + 1;
             let audit = AuditLog::new(self.sessions.dir(), self.redactor.clone(), s.id(), turn);
-            observers.push(Arc::new(audit));
+            side.push(Arc::new(audit));
         }
-        if let Some(e) = &events {
-            observers.push(Arc::new(EventsObserver::new(
-                e.clone(),
-                self.sandbox.is_on(),
-            )));
-        }
+        let events_observer = events.as_ref().map(|e| -> Arc<dyn Observer> {
+            Arc::new(EventsObserver::new(e.clone(), self.sandbox.is_on()))
+        });
+        side.extend(events_observer.clone());
+        let observer: Arc<dyn Observer> = Arc::new(Fanout([vec![surface.output], side].concat()));
         let selection = tool_selection(&self.config);
         let plan = self.plan_store(events.as_ref());
         let taint = self.turn_taint(session);
         let skills = self.skills_catalog();
         let hooks = self.hooks_of(session);
-        let approver = self.notifying(surface.approver.clone(), hooks.as_ref());
+        let approver = self.notifying(surface.approver.clone(), hooks.as_ref(), &observer);
+        if let (Some(s), Some(h)) = (session, &hooks) {
+            self.end_session_with(s, h, events_observer);
+        }
         let parts = RegistryParts {
             plan: plan.clone(),
             asker: approver.clone(),
@@ -102,7 +106,7 @@ impl Runtime {
             gate: Arc::new(gate),
             plan,
             redactor: self.redactor.clone(),
-            observer: Arc::new(Fanout(observers)),
+            observer,
             settings: self.engine_settings(),
             taint: taint.clone(),
             turn_block: self.turn_block(skills.as_ref()),
@@ -138,25 +142,11 @@ impl Runtime {
         })
     }
 
-    /// `approver`, telling the `Notification` hooks when it asks (none: as it is).
-    fn notifying(
-        &self,
-        approver: Option<Arc<dyn crate::tools::approval::Approver>>,
-        hooks: Option<&crate::hooks::HookRun>,
-    ) -> Option<Arc<dyn crate::tools::approval::Approver>> {
-        let inner = approver?;
-        match hooks.filter(|h| h.wants(crate::hooks::HookEvent::Notification, None)) {
-            Some(hooks) => Some(Arc::new(super::notify::NotifyingApprover {
-                inner,
-                hooks: hooks.clone(),
-                redactor: self.redactor.clone(),
-            })),
-            None => Some(inner),
-        }
-    }
-
     /// The hooks a turn of `session` runs (none configured: none).
-    fn hooks_of(&self, session: Option<&Arc<SessionHandle>>) -> Option<crate::hooks::HookRun> {
+    pub(super) fn hooks_of(
+        &self,
+        session: Option<&Arc<SessionHandle>>,
+    ) -> Option<crate::hooks::HookRun> {
         if self.hooks.is_empty() {
             return None;
         }

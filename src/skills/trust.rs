@@ -78,6 +78,11 @@ pub fn folder_hash_reading(
     Ok((format!("sha256:{}", hex(&hasher.finalize())), wanted))
 }
 
+/// The hash of a file's exact bytes: `sha256:` + hex.
+pub fn content_hash(bytes: &[u8]) -> String {
+    format!("sha256:{}", hex(&Sha256::digest(bytes)))
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -122,10 +127,11 @@ pub enum TrustState {
     Changed(Option<String>),
 }
 
-/// `<home>/skills-trust.json`: the trusted folders by canonical path.
+/// `<home>/skills-trust.json`: the trusted folders by canonical path (and, in
+/// `<home>/hooks-trust.json`, the trusted project hooks files).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TrustStore {
-    #[serde(default)]
+    #[serde(default, rename = "trusted", alias = "skills")]
     skills: BTreeMap<String, Record>,
 }
 
@@ -142,7 +148,12 @@ impl TrustStore {
     /// The records of `home`; none when the file does not exist. A damaged file trusts
     /// nothing and says so.
     pub fn load(home: &Path) -> Result<TrustStore, SkillError> {
-        let path = home.join(TRUST_FILE);
+        TrustStore::load_in(home, TRUST_FILE)
+    }
+
+    /// The records of `home/file`.
+    pub fn load_in(home: &Path, file: &str) -> Result<TrustStore, SkillError> {
+        let path = home.join(file);
         match std::fs::read(&path) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(TrustStore::default()),
             Err(e) => Err(SkillError::reading(&path)(e)),
@@ -163,6 +174,15 @@ impl TrustStore {
         }
     }
 
+    /// What the records say about `path` whose content now hashes to `hash`.
+    pub fn state_hashed(&self, path: &Path, hash: &str) -> TrustState {
+        match self.skills.get(&folder_key(path)) {
+            None => TrustState::NotTrusted,
+            Some(record) if record.hash == hash => TrustState::Trusted,
+            Some(_) => TrustState::Changed(None),
+        }
+    }
+
     /// True when a record names `dir`, whatever its hash.
     pub fn has(&self, dir: &Path) -> bool {
         self.skills.contains_key(&folder_key(dir))
@@ -179,34 +199,48 @@ impl TrustStore {
         home: &Path,
         change: impl FnOnce(&mut TrustStore) -> Result<T, SkillError>,
     ) -> Result<T, SkillError> {
+        TrustStore::update_in(home, TRUST_FILE, change)
+    }
+
+    /// [`Self::update`] of `home/file`.
+    pub fn update_in<T>(
+        home: &Path,
+        file: &str,
+        change: impl FnOnce(&mut TrustStore) -> Result<T, SkillError>,
+    ) -> Result<T, SkillError> {
         crate::session::ensure_dir(home).map_err(SkillError::writing(home))?;
-        let lock_path = home.join(format!(".{TRUST_FILE}.lock"));
+        let lock_path = home.join(format!(".{file}.lock"));
         let _lock = DirLock::acquire(&lock_path).map_err(SkillError::writing(&lock_path))?;
-        let mut store = TrustStore::load(home)?;
+        let mut store = TrustStore::load_in(home, file)?;
         let result = change(&mut store)?;
-        let path = home.join(TRUST_FILE);
+        let path = home.join(file);
         let mut bytes = serde_json::to_vec_pretty(&store)
             .map_err(|e| SkillError::writing(&path)(io::Error::other(e)))?;
         bytes.push(b'\n');
-        write_atomically(home, TRUST_FILE, &bytes).map_err(SkillError::writing(&path))?;
+        write_atomically(home, file, &bytes).map_err(SkillError::writing(&path))?;
         Ok(result)
     }
 
     /// Records `dir` (the skill `name`) as trusted with its current hash.
     pub fn trust(&mut self, dir: &Path, name: &str) -> Result<(), SkillError> {
         let hash = folder_hash(dir)?;
+        self.trust_hashed(dir, name, hash);
+        Ok(())
+    }
+
+    /// Records `path` (named `name`) as trusted with the hash of its content.
+    pub fn trust_hashed(&mut self, path: &Path, name: &str, hash: String) {
         let trusted_at = time::OffsetDateTime::now_utc()
             .format(&time::format_description::well_known::Rfc3339)
             .unwrap_or_default();
         self.skills.insert(
-            folder_key(dir),
+            folder_key(path),
             Record {
                 name: name.to_string(),
                 hash,
                 trusted_at,
             },
         );
-        Ok(())
     }
 
     /// Forgets `dir`; false when it was not recorded.

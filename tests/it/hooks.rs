@@ -249,12 +249,21 @@ async fn user_prompt_submit_adds_context_or_blocks_the_prompt() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn session_start_adds_context_on_startup_and_on_resume() {
+async fn session_start_adds_context_and_session_end_runs_as_the_run_lets_go_both_audited() {
     let sb = Sandbox::new();
     let log = sb.tmp().join("starts.log");
+    let note = |field: &str, print: &str| {
+        format!(
+            "python3 -c 'import json,sys; s=json.load(sys.stdin); open(\"{}\",\"a\").write(s[\"hook_event_name\"]+\" \"+s[\"{field}\"]+\"\\n\"); print(\"{print}\")'",
+            log.display()
+        )
+    };
     sb.global_config(
-        &json!({"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": format!("python3 -c 'import json,sys; s=json.load(sys.stdin)[\"source\"]; open(\"{}\",\"a\").write(s+\"\\n\"); print(\"branch: main\")'", log.display())}]}]}})
-            .to_string(),
+        &json!({"hooks": {
+            "SessionStart": [{"hooks": [{"type": "command", "command": note("source", "branch: main")}]}],
+            "SessionEnd": [{"hooks": [{"type": "command", "command": note("reason", "")}]}]
+        }})
+        .to_string(),
     );
     let server = ScriptedServer::start(vec![text("One."), text("Two.")]).await;
     let id = first_session(&sb, &server, "first").await;
@@ -263,10 +272,145 @@ async fn session_start_adds_context_on_startup_and_on_resume() {
         "first\n\n[hook] branch: main"
     );
     let mut cmd = sb.odek(&server.base_url());
-    cmd.args(["continue", "--id", &id, "second"]);
+    cmd.args(["continue", "--id", &id, "--events-jsonl", "-", "second"]);
     let out = output(cmd).await;
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
-    assert_eq!(read(&log), "startup\nresume\n");
+    assert_eq!(
+        read(&log),
+        "SessionStart startup\nSessionEnd other\nSessionStart resume\nSessionEnd other\n"
+    );
+    let hook_events: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["type"] == "hook")
+        .map(|e| e["data"]["event"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(
+        hook_events,
+        ["SessionStart", "SessionEnd"],
+        "{}",
+        show(&out)
+    );
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["audit", &id]);
+    let out = output(cmd).await;
+    let audit = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(audit.contains("Hooks that ran: 4"), "{audit}");
+    assert!(
+        audit
+            .lines()
+            .any(|l| l.contains("hook:SessionEnd") && l.contains("  none (")),
+        "{audit}"
+    );
+}
+
+/// A project's hooks run only once trusted, and stop when the file changes; Claude Code's
+/// project settings are read with `hooks.import_claude`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn project_hooks_run_only_while_their_exact_content_is_trusted() {
+    let sb = Sandbox::new();
+    let project = sb.tmp().join("project");
+    std::fs::create_dir_all(project.join(".odek")).expect("mkdir");
+    std::fs::create_dir_all(project.join(".claude")).expect("mkdir");
+    let hooks_file = project.join(".odek/hooks.json");
+    let guard = |word: &str| {
+        json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
+            "command": format!("echo 'the project forbids {word}' >&2; exit 2")}]}]}})
+        .to_string()
+    };
+    std::fs::write(&hooks_file, guard("this")).expect("write");
+    let run = |server: &ScriptedServer| {
+        let mut cmd = sb.odek(&server.base_url());
+        cmd.current_dir(&project).args(["run", "--ephemeral", "go"]);
+        cmd
+    };
+    let script = || {
+        vec![
+            tools(&[("shell", json!({"command": "echo ran"}))]),
+            text("Done."),
+        ]
+    };
+    // Not trusted: ignored, with a warning.
+    let server = ScriptedServer::start(script()).await;
+    let out = output(run(&server)).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("hooks.json: not trusted; review them, then run `odek hooks trust`"),
+        "{}",
+        show(&out)
+    );
+    assert!(tool_results(&server.requests()[1])[0].contains("ran"));
+    // Trusted: it runs.
+    let mut cmd = sb.odek("http://127.0.0.1:9/v1");
+    cmd.current_dir(&project).args(["hooks", "trust"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("Trusted "),
+        "{}",
+        show(&out)
+    );
+    let server = ScriptedServer::start(script()).await;
+    let out = output(run(&server)).await;
+    assert!(
+        tool_results(&server.requests()[1])[0].contains("the project forbids this"),
+        "{}",
+        show(&out)
+    );
+    // Changed: ignored again until trusted again.
+    std::fs::write(&hooks_file, guard("that")).expect("write");
+    let server = ScriptedServer::start(script()).await;
+    let out = output(run(&server)).await;
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("changed since you trusted it"),
+        "{}",
+        show(&out)
+    );
+    assert!(tool_results(&server.requests()[1])[0].contains("ran"));
+    let mut cmd = sb.odek("http://127.0.0.1:9/v1");
+    cmd.current_dir(&project).args(["hooks", "list"]);
+    let listing = String::from_utf8_lossy(&output(cmd).await.stdout).into_owned();
+    assert!(
+        listing.contains(".odek/hooks.json — changed since trusted"),
+        "{listing}"
+    );
+    // Claude Code's settings: only with import_claude, and trusted like the other file.
+    std::fs::remove_file(&hooks_file).expect("rm");
+    std::fs::write(
+        project.join(".claude/settings.json"),
+        json!({"permissions": {"allow": []}, "hooks": {
+            "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "echo 'claude says no' >&2; exit 2"}]}],
+            "PreCompact": [{"hooks": [{"type": "command", "command": "true"}]}]
+        }})
+        .to_string(),
+    )
+    .expect("write");
+    sb.global_config(&json!({"hooks": {"import_claude": true}}).to_string());
+    let mut cmd = sb.odek("http://127.0.0.1:9/v1");
+    cmd.current_dir(&project).args(["hooks", "trust"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let server = ScriptedServer::start(script()).await;
+    let out = output(run(&server)).await;
+    assert!(
+        tool_results(&server.requests()[1])[0].contains("claude says no"),
+        "{}",
+        show(&out)
+    );
+    let mut cmd = sb.odek("http://127.0.0.1:9/v1");
+    cmd.current_dir(&project).args(["hooks", "untrust"]);
+    let out = output(cmd).await;
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("No longer trusted"),
+        "{}",
+        show(&out)
+    );
+    assert!(
+        read(sb.home.join("hooks-trust.json")).contains("\"trusted\": {}"),
+        "{}",
+        read(sb.home.join("hooks-trust.json"))
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
