@@ -43,7 +43,10 @@ Commands:
   /undo         put back the files the last turn changed
   /rewind [N]   the checkpoints; with N, the files as they were before checkpoint N
                 (--force overwrites files changed since)
-  /exit, /quit  leave (the session is saved; resume with odek repl --id ID)
+  /jobs         the background jobs (shell with background: true) and their last lines
+  /kill ID      stop background job ID
+  /exit, /quit  leave (the session is saved; resume with odek repl --id ID; its
+                background jobs are stopped)
 @path in a line attaches that file's text (≤ 256 KiB, UTF-8); Tab completes paths after @.
 Ctrl-C stops the running turn; Ctrl-D at the prompt leaves.";
 
@@ -168,9 +171,45 @@ impl Repl {
             "/skills" => self.skills(),
             "/undo" => self.undo(),
             "/rewind" => self.rewind(line),
+            "/jobs" => self.jobs(),
+            "/kill" => self.kill(line),
             other => println!("Unknown command: {other}  (/help for commands)"),
         }
         false
+    }
+
+    /// `/jobs`: each background job with its state and, while it runs, its last lines.
+    fn jobs(&self) {
+        let jobs = self.session.jobs().map(|j| j.list()).unwrap_or_default();
+        if jobs.is_empty() {
+            println!("No background jobs.");
+        }
+        for job in jobs {
+            println!("{}", job.line());
+            if job.ended().is_none() {
+                let tail = job.tail();
+                crate::text::visible(&tail, false)
+                    .lines()
+                    .for_each(|l| println!("    │ {l}"));
+            }
+        }
+    }
+
+    /// `/kill ID`: stops a background job.
+    fn kill(&self, line: &str) {
+        let id = line
+            .split_whitespace()
+            .nth(1)
+            .and_then(|w| w.parse::<u32>().ok());
+        let (Some(id), Some(jobs)) = (id, self.session.jobs()) else {
+            println!("Usage: /kill ID (see /jobs)");
+            return;
+        };
+        match self.setup.process.block_on(jobs.stop(id)) {
+            None => println!("There is no job {id} (see /jobs)."),
+            Some(false) => println!("Job {id} is not running."),
+            Some(true) => println!("Stopped job {id}."),
+        }
     }
 
     fn info(&self) {

@@ -14,7 +14,8 @@ use crate::prompt::{ContextFile, ContextFileError};
 
 /// The REPL's slash commands, for completion.
 pub const SLASH_COMMANDS: &[&str] = &[
-    "/exit", "/help", "/info", "/memory", "/plan", "/quit", "/rewind", "/skills", "/undo",
+    "/exit", "/help", "/info", "/jobs", "/kill", "/memory", "/plan", "/quit", "/rewind", "/skills",
+    "/undo",
 ];
 
 use crate::prompt::MAX_ATTACHED_FILES;

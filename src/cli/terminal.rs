@@ -495,6 +495,13 @@ impl Observer for Terminal {
                 ..
             } => self.on_tool_finished(&call.function.name, *ok, *duration, *error, summary),
             EngineEvent::ToolReport { report, .. } => self.on_tool_report(report),
+            EngineEvent::BackgroundFinished { ended } => self.line(&self.err_style.dim(&format!(
+                "  ⏳ job {} {} after {} s: {}",
+                ended.id,
+                ended.status,
+                ended.duration.as_secs(),
+                crate::text::first_line(&ended.command, 60)
+            ))),
             EngineEvent::Hint { text, .. } if self.opts.verbose > 0 => self.line(&self.err_style.yellow(text)),
             EngineEvent::SessionSaveFailed { error } => self.line(&self.err_style.yellow(&format!(
                 "odek: warning: could not save the session: {error}"

@@ -119,6 +119,8 @@ pub struct Config {
     pub subagents: SubagentsConfig,
     /// What the file tools capture for `odek rewind` (see docs/UNDO.md).
     pub checkpoints: CheckpointsConfig,
+    /// Background jobs of `shell` (see docs/BACKGROUND.md).
+    pub background: BackgroundConfig,
     /// Facts, the session index, episodes (`<home>/odek.db`).
     pub memory: MemoryConfig,
     /// Skills in the `SKILL.md` format (see docs/SKILLS.md).
@@ -207,6 +209,17 @@ pub struct CheckpointsConfig {
     pub keep_days: u64,
     /// The stored pre-images may take this many MiB; the oldest checkpoints go first.
     pub max_mb: u64,
+}
+
+/// The `background` section: jobs started by `shell` with `background: true`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BackgroundConfig {
+    /// Output each job keeps (its last KiB).
+    pub output_kb: u64,
+    /// Jobs running at once (0: no background jobs).
+    pub max_jobs: u64,
+    /// A job's wall time before it is stopped.
+    pub max_seconds: u64,
 }
 
 /// The `web` section (`web_fetch`; global file only: a project may not widen the network).
@@ -637,6 +650,11 @@ impl Default for Config {
                 max_files: crate::checkpoint::DEFAULT_MAX_FILES,
                 keep_days: crate::checkpoint::DEFAULT_KEEP_DAYS,
                 max_mb: crate::checkpoint::DEFAULT_MAX_MB,
+            },
+            background: BackgroundConfig {
+                output_kb: 256,
+                max_jobs: 4,
+                max_seconds: 3600,
             },
             memory: MemoryConfig {
                 enabled: true,

@@ -270,6 +270,7 @@ pub struct Engine {
     turn_block: Option<Message>,
     checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
     hooks: Option<crate::hooks::HookRun>,
+    jobs: Option<Arc<crate::tools::background::Jobs>>,
 }
 
 /// The parts an engine is built from (see `runtime::Runtime::turn`).
@@ -298,6 +299,9 @@ pub struct EngineParts {
     pub checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
     /// The user's hooks around tool calls (none: no hooks configured).
     pub hooks: Option<crate::hooks::HookRun>,
+    /// The session's background jobs: the notice of each that ended goes into the next
+    /// model request.
+    pub jobs: Option<Arc<crate::tools::background::Jobs>>,
 }
 
 /// Most final answers of one run a `Stop` hook may refuse (a hook that refuses every answer
@@ -339,6 +343,7 @@ impl Engine {
             turn_block: parts.turn_block.map(Message::system),
             checkpoints: parts.checkpoints,
             hooks: parts.hooks,
+            jobs: parts.jobs,
         }
     }
 
@@ -558,6 +563,7 @@ impl Engine {
         tool_cancel: &CancellationToken,
         deadline: Option<Instant>,
     ) -> Result<Step, RunError> {
+        self.background_notices(iteration, state);
         self.fit_context(state, cancel).await;
         let answer = self
             .call_model_surviving(iteration, state, cancel, deadline)
@@ -658,6 +664,35 @@ impl Engine {
     /// Runs the `Stop` hooks on a final answer; true when one sent the model back to work
     /// (its reason is then the transcript's last message). `stop_hook_active` tells a hook
     /// that this answer follows one of its refusals, as in Claude Code.
+    /// The background jobs that ended since the last request: a system message each, the
+    /// last lines of its output wrapped as untrusted (they are what a command printed).
+    fn background_notices(&self, iteration: u32, state: &mut RunState) {
+        let Some(jobs) = &self.jobs else {
+            return;
+        };
+        for ended in jobs.take_notices() {
+            let mut text = crate::tools::background::notice(&ended);
+            let tail = self.redactor.redact(&ended.tail);
+            if !tail.trim().is_empty() {
+                let source = format!(
+                    "$ {} (job {}, last lines)",
+                    crate::text::first_line(&ended.command, 200),
+                    ended.id
+                );
+                let source = self.redactor.redact(&source).into_owned();
+                self.observer.on_event(&EngineEvent::ContentIngested {
+                    iteration,
+                    source: &source,
+                    content: &tail,
+                });
+                self.taint.mark_files(crate::tools::background::TOOL_NAME);
+                text.push_str(" Its last lines:\n");
+                text.push_str(&crate::untrusted::wrap(&source, &tail));
+            }
+            state.ctx.push(Message::system(text));
+        }
+    }
+
     async fn stop_hooks(&self, iteration: u32, state: &mut RunState, answer: &str) -> bool {
         use crate::hooks::{Decision, HookEvent};
         let Some(hooks) = self

@@ -144,6 +144,12 @@ pub enum EngineEvent<'a> {
         /// The text.
         content: &'a str,
     },
+    /// A background job ended (heard at once; the model reads the notice in its next
+    /// request).
+    BackgroundFinished {
+        /// How it ended.
+        ended: &'a crate::tools::background::JobEnded,
+    },
     /// A hook ran.
     Hook {
         /// Model calls made so far in this run.

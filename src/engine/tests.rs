@@ -107,6 +107,7 @@ fn engine(model: Arc<Scripted>, max_iterations: u32, budgets: Budgets) -> Engine
         turn_block: None,
         checkpoints: None,
         hooks: None,
+        jobs: None,
         settings: EngineSettings {
             max_iterations,
             max_tool_parallel: 4,
@@ -489,6 +490,7 @@ fn plan_engine_placing(
         turn_block: None,
         checkpoints: None,
         hooks: None,
+        jobs: None,
         settings: EngineSettings {
             max_iterations: 10,
             max_tool_parallel: 4,

@@ -6,10 +6,10 @@ use super::Emitter;
 use crate::engine::{EngineEvent, Observer, RemainingSteps};
 use crate::plan::PlanEvent;
 use crate::protocol::{
-    BudgetExceeded, CheckpointFile, CheckpointTaken, ContextTrimmed, Event, HookRan,
-    IterationCompleted, PlanBlocked, PlanCreated, PlanUpdated, Remaining, RunCompleted, RunFailed,
-    RunStarted, SessionSaved, SubagentFinished, SubagentStarted, ToolCallCompleted, ToolCallFailed,
-    ToolCallStarted,
+    BackgroundFinished, BudgetExceeded, CheckpointFile, CheckpointTaken, ContextTrimmed, Event,
+    HookRan, IterationCompleted, PlanBlocked, PlanCreated, PlanUpdated, Remaining, RunCompleted,
+    RunFailed, RunStarted, SessionSaved, SubagentFinished, SubagentStarted, ToolCallCompleted,
+    ToolCallFailed, ToolCallStarted,
 };
 use crate::tools::ToolReport;
 
@@ -177,6 +177,17 @@ impl Observer for EventsObserver {
                 };
                 e.emit(event, Some(*iteration), Some(&call.function.name));
             }
+            EngineEvent::BackgroundFinished { ended } => e.emit(
+                Event::BackgroundFinished(BackgroundFinished {
+                    job: ended.id,
+                    command: ended.command.clone(),
+                    status: ended.status.clone(),
+                    exit_code: ended.exit_code,
+                    duration_ms: u64::try_from(ended.duration.as_millis()).unwrap_or(u64::MAX),
+                }),
+                None,
+                None,
+            ),
             EngineEvent::Hook { iteration, report } => e.emit(
                 Event::Hook(HookRan {
                     event: report.event.as_str().to_string(),

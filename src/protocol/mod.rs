@@ -56,6 +56,8 @@ pub enum Event {
     Rewound(Rewound),
     /// A hook of the user's ran (its command and decision, never its output).
     Hook(HookRan),
+    /// A background job ended.
+    BackgroundFinished(BackgroundFinished),
     /// Terminal: the run produced an answer.
     RunCompleted(RunCompleted),
     /// Terminal: the run failed.
@@ -74,7 +76,7 @@ pub enum Event {
 
 /// Every `type`, in the order of [`Event`]'s variants (the web UI subscribes to exactly
 /// these; a test holds `ui/js/stream.js` and `docs/EVENTS.md` to this list).
-pub const EVENT_TYPES: [&str; 23] = [
+pub const EVENT_TYPES: [&str; 24] = [
     "run_started",
     "iteration_completed",
     "tool_call_started",
@@ -91,6 +93,7 @@ pub const EVENT_TYPES: [&str; 23] = [
     "checkpoint",
     "rewound",
     "hook",
+    "background_finished",
     "run_completed",
     "run_failed",
     "answer_delta",
@@ -129,13 +132,14 @@ impl Event {
             Event::Checkpoint(_) => EVENT_TYPES[13],
             Event::Rewound(_) => EVENT_TYPES[14],
             Event::Hook(_) => EVENT_TYPES[15],
-            Event::RunCompleted(_) => EVENT_TYPES[16],
-            Event::RunFailed(_) => EVENT_TYPES[17],
-            Event::AnswerDelta(_) => EVENT_TYPES[18],
-            Event::ApprovalRequested(_) => EVENT_TYPES[19],
-            Event::ApprovalResolved(_) => EVENT_TYPES[20],
-            Event::ClarifyRequested(_) => EVENT_TYPES[21],
-            Event::ClarifyResolved(_) => EVENT_TYPES[22],
+            Event::BackgroundFinished(_) => EVENT_TYPES[16],
+            Event::RunCompleted(_) => EVENT_TYPES[17],
+            Event::RunFailed(_) => EVENT_TYPES[18],
+            Event::AnswerDelta(_) => EVENT_TYPES[19],
+            Event::ApprovalRequested(_) => EVENT_TYPES[20],
+            Event::ApprovalResolved(_) => EVENT_TYPES[21],
+            Event::ClarifyRequested(_) => EVENT_TYPES[22],
+            Event::ClarifyResolved(_) => EVENT_TYPES[23],
         }
     }
 
@@ -587,6 +591,23 @@ pub struct HookRan {
     pub command: String,
     /// `allow`, `ask`, `deny`, `block`, `none`, or `error` (it failed and things went on).
     pub decision: String,
+    /// How long it ran.
+    pub duration_ms: u64,
+}
+
+/// `background_finished`: a job started by `shell` with `background: true` ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BackgroundFinished {
+    /// The job's number in the session.
+    pub job: u32,
+    /// Its command line (redacted like every event string).
+    pub command: String,
+    /// `exited with status N`, `killed by signal N`, `stopped`, or `stopped after N s
+    /// (background.max_seconds)`.
+    pub status: String,
+    /// Its exit code, when it exited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
     /// How long it ran.
     pub duration_ms: u64,
 }

@@ -112,6 +112,13 @@ fn samples() -> Vec<Event> {
             decision: "deny".into(),
             duration_ms: 12,
         }),
+        Event::BackgroundFinished(BackgroundFinished {
+            job: 2,
+            command: "npm run dev".into(),
+            status: "exited with status 1".into(),
+            exit_code: Some(1),
+            duration_ms: 4200,
+        }),
         Event::RunCompleted(RunCompleted {
             duration_ms: 1,
             input_tokens: 2,

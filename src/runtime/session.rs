@@ -7,6 +7,7 @@ use crate::llm::Message;
 use crate::plan::PlanState;
 use crate::session::{Session, SessionWriter};
 use crate::tools::approval::TrustSet;
+use crate::tools::background::{JobLimits, Jobs};
 
 /// A session this process holds: its writer (and with it the session's lock, released when
 /// the handle is dropped), the live transcript the next turn continues (unredacted, in step
@@ -25,6 +26,8 @@ pub struct SessionHandle {
     on_end: Mutex<Option<EndFn>>,
     /// Why the surface let the session go (`SessionEnd`'s `reason`).
     end_reason: Mutex<&'static str>,
+    /// The background jobs its turns started (stopped when the handle goes).
+    jobs: std::sync::OnceLock<Arc<Jobs>>,
 }
 
 /// What runs when a session's handle goes: given its saved turns and the reason.
@@ -51,7 +54,20 @@ impl SessionHandle {
             started_here: AtomicBool::new(false),
             on_end: Mutex::new(None),
             end_reason: Mutex::new("other"),
+            jobs: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The background jobs of the session, when a turn has had the table.
+    pub fn jobs(&self) -> Option<Arc<Jobs>> {
+        self.jobs.get().cloned()
+    }
+
+    /// The session's job table, made on first use with `limits`.
+    pub(crate) fn jobs_with(&self, limits: JobLimits) -> Arc<Jobs> {
+        self.jobs
+            .get_or_init(|| Arc::new(Jobs::new(limits)))
+            .clone()
     }
 
     /// Sets what runs when the handle goes, unless something already is set.

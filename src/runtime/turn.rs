@@ -14,6 +14,7 @@ use crate::plan::{PlanLimits, PlanStore};
 use crate::session::{RunRecord, SaveReport, SessionError};
 use crate::subagent::{DelegateSettings, DelegateTasksTool};
 use crate::tools::approval::{Approver, Gate, TrustSet};
+use crate::tools::background::{JobLimits, Jobs};
 use crate::tools::web::{SearchSettings, WebSettings};
 use crate::tools::{RegistryParts, build_registry};
 
@@ -81,6 +82,7 @@ impl Runtime {
         let skills = self.skills_catalog();
         let hooks = self.hooks_of(session);
         let approver = self.notifying(surface.approver.clone(), hooks.as_ref(), &observer);
+        let jobs = self.jobs_of(session, &observer);
         if let (Some(s), Some(h)) = (session, &hooks) {
             self.end_session_with(s, h, events_observer);
         }
@@ -90,6 +92,7 @@ impl Runtime {
             delegate: self.delegate_tool(session, approver.clone()),
             memory: self.memory_tools(session.map(|s| s.id()), &taint),
             skills: self.skill_tools(skills.as_ref()),
+            jobs: jobs.clone(),
             ..self.registry_parts()
         };
         let tools = build_registry(&selection, parts).map_err(RuntimeError::Tools)?;
@@ -112,6 +115,7 @@ impl Runtime {
             turn_block: self.turn_block(skills.as_ref()),
             checkpoints: self.checkpoints_of(session),
             hooks,
+            jobs,
         });
         Ok(Turn {
             engine,
@@ -140,6 +144,38 @@ impl Runtime {
             session: session.id().to_string(),
             turn: session.saved().turns + 1,
         })
+    }
+
+    /// The limits of background jobs (none: `background.max_jobs` is 0).
+    fn job_limits(&self) -> Option<JobLimits> {
+        let b = &self.config.background;
+        (b.max_jobs > 0).then(|| JobLimits {
+            output_bytes: usize::try_from(b.output_kb.saturating_mul(1024)).unwrap_or(usize::MAX),
+            max_jobs: usize::try_from(b.max_jobs).unwrap_or(usize::MAX),
+            max_time: Duration::from_secs(b.max_seconds),
+        })
+    }
+
+    /// The background jobs of a turn of `session` (the session's, kept between its turns;
+    /// a turn without a session has its own), whose ends `observer` hears of.
+    fn jobs_of(
+        &self,
+        session: Option<&Arc<SessionHandle>>,
+        observer: &Arc<dyn Observer>,
+    ) -> Option<Arc<Jobs>> {
+        let limits = self.job_limits()?;
+        let jobs = match session {
+            Some(s) => s.jobs_with(limits),
+            None => Arc::new(Jobs::new(limits)),
+        };
+        // Weak: the session keeps its jobs, and the jobs must not keep the turn's surface.
+        let observer = Arc::downgrade(observer);
+        jobs.listen(Arc::new(move |ended| {
+            if let Some(observer) = observer.upgrade() {
+                observer.on_event(&crate::engine::EngineEvent::BackgroundFinished { ended });
+            }
+        }));
+        Some(jobs)
     }
 
     /// The hooks a turn of `session` runs (none configured: none).
@@ -254,6 +290,7 @@ impl Runtime {
         let web = &self.config.web;
         let search = &self.config.web_search;
         RegistryParts {
+            jobs: self.job_limits().map(|limits| Arc::new(Jobs::new(limits))),
             sandbox: self.sandbox.sandbox(),
             mcp: self.mcp.tools(),
             web: Arc::new(WebSettings {

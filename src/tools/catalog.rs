@@ -127,6 +127,9 @@ pub const BATCH_PATCH: ToolRow = row(
 );
 /// `shell`.
 pub const SHELL: ToolRow = file_reader("shell", "💻", Subject::Command);
+/// `background` (a job's output is what a command printed, as `shell`'s).
+pub const BACKGROUND: ToolRow =
+    file_reader(super::background::TOOL_NAME, "⏳", Subject::Arg("action"));
 /// `delegate_tasks`.
 pub const DELEGATE_TASKS: ToolRow = external("delegate_tasks", "🤝", Subject::Nothing);
 /// `web_fetch`.
@@ -159,6 +162,7 @@ pub const TOOLS: &[ToolRow] = &[
     BATCH_READ,
     BATCH_PATCH,
     SHELL,
+    BACKGROUND,
     DELEGATE_TASKS,
     WEB_FETCH,
     WEB_SEARCH,

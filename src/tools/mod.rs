@@ -2,10 +2,12 @@
 //! point uses, the approval gate, and the built-in tools.
 
 pub mod approval;
+pub mod background;
 mod batch_patch;
 mod batch_read;
 pub mod catalog;
 mod clarify;
+mod command;
 pub mod danger;
 mod glob;
 mod patch;
@@ -451,6 +453,9 @@ pub struct RegistryParts {
     pub memory: Vec<Arc<dyn Tool>>,
     /// `skill_load` and `skill_list`, when skills are on and one is offered.
     pub skills: Vec<Arc<dyn Tool>>,
+    /// The session's background jobs: `shell`'s `background` and the `background` tool
+    /// exist exactly when there are.
+    pub jobs: Option<Arc<background::Jobs>>,
 }
 
 /// Builds the tool registry. This is the only place tools are registered, so `run`,
@@ -469,8 +474,11 @@ pub fn build_registry(
         Arc::new(GlobTool),
         Arc::new(BatchReadTool),
         Arc::new(BatchPatchTool),
-        Arc::new(ShellTool::new(parts.sandbox)),
+        Arc::new(ShellTool::new(parts.sandbox, parts.jobs.clone())),
     ];
+    if let Some(jobs) = parts.jobs.filter(|_| selection.keeps("shell")) {
+        all.push(Arc::new(background::BackgroundTool::new(jobs)));
+    }
     all.extend(parts.delegate);
     all.push(Arc::new(web::WebFetchTool::new(parts.web)));
     if let Some(search) = parts.search {

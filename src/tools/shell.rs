@@ -11,6 +11,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 
 use std::sync::Arc;
 
+use super::background::Jobs;
 use super::danger::{Classification, classify_command, command_argv0};
 use super::{Tool, ToolContext, ToolError, decode_args};
 use crate::checkpoint::ShellCheckpoint;
@@ -27,12 +28,15 @@ const KILL_GRACE: Duration = Duration::from_millis(300);
 /// Runs shell commands, in the sandbox when there is one.
 pub struct ShellTool {
     sandbox: Option<Arc<Sandbox>>,
+    /// Where `background: true` starts its jobs (none: no background jobs).
+    jobs: Option<Arc<Jobs>>,
 }
 
 impl ShellTool {
-    /// The shell tool; `sandbox` confines every command it runs.
-    pub fn new(sandbox: Option<Arc<Sandbox>>) -> Self {
-        ShellTool { sandbox }
+    /// The shell tool; `sandbox` confines every command it runs, `jobs` takes the
+    /// background ones.
+    pub fn new(sandbox: Option<Arc<Sandbox>>, jobs: Option<Arc<Jobs>>) -> Self {
+        ShellTool { sandbox, jobs }
     }
 }
 
@@ -44,6 +48,8 @@ struct Args {
     description: Option<String>,
     #[serde(default)]
     timeout: Option<u64>,
+    #[serde(default)]
+    background: bool,
 }
 
 #[async_trait]
@@ -57,7 +63,7 @@ impl Tool for ShellTool {
     }
 
     fn parameters(&self) -> Value {
-        json!({
+        let mut schema = json!({
             "type": "object",
             "properties": {
                 "command": {"type": "string", "description": "The command line, run by sh -c."},
@@ -65,7 +71,11 @@ impl Tool for ShellTool {
                 "timeout": {"type": "integer", "minimum": 1, "description": "Seconds before the command is killed (default 1800)."}
             },
             "required": ["command"]
-        })
+        });
+        if self.jobs.is_some() {
+            schema["properties"]["background"] = json!({"type": "boolean", "description": "Run it as a background job (a server, a watcher): answers at once with its id; see the background tool."});
+        }
+        schema
     }
 
     fn classify(&self, args: &Value, _ctx: &ToolContext) -> Option<Classification> {
@@ -96,6 +106,9 @@ impl Tool for ShellTool {
         if args.command.trim().is_empty() {
             return Err(ToolError("shell: command is empty".into()));
         }
+        if args.background {
+            return self.start_job(&args.command, ctx);
+        }
         let timeout = Duration::from_secs(args.timeout.unwrap_or(DEFAULT_TIMEOUT_SECS).max(1));
         let checkpoint = checkpoint_before(&args.command, ctx).await;
         let result = run(&args.command, ctx, timeout, self.sandbox.as_deref()).await;
@@ -106,6 +119,24 @@ impl Tool for ShellTool {
             }
             (_, result) => result,
         }
+    }
+}
+
+impl ShellTool {
+    /// `background: true`: the command starts as a job and the call answers at once.
+    fn start_job(&self, command: &str, ctx: &ToolContext) -> Result<String, ToolError> {
+        let Some(jobs) = &self.jobs else {
+            return Err(ToolError(
+                "shell: background jobs are off here (background.max_jobs is 0, or this is a sub-agent)".into(),
+            ));
+        };
+        let job = jobs.start(command, &ctx.cwd, self.sandbox.as_deref())?;
+        Ok(format!(
+            "Started background job {id}: {command}\nIt runs until it ends or is stopped (at most {max} s). Read its output with the background tool (action \"output\", id {id}); stop it with action \"stop\". You will be told when it ends.",
+            id = job.id,
+            command = crate::text::first_line(command, 200),
+            max = jobs.limits().max_time.as_secs(),
+        ))
     }
 }
 
@@ -162,28 +193,9 @@ async fn run(
     timeout: Duration,
     sandbox: Option<&Sandbox>,
 ) -> Result<String, ToolError> {
-    let mut cmd = tokio::process::Command::new("sh");
-    cmd.arg("-c")
-        .arg(command)
-        .current_dir(&ctx.cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    crate::process_group::hide_keys(&mut cmd);
-    if let Some(sandbox) = sandbox {
-        sandbox.apply_to(&mut cmd).map_err(|e| {
-            ToolError(format!(
-                "shell: the sandbox could not be prepared ({e}), so the command was not run; the user can run odek with --no-sandbox"
-            ))
-        })?;
-    }
-    let mut child = cmd.spawn().map_err(|e| match sandbox {
-        Some(_) => ToolError(format!(
-            "shell: the sandbox could not be applied ({e}), so the command was not run; the user can run odek with --no-sandbox"
-        )),
-        None => ToolError(format!("shell: could not start sh: {e}")),
+    let mut child = super::command::spawn(command, &ctx.cwd, sandbox, |cmd| {
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+        Ok(())
     })?;
     let pgid = child.id().and_then(|id| i32::try_from(id).ok());
     let mut guard = GroupGuard::new(pgid);

@@ -60,6 +60,11 @@ fn full() -> RegistryParts {
             language: String::new(),
             categories: String::new(),
         })),
+        jobs: Some(Arc::new(background::Jobs::new(background::JobLimits {
+            output_bytes: 1024,
+            max_jobs: 1,
+            max_time: std::time::Duration::from_secs(10),
+        }))),
         ..RegistryParts::default()
     }
 }
@@ -153,7 +158,8 @@ const SCHEMA_BUDGETS: &[(&str, usize)] = &[
     ("glob", 600),
     ("batch_read", 560),
     ("batch_patch", 560),
-    ("shell", 800),
+    ("shell", 880),
+    ("background", 440),
     ("delegate_tasks", 900),
     ("web_fetch", 400),
     ("web_search", 360),

@@ -176,7 +176,7 @@ async fn clarify_asks_on_the_terminal_and_the_answer_reaches_the_model() {
         p.exp_string("Postgres it is.")?;
         p.exp_string("odek 2> ")?;
         p.send_line("/info")?;
-        p.exp_string("Tools:   read_file, write_file, search_files, patch, glob, batch_read, batch_patch, shell, delegate_tasks, web_fetch, clarify, memory, session_search, plan")?;
+        p.exp_string("Tools:   read_file, write_file, search_files, patch, glob, batch_read, batch_patch, shell, background, delegate_tasks, web_fetch, clarify, memory, session_search, plan")?;
         p.send_line("more")?;
         p.exp_string("Anything else?")?;
         p.exp_string("answer: ")?;

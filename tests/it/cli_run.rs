@@ -61,6 +61,7 @@ async fn five_iteration_task(stream: bool) {
                 "batch_read",
                 "batch_patch",
                 "shell",
+                "background",
                 "delegate_tasks",
                 "web_fetch",
                 "clarify",

@@ -7,6 +7,7 @@
 
 mod support;
 
+mod background;
 mod cli_audit;
 mod cli_completions;
 mod cli_config;

@@ -781,7 +781,7 @@ async fn a_plain_runs_first_request_stays_under_15_kb_on_every_wire() {
         let out = output(cmd).await;
         assert_eq!(out.status.code(), Some(0), "{wire}: {}", show(&out));
         let first = &server.requests()[0];
-        assert_eq!(first["tools"].as_array().map(Vec::len), Some(15), "{wire}");
+        assert_eq!(first["tools"].as_array().map(Vec::len), Some(16), "{wire}");
         let bytes = first.to_string().len();
         sizes.push((wire, bytes));
         assert!(

@@ -375,22 +375,6 @@ async fn a_child_past_its_limit_ends_as_timeout_and_its_session_is_listed_only_w
     assert!(everything.contains("wait for ever"), "{everything}");
 }
 
-/// Processes whose command line holds `needle`.
-fn processes_with(needle: &str) -> Vec<u32> {
-    std::fs::read_dir("/proc")
-        .expect("proc")
-        .flatten()
-        .filter_map(|e| e.file_name().to_string_lossy().parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
-                String::from_utf8_lossy(&c)
-                    .replace('\0', " ")
-                    .contains(needle)
-            })
-        })
-        .collect()
-}
-
 /// A parent whose three children each run `sleep <seconds>` (safe, so an untrusted child
 /// runs it), then stop answering.
 async fn sleeping_children(seconds: &str) -> (KeyedServer, Sandbox, std::process::Child) {

@@ -11,6 +11,7 @@ export const TOOL_EMOJI = Object.freeze({
   batch_read: '📚',
   batch_patch: '🧩',
   shell: '💻',
+  background: '⏳',
   delegate_tasks: '🤝',
   web_fetch: '🌐',
   web_search: '🔎',

@@ -1,0 +1,38 @@
+//! How odek starts a shell command, for `shell` and its background jobs alike.
+
+use std::process::Stdio;
+
+use super::ToolError;
+use crate::sandbox::Sandbox;
+
+/// Starts `sh -c command` in `cwd`, in its own process group, stdin empty, without odek's
+/// keys, in `sandbox` when given; `outputs` says where its output goes.
+pub(super) fn spawn(
+    command: &str,
+    cwd: &std::path::Path,
+    sandbox: Option<&Sandbox>,
+    outputs: impl FnOnce(&mut tokio::process::Command) -> std::io::Result<()>,
+) -> Result<tokio::process::Child, ToolError> {
+    let mut cmd = tokio::process::Command::new("sh");
+    cmd.arg("-c")
+        .arg(command)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .process_group(0)
+        .kill_on_drop(true);
+    outputs(&mut cmd).map_err(|e| ToolError(format!("shell: could not start sh: {e}")))?;
+    crate::process_group::hide_keys(&mut cmd);
+    if let Some(sandbox) = sandbox {
+        sandbox.apply_to(&mut cmd).map_err(|e| {
+            ToolError(format!(
+                "shell: the sandbox could not be prepared ({e}), so the command was not run; the user can run odek with --no-sandbox"
+            ))
+        })?;
+    }
+    cmd.spawn().map_err(|e| match sandbox {
+        Some(_) => ToolError(format!(
+            "shell: the sandbox could not be applied ({e}), so the command was not run; the user can run odek with --no-sandbox"
+        )),
+        None => ToolError(format!("shell: could not start sh: {e}")),
+    })
+}

@@ -1,0 +1,221 @@
+//! Background jobs through the binary: an HTTP server started by the model, read by a
+//! later call and stopped; a job that ends and its notice in the next request with a
+//! `background_finished` event; the cap of four jobs; jobs stopped when the run ends and
+//! when odek is killed outright.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+fn events_of(out: &std::process::Output, kind: &str) -> Vec<Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["type"] == kind)
+        .collect()
+}
+
+/// The result of the request's last tool call.
+fn last_result(request: &Value) -> String {
+    tool_results(request).pop().unwrap_or_default()
+}
+
+async fn gone(needle: &str) {
+    for _ in 0..500 {
+        if processes_with(needle).is_empty() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("left running: {:?}", processes_with(needle));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_model_starts_a_server_reads_its_log_after_a_request_and_stops_it() {
+    let sb = Sandbox::new();
+    let port = free_port();
+    let server_cmd = format!("python3 -u -m http.server {port} --bind 127.0.0.1");
+    let fetch = format!(
+        "python3 -c \"import time,urllib.request\nfor i in range(100):\n  try:\n    print('status', urllib.request.urlopen('http://127.0.0.1:{port}/').status); break\n  except Exception: time.sleep(0.05)\""
+    );
+    let server = ScriptedServer::start(vec![
+        tools(&[("shell", json!({"command": server_cmd, "background": true}))]),
+        tools(&[("shell", json!({"command": fetch}))]),
+        tools(&[("background", json!({"action": "output", "id": 1}))]),
+        tools(&[("background", json!({"action": "list"}))]),
+        tools(&[("background", json!({"action": "stop", "id": 1}))]),
+        text("Served and stopped."),
+    ])
+    .await;
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args([
+        "run",
+        "--allow",
+        "code_execution",
+        "--events-jsonl",
+        "-",
+        "serve the folder",
+    ]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let requests = server.requests();
+    let started = &last_result(&requests[1]);
+    assert!(
+        started.contains("Started background job 1"),
+        "{started}\n{}",
+        show(&out)
+    );
+    assert!(
+        last_result(&requests[2]).contains("status 200"),
+        "{:?}",
+        tool_results(&requests[2])
+    );
+    let log = unwrap_untrusted(&last_result(&requests[3]));
+    assert!(
+        log.contains("job 1 · running for") && log.contains("\"GET / HTTP/1.1\" 200"),
+        "{log}"
+    );
+    assert!(log.contains("bytes 0–"), "{log}");
+    let listed = &last_result(&requests[4]);
+    assert!(
+        listed.contains("job 1 · running for") && listed.contains("http.server"),
+        "{listed}"
+    );
+    let stopped = &last_result(&requests[5]);
+    assert!(
+        stopped.starts_with("Stopped. job 1 · stopped after"),
+        "{stopped}"
+    );
+    assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err());
+    let finished = events_of(&out, "background_finished");
+    assert_eq!(finished.len(), 1, "{}", show(&out));
+    assert_eq!(finished[0]["data"]["status"], "stopped");
+    assert_eq!(finished[0]["data"]["job"], 1);
+    // The model is told once, in the request after the stop.
+    let notices: Vec<String> = messages(&requests[5])
+        .iter()
+        .filter(|m| m["role"] == "system")
+        .filter_map(|m| m["content"].as_str().map(str::to_string))
+        .filter(|c| c.starts_with("[background]"))
+        .collect();
+    assert_eq!(notices.len(), 1, "{notices:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_that_ends_is_noticed_in_the_next_request_with_its_last_lines() {
+    let sb = Sandbox::new();
+    let server = ScriptedServer::start(vec![
+        tools(&[(
+            "shell",
+            json!({"command": "sleep 0.4; echo compiling; echo 'error: missing semicolon'; exit 3", "background": true}),
+        )]),
+        tools(&[("shell", json!({"command": "sleep 1.5"}))]),
+        text("The build failed."),
+    ])
+    .await;
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["run", "--events-jsonl", "-", "build it"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let requests = server.requests();
+    assert!(
+        !messages(&requests[1]).iter().any(|m| m["content"]
+            .as_str()
+            .is_some_and(|c| c.starts_with("[background]"))),
+        "not before it ended"
+    );
+    let notice = messages(&requests[2])
+        .into_iter()
+        .filter(|m| m["role"] == "system")
+        .filter_map(|m| m["content"].as_str().map(str::to_string))
+        .find(|c| c.starts_with("[background]"))
+        .expect("a notice");
+    assert!(
+        notice.starts_with("[background] Job 1 (`sleep 0.4; echo compiling; echo 'error: missing semicolon'; exit 3`) exited with status 3 after"),
+        "{notice}"
+    );
+    assert!(
+        notice.contains("error: missing semicolon") && notice.contains("untrusted"),
+        "{notice}"
+    );
+    let finished = events_of(&out, "background_finished");
+    assert_eq!(finished.len(), 1, "{}", show(&out));
+    assert_eq!(finished[0]["data"]["exit_code"], 3);
+    assert_eq!(finished[0]["data"]["status"], "exited with status 3");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn four_jobs_at_once_at_most_and_the_run_stops_them_as_it_ends() {
+    let sb = Sandbox::new();
+    let start = |n: u32| {
+        (
+            "shell",
+            json!({"command": format!("sleep 47.{n}1"), "background": true}),
+        )
+    };
+    let server = ScriptedServer::start(vec![
+        tools(&[start(1), start(2), start(3), start(4), start(5)]),
+        text("Four started."),
+    ])
+    .await;
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["run", "start five"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let results = tool_results(&server.requests()[1]);
+    assert_eq!(
+        results
+            .iter()
+            .filter(|r| r.contains("Started background job"))
+            .count(),
+        4,
+        "{results:?}"
+    );
+    assert!(
+        results
+            .iter()
+            .any(|r| r
+                .contains("4 background jobs are running, the most at once (background.max_jobs)")),
+        "{results:?}"
+    );
+    // odek has exited: none of its jobs is left.
+    gone("sleep 47.").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn odek_killed_outright_leaves_no_job_running() {
+    let sb = Sandbox::new();
+    let hold = Hold::new();
+    let server = ScriptedServer::start(vec![
+        tools(&[(
+            "shell",
+            json!({"command": "sleep 53.21 & sleep 53.22; wait", "background": true}),
+        )]),
+        Reply::Held(hold.clone(), Box::new(text("never sent"))),
+    ])
+    .await;
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["run", "start and wait"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut odek = cmd.spawn().expect("odek starts");
+    hold.wait_reached().await;
+    assert_eq!(
+        processes_with("sleep 53.2").len(),
+        3,
+        "the job and its two sleeps"
+    );
+    odek.kill().expect("SIGKILL");
+    let _ = odek.wait();
+    gone("sleep 53.2").await;
+    hold.release();
+}
