@@ -105,6 +105,24 @@ pub struct RunView {
     pub pending_approvals: usize,
     /// Questions (`clarify`) waiting for an answer.
     pub pending_questions: usize,
+    /// The background jobs of its session while it runs (they end with the run).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub jobs: Vec<JobView>,
+}
+
+/// A background job as the runs list shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobView {
+    /// Its number in the session.
+    pub id: u32,
+    /// Its command line (redacted).
+    pub command: String,
+    /// `running`, or how it ended (`exited with status 0`, `stopped`, …).
+    pub status: String,
+    /// Seconds it has run (or ran).
+    pub seconds: u64,
+    /// The last lines of its output (redacted).
+    pub tail: String,
 }
 
 /// `GET /api/runs`.

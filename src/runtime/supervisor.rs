@@ -29,11 +29,12 @@ use super::{Runtime, RuntimeError, SessionHandle, SupervisorError, Surface, Turn
 use crate::engine::{EngineEvent, Fanout, Observer, RunError};
 use crate::llm::{Delta, Message};
 use crate::protocol::api::{
-    ApprovalStatus, ApprovalView, QuestionStatus, QuestionView, RunStatus, RunView,
+    ApprovalStatus, ApprovalView, JobView, QuestionStatus, QuestionView, RunStatus, RunView,
 };
 use crate::protocol::{AnswerDelta, ApprovalRequested, ClarifyRequested, Event};
 use crate::redact::{Redactor, StreamRedactor};
 use crate::tools::approval::{ApprovalAnswer, ApprovalItem, Approver, Question, QuestionAnswer};
+use crate::tools::background::Jobs;
 
 /// Ended runs kept for their views.
 const ENDED_RUNS_KEPT: usize = 200;
@@ -157,6 +158,28 @@ pub struct RunSlot {
     approvals: Requests<Approval>,
     questions: Requests<Clarify>,
     supervisor: Weak<Inner>,
+    /// The session's background jobs (weak: they end with the run, not with its record).
+    jobs: Mutex<Weak<Jobs>>,
+}
+
+/// A job as the runs list shows it, its strings redacted.
+fn job_view(job: &crate::tools::background::Job, redactor: Option<&Redactor>) -> JobView {
+    let redact = |text: &str| match redactor {
+        Some(r) => r.redact(text).into_owned(),
+        None => text.to_string(),
+    };
+    let ended = job.ended();
+    JobView {
+        id: job.id,
+        command: redact(&job.command),
+        status: ended
+            .as_ref()
+            .map_or_else(|| "running".to_string(), |e| e.status.clone()),
+        seconds: ended
+            .map_or_else(|| job.running_for(), |e| e.duration)
+            .as_secs(),
+        tail: redact(&job.tail()),
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -233,6 +256,9 @@ impl Supervisor {
         };
         for source in &submission.external {
             turn.mark_external(source);
+        }
+        if let Some(jobs) = turn.jobs() {
+            *lock(&slot.jobs) = Arc::downgrade(jobs);
         }
         let (tx, rx) = oneshot::channel();
         let events = turn.events().cloned();
@@ -424,7 +450,9 @@ impl RunSlot {
                 cached_tokens: 0,
                 pending_approvals: 0,
                 pending_questions: 0,
+                jobs: Vec::new(),
             }),
+            jobs: Mutex::new(Weak::new()),
             approvals: Requests::default(),
             questions: Requests::default(),
             supervisor: Arc::downgrade(inner),
@@ -446,6 +474,14 @@ impl RunSlot {
         let mut view = lock(&self.state).clone();
         view.pending_approvals = self.approvals.open_count();
         view.pending_questions = self.questions.open_count();
+        if let Some(jobs) = lock(&self.jobs).upgrade() {
+            let redactor = self.supervisor.upgrade().map(|s| s.redactor.clone());
+            view.jobs = jobs
+                .list()
+                .iter()
+                .map(|j| job_view(j, redactor.as_deref()))
+                .collect();
+        }
         view
     }
 

@@ -35,6 +35,7 @@ pub struct Turn {
     session: Option<Arc<SessionHandle>>,
     taint: Arc<crate::tools::Taint>,
     memory: Option<TurnMemory>,
+    jobs: Option<Arc<Jobs>>,
 }
 
 /// How a turn ended.
@@ -115,7 +116,7 @@ impl Runtime {
             turn_block: self.turn_block(skills.as_ref()),
             checkpoints: self.checkpoints_of(session),
             hooks,
-            jobs,
+            jobs: jobs.clone(),
         });
         Ok(Turn {
             engine,
@@ -123,6 +124,7 @@ impl Runtime {
             session: session.cloned(),
             memory: self.turn_memory(&taint),
             taint,
+            jobs,
         })
     }
 
@@ -331,6 +333,11 @@ impl Runtime {
 }
 
 impl Turn {
+    /// The background jobs its shell calls start (kept by the session between turns).
+    pub fn jobs(&self) -> Option<&Arc<Jobs>> {
+        self.jobs.as_ref()
+    }
+
     /// This turn's event stream (for an exit that cannot wait for the run to end).
     pub fn events(&self) -> Option<&Emitter> {
         self.events.as_ref()

@@ -149,6 +149,11 @@ impl Job {
         )
     }
 
+    /// How long it has run.
+    pub fn running_for(&self) -> Duration {
+        self.started.elapsed()
+    }
+
     /// The last few lines of its output.
     pub fn tail(&self) -> String {
         lock(&self.output).tail()

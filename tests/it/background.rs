@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::support::serve::Served;
 use crate::support::*;
 
 fn free_port() -> u16 {
@@ -27,6 +28,17 @@ fn events_of(out: &std::process::Output, kind: &str) -> Vec<Value> {
 /// The result of the request's last tool call.
 fn last_result(request: &Value) -> String {
     tool_results(request).pop().unwrap_or_default()
+}
+
+/// Waits (up to 5 s) until `n` processes hold `needle` in their command line.
+async fn running(needle: &str, n: usize) {
+    for _ in 0..500 {
+        if processes_with(needle).len() == n {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("not {n} running: {:?}", processes_with(needle));
 }
 
 async fn gone(needle: &str) {
@@ -218,4 +230,54 @@ async fn odek_killed_outright_leaves_no_job_running() {
     let _ = odek.wait();
     gone("sleep 53.2").await;
     hold.release();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_served_run_shows_its_jobs_with_their_tail_and_cancelling_it_stops_them() {
+    let sb = Sandbox::new();
+    let hold = Hold::new();
+    let server = ScriptedServer::start(vec![
+        tools(&[(
+            "shell",
+            json!({"command": "echo 'listening on :5173'; sleep 59.31", "background": true}),
+        )]),
+        Reply::Held(hold.clone(), Box::new(text("never shown"))),
+    ])
+    .await;
+    let served = Served::start(&sb, &server.base_url(), &[]);
+    let started = served
+        .post("/api/prompt", json!({"content": "start the dev server"}))
+        .await;
+    assert_eq!(started.status, 202, "{}", started.text);
+    let run_id = started.json["run_id"].as_str().expect("run id").to_string();
+    hold.wait_reached().await;
+    let mut view = Value::Null;
+    for _ in 0..200 {
+        view = served.get(&format!("/api/runs/{run_id}")).await.json;
+        if view["jobs"][0]["tail"] == "listening on :5173" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let job = &view["jobs"][0];
+    assert_eq!(job["id"], 1, "{view}");
+    assert_eq!(job["status"], "running", "{view}");
+    assert_eq!(job["tail"], "listening on :5173", "{view}");
+    assert!(
+        job["command"]
+            .as_str()
+            .is_some_and(|c| c.contains("sleep 59.31"))
+    );
+    let listed = served.get("/api/runs").await.json;
+    assert_eq!(listed["runs"][0]["jobs"][0]["id"], 1, "{listed}");
+    running("sleep 59.31", 2).await; // sh and its sleep
+    let cancel = served
+        .post(&format!("/api/runs/{run_id}/cancel"), json!({}))
+        .await;
+    assert_eq!(cancel.status, 202, "{}", cancel.text);
+    hold.release();
+    assert_eq!(served.wait_run(&run_id).await["status"], "cancelled");
+    gone("sleep 59.31").await;
+    let after = served.get(&format!("/api/runs/{run_id}")).await.json;
+    assert!(after.get("jobs").is_none(), "{after}");
 }

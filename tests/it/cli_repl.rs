@@ -280,3 +280,65 @@ async fn at_path_attaches_a_file_completed_with_tab_and_memory_and_skills_are_li
     assert_eq!(wrapped[0].source, "resource:notes.md");
     assert_eq!(wrapped[0].body, "buy milk\ncall Ana");
 }
+
+/// A job outlives the turn that started it: `/jobs` shows it with its last lines between
+/// turns, `/kill` stops one, and leaving the REPL stops the rest (SessionEnd reason
+/// `prompt_input_exit`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jobs_lists_the_background_jobs_kill_stops_one_and_exit_stops_the_rest() {
+    let server = ScriptedServer::start(vec![
+        tools(&[(
+            "shell",
+            serde_json::json!({"command": "echo 'ready on :8080'; sleep 67.1", "background": true}),
+        )]),
+        tools(&[(
+            "shell",
+            serde_json::json!({"command": "echo tick; sleep 67.2", "background": true}),
+        )]),
+        tools(&[("shell", serde_json::json!({"command": "sleep 0.3"}))]),
+        text("Both started."),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let log = sb.tmp().join("end.log");
+    sb.global_config(
+        &serde_json::json!({"hooks": {"SessionEnd": [{"hooks": [{"type": "command",
+            "command": format!("python3 -c 'import json,sys; open(\"{}\",\"w\").write(json.load(sys.stdin)[\"reason\"])'", log.display())}]}]}})
+        .to_string(),
+    );
+    let cmd = {
+        let mut c = sb.odek(&server.base_url());
+        c.env("TERM", "xterm").arg("repl");
+        c
+    };
+    tokio::task::spawn_blocking(move || -> Result<(), rexpect::error::Error> {
+        let mut p = rexpect::session::spawn_command(cmd, Some(15_000))?;
+        p.exp_string("odek 1> ")?;
+        p.send_line("start the server and the ticker")?;
+        p.exp_string("Both started.")?;
+        p.exp_string("odek 2> ")?;
+        p.send_line("/jobs")?;
+        // (rexpect reads bytes: `·` is matched as `.+`)
+        p.exp_regex("job 1 .+ running for \\d+ s .+ echo 'ready on :8080'; sleep 67.1")?;
+        p.exp_string("ready on :8080")?;
+        p.exp_regex("job 2 .+ running for \\d+ s .+ echo tick; sleep 67.2")?;
+        p.send_line("/kill 2")?;
+        p.exp_string("Stopped job 2.")?;
+        p.send_line("/kill 9")?;
+        p.exp_string("There is no job 9 (see /jobs).")?;
+        p.send_line("/jobs")?;
+        p.exp_regex("job 2 .+ stopped after \\d+ s .+ echo tick")?;
+        p.send_line("/exit")?;
+        p.exp_eof()?;
+        Ok(())
+    })
+    .await
+    .expect("join")
+    .expect("conversation");
+    assert!(
+        processes_with("sleep 67.").is_empty(),
+        "{:?}",
+        processes_with("sleep 67.")
+    );
+    assert_eq!(read(&log), "prompt_input_exit");
+}

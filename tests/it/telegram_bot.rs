@@ -1416,3 +1416,49 @@ async fn undo_puts_back_what_the_last_turn_changed_and_stops_on_a_file_changed_s
     assert_eq!(std::fs::read_to_string(&a).expect("a"), "two\n");
     stops_cleanly(&tg, bot);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jobs_lists_the_running_turns_background_jobs_with_their_last_lines() {
+    let hold = Hold::new();
+    let model = ScriptedServer::start(vec![
+        tools(&[(
+            "shell",
+            json!({"command": "echo 'watching src/'; sleep 61.7", "background": true}),
+        )]),
+        // Time for the job's first line to arrive before /jobs is asked.
+        tools(&[("shell", json!({"command": "sleep 0.3"}))]),
+        Reply::Held(hold.clone(), Box::new(text("stopped watching"))),
+    ])
+    .await;
+    let tg = FakeTelegram::start().await;
+    let sb = Sandbox::new();
+    configure(&sb, &tg, json!({}));
+    let bot = Bot::start(&sb, &model);
+    tg.message(CHAT, ALLOWED, "/jobs");
+    tg.wait_sent("no jobs", |m| text_of(m).starts_with("No background jobs."))
+        .await;
+    tg.message(CHAT, ALLOWED, "watch the sources");
+    hold.wait_reached().await;
+    tg.message(CHAT, ALLOWED, "/jobs");
+    let listed = tg
+        .wait_sent("the jobs", |m| text_of(m).starts_with("⏳ job 1 · running"))
+        .await;
+    let listed = text_of(&listed);
+    assert!(
+        listed.contains("sleep 61.7") && listed.ends_with("\nwatching src/"),
+        "{listed}"
+    );
+    hold.release();
+    tg.wait_sent("the answer", |m| text_of(m) == "stopped watching")
+        .await;
+    // The turn has ended: its job with it.
+    for _ in 0..500 {
+        if processes_with("sleep 61.7").is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert!(processes_with("sleep 61.7").is_empty());
+    let (code, _) = bot.stop();
+    assert_eq!(code, Some(0));
+}

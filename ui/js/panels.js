@@ -209,6 +209,19 @@ export class SchedulesPanel extends Panel {
   }
 }
 
+/** A run's background jobs: each with its state and the last lines of its output. */
+function jobList(doc, jobs) {
+  const ul = el(doc, 'ul', 'jobs');
+  for (const j of jobs) {
+    const li = el(doc, 'li', `job job-${j.status === 'running' ? 'running' : 'ended'}`);
+    li.dataset.id = String(j.id);
+    li.append(el(doc, 'p', 'job-head', `⏳ job ${j.id} · ${j.status} · ${j.seconds} s · ${j.command}`));
+    if (j.tail) li.append(el(doc, 'pre', 'job-tail', j.tail));
+    ul.append(li);
+  }
+  return ul;
+}
+
 /** Who started a run, as the runs tab names it. */
 export const ORIGIN_LABELS = Object.freeze({
   serve: 'web',
@@ -239,6 +252,10 @@ export class RunsPanel extends Panel {
     this.root.replaceChildren(ul);
   }
 
+  jobs(jobs) {
+    return jobList(this.doc, jobs);
+  }
+
   row(r) {
     const doc = this.doc;
     const li = el(doc, 'li', `row run run-${r.status}`);
@@ -250,6 +267,7 @@ export class RunsPanel extends Panel {
     const session = r.session_id ? ` · session ${r.session_id}` : '';
     li.append(head, el(doc, 'p', 'muted when', `started ${r.started_at}${session}`));
     if (r.error && r.status !== 'cancelled') li.append(el(doc, 'p', 'muted row-text', r.error));
+    if (r.jobs?.length) li.append(this.jobs(r.jobs));
     if (r.status === 'running') {
       const actions = el(doc, 'div', 'row-actions');
       actions.append(actionButton(doc, 'Stop', async () => {

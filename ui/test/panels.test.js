@@ -153,6 +153,26 @@ describe('runs tab', () => {
     assert.equal(root.querySelector('button.stop'), null);
   });
 
+  test('a running run lists its background jobs with their last lines, as text', async () => {
+    const runs = [{
+      run_id: 'r1', session_id: 's1', origin: 'serve', status: 'running', started_at: '2026-12-02T10:00:00Z',
+      jobs: [
+        { id: 1, command: 'npm run dev', status: 'running', seconds: 42, tail: 'ready on <b>:3000</b>' },
+        { id: 2, command: 'npm test', status: 'exited with status 1', seconds: 9, tail: '' },
+      ],
+    }];
+    const { root, panel } = setup(RunsPanel, { runs: async () => ({ count: 1, runs }) });
+    await panel.refresh();
+    const jobs = [...root.querySelectorAll('.run .job')];
+    assert.deepEqual(jobs.map((j) => j.querySelector('.job-head').textContent), [
+      '⏳ job 1 · running · 42 s · npm run dev',
+      '⏳ job 2 · exited with status 1 · 9 s · npm test',
+    ]);
+    assert.equal(jobs[0].querySelector('.job-tail').textContent, 'ready on <b>:3000</b>');
+    assert.equal(root.querySelector('.job b'), null, 'text, never markup');
+    assert.equal(jobs[1].querySelector('.job-tail'), null);
+  });
+
   test('no runs, and a failed read shows in the tab', async () => {
     const { root, panel } = setup(RunsPanel, { runs: async () => ({ count: 0, runs: [] }) });
     await panel.refresh();

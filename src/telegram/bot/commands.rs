@@ -1,4 +1,4 @@
-//! The slash commands: `/status`, `/new`, `/stop`, `/sessions` and `/resume`, `/plan_status`,
+//! The slash commands: `/status`, `/new`, `/stop`, `/jobs`, `/sessions` and `/resume`, `/plan_status`,
 //! the plan notes, `/schedules`.
 
 use std::sync::Arc;
@@ -49,6 +49,10 @@ impl Bot {
                 self.say(chat, text).await;
             }
             "plan_status" => self.plan_status(chat).await,
+            "jobs" => {
+                let text = self.jobs(chat);
+                self.say(chat, &text).await;
+            }
             other => {
                 self.say(
                     chat,
@@ -89,6 +93,32 @@ impl Bot {
             lines.push(chats::today_line(day, self.config.daily_token_budget));
         }
         lines.join("\n")
+    }
+
+    /// `/jobs`: the background jobs of the chat's running turn (they end with it).
+    pub(super) fn jobs(&self, chat: i64) -> String {
+        let jobs = lock(&self.running)
+            .get(&chat)
+            .and_then(|run| self.supervisor.run(run).ok())
+            .map(|run| run.view().jobs)
+            .unwrap_or_default();
+        if jobs.is_empty() {
+            return "No background jobs. They run while a turn of this chat runs, and end with it."
+                .into();
+        }
+        jobs.iter()
+            .map(|j| {
+                let head = format!(
+                    "⏳ job {} · {} · {} s · {}",
+                    j.id, j.status, j.seconds, j.command
+                );
+                match j.tail.is_empty() {
+                    true => head,
+                    false => format!("{head}\n{}", j.tail),
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n\n")
     }
 
     pub(super) async fn plan_status(&self, chat: i64) {

@@ -48,6 +48,7 @@ Send a message to give it a task; each chat keeps one session.\n\n\
 /sessions — this chat's sessions; /resume N continues one\n\
 /status — this chat's session and whether a turn is running\n\
 /stop (or /cancel) — stop the running turn\n\
+/jobs — the background jobs of the running turn, with their last lines\n\
 /plan_status — the plan the agent keeps in this session\n\
 /undo — put back the files the last turn changed (/undo force overwrites files changed since)\n\
 /plan <text> — save a plan note; /plans lists them, /plan_view N, /plan_delete N, /plan_resume N works on one\n\
