@@ -954,14 +954,19 @@ async fn the_drawer_edits_memory_trusts_a_skill_and_runs_and_disables_a_schedule
 }
 
 /// The drawer's Runs tab shows every run of the server — here a scheduled job's, started
-/// by the server's runner — with who started it, and its *Stop* cancels it.
+/// by the server's runner — with who started it and its background job's last lines, and
+/// its *Stop* cancels it, the job with it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_runs_tab_lists_a_scheduled_run_and_stops_it() {
+async fn the_runs_tab_lists_a_scheduled_run_with_its_job_and_stops_it() {
     let hold = Hold::new();
-    let server = ScriptedServer::start(vec![Reply::Held(
-        hold.clone(),
-        Box::new(text("Never delivered.")),
-    )])
+    let server = ScriptedServer::start(vec![
+        tools(&[(
+            "shell",
+            json!({"command": "echo 'serving <b>docs</b>'; sleep 71.3", "background": true}),
+        )]),
+        tools(&[("shell", json!({"command": "sleep 0.3"}))]),
+        Reply::Held(hold.clone(), Box::new(text("Never delivered."))),
+    ])
     .await;
     let sb = Sandbox::new();
     // Missed while no runner ran: the server's runner catches up at start.
@@ -985,6 +990,15 @@ async fn the_runs_tab_lists_a_scheduled_run_and_stops_it() {
         text_of(&browser, ".run-running[data-origin='schedule'] .origin").await,
         "schedule"
     );
+    let head = text_of(&browser, ".run-running .job .job-head").await;
+    assert!(
+        head.starts_with("⏳ job 1 · running · ") && head.ends_with("sleep 71.3"),
+        "{head}"
+    );
+    assert_eq!(
+        text_of(&browser, ".run-running .job .job-tail").await,
+        "serving <b>docs</b>"
+    );
     stop.click().await.expect("stop");
     browser
         .wait_until(
@@ -995,6 +1009,16 @@ async fn the_runs_tab_lists_a_scheduled_run_and_stops_it() {
     hold.release();
     let runs = served.get("/api/runs").await.json;
     assert_eq!(runs["runs"][0]["status"], "cancelled", "{runs}");
+    for _ in 0..500 {
+        if processes_with("sleep 71.3").is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert!(
+        processes_with("sleep 71.3").is_empty(),
+        "the job ended with its run"
+    );
     let problems = browser.console_problems().await;
     assert!(problems.is_empty(), "console: {problems:?}");
     browser.quit().await;
