@@ -513,3 +513,40 @@ async fn notification_hooks_hear_of_an_approval_waiting_in_the_browser_api() {
     assert_eq!(answered.status, 200, "{}", answered.text);
     served.wait_run(&run_id).await;
 }
+
+/// A guard past its timeout is killed with everything it started, and the call is blocked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_guard_past_its_timeout_is_killed_with_its_group_and_blocks_the_call() {
+    let sb = Sandbox::new();
+    let survivor = sb.tmp().join("survivor");
+    sb.global_config(
+        &json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "timeout": 1,
+            "command": format!("(sleep 1.5; touch {}) & sleep 30", survivor.display())}]}]}})
+        .to_string(),
+    );
+    let server = ScriptedServer::start(vec![
+        tools(&[("shell", json!({"command": "echo go"}))]),
+        text("Blocked."),
+    ])
+    .await;
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["run", "--ephemeral", "go"]);
+    let started = std::time::Instant::now();
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let result = &tool_results(&server.requests()[1])[0];
+    assert!(
+        result.contains("a PreToolUse hook blocked this call")
+            && result.contains("past its timeout"),
+        "{result}"
+    );
+    // Had the group lived on, the file would appear 1.5 s after the hook started.
+    let waited = started.elapsed();
+    if waited < std::time::Duration::from_secs(2) {
+        tokio::time::sleep(std::time::Duration::from_secs(2) - waited).await;
+    }
+    assert!(
+        !survivor.exists(),
+        "the hook's background child outlived it"
+    );
+}
