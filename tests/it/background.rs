@@ -30,27 +30,6 @@ fn last_result(request: &Value) -> String {
     tool_results(request).pop().unwrap_or_default()
 }
 
-/// Waits (up to 5 s) until `n` processes hold `needle` in their command line.
-async fn running(needle: &str, n: usize) {
-    for _ in 0..500 {
-        if processes_with(needle).len() == n {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("not {n} running: {:?}", processes_with(needle));
-}
-
-async fn gone(needle: &str) {
-    for _ in 0..500 {
-        if processes_with(needle).is_empty() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("left running: {:?}", processes_with(needle));
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_model_starts_a_server_reads_its_log_after_a_request_and_stops_it() {
     let sb = Sandbox::new();
@@ -200,7 +179,7 @@ async fn four_jobs_at_once_at_most_and_the_run_stops_them_as_it_ends() {
         "{results:?}"
     );
     // odek has exited: none of its jobs is left.
-    gone("sleep 47.").await;
+    processes_gone("sleep 47.").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -228,7 +207,7 @@ async fn odek_killed_outright_leaves_no_job_running() {
     );
     odek.kill().expect("SIGKILL");
     let _ = odek.wait();
-    gone("sleep 53.2").await;
+    processes_gone("sleep 53.2").await;
     hold.release();
 }
 
@@ -270,14 +249,14 @@ async fn a_served_run_shows_its_jobs_with_their_tail_and_cancelling_it_stops_the
     );
     let listed = served.get("/api/runs").await.json;
     assert_eq!(listed["runs"][0]["jobs"][0]["id"], 1, "{listed}");
-    running("sleep 59.31", 2).await; // sh and its sleep
+    processes_running("sleep 59.31", 2).await; // sh and its sleep
     let cancel = served
         .post(&format!("/api/runs/{run_id}/cancel"), json!({}))
         .await;
     assert_eq!(cancel.status, 202, "{}", cancel.text);
     hold.release();
     assert_eq!(served.wait_run(&run_id).await["status"], "cancelled");
-    gone("sleep 59.31").await;
+    processes_gone("sleep 59.31").await;
     let after = served.get(&format!("/api/runs/{run_id}")).await.json;
     assert!(after.get("jobs").is_none(), "{after}");
 }

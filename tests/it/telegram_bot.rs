@@ -1452,13 +1452,7 @@ async fn jobs_lists_the_running_turns_background_jobs_with_their_last_lines() {
     tg.wait_sent("the answer", |m| text_of(m) == "stopped watching")
         .await;
     // The turn has ended: its job with it.
-    for _ in 0..500 {
-        if processes_with("sleep 61.7").is_empty() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
-    assert!(processes_with("sleep 61.7").is_empty());
+    processes_gone("sleep 61.7").await;
     let (code, _) = bot.stop();
     assert_eq!(code, Some(0));
 }

@@ -1009,16 +1009,7 @@ async fn the_runs_tab_lists_a_scheduled_run_with_its_job_and_stops_it() {
     hold.release();
     let runs = served.get("/api/runs").await.json;
     assert_eq!(runs["runs"][0]["status"], "cancelled", "{runs}");
-    for _ in 0..500 {
-        if processes_with("sleep 71.3").is_empty() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
-    assert!(
-        processes_with("sleep 71.3").is_empty(),
-        "the job ended with its run"
-    );
+    processes_gone("sleep 71.3").await;
     let problems = browser.console_problems().await;
     assert!(problems.is_empty(), "console: {problems:?}");
     browser.quit().await;

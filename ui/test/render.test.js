@@ -44,6 +44,7 @@ describe('toolEmoji', () => {
         patch: '🩹',
         search_files: '🔍',
         shell: '💻',
+        background: '⏳',
         plan: '📋',
         glob: '📂',
         batch_read: '📚',

@@ -761,3 +761,25 @@ pub fn processes_with(needle: &str) -> Vec<u32> {
         })
         .collect()
 }
+
+/// Waits (up to 5 s) until `n` processes hold `needle` in their command line.
+pub async fn processes_running(needle: &str, n: usize) {
+    for _ in 0..500 {
+        if processes_with(needle).len() == n {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("not {n} running: {:?}", processes_with(needle));
+}
+
+/// Waits (up to 5 s) until no process holds `needle` in its command line.
+pub async fn processes_gone(needle: &str) {
+    for _ in 0..500 {
+        if processes_with(needle).is_empty() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("left running: {:?}", processes_with(needle));
+}
