@@ -10,7 +10,8 @@
 //! - When a job ends, the notice waits for the next model request ([`Jobs::take_notices`])
 //!   and the listener hears of it at once ([`Jobs::listen`]).
 //! - The jobs go with their table ([`Jobs`] dropped: the end of the session's run). A
-//!   watchdog process, one per odek process, stops them too when odek itself is killed.
+//!   watchdog process, one per odek process, stops them too when odek itself is killed —
+//!   and the group of a foreground `shell` command while it runs ([`Watched`]).
 
 use std::collections::VecDeque;
 use std::io::Read;
@@ -536,6 +537,28 @@ fn output(job: &Job, offset: Option<u64>) -> String {
 
 fn job_cap_kib(job: &Job) -> usize {
     lock(&job.output).cap / 1024
+}
+
+/// Tells the watchdog of a foreground command's process group while it lives, so that the
+/// group is stopped too if odek is killed outright.
+pub(super) struct Watched(Option<i32>);
+
+impl Watched {
+    /// Watches `pgid` (none: nothing to watch).
+    pub(super) fn new(pgid: Option<i32>) -> Self {
+        if let Some(pgid) = pgid {
+            watchdog::guard(pgid);
+        }
+        Watched(pgid)
+    }
+}
+
+impl Drop for Watched {
+    fn drop(&mut self) {
+        if let Some(pgid) = self.0 {
+            watchdog::release(pgid);
+        }
+    }
 }
 
 /// One `sh` per odek process that stops the jobs' process groups when odek ends without

@@ -199,6 +199,8 @@ async fn run(
     })?;
     let pgid = child.id().and_then(|id| i32::try_from(id).ok());
     let mut guard = GroupGuard::new(pgid);
+    // Should odek be killed outright, the watchdog stops the group.
+    let _watched = super::background::Watched::new(pgid);
     let stdout = tokio::spawn(read_capped(child.stdout.take()));
     let stderr = tokio::spawn(read_capped(child.stderr.take()));
 

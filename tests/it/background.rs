@@ -260,3 +260,22 @@ async fn a_served_run_shows_its_jobs_with_their_tail_and_cancelling_it_stops_the
     let after = served.get(&format!("/api/runs/{run_id}")).await.json;
     assert!(after.get("jobs").is_none(), "{after}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn odek_killed_outright_during_a_foreground_command_leaves_it_no_orphan() {
+    let sb = Sandbox::new();
+    let server = ScriptedServer::start(vec![
+        tools(&[("shell", json!({"command": "sleep 73.1 & sleep 73.2; wait"}))]),
+        text("never reached"),
+    ])
+    .await;
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["run", "--ephemeral", "wait a while"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut odek = cmd.spawn().expect("odek starts");
+    processes_running("sleep 73.", 3).await; // sh and its two sleeps
+    odek.kill().expect("SIGKILL");
+    let _ = odek.wait();
+    processes_gone("sleep 73.").await;
+}
