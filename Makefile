@@ -1,7 +1,7 @@
 # odek — common tasks. Every target uses Cargo.lock (--locked).
 CARGO ?= cargo
 
-.PHONY: build print-static-bin static-target test test-ui ui-deps ui-vendor mcp-deps mcp-py-deps lint bench fuzz size install fmt clean
+.PHONY: build print-static-bin static-target test test-ui ui-deps ui-vendor mcp-deps mcp-py-deps lint bench profile fuzz size install fmt clean
 
 # On Linux the release binary is static, linked with musl: no dynamic loader and no glibc
 # start-up, which halves the CPU of starting (docs/PERFORMANCE.md, "Weight"). ring's few C
@@ -72,6 +72,14 @@ size: build      ## the release binary's size against the budget (12,000,000 byt
 	@if command -v cargo-bloat >/dev/null; then \
 	  $(STATIC_ENV) $(CARGO) bloat --profile size-report --locked $(TARGET_FLAGS) --crates -n 25; \
 	else echo "(cargo install cargo-bloat for the bytes by crate)"; fi
+
+profile: static-target ## perf profiles of 100 and 400 read_file iterations with their flame graphs, docs/img/loop-N.svg (needs perf and inferno: cargo install inferno)
+	$(STATIC_ENV) $(CARGO) build --profile profiling --locked $(TARGET_FLAGS)
+	for n in 100 400; do \
+	  python3 bench/loop_cost.py --bin $(subst /release/,/profiling/,$(STATIC_BIN)) --iterations $$n --perf target/profile-$$n && \
+	  perf script -i target/profile-$$n/perf.data 2>/dev/null | inferno-collapse-perf | \
+	    inferno-flamegraph --minwidth 0.2 --title "odek run: $$n read_file iterations (release, line tables)" > docs/img/loop-$$n.svg || exit 1; \
+	done
 
 bench:           ## criterion benchmarks (benches/) and the end-to-end harness (bench/)
 	$(CARGO) bench --locked

@@ -25,7 +25,10 @@
 # `echo` over stdio and over streamable HTTP (ODEK_BENCH_MCP_REPS=5 runs each; needs
 # `make mcp-deps`; not part of `all`). ODEK_BENCH_ONLY=hooks runs bench/hooks.py: 20
 # `read_file` calls with and without a `PreToolUse` hook on every call
-# (ODEK_BENCH_HOOK_REPS=15; not part of `all`). ODEK_BENCH_ONLY=batch runs bench/batch_read.py:
+# (ODEK_BENCH_HOOK_REPS=15; not part of `all`). ODEK_BENCH_ONLY=loop runs bench/loop_cost.py:
+# the loop's own cost, 100 and 400 `read_file` iterations with every default feature and with
+# `--no-memory --no-skills --no-subagents` (ODEK_BENCH_LOOP_REPS=5; CPU per iteration, peak
+# RSS; not part of `all`). ODEK_BENCH_ONLY=batch runs bench/batch_read.py:
 # one `batch_read` of 10 files against 10 `read_file` iterations (ODEK_BENCH_BATCH_REPS=20
 # runs each, interleaved; model calls, request bytes, wall, CPU; not part of `all`).
 # ODEK_BENCH_ONLY=subagents runs bench/subagents.py: one `odek subagent` start, and a parent
@@ -76,6 +79,13 @@ fi
 
 if [[ "${ODEK_BENCH_ONLY:-all}" == batch ]]; then
     exec python3 "$root/bench/batch_read.py" --bin "$bin" --reps "${ODEK_BENCH_BATCH_REPS:-20}"
+fi
+
+if [[ "${ODEK_BENCH_ONLY:-all}" == loop ]]; then
+    for n in 100 400; do
+        python3 "$root/bench/loop_cost.py" --bin "$bin" --iterations "$n" --reps "${ODEK_BENCH_LOOP_REPS:-5}"
+    done
+    exit 0
 fi
 
 if [[ "${ODEK_BENCH_ONLY:-all}" == hooks ]]; then
