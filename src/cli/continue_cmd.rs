@@ -7,6 +7,7 @@ use super::flags::TurnFlags;
 use super::turn::{Setup, exit_for, read_task, refuse_session_fixed_flags, report_outcome};
 use crate::llm::Message;
 use crate::prompt::{context_files_message, read_context_files};
+use crate::runtime::Threads;
 
 /// Who holds a session while `odek continue` writes it.
 const HOLDER: &str = "odek continue";
@@ -32,7 +33,7 @@ pub fn run(args: ContinueArgs) -> anyhow::Result<Exit> {
     }
     let task = read_task(&args.task)?;
     // The session decides the model and endpoint: read it before the configuration.
-    let (setup, session) = Setup::resume(&args.turn, args.id.as_deref(), HOLDER)?;
+    let (setup, session) = Setup::resume(&args.turn, args.id.as_deref(), HOLDER, Threads::Caller)?;
     let files = read_context_files(&args.turn.ctx, setup.cwd())?;
     let mut input: Vec<Message> = context_files_message(&files).into_iter().collect();
     input.push(Message::user(task));

@@ -141,8 +141,24 @@ enum Command {
     Subagent(subagent_cmd::SubagentArgs),
 }
 
+/// True when the whole command line is `--version`, `-V` or `version`.
+fn asks_only_the_version() -> bool {
+    let mut args = std::env::args_os().skip(1);
+    match (args.next(), args.next()) {
+        (Some(only), None) => only == "--version" || only == "-V" || only == "version",
+        _ => false,
+    }
+}
+
 /// Runs the program and returns its exit code.
 pub fn main() -> ExitCode {
+    if asks_only_the_version() {
+        // Without building the command line's whole definition: `odek --version` is what
+        // scripts and editors run to find odek (docs/PERFORMANCE.md, "Start-up").
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), "odek {VERSION_LINE}");
+        return Exit::Success.into();
+    }
     panic::install();
     crate::process_group::harden();
     crate::process_group::wipe_environ_block();

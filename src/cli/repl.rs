@@ -14,7 +14,7 @@ use super::repl_input::ReplHelper;
 use super::turn::{Setup, refuse_session_fixed_flags, summary_line};
 use crate::engine::RunError;
 use crate::llm::Message;
-use crate::runtime::SessionHandle;
+use crate::runtime::{SessionHandle, Threads};
 use crate::session::ORIGIN_CLI;
 
 /// Arguments of `odek repl`.
@@ -111,7 +111,7 @@ pub fn run(args: ReplArgs) -> anyhow::Result<Exit> {
 }
 
 fn start(flags: &TurnFlags) -> anyhow::Result<Repl> {
-    let setup = Setup::new(flags)?;
+    let setup = Setup::new(flags, Threads::Pool)?;
     let head = setup.first_messages(&flags.ctx)?;
     let session = setup
         .runtime
@@ -120,7 +120,7 @@ fn start(flags: &TurnFlags) -> anyhow::Result<Repl> {
 }
 
 fn resume(flags: &TurnFlags, id: &str) -> anyhow::Result<Repl> {
-    let (setup, session) = Setup::resume(flags, Some(id), HOLDER)?;
+    let (setup, session) = Setup::resume(flags, Some(id), HOLDER, Threads::Pool)?;
     Ok(Repl { setup, session })
 }
 

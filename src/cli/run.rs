@@ -6,6 +6,7 @@ use super::Exit;
 use super::flags::TurnFlags;
 use super::turn::{Setup, exit_for, read_task, report_outcome};
 use crate::llm::Message;
+use crate::runtime::Threads;
 use crate::schedule::deliver::{Delivery, Target};
 use crate::session::ORIGIN_CLI;
 
@@ -40,7 +41,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<Exit> {
         .map(str::parse::<Target>)
         .transpose()
         .map_err(|e| super::error::UsageError(e.to_string()))?;
-    let setup = Setup::new(&args.turn)?;
+    let setup = Setup::new(&args.turn, Threads::Caller)?;
     let config = &setup.resolved.config;
     let mut head = setup.first_messages(&args.turn.ctx)?;
     let save = args.session || (config.sessions.autosave && !args.ephemeral);

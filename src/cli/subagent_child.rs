@@ -14,7 +14,9 @@ use crate::config::{Config, LoadOptions, Overrides, Resolved};
 use crate::engine::{EngineEvent, Observer, RunError};
 use crate::events::StdoutSink;
 use crate::llm::Message;
-use crate::runtime::{Approvals, Process, StartOptions, Submission, SupervisorError, TurnOutcome};
+use crate::runtime::{
+    Approvals, Process, StartOptions, Submission, SupervisorError, Threads, TurnOutcome,
+};
 use crate::subagent::ask::{
     AnswerLine, Ask, Request, RequestLine, approval_of, asked_item, question_answer_of,
     question_ask,
@@ -157,6 +159,7 @@ pub fn run(prepared: Prepared) -> Result<Envelope, ContractError> {
     } = prepared;
     let mut start = StartOptions::new(config, home, cwd);
     start.events = Some(Box::new(StdoutSink));
+    start.threads = Threads::Caller;
     let process = match Process::start(start) {
         Ok(p) => p,
         Err(e) => return Err(ContractError::Start(e.message_without_paths())),

@@ -16,7 +16,7 @@ use crate::llm::Message;
 use crate::redact::Redactor;
 use crate::runtime::{
     Approvals, ModelSource, Process, Runtime, SessionHandle, StartOptions, Submission, Supervisor,
-    TurnOutcome,
+    Threads, TurnOutcome,
 };
 use crate::session::{Session, SessionStore};
 
@@ -34,14 +34,18 @@ pub struct Setup {
 
 impl Setup {
     /// Resolves the configuration (printing its warnings), prepares the terminal and the
-    /// event stream, and builds the runtime.
-    pub fn new(flags: &TurnFlags) -> anyhow::Result<Setup> {
-        Setup::build(flags, None)
+    /// event stream, and builds the runtime, its tasks running where `threads` says.
+    pub fn new(flags: &TurnFlags, threads: Threads) -> anyhow::Result<Setup> {
+        Setup::build(flags, None, threads)
     }
 
     /// [`Setup::new`] for a session that ran with `saved_sandbox` (see
     /// [`Config::keep_sandbox_posture`]).
-    fn build(flags: &TurnFlags, saved_sandbox: Option<bool>) -> anyhow::Result<Setup> {
+    fn build(
+        flags: &TurnFlags,
+        saved_sandbox: Option<bool>,
+        threads: Threads,
+    ) -> anyhow::Result<Setup> {
         super::init_tracing(flags.verbose);
         let opts = LoadOptions::from_process(flags.overrides());
         let cwd = opts.cwd.clone();
@@ -80,6 +84,7 @@ impl Setup {
         start.record = flags.record.clone();
         start.events = events;
         start.include_args = flags.events_include_args;
+        start.threads = threads;
         let process = Process::start(start)?;
         let runtime = process.runtime.clone();
         for w in runtime.warnings() {
@@ -103,6 +108,7 @@ impl Setup {
         flags: &TurnFlags,
         id: Option<&str>,
         holder: &str,
+        threads: Threads,
     ) -> anyhow::Result<(Setup, Arc<SessionHandle>)> {
         let env = std::env::vars().collect();
         let probe = SessionStore::new(
@@ -117,7 +123,7 @@ impl Setup {
             flags.base_url = peek.base_url.clone();
             flags.provider = peek.provider.clone();
         }
-        let setup = Setup::build(&flags, peek.sandbox)?;
+        let setup = Setup::build(&flags, peek.sandbox, threads)?;
         if !retarget {
             let session = setup.runtime.open_session(&peek.id, holder)?;
             return Ok((setup, session));

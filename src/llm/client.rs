@@ -17,7 +17,7 @@ use super::profiles::{
 };
 use super::response::MAX_BODY_BYTES;
 use super::retry::{RetryDecision, RetryNotice, RetryPolicy, parse_retry_after, retry_reason};
-use super::wire::{Format, ThinkingMode, WireSettings};
+use super::wire::{Format, KeptEncodings, ThinkingMode, WireSettings};
 use super::{
     ChatModel, ChatRequest, ChatResponse, Delta, DeltaSink, LlmError, Message, WindowSize,
 };
@@ -126,6 +126,9 @@ pub struct HttpModel {
     config: HttpModelConfig,
     thinking: Option<ThinkingMode>,
     discovered_context_window: OnceCell<Option<WindowSize>>,
+    /// The last request's encoded messages, reused by the next where they are the same
+    /// (concurrent conversations on one client stay correct: they only reuse less).
+    kept: std::sync::Mutex<KeptEncodings>,
 }
 
 impl HttpModel {
@@ -153,6 +156,7 @@ impl HttpModel {
             config,
             thinking,
             discovered_context_window: OnceCell::new(),
+            kept: std::sync::Mutex::default(),
         })
     }
 
@@ -161,13 +165,18 @@ impl HttpModel {
         &self.config
     }
 
-    fn encode_request(&self, request: &ChatRequest<'_>) -> Result<Vec<u8>, LlmError> {
+    fn encode_request(&self, request: &ChatRequest<'_>) -> Result<bytes::Bytes, LlmError> {
         let settings = WireSettings {
             model: &self.config.model,
             temperature: self.config.temperature,
             thinking: self.thinking,
         };
-        self.config.format.encode(request, &settings)
+        let mut kept = self
+            .kept
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let body = self.config.format.encode(request, &settings, &mut kept)?;
+        Ok(bytes::Bytes::from(body))
     }
 
     /// A request with the key and the configured headers.
@@ -188,12 +197,12 @@ impl HttpModel {
             .filter(|k| !k.is_empty())
     }
 
-    async fn send(&self, body: &[u8], stream: bool) -> Result<reqwest::Response, LlmError> {
+    async fn send(&self, body: &bytes::Bytes, stream: bool) -> Result<reqwest::Response, LlmError> {
         let mut builder = self.authorised(
             self.http
                 .post(&self.completions_url)
                 .header(CONTENT_TYPE, "application/json")
-                .body(body.to_vec()),
+                .body(body.clone()),
         );
         if stream {
             builder = builder.header(ACCEPT, "text/event-stream");
@@ -205,7 +214,7 @@ impl HttpModel {
         reject_failure_status(response).await
     }
 
-    async fn attempt_buffered(&self, body: &[u8]) -> Result<ChatResponse, LlmError> {
+    async fn attempt_buffered(&self, body: &bytes::Bytes) -> Result<ChatResponse, LlmError> {
         let timeout = self.config.request_timeout;
         let call = async {
             let response = self.send(body, false).await?;
@@ -219,7 +228,7 @@ impl HttpModel {
 
     async fn attempt_streaming(
         &self,
-        body: &[u8],
+        body: &bytes::Bytes,
         sink: Option<DeltaSink<'_>>,
         delivered: &AtomicBool,
     ) -> Result<ChatResponse, LlmError> {

@@ -518,27 +518,19 @@ impl<'a> From<&'a Vec<Message>> for RequestMessages<'a> {
     }
 }
 
+/// A message as a chat request carries it: without its provider state, and with its images
+/// (`true`) or a note of how many were left out.
+pub(crate) struct ChatWireMessage<'a>(pub &'a Message, pub bool);
+
+impl Serialize for ChatWireMessage<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize_with(s, self.1, false)
+    }
+}
+
 impl Serialize for RequestMessages<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        /// A message sent without its images.
-        struct TextOnly<'a>(&'a Message);
-        impl Serialize for TextOnly<'_> {
-            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                self.0.serialize_with(s, false, false)
-            }
-        }
-        /// A message as a chat request carries it: without its provider state.
-        struct OnTheWire<'a>(&'a Message);
-        impl Serialize for OnTheWire<'_> {
-            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                self.0.serialize_with(s, true, false)
-            }
-        }
-        if self.images {
-            s.collect_seq(self.iter().map(OnTheWire))
-        } else {
-            s.collect_seq(self.iter().map(TextOnly))
-        }
+        s.collect_seq(self.iter().map(|m| ChatWireMessage(m, self.images)))
     }
 }
 

@@ -21,7 +21,7 @@ pub mod supervisor;
 mod turn;
 
 pub use audit::AuditLog;
-pub use process::{Process, SHUTDOWN_GRACE, StartOptions, async_runtime};
+pub use process::{Process, SHUTDOWN_GRACE, StartOptions, Threads, async_runtime};
 pub use session::SessionHandle;
 pub use supervisor::{Approvals, RunHandle, Submission, Supervisor};
 pub use turn::{Surface, Turn, TurnOutcome};

@@ -39,6 +39,23 @@ pub struct StartOptions {
     pub include_args: bool,
     /// Secrets of this process besides the configured ones (the server's token).
     pub extra_secrets: Vec<String>,
+    /// Where the process's async tasks run.
+    pub threads: Threads,
+}
+
+/// Where a process's async tasks run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Threads {
+    /// On worker threads, one per core: a surface that serves many at once (`serve`,
+    /// `telegram`), or whose background work goes on while it waits for the user (the REPL:
+    /// its jobs' time limits, its MCP servers).
+    #[default]
+    Pool,
+    /// On the command's own thread, while it waits for its turn: a command that runs one
+    /// turn and exits (`run`, `continue`, a sub-agent's child). No hand-off between threads
+    /// at each step of the loop (docs/PERFORMANCE.md, "The loop's cost"); blocking work
+    /// still goes to tokio's blocking threads.
+    Caller,
 }
 
 impl StartOptions {
@@ -53,6 +70,7 @@ impl StartOptions {
             events: None,
             include_args: false,
             extra_secrets: Vec::new(),
+            threads: Threads::Pool,
         }
     }
 }
@@ -86,11 +104,23 @@ pub fn async_runtime() -> Result<tokio::runtime::Runtime, RuntimeError> {
         .map_err(RuntimeError::AsyncRuntime)
 }
 
+/// An async runtime that runs every task on the thread that calls `block_on`.
+fn caller_runtime() -> Result<tokio::runtime::Runtime, RuntimeError> {
+    tokio::runtime::Builder::new_current_thread()
+        .max_blocking_threads(MAX_BLOCKING_THREADS)
+        .enable_all()
+        .build()
+        .map_err(RuntimeError::AsyncRuntime)
+}
+
 impl Process {
     /// Builds the async runtime, the redactor, the event writer, the runtime and the
     /// supervisor.
     pub fn start(opts: StartOptions) -> Result<Process, RuntimeError> {
-        let tokio = async_runtime()?;
+        let tokio = match opts.threads {
+            Threads::Pool => async_runtime()?,
+            Threads::Caller => caller_runtime()?,
+        };
         let started = {
             let _inside = tokio.enter();
             Process::build(opts)

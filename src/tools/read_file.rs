@@ -78,33 +78,69 @@ pub(super) async fn read_window(
     limit: Option<usize>,
 ) -> Result<String, ToolError> {
     let path = paths::resolve(cwd, shown);
-    let meta = tokio::fs::metadata(&path)
+    // One hand-off to a blocking thread for the whole read (docs/PERFORMANCE.md, "The
+    // loop's cost").
+    let read = tokio::task::spawn_blocking(move || read_text_file(&path))
         .await
         .map_err(|e| ToolError(format!("{tool}: {shown}: {e}")))?;
-    if meta.is_dir() {
-        return Err(ToolError(format!(
-            "{tool}: {shown} is a directory; use glob or search_files with target \"files\" to list it"
-        )));
-    }
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(ToolError(format!(
-            "{tool}: {shown} is {} bytes, over the {MAX_FILE_BYTES}-byte limit; use shell (head, tail, grep) to look inside",
-            meta.len()
-        )));
-    }
-    let bytes = tokio::fs::read(&path)
-        .await
-        .map_err(|e| ToolError(format!("{tool}: {shown}: {e}")))?;
-    if paths::looks_binary(&bytes) {
-        return Err(ToolError(format!(
-            "{tool}: {shown} looks like a binary file; it only reads text"
-        )));
-    }
+    let bytes = match read {
+        Ok(bytes) => bytes,
+        Err(Unreadable::Io(e)) => return Err(ToolError(format!("{tool}: {shown}: {e}"))),
+        Err(Unreadable::Directory) => {
+            return Err(ToolError(format!(
+                "{tool}: {shown} is a directory; use glob or search_files with target \"files\" to list it"
+            )));
+        }
+        Err(Unreadable::TooLarge(len)) => {
+            return Err(ToolError(format!(
+                "{tool}: {shown} is {len} bytes, over the {MAX_FILE_BYTES}-byte limit; use shell (head, tail, grep) to look inside"
+            )));
+        }
+        Err(Unreadable::Binary) => {
+            return Err(ToolError(format!(
+                "{tool}: {shown} looks like a binary file; it only reads text"
+            )));
+        }
+    };
     let text = String::from_utf8_lossy(&bytes);
     let offset = offset.unwrap_or(1).max(1);
     let limit = limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT);
     number_lines(&text, offset, limit, shown)
         .map_err(|e| ToolError(e.0.replacen("read_file:", &format!("{tool}:"), 1)))
+}
+
+/// Why a file was not read.
+enum Unreadable {
+    Io(std::io::Error),
+    Directory,
+    TooLarge(u64),
+    Binary,
+}
+
+/// The bytes of the text file at `path` (blocking).
+fn read_text_file(path: &std::path::Path) -> Result<Vec<u8>, Unreadable> {
+    use std::io::Read as _;
+    let file = std::fs::File::open(path).map_err(Unreadable::Io)?;
+    let meta = file.metadata().map_err(Unreadable::Io)?;
+    if meta.is_dir() {
+        return Err(Unreadable::Directory);
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(Unreadable::TooLarge(meta.len()));
+    }
+    // Read no more than the limit allows, whatever the size said: a file that grows, a
+    // device (`/dev/zero`) that never ends.
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0) + 1);
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(Unreadable::Io)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(Unreadable::TooLarge(bytes.len() as u64));
+    }
+    if paths::looks_binary(&bytes) {
+        return Err(Unreadable::Binary);
+    }
+    Ok(bytes)
 }
 
 /// The `offset..offset+limit` window of `text` as `<n>|<line>` rows, with a footer saying how
@@ -166,5 +202,28 @@ mod tests {
         );
         assert!(number_lines(text, 9, 2, "f").is_err());
         assert_eq!(number_lines("", 1, 2, "f").expect("ok"), "(empty file)");
+    }
+
+    #[tokio::test]
+    async fn what_is_not_a_readable_text_file_is_refused_with_its_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("bin"), b"\x00\x01\x02").unwrap();
+        let refused = |shown: &'static str| {
+            let cwd = dir.path().to_path_buf();
+            async move {
+                read_window("read_file", &cwd, shown, None, None)
+                    .await
+                    .unwrap_err()
+                    .0
+            }
+        };
+        assert!(refused(".").await.contains("is a directory"));
+        assert!(refused("bin").await.contains("looks like a binary file"));
+        assert!(refused("missing").await.contains("missing: No such file"));
+        // A device that never ends is read no further than the limit.
+        if std::path::Path::new("/dev/zero").exists() {
+            let zero = refused("/dev/zero").await;
+            assert!(zero.contains("over the 52428800-byte limit"), "{zero}");
+        }
     }
 }

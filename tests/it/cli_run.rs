@@ -372,7 +372,15 @@ async fn remote_endpoint_without_key_is_a_clear_error() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn version_names_version_target_and_commit() {
     let sb = Sandbox::new();
-    for args in [&["version"][..], &["--version"][..]] {
+    let mut texts = Vec::new();
+    // The whole command line `version`, `--version` or `-V` is answered before the rest of
+    // the command line is defined; `version` with a flag goes through it: the same line.
+    for args in [
+        &["version"][..],
+        &["--version"],
+        &["-V"],
+        &["version", "--"],
+    ] {
         let mut cmd = sb.odek("http://127.0.0.1:9/v1");
         cmd.args(args);
         let out = output(cmd).await;
@@ -383,7 +391,10 @@ async fn version_names_version_target_and_commit() {
             "{text}"
         );
         assert!(text.contains(", commit "), "{text}");
+        texts.push(text.into_owned());
     }
+    texts.dedup();
+    assert_eq!(texts.len(), 1, "{texts:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

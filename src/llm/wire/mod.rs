@@ -6,7 +6,10 @@
 
 mod anthropic;
 mod chat;
+mod kept;
 mod responses;
+
+pub(crate) use kept::KeptEncodings;
 
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -61,14 +64,16 @@ impl Format {
         }
     }
 
-    /// The request body of `request`.
+    /// The request body of `request`; the chat format reuses the encodings `kept` from the
+    /// request before where they are the same, and keeps this one's.
     pub(crate) fn encode(
         self,
         request: &ChatRequest<'_>,
         settings: &WireSettings<'_>,
+        kept: &mut KeptEncodings,
     ) -> Result<Vec<u8>, LlmError> {
         let body = match self {
-            Format::Chat => chat::encode(request, settings),
+            Format::Chat => chat::encode(request, settings, kept),
             Format::Anthropic => anthropic::encode(request, settings),
             Format::Responses => responses::encode(request, settings),
         };

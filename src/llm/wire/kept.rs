@@ -1,0 +1,267 @@
+//! The chat wire's encoded messages and tools, kept from one request to the next.
+//!
+//! Every request of a run repeats the whole conversation, and encoding it again — escaping
+//! every string of every message — was the largest cost of the loop (docs/PERFORMANCE.md,
+//! "The loop's cost"). A message equal to the one at its place in the previous request
+//! keeps that request's bytes (an equality check instead of an encoding); any other is
+//! encoded and kept in its place. The bytes are the same either way.
+
+use serde_json::value::{RawValue, to_raw_value};
+
+use crate::byte_copy::same_bytes;
+use crate::llm::{FunctionCall, Message, RequestMessages, ToolCall, ToolDef};
+
+/// What the previous request sent, with its encodings.
+#[derive(Default)]
+pub(crate) struct KeptEncodings {
+    /// Whether the kept messages were encoded with their images.
+    images: bool,
+    /// The messages as last sent; `None` for one not kept (it has images: large, and rare).
+    sent: Vec<Option<Message>>,
+    /// Their encodings, in the same order.
+    encoded: Vec<Box<RawValue>>,
+    /// The tools as last sent, with their encoding.
+    tools: Option<(Vec<ToolDef>, Box<RawValue>)>,
+}
+
+impl std::fmt::Debug for KeptEncodings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeptEncodings")
+            .field("messages", &self.sent.len())
+            .field("tools", &self.tools.as_ref().map_or(0, |(t, _)| t.len()))
+            .finish()
+    }
+}
+
+impl KeptEncodings {
+    /// Brings the kept encodings in line with `messages` (in the order they are sent):
+    /// each message equal to the one kept at its place keeps its bytes; any other is
+    /// encoded as `encode` says.
+    pub(crate) fn keep_messages(
+        &mut self,
+        messages: &RequestMessages<'_>,
+        encode: impl Fn(&Message, bool) -> serde_json::Result<Box<RawValue>>,
+    ) -> serde_json::Result<()> {
+        let images = messages.sends_images();
+        if images != self.images {
+            self.sent.clear();
+            self.encoded.clear();
+            self.images = images;
+        }
+        let mut count = 0;
+        for (place, message) in messages.iter().enumerate() {
+            count = place + 1;
+            if let Some(Some(sent)) = self.sent.get(place)
+                && same(sent, message)
+            {
+                continue;
+            }
+            let bytes = encode(message, images)?;
+            let kept = message.images.is_empty().then(|| message.clone());
+            if place < self.sent.len() {
+                self.sent[place] = kept;
+                self.encoded[place] = bytes;
+            } else {
+                self.sent.push(kept);
+                self.encoded.push(bytes);
+            }
+        }
+        self.sent.truncate(count);
+        self.encoded.truncate(count);
+        Ok(())
+    }
+
+    /// Brings the kept encoding of the tools in line with `tools` (none when empty).
+    pub(crate) fn keep_tools(&mut self, tools: &[ToolDef]) -> serde_json::Result<()> {
+        let same = match &self.tools {
+            Some((kept, _)) => kept.as_slice() == tools,
+            None => tools.is_empty(),
+        };
+        if !same {
+            self.tools = match tools {
+                [] => None,
+                tools => Some((tools.to_vec(), to_raw_value(tools)?)),
+            };
+        }
+        Ok(())
+    }
+
+    /// The messages' encodings, as last kept.
+    pub(crate) fn messages(&self) -> &[Box<RawValue>] {
+        &self.encoded
+    }
+
+    /// The tools' encoding, as last kept (`None`: no tools).
+    pub(crate) fn tools(&self) -> Option<&RawValue> {
+        self.tools.as_ref().map(|(_, bytes)| &**bytes)
+    }
+}
+
+/// Whether `a` and `b` are the same message (`==`, the long texts compared by [`same_bytes`]:
+/// musl's `memcmp` goes a byte at a time). Every field is named: a field added to a message
+/// must be compared here to compile.
+fn same(a: &Message, b: &Message) -> bool {
+    let Message {
+        role,
+        content,
+        images,
+        name,
+        tool_call_id,
+        tool_calls,
+        reasoning_content,
+        provider_state,
+    } = a;
+    *role == b.role
+        && same_bytes(content.as_bytes(), b.content.as_bytes())
+        && *name == b.name
+        && *tool_call_id == b.tool_call_id
+        && tool_calls.len() == b.tool_calls.len()
+        && tool_calls
+            .iter()
+            .zip(&b.tool_calls)
+            .all(|(x, y)| same_call(x, y))
+        && match (reasoning_content, &b.reasoning_content) {
+            (Some(x), Some(y)) => same_bytes(x.as_bytes(), y.as_bytes()),
+            (x, y) => x.is_none() && y.is_none(),
+        }
+        && *images == b.images
+        && *provider_state == b.provider_state
+}
+
+fn same_call(a: &ToolCall, b: &ToolCall) -> bool {
+    let ToolCall {
+        id,
+        kind,
+        function: FunctionCall { name, arguments },
+    } = a;
+    *id == b.id
+        && *kind == b.kind
+        && *name == b.function.name
+        && same_bytes(arguments.as_bytes(), b.function.arguments.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::types::ChatWireMessage;
+    use crate::llm::{ImagePart, Message};
+
+    fn encode(message: &Message, images: bool) -> serde_json::Result<Box<RawValue>> {
+        to_raw_value(&ChatWireMessage(message, images))
+    }
+
+    /// The kept encodings as one JSON array, beside the same messages encoded afresh.
+    fn both(kept: &mut KeptEncodings, messages: RequestMessages<'_>) -> (String, String) {
+        kept.keep_messages(&messages, encode).unwrap();
+        let reused = serde_json::to_string(kept.messages()).unwrap();
+        (reused, serde_json::to_string(&messages).unwrap())
+    }
+
+    #[test]
+    fn reused_bytes_are_the_bytes_of_a_fresh_encoding() {
+        let mut kept = KeptEncodings::default();
+        let mut all = vec![Message::system("prompt \"quoted\""), Message::user("task")];
+        let (a, b) = both(&mut kept, RequestMessages::new(&all));
+        assert_eq!(a, b);
+        // Growing: the first two are reused.
+        all.push(Message::assistant("thinking\nabout it"));
+        all.push(Message::tool_result("c1", "read_file", "line\t1"));
+        let (a, b) = both(&mut kept, RequestMessages::new(&all));
+        assert_eq!(a, b);
+        // A message changed in place (the plan's system message) is encoded again.
+        all[1].content.push_str(" — changed");
+        let (a, b) = both(&mut kept, RequestMessages::new(&all));
+        assert_eq!(a, b);
+        assert!(a.contains("changed"));
+        // Trimmed from the front: every place shifts.
+        all.remove(1);
+        let (a, b) = both(&mut kept, RequestMessages::new(&all));
+        assert_eq!(a, b);
+        // Shorter, with a second message and one moved to the end.
+        let block = Message::system("memory block");
+        let (a, b) = both(
+            &mut kept,
+            RequestMessages::with_last(&all, 0).with_second(Some(&block)),
+        );
+        assert_eq!(a, b);
+        // An image, sent and then left out (a model that takes none): a different encoding.
+        all[1]
+            .images
+            .push(ImagePart::from_bytes("image/png", b"\x89PNG"));
+        let (a, b) = both(&mut kept, RequestMessages::new(&all));
+        assert_eq!(a, b);
+        assert!(a.contains("image_url"));
+        let (a, b) = both(&mut kept, RequestMessages::new(&all).with_images(false));
+        assert_eq!(a, b);
+        assert!(a.contains("omitted"));
+        assert_eq!(kept.sent[1], None, "a message with images is not kept");
+        // Empty.
+        let (a, b) = both(&mut kept, RequestMessages::new(&[]));
+        assert_eq!((a.as_str(), b.as_str()), ("[]", "[]"));
+    }
+
+    #[test]
+    fn sameness_is_equality_field_by_field() {
+        let mut base = Message::assistant("text");
+        base.name = Some("n".into());
+        base.tool_call_id = Some("c".into());
+        base.reasoning_content = Some("why".into());
+        base.tool_calls = vec![ToolCall::new("c1", "read_file", r#"{"path":"a"}"#)];
+        let changes: Vec<fn(&mut Message)> = vec![
+            |m| m.role = crate::llm::Role::User,
+            |m| m.content.push('!'),
+            |m| m.images.push(ImagePart::from_bytes("image/png", b"x")),
+            |m| m.name = None,
+            |m| m.tool_call_id = Some("d".into()),
+            |m| m.tool_calls[0].id.push('x'),
+            |m| m.tool_calls[0].kind.push('x'),
+            |m| m.tool_calls[0].function.name.push('x'),
+            |m| m.tool_calls[0].function.arguments.push(' '),
+            |m| m.tool_calls.clear(),
+            |m| m.reasoning_content = None,
+            |m| m.reasoning_content = Some("why not".into()),
+            |m| {
+                m.provider_state = Some(Box::new(crate::llm::ProviderState {
+                    wire: "chat".into(),
+                    items: vec![],
+                }))
+            },
+        ];
+        assert!(same(&base, &base.clone()));
+        for (i, change) in changes.iter().enumerate() {
+            let mut other = base.clone();
+            change(&mut other);
+            assert_ne!(other, base, "change {i}");
+            assert!(!same(&base, &other) && !same(&other, &base), "change {i}");
+        }
+    }
+
+    #[test]
+    fn tools_are_encoded_again_only_when_they_change() {
+        let mut kept = KeptEncodings::default();
+        let tool = |name: &str| ToolDef {
+            name: name.into(),
+            description: "d".into(),
+            parameters: serde_json::json!({"type": "object"}),
+        };
+        kept.keep_tools(&[]).unwrap();
+        assert!(kept.tools().is_none());
+        let mut tools = vec![tool("a"), tool("b")];
+        kept.keep_tools(&tools).unwrap();
+        let first = kept.tools().unwrap().get().as_ptr();
+        kept.keep_tools(&tools).unwrap();
+        assert_eq!(
+            kept.tools().unwrap().get().as_ptr(),
+            first,
+            "kept, not encoded again"
+        );
+        tools[1].description = "changed".into();
+        kept.keep_tools(&tools).unwrap();
+        assert_eq!(
+            kept.tools().unwrap().get(),
+            serde_json::to_string(&tools).unwrap()
+        );
+        kept.keep_tools(&[]).unwrap();
+        assert!(kept.tools().is_none());
+    }
+}
