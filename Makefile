@@ -17,8 +17,17 @@ MUSL_CC ?= $(shell command -v musl-gcc 2>/dev/null || echo cc)
 # carrying 480 KB of relocation records. The cost is ASLR of the binary's own image (the stack,
 # heap and mappings stay randomised), as for a Go binary built by default.
 STATIC_TRIPLE = $(subst -,_,$(STATIC_TARGET))
-STATIC_ENV = CC_$(STATIC_TRIPLE)=$(MUSL_CC) CFLAGS_$(STATIC_TRIPLE)=-U_FORTIFY_SOURCE \
-  CARGO_TARGET_$(shell echo $(STATIC_TRIPLE) | tr a-z A-Z)_RUSTFLAGS="-C relocation-model=static"
+# No unwind tables where the build decides (the C code, and odek's and its crates' Rust code,
+# though LTO keeps the standard library's), and no `.eh_frame_hdr` index: with
+# panic = "abort" nothing unwinds, and a stripped binary's backtraces name nothing
+# (docs/PERFORMANCE.md, "The loop's cost"). The profiling build keeps them: perf's call
+# graphs walk the stack with them.
+STATIC_CC = CC_$(STATIC_TRIPLE)=$(MUSL_CC)
+STATIC_CFLAGS = CFLAGS_$(STATIC_TRIPLE)
+STATIC_RUSTFLAGS = CARGO_TARGET_$(shell echo $(STATIC_TRIPLE) | tr a-z A-Z)_RUSTFLAGS
+STATIC_ENV = $(STATIC_CC) $(STATIC_CFLAGS)="-U_FORTIFY_SOURCE -fno-asynchronous-unwind-tables" \
+  $(STATIC_RUSTFLAGS)="-C relocation-model=static -C force-unwind-tables=no -C link-arg=-Wl,--no-eh-frame-hdr"
+PROFILING_ENV = $(STATIC_CC) $(STATIC_CFLAGS)=-U_FORTIFY_SOURCE $(STATIC_RUSTFLAGS)="-C relocation-model=static"
 else
 STATIC_BIN = target/release/odek
 endif
@@ -74,7 +83,7 @@ size: build      ## the release binary's size against the budget (12,000,000 byt
 	else echo "(cargo install cargo-bloat for the bytes by crate)"; fi
 
 profile: static-target ## perf profiles of 100 and 400 read_file iterations with their flame graphs, docs/img/loop-N.svg (needs perf and inferno: cargo install inferno)
-	$(STATIC_ENV) $(CARGO) build --profile profiling --locked $(TARGET_FLAGS)
+	$(PROFILING_ENV) $(CARGO) build --profile profiling --locked $(TARGET_FLAGS)
 	for n in 100 400; do \
 	  python3 bench/loop_cost.py --bin $(subst /release/,/profiling/,$(STATIC_BIN)) --iterations $$n --perf target/profile-$$n && \
 	  perf script -i target/profile-$$n/perf.data 2>/dev/null | inferno-collapse-perf | \

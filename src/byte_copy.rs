@@ -110,10 +110,28 @@ unsafe fn copy_long(dest: *mut u8, src: *const u8, n: usize) {
     }
 }
 
-/// Whether `a` and `b` hold the same bytes, compared eight at a time.
+/// Whether `a` and `b` hold the same bytes: 32 at a time (four 8-byte words whose
+/// differences are or-ed, no branch per word), the rest by [`compare_bytes`].
 pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
-    // SAFETY: both slices hold `a.len()` bytes when the lengths are equal.
-    a.len() == b.len() && unsafe { compare_bytes(a.as_ptr(), b.as_ptr(), a.len()) } == 0
+    if a.len() != b.len() {
+        return false;
+    }
+    let (n, x, y) = (a.len(), a.as_ptr(), b.as_ptr());
+    let mut at = 0;
+    // SAFETY: every load lies inside the first `n` bytes of both slices.
+    unsafe {
+        while at + 32 <= n {
+            let differ = (load(x.add(at) as *const u64) ^ load(y.add(at) as *const u64))
+                | (load(x.add(at + 8) as *const u64) ^ load(y.add(at + 8) as *const u64))
+                | (load(x.add(at + 16) as *const u64) ^ load(y.add(at + 16) as *const u64))
+                | (load(x.add(at + 24) as *const u64) ^ load(y.add(at + 24) as *const u64));
+            if differ != 0 {
+                return false;
+            }
+            at += 32;
+        }
+        compare_bytes(x.add(at), y.add(at), n - at) == 0
+    }
 }
 
 /// Compares `n` bytes at `a` and `b` as unsigned bytes: negative, zero or positive as the
@@ -157,6 +175,20 @@ mod tests {
         assert_eq!(a.len(), b.len());
         // SAFETY: both slices hold `a.len()` bytes.
         unsafe { compare_bytes(a.as_ptr(), b.as_ptr(), a.len()) }.cmp(&0)
+    }
+
+    #[test]
+    fn sameness_finds_any_one_differing_byte_at_every_length() {
+        for n in (0..=100).chain([255, 256, 1000]) {
+            let base = pattern(n);
+            assert!(super::same_bytes(&base, &base.clone()), "{n}");
+            assert!(!super::same_bytes(&base, &base[..n.saturating_sub(1)]) || n == 0);
+            for place in 0..n {
+                let mut other = base.clone();
+                other[place] ^= 0x80;
+                assert!(!super::same_bytes(&base, &other), "{n} {place}");
+            }
+        }
     }
 
     #[test]

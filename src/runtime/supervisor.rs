@@ -474,7 +474,9 @@ impl RunSlot {
         let mut view = lock(&self.state).clone();
         view.pending_approvals = self.approvals.open_count();
         view.pending_questions = self.questions.open_count();
-        if let Some(jobs) = lock(&self.jobs).upgrade() {
+        // A finished run's jobs are stopping with its session, if not stopped yet.
+        let running = view.status == RunStatus::Running;
+        if let Some(jobs) = lock(&self.jobs).upgrade().filter(|_| running) {
             let redactor = self.supervisor.upgrade().map(|s| s.redactor.clone());
             view.jobs = jobs
                 .list()

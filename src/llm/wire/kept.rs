@@ -6,6 +6,7 @@
 //! keeps that request's bytes (an equality check instead of an encoding); any other is
 //! encoded and kept in its place. The bytes are the same either way.
 
+use serde_json::Value;
 use serde_json::value::{RawValue, to_raw_value};
 
 use crate::byte_copy::same_bytes;
@@ -74,7 +75,9 @@ impl KeptEncodings {
     /// Brings the kept encoding of the tools in line with `tools` (none when empty).
     pub(crate) fn keep_tools(&mut self, tools: &[ToolDef]) -> serde_json::Result<()> {
         let same = match &self.tools {
-            Some((kept, _)) => kept.as_slice() == tools,
+            Some((kept, _)) => {
+                kept.len() == tools.len() && kept.iter().zip(tools).all(|(a, b)| same_tool(a, b))
+            }
             None => tools.is_empty(),
         };
         if !same {
@@ -125,7 +128,41 @@ fn same(a: &Message, b: &Message) -> bool {
             (x, y) => x.is_none() && y.is_none(),
         }
         && *images == b.images
-        && *provider_state == b.provider_state
+        && match (provider_state, &b.provider_state) {
+            (Some(x), Some(y)) => x.wire == y.wire && same_values(&x.items, &y.items),
+            (x, y) => x.is_none() && y.is_none(),
+        }
+}
+
+fn same_tool(a: &ToolDef, b: &ToolDef) -> bool {
+    let ToolDef {
+        name,
+        description,
+        parameters,
+    } = a;
+    *name == b.name
+        && same_bytes(description.as_bytes(), b.description.as_bytes())
+        && same_value(parameters, &b.parameters)
+}
+
+fn same_values(a: &[Value], b: &[Value]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same_value(x, y))
+}
+
+/// Whether two JSON values are the same, objects' keys in the same order: what encodes to
+/// the same bytes (`==` would also match reordered keys, hashing each one to look it up).
+fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y)
+                    .all(|((kx, vx), (ky, vy))| kx == ky && same_value(vx, vy))
+        }
+        (Value::Array(x), Value::Array(y)) => same_values(x, y),
+        (Value::String(x), Value::String(y)) => same_bytes(x.as_bytes(), y.as_bytes()),
+        _ => a == b,
+    }
 }
 
 fn same_call(a: &ToolCall, b: &ToolCall) -> bool {
@@ -263,5 +300,19 @@ mod tests {
         );
         kept.keep_tools(&[]).unwrap();
         assert!(kept.tools().is_none());
+    }
+
+    #[test]
+    fn values_are_the_same_only_with_their_keys_in_the_same_order() {
+        let a = serde_json::json!({"type": "object", "properties": {"x": [1, "two", null]}});
+        assert!(same_value(&a, &a.clone()));
+        let reordered: Value =
+            serde_json::from_str(r#"{"properties": {"x": [1, "two", null]}, "type": "object"}"#)
+                .unwrap();
+        assert_eq!(a, reordered);
+        assert!(!same_value(&a, &reordered), "encodes differently");
+        let changed = serde_json::json!({"type": "object", "properties": {"x": [1, "two", 3]}});
+        assert!(!same_value(&a, &changed));
+        assert!(!same_value(&serde_json::json!(1), &serde_json::json!(1.0)));
     }
 }
