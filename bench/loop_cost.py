@@ -6,6 +6,9 @@ is `odek run --ephemeral --no-stream`, with every default feature on (memory, sk
 sub-agents' tool, planning) and with `--no-memory --no-skills --no-subagents`, interleaved.
 Prints CPU per iteration (median of --reps runs) and peak RSS (GNU time, median of 5).
 
+--wire responses|anthropic speaks OpenAI's Responses or Anthropic's Messages instead of Chat
+Completions (the built-in `openai` and `anthropic` providers pointed at the script's server).
+
 With --perf DIR it instead records one run of the default variant with `perf record
 --call-graph dwarf` into DIR/perf.data (use a binary built with `--profile profiling`).
 """
@@ -22,18 +25,79 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import measure  # noqa: E402
 
 
-def answerer(iterations):
-    def answer(request, size):
-        done = sum(1 for m in request.get("messages") or [] if m.get("role") == "tool")
-        if done < iterations - 1:
-            return {
-                "role": "assistant",
-                "content": None,
+def tool_results(request):
+    """How many tool results the request carries, on any of the three wires."""
+    if "input" in request:  # Responses
+        return sum(1 for item in request["input"] if item.get("type") == "function_call_output")
+    done = 0
+    for m in request.get("messages") or []:
+        if m.get("role") == "tool":  # Chat Completions
+            done += 1
+        elif isinstance(m.get("content"), list):  # Messages: tool_result blocks
+            done += sum(1 for b in m["content"] if b.get("type") == "tool_result")
+    return done
+
+
+def reply(path, done, iterations):
+    """The answer on the wire of `path`: a read_file call, or the final text."""
+    call = done < iterations - 1
+    arguments = json.dumps({"path": "notes.txt"})
+    if path.endswith("/responses"):
+        item = ({"type": "function_call", "id": f"fc_{done}", "call_id": f"call_{done}",
+                 "name": "read_file", "arguments": arguments} if call else
+                {"type": "message", "role": "assistant",
+                 "content": [{"type": "output_text", "text": "Read them all."}]})
+        return {"id": f"resp_{done}", "object": "response", "status": "completed", "output": [item],
+                "usage": {"input_tokens": 100, "output_tokens": 10}}
+    if path.endswith("/messages"):
+        block = ({"type": "tool_use", "id": f"toolu_{done}", "name": "read_file",
+                  "input": {"path": "notes.txt"}} if call else {"type": "text", "text": "Read them all."})
+        return {"id": f"msg_{done}", "type": "message", "role": "assistant", "content": [block],
+                "stop_reason": "tool_use" if call else "end_turn",
+                "usage": {"input_tokens": 100, "output_tokens": 10}}
+    message = ({"role": "assistant", "content": None,
                 "tool_calls": [{"id": f"call_{done}", "type": "function",
-                                "function": {"name": "read_file", "arguments": json.dumps({"path": "notes.txt"})}}],
-            }
-        return {"role": "assistant", "content": "Read them all."}
-    return answer
+                                "function": {"name": "read_file", "arguments": arguments}}]} if call else
+               {"role": "assistant", "content": "Read them all."})
+    return {"choices": [{"index": 0, "message": message,
+                         "finish_reason": "tool_calls" if call else "stop"}],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 10}}
+
+
+def start_server(iterations):
+    """A model server on 127.0.0.1 (port 0) answering each wire at its path."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def send(self, body):
+            data = json.dumps(body).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self):
+            self.send({"data": []})
+
+        def do_POST(self):
+            raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            self.send(reply(self.path, tool_results(json.loads(raw)), iterations))
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, server.server_address[1]
+
+
+WIRES = {
+    "chat": {},
+    "responses": {"ODEK_PROVIDER": "openai", "OPENAI_API_KEY": "bench-key"},
+    "anthropic": {"ODEK_PROVIDER": "anthropic", "ANTHROPIC_API_KEY": "bench-key"},
+}
 
 
 VARIANTS = {
@@ -47,16 +111,18 @@ def main():
     p.add_argument("--bin", required=True)
     p.add_argument("--iterations", type=int, default=100)
     p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--wire", choices=sorted(WIRES), default="chat")
     p.add_argument("--perf", metavar="DIR")
     args = p.parse_args()
     binary = os.path.abspath(args.bin)
-    server, port = measure.start_model_server(answerer(args.iterations))
+    server, port = start_server(args.iterations)
     with tempfile.TemporaryDirectory(prefix="odek-bench-") as root:
         home, odek_home, work = measure.bench_home(root, "loop")
         with open(os.path.join(work, "notes.txt"), "w") as out:
             out.write("".join(f"line {i}: notes for the benchmark run\n" for i in range(1, 41)))
         env = measure.clean_env(home, odek_home, {
-            "ODEK_BASE_URL": f"http://127.0.0.1:{port}/v1", "ODEK_MODEL": "bench-model"})
+            "ODEK_BASE_URL": f"http://127.0.0.1:{port}/v1", "ODEK_MODEL": "bench-model",
+            **WIRES[args.wire]})
         argv = {name: [binary, "run", "--ephemeral", "--no-stream", "--max-iter", str(args.iterations + 1),
                       *flags, "read the notes"]
                 for name, flags in VARIANTS.items()}
@@ -79,7 +145,7 @@ def main():
             measure.measure_rss(argv[name], env, cwd=work, sample=samples[name], runs=5)
     server.shutdown()
     print(f"\nMachine: {measure.machine()}.\n")
-    print(f"| {args.iterations} iterations | CPU (median) | per iteration | peak RSS |")
+    print(f"| {args.iterations} iterations ({args.wire}) | CPU (median) | per iteration | peak RSS |")
     print("|---|---|---|---|")
     for name, label in (("default", "every default feature"), ("lean", "`--no-memory --no-skills --no-subagents`")):
         s = samples[name]

@@ -1,4 +1,5 @@
-//! The chat wire's encoded messages and tools, kept from one request to the next.
+//! The encoded messages and tools of the chat and Responses wires, kept from one request to
+//! the next.
 //!
 //! Every request of a run repeats the whole conversation, and encoding it again — escaping
 //! every string of every message — was the largest cost of the loop (docs/PERFORMANCE.md,
@@ -72,8 +73,18 @@ impl KeptEncodings {
         Ok(())
     }
 
-    /// Brings the kept encoding of the tools in line with `tools` (none when empty).
+    /// Brings the kept encoding of the tools in line with `tools` (none when empty), as the
+    /// chat wire sends them.
     pub(crate) fn keep_tools(&mut self, tools: &[ToolDef]) -> serde_json::Result<()> {
+        self.keep_tools_with(tools, to_raw_value)
+    }
+
+    /// The same, the tools encoded as `encode` says when they changed.
+    pub(crate) fn keep_tools_with(
+        &mut self,
+        tools: &[ToolDef],
+        encode: impl Fn(&[ToolDef]) -> serde_json::Result<Box<RawValue>>,
+    ) -> serde_json::Result<()> {
         let same = match &self.tools {
             Some((kept, _)) => {
                 kept.len() == tools.len() && kept.iter().zip(tools).all(|(a, b)| same_tool(a, b))
@@ -83,7 +94,7 @@ impl KeptEncodings {
         if !same {
             self.tools = match tools {
                 [] => None,
-                tools => Some((tools.to_vec(), to_raw_value(tools)?)),
+                tools => Some((tools.to_vec(), encode(tools)?)),
             };
         }
         Ok(())

@@ -64,8 +64,9 @@ impl Format {
         }
     }
 
-    /// The request body of `request`; the chat format reuses the encodings `kept` from the
-    /// request before where they are the same, and keeps this one's.
+    /// The request body of `request`; the chat and Responses formats reuse the encodings
+    /// `kept` from the request before where they are the same, and keep this one's (the
+    /// Anthropic format encodes the whole conversation: it merges messages into turns).
     pub(crate) fn encode(
         self,
         request: &ChatRequest<'_>,
@@ -75,7 +76,7 @@ impl Format {
         let body = match self {
             Format::Chat => chat::encode(request, settings, kept),
             Format::Anthropic => anthropic::encode(request, settings),
-            Format::Responses => responses::encode(request, settings),
+            Format::Responses => responses::encode(request, settings, kept),
         };
         body.map_err(|e| LlmError::Protocol(format!("cannot encode request: {e}")))
     }

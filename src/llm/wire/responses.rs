@@ -10,6 +10,9 @@
 
 use serde_json::{Map, Value, json};
 
+use serde_json::value::to_raw_value;
+
+use super::kept::KeptEncodings;
 use super::{ThinkingMode, WireSettings};
 use crate::llm::response::non_empty_str;
 use crate::llm::sse::{EventFold, event_json};
@@ -21,41 +24,74 @@ use crate::llm::{
 /// The wire name kept in a message's provider state.
 pub(super) const WIRE: &str = "responses";
 
-/// The body of `request`.
+/// The body of `request`, with the encodings of the messages' items and of the tools `kept`
+/// from the request before where they are the same.
 pub(super) fn encode(
     request: &ChatRequest<'_>,
     settings: &WireSettings<'_>,
+    kept: &mut KeptEncodings,
 ) -> Result<Vec<u8>, serde_json::Error> {
-    let images = request.messages.sends_images();
-    let mut input = Vec::new();
-    for message in request.messages.iter() {
-        push_items(&mut input, message, images);
-    }
-    let mut body = Map::new();
-    body.insert("model".into(), json!(settings.model));
-    body.insert("input".into(), Value::Array(input));
-    if !request.tools.is_empty() {
-        let tools = request.tools.iter().map(|t| {
+    // Each message's items are kept as one JSON array; the body's `input` is their
+    // elements, one array after the other.
+    kept.keep_messages(&request.messages, |message, images| {
+        let mut items = Vec::new();
+        push_items(&mut items, message, images);
+        to_raw_value(&items)
+    })?;
+    kept.keep_tools_with(request.tools, |tools| {
+        let tools = tools.iter().map(|t| {
             json!({"type": "function", "name": t.name, "description": t.description,
                    "parameters": t.parameters, "strict": false})
         });
-        body.insert("tools".into(), Value::Array(tools.collect()));
-    }
-    body.insert("store".into(), json!(false));
-    body.insert("include".into(), json!(["reasoning.encrypted_content"]));
+        to_raw_value(&tools.collect::<Vec<_>>())
+    })?;
+    let mut rest = Map::new();
+    rest.insert("store".into(), json!(false));
+    rest.insert("include".into(), json!(["reasoning.encrypted_content"]));
     if let Some(effort) = settings.thinking.and_then(effort) {
-        body.insert(
+        rest.insert(
             "reasoning".into(),
             json!({"effort": effort, "summary": "auto"}),
         );
     } else if let Some(t) = settings.temperature {
-        body.insert("temperature".into(), json!(t));
+        rest.insert("temperature".into(), json!(t));
     }
     if let Some(n) = request.max_tokens.filter(|&n| n > 0) {
-        body.insert("max_output_tokens".into(), json!(n));
+        rest.insert("max_output_tokens".into(), json!(n));
     }
-    body.insert("stream".into(), json!(request.stream));
-    serde_json::to_vec(&body)
+    rest.insert("stream".into(), json!(request.stream));
+    let rest = serde_json::to_vec(&rest)?;
+    let size = kept.messages().iter().map(|m| m.get().len()).sum::<usize>()
+        + kept.tools().map_or(0, |t| t.get().len())
+        + rest.len()
+        + settings.model.len()
+        + 64;
+    let mut out = Vec::with_capacity(size);
+    out.extend_from_slice(b"{\"model\":");
+    serde_json::to_writer(&mut out, settings.model)?;
+    out.extend_from_slice(b",\"input\":[");
+    let mut first = true;
+    for items in kept.messages() {
+        let items = items.get();
+        let inner = items.get(1..items.len().saturating_sub(1)).unwrap_or("");
+        if inner.is_empty() {
+            continue;
+        }
+        if !first {
+            out.push(b',');
+        }
+        first = false;
+        out.extend_from_slice(inner.as_bytes());
+    }
+    out.push(b']');
+    if let Some(tools) = kept.tools() {
+        out.extend_from_slice(b",\"tools\":");
+        out.extend_from_slice(tools.get().as_bytes());
+    }
+    // `rest` is an object of at least `store`: its fields follow, and its `}` ends the body.
+    out.push(b',');
+    out.extend_from_slice(rest.get(1..).unwrap_or(b"}"));
+    Ok(out)
 }
 
 fn effort(mode: ThinkingMode) -> Option<&'static str> {

@@ -2,6 +2,7 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::llm::sse::read_event_pieces;
+use crate::llm::wire::KeptEncodings;
 use crate::llm::{ImagePart, RequestMessages, ThinkingMode, ToolDef};
 
 fn reasoning_item() -> Value {
@@ -27,7 +28,11 @@ fn encoded(messages: &[Message], thinking: Option<ThinkingMode>) -> Value {
         temperature: Some(0.3),
         thinking,
     };
-    serde_json::from_slice(&encode(&request, &settings).expect("encodes")).expect("json")
+    let body = encode(&request, &settings, &mut KeptEncodings::default()).expect("encodes");
+    let value: Value = serde_json::from_slice(&body).expect("json");
+    // Compact JSON, keys in the order they were inserted: what one serialisation writes.
+    assert_eq!(serde_json::to_vec(&value).expect("json"), body);
+    value
 }
 
 #[test]
@@ -202,4 +207,76 @@ fn a_buffered_response_reads_like_a_streamed_one() {
     let error = parse_body(br#"{"error": {"code": "server_error", "message": "x"}}"#);
     assert!(matches!(error, Err(LlmError::BrokenAnswer(_))));
     assert!(matches!(parse_body(b"{}"), Err(LlmError::BrokenAnswer(_))));
+}
+
+#[test]
+fn a_request_reusing_the_kept_items_is_the_request_encoded_afresh() {
+    let tools = [ToolDef {
+        name: "read_file".into(),
+        description: "read \"it\"".into(),
+        parameters: json!({"type": "object"}),
+    }];
+    let settings = WireSettings {
+        model: "gpt-test",
+        temperature: None,
+        thinking: Some(ThinkingMode::High),
+    };
+    let both = |kept: &mut KeptEncodings, messages: &[Message], images: bool| {
+        let request = ChatRequest {
+            messages: RequestMessages::new(messages).with_images(images),
+            tools: &tools,
+            stream: false,
+            max_tokens: None,
+            on_retry: None,
+        };
+        let reused = encode(&request, &settings, kept).expect("encodes");
+        let fresh = encode(&request, &settings, &mut KeptEncodings::default()).expect("encodes");
+        assert_eq!(
+            String::from_utf8_lossy(&reused),
+            String::from_utf8_lossy(&fresh)
+        );
+        serde_json::from_slice::<Value>(&reused).expect("json")
+    };
+    let mut kept = KeptEncodings::default();
+    let mut all = vec![Message::system("prompt"), Message::user("task")];
+    both(&mut kept, &all, true);
+    // An assistant turn with neither text nor calls has no item: nothing between commas.
+    all.push(Message::assistant(""));
+    let mut call = Message::assistant("looking");
+    call.tool_calls = vec![ToolCall::new("call_1", "read_file", r#"{"path":"a"}"#)];
+    call.provider_state = Some(Box::new(ProviderState {
+        wire: WIRE.into(),
+        items: vec![reasoning_item()],
+    }));
+    all.push(call);
+    all.push(Message::tool_result("call_1", "read_file", "line\n"));
+    let body = both(&mut kept, &all, true);
+    let types: Vec<&str> = body["input"]
+        .as_array()
+        .expect("input")
+        .iter()
+        .map(|i| i["type"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "message",
+            "message",
+            "reasoning",
+            "message",
+            "function_call",
+            "function_call_output"
+        ]
+    );
+    all[1].content.push_str(" (edited)");
+    all[1]
+        .images
+        .push(ImagePart::from_bytes("image/png", b"\x89PNG"));
+    both(&mut kept, &all, true);
+    both(&mut kept, &all, false);
+    all.remove(0);
+    both(&mut kept, &all, false);
+    // Only empty turns: an empty input.
+    let body = both(&mut kept, &[Message::assistant("")], true);
+    assert_eq!(body["input"], json!([]));
 }
