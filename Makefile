@@ -1,7 +1,7 @@
 # odek — common tasks. Every target uses Cargo.lock (--locked).
 CARGO ?= cargo
 
-.PHONY: build print-static-bin static-target test test-ui ui-deps ui-vendor mcp-deps mcp-py-deps lint bench profile fuzz size install fmt clean
+.PHONY: build print-static-bin static-target test test-ui ui-deps ui-vendor mcp-deps mcp-py-deps acp-deps lint bench profile fuzz size install fmt clean
 
 # On Linux the release binary is static, linked with musl: no dynamic loader and no glibc
 # start-up, which halves the CPU of starting (docs/PERFORMANCE.md, "Weight"). ring's few C
@@ -43,7 +43,7 @@ ifdef STATIC_TARGET
 	@rustup target list --installed | grep -qx '$(STATIC_TARGET)' || rustup target add $(STATIC_TARGET)
 endif
 
-test: ui-deps mcp-deps mcp-py-deps ## every unit and integration test (what CI runs): Rust, then the web UI's
+test: ui-deps mcp-deps mcp-py-deps acp-deps ## every unit and integration test (what CI runs): Rust, then the web UI's
 	$(CARGO) test --locked
 	cd ui && node --test test/
 
@@ -65,6 +65,9 @@ mcp-py-deps:     ## the official MCP Python SDK, the client of the `odek mcp ser
 
 mcp-deps:        ## the real MCP server the MCP tests run (server-everything, pinned by tests/mcp/package-lock.json)
 	@[ tests/mcp/node_modules/.package-lock.json -nt tests/mcp/package-lock.json ] || (cd tests/mcp && npm ci --no-audit --no-fund)
+
+acp-deps:        ## the ACP tests' client, the official ACP TypeScript SDK (pinned by tests/acp/package-lock.json)
+	@[ tests/acp/node_modules/.package-lock.json -nt tests/acp/package-lock.json ] || (cd tests/acp && npm ci --no-audit --no-fund)
 
 lint:            ## formatting and clippy, warnings are errors
 	$(CARGO) fmt --all -- --check

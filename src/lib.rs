@@ -6,6 +6,7 @@
 //! `policy` and `random` are leaves.
 
 #[cfg(target_arch = "x86_64")]
+pub mod acp;
 pub mod byte_copy;
 pub mod checkpoint;
 pub mod cli;

@@ -1,6 +1,7 @@
 //! The command line: parse, run, map the outcome to an exit code. Each subcommand is one file;
 //! all of them run their turns through `runtime::Runtime`.
 
+mod acp_cmd;
 mod audit_cmd;
 mod config_cmd;
 mod continue_cmd;
@@ -120,6 +121,9 @@ enum Command {
     Serve(serve_cmd::ServeArgs),
     /// Telegram bot over the same sessions, with /plan_status
     Telegram(telegram_cmd::TelegramArgs),
+    /// Serve the Agent Client Protocol on stdio: odek as the agent inside an editor (Zed,
+    /// JetBrains, Neovim, Emacs)
+    Acp(acp_cmd::AcpArgs),
     /// MCP: `odek mcp list` shows the configured servers; `odek mcp serve` serves odek's tools
     Mcp(mcp_cmd::McpArgs),
     /// What the agent remembers: facts, pending writes to review, episodes
@@ -194,6 +198,7 @@ pub fn main() -> ExitCode {
         Command::Serve(args) => serve_cmd::run(args),
         Command::Telegram(args) => telegram_cmd::run(args),
         Command::Mcp(args) => mcp_cmd::run(args),
+        Command::Acp(args) => acp_cmd::run(args),
         Command::Memory(args) => memory_cmd::run(args),
         Command::Skill(args) => skill_cmd::run(args),
         Command::Hooks(args) => hooks_cmd::run(args),

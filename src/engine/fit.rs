@@ -127,6 +127,9 @@ impl Engine {
                 source: "plan",
                 content: &rendered,
             });
+            let plan = store.snapshot();
+            self.observer
+                .on_event(&EngineEvent::PlanChanged { plan: &plan });
         }
     }
 }

@@ -144,6 +144,12 @@ pub enum EngineEvent<'a> {
         /// The text.
         content: &'a str,
     },
+    /// The plan changed, or a run began with one: its whole state, for the surfaces that
+    /// draw it (`odek acp`'s `plan` updates). Sent when the plan message is rendered anew.
+    PlanChanged {
+        /// The plan as it is now.
+        plan: &'a crate::plan::PlanState,
+    },
     /// A background job ended (heard at once; the model reads the notice in its next
     /// request).
     BackgroundFinished {

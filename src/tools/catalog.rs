@@ -24,6 +24,42 @@ pub struct ToolRow {
     /// the user's notes): after it, a turn's writes to the user's memory store wait for
     /// review.
     pub reads_files: bool,
+    /// What the tool does, as editors group tool calls (`odek acp`'s tool-call kind).
+    pub kind: ToolKind,
+}
+
+/// What a tool does, as editors group tool calls: the Agent Client Protocol's tool kinds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolKind {
+    /// Reads files or data.
+    Read,
+    /// Changes files.
+    Edit,
+    /// Searches files or data.
+    Search,
+    /// Runs a command.
+    Execute,
+    /// Thinks or plans.
+    Think,
+    /// Fetches from the network.
+    Fetch,
+    /// Anything else.
+    Other,
+}
+
+impl ToolKind {
+    /// The kind's name on the wire (`read`, `edit`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolKind::Read => "read",
+            ToolKind::Edit => "edit",
+            ToolKind::Search => "search",
+            ToolKind::Execute => "execute",
+            ToolKind::Think => "think",
+            ToolKind::Fetch => "fetch",
+            ToolKind::Other => "other",
+        }
+    }
 }
 
 /// The argument that says what a call is about.
@@ -67,6 +103,7 @@ const fn row(name: &'static str, emoji: &'static str, subject: Subject) -> ToolR
         subject,
         external: false,
         reads_files: false,
+        kind: ToolKind::Other,
     }
 }
 
@@ -84,6 +121,7 @@ const fn plain(name: &'static str, subject: Subject) -> ToolRow {
         subject,
         external: false,
         reads_files: false,
+        kind: ToolKind::Other,
     }
 }
 
@@ -94,19 +132,31 @@ const fn external(name: &'static str, emoji: &'static str, subject: Subject) -> 
         subject,
         external: true,
         reads_files: false,
+        kind: ToolKind::Other,
+    }
+}
+
+impl ToolRow {
+    /// The row with `kind` instead of [`ToolKind::Other`].
+    const fn with_kind(self, kind: ToolKind) -> ToolRow {
+        ToolRow { kind, ..self }
     }
 }
 
 /// `read_file`.
-pub const READ_FILE: ToolRow = file_reader("read_file", "📖", Subject::Path { changes: false });
+pub const READ_FILE: ToolRow =
+    file_reader("read_file", "📖", Subject::Path { changes: false }).with_kind(ToolKind::Read);
 /// `write_file`.
-pub const WRITE_FILE: ToolRow = row("write_file", "📝", Subject::Path { changes: true });
+pub const WRITE_FILE: ToolRow =
+    row("write_file", "📝", Subject::Path { changes: true }).with_kind(ToolKind::Edit);
 /// `search_files`.
-pub const SEARCH_FILES: ToolRow = file_reader("search_files", "🔍", Subject::Arg("pattern"));
+pub const SEARCH_FILES: ToolRow =
+    file_reader("search_files", "🔍", Subject::Arg("pattern")).with_kind(ToolKind::Search);
 /// `patch`.
-pub const PATCH: ToolRow = row("patch", "🩹", Subject::Path { changes: true });
+pub const PATCH: ToolRow =
+    row("patch", "🩹", Subject::Path { changes: true }).with_kind(ToolKind::Edit);
 /// `glob`.
-pub const GLOB: ToolRow = row("glob", "📂", Subject::Arg("pattern"));
+pub const GLOB: ToolRow = row("glob", "📂", Subject::Arg("pattern")).with_kind(ToolKind::Search);
 /// `batch_read`.
 pub const BATCH_READ: ToolRow = file_reader(
     "batch_read",
@@ -115,7 +165,8 @@ pub const BATCH_READ: ToolRow = file_reader(
         list: "files",
         changes: false,
     },
-);
+)
+.with_kind(ToolKind::Read);
 /// `batch_patch`.
 pub const BATCH_PATCH: ToolRow = row(
     "batch_patch",
@@ -124,31 +175,37 @@ pub const BATCH_PATCH: ToolRow = row(
         list: "patches",
         changes: true,
     },
-);
+)
+.with_kind(ToolKind::Edit);
 /// `shell`.
-pub const SHELL: ToolRow = file_reader("shell", "💻", Subject::Command);
+pub const SHELL: ToolRow =
+    file_reader("shell", "💻", Subject::Command).with_kind(ToolKind::Execute);
 /// `background` (a job's output is what a command printed, as `shell`'s).
 pub const BACKGROUND: ToolRow =
-    file_reader(super::background::TOOL_NAME, "⏳", Subject::Arg("action"));
+    file_reader(super::background::TOOL_NAME, "⏳", Subject::Arg("action"))
+        .with_kind(ToolKind::Execute);
 /// `delegate_tasks`.
 pub const DELEGATE_TASKS: ToolRow = external("delegate_tasks", "🤝", Subject::Nothing);
 /// `web_fetch`.
-pub const WEB_FETCH: ToolRow = external("web_fetch", "🌐", Subject::Url);
+pub const WEB_FETCH: ToolRow = external("web_fetch", "🌐", Subject::Url).with_kind(ToolKind::Fetch);
 /// `web_search`.
-pub const WEB_SEARCH: ToolRow = external("web_search", "🔎", Subject::Arg("query"));
+pub const WEB_SEARCH: ToolRow =
+    external("web_search", "🔎", Subject::Arg("query")).with_kind(ToolKind::Fetch);
 /// `clarify`.
 pub const CLARIFY: ToolRow = row("clarify", "❓", Subject::Arg("question"));
 /// `memory`.
 pub const MEMORY: ToolRow = plain("memory", Subject::Arg("action"));
 /// `session_search` (a hit from a session that took in external content taints the turn
 /// by itself).
-pub const SESSION_SEARCH: ToolRow = plain("session_search", Subject::Arg("query"));
+pub const SESSION_SEARCH: ToolRow =
+    plain("session_search", Subject::Arg("query")).with_kind(ToolKind::Search);
 /// `skill_load`.
-pub const SKILL_LOAD: ToolRow = plain("skill_load", Subject::Arg("name"));
+pub const SKILL_LOAD: ToolRow = plain("skill_load", Subject::Arg("name")).with_kind(ToolKind::Read);
 /// `skill_list`.
 pub const SKILL_LIST: ToolRow = plain("skill_list", Subject::Nothing);
 /// `plan`.
-pub const PLAN: ToolRow = row(crate::plan::TOOL_NAME, "📋", Subject::Arg("verb"));
+pub const PLAN: ToolRow =
+    row(crate::plan::TOOL_NAME, "📋", Subject::Arg("verb")).with_kind(ToolKind::Think);
 
 /// Every tool odek offers, in registration order (`web_search` only when its instance is
 /// configured, `memory` and `session_search` only with memory on, `skill_load` and
@@ -187,6 +244,11 @@ pub fn is_builtin(name: &str) -> bool {
 /// True when `name` is a tool of an MCP server (`<server>__<tool>`).
 pub fn is_mcp(name: &str) -> bool {
     !is_builtin(name) && name.contains(MCP_SEPARATOR)
+}
+
+/// What `tool` does, as editors group tool calls ([`ToolKind::Other`] for MCP tools).
+pub fn tool_kind(tool: &str) -> ToolKind {
+    row_of(tool).map_or(ToolKind::Other, |row| row.kind)
 }
 
 /// The emoji shown beside a call of `tool`.

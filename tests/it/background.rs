@@ -231,7 +231,7 @@ async fn a_served_run_shows_its_jobs_with_their_tail_and_cancelling_it_stops_the
     let run_id = started.json["run_id"].as_str().expect("run id").to_string();
     hold.wait_reached().await;
     let mut view = Value::Null;
-    for _ in 0..200 {
+    for _ in 0..2000 {
         view = served.get(&format!("/api/runs/{run_id}")).await.json;
         if view["jobs"][0]["tail"] == "listening on :5173" {
             break;

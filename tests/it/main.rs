@@ -7,6 +7,7 @@
 
 mod support;
 
+mod acp;
 mod background;
 mod cli_audit;
 mod cli_completions;

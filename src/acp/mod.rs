@@ -1,0 +1,511 @@
+//! odek inside editors: the Agent Client Protocol (`odek acp`), JSON-RPC 2.0 over stdin and
+//! stdout, logs on stderr. See docs/ACP.md.
+//!
+//! A surface like the others: each prompt is a turn of an odek session (`origin: "acp"`)
+//! submitted to the process's supervisor; the surface brings its approver
+//! ([`approver::AcpApprover`], `session/request_permission`) and its output
+//! ([`updates::Updates`], `session/update`). Several sessions run at once over one
+//! connection. Requests are handled each on its own task, so a `session/cancel` or the
+//! client's answer to a permission request is read while a prompt runs.
+
+mod approver;
+mod input;
+mod replay;
+mod rpc;
+mod updates;
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
+
+use crate::config::LoadOptions;
+use crate::engine::RunError;
+use crate::policy::DangerClass;
+use crate::runtime::{Approvals, Runtime, RuntimeOptions, SessionHandle, Submission, Supervisor};
+use rpc::{Connection, Incoming, Line, RpcError, code};
+
+/// Origin of the sessions `odek acp` starts.
+pub const ORIGIN_ACP: &str = "acp";
+
+/// Who holds the sessions `odek acp` writes.
+const HOLDER: &str = "odek acp";
+
+/// The protocol version odek speaks.
+pub const PROTOCOL_VERSION: u64 = 1;
+
+/// The id of the one authentication method: where the key goes.
+const AUTH_METHOD: &str = "odek-api-key";
+
+/// What the server runs turns with.
+pub struct Backend {
+    /// The runtime of the directory `odek acp` started in.
+    pub base: Arc<Runtime>,
+    /// The process's supervisor.
+    pub supervisor: Supervisor,
+    /// How the configuration was loaded (for another directory or a session's model).
+    pub load: LoadOptions,
+}
+
+/// A session this connection holds.
+struct AcpSession {
+    runtime: Arc<Runtime>,
+    handle: Arc<SessionHandle>,
+    /// The classes the user rejected for the rest of the session.
+    rejected: Arc<Mutex<HashSet<DangerClass>>>,
+    /// The run of the prompt in progress.
+    run: Mutex<Option<String>>,
+}
+
+impl AcpSession {
+    /// Submits the prompt's turn unless one is running; names the session by its first
+    /// prompt.
+    fn start(
+        &self,
+        supervisor: &Supervisor,
+        submission: Submission,
+        title: &str,
+    ) -> Result<crate::runtime::RunHandle, RpcError> {
+        let mut run = lock(&self.run);
+        if run.is_some() {
+            return Err(RpcError::new(
+                code::INVALID_REQUEST,
+                format!("session {} is already running a prompt", self.handle.id()),
+            ));
+        }
+        if self.handle.saved().task.is_empty() {
+            self.handle.set_task(title);
+        }
+        let handle = supervisor
+            .submit(submission)
+            .map_err(|e| RpcError::internal(e.to_string()))?;
+        *run = Some(handle.run_id.clone());
+        Ok(handle)
+    }
+}
+
+/// Which runtime: a directory, a model and its endpoint.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct RuntimeKey {
+    cwd: PathBuf,
+    model: String,
+    base_url: String,
+}
+
+struct Server {
+    conn: Arc<Connection>,
+    /// The backend, or why there is none (no API key: `authenticate` says where it goes).
+    backend: Result<Backend, String>,
+    initialized: AtomicBool,
+    sessions: Mutex<HashMap<String, Arc<AcpSession>>>,
+    runtimes: Mutex<HashMap<RuntimeKey, Arc<Runtime>>>,
+}
+
+/// Serves ACP on `input` and `output` until the input ends; then cancels the prompts still
+/// running (saved as every cancelled turn is) and returns.
+pub async fn serve(
+    backend: Result<Backend, String>,
+    input: impl AsyncRead + Unpin,
+    output: impl AsyncWrite + Unpin + Send + 'static,
+) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let writer = tokio::spawn(write_lines(rx, output));
+    let server = Arc::new(Server {
+        conn: Connection::new(tx),
+        backend,
+        initialized: AtomicBool::new(false),
+        sessions: Mutex::new(HashMap::new()),
+        runtimes: Mutex::new(HashMap::new()),
+    });
+    let mut input = tokio::io::BufReader::new(input);
+    loop {
+        match rpc::read_line(&mut input, rpc::MAX_LINE_BYTES).await {
+            Ok(Line::Text(line)) if line.iter().all(u8::is_ascii_whitespace) => {}
+            Ok(Line::Text(line)) => server.take(&line),
+            Ok(Line::TooLong) => server.conn.respond(
+                Value::Null,
+                Err(RpcError::new(
+                    code::INVALID_REQUEST,
+                    format!("a message may hold at most {} bytes", rpc::MAX_LINE_BYTES),
+                )),
+            ),
+            Ok(Line::End) => break,
+            Err(e) => {
+                tracing::warn!("odek acp: reading stdin: {e}");
+                break;
+            }
+        }
+    }
+    server.conn.close();
+    if let Ok(backend) = &server.backend {
+        backend.supervisor.shutdown().await;
+    }
+    lock(&server.sessions).clear();
+    drop(server);
+    // Every sender is gone once the runs have ended: the writer drains what is left.
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), writer).await;
+}
+
+async fn write_lines(
+    mut rx: mpsc::UnboundedReceiver<Vec<u8>>,
+    mut output: impl AsyncWrite + Unpin,
+) {
+    while let Some(line) = rx.recv().await {
+        if output.write_all(&line).await.is_err() {
+            return;
+        }
+        // Flush when nothing else is waiting: a burst of deltas goes out in one write.
+        if rx.is_empty() && output.flush().await.is_err() {
+            return;
+        }
+    }
+}
+
+impl Server {
+    /// Takes one line: a request gets its answer on its own task.
+    fn take(self: &Arc<Self>, line: &[u8]) {
+        match rpc::parse(line) {
+            Incoming::Request { id, method, params } if method == "initialize" => {
+                let answer = self.initialize(&params);
+                self.conn.respond(id, answer);
+            }
+            Incoming::Request { id, .. } if !self.initialized.load(Ordering::Acquire) => {
+                self.conn.respond(
+                    id,
+                    Err(RpcError::new(
+                        code::INVALID_REQUEST,
+                        "not initialized: send initialize first",
+                    )),
+                );
+            }
+            Incoming::Request { id, method, params } => {
+                let server = self.clone();
+                tokio::spawn(async move {
+                    let answer = server.call(&method, params).await;
+                    server.conn.respond(id, answer);
+                });
+            }
+            Incoming::Notification { method, params } if method == "session/cancel" => {
+                self.cancel(&params);
+            }
+            // Other notifications (`$/cancel_request`, extensions) need nothing of odek.
+            Incoming::Notification { .. } => {}
+            Incoming::Response { id, outcome } => self.conn.answered(&id, outcome),
+            Incoming::Invalid { id, error } => self.conn.respond(id, Err(error)),
+        }
+    }
+
+    async fn call(self: &Arc<Self>, method: &str, params: Value) -> Result<Value, RpcError> {
+        match method {
+            "authenticate" => self.backend().map(|_| json!({})),
+            "session/new" => self.new_session(params).await,
+            "session/load" => self.load_session(params).await,
+            "session/prompt" => self.prompt(params).await,
+            _ => Err(RpcError::new(
+                code::METHOD_NOT_FOUND,
+                format!("odek acp has no method {method}"),
+            )),
+        }
+    }
+
+    fn initialize(&self, params: &Value) -> Result<Value, RpcError> {
+        let Some(_asked) = params.get("protocolVersion").and_then(Value::as_u64) else {
+            return Err(RpcError::invalid_params(
+                "initialize needs \"protocolVersion\", a number",
+            ));
+        };
+        self.initialized.store(true, Ordering::Release);
+        let images = self.backend.as_ref().is_ok_and(|b| b.base.config().images);
+        let auth_methods = match &self.backend {
+            Ok(_) => json!([]),
+            Err(why) => json!([{
+                "id": AUTH_METHOD,
+                "name": "API key",
+                "description": format!("odek has no API key: {why}. Set it there and start odek acp again."),
+            }]),
+        };
+        // odek speaks version 1 only: asked for another, it answers with its own.
+        Ok(json!({
+            "protocolVersion": PROTOCOL_VERSION,
+            "agentCapabilities": {
+                "loadSession": true,
+                "promptCapabilities": {"image": images, "audio": false, "embeddedContext": true},
+                "mcpCapabilities": {"http": false, "sse": false},
+            },
+            "authMethods": auth_methods,
+            "agentInfo": {"name": "odek", "title": "odek", "version": env!("CARGO_PKG_VERSION")},
+        }))
+    }
+
+    fn backend(&self) -> Result<&Backend, RpcError> {
+        self.backend.as_ref().map_err(|why| {
+            RpcError::new(
+                code::AUTH_REQUIRED,
+                format!("Authentication required: {why}"),
+            )
+        })
+    }
+
+    /// The runtime of `key`: the base one for its own directory and model, else one built
+    /// once and shared by every session of the key.
+    fn runtime_for(&self, key: RuntimeKey) -> Result<Arc<Runtime>, RpcError> {
+        let backend = self.backend()?;
+        let base = &backend.base;
+        let config = base.config();
+        if key.cwd == base.cwd() && key.model == config.model && key.base_url == config.base_url {
+            return Ok(base.clone());
+        }
+        let mut runtimes = lock(&self.runtimes);
+        if let Some(runtime) = runtimes.get(&key) {
+            return Ok(runtime.clone());
+        }
+        let mut load = backend.load.clone();
+        load.cwd = key.cwd.clone();
+        load.flags
+            .set("model", key.model.as_str())
+            .set("base_url", key.base_url.as_str());
+        let resolved = crate::config::load(&load).map_err(|e| {
+            RpcError::internal(format!("the configuration of {}: {e}", key.cwd.display()))
+        })?;
+        let mut runtime = Runtime::build(
+            resolved.config,
+            RuntimeOptions::surface(
+                load.home.clone(),
+                key.cwd.clone(),
+                None,
+                base.redactor().clone(),
+            ),
+        )
+        .map_err(|e| RpcError::internal(e.to_string()))?;
+        runtime.share_with(base);
+        let runtime = Arc::new(runtime);
+        runtimes.insert(key, runtime.clone());
+        Ok(runtime)
+    }
+
+    /// The key of a new session in `cwd`: the configured model.
+    fn key_in(&self, cwd: PathBuf) -> Result<RuntimeKey, RpcError> {
+        let config = self.backend()?.base.config();
+        Ok(RuntimeKey {
+            cwd,
+            model: config.model.clone(),
+            base_url: config.base_url.clone(),
+        })
+    }
+
+    async fn new_session(self: &Arc<Self>, params: Value) -> Result<Value, RpcError> {
+        let params: SessionParams = decode(params)?;
+        let cwd = checked_cwd(&params.cwd)?;
+        refuse_client_mcp(&params.mcp_servers)?;
+        let runtime = self.runtime_for(self.key_in(cwd)?)?;
+        let handle = {
+            let runtime = runtime.clone();
+            blocking(move || {
+                let (head, warning) = runtime.first_messages();
+                if let Some(w) = warning {
+                    eprintln!("odek acp: warning: {w}");
+                }
+                runtime.new_session("", head, ORIGIN_ACP, HOLDER)
+            })
+            .await?
+        };
+        let id = handle.id().to_string();
+        self.hold(runtime, handle);
+        Ok(json!({"sessionId": id}))
+    }
+
+    async fn load_session(self: &Arc<Self>, params: Value) -> Result<Value, RpcError> {
+        let params: LoadParams = decode(params)?;
+        let cwd = checked_cwd(&params.session.cwd)?;
+        refuse_client_mcp(&params.session.mcp_servers)?;
+        let id = params.session_id;
+        if lock(&self.sessions).contains_key(&id) {
+            return Err(RpcError::new(
+                code::INVALID_REQUEST,
+                format!("session {id} is open on this connection already"),
+            ));
+        }
+        let base = self.backend()?.base.clone();
+        let saved = {
+            let id = id.clone();
+            tokio::task::spawn_blocking(move || base.sessions().load(&id))
+                .await
+                .map_err(|e| RpcError::internal(e.to_string()))?
+        }
+        .map_err(|e| match e {
+            crate::session::SessionError::NotFound { .. }
+            | crate::session::SessionError::InvalidId { .. } => {
+                RpcError::new(code::RESOURCE_NOT_FOUND, format!("no session {id}"))
+            }
+            e => RpcError::internal(e.message_without_paths()),
+        })?;
+        let key = RuntimeKey {
+            cwd,
+            model: saved.model.clone(),
+            base_url: saved.base_url.clone().unwrap_or_else(|| {
+                self.backend()
+                    .map(|b| b.base.config().base_url.clone())
+                    .unwrap_or_default()
+            }),
+        };
+        let runtime = self.runtime_for(key)?;
+        let handle = {
+            let (runtime, id) = (runtime.clone(), id.clone());
+            blocking(move || runtime.open_session(&id, HOLDER)).await?
+        };
+        replay::replay(&self.conn, &saved);
+        self.hold(runtime, handle);
+        Ok(json!({}))
+    }
+
+    fn hold(&self, runtime: Arc<Runtime>, handle: Arc<SessionHandle>) {
+        let session = AcpSession {
+            runtime,
+            handle,
+            rejected: Arc::default(),
+            run: Mutex::new(None),
+        };
+        lock(&self.sessions).insert(session.handle.id().to_string(), Arc::new(session));
+    }
+
+    fn session(&self, id: &str) -> Result<Arc<AcpSession>, RpcError> {
+        lock(&self.sessions).get(id).cloned().ok_or_else(|| {
+            RpcError::new(
+                code::RESOURCE_NOT_FOUND,
+                format!("no session {id} on this connection (session/new or session/load first)"),
+            )
+        })
+    }
+
+    async fn prompt(self: &Arc<Self>, params: Value) -> Result<Value, RpcError> {
+        let params: PromptParams = decode(params)?;
+        let session = self.session(&params.session_id)?;
+        let supervisor = self.backend()?.supervisor.clone();
+        let input = input::message(&params.prompt, session.runtime.config().images)?;
+        let approver = approver::AcpApprover::new(
+            self.conn.clone(),
+            &params.session_id,
+            session.rejected.clone(),
+        );
+        let output = updates::Updates::new(
+            self.conn.clone(),
+            &params.session_id,
+            session.runtime.cwd(),
+            session.runtime.redactor().clone(),
+        );
+        let title = input.title;
+        let submission = Submission {
+            runtime: session.runtime.clone(),
+            session: Some(session.handle.clone()),
+            input: vec![input.message],
+            approvals: Approvals::Local(Arc::new(approver)),
+            output: Arc::new(output),
+            external: input.external,
+            origin: ORIGIN_ACP,
+        };
+        let handle = session.start(&supervisor, submission, &title)?;
+        let outcome = handle.outcome().await;
+        *lock(&session.run) = None;
+        let outcome = outcome.map_err(|e| RpcError::internal(e.message_without_paths()))?;
+        stop_reason(outcome.run.result)
+    }
+
+    fn cancel(&self, params: &Value) {
+        let Some(id) = params.get("sessionId").and_then(Value::as_str) else {
+            return;
+        };
+        let run = lock(&self.sessions)
+            .get(id)
+            .and_then(|s| lock(&s.run).clone());
+        if let (Some(run), Ok(backend)) = (run, &self.backend) {
+            let _ = backend.supervisor.cancel(&run);
+        }
+    }
+}
+
+/// The answer of a prompt whose run ended with `result`.
+fn stop_reason(result: Result<String, RunError>) -> Result<Value, RpcError> {
+    let reason = match result {
+        Ok(_) => "end_turn",
+        Err(RunError::Cancelled) => "cancelled",
+        Err(RunError::MaxIterations(_) | RunError::Budget { .. }) => "max_turn_requests",
+        Err(RunError::PromptBlocked(_)) => "refusal",
+        Err(e) => return Err(RpcError::internal(e.to_string())),
+    };
+    Ok(json!({"stopReason": reason}))
+}
+
+/// `session/new`'s parameters (and `session/load`'s besides the id).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SessionParams {
+    cwd: String,
+    #[serde(default)]
+    mcp_servers: Vec<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct LoadParams {
+    session_id: String,
+    #[serde(flatten)]
+    session: SessionParams,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PromptParams {
+    session_id: String,
+    prompt: Vec<Value>,
+}
+
+fn decode<T: serde::de::DeserializeOwned>(params: Value) -> Result<T, RpcError> {
+    serde_json::from_value(params)
+        .map_err(|e| RpcError::invalid_params(format!("invalid params: {e}")))
+}
+
+/// `cwd` when it is an absolute path of a directory.
+fn checked_cwd(cwd: &str) -> Result<PathBuf, RpcError> {
+    let path = Path::new(cwd);
+    if !path.is_absolute() {
+        return Err(RpcError::invalid_params(format!(
+            "cwd must be an absolute path, not {cwd:?}"
+        )));
+    }
+    if !path.is_dir() {
+        return Err(RpcError::invalid_params(format!(
+            "cwd {cwd} is not a directory"
+        )));
+    }
+    Ok(path.to_path_buf())
+}
+
+/// The client's own MCP servers are not taken yet: odek's configured ones serve every
+/// session (docs/ACP.md).
+fn refuse_client_mcp(servers: &[Value]) -> Result<(), RpcError> {
+    if servers.is_empty() {
+        return Ok(());
+    }
+    Err(RpcError::invalid_params(
+        "odek acp does not take the client's MCP servers yet: configure them under \"mcp_servers\" in odek's config (docs/MCP.md)",
+    ))
+}
+
+/// Runs blocking work (session files) off the async threads.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, crate::runtime::RuntimeError> + Send + 'static,
+) -> Result<T, RpcError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| RpcError::internal(e.to_string()))?
+        .map_err(|e| RpcError::internal(e.message_without_paths()))
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}

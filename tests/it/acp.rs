@@ -1,0 +1,424 @@
+//! `odek acp` driven by a real ACP client from another ecosystem: the official TypeScript
+//! SDK (tests/acp/client.mjs, pinned by tests/acp/package-lock.json, installed by
+//! `make acp-deps`), against the scripted model. The SDK checks every message against the
+//! protocol's schema and drops what does not fit, so the updates asserted here are the
+//! updates an editor sees. The protocol's errors are checked over raw stdio.
+
+use std::io::{BufRead, BufReader, Write};
+
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+/// Runs the SDK client against `odek acp` with `scenario`; its report.
+async fn client(sb: &Sandbox, server_url: &str, scenario: Value) -> Value {
+    client_with(sb, server_url, &[], scenario).await
+}
+
+async fn client_with(
+    sb: &Sandbox,
+    server_url: &str,
+    env: &[(&str, &str)],
+    scenario: Value,
+) -> Value {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/acp");
+    assert!(
+        root.join("node_modules/@agentclientprotocol/sdk").exists(),
+        "the ACP TypeScript SDK is not installed: run `make acp-deps`"
+    );
+    let cmd = sb.odek(server_url);
+    let mut node = std::process::Command::new("node");
+    node.env_clear()
+        .envs(
+            cmd.get_envs()
+                .filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned()))),
+        )
+        .envs(env.iter().copied())
+        .current_dir(&sb.work)
+        .arg(root.join("client.mjs"))
+        .arg(odek_binary())
+        .arg("acp")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = node.spawn().expect("node");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(scenario.to_string().as_bytes())
+        .expect("scenario");
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .expect("join")
+        .expect("the client ran");
+    assert!(
+        out.status.success(),
+        "the client failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not the client's report ({e}): {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+/// The log's entries of `kind` (`update`, `permission`, `stop`, `error`, …).
+fn entries<'a>(report: &'a Value, kind: &str) -> Vec<&'a Value> {
+    report["log"]
+        .as_array()
+        .expect("log")
+        .iter()
+        .filter_map(|e| e.get(kind))
+        .collect()
+}
+
+/// The updates of one `sessionUpdate` kind.
+fn updates<'a>(report: &'a Value, kind: &str) -> Vec<&'a Value> {
+    entries(report, "update")
+        .into_iter()
+        .filter(|u| u["sessionUpdate"] == kind)
+        .collect()
+}
+
+/// The text of the chunks of `kind`, joined.
+fn chunks(report: &Value, kind: &str) -> String {
+    updates(report, kind)
+        .iter()
+        .filter_map(|u| u["content"]["text"].as_str())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_editor_sees_the_plan_the_calls_a_diff_and_is_asked_before_code_runs() {
+    let python = |code: &str| json!({"command": format!("python3 -c \"{code}\"")});
+    let server = ScriptedServer::start(vec![
+        plan_create(&[("s1", "Read the notes"), ("s2", "Fix the typo")]),
+        tools(&[("read_file", json!({"path": "notes.md"}))]),
+        tools(&[(
+            "patch",
+            json!({"path": "notes.md", "old_string": "teh", "new_string": "the"}),
+        )]),
+        tools(&[(
+            "plan",
+            json!({"verb": "update", "updates": [
+                {"id": "s1", "status": "done"}, {"id": "s2", "status": "in_progress"}]}),
+        )]),
+        tools(&[("shell", python("print(40+2)"))]),
+        tools(&[("shell", python("print(6*7)"))]),
+        tools(&[("shell", python("print(7*6)"))]),
+        pieces(&["All ", "done: the typo is fixed."]),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    std::fs::write(sb.work.join("notes.md"), "fix teh typo\n").expect("notes");
+    let work = sb.work.to_string_lossy().to_string();
+    let report = client(
+        &sb,
+        &server.base_url(),
+        json!({
+            "permissions": ["reject_once", "allow_always"],
+            "steps": [{"new": work}, {"prompt": "fix the typo in notes.md"}],
+        }),
+    )
+    .await;
+    assert_eq!(report["initialize"]["protocolVersion"], 1, "{report}");
+    assert_eq!(
+        report["initialize"]["agentCapabilities"]["loadSession"], true,
+        "{report}"
+    );
+    assert_eq!(report["initialize"]["agentInfo"]["name"], "odek");
+    assert_eq!(
+        entries(&report, "stop"),
+        [&json!({"stopReason": "end_turn"})]
+    );
+    assert_eq!(report["exit"], 0, "{report}");
+
+    // The plan, as the model kept it: created, then its first step done, the next begun.
+    let plans: Vec<Value> = updates(&report, "plan")
+        .into_iter()
+        .map(|u| u["entries"].clone())
+        .collect();
+    let entry = |content: &str, status: &str| json!({"content": content, "priority": "medium", "status": status});
+    assert_eq!(plans.len(), 2, "{plans:?}");
+    assert_eq!(
+        plans[0],
+        json!([
+            entry("Read the notes", "pending"),
+            entry("Fix the typo", "pending")
+        ])
+    );
+    assert_eq!(
+        plans[1],
+        json!([
+            entry("Read the notes", "completed"),
+            entry("Fix the typo", "in_progress")
+        ])
+    );
+
+    // Each call: its kind, its title as the terminal shows it, the file it touches.
+    let calls = updates(&report, "tool_call");
+    let read_call = calls
+        .iter()
+        .find(|c| c["rawInput"]["path"] == "notes.md" && c["kind"] == "read")
+        .expect("a read call");
+    assert_eq!(read_call["title"], "📖 read_file notes.md");
+    assert_eq!(read_call["status"], "in_progress");
+    let notes = sb.work.join("notes.md").to_string_lossy().to_string();
+    assert_eq!(read_call["locations"], json!([{"path": notes}]));
+    let patch = calls.iter().find(|c| c["kind"] == "edit").expect("an edit");
+    assert_eq!(patch["locations"], json!([{"path": notes}]));
+    let finished = updates(&report, "tool_call_update");
+    let diff = finished
+        .iter()
+        .find(|u| u["toolCallId"] == patch["toolCallId"])
+        .expect("the edit's end");
+    assert_eq!(diff["status"], "completed");
+    assert_eq!(
+        diff["content"],
+        json!([{"type": "diff", "path": notes, "oldText": "fix teh typo\n", "newText": "fix the typo\n"}])
+    );
+    assert!(calls.iter().any(|c| c["kind"] == "think"), "{calls:?}");
+
+    // Code asks: rejected once (the model reads the refusal), then allowed for the session
+    // (the third call is not asked about).
+    let asked = entries(&report, "permission");
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    let kinds: Vec<&str> = asked[0]["options"]
+        .as_array()
+        .expect("options")
+        .iter()
+        .filter_map(|o| o["kind"].as_str())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["allow_once", "allow_always", "reject_once", "reject_always"]
+    );
+    assert_eq!(asked[0]["toolCall"]["kind"], "execute");
+    assert!(
+        asked[0]["toolCall"]["title"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("💻 shell python3")),
+        "{asked:?}"
+    );
+    let requests = server.requests();
+    let refused = tool_results(&requests[5]);
+    assert!(
+        refused.last().is_some_and(|r| r.contains("denied")),
+        "{refused:?}"
+    );
+    let ran: Vec<String> = tool_results(&requests[6]);
+    assert!(ran.iter().any(|r| r.contains("42")), "{ran:?}");
+    assert_eq!(
+        chunks(&report, "agent_message_chunk"),
+        "All done: the typo is fixed."
+    );
+    assert_eq!(read_file_text(&sb, "notes.md"), "fix the typo\n");
+
+    // The session is odek's: saved with origin acp, and loaded again in a new connection.
+    let session_id = entries(&report, "new")[0]["sessionId"]
+        .as_str()
+        .expect("session id")
+        .to_string();
+    let saved: Value = serde_json::from_str(&read(
+        sb.home.join("sessions").join(format!("{session_id}.json")),
+    ))
+    .expect("the session file");
+    assert_eq!(saved["origin"], "acp");
+    assert_eq!(saved["task"], "fix the typo in notes.md");
+    let loaded = client(
+        &sb,
+        &server.base_url(),
+        json!({"steps": [{"load": session_id, "cwd": work}]}),
+    )
+    .await;
+    assert_eq!(entries(&loaded, "loaded"), [&json!({})], "{loaded}");
+    assert_eq!(
+        chunks(&loaded, "user_message_chunk"),
+        "fix the typo in notes.md"
+    );
+    assert_eq!(
+        chunks(&loaded, "agent_message_chunk"),
+        "All done: the typo is fixed."
+    );
+    let replayed = updates(&loaded, "tool_call");
+    assert_eq!(replayed.len(), 7, "{replayed:?}");
+    assert!(
+        replayed
+            .iter()
+            .any(|c| c["title"] == "📖 read_file notes.md")
+    );
+    assert!(
+        replayed.iter().any(|c| c["status"] == "failed"),
+        "{replayed:?}"
+    );
+    let plan = updates(&loaded, "plan");
+    assert_eq!(plan.last().map(|p| &p["entries"]), Some(&plans[1]));
+}
+
+fn read_file_text(sb: &Sandbox, name: &str) -> String {
+    std::fs::read_to_string(sb.work.join(name)).expect("file")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_cancelled_while_it_asks_ends_cancelled_and_a_rejected_class_is_not_asked_again() {
+    let python = |code: &str| json!({"command": format!("python3 -c \"{code}\"")});
+    let server = ScriptedServer::start(vec![
+        tools(&[("shell", python("print(1)"))]),
+        tools(&[("shell", python("print(2)"))]),
+        tools(&[("shell", python("print(3)"))]),
+        text("Fine, no code."),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let work = sb.work.to_string_lossy().to_string();
+    let report = client(
+        &sb,
+        &server.base_url(),
+        json!({
+            "permissions": ["cancel", "reject_always"],
+            "steps": [
+                {"new": work},
+                {"prompt": "run some code"},
+                {"prompt": "run some code again"},
+            ],
+        }),
+    )
+    .await;
+    assert_eq!(
+        entries(&report, "stop"),
+        [
+            &json!({"stopReason": "cancelled"}),
+            &json!({"stopReason": "end_turn"})
+        ],
+        "{report}"
+    );
+    // Rejected for the session: the next call of the class is refused without a question.
+    assert_eq!(entries(&report, "permission").len(), 2, "{report}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    let last = tool_results(requests.last().expect("requests"));
+    assert!(
+        last.last().is_some_and(|r| r.contains("denied")),
+        "{last:?}"
+    );
+    // Each refused call is shown failed, with why.
+    let failed: Vec<&str> = updates(&report, "tool_call_update")
+        .into_iter()
+        .filter(|u| u["status"] == "failed")
+        .filter_map(|u| u["content"][0]["content"]["text"].as_str())
+        .collect();
+    assert_eq!(failed.len(), 3, "{report}");
+    assert!(failed[0].contains("interrupted"), "{failed:?}");
+    assert!(failed[1].contains("denied by user"), "{failed:?}");
+    assert!(failed[2].contains("denied by user"), "{failed:?}");
+}
+
+/// A line-level client: JSON-RPC lines in, lines out.
+struct RawAcp {
+    child: std::process::Child,
+    lines: std::io::Lines<BufReader<std::process::ChildStdout>>,
+}
+
+impl RawAcp {
+    fn start(sb: &Sandbox, url: &str, env: &[(&str, &str)]) -> RawAcp {
+        let mut cmd = sb.odek(url);
+        cmd.arg("acp")
+            .envs(env.iter().copied())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null());
+        let mut child = cmd.spawn().expect("odek acp");
+        let lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        RawAcp { child, lines }
+    }
+
+    /// Sends `line`, reads the one answer.
+    fn ask(&mut self, line: &str) -> Value {
+        let stdin = self.child.stdin.as_mut().expect("stdin");
+        writeln!(stdin, "{line}").expect("write");
+        stdin.flush().expect("flush");
+        let answer = self.lines.next().expect("an answer").expect("a line");
+        serde_json::from_str(&answer).expect("json")
+    }
+
+    fn close(mut self) -> std::process::ExitStatus {
+        drop(self.child.stdin.take());
+        self.child.wait().expect("exit")
+    }
+}
+
+#[test]
+fn bad_lines_unknown_methods_and_requests_before_initialize_get_errors_and_odek_stays_up() {
+    let sb = Sandbox::new();
+    let mut acp = RawAcp::start(&sb, "http://127.0.0.1:9/v1", &[]);
+    let work = sb.work.to_string_lossy().to_string();
+    let new = json!({"jsonrpc": "2.0", "id": 2, "method": "session/new",
+                     "params": {"cwd": work, "mcpServers": []}})
+    .to_string();
+    let early = acp.ask(&new);
+    assert_eq!(early["id"], 2);
+    assert_eq!(early["error"]["code"], -32600, "{early}");
+    assert!(
+        early["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("initialize first"))
+    );
+    let bad = acp.ask("{\"jsonrpc\": \"2.0\", \"id\": 3, \"method\"");
+    assert_eq!(bad["error"]["code"], -32700, "{bad}");
+    assert_eq!(bad["id"], Value::Null);
+    let not_rpc = acp.ask(r#"{"id": 4, "method": "initialize"}"#);
+    assert_eq!(not_rpc["error"]["code"], -32600, "{not_rpc}");
+    let init = acp.ask(
+        &json!({"jsonrpc": "2.0", "id": 5, "method": "initialize",
+                "params": {"protocolVersion": 7}})
+        .to_string(),
+    );
+    assert_eq!(init["result"]["protocolVersion"], 1, "{init}");
+    let unknown = acp.ask(r#"{"jsonrpc": "2.0", "id": 6, "method": "odek/nothing"}"#);
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+    let relative = acp.ask(
+        r#"{"jsonrpc": "2.0", "id": 7, "method": "session/new", "params": {"cwd": "work", "mcpServers": []}}"#,
+    );
+    assert_eq!(relative["error"]["code"], -32602, "{relative}");
+    let missing = acp.ask(
+        r#"{"jsonrpc": "2.0", "id": 8, "method": "session/prompt", "params": {"sessionId": "nope", "prompt": []}}"#,
+    );
+    assert_eq!(missing["error"]["code"], -32002, "{missing}");
+    let created = acp.ask(&new.replace("\"id\":2", "\"id\":9"));
+    assert_eq!(created["id"], 9);
+    assert!(created["result"]["sessionId"].is_string(), "{created}");
+    assert!(acp.close().success());
+}
+
+#[test]
+fn without_a_key_initialize_offers_the_way_to_authenticate_and_sessions_say_where_it_goes() {
+    let sb = Sandbox::new();
+    let mut acp = RawAcp::start(&sb, "https://api.example.com/v1", &[]);
+    let init = acp.ask(
+        r#"{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}"#,
+    );
+    let methods = &init["result"]["authMethods"];
+    assert_eq!(methods[0]["id"], "odek-api-key", "{init}");
+    assert!(
+        methods[0]["description"]
+            .as_str()
+            .is_some_and(|d| d.contains("ODEK_API_KEY")),
+        "{init}"
+    );
+    let work = sb.work.to_string_lossy().to_string();
+    let new = acp.ask(
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "session/new",
+                "params": {"cwd": work, "mcpServers": []}})
+        .to_string(),
+    );
+    assert_eq!(new["error"]["code"], -32000, "{new}");
+    let auth = acp.ask(
+        r#"{"jsonrpc": "2.0", "id": 3, "method": "authenticate", "params": {"methodId": "odek-api-key"}}"#,
+    );
+    assert_eq!(auth["error"]["code"], -32000, "{auth}");
+    assert!(acp.close().success());
+}
