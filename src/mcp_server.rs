@@ -203,6 +203,7 @@ impl OdekMcpServer {
         let surface = Surface {
             approver: None,
             output: Arc::new(NoopObserver),
+            files: None,
         };
         let turn = self.tools.turn(None, surface, &format!("mcp-{n}"))?;
         let call = ToolCall::new(
@@ -241,6 +242,7 @@ impl OdekMcpServer {
             // The task comes from another program: the turn's memory writes wait.
             external: vec![format!("mcp:{RUN_TASK}")],
             origin: ORIGIN_MCP,
+            files: None,
         })?;
         let session_id = handle.session_id.clone();
         let watcher = tokio::spawn({

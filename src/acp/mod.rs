@@ -9,6 +9,7 @@
 //! client's answer to a permission request is read while a prompt runs.
 
 mod approver;
+mod files;
 mod input;
 mod replay;
 mod rpc;
@@ -102,6 +103,8 @@ struct Server {
     /// The backend, or why there is none (no API key: `authenticate` says where it goes).
     backend: Result<Backend, String>,
     initialized: AtomicBool,
+    /// What the client does with files (from `initialize`).
+    files: Mutex<files::FileCapabilities>,
     sessions: Mutex<HashMap<String, Arc<AcpSession>>>,
     runtimes: Mutex<HashMap<RuntimeKey, Arc<Runtime>>>,
 }
@@ -119,6 +122,7 @@ pub async fn serve(
         conn: Connection::new(tx),
         backend,
         initialized: AtomicBool::new(false),
+        files: Mutex::default(),
         sessions: Mutex::new(HashMap::new()),
         runtimes: Mutex::new(HashMap::new()),
     });
@@ -219,6 +223,7 @@ impl Server {
                 "initialize needs \"protocolVersion\", a number",
             ));
         };
+        *lock(&self.files) = files::FileCapabilities::of(&params["clientCapabilities"]);
         self.initialized.store(true, Ordering::Release);
         let images = self.backend.as_ref().is_ok_and(|b| b.base.config().images);
         let auth_methods = match &self.backend {
@@ -392,12 +397,16 @@ impl Server {
             &params.session_id,
             session.rejected.clone(),
         );
+        let written = Arc::new(files::WriteLog::default());
         let output = updates::Updates::new(
             self.conn.clone(),
             &params.session_id,
             session.runtime.cwd(),
             session.runtime.redactor().clone(),
+            written.clone(),
         );
+        let can = *lock(&self.files);
+        let files = files::ClientFiles::of(&self.conn, &params.session_id, can, &written);
         let title = input.title;
         let submission = Submission {
             runtime: session.runtime.clone(),
@@ -407,6 +416,7 @@ impl Server {
             output: Arc::new(output),
             external: input.external,
             origin: ORIGIN_ACP,
+            files,
         };
         let handle = session.start(&supervisor, submission, &title)?;
         let outcome = handle.outcome().await;

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::{Value, json};
 
+use super::files::WriteLog;
 use super::rpc::Connection;
 use crate::engine::{EngineEvent, Observer};
 use crate::llm::{Delta, ToolCall};
@@ -34,6 +35,8 @@ pub(crate) struct Updates {
     /// The text of each file a running call may change, read before it ran (`None`: the
     /// file did not exist), by call id.
     before: Mutex<HashMap<String, Vec<PreImage>>>,
+    /// What the editor wrote for the calls (their diffs when it writes files).
+    written: Arc<WriteLog>,
 }
 
 /// A file as it was before a call changed it (`None`: it did not exist).
@@ -45,6 +48,7 @@ impl Updates {
         session_id: &str,
         cwd: &Path,
         redactor: Arc<Redactor>,
+        written: Arc<WriteLog>,
     ) -> Updates {
         Updates {
             conn,
@@ -54,6 +58,7 @@ impl Updates {
             thought: Mutex::new(StreamRedactor::new(redactor.clone())),
             redactor,
             before: Mutex::new(HashMap::new()),
+            written,
         }
     }
 
@@ -134,10 +139,19 @@ impl Updates {
 
     fn on_tool_finished(&self, call: &ToolCall, ok: bool, error: Option<&str>) {
         let before = lock(&self.before).remove(&call.id).unwrap_or_default();
-        let mut content: Vec<Value> = before
-            .into_iter()
-            .filter_map(|(path, old)| self.diff(&path, old))
-            .collect();
+        let paths: Vec<PathBuf> = before.iter().map(|(p, _)| p.clone()).collect();
+        let through_editor = self.written.take(&paths);
+        let mut content: Vec<Value> = if through_editor.is_empty() {
+            before
+                .into_iter()
+                .filter_map(|(path, old)| self.diff(&path, old, read_text(&path)))
+                .collect()
+        } else {
+            through_editor
+                .into_iter()
+                .filter_map(|(path, old, new)| self.diff(&path, old, Some(new)))
+                .collect()
+        };
         if let (false, Some(error)) = (ok, error) {
             content.push(json!({
                 "type": "content",
@@ -152,9 +166,9 @@ impl Updates {
         }));
     }
 
-    /// The `diff` content of `path` when the call changed it.
-    fn diff(&self, path: &Path, old: Option<String>) -> Option<Value> {
-        let new = read_text(path)?;
+    /// The `diff` content of `path` when the call changed it from `old` to `new`.
+    fn diff(&self, path: &Path, old: Option<String>, new: Option<String>) -> Option<Value> {
+        let new = new?;
         if old.as_deref() == Some(new.as_str()) {
             return None;
         }

@@ -224,6 +224,7 @@ async fn turn(
         output: files,
         external: Vec::new(),
         origin: ORIGIN_SUBAGENT,
+        files: None,
     })?;
     Ok((session_id, handle.outcome().await?))
 }

@@ -184,6 +184,7 @@ impl Setup {
                 output: self.terminal.clone(),
                 external,
                 origin: crate::session::ORIGIN_CLI,
+                files: None,
             })?;
             let watcher = tokio::spawn(watch_signals(
                 supervisor.clone(),

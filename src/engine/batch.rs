@@ -100,6 +100,7 @@ impl Engine {
             spent: spent.clone(),
             report: None,
             checkpoints: self.checkpoints.clone(),
+            files: self.files.clone(),
         };
         let mut prepared: Vec<Prepared> = calls
             .iter()

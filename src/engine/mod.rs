@@ -271,6 +271,7 @@ pub struct Engine {
     checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
     hooks: Option<crate::hooks::HookRun>,
     jobs: Option<Arc<crate::tools::background::Jobs>>,
+    files: Option<Arc<dyn crate::tools::EditorFiles>>,
 }
 
 /// The parts an engine is built from (see `runtime::Runtime::turn`).
@@ -302,6 +303,8 @@ pub struct EngineParts {
     /// The session's background jobs: the notice of each that ended goes into the next
     /// model request.
     pub jobs: Option<Arc<crate::tools::background::Jobs>>,
+    /// The editor's files, when the surface offers them (the file tools go through it).
+    pub files: Option<Arc<dyn crate::tools::EditorFiles>>,
 }
 
 /// Most final answers of one run a `Stop` hook may refuse (a hook that refuses every answer
@@ -344,6 +347,7 @@ impl Engine {
             checkpoints: parts.checkpoints,
             hooks: parts.hooks,
             jobs: parts.jobs,
+            files: parts.files,
         }
     }
 

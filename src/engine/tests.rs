@@ -119,6 +119,7 @@ fn engine(model: Arc<Scripted>, max_iterations: u32, budgets: Budgets) -> Engine
             plan_placement: crate::plan::PlanPlacement::Tail,
             images: true,
         },
+        files: None,
     })
 }
 
@@ -502,6 +503,7 @@ fn plan_engine_placing(
             plan_placement,
             images: true,
         },
+        files: None,
     });
     (e, store)
 }

@@ -71,9 +71,11 @@ pub struct Submission {
     /// Where the input's external content came from (a file sent through a chat), if any:
     /// the turn's memory writes become pending ([`super::Turn::mark_external`]).
     pub external: Vec<String>,
-    /// Who started the run: `cli`, `serve`, `telegram`, `schedule`, `subagent`, `mcp` (its
-    /// view says so).
+    /// Who started the run: `cli`, `serve`, `telegram`, `schedule`, `subagent`, `mcp`,
+    /// `acp` (its view says so).
     pub origin: &'static str,
+    /// The editor's files, when the surface is an editor that offers them (`odek acp`).
+    pub files: Option<Arc<dyn crate::tools::EditorFiles>>,
 }
 
 /// A frame for the surfaces: an [`Event`] that is an `answer_delta`, `approval_requested`
@@ -243,6 +245,7 @@ impl Supervisor {
         let surface = Surface {
             approver,
             output: Arc::new(Fanout(vec![submission.output, frames])),
+            files: submission.files,
         };
         let turn = match submission
             .runtime

@@ -147,6 +147,7 @@ async fn concurrent_turns_of_two_sessions_never_share_plans_trust_or_event_ids()
     let surface = |approver: &Arc<FixedApprover>| Surface {
         approver: Some(approver.clone() as Arc<dyn Approver>),
         output: Arc::new(NoopObserver),
+        files: None,
     };
     let turn_a = runtime
         .turn(Some(&alpha), surface(&trusting), "run-alpha")
@@ -261,6 +262,7 @@ async fn a_session_runs_one_turn_at_a_time() {
             Surface {
                 approver: None,
                 output: Arc::new(NoopObserver),
+                files: None,
             },
             "run-1",
         )

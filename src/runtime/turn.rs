@@ -26,6 +26,8 @@ pub struct Surface {
     pub approver: Option<Arc<dyn Approver>>,
     /// The surface's output.
     pub output: Arc<dyn Observer>,
+    /// The editor's files, when the surface is an editor that offers them.
+    pub files: Option<Arc<dyn crate::tools::EditorFiles>>,
 }
 
 /// One run of the loop, ready to go: see [`Runtime::turn`].
@@ -76,6 +78,7 @@ impl Runtime {
             Arc::new(EventsObserver::new(e.clone(), self.sandbox.is_on()))
         });
         side.extend(events_observer.clone());
+        let surface_files = surface.files.clone();
         let observer: Arc<dyn Observer> = Arc::new(Fanout([vec![surface.output], side].concat()));
         let selection = tool_selection(&self.config);
         let plan = self.plan_store(events.as_ref());
@@ -117,6 +120,7 @@ impl Runtime {
             checkpoints: self.checkpoints_of(session),
             hooks,
             jobs: jobs.clone(),
+            files: surface_files,
         });
         Ok(Turn {
             engine,

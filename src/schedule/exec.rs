@@ -107,6 +107,7 @@ impl TurnExecutor {
             output: Arc::new(NoopObserver),
             external: Vec::new(),
             origin: crate::session::ORIGIN_SCHEDULE,
+            files: None,
         })?;
         let outcome = handle.outcome().await?;
         runtime.mcp().shutdown().await;

@@ -396,6 +396,7 @@ impl AppState {
             output: Arc::new(NoopObserver),
             external,
             origin: crate::session::ORIGIN_SERVE,
+            files: None,
         })?;
         Ok((handle.run_id, handle.session_id))
     }

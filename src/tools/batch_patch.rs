@@ -118,7 +118,10 @@ impl Tool for BatchPatchTool {
         let checkpoint = ctx.checkpoint("batch_patch");
         for file in files {
             let (shown, outcome) = match file {
-                Ok(file) => (file.shown, apply(&file, checkpoint.as_ref()).await),
+                Ok(file) => {
+                    let applied = apply(&file, checkpoint.as_ref(), ctx.files.as_ref()).await;
+                    (file.shown, applied)
+                }
                 Err((shown, e)) => (shown, Outcome::Unchanged(e.0)),
             };
             let body = match outcome {
@@ -194,8 +197,12 @@ fn group_by_file<'a>(
 
 /// Applies every edit of one file in memory, then writes the file once: the first edit that
 /// fails leaves it as it was.
-async fn apply(file: &FileEdits<'_>, checkpoint: Option<&CallCheckpoint>) -> Outcome {
-    let old = match read_text("batch_patch", &file.target, file.shown).await {
+async fn apply(
+    file: &FileEdits<'_>,
+    checkpoint: Option<&CallCheckpoint>,
+    files: super::Files<'_>,
+) -> Outcome {
+    let old = match read_text("batch_patch", &file.target, file.shown, files).await {
         Ok(text) => text,
         Err(e) => return Outcome::Unchanged(e.0),
     };
@@ -213,6 +220,7 @@ async fn apply(file: &FileEdits<'_>, checkpoint: Option<&CallCheckpoint>) -> Out
         file.shown,
         text,
         checkpoint,
+        files,
     )
     .await
     {

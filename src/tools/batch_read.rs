@@ -109,10 +109,10 @@ impl Tool for BatchReadTool {
                 args.files.len()
             )));
         }
-        let reads = args
-            .files
-            .iter()
-            .map(|f| read_window("read_file", &ctx.cwd, &f.path, f.offset, f.limit));
+        let reads = args.files.iter().map(|f| {
+            let files = ctx.files.as_ref();
+            read_window("read_file", &ctx.cwd, &f.path, f.offset, f.limit, files)
+        });
         let results = futures_util::future::join_all(reads).await;
         let failed = results.iter().filter(|r| r.is_err()).count();
         let parts: Vec<String> = args

@@ -112,7 +112,28 @@ pub struct ToolContext {
     /// The session's checkpoints: a file tool captures what it changes before writing
     /// (none: an ephemeral run, or `checkpoints.enabled` off).
     pub checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
+    /// The editor's files, when the surface is an editor that offers them.
+    pub files: Option<Arc<dyn EditorFiles>>,
 }
+
+/// The files as an editor has them (`odek acp` with a client that declares `fs`): reads
+/// see its unsaved buffers, writes land in its undo history. The file tools go through it
+/// for files they read or change — paths absolute, already resolved and classified as
+/// for the local file system; checkpoints are still taken from the disk.
+#[async_trait::async_trait]
+pub trait EditorFiles: Send + Sync + std::fmt::Debug {
+    /// Whether the editor reads files for the tools.
+    fn reads(&self) -> bool;
+    /// Whether the editor writes files for the tools.
+    fn writes(&self) -> bool;
+    /// The text of `path` as the editor has it, or why not.
+    async fn read(&self, path: &std::path::Path) -> Result<String, String>;
+    /// Writes `text` to `path` through the editor, or says why not.
+    async fn write(&self, path: &std::path::Path, text: &str) -> Result<(), String>;
+}
+
+/// The editor's files of a call, when it has them.
+pub type Files<'a> = Option<&'a Arc<dyn EditorFiles>>;
 
 impl ToolContext {
     /// Reports progress of this call.
@@ -153,6 +174,7 @@ impl ToolContext {
             spent: Arc::default(),
             report: None,
             checkpoints: None,
+            files: None,
         }
     }
 }

@@ -64,11 +64,13 @@ impl Tool for PatchTool {
     async fn call(&self, args: &str, ctx: &ToolContext) -> Result<String, ToolError> {
         let edit: Edit = decode_args(self.name(), args)?;
         let target = paths::resolve_inside(&ctx.cwd, &edit.path, "patch")?;
-        let old_text = read_text("patch", &target, &edit.path).await?;
+        let files = ctx.files.as_ref();
+        let old_text = read_text("patch", &target, &edit.path, files).await?;
         let new_text = replace("patch", &old_text, &edit)?;
         let diff = unified_diff(&edit.path, &old_text, &new_text);
         let checkpoint = ctx.checkpoint("patch");
-        write_text("patch", target, &edit.path, new_text, checkpoint.as_ref()).await?;
+        let checkpoint_ref = checkpoint.as_ref();
+        write_text("patch", target, &edit.path, new_text, checkpoint_ref, files).await?;
         ctx.report_checkpoint(checkpoint.as_ref());
         Ok(diff)
     }
@@ -79,7 +81,11 @@ pub(super) async fn read_text(
     tool: &str,
     target: &std::path::Path,
     shown: &str,
+    files: super::Files<'_>,
 ) -> Result<String, ToolError> {
+    if let Some(text) = super::read_file::editor_text(tool, shown, target, files).await? {
+        return Ok(text);
+    }
     let bytes = tokio::fs::read(target)
         .await
         .map_err(|e| ToolError(format!("{tool}: {shown}: {e}")))?;
@@ -98,32 +104,47 @@ pub(super) async fn write_text(
     shown: &str,
     text: String,
     checkpoint: Option<&CallCheckpoint>,
+    files: super::Files<'_>,
 ) -> Result<(), ToolError> {
-    write_checkpointed(tool, target, shown, text.into_bytes(), checkpoint).await
+    write_checkpointed(tool, target, shown, text.into_bytes(), checkpoint, files).await
 }
 
 /// Writes `content` to `target` atomically, after its checkpoint (when the session takes
 /// them) has recorded what was there: a file whose checkpoint cannot be taken is not
-/// changed.
+/// changed. Through the editor when it writes files (the checkpoint is still taken here).
 pub(super) async fn write_checkpointed(
     tool: &str,
     target: std::path::PathBuf,
     shown: &str,
     content: Vec<u8>,
     checkpoint: Option<&CallCheckpoint>,
+    files: super::Files<'_>,
 ) -> Result<(), ToolError> {
+    let editor = files.filter(|f| f.writes()).cloned();
     let checkpoint = checkpoint.cloned();
-    tokio::task::spawn_blocking(move || {
+    let (target, content) = tokio::task::spawn_blocking(move || {
         if let Some(checkpoint) = &checkpoint {
             checkpoint.capture(&target, &content).map_err(|e| {
                 format!("could not take a checkpoint, so the file was not changed: {e}")
             })?;
         }
-        paths::write_atomic(&target, &content).map_err(|e| e.to_string())
+        if editor.is_none() {
+            paths::write_atomic(&target, &content).map_err(|e| e.to_string())?;
+        }
+        Ok((target, content))
     })
     .await
     .map_err(|e| ToolError(format!("{tool}: {e}")))?
-    .map_err(|e| ToolError(format!("{tool}: {shown}: {e}")))
+    .map_err(|e: String| ToolError(format!("{tool}: {shown}: {e}")))?;
+    let Some(editor) = files.filter(|f| f.writes()) else {
+        return Ok(());
+    };
+    let text = String::from_utf8(content)
+        .map_err(|_| ToolError(format!("{tool}: {shown}: the new text is not UTF-8")))?;
+    editor
+        .write(&target, &text)
+        .await
+        .map_err(|e| ToolError(format!("{tool}: {shown}: the editor did not write it: {e}")))
 }
 
 /// `text` with `edit` applied, or why it cannot be (errors prefixed with `tool`).

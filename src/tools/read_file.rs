@@ -64,7 +64,16 @@ impl Tool for ReadFileTool {
 
     async fn call(&self, args: &str, ctx: &ToolContext) -> Result<String, ToolError> {
         let args: Args = decode_args(self.name(), args)?;
-        read_window(self.name(), &ctx.cwd, &args.path, args.offset, args.limit).await
+        let files = ctx.files.as_ref();
+        read_window(
+            self.name(),
+            &ctx.cwd,
+            &args.path,
+            args.offset,
+            args.limit,
+            files,
+        )
+        .await
     }
 }
 
@@ -76,8 +85,12 @@ pub(super) async fn read_window(
     shown: &str,
     offset: Option<usize>,
     limit: Option<usize>,
+    files: super::Files<'_>,
 ) -> Result<String, ToolError> {
     let path = paths::resolve(cwd, shown);
+    if let Some(text) = editor_text(tool, shown, &path, files).await? {
+        return window(tool, &text, shown, offset, limit);
+    }
     // One hand-off to a blocking thread for the whole read (docs/PERFORMANCE.md, "The
     // loop's cost").
     let read = tokio::task::spawn_blocking(move || read_text_file(&path))
@@ -102,11 +115,44 @@ pub(super) async fn read_window(
             )));
         }
     };
-    let text = String::from_utf8_lossy(&bytes);
+    window(tool, &String::from_utf8_lossy(&bytes), shown, offset, limit)
+}
+
+/// The lines of `text` the call asked for, numbered.
+fn window(
+    tool: &str,
+    text: &str,
+    shown: &str,
+    offset: Option<usize>,
+    limit: Option<usize>,
+) -> Result<String, ToolError> {
     let offset = offset.unwrap_or(1).max(1);
     let limit = limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT);
-    number_lines(&text, offset, limit, shown)
+    number_lines(text, offset, limit, shown)
         .map_err(|e| ToolError(e.0.replacen("read_file:", &format!("{tool}:"), 1)))
+}
+
+/// The editor's text of `path`, when the editor reads files (a directory is never its).
+pub(super) async fn editor_text(
+    tool: &str,
+    shown: &str,
+    path: &std::path::Path,
+    files: super::Files<'_>,
+) -> Result<Option<String>, ToolError> {
+    let Some(files) = files.filter(|f| f.reads()) else {
+        return Ok(None);
+    };
+    if path.is_dir() {
+        return Ok(None);
+    }
+    match files.read(path).await {
+        Ok(text) if text.len() as u64 > MAX_FILE_BYTES => Err(ToolError(format!(
+            "{tool}: {shown} is {} bytes in the editor, over the {MAX_FILE_BYTES}-byte limit",
+            text.len()
+        ))),
+        Ok(text) => Ok(Some(text)),
+        Err(e) => Err(ToolError(format!("{tool}: {shown}: {e}"))),
+    }
 }
 
 /// Why a file was not read.
@@ -211,7 +257,7 @@ mod tests {
         let refused = |shown: &'static str| {
             let cwd = dir.path().to_path_buf();
             async move {
-                read_window("read_file", &cwd, shown, None, None)
+                read_window("read_file", &cwd, shown, None, None, None)
                     .await
                     .unwrap_err()
                     .0

@@ -85,6 +85,7 @@ impl Tool for WriteFileTool {
             &args.path,
             content,
             checkpoint.as_ref(),
+            ctx.files.as_ref(),
         )
         .await?;
         ctx.report_checkpoint(checkpoint.as_ref());

@@ -317,6 +317,70 @@ async fn a_prompt_cancelled_while_it_asks_ends_cancelled_and_a_rejected_class_is
     assert!(failed[2].contains("denied by user"), "{failed:?}");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn when_the_editor_declares_fs_the_file_tools_read_its_buffers_and_write_through_it() {
+    let server = ScriptedServer::start(vec![
+        tools(&[("read_file", json!({"path": "notes.md"}))]),
+        tools(&[(
+            "patch",
+            json!({"path": "notes.md", "old_string": "teh", "new_string": "the"}),
+        )]),
+        tools(&[(
+            "write_file",
+            json!({"path": "new.md", "content": "a new file\n"}),
+        )]),
+        text("Edited in your editor."),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    std::fs::write(sb.work.join("notes.md"), "saved on disk\n").expect("notes");
+    let work = sb.work.to_string_lossy().to_string();
+    let notes = sb.work.join("notes.md").to_string_lossy().to_string();
+    let new = sb.work.join("new.md").to_string_lossy().to_string();
+    let report = client(
+        &sb,
+        &server.base_url(),
+        json!({
+            "clientCapabilities": {"fs": {"readTextFile": true, "writeTextFile": true}},
+            "files": {notes.clone(): "unsaved: fix teh typo\n"},
+            "steps": [{"new": work}, {"prompt": "fix the typo in notes.md"}],
+        }),
+    )
+    .await;
+    assert_eq!(
+        entries(&report, "stop"),
+        [&json!({"stopReason": "end_turn"})],
+        "{report}"
+    );
+    // The model read the editor's unsaved buffer, not the disk.
+    let requests = server.requests();
+    let read = tool_results(&requests[1]);
+    assert!(read[0].contains("unsaved: fix teh typo"), "{read:?}");
+    // The edits went to the editor: its buffers changed, the disk did not.
+    assert_eq!(report["files"][&notes], "unsaved: fix the typo\n");
+    assert_eq!(report["files"][&new], "a new file\n");
+    assert_eq!(read_file_text(&sb, "notes.md"), "saved on disk\n");
+    assert!(!sb.work.join("new.md").exists());
+    let writes: Vec<&Value> = entries(&report, "writeTextFile");
+    assert_eq!(writes.len(), 2, "{report}");
+    assert_eq!(writes[0]["path"], notes.as_str());
+    assert!(writes[0]["sessionId"].is_string());
+    // Each edit's diff is the editor's text before and after.
+    let diffs: Vec<&Value> = updates(&report, "tool_call_update")
+        .into_iter()
+        .filter_map(|u| u["content"].as_array())
+        .flatten()
+        .filter(|c| c["type"] == "diff")
+        .collect();
+    assert_eq!(
+        diffs,
+        [
+            &json!({"type": "diff", "path": notes, "oldText": "unsaved: fix teh typo\n", "newText": "unsaved: fix the typo\n"}),
+            &json!({"type": "diff", "path": new, "oldText": null, "newText": "a new file\n"}),
+        ]
+    );
+}
+
 /// A line-level client: JSON-RPC lines in, lines out.
 struct RawAcp {
     child: std::process::Child,

@@ -92,6 +92,7 @@ fn submission(f: &Fixture, approvals: Approvals) -> Submission {
         output: Arc::new(NoopObserver),
         external: Vec::new(),
         origin: "cli",
+        files: None,
     }
 }
 

@@ -75,6 +75,7 @@ impl Bot {
             output: Arc::new(ProgressObserver { tx: progress_tx }),
             external,
             origin: crate::session::ORIGIN_TELEGRAM,
+            files: None,
         }) {
             Ok(handle) => handle,
             Err(e) => {
