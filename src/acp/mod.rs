@@ -11,6 +11,7 @@
 mod approver;
 mod files;
 mod input;
+mod modes;
 mod replay;
 mod rpc;
 mod updates;
@@ -55,7 +56,10 @@ pub struct Backend {
 
 /// A session this connection holds.
 struct AcpSession {
-    runtime: Arc<Runtime>,
+    /// Its directory, model and endpoint (the mode aside).
+    key: RuntimeKey,
+    /// Its mode (`session/set_mode`): the next prompt's policy.
+    mode: Mutex<modes::Mode>,
     handle: Arc<SessionHandle>,
     /// The classes the user rejected for the rest of the session.
     rejected: Arc<Mutex<HashSet<DangerClass>>>,
@@ -90,12 +94,13 @@ impl AcpSession {
     }
 }
 
-/// Which runtime: a directory, a model and its endpoint.
+/// Which runtime: a directory, a model and its endpoint, and the mode whose policy it has.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct RuntimeKey {
     cwd: PathBuf,
     model: String,
     base_url: String,
+    mode: modes::Mode,
 }
 
 struct Server {
@@ -210,6 +215,7 @@ impl Server {
             "session/new" => self.new_session(params).await,
             "session/load" => self.load_session(params).await,
             "session/prompt" => self.prompt(params).await,
+            "session/set_mode" => self.set_mode(params),
             _ => Err(RpcError::new(
                 code::METHOD_NOT_FOUND,
                 format!("odek acp has no method {method}"),
@@ -262,7 +268,11 @@ impl Server {
         let backend = self.backend()?;
         let base = &backend.base;
         let config = base.config();
-        if key.cwd == base.cwd() && key.model == config.model && key.base_url == config.base_url {
+        if key.cwd == base.cwd()
+            && key.model == config.model
+            && key.base_url == config.base_url
+            && key.mode.is(&config.dangerous)
+        {
             return Ok(base.clone());
         }
         let mut runtimes = lock(&self.runtimes);
@@ -274,9 +284,10 @@ impl Server {
         load.flags
             .set("model", key.model.as_str())
             .set("base_url", key.base_url.as_str());
-        let resolved = crate::config::load(&load).map_err(|e| {
+        let mut resolved = crate::config::load(&load).map_err(|e| {
             RpcError::internal(format!("the configuration of {}: {e}", key.cwd.display()))
         })?;
+        key.mode.apply(&mut resolved.config.dangerous);
         let mut runtime = Runtime::build(
             resolved.config,
             RuntimeOptions::surface(
@@ -300,6 +311,7 @@ impl Server {
             cwd,
             model: config.model.clone(),
             base_url: config.base_url.clone(),
+            mode: modes::Mode::default(),
         })
     }
 
@@ -307,7 +319,8 @@ impl Server {
         let params: SessionParams = decode(params)?;
         let cwd = checked_cwd(&params.cwd)?;
         refuse_client_mcp(&params.mcp_servers)?;
-        let runtime = self.runtime_for(self.key_in(cwd)?)?;
+        let key = self.key_in(cwd)?;
+        let runtime = self.runtime_for(key.clone())?;
         let handle = {
             let runtime = runtime.clone();
             blocking(move || {
@@ -320,8 +333,8 @@ impl Server {
             .await?
         };
         let id = handle.id().to_string();
-        self.hold(runtime, handle);
-        Ok(json!({"sessionId": id}))
+        self.hold(key, handle);
+        Ok(json!({"sessionId": id, "modes": modes::state(modes::Mode::default())}))
     }
 
     async fn load_session(self: &Arc<Self>, params: Value) -> Result<Value, RpcError> {
@@ -357,20 +370,22 @@ impl Server {
                     .map(|b| b.base.config().base_url.clone())
                     .unwrap_or_default()
             }),
+            mode: modes::Mode::default(),
         };
-        let runtime = self.runtime_for(key)?;
+        let runtime = self.runtime_for(key.clone())?;
         let handle = {
             let (runtime, id) = (runtime.clone(), id.clone());
             blocking(move || runtime.open_session(&id, HOLDER)).await?
         };
         replay::replay(&self.conn, &saved);
-        self.hold(runtime, handle);
-        Ok(json!({}))
+        self.hold(key, handle);
+        Ok(json!({"modes": modes::state(modes::Mode::default())}))
     }
 
-    fn hold(&self, runtime: Arc<Runtime>, handle: Arc<SessionHandle>) {
+    fn hold(&self, key: RuntimeKey, handle: Arc<SessionHandle>) {
         let session = AcpSession {
-            runtime,
+            mode: Mutex::new(key.mode),
+            key,
             handle,
             rejected: Arc::default(),
             run: Mutex::new(None),
@@ -391,7 +406,12 @@ impl Server {
         let params: PromptParams = decode(params)?;
         let session = self.session(&params.session_id)?;
         let supervisor = self.backend()?.supervisor.clone();
-        let input = input::message(&params.prompt, session.runtime.config().images)?;
+        let key = RuntimeKey {
+            mode: *lock(&session.mode),
+            ..session.key.clone()
+        };
+        let runtime = self.runtime_for(key)?;
+        let input = input::message(&params.prompt, runtime.config().images)?;
         let approver = approver::AcpApprover::new(
             self.conn.clone(),
             &params.session_id,
@@ -401,15 +421,15 @@ impl Server {
         let output = updates::Updates::new(
             self.conn.clone(),
             &params.session_id,
-            session.runtime.cwd(),
-            session.runtime.redactor().clone(),
+            runtime.cwd(),
+            runtime.redactor().clone(),
             written.clone(),
         );
         let can = *lock(&self.files);
         let files = files::ClientFiles::of(&self.conn, &params.session_id, can, &written);
         let title = input.title;
         let submission = Submission {
-            runtime: session.runtime.clone(),
+            runtime: runtime.clone(),
             session: Some(session.handle.clone()),
             input: vec![input.message],
             approvals: Approvals::Local(Arc::new(approver)),
@@ -423,6 +443,20 @@ impl Server {
         *lock(&session.run) = None;
         let outcome = outcome.map_err(|e| RpcError::internal(e.message_without_paths()))?;
         stop_reason(outcome.run.result)
+    }
+
+    /// `session/set_mode`: the next prompt's policy (a running one keeps its own).
+    fn set_mode(&self, params: Value) -> Result<Value, RpcError> {
+        let params: ModeParams = decode(params)?;
+        let session = self.session(&params.session_id)?;
+        let mode = modes::Mode::of(&params.mode_id).ok_or_else(|| {
+            RpcError::invalid_params(format!(
+                "no mode {}: ask, accept_edits or read_only",
+                params.mode_id
+            ))
+        })?;
+        *lock(&session.mode) = mode;
+        Ok(json!({}))
     }
 
     fn cancel(&self, params: &Value) {
@@ -465,6 +499,13 @@ struct LoadParams {
     session_id: String,
     #[serde(flatten)]
     session: SessionParams,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ModeParams {
+    session_id: String,
+    mode_id: String,
 }
 
 #[derive(Deserialize)]

@@ -14,7 +14,8 @@
 //     {"prompt": "text", "cancelOn": "agent_message_chunk"},  // session/prompt, with
 //                                           // session/cancel at the first such update
 //     {"load": "SESSION_ID" | "$last", "cwd": "/abs/cwd"},    // session/load
-//     {"request": "method", "params": {...}}                  // any request
+//     {"request": "method", "params": {...}}                  // any request ("sessionId":
+//                                           // "$session" is the current session's id)
 //   ]
 // }
 // Prints one JSON object: initialize's answer and the log, in order, of every update,
@@ -112,7 +113,9 @@ await app.connectWith(stream, async (ctx) => {
         session = id;
         log.push({ loaded: res });
       } else if (step.request !== undefined) {
-        const res = await ctx.request(step.request, step.params ?? {});
+        const params = { ...(step.params ?? {}) };
+        if (params.sessionId === "$session") params.sessionId = session;
+        const res = await ctx.request(step.request, params);
         log.push({ answer: res });
       }
     } catch (e) {

@@ -381,6 +381,63 @@ async fn when_the_editor_declares_fs_the_file_tools_read_its_buffers_and_write_t
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn modes_switch_the_policy_read_only_refuses_edits_and_ask_asks_before_them() {
+    let write = |text: &str| tools(&[("write_file", json!({"path": "out.md", "content": text}))]);
+    let server = ScriptedServer::start(vec![
+        write("one\n"),
+        text("Could not write."),
+        write("two\n"),
+        text("Wrote it."),
+        write("three\n"),
+        text("Wrote it again."),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let work = sb.work.to_string_lossy().to_string();
+    let set = |mode: &str| json!({"request": "session/set_mode", "params": {"sessionId": "$session", "modeId": mode}});
+    let report = client(
+        &sb,
+        &server.base_url(),
+        json!({
+            "permissions": ["allow_once"],
+            "steps": [
+                {"new": work},
+                set("read_only"),
+                {"prompt": "write out.md"},
+                set("ask"),
+                {"prompt": "write out.md"},
+                set("accept_edits"),
+                {"prompt": "write out.md"},
+                set("yolo"),
+            ],
+        }),
+    )
+    .await;
+    let modes = &entries(&report, "new")[0]["modes"];
+    assert_eq!(modes["currentModeId"], "accept_edits", "{report}");
+    let ids: Vec<&str> = modes["availableModes"]
+        .as_array()
+        .expect("modes")
+        .iter()
+        .filter_map(|m| m["id"].as_str())
+        .collect();
+    assert_eq!(ids, ["ask", "accept_edits", "read_only"]);
+    // Read-only: refused without a question. Ask: asked once. Accept edits: not asked.
+    let requests = server.requests();
+    let refused = tool_results(&requests[1]);
+    assert!(refused[0].contains("denied"), "{refused:?}");
+    assert_eq!(entries(&report, "permission").len(), 1, "{report}");
+    assert_eq!(
+        entries(&report, "permission")[0]["toolCall"]["kind"],
+        "edit"
+    );
+    assert_eq!(read_file_text(&sb, "out.md"), "three\n");
+    let errors = entries(&report, "error");
+    assert_eq!(errors.len(), 1, "{report}");
+    assert_eq!(errors[0]["code"], -32602);
+}
+
 /// A line-level client: JSON-RPC lines in, lines out.
 struct RawAcp {
     child: std::process::Child,
