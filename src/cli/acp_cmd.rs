@@ -5,7 +5,7 @@ use clap::Args;
 
 use super::Exit;
 use crate::config::LoadOptions;
-use crate::runtime::{Process, RuntimeError, StartOptions};
+use crate::runtime::{Process, RuntimeError, StartOptions, Threads};
 
 /// Arguments of `odek acp`.
 #[derive(Debug, Args)]
@@ -22,18 +22,22 @@ pub fn run(args: AcpArgs) -> anyhow::Result<Exit> {
     let resolved = crate::config::load(&load)?;
     resolved.warnings.iter().for_each(|w| eprintln!("{w}"));
     let cwd = load.cwd.clone();
-    let started = Process::start(StartOptions::new(
-        resolved.config,
-        resolved.home.clone(),
-        cwd.clone(),
-    ));
+    // One thread serves the connection and every session's turn (blocking work still goes
+    // to tokio's blocking threads): an editor keeps odek running all day, idle most of it
+    // (docs/PERFORMANCE.md, "odek acp").
+    let started = Process::start(StartOptions {
+        threads: Threads::Caller,
+        ..StartOptions::new(resolved.config, resolved.home.clone(), cwd.clone())
+    });
     let process = match started {
         Ok(process) => process,
         Err(e @ RuntimeError::MissingApiKey { .. }) => {
             // Served all the same: `initialize` offers the one way to authenticate (set the
             // key), and every session request says where the key goes.
             eprintln!("odek acp: {e}");
-            let rt = crate::runtime::async_runtime()?;
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
             rt.block_on(serve_until_closed(Err(e.to_string())));
             return Ok(Exit::Success);
         }

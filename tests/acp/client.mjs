@@ -111,6 +111,7 @@ await app.connectWith(stream, async (ctx) => {
         const id = step.load === "$last" ? last : step.load;
         const res = await ctx.request(acp.methods.agent.session.load, { sessionId: id, cwd: step.cwd, mcpServers: [] });
         session = id;
+        await new Promise((resolve) => setImmediate(resolve));
         log.push({ loaded: res });
       } else if (step.request !== undefined) {
         const params = { ...(step.params ?? {}) };

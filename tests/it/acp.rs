@@ -235,7 +235,11 @@ async fn an_editor_sees_the_plan_the_calls_a_diff_and_is_asked_before_code_runs(
         json!({"steps": [{"load": session_id, "cwd": work}]}),
     )
     .await;
-    assert_eq!(entries(&loaded, "loaded"), [&json!({})], "{loaded}");
+    assert_eq!(
+        entries(&loaded, "loaded")[0]["modes"]["currentModeId"],
+        "accept_edits",
+        "{loaded}"
+    );
     assert_eq!(
         chunks(&loaded, "user_message_chunk"),
         "fix the typo in notes.md"
