@@ -11,6 +11,7 @@
 mod approver;
 mod files;
 mod input;
+mod mcp;
 mod modes;
 mod replay;
 mod rpc;
@@ -101,6 +102,8 @@ struct RuntimeKey {
     model: String,
     base_url: String,
     mode: modes::Mode,
+    /// The client's MCP servers of the session ([`Server::client_servers`]; 0: none).
+    servers: u64,
 }
 
 struct Server {
@@ -112,6 +115,8 @@ struct Server {
     files: Mutex<files::FileCapabilities>,
     sessions: Mutex<HashMap<String, Arc<AcpSession>>>,
     runtimes: Mutex<HashMap<RuntimeKey, Arc<Runtime>>>,
+    /// The MCP servers clients passed, by the number sessions' keys carry.
+    client_servers: Mutex<HashMap<u64, Vec<mcp::ClientServer>>>,
 }
 
 /// Serves ACP on `input` and `output` until the input ends; then cancels the prompts still
@@ -130,6 +135,7 @@ pub async fn serve(
         files: Mutex::default(),
         sessions: Mutex::new(HashMap::new()),
         runtimes: Mutex::new(HashMap::new()),
+        client_servers: Mutex::new(HashMap::new()),
     });
     let mut input = tokio::io::BufReader::new(input);
     loop {
@@ -153,6 +159,15 @@ pub async fn serve(
     server.conn.close();
     if let Ok(backend) = &server.backend {
         backend.supervisor.shutdown().await;
+    }
+    // The clients' MCP servers stop with the connection (odek's own with the process).
+    let own: Vec<Arc<Runtime>> = lock(&server.runtimes)
+        .iter()
+        .filter(|(key, _)| key.servers != 0)
+        .map(|(_, runtime)| runtime.clone())
+        .collect();
+    for runtime in own {
+        runtime.mcp().shutdown().await;
     }
     lock(&server.sessions).clear();
     drop(server);
@@ -246,7 +261,7 @@ impl Server {
             "agentCapabilities": {
                 "loadSession": true,
                 "promptCapabilities": {"image": images, "audio": false, "embeddedContext": true},
-                "mcpCapabilities": {"http": false, "sse": false},
+                "mcpCapabilities": {"http": true, "sse": false},
             },
             "authMethods": auth_methods,
             "agentInfo": {"name": "odek", "title": "odek", "version": env!("CARGO_PKG_VERSION")},
@@ -272,6 +287,7 @@ impl Server {
             && key.model == config.model
             && key.base_url == config.base_url
             && key.mode.is(&config.dangerous)
+            && key.servers == 0
         {
             return Ok(base.clone());
         }
@@ -288,17 +304,31 @@ impl Server {
             RpcError::internal(format!("the configuration of {}: {e}", key.cwd.display()))
         })?;
         key.mode.apply(&mut resolved.config.dangerous);
+        let mut redactor = base.redactor().clone();
+        if key.servers != 0 {
+            let extra = lock(&self.client_servers)
+                .get(&key.servers)
+                .cloned()
+                .unwrap_or_default();
+            resolved.config.mcp_servers.extend(extra);
+            // Their env and headers values are secrets too.
+            redactor = crate::runtime::build_redactor(&resolved.config);
+        }
         let mut runtime = Runtime::build(
             resolved.config,
-            RuntimeOptions::surface(
-                load.home.clone(),
-                key.cwd.clone(),
-                None,
-                base.redactor().clone(),
-            ),
+            RuntimeOptions::surface(load.home.clone(), key.cwd.clone(), None, redactor),
         )
         .map_err(|e| RpcError::internal(e.to_string()))?;
-        runtime.share_with(base);
+        // The session's own servers run once for all its modes; the others are odek's.
+        let sibling = runtimes
+            .iter()
+            .find(|(other, _)| key.servers != 0 && other.servers == key.servers)
+            .map(|(_, runtime)| runtime.clone());
+        match (key.servers, sibling) {
+            (0, _) => runtime.share_with(base),
+            (_, Some(sibling)) => runtime.share_with(&sibling),
+            (_, None) => {}
+        }
         let runtime = Arc::new(runtime);
         runtimes.insert(key, runtime.clone());
         Ok(runtime)
@@ -312,15 +342,32 @@ impl Server {
             model: config.model.clone(),
             base_url: config.base_url.clone(),
             mode: modes::Mode::default(),
+            servers: 0,
         })
+    }
+
+    /// Keeps the client's MCP servers of a new session: the number its key carries (0 when
+    /// it passed none).
+    fn client_servers(&self, servers: &[Value]) -> Result<u64, RpcError> {
+        if servers.is_empty() {
+            return Ok(0);
+        }
+        let taken = mcp::servers(servers, self.backend()?.base.config())?;
+        let mut all = lock(&self.client_servers);
+        let number = all.len() as u64 + 1;
+        all.insert(number, taken);
+        Ok(number)
     }
 
     async fn new_session(self: &Arc<Self>, params: Value) -> Result<Value, RpcError> {
         let params: SessionParams = decode(params)?;
         let cwd = checked_cwd(&params.cwd)?;
-        refuse_client_mcp(&params.mcp_servers)?;
-        let key = self.key_in(cwd)?;
+        let key = RuntimeKey {
+            servers: self.client_servers(&params.mcp_servers)?,
+            ..self.key_in(cwd)?
+        };
         let runtime = self.runtime_for(key.clone())?;
+        start_mcp(&runtime).await;
         let handle = {
             let runtime = runtime.clone();
             blocking(move || {
@@ -340,7 +387,6 @@ impl Server {
     async fn load_session(self: &Arc<Self>, params: Value) -> Result<Value, RpcError> {
         let params: LoadParams = decode(params)?;
         let cwd = checked_cwd(&params.session.cwd)?;
-        refuse_client_mcp(&params.session.mcp_servers)?;
         let id = params.session_id;
         if lock(&self.sessions).contains_key(&id) {
             return Err(RpcError::new(
@@ -371,8 +417,10 @@ impl Server {
                     .unwrap_or_default()
             }),
             mode: modes::Mode::default(),
+            servers: self.client_servers(&params.session.mcp_servers)?,
         };
         let runtime = self.runtime_for(key.clone())?;
+        start_mcp(&runtime).await;
         let handle = {
             let (runtime, id) = (runtime.clone(), id.clone());
             blocking(move || runtime.open_session(&id, HOLDER)).await?
@@ -411,6 +459,7 @@ impl Server {
             ..session.key.clone()
         };
         let runtime = self.runtime_for(key)?;
+        start_mcp(&runtime).await;
         let input = input::message(&params.prompt, runtime.config().images)?;
         let approver = approver::AcpApprover::new(
             self.conn.clone(),
@@ -536,15 +585,12 @@ fn checked_cwd(cwd: &str) -> Result<PathBuf, RpcError> {
     Ok(path.to_path_buf())
 }
 
-/// The client's own MCP servers are not taken yet: odek's configured ones serve every
-/// session (docs/ACP.md).
-fn refuse_client_mcp(servers: &[Value]) -> Result<(), RpcError> {
-    if servers.is_empty() {
-        return Ok(());
+/// Starts the runtime's MCP servers, once (later calls wait for the first); says on stderr
+/// which did not start.
+async fn start_mcp(runtime: &Runtime) {
+    for warning in runtime.start_mcp().await {
+        eprintln!("odek acp: {warning}");
     }
-    Err(RpcError::invalid_params(
-        "odek acp does not take the client's MCP servers yet: configure them under \"mcp_servers\" in odek's config (docs/MCP.md)",
-    ))
 }
 
 /// Runs blocking work (session files) off the async threads.

@@ -21,6 +21,9 @@ use crate::tools::catalog;
 /// Files larger than this are not shown as diffs (the call still lists them).
 const MAX_DIFF_FILE_BYTES: u64 = 1 << 20;
 
+/// The most of a command's output an update shows (its head and tail).
+const MAX_SHOWN_OUTPUT_BYTES: usize = 16 * 1024;
+
 /// The notification method of every update.
 pub(crate) const SESSION_UPDATE: &str = "session/update";
 
@@ -137,7 +140,7 @@ impl Updates {
         }));
     }
 
-    fn on_tool_finished(&self, call: &ToolCall, ok: bool, error: Option<&str>) {
+    fn on_tool_finished(&self, call: &ToolCall, ok: bool, error: Option<&str>, result: &str) {
         let before = lock(&self.before).remove(&call.id).unwrap_or_default();
         let paths: Vec<PathBuf> = before.iter().map(|(p, _)| p.clone()).collect();
         let through_editor = self.written.take(&paths);
@@ -152,11 +155,16 @@ impl Updates {
                 .filter_map(|(path, old, new)| self.diff(&path, old, Some(new)))
                 .collect()
         };
-        if let (false, Some(error)) = (ok, error) {
-            content.push(json!({
-                "type": "content",
-                "content": {"type": "text", "text": self.redactor.redact(error)},
-            }));
+        // A command's output as the terminal would show it; else a failure's reason.
+        let shown = if catalog::tool_kind(&call.function.name) == catalog::ToolKind::Execute {
+            Some(shown_output(result))
+        } else {
+            error
+                .filter(|_| !ok)
+                .map(|e| self.redactor.redact(e).into_owned())
+        };
+        if let Some(text) = shown.filter(|t| !t.is_empty()) {
+            content.push(json!({"type": "content", "content": {"type": "text", "text": text}}));
         }
         self.send(json!({
             "sessionUpdate": "tool_call_update",
@@ -204,8 +212,12 @@ impl Observer for Updates {
                 self.on_tool_started(call, summary)
             }
             EngineEvent::ToolCallFinished {
-                call, ok, error, ..
-            } => self.on_tool_finished(call, *ok, *error),
+                call,
+                ok,
+                error,
+                result,
+                ..
+            } => self.on_tool_finished(call, *ok, *error, result),
             EngineEvent::PlanChanged { plan } => self.send(plan_update(plan)),
             EngineEvent::RunFinished { .. } => self.flush_streams(),
             _ => {}
@@ -251,6 +263,16 @@ pub(crate) fn plan_update(plan: &PlanState) -> Value {
         })
         .collect();
     json!({"sessionUpdate": "plan", "entries": entries})
+}
+
+/// A command's result as the model got it (already redacted), out of its untrusted
+/// wrapper, at most [`MAX_SHOWN_OUTPUT_BYTES`] of it.
+fn shown_output(result: &str) -> String {
+    let body = match crate::untrusted::wrappers(result).first() {
+        Some(w) if result.starts_with(crate::untrusted::OPEN_TAG_PREFIX) => w.body,
+        _ => result,
+    };
+    crate::text::head_and_tail(body, MAX_SHOWN_OUTPUT_BYTES).into_owned()
 }
 
 /// The text of `path` when it is a UTF-8 file of at most [`MAX_DIFF_FILE_BYTES`].

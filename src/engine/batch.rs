@@ -344,6 +344,7 @@ impl Engine {
                 ok,
                 duration: started.elapsed(),
                 result_bytes: content.len(),
+                result: &content,
                 error: error_line.as_deref(),
             });
             let message = Message::tool_result(&p.call.id, &p.call.function.name, content);

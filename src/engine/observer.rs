@@ -91,6 +91,9 @@ pub enum EngineEvent<'a> {
         duration: Duration,
         /// Bytes of the result the model receives.
         result_bytes: usize,
+        /// The result the model receives (redacted, cut, wrapped as untrusted where the
+        /// tool's output is external).
+        result: &'a str,
         /// First line of an error, for the terminal.
         error: Option<&'a str>,
     },

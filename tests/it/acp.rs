@@ -204,6 +204,22 @@ async fn an_editor_sees_the_plan_the_calls_a_diff_and_is_asked_before_code_runs(
             .is_some_and(|t| t.starts_with("💻 shell python3")),
         "{asked:?}"
     );
+    // A command's update shows its output, as the terminal would.
+    let ran_call = calls
+        .iter()
+        .find(|c| c["rawInput"]["command"] == "python3 -c \"print(6*7)\"")
+        .expect("the allowed call");
+    let output = finished
+        .iter()
+        .find(|u| u["toolCallId"] == ran_call["toolCallId"])
+        .expect("its end");
+    assert_eq!(output["status"], "completed");
+    assert!(
+        output["content"][0]["content"]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("42") && !t.contains("untrusted")),
+        "{output}"
+    );
     let requests = server.requests();
     let refused = tool_results(&requests[5]);
     assert!(
@@ -440,6 +456,66 @@ async fn modes_switch_the_policy_read_only_refuses_edits_and_ask_asks_before_the
     let errors = entries(&report, "error");
     assert_eq!(errors.len(), 1, "{report}");
     assert_eq!(errors[0]["code"], -32602);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_clients_mcp_servers_join_the_session_and_their_tools_ask_like_any_mcp_tool() {
+    let everything = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(everything.exists(), "run `make mcp-deps`");
+    let server = ScriptedServer::start(vec![
+        tools(&[(
+            "editor__echo",
+            json!({"message": "from the editor's server"}),
+        )]),
+        text("It echoed."),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let work = sb.work.to_string_lossy().to_string();
+    // Under a name of its own: other tests run the same server at once.
+    let linked = sb.dir.path().join("acp-everything.js");
+    std::os::unix::fs::symlink(&everything, &linked).expect("link");
+    let mcp = json!([{"name": "editor", "command": "node",
+                      "args": [linked.to_string_lossy()], "env": []}]);
+    let report = client(
+        &sb,
+        &server.base_url(),
+        json!({
+            "permissions": ["allow_once"],
+            "steps": [
+                {"new": work, "mcpServers": mcp},
+                {"prompt": "echo something"},
+                {"new": work, "mcpServers": [{"type": "sse", "name": "old", "url": "http://127.0.0.1:9/sse", "headers": []}]},
+            ],
+        }),
+    )
+    .await;
+    assert_eq!(
+        report["initialize"]["agentCapabilities"]["mcpCapabilities"],
+        json!({"http": true, "sse": false})
+    );
+    assert_eq!(
+        entries(&report, "stop"),
+        [&json!({"stopReason": "end_turn"})],
+        "{report}"
+    );
+    let requests = server.requests();
+    assert!(tool_names(&requests[0]).contains(&"editor__echo".to_string()));
+    let echoed = tool_results(&requests[1]);
+    assert!(echoed[0].contains("from the editor's server"), "{echoed:?}");
+    let asked = entries(&report, "permission");
+    assert_eq!(asked.len(), 1, "gated as code_execution: {report}");
+    let errors = entries(&report, "error");
+    assert_eq!(errors.len(), 1, "{report}");
+    assert!(
+        errors[0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("not sse")),
+        "{errors:?}"
+    );
+    // The session's server stops with the connection.
+    processes_gone(&linked.to_string_lossy()).await;
 }
 
 /// A line-level client: JSON-RPC lines in, lines out.
