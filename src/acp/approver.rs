@@ -31,8 +31,8 @@ pub(crate) struct AcpApprover {
     session_id: String,
     /// The classes the user rejected for the rest of the session.
     rejected: Arc<Mutex<HashSet<DangerClass>>>,
-    /// Numbers the permission requests' tool calls (the gate asks before a call runs: the
-    /// call has no update yet).
+    /// Numbers the permission requests that have no call of their own (a sub-agent's
+    /// call, a `clarify` question).
     asked: std::sync::atomic::AtomicU64,
 }
 
@@ -116,8 +116,10 @@ impl AcpApprover {
             &format!("Reject {} for this session", item.class.as_str()),
             REJECT_ALWAYS,
         ));
+        // The call's own id, so the editor shows the question on the call it then sees run.
+        let id = item.call_id.clone().unwrap_or_else(|| self.next_call_id());
         let tool_call = json!({
-            "toolCallId": self.next_call_id(),
+            "toolCallId": id,
             "title": tool_title(&item.tool, &item.resource),
             "kind": catalog::tool_kind(&item.tool).as_str(),
             "status": "pending",

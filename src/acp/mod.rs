@@ -9,6 +9,7 @@
 //! client's answer to a permission request is read while a prompt runs.
 
 mod approver;
+mod commands;
 mod files;
 mod input;
 mod mcp;
@@ -28,7 +29,7 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
 use crate::config::LoadOptions;
-use crate::engine::RunError;
+use crate::engine::{AnswerCut, RunError, RunOutcome};
 use crate::policy::DangerClass;
 use crate::runtime::{Approvals, Runtime, RuntimeOptions, SessionHandle, Submission, Supervisor};
 use rpc::{Connection, Incoming, Line, RpcError, code};
@@ -210,8 +211,19 @@ impl Server {
             Incoming::Request { id, method, params } => {
                 let server = self.clone();
                 tokio::spawn(async move {
+                    let loading = params.get("sessionId").and_then(Value::as_str);
+                    let loading = loading.map(str::to_string);
                     let answer = server.call(&method, params).await;
+                    let opened = match (method.as_str(), &answer) {
+                        ("session/new", Ok(a)) => a["sessionId"].as_str().map(str::to_string),
+                        ("session/load", Ok(_)) => loading,
+                        _ => None,
+                    };
                     server.conn.respond(id, answer);
+                    // After the answer: the client knows the session's id by then.
+                    if let Some(session) = opened {
+                        commands::announce(&server.conn, &session);
+                    }
                 });
             }
             Incoming::Notification { method, params } if method == "session/cancel" => {
@@ -459,6 +471,21 @@ impl Server {
             ..session.key.clone()
         };
         let runtime = self.runtime_for(key)?;
+        if let Some((name, args)) = commands::of_prompt(&params.prompt) {
+            if lock(&session.run).is_some() {
+                return Err(RpcError::new(
+                    code::INVALID_REQUEST,
+                    format!(
+                        "session {} is running a prompt: /{name} waits for its end",
+                        session.handle.id()
+                    ),
+                ));
+            }
+            let text = commands::run(name, &args, &runtime, &session.handle).await;
+            let update = updates::text_chunk("agent_message_chunk", text);
+            updates::send_update(&self.conn, &params.session_id, update);
+            return Ok(json!({"stopReason": "end_turn"}));
+        }
         start_mcp(&runtime).await;
         let input = input::message(&params.prompt, runtime.config().images)?;
         let approver = approver::AcpApprover::new(
@@ -491,7 +518,7 @@ impl Server {
         let outcome = handle.outcome().await;
         *lock(&session.run) = None;
         let outcome = outcome.map_err(|e| RpcError::internal(e.message_without_paths()))?;
-        stop_reason(outcome.run.result)
+        stop_reason(outcome.run)
     }
 
     /// `session/set_mode`: the next prompt's policy (a running one keeps its own).
@@ -521,10 +548,16 @@ impl Server {
     }
 }
 
-/// The answer of a prompt whose run ended with `result`.
-fn stop_reason(result: Result<String, RunError>) -> Result<Value, RpcError> {
-    let reason = match result {
-        Ok(_) => "end_turn",
+/// The answer of a prompt whose run ended as `run` says.
+fn stop_reason(run: RunOutcome) -> Result<Value, RpcError> {
+    let reason = match run.result {
+        // The iteration cap's report stands in for an answer.
+        Ok(_) if run.partial => "max_turn_requests",
+        Ok(_) => match run.answer_cut {
+            Some(AnswerCut::Length) => "max_tokens",
+            Some(AnswerCut::Refusal) => "refusal",
+            None => "end_turn",
+        },
         Err(RunError::Cancelled) => "cancelled",
         Err(RunError::MaxIterations(_) | RunError::Budget { .. }) => "max_turn_requests",
         Err(RunError::PromptBlocked(_)) => "refusal",

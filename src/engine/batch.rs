@@ -404,6 +404,7 @@ fn gate_requests(prepared: &[Prepared]) -> Vec<GateRequest> {
         .filter_map(|p| {
             let (tool, args) = (p.tool.as_ref()?, p.args.as_ref().ok()?);
             Some(GateRequest {
+                call_id: p.call.id.clone(),
                 tool: tool.name().to_string(),
                 classification: p.classification.clone(),
                 command: tool.command(args),

@@ -255,6 +255,28 @@ pub struct RunOutcome {
     pub plan_telemetry: Option<PlanTelemetry>,
     /// Wall time.
     pub duration: Duration,
+    /// Why the model stopped writing the final answer, when not of its own accord.
+    pub answer_cut: Option<AnswerCut>,
+}
+
+/// A final answer the model did not end itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnswerCut {
+    /// The output-token limit (`finish_reason: "length"`): the answer is cut short.
+    Length,
+    /// The provider's filter or the model's refusal (`finish_reason: "content_filter"`).
+    Refusal,
+}
+
+impl AnswerCut {
+    /// The cut a final answer's `finish_reason` says, if any.
+    fn of(finish_reason: Option<&str>) -> Option<AnswerCut> {
+        match finish_reason? {
+            "length" => Some(AnswerCut::Length),
+            "content_filter" => Some(AnswerCut::Refusal),
+            _ => None,
+        }
+    }
 }
 
 /// The loop with everything it drives.
@@ -324,6 +346,8 @@ struct RunState {
     plan_bytes_sent: u64,
     /// Final answers a `Stop` hook refused in this run.
     stop_refusals: u32,
+    /// How the last final answer was cut, if it was.
+    answer_cut: Option<AnswerCut>,
 }
 
 enum Step {
@@ -417,6 +441,7 @@ impl Engine {
             partial: false,
             plan_bytes_sent: 0,
             stop_refusals: 0,
+            answer_cut: None,
         };
         self.observer.on_event(&EngineEvent::RunStarted {
             model: self.model.model_name(),
@@ -467,6 +492,7 @@ impl Engine {
             iterations: state.iterations,
             tool_calls: state.tool_calls,
             duration,
+            answer_cut: state.answer_cut,
         }
     }
 
@@ -576,6 +602,7 @@ impl Engine {
         let mut message = answer.message;
         assign_missing_call_ids(&mut message, iteration);
         if message.tool_calls.is_empty() {
+            state.answer_cut = AnswerCut::of(answer.finish_reason.as_deref());
             let answer = message.content.clone();
             state.ctx.push(message);
             let sent_back = self.stop_hooks(iteration, state, &answer).await;

@@ -778,3 +778,14 @@ async fn the_memory_block_follows_the_system_prompt_in_every_request_and_is_neve
         "an external tool taints the turn"
     );
 }
+
+#[test]
+fn a_final_answers_finish_reason_says_how_it_was_cut() {
+    assert_eq!(AnswerCut::of(Some("length")), Some(AnswerCut::Length));
+    assert_eq!(
+        AnswerCut::of(Some("content_filter")),
+        Some(AnswerCut::Refusal)
+    );
+    assert_eq!(AnswerCut::of(Some("stop")), None);
+    assert_eq!(AnswerCut::of(None), None);
+}

@@ -25,6 +25,7 @@ pub fn labelled(item: &AskedItem, label: &str) -> ApprovalItem {
         class: item.class,
         reason: item.reason.clone(),
         scope: item.scope.clone(),
+        call_id: None,
     }
 }
 

@@ -21,6 +21,9 @@ pub struct ApprovalItem {
     pub reason: String,
     /// What trusting it for the session trusts, when narrower than its class (a host).
     pub scope: Option<String>,
+    /// The model's id of the call asked about (`None` for a sub-agent's call: the parent
+    /// has no call of that id).
+    pub call_id: Option<String>,
 }
 
 impl ApprovalItem {
@@ -97,6 +100,8 @@ pub trait Approver: Send + Sync {
 /// One call as the gate sees it.
 #[derive(Debug, Clone)]
 pub struct GateRequest {
+    /// The model's id of the call.
+    pub call_id: String,
     /// Tool name.
     pub tool: String,
     /// The tool's classification; `None` = never gated.
@@ -269,6 +274,7 @@ impl Gate {
                     .map_or(DangerClass::Safe, |c| c.class),
                 reason: format!("a hook asks: {why}"),
                 scope: None,
+                call_id: Some(request.call_id.clone()),
             }),
             (verdict, _) => verdict,
         }
@@ -309,6 +315,7 @@ impl Gate {
                 class,
                 reason,
                 scope,
+                call_id: Some(request.call_id.clone()),
             }),
         }
     }
@@ -430,6 +437,7 @@ mod tests {
 
     fn call(class: DangerClass) -> GateRequest {
         GateRequest {
+            call_id: "call_1".into(),
             tool: "write_file".into(),
             classification: Some(Classification::new(class, "test")),
             command: None,
@@ -513,6 +521,7 @@ mod tests {
 
     fn fetch(host: &str) -> GateRequest {
         GateRequest {
+            call_id: "call_1".into(),
             tool: "web_fetch".into(),
             classification: Some(
                 Classification::new(DangerClass::NetworkEgress, format!("fetches from {host}"))

@@ -214,6 +214,13 @@ async fn an_editor_sees_the_plan_the_calls_a_diff_and_is_asked_before_code_runs(
         .find(|u| u["toolCallId"] == ran_call["toolCallId"])
         .expect("its end");
     assert_eq!(output["status"], "completed");
+    // Each question is about the call the editor then sees: the same id.
+    assert_eq!(asked[1]["toolCall"]["toolCallId"], ran_call["toolCallId"]);
+    let rejected = calls
+        .iter()
+        .find(|c| c["rawInput"]["command"] == "python3 -c \"print(40+2)\"")
+        .expect("the rejected call");
+    assert_eq!(asked[0]["toolCall"]["toolCallId"], rejected["toolCallId"]);
     assert!(
         output["content"][0]["content"]["text"]
             .as_str()
@@ -335,6 +342,147 @@ async fn a_prompt_cancelled_while_it_asks_ends_cancelled_and_a_rejected_class_is
     assert!(failed[0].contains("interrupted"), "{failed:?}");
     assert!(failed[1].contains("denied by user"), "{failed:?}");
     assert!(failed[2].contains("denied by user"), "{failed:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_cancelled_mid_stream_ends_cancelled_and_the_next_prompt_keeps_the_conversation() {
+    // The first answer streams its opening words, then stalls: the editor cancels as soon as
+    // the first chunk shows.
+    let long = format!("{}the end.", "Thinking it over, word by word. ".repeat(12));
+    let stalled = Fault::Stall {
+        after: 40,
+        silence: std::time::Duration::from_secs(30),
+    };
+    let server = FaultServer::start(vec![
+        (json!({"role": "assistant", "content": long}), stalled),
+        (
+            json!({"role": "assistant", "content": "Back again."}),
+            Fault::None,
+        ),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let work = sb.work.to_string_lossy().to_string();
+    let report = client(
+        &sb,
+        &server.base_url(),
+        json!({"steps": [
+            {"new": work},
+            {"prompt": "think aloud", "cancelOn": "agent_message_chunk"},
+            {"prompt": "are you there?"},
+        ]}),
+    )
+    .await;
+    assert_eq!(
+        entries(&report, "stop"),
+        [
+            &json!({"stopReason": "cancelled"}),
+            &json!({"stopReason": "end_turn"})
+        ],
+        "{report}"
+    );
+    let said = chunks(&report, "agent_message_chunk");
+    assert!(said.starts_with("Thinking it over"), "{said}");
+    assert!(said.ends_with("Back again."), "{said}");
+    // What the cancelled turn was asked is still part of the conversation.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let users: Vec<String> = messages(&requests[1])
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .filter_map(|m| m["content"].as_str().map(unwrap_untrusted))
+        .collect();
+    assert!(users.iter().any(|u| u.contains("think aloud")), "{users:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_cut_at_the_output_limit_ends_max_tokens() {
+    let server = ScriptedServer::start(vec![Reply::CutOff(
+        json!({"role": "assistant", "content": "The list goes on: one, two, thr"}),
+    )])
+    .await;
+    let sb = Sandbox::new();
+    let work = sb.work.to_string_lossy().to_string();
+    let report = client(
+        &sb,
+        &server.base_url(),
+        json!({"steps": [{"new": work}, {"prompt": "count"}]}),
+    )
+    .await;
+    assert_eq!(
+        entries(&report, "stop"),
+        [&json!({"stopReason": "max_tokens"})],
+        "{report}"
+    );
+    assert_eq!(
+        chunks(&report, "agent_message_chunk"),
+        "The list goes on: one, two, thr"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slash_commands_are_announced_and_undo_puts_back_the_last_turns_files_without_the_model() {
+    let server = ScriptedServer::start(vec![
+        tools(&[(
+            "write_file",
+            json!({"path": "notes.md", "content": "rewritten\n"}),
+        )]),
+        text("Rewrote the notes."),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    std::fs::write(sb.work.join("notes.md"), "original\n").expect("notes");
+    let work = sb.work.to_string_lossy().to_string();
+    let report = client(
+        &sb,
+        &server.base_url(),
+        json!({"steps": [
+            {"new": work},
+            {"prompt": "rewrite notes.md"},
+            {"prompt": "/rewind"},
+            {"prompt": "/undo"},
+            {"prompt": "/info"},
+            {"prompt": "/kill"},
+        ]}),
+    )
+    .await;
+    let announced = updates(&report, "available_commands_update");
+    assert_eq!(announced.len(), 1, "{report}");
+    let names: Vec<&str> = announced[0]["availableCommands"]
+        .as_array()
+        .expect("commands")
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    assert_eq!(names, ["undo", "rewind", "info", "jobs", "kill"]);
+    assert_eq!(
+        announced[0]["availableCommands"][4]["input"]["hint"],
+        "the job's id (see /jobs)"
+    );
+    assert_eq!(entries(&report, "stop").len(), 5, "{report}");
+    // The commands are odek's: the model was asked only for the first prompt.
+    assert_eq!(server.requests().len(), 2);
+    assert_eq!(read_file_text(&sb, "notes.md"), "original\n");
+    let said: Vec<String> = updates(&report, "agent_message_chunk")
+        .iter()
+        .filter_map(|u| u["content"]["text"].as_str().map(str::to_string))
+        .collect();
+    let after = |start: &str| {
+        said.iter()
+            .find(|t| t.starts_with(start))
+            .unwrap_or_else(|| panic!("no answer starting {start:?} in {said:?}"))
+            .clone()
+    };
+    let list = after("Checkpoints");
+    assert!(list.contains("write_file  notes.md"), "{list}");
+    let undone = after("restore");
+    assert!(undone.contains("notes.md"), "{undone}");
+    assert!(undone.contains("Rewound 1 file(s)"), "{undone}");
+    let id = entries(&report, "new")[0]["sessionId"]
+        .as_str()
+        .expect("id");
+    assert!(after("Session:").contains(id), "{said:?}");
+    assert_eq!(after("Usage: /kill"), "Usage: /kill ID (see /jobs)");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
