@@ -301,6 +301,18 @@ fn find_all(text: &str) -> Vec<Range<usize>> {
     spans
 }
 
+/// True when one of the rules' keywords occurs in `text` (every rule with keywords matches
+/// only where one occurs), or a word after which a secret may come that later text reveals
+/// ([`super::patterns::LATE_CONTEXT`]): a secret may be starting there.
+pub(super) fn has_keyword(text: &str) -> bool {
+    LAYER.keywords.as_ref().is_none_or(|k| k.is_match(text))
+        || super::patterns::LATE_CONTEXT.iter().any(|word| {
+            text.as_bytes()
+                .windows(word.len())
+                .any(|w| w.eq_ignore_ascii_case(word.as_bytes()))
+        })
+}
+
 /// Every secret span the rules find in `text`, unsorted and unmerged.
 pub(super) fn pattern_spans(text: &str) -> Vec<Range<usize>> {
     find_all(text)

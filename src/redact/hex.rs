@@ -130,3 +130,44 @@ fn lower_hex(bytes: &[u8]) -> Vec<u8> {
         .flat_map(|b| [DIGITS[usize::from(b >> 4)], DIGITS[usize::from(b & 0x0f)]])
         .collect()
 }
+
+/// True when `text` ends in what may be a registered value's hex being written out: its
+/// last words are all hex digits, separators, `0x` / `\x` prefixes and the brackets and
+/// quotes around them (`{0x6f, 0x64,`, `6f 64 65`, `6f:64`), with [`RUN_DIGITS`] digits or
+/// more between them. Prose breaks the run at its first other word.
+pub(super) fn ends_in_hex_run(text: &str) -> bool {
+    let mut digits = 0;
+    for word in text.split_whitespace().rev() {
+        if !word.bytes().all(may_be_in_hex_run) {
+            return false;
+        }
+        digits += word.bytes().filter(u8::is_ascii_hexdigit).count();
+        if digits >= RUN_DIGITS {
+            return true;
+        }
+    }
+    false
+}
+
+/// Hex digits that make a trailing run worth holding back ([`ends_in_hex_run`]): one byte.
+const RUN_DIGITS: usize = 2;
+
+fn may_be_in_hex_run(byte: u8) -> bool {
+    byte.is_ascii_hexdigit()
+        || is_separator(byte)
+        || matches!(
+            byte,
+            b'x' | b'X'
+                | b'\\'
+                | b'{'
+                | b'}'
+                | b'['
+                | b']'
+                | b'('
+                | b')'
+                | b'"'
+                | b'\''
+                | b'`'
+                | b';'
+        )
+}

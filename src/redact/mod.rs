@@ -170,6 +170,20 @@ impl Redactor {
         merged
     }
 
+    /// True when `text` may hold the beginning of a secret that later text completes,
+    /// somewhere other than in its last word (which a stream holds back anyway): one of the
+    /// rules' keywords occurs in it, a registered value has whitespace inside (its forms
+    /// span words), or it ends in a run of hex digits and separators while values are
+    /// registered (a value's hex being written out byte by byte). See [`StreamRedactor`].
+    pub(super) fn may_begin_secret(&self, text: &str) -> bool {
+        engine::has_keyword(text)
+            || self
+                .known_values
+                .iter()
+                .any(|v| v.contains(char::is_whitespace))
+            || (self.separated_hex.is_some() && hex::ends_in_hex_run(text))
+    }
+
     /// Redacts every string inside `value` in place: object values and array items,
     /// recursively (object keys are left alone).
     pub fn redact_json(&self, value: &mut serde_json::Value) {

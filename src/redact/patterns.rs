@@ -1821,6 +1821,11 @@ fn password_value(text: &str, caps: &Captures<'_>, secret: Range<usize>) -> bool
 
 // ---- Kubernetes secrets -------------------------------------------------------------------
 
+/// Words after which a secret may come that only later text shows to be one: a Kubernetes
+/// Secret's values, which `kubectl` prints before the `kind: Secret` that makes them secret
+/// (lower-case ASCII, found in any case). A stream holds text back while one is in view.
+pub(crate) const LATE_CONTEXT: &[&str] = &["data:", "\"data\"", "stringdata"];
+
 /// The values under `data:` / `stringData:` of a Kubernetes `Secret`, in YAML (each
 /// document that says `kind: Secret`) and in JSON (`kubectl get secret -o json`).
 fn kubernetes_secret_values(text: &str, spans: &mut Vec<Range<usize>>) {

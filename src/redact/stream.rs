@@ -6,7 +6,12 @@
 //! turn into (part of) a secret:
 //!
 //! - the last [`HOLD`] bytes are held back, so a secret shorter than that has arrived whole
-//!   before any of it leaves;
+//!   before any of it leaves — unless the text in view is *quiet*: no rule's keyword occurs
+//!   in it, no secret was found in it, no registered value has whitespace inside and it does
+//!   not end in a run of hex digits ([`Redactor::may_begin_secret`]). Every pattern's match
+//!   holds one of its keywords at or after its start or is a single word, and the known
+//!   values' forms are single words, so in quiet text a secret can only be starting in the
+//!   last word: the answer streams a word behind the model instead of 192 bytes behind;
 //! - so is the trailing word (the run of non-space characters at the end, up to
 //!   [`MAX_WORD_HOLD`] bytes): tokens, keys and JWTs are single words however long;
 //! - the cut never falls inside a secret found so far (a private key block still growing
@@ -89,14 +94,20 @@ impl StreamRedactor {
     /// Where the text that may go out ends.
     fn safe_cut(&self, spans: &[Range<usize>]) -> usize {
         let len = self.text.len();
-        let mut cut = crate::text::floor_char_boundary(&self.text, len.saturating_sub(self.hold));
         let word_start = self
             .text
             .char_indices()
             .rev()
             .find(|(_, c)| c.is_whitespace())
             .map_or(0, |(at, c)| at + c.len_utf8());
-        if len - word_start <= MAX_WORD_HOLD {
+        let word_held = len - word_start <= MAX_WORD_HOLD;
+        // Quiet text (nothing in view a secret could start with) goes out but its last word.
+        let quiet = word_held && spans.is_empty() && !self.redactor.may_begin_secret(&self.text);
+        let mut cut = match quiet {
+            true => len,
+            false => crate::text::floor_char_boundary(&self.text, len.saturating_sub(self.hold)),
+        };
+        if word_held {
             cut = cut.min(word_start);
         }
         // Spans are merged, so at most one contains the cut, and none ends past its start.
@@ -192,6 +203,60 @@ mod tests {
         assert!(text.starts_with(&out));
         out.push_str(&s.finish());
         assert_eq!(out, text);
+    }
+
+    #[test]
+    fn quiet_text_goes_out_a_word_behind() {
+        let mut s = StreamRedactor::new(redactor());
+        assert_eq!(s.push("Reading the "), "Reading the ");
+        assert_eq!(s.push("file now"), "file ");
+        assert_eq!(s.push(", then"), "now, ");
+        assert_eq!(s.push(" the tests."), "then the ");
+        // A keyword in view: the hold is back.
+        assert_eq!(s.push(" Your token is on the way. "), "");
+        assert_eq!(s.finish(), "tests. Your token is on the way. ");
+    }
+
+    #[test]
+    fn secrets_that_span_words_are_held_from_their_first_word_in_quiet_text() {
+        let mut r = Redactor::new();
+        r.add_secret(API_KEY);
+        r.add_secret("correct horse battery staple");
+        // A value whose hex, written out, fits in the hold (a longer one's start goes out
+        // before it can be told from other hex, as without quiet text).
+        r.add_secret("s3cr3t-v4lue-123");
+        let r = Arc::new(r);
+        let hex: Vec<String> = "s3cr3t-v4lue-123"
+            .bytes()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        // kubectl's order: the data before `kind: Secret`, which makes it secret.
+        let yaml = "apiVersion: v1\ndata:\n  tls.crt: TFMwdExTMUNSVWRKVGlCRFJWSlVTVVpKUTBGVVJTMHRMUzB0\n  config: dmFsdWU6IHRoZSB3aG9sZSB0aGluZw==\nkind: Secret\nmetadata:\n  name: app\ntype: Opaque\n";
+        let json = r#"{"apiVersion": "v1", "data": {"tls.crt": "TFMwdExTMUNSVWRKVGlCRFJWSlVTVVpKUTBGVVJTMHRMUzB0"}, "kind": "Secret"}"#;
+        let patterns_only = Arc::new(Redactor::new());
+        for (r, text) in [
+            (
+                &r,
+                "The words are correct horse battery staple, all four.".to_string(),
+            ),
+            (&r, format!("Its bytes: {} — done.", hex.join(" "))),
+            (&r, format!("In C: {{0x{}}} done.", hex.join(", 0x"))),
+            (&patterns_only, yaml.to_string()),
+            (&patterns_only, json.to_string()),
+        ] {
+            let whole = r.redact(&text).into_owned();
+            assert_ne!(whole, text, "nothing to redact");
+            for n in [1, 2, 5] {
+                let mut s = StreamRedactor::new(r.clone());
+                let chars: Vec<char> = text.chars().collect();
+                let mut out = String::new();
+                for piece in chars.chunks(n) {
+                    out.push_str(&s.push(&piece.iter().collect::<String>()));
+                }
+                out.push_str(&s.finish());
+                assert_eq!(out, whole, "pieces of {n}");
+            }
+        }
     }
 
     #[test]
