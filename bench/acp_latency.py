@@ -5,10 +5,10 @@ with the Python standard library only.
 A model server in this script streams each answer in PIECES pieces of 16 bytes, GAP ms
 apart, and notes when it sent each; a client in this script speaks ACP to `odek acp` over
 its stdio (initialize, session/new, then PROMPTS prompts) and notes when each
-`agent_message_chunk` arrives. odek holds the last 192 bytes of a stream back until it can
-tell they hold no secret (docs/PERFORMANCE.md, "Redaction"), so a chunk goes out when a
-piece completes what it may let out: its latency is its arrival less the sending of the
-last piece before it. Also: the peak RSS of an idle `odek acp` (after initialize and
+`agent_message_chunk` arrives. odek holds a stream's last word back — and its last 192
+bytes while a credential keyword is in view (`--word token`) — until it can tell they hold
+no secret (src/redact/stream.rs), so a chunk goes out when a piece completes what it may let
+out: its latency is its arrival less the sending of the last piece before it. Also: the peak RSS of an idle `odek acp` (after initialize and
 session/new, from /proc) and after the prompts.
 
 Usage: bench/acp_latency.py --bin target/…/odek [--prompts 20] [--pieces 40] [--gap 20]
@@ -26,7 +26,7 @@ import threading
 import time
 
 
-def model_server(pieces, gap, sent):
+def model_server(pieces, gap, sent, word):
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -42,7 +42,7 @@ def model_server(pieces, gap, sent):
             self.end_headers()
             times = []
             for i in range(pieces):
-                delta = {"choices": [{"index": 0, "delta": {"content": f"piece {i:03d} of text "[:16]}}]}
+                delta = {"choices": [{"index": 0, "delta": {"content": f"{word} {i:03d} of text "[:16]}}]}
                 # Noted before it goes: the client may hear odek's chunk before this thread
                 # runs again.
                 times.append(time.perf_counter())
@@ -112,9 +112,11 @@ def main():
     p.add_argument("--prompts", type=int, default=20)
     p.add_argument("--pieces", type=int, default=40)
     p.add_argument("--gap", type=float, default=20.0, help="ms between pieces")
+    p.add_argument("--word", default="piece",
+                   help="each piece's first word (`token`, a credential keyword, brings the 192-byte hold back)")
     args = p.parse_args()
     sent = []
-    server = model_server(args.pieces, args.gap, sent)
+    server = model_server(args.pieces, args.gap, sent, args.word)
     with tempfile.TemporaryDirectory() as tmp:
         home, work = os.path.join(tmp, "home"), os.path.join(tmp, "work")
         os.makedirs(home)
@@ -156,7 +158,7 @@ def main():
     print(f"| a chunk after the piece that let it out: median | {statistics.median(lat):.2f} ms |")
     print(f"| … 95th percentile / max | {lat[int(len(lat) * 0.95)]:.2f} / {lat[-1]:.2f} ms |")
     print(f"| first chunk after the piece that let it out: median | {statistics.median(f[1] for f in firsts):.2f} ms |")
-    print(f"| first chunk after the stream's first piece: median | {statistics.median(f[0] for f in firsts):.1f} ms (the 192-byte hold) |")
+    print(f"| first chunk after the stream's first piece: median | {statistics.median(f[0] for f in firsts):.2f} ms |")
     print(f"| RSS idle (after initialize and session/new) | {idle_rss:.1f} MiB (peak {idle_hwm:.1f}): "
           f"{idle_file:.1f} MiB of the binary's pages, {idle_anon:.1f} MiB anonymous |")
     print(f"| peak RSS after the prompts | {hwm:.1f} MiB |")

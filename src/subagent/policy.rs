@@ -5,10 +5,11 @@ use crate::policy::{Action, DangerClass, DangerPolicy};
 
 use super::Trust;
 
-/// The policy of a child. `untrusted`: only `safe` and `local_write` run; every other class
-/// is denied without asking (explicit per-class denials, which a global `allow` cannot
-/// lift), the allowlist is dropped and nobody is asked. `trusted`: the parent's policy.
-/// Either way, `max_risk` denies every class ranked above it.
+/// The policy of a child. `untrusted`: only `safe` and `local_write` run — and of those only
+/// what the parent does not deny (a read-only parent's child writes nothing); every other
+/// class is denied without asking (explicit per-class denials, which a global `allow`
+/// cannot lift), the allowlist is dropped and nobody is asked. `trusted`: the parent's
+/// policy. Either way, `max_risk` denies every class ranked above it.
 pub fn child_policy(
     parent: &DangerPolicy,
     trust: Trust,
@@ -23,7 +24,11 @@ pub fn child_policy(
                 .into_iter()
                 .map(|class| {
                     let action = match class {
-                        DangerClass::Safe | DangerClass::LocalWrite => Action::Allow,
+                        DangerClass::Safe | DangerClass::LocalWrite
+                            if parent.decide_class(class) != Action::Deny =>
+                        {
+                            Action::Allow
+                        }
                         _ => Action::Deny,
                     };
                     (class, action)
@@ -68,6 +73,17 @@ mod tests {
         }
         assert!(p.allowlist.is_empty());
         assert_eq!(p.non_interactive_action(), Action::Deny);
+    }
+
+    #[test]
+    fn an_untrusted_child_of_a_parent_that_denies_writes_writes_nothing() {
+        let mut read_only = DangerPolicy::default();
+        read_only
+            .classes
+            .insert(DangerClass::LocalWrite, Action::Deny);
+        let p = child_policy(&read_only, Trust::Untrusted, None);
+        assert_eq!(p.decide_class(DangerClass::LocalWrite), Action::Deny);
+        assert_eq!(p.decide_class(DangerClass::Safe), Action::Allow);
     }
 
     #[test]
