@@ -8,8 +8,9 @@ its stdio (initialize, session/new, then PROMPTS prompts) and notes when each
 `agent_message_chunk` arrives. odek holds a stream's last word back — and its last 192
 bytes while a credential keyword is in view (`--word token`) — until it can tell they hold
 no secret (src/redact/stream.rs), so a chunk goes out when a piece completes what it may let
-out: its latency is its arrival less the sending of the last piece before it. Also: the peak RSS of an idle `odek acp` (after initialize and
-session/new, from /proc) and after the prompts.
+out: its latency is its arrival less the sending of the last piece before it. Also the RSS of `odek acp` (from /proc): just after initialize and
+session/new, idle 3 s later (it gives the binary's code pages back after 2 s idle), at its
+peak after the prompts and idle after them.
 
 Usage: bench/acp_latency.py --bin target/…/odek [--prompts 20] [--pieces 40] [--gap 20]
 """
@@ -106,6 +107,10 @@ class Acp:
         return None
 
 
+# Long enough for an idle `odek acp` to give its code pages back (2 s after the last answer).
+IDLE_WAIT = 3.0
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--bin", required=True)
@@ -128,6 +133,8 @@ def main():
         acp.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
         session = acp.request("session/new", {"cwd": work, "mcpServers": []})["sessionId"]
         time.sleep(0.2)
+        busy_rss = acp.rss("VmRSS"), acp.rss("RssFile"), acp.rss("RssAnon")
+        time.sleep(IDLE_WAIT)
         idle_rss, idle_hwm = acp.rss("VmRSS"), acp.rss("VmHWM")
         idle_file, idle_anon = acp.rss("RssFile"), acp.rss("RssAnon")
         latencies, firsts = [], []
@@ -149,6 +156,8 @@ def main():
                 if i == 0:
                     firsts.append(((at - times[0]) * 1000, latency))
         hwm = acp.rss("VmHWM")
+        time.sleep(IDLE_WAIT)
+        after_rss = acp.rss("VmRSS"), acp.rss("RssFile"), acp.rss("RssAnon")
         acp.proc.stdin.close()
         acp.proc.wait(timeout=10)
     server.shutdown()
@@ -159,9 +168,12 @@ def main():
     print(f"| … 95th percentile / max | {lat[int(len(lat) * 0.95)]:.2f} / {lat[-1]:.2f} ms |")
     print(f"| first chunk after the piece that let it out: median | {statistics.median(f[1] for f in firsts):.2f} ms |")
     print(f"| first chunk after the stream's first piece: median | {statistics.median(f[0] for f in firsts):.2f} ms |")
-    print(f"| RSS idle (after initialize and session/new) | {idle_rss:.1f} MiB (peak {idle_hwm:.1f}): "
-          f"{idle_file:.1f} MiB of the binary's pages, {idle_anon:.1f} MiB anonymous |")
+    print(f"| first prompt's first chunk after the piece that let it out | {firsts[0][1]:.2f} ms |")
+    rss = lambda r: f"{r[0]:.1f} MiB: {r[1]:.1f} MiB of the binary's pages, {r[2]:.1f} MiB anonymous"
+    print(f"| RSS 0.2 s after initialize and session/new | {rss(busy_rss)} |")
+    print(f"| RSS idle, {IDLE_WAIT:g} s later | {rss((idle_rss, idle_file, idle_anon))} (peak so far {idle_hwm:.1f}) |")
     print(f"| peak RSS after the prompts | {hwm:.1f} MiB |")
+    print(f"| RSS idle, {IDLE_WAIT:g} s after the prompts | {rss(after_rss)} |")
 
 
 if __name__ == "__main__":

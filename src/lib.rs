@@ -10,6 +10,7 @@ pub mod acp;
 pub mod byte_copy;
 pub mod checkpoint;
 pub mod cli;
+pub mod code_pages;
 pub mod config;
 pub mod engine;
 pub mod error;

@@ -20,7 +20,7 @@ mod updates;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::Deserialize;
@@ -118,7 +118,15 @@ struct Server {
     runtimes: Mutex<HashMap<RuntimeKey, Arc<Runtime>>>,
     /// The MCP servers clients passed, by the number sessions' keys carry.
     client_servers: Mutex<HashMap<u64, Vec<mcp::ClientServer>>>,
+    /// Requests being answered.
+    busy: AtomicUsize,
+    /// Counts the times the connection fell idle: a release waits for its own.
+    idle_since: AtomicU64,
 }
+
+/// How long the connection stays idle before the binary's code pages are given back
+/// ([`crate::code_pages`]): an editor sends the requests of one action close together.
+const RELEASE_CODE_PAGES_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Serves ACP on `input` and `output` until the input ends; then cancels the prompts still
 /// running (saved as every cancelled turn is) and returns.
@@ -137,6 +145,8 @@ pub async fn serve(
         sessions: Mutex::new(HashMap::new()),
         runtimes: Mutex::new(HashMap::new()),
         client_servers: Mutex::new(HashMap::new()),
+        busy: AtomicUsize::new(0),
+        idle_since: AtomicU64::new(0),
     });
     let mut input = tokio::io::BufReader::new(input);
     loop {
@@ -198,6 +208,7 @@ impl Server {
             Incoming::Request { id, method, params } if method == "initialize" => {
                 let answer = self.initialize(&params);
                 self.conn.respond(id, answer);
+                self.fell_idle();
             }
             Incoming::Request { id, .. } if !self.initialized.load(Ordering::Acquire) => {
                 self.conn.respond(
@@ -210,6 +221,7 @@ impl Server {
             }
             Incoming::Request { id, method, params } => {
                 let server = self.clone();
+                self.busy.fetch_add(1, Ordering::AcqRel);
                 tokio::spawn(async move {
                     let loading = params.get("sessionId").and_then(Value::as_str);
                     let loading = loading.map(str::to_string);
@@ -224,6 +236,9 @@ impl Server {
                     if let Some(session) = opened {
                         commands::announce(&server.conn, &session);
                     }
+                    if server.busy.fetch_sub(1, Ordering::AcqRel) == 1 {
+                        server.fell_idle();
+                    }
                 });
             }
             Incoming::Notification { method, params } if method == "session/cancel" => {
@@ -234,6 +249,31 @@ impl Server {
             Incoming::Response { id, outcome } => self.conn.answered(&id, outcome),
             Incoming::Invalid { id, error } => self.conn.respond(id, Err(error)),
         }
+    }
+
+    /// The connection has nothing to answer: unless a request comes first, the binary's
+    /// code pages are given back after [`RELEASE_CODE_PAGES_AFTER`] (an idle `odek acp` sits
+    /// beside the editor all day; the pages stay in the page cache and come back as needed).
+    fn fell_idle(self: &Arc<Self>) {
+        let idle = self.idle_since.fetch_add(1, Ordering::AcqRel) + 1;
+        let server = Arc::downgrade(self);
+        tokio::spawn(async move {
+            tokio::time::sleep(RELEASE_CODE_PAGES_AFTER).await;
+            let still_idle = server.upgrade().is_some_and(|s| {
+                s.busy.load(Ordering::Acquire) == 0 && s.idle_since.load(Ordering::Acquire) == idle
+            });
+            if still_idle {
+                match tokio::task::spawn_blocking(crate::code_pages::release).await {
+                    Ok(Ok(released)) => tracing::debug!(
+                        "odek acp: idle: gave back {} KiB of code pages ({} mappings)",
+                        released.kib,
+                        released.mappings
+                    ),
+                    Ok(Err(e)) => tracing::debug!("odek acp: idle: code pages kept: {e}"),
+                    Err(_) => {}
+                }
+            }
+        });
     }
 
     async fn call(self: &Arc<Self>, method: &str, params: Value) -> Result<Value, RpcError> {

@@ -743,6 +743,59 @@ fn bad_lines_unknown_methods_and_requests_before_initialize_get_errors_and_odek_
     assert!(acp.close().success());
 }
 
+/// The KiB of `field` in `/proc/PID/status`.
+#[cfg(target_os = "linux")]
+fn status_kib(pid: u32, field: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .expect("status")
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix(field)?
+                .trim()
+                .strip_suffix("kB")?
+                .trim()
+                .parse()
+                .ok()
+        })
+        .expect("the field")
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn an_idle_connection_gives_the_code_pages_back_and_answers_as_before() {
+    let sb = Sandbox::new();
+    let mut acp = RawAcp::start(&sb, "http://127.0.0.1:9/v1", &[]);
+    let work = sb.work.to_string_lossy().to_string();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}});
+    assert_eq!(acp.ask(&init.to_string())["result"]["protocolVersion"], 1);
+    let new = |id: u64| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "session/new",
+               "params": {"cwd": work, "mcpServers": []}})
+        .to_string()
+    };
+    assert!(acp.ask(&new(2))["result"]["sessionId"].is_string());
+    let announced = acp.lines.next().expect("a line").expect("a line");
+    assert!(
+        announced.contains("available_commands_update"),
+        "{announced}"
+    );
+    let pid = acp.child.id();
+    let busy = status_kib(pid, "RssFile:");
+    // Two seconds after the last answer the binary's code pages go back to the page cache.
+    let mut idle = busy;
+    for _ in 0..100 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        idle = status_kib(pid, "RssFile:");
+        if idle < busy / 2 {
+            break;
+        }
+    }
+    assert!(idle < busy / 2, "RssFile {busy} KiB busy, {idle} KiB idle");
+    // The code comes back as it is needed.
+    assert!(acp.ask(&new(3))["result"]["sessionId"].is_string());
+    assert!(acp.close().success());
+}
+
 #[test]
 fn without_a_key_initialize_offers_the_way_to_authenticate_and_sessions_say_where_it_goes() {
     let sb = Sandbox::new();
