@@ -73,13 +73,15 @@ lint:            ## formatting and clippy, warnings are errors
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --all-targets --locked -- -D warnings
 
-# This round's budget (providers, undo, hooks, background processes and ACP to come): 12,000,000
-# bytes. The Go original's binary, with its server, web UI, Telegram bot and MCP, is 11,429,478.
-SIZE_BUDGET_BYTES = 12000000
+# This round's budget (the security round, other targets and releases, instructions, commands
+# and agents, the conversation in hand, the browser): 12,400,000 bytes for all of them together
+# (11,816,448 after the last round). The Go original's binary, with its server, web UI,
+# Telegram bot and MCP, is 11,429,478.
+SIZE_BUDGET_BYTES = 12400000
 
-size: build      ## the release binary's size against the budget (12,000,000 bytes; fails over it), and by crate when cargo-bloat is installed
+size: build      ## the release binary's size against the budget (12,400,000 bytes; fails over it), and by crate when cargo-bloat is installed
 	@size=$$(stat -c %s $(STATIC_BIN)); \
-	  echo "$(STATIC_BIN): $$size bytes ($$(awk "BEGIN {printf \"%.2f\", $$size/1048576}") MiB); budget $(SIZE_BUDGET_BYTES) bytes (11.44 MiB): $$(awk "BEGIN {printf \"%.0f\", 100*$$size/$(SIZE_BUDGET_BYTES)}") % of it"; \
+	  echo "$(STATIC_BIN): $$size bytes ($$(awk "BEGIN {printf \"%.2f\", $$size/1048576}") MiB); budget $(SIZE_BUDGET_BYTES) bytes (11.83 MiB): $$(awk "BEGIN {printf \"%.0f\", 100*$$size/$(SIZE_BUDGET_BYTES)}") % of it"; \
 	  if [ $$size -gt $(SIZE_BUDGET_BYTES) ]; then echo "OVER BUDGET"; exit 1; fi
 	@if command -v cargo-bloat >/dev/null; then \
 	  $(STATIC_ENV) $(CARGO) bloat --profile size-report --locked $(TARGET_FLAGS) --crates -n 25; \
