@@ -78,6 +78,8 @@ pub fn strip_controls(text: &str) -> String {
 /// return as `␍`, a bell as `␇`, DEL as `␡`; the C1 controls and the bidirectional
 /// overrides as `<U+009B>` — so what the user reads is what is stored. Tabs stay, and
 /// newlines when `lines` is true (a body); otherwise a newline is `␊` (one row of a listing).
+/// This is the crate's one escape for control bytes (no other `escape_control`): use it
+/// wherever text from a model, a file name or a project file reaches a terminal.
 pub fn visible(text: &str, lines: bool) -> Cow<'_, str> {
     let shown_as_is = |c: char| (c == '\n' && lines) || c == '\t' || !needs_picture(c);
     if text.chars().all(shown_as_is) {
