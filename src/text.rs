@@ -97,6 +97,40 @@ pub fn visible(text: &str, lines: bool) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Runs of more blanks than this are shown as a count ([`visible_in_full`]).
+const MAX_SHOWN_BLANKS: usize = 4;
+
+/// All of `text` on one row as [`visible`] shows it (newlines as `␊`), with every run of
+/// more than four blanks (spaces, tabs, other Unicode spaces) shown as `⟨N blanks⟩`: for
+/// what a user approves (a whole shell command), where a second line or a part pushed far
+/// to the right must not hide.
+pub fn visible_in_full(text: &str) -> String {
+    let shown = visible(text, false);
+    let mut out = String::with_capacity(shown.len());
+    let mut blanks = String::new();
+    for c in shown.chars() {
+        if c.is_whitespace() {
+            blanks.push(c);
+            continue;
+        }
+        push_blanks(&mut out, &mut blanks);
+        out.push(c);
+    }
+    push_blanks(&mut out, &mut blanks);
+    out
+}
+
+/// Moves a run of blanks to `out`: as is when short, else as its count.
+fn push_blanks(out: &mut String, blanks: &mut String) {
+    let count = blanks.chars().count();
+    if count > MAX_SHOWN_BLANKS {
+        out.push_str(&format!(" ⟨{count} blanks⟩ "));
+    } else {
+        out.push_str(blanks);
+    }
+    blanks.clear();
+}
+
 /// Control characters and the invisible ones that reorder text.
 fn needs_picture(c: char) -> bool {
     c.is_control()
@@ -153,6 +187,26 @@ mod tests {
         assert_eq!(first_line("abcdef\nmore", 3), "abc…");
         assert_eq!(first_line("", 3), "");
         assert!(matches!(truncate("short", 10), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn a_whole_command_shows_its_other_lines_and_far_parts() {
+        assert_eq!(visible_in_full("cargo test --quiet"), "cargo test --quiet");
+        assert_eq!(
+            visible_in_full("cargo test\npython3 -c 'x'"),
+            "cargo test\u{240a}python3 -c 'x'"
+        );
+        let spaced = format!("cargo test{}; python3 x", " ".repeat(120));
+        assert_eq!(
+            visible_in_full(&spaced),
+            "cargo test ⟨120 blanks⟩ ; python3 x"
+        );
+        assert_eq!(visible_in_full("a\t\t\t\t\t\tb"), "a ⟨6 blanks⟩ b");
+        assert_eq!(visible_in_full("a    b"), "a    b");
+        assert_eq!(
+            visible_in_full("echo \u{1b}[8mhidden\r"),
+            "echo \u{241b}[8mhidden\u{240d}"
+        );
     }
 
     #[test]

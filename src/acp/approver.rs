@@ -118,13 +118,29 @@ impl AcpApprover {
         ));
         // The call's own id, so the editor shows the question on the call it then sees run.
         let id = item.call_id.clone().unwrap_or_else(|| self.next_call_id());
+        // The whole call: its arguments in `rawInput`, and as text the command whole (its
+        // other lines and far parts shown) with each part's reason.
+        let parts: Vec<Value> = item
+            .parts
+            .iter()
+            .map(|p| json!({"text": p.text, "risk": p.class.as_str(), "reason": p.reason}))
+            .collect();
+        let shown = format!(
+            "{} {}\n[risk: {}] {}",
+            item.tool,
+            item.resource,
+            item.class.as_str(),
+            item.reasons()
+        );
         let tool_call = json!({
             "toolCallId": id,
             "title": tool_title(&item.tool, &item.resource),
             "kind": catalog::tool_kind(&item.tool).as_str(),
             "status": "pending",
+            "content": [{"type": "content", "content": {"type": "text", "text": shown}}],
             "rawInput": {"tool": item.tool, "resource": item.resource,
-                         "risk": item.class.as_str(), "reason": item.reason},
+                         "risk": item.class.as_str(), "reason": item.reason,
+                         "parts": parts, "arguments": item.arguments},
         });
         match self.choose(tool_call, options, cancel).await {
             Choice::Option(id) if id == ALLOW_ONCE => ApprovalAnswer::Approve,

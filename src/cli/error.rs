@@ -104,14 +104,22 @@ fn classified<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<&'a dy
         .map(|e| e as &dyn Classified)
 }
 
-/// Prints `odek: <error>` (with its causes) and the hint, and returns the exit code.
+/// Prints `odek: <error>` (with its causes, redacted by the process's redactor, control
+/// bytes shown) and the hint, and returns the exit code.
 pub fn report(error: &anyhow::Error) -> Exit {
     let style = super::style::Style::new(
         std::io::IsTerminal::is_terminal(&std::io::stderr())
             && std::env::var_os("NO_COLOR").is_none(),
     );
     let (kind, hint) = diagnose(error);
-    eprintln!("{} {error:#}", style.red("odek:"));
+    // A server's body may echo the key or a header, and hold control bytes.
+    let message = format!("{error:#}");
+    let message = crate::redact::process_redactor().redact(&message).into_owned();
+    eprintln!(
+        "{} {}",
+        style.red("odek:"),
+        crate::text::visible(&message, true)
+    );
     if let Some(hint) = hint {
         eprintln!("  {}", style.dim(&format!("hint: {hint}")));
     }

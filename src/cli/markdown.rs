@@ -7,7 +7,7 @@
 use pulldown_cmark::{Alignment, CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use unicode_width::UnicodeWidthStr;
 
-use crate::text::strip_controls;
+use crate::text::visible;
 
 /// How the rendering looks.
 #[derive(Debug, Clone, Copy)]
@@ -78,7 +78,8 @@ struct Inline {
 
 impl Inline {
     fn push(&mut self, text: &str, style: Style) {
-        let text = strip_controls(text);
+        // The model's control characters are shown, never sent (the styling is ours).
+        let text = visible(text, true).into_owned();
         if text.is_empty() {
             return;
         }
@@ -475,7 +476,7 @@ impl Renderer {
         let label = if lang.is_empty() {
             top.to_string()
         } else {
-            format!("{top} {}", strip_controls(&lang))
+            format!("{top} {}", visible(&lang, false))
         };
         let label = self.paint(&label, dim());
         self.emit_line(&label);
@@ -484,7 +485,7 @@ impl Renderer {
             ..Style::default()
         };
         for line in body.trim_end_matches('\n').split('\n') {
-            let text = strip_controls(&line.replace('\t', "    "));
+            let text = visible(&line.replace('\t', "    "), false).into_owned();
             let side = self.paint(side, dim());
             let text = self.paint(&text, code_style);
             self.emit_line(&format!("{side}{text}"));

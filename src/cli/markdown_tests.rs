@@ -126,8 +126,9 @@ fn control_characters_from_the_model_never_reach_the_terminal() {
             "only odek's own styles: {out:?}"
         );
     }
-    // What is left of a sequence shows as harmless text.
+    // What is left of a sequence shows as harmless text, its ESC as a picture.
     assert!(out.contains("[2Jcode"), "{out:?}");
+    assert!(out.contains("\u{241b}]0;title\u{2407}"), "{out:?}");
 }
 
 #[test]

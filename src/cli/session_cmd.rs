@@ -315,7 +315,8 @@ fn show(store: &SessionStore, id: Option<&str>, full: bool) -> anyhow::Result<Ex
         },
     };
     let session = store.load(id)?;
-    print_out(&render_session(&session, full));
+    // Messages are a model's, a file's, a page's text: their control bytes are shown.
+    print_out(&crate::text::visible(&render_session(&session, full), true));
     Ok(Exit::Success)
 }
 

@@ -178,7 +178,12 @@ impl Terminal {
         clear_spinner(&mut st);
         close_answer_line(self.opts.answer, &mut st);
         st.answer_streamed = false;
-        write_answer(self.opts.answer, &format!("{}\n", text.trim_end()));
+        let text = if self.answer_tty {
+            crate::text::visible(text.trim_end(), true)
+        } else {
+            std::borrow::Cow::Borrowed(text.trim_end())
+        };
+        write_answer(self.opts.answer, &format!("{text}\n"));
     }
 
     /// Prints the final answer — rendered as Markdown on a terminal — unless it was streamed
@@ -193,8 +198,8 @@ impl Terminal {
         let text = if self.markdown {
             self.rendered(answer)
         } else if self.answer_tty {
-            // Raw on a terminal: the text, without the escape sequences a terminal acts on.
-            with_newline(&crate::text::strip_controls(answer))
+            // Raw on a terminal: the text, the escape sequences a terminal acts on shown.
+            with_newline(&crate::text::visible(answer, true))
         } else {
             with_newline(answer)
         };
@@ -285,8 +290,8 @@ impl Terminal {
                 let mut st = self.lock();
                 st.spinner = None;
                 clear_spinner(&mut st);
-                // A terminal acts on escape sequences: the model's never reach it.
-                self.show_answer_text(&mut st, &crate::text::strip_controls(text));
+                // A terminal acts on escape sequences: the model's are shown, never sent.
+                self.show_answer_text(&mut st, &crate::text::visible(text, true));
             }
             Delta::Restart if self.stream_answer => {
                 let mut st = self.lock();
@@ -405,7 +410,8 @@ impl Terminal {
             let _ = writeln!(
                 std::io::stderr(),
                 "{}",
-                self.err_style.dim(message.content.trim())
+                self.err_style
+                    .dim(&crate::text::visible(message.content.trim(), true))
             );
         }
         if !message.tool_calls.is_empty() {
@@ -482,7 +488,11 @@ impl Observer for Terminal {
                 let label = if running > 1 {
                     format!("running {running} tools")
                 } else {
-                    format!("running {} {}", call.function.name, shorten(summary, 60))
+                    format!(
+                        "running {} {}",
+                        shorten(&call.function.name, 40),
+                        shorten(summary, 60)
+                    )
                 };
                 self.start_spinner(label);
             }
@@ -500,7 +510,7 @@ impl Observer for Terminal {
                 ended.id,
                 ended.status,
                 ended.duration.as_secs(),
-                crate::text::first_line(&ended.command, 60)
+                shorten(&ended.command, 60)
             ))),
             EngineEvent::Hint { text, .. } if self.opts.verbose > 0 => self.line(&self.err_style.yellow(text)),
             EngineEvent::SessionSaveFailed { error } => self.line(&self.err_style.yellow(&format!(
@@ -568,7 +578,8 @@ fn tool_line(s: Style, glyphs: Glyphs, call: ToolLine<'_>) -> String {
     }
     let summary = shorten(call.summary, 80);
     let summary = if ascii { to_ascii(&summary) } else { summary };
-    line.push_str(&format!("{} {summary}", s.cyan(call.name)));
+    let name = shorten(call.name, 80);
+    line.push_str(&format!("{} {summary}", s.cyan(&name)));
     line.push_str(&s.dim(&format!(" {:.1}s", call.duration.as_secs_f64())));
     if let Some(e) = call.error {
         let e = shorten(e, 120);
@@ -589,9 +600,11 @@ fn to_ascii(text: &str) -> String {
         .collect()
 }
 
-/// The first line of `s` in at most `max` characters in all.
+/// The first line of `s` in at most `max` characters in all, its control characters shown
+/// ([`crate::text::visible`]): file names, commands and errors reach the terminal as text.
 fn shorten(s: &str, max: usize) -> String {
-    crate::text::fit(s.lines().next().unwrap_or(""), max).into_owned()
+    let first = crate::text::visible(s.lines().next().unwrap_or(""), false);
+    crate::text::fit(&first, max).into_owned()
 }
 
 fn write_answer(stream: AnswerStream, text: &str) {
@@ -740,6 +753,19 @@ impl Terminal {
                     reason(&item.reason)
                 ))
             );
+            // A command of several parts: each on its own row, with its own reason.
+            for part in &item.parts {
+                let _ = writeln!(
+                    out,
+                    "     · {}  {}",
+                    part.text,
+                    s.dim(&format!(
+                        "[{}{}]",
+                        part.class.as_str(),
+                        reason(&part.reason)
+                    ))
+                );
+            }
         }
         let trust_allowed = items.iter().all(ApprovalItem::can_be_trusted);
         let question = if trust_allowed && items.iter().all(|i| i.scope.is_some()) {

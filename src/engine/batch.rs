@@ -398,7 +398,7 @@ fn with_class(mut summary: Value, classification: Option<&Classification>) -> Va
     summary
 }
 
-fn gate_requests(prepared: &[Prepared]) -> Vec<GateRequest> {
+fn gate_requests(prepared: &[Prepared]) -> Vec<GateRequest<'_>> {
     prepared
         .iter()
         .filter_map(|p| {
@@ -414,6 +414,8 @@ fn gate_requests(prepared: &[Prepared]) -> Vec<GateRequest> {
                     p.summary.clone()
                 },
                 hook: p.hook.clone(),
+                approved_ahead: tool.approved_ahead(),
+                arguments: Some(args),
             })
         })
         .collect()

@@ -103,17 +103,26 @@ impl Tool for McpTool {
         self.parameters.clone()
     }
 
+    /// Code execution always: a tool in the server's `auto_approve` is approved ahead
+    /// (not asked about) but still denied where the policy denies the class (read-only).
     fn classify(&self, _args: &Value, _ctx: &ToolContext) -> Option<Classification> {
-        (!self.auto_approved).then(|| {
-            Classification::new(
-                DangerClass::CodeExecution,
-                format!(
-                    "runs {} on MCP server {} (not in its auto_approve)",
-                    self.remote,
-                    self.server.name()
-                ),
-            )
-        })
+        let listed = if self.auto_approved {
+            "in its auto_approve"
+        } else {
+            "not in its auto_approve"
+        };
+        Some(Classification::new(
+            DangerClass::CodeExecution,
+            format!(
+                "runs {} on MCP server {} ({listed})",
+                self.remote,
+                self.server.name()
+            ),
+        ))
+    }
+
+    fn approved_ahead(&self) -> bool {
+        self.auto_approved
     }
 
     /// Content from outside: a turn that ran it is tainted.

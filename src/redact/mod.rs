@@ -307,6 +307,26 @@ impl KnownMatcher {
     }
 }
 
+/// The redactor of this process's one start-up (`runtime::Process`), for what is printed
+/// when the runtime is gone: the final error line on stderr.
+static PROCESS_REDACTOR: std::sync::OnceLock<std::sync::Arc<Redactor>> =
+    std::sync::OnceLock::new();
+
+/// Records the process's redactor (the first one recorded stays).
+pub fn set_process_redactor(redactor: std::sync::Arc<Redactor>) {
+    let _ = PROCESS_REDACTOR.set(redactor);
+}
+
+/// The process's redactor; before one was recorded (an error before the start-up), one with
+/// the patterns and the values of this environment's secret-named variables.
+pub fn process_redactor() -> std::sync::Arc<Redactor> {
+    PROCESS_REDACTOR.get().cloned().unwrap_or_else(|| {
+        let mut redactor = Redactor::new();
+        redactor.add_secrets_from_env(std::env::vars());
+        std::sync::Arc::new(redactor)
+    })
+}
+
 /// True when an environment variable name looks like it holds a secret: one of its `_`/`-`
 /// separated segments is KEY, APIKEY, TOKEN, SECRET, PASSWORD, PASSWD, PASS, CREDENTIAL(S),
 /// PRIVATEKEY, ACCESSKEY or SECRETKEY (case-insensitive), or the name with separators removed

@@ -685,10 +685,14 @@ pub fn build_redactor_with(config: &Config, extra: &[&str]) -> Arc<Redactor> {
         r.add_secret(key);
         crate::process_group::register_key(key);
     }
+    // A provider's headers are keys too: redacted, and the variables they were substituted
+    // from (`${GW_HDR}`) kept from every program odek starts.
     for value in config.providers.values().flat_map(|p| p.headers.values()) {
         r.add_secret(value);
+        crate::process_group::register_key(value);
         if let Some((_scheme, credential)) = value.split_once(' ') {
             r.add_secret(credential);
+            crate::process_group::register_key(credential);
         }
     }
     for server in config.mcp_servers.values() {

@@ -140,6 +140,7 @@ impl Process {
     ) -> Result<(Arc<Runtime>, Supervisor, Arc<Redactor>, EventsGuard), RuntimeError> {
         let secrets: Vec<&str> = opts.extra_secrets.iter().map(String::as_str).collect();
         let redactor = build_redactor_with(&opts.config, &secrets);
+        crate::redact::set_process_redactor(redactor.clone());
         let events = opts.events.map(|sink| {
             EventWriter::new(
                 sink,

@@ -601,7 +601,7 @@ impl RunSlot {
                 tool: i.tool.clone(),
                 resource: redact(&i.resource),
                 class: i.class.to_string(),
-                reason: redact(&i.reason),
+                reason: redact(&i.reasons()),
             })
             .collect();
         lock(&inner.table)

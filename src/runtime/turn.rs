@@ -106,7 +106,8 @@ impl Runtime {
             approver,
             &self.global_config,
             trust,
-        );
+        )
+        .with_redactor(self.redactor.clone());
         let engine = Engine::new(EngineParts {
             model: self.model.clone(),
             tools: Arc::new(tools),

@@ -30,12 +30,14 @@ pub(crate) fn redacted_copy(session: &Session, redactor: &Redactor) -> Session {
 
 /// Redacts a message's content, reasoning and tool-call arguments in place. Its provider
 /// state is never rewritten (a changed signature is a broken one): it is kept whole, or
-/// dropped whole when it holds a key of this process.
+/// dropped whole when the redactor would change any of it (a key of this process, a token
+/// of a known format pasted into the conversation).
 pub(crate) fn redact_message(redactor: &Redactor, message: &mut Message) {
-    if message.provider_state.as_ref().is_some_and(|state| {
-        let text = serde_json::to_string(state).unwrap_or_default();
-        redactor.holds_known_secret(&text)
-    }) {
+    if message
+        .provider_state
+        .as_deref()
+        .is_some_and(|state| holds_secret(redactor, state))
+    {
         message.provider_state = None;
     }
     redact_text(redactor, &mut message.content);
@@ -45,6 +47,21 @@ pub(crate) fn redact_message(redactor: &Redactor, message: &mut Message) {
     for call in &mut message.tool_calls {
         redact_arguments(redactor, &mut call.function.arguments);
     }
+}
+
+/// True when the redactor would change `state`: its JSON text, or (for secrets that JSON
+/// escapes) any of its string values.
+fn holds_secret(redactor: &Redactor, state: &crate::llm::ProviderState) -> bool {
+    let Ok(mut value) = serde_json::to_value(state) else {
+        return true;
+    };
+    let text = value.to_string();
+    if matches!(redactor.redact(&text), Cow::Owned(_)) {
+        return true;
+    }
+    let original = value.clone();
+    redactor.redact_json(&mut value);
+    value != original
 }
 
 /// Redacts the plan's step titles and notes in place (they can echo secrets of the task).
@@ -192,21 +209,28 @@ mod tests {
         let state = |text: &str| crate::llm::ProviderState {
             wire: "anthropic".into(),
             items: vec![serde_json::json!({"type": "thinking", "thinking": text,
-                "signature": "EqQBsk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCd-AA"})],
+                "signature": "EqQBCkgIAxABGAIiQLk5n0Vq8mZ+yT3w/AbCdEfGhIjKlMnOpQrStUvWxYz0123456789=="})],
         };
         let mut kept = Message::assistant("a");
-        kept.provider_state = Some(Box::new(state(
-            "thinking about ghp_0123456789abcdefghijABCDEFGHIJ012345",
-        )));
+        kept.provider_state = Some(Box::new(state("thinking about the build")));
         let before = kept.clone();
         redact_message(&redactor(), &mut kept);
         assert_eq!(
             kept.provider_state, before.provider_state,
-            "patterns never rewrite a signature or a signed thought"
+            "a clean state is kept byte for byte"
         );
-        let mut dropped = Message::assistant("a");
-        dropped.provider_state = Some(Box::new(state(&format!("the key is {SECRET}"))));
-        redact_message(&redactor(), &mut dropped);
-        assert_eq!(dropped.provider_state, None, "a known key is never saved");
+        for text in [
+            "thinking about ghp_0123456789abcdefghijABCDEFGHIJ012345".to_string(),
+            format!("the key is {SECRET}"),
+            format!("quoted \"{SECRET}\""),
+        ] {
+            let mut dropped = Message::assistant("a");
+            dropped.provider_state = Some(Box::new(state(&text)));
+            redact_message(&redactor(), &mut dropped);
+            assert_eq!(
+                dropped.provider_state, None,
+                "a state the redactor would change is never saved: {text}"
+            );
+        }
     }
 }

@@ -12,7 +12,8 @@ pub fn asked_item(item: &ApprovalItem) -> AskedItem {
         tool: item.tool.clone(),
         resource: item.resource.clone(),
         class: item.class,
-        reason: item.reason.clone(),
+        // The parts of a command cross the pipe in the reason's text.
+        reason: item.reasons(),
         scope: item.scope.clone(),
     }
 }
@@ -26,6 +27,8 @@ pub fn labelled(item: &AskedItem, label: &str) -> ApprovalItem {
         reason: item.reason.clone(),
         scope: item.scope.clone(),
         call_id: None,
+        parts: Vec::new(),
+        arguments: None,
     }
 }
 

@@ -4,16 +4,22 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::danger::{Action, Classification, DangerClass, DangerPolicy, decide_command};
+use super::danger::{
+    Action, Classification, DangerClass, DangerPolicy, command_parts, decide_command,
+};
+use crate::redact::Redactor;
 
 /// One call waiting for the user's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApprovalItem {
     /// Tool name.
     pub tool: String,
-    /// What it acts on (the command, the path).
+    /// What it acts on: a shell command whole, on one row, its control bytes, newlines and
+    /// long runs of blanks shown ([`crate::text::visible_in_full`]); else the call's summary
+    /// (a path, an address), shown the same way.
     pub resource: String,
     /// Its danger class.
     pub class: DangerClass,
@@ -24,6 +30,24 @@ pub struct ApprovalItem {
     /// The model's id of the call asked about (`None` for a sub-agent's call: the parent
     /// has no call of that id).
     pub call_id: Option<String>,
+    /// The parts of a shell command of more than one (each simple command, each
+    /// substitution), each with its class and reason; empty otherwise.
+    pub parts: Vec<ApprovalPart>,
+    /// The call's arguments, whole (redacted), for surfaces that show them (`odek acp`'s
+    /// `rawInput`); `None` for a sub-agent's call.
+    pub arguments: Option<Value>,
+}
+
+/// One part of a shell command asked about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApprovalPart {
+    /// The part (words with quotes removed, redirections), shown as
+    /// [`crate::text::visible_in_full`] shows it.
+    pub text: String,
+    /// Its class.
+    pub class: DangerClass,
+    /// Why.
+    pub reason: String,
 }
 
 impl ApprovalItem {
@@ -31,6 +55,40 @@ impl ApprovalItem {
     /// is trusted, not its class), otherwise unless its class may never be trusted.
     pub fn can_be_trusted(&self) -> bool {
         self.scope.is_some() || can_be_trusted(self.class)
+    }
+
+    /// The reason, and for a command of several parts each part's class and reason, one
+    /// line each (`part — class: reason`): for surfaces that show one text.
+    pub fn reasons(&self) -> String {
+        let mut text = self.reason.clone();
+        for part in &self.parts {
+            text.push_str(&format!(
+                "\n{} — {}: {}",
+                part.text,
+                part.class.as_str(),
+                part.reason
+            ));
+        }
+        text
+    }
+
+    /// The item with every text and argument redacted.
+    fn redacted(mut self, redactor: &Redactor) -> ApprovalItem {
+        let redact = |text: &mut String| {
+            if let std::borrow::Cow::Owned(clean) = redactor.redact(text) {
+                *text = clean;
+            }
+        };
+        redact(&mut self.resource);
+        redact(&mut self.reason);
+        for part in &mut self.parts {
+            redact(&mut part.text);
+            redact(&mut part.reason);
+        }
+        if let Some(arguments) = self.arguments.as_mut() {
+            redactor.redact_json(arguments);
+        }
+        self
     }
 }
 
@@ -99,7 +157,7 @@ pub trait Approver: Send + Sync {
 
 /// One call as the gate sees it.
 #[derive(Debug, Clone)]
-pub struct GateRequest {
+pub struct GateRequest<'a> {
     /// The model's id of the call.
     pub call_id: String,
     /// Tool name.
@@ -113,6 +171,12 @@ pub struct GateRequest {
     /// What the `PreToolUse` hooks said: `Allow` skips asking (never a denial or
     /// `blocked`), `Ask` asks where the policy would not (nobody to ask: denied).
     pub hook: crate::hooks::Decision,
+    /// The user approved the tool's calls ahead (an MCP server's `auto_approve`): what the
+    /// policy would ask about runs without asking; what it denies (a read-only session's
+    /// classes) stays denied.
+    pub approved_ahead: bool,
+    /// The call's arguments, for the approval item.
+    pub arguments: Option<&'a Value>,
 }
 
 /// The classes (and scopes: hosts) the user trusted for the rest of a session (answer
@@ -196,6 +260,8 @@ pub struct Gate {
     approver: Option<Arc<dyn Approver>>,
     trusted: Arc<TrustSet>,
     config_hint: String,
+    /// Redacts what the approver is shown (none: shown as the engine gave it).
+    redactor: Option<Arc<Redactor>>,
 }
 
 enum Verdict {
@@ -219,14 +285,21 @@ impl Gate {
             approver,
             trusted,
             config_hint: config_path.to_string(),
+            redactor: None,
         }
+    }
+
+    /// The same gate, redacting what the approver is shown with `redactor`.
+    pub fn with_redactor(mut self, redactor: Arc<Redactor>) -> Self {
+        self.redactor = Some(redactor);
+        self
     }
 
     /// Decides every call of a batch: `Ok(())` runs it, `Err(message)` becomes its result.
     /// A prompt stops when `cancel` fires; what it asked about is then refused.
     pub async fn decide(
         &self,
-        requests: &[GateRequest],
+        requests: &[GateRequest<'_>],
         cancel: &CancellationToken,
     ) -> Vec<Result<(), super::ToolError>> {
         let verdicts: Vec<Verdict> = requests.iter().map(|r| self.verdict(r)).collect();
@@ -255,7 +328,7 @@ impl Gate {
             .collect()
     }
 
-    fn verdict(&self, request: &GateRequest) -> Verdict {
+    fn verdict(&self, request: &GateRequest<'_>) -> Verdict {
         use crate::hooks::Decision;
         match (self.policy_verdict(request), &request.hook) {
             (Verdict::Ask(_), Decision::Allow) => Verdict::Allowed,
@@ -265,23 +338,24 @@ impl Gate {
                     request.resource
                 ))
             }
-            (Verdict::Allowed, Decision::Ask(why)) => Verdict::Ask(ApprovalItem {
-                tool: request.tool.clone(),
-                resource: request.resource.clone(),
-                class: request
+            (Verdict::Allowed, Decision::Ask(why)) => Verdict::Ask(asked_item(
+                request,
+                request
                     .classification
                     .as_ref()
                     .map_or(DangerClass::Safe, |c| c.class),
-                reason: format!("a hook asks: {why}"),
-                scope: None,
-                call_id: Some(request.call_id.clone()),
-            }),
+                format!("a hook asks: {why}"),
+                None,
+            )),
+            (Verdict::Ask(_), hook) if request.approved_ahead && !matches!(hook, Decision::Ask(_)) => {
+                Verdict::Allowed
+            }
             (verdict, _) => verdict,
         }
     }
 
     /// The verdict of the policy alone.
-    fn policy_verdict(&self, request: &GateRequest) -> Verdict {
+    fn policy_verdict(&self, request: &GateRequest<'_>) -> Verdict {
         let Some(classification) = &request.classification else {
             return Verdict::Allowed;
         };
@@ -309,14 +383,7 @@ impl Gate {
                 reason_suffix(&reason)
             )),
             Action::Prompt if self.trusted.covers(class, scope.as_deref()) => Verdict::Allowed,
-            Action::Prompt => Verdict::Ask(ApprovalItem {
-                tool: request.tool.clone(),
-                resource: request.resource.clone(),
-                class,
-                reason,
-                scope,
-                call_id: Some(request.call_id.clone()),
-            }),
+            Action::Prompt => Verdict::Ask(asked_item(request, class, reason, scope)),
         }
     }
 
@@ -328,9 +395,13 @@ impl Gate {
                 _ => Some(Refusal::NoTerminal),
             };
         };
+        let shown: Vec<ApprovalItem> = match &self.redactor {
+            Some(redactor) => items.iter().map(|i| i.clone().redacted(redactor)).collect(),
+            None => items.clone(),
+        };
         // An approver that kept waiting after Ctrl-C would still not hold the turn up.
         let answer = tokio::select! {
-            answer = approver.ask(&items, cancel) => answer,
+            answer = approver.ask(&shown, cancel) => answer,
             _ = cancel.cancelled() => ApprovalAnswer::Cancelled,
         };
         match answer {
@@ -347,6 +418,11 @@ impl Gate {
 
     /// The message the model gets for a refused call.
     fn refusal_message(&self, refusal: Refusal, item: &ApprovalItem) -> String {
+        let resource = crate::text::truncate(&item.resource, MESSAGE_RESOURCE_CHARS);
+        let item = &ApprovalItem {
+            resource: resource.into_owned(),
+            ..item.clone()
+        };
         match refusal {
             Refusal::User => format!("operation denied by user: {}", item.resource),
             Refusal::Cancelled => format!(
@@ -383,6 +459,48 @@ enum Refusal {
     NoTerminal,
 }
 
+/// Characters of what a call acts on named in a refusal the model reads (it knows its call).
+const MESSAGE_RESOURCE_CHARS: usize = 200;
+
+/// The item asked about for `request`: a shell command shown whole with its parts.
+fn asked_item(
+    request: &GateRequest<'_>,
+    class: DangerClass,
+    reason: String,
+    scope: Option<String>,
+) -> ApprovalItem {
+    let (resource, parts) = match &request.command {
+        Some(command) => (crate::text::visible_in_full(command), shown_parts(command)),
+        None => (crate::text::visible_in_full(&request.resource), Vec::new()),
+    };
+    ApprovalItem {
+        tool: crate::text::visible_in_full(&request.tool),
+        resource,
+        class,
+        reason: crate::text::visible_in_full(&reason),
+        scope,
+        call_id: Some(request.call_id.clone()),
+        parts,
+        arguments: request.arguments.cloned(),
+    }
+}
+
+/// The parts of `command` when it has more than one.
+fn shown_parts(command: &str) -> Vec<ApprovalPart> {
+    let parts = command_parts(command);
+    if parts.len() < 2 {
+        return Vec::new();
+    }
+    parts
+        .into_iter()
+        .map(|(text, found)| ApprovalPart {
+            text: crate::text::visible_in_full(&text),
+            class: found.class,
+            reason: crate::text::visible_in_full(&found.reason),
+        })
+        .collect()
+}
+
 fn reason_suffix(reason: &str) -> String {
     if reason.is_empty() {
         String::new()
@@ -402,6 +520,7 @@ mod tests {
     struct ScriptedApprover {
         answers: Mutex<Vec<ApprovalAnswer>>,
         asked: AtomicUsize,
+        seen: Mutex<Vec<ApprovalItem>>,
     }
 
     impl ScriptedApprover {
@@ -411,6 +530,7 @@ mod tests {
             Arc::new(ScriptedApprover {
                 answers: Mutex::new(answers),
                 asked: AtomicUsize::new(0),
+                seen: Mutex::new(Vec::new()),
             })
         }
 
@@ -423,10 +543,13 @@ mod tests {
     impl Approver for ScriptedApprover {
         async fn ask(
             &self,
-            _items: &[ApprovalItem],
+            items: &[ApprovalItem],
             _cancel: &CancellationToken,
         ) -> ApprovalAnswer {
             self.asked.fetch_add(1, Ordering::SeqCst);
+            if let Ok(mut seen) = self.seen.lock() {
+                seen.extend(items.iter().cloned());
+            }
             self.answers
                 .lock()
                 .ok()
@@ -435,7 +558,7 @@ mod tests {
         }
     }
 
-    fn call(class: DangerClass) -> GateRequest {
+    fn call(class: DangerClass) -> GateRequest<'static> {
         GateRequest {
             call_id: "call_1".into(),
             tool: "write_file".into(),
@@ -443,6 +566,8 @@ mod tests {
             command: None,
             resource: format!("a {} thing", class.as_str()),
             hook: Default::default(),
+            approved_ahead: false,
+            arguments: None,
         }
     }
 
@@ -519,7 +644,7 @@ mod tests {
         assert!(!message.0.contains("denied by user"), "{message}");
     }
 
-    fn fetch(host: &str) -> GateRequest {
+    fn fetch(host: &str) -> GateRequest<'static> {
         GateRequest {
             call_id: "call_1".into(),
             tool: "web_fetch".into(),
@@ -530,6 +655,8 @@ mod tests {
             command: None,
             resource: format!("https://{host}/"),
             hook: Default::default(),
+            approved_ahead: false,
+            arguments: None,
         }
     }
 
@@ -629,5 +756,73 @@ mod tests {
             .decide(&[call(DangerClass::Install)], &CancellationToken::new())
             .await;
         assert_eq!(allowed, [Ok(())]);
+    }
+
+    #[tokio::test]
+    async fn a_command_is_asked_about_whole_with_each_part_and_redacted() {
+        let approver = ScriptedApprover::new(&[ApprovalAnswer::Deny]);
+        let mut redactor = Redactor::new();
+        redactor.add_secret("hunter2-secret-value");
+        let g = gate(&approver, &Arc::new(TrustSet::default())).with_redactor(Arc::new(redactor));
+        let command = format!(
+            "cargo test --quiet\npython3 -c 'print(1)'{}; curl -H 'x: hunter2-secret-value' x.io",
+            " ".repeat(120)
+        );
+        let arguments = serde_json::json!({"command": command});
+        let request = GateRequest {
+            call_id: "call_1".into(),
+            tool: "shell".into(),
+            classification: Some(super::super::danger::classify_command(&command)),
+            command: Some(command.clone()),
+            resource: "cargo test --quiet…".into(),
+            hook: Default::default(),
+            approved_ahead: false,
+            arguments: Some(&arguments),
+        };
+        let verdict = g.decide(&[request], &CancellationToken::new()).await;
+        assert!(verdict[0].is_err());
+        let seen = approver.seen.lock().expect("seen").clone();
+        let item = &seen[0];
+        assert!(
+            item.resource.contains("--quiet\u{240a}python3 -c 'print(1)' ⟨120 blanks⟩ ; curl"),
+            "{}",
+            item.resource
+        );
+        assert!(!item.resource.contains("hunter2-secret-value"));
+        let parts: Vec<&str> = item.parts.iter().map(|p| p.text.as_str()).collect();
+        assert_eq!(parts.len(), 3, "{parts:?}");
+        assert!(parts[1].starts_with("python3 -c print(1)"), "{parts:?}");
+        assert_eq!(item.parts[1].class, DangerClass::CodeExecution);
+        assert!(item.reasons().lines().count() == 4, "{}", item.reasons());
+        let shown = item.arguments.as_ref().expect("arguments").to_string();
+        assert!(shown.contains("python3") && !shown.contains("hunter2-secret-value"));
+    }
+
+    #[tokio::test]
+    async fn approved_ahead_skips_asking_but_never_a_denial() {
+        let approver = ScriptedApprover::new(&[]);
+        let g = gate(&approver, &Arc::new(TrustSet::default()));
+        let ahead = GateRequest {
+            approved_ahead: true,
+            ..call(DangerClass::CodeExecution)
+        };
+        let cancel = CancellationToken::new();
+        assert_eq!(g.decide(std::slice::from_ref(&ahead), &cancel).await, [Ok(())]);
+        assert_eq!(approver.asked(), 0);
+        let read_only = Gate::new(
+            DangerPolicy {
+                classes: [(DangerClass::CodeExecution, Action::Deny)].into_iter().collect(),
+                ..DangerPolicy::default()
+            },
+            Some(approver.clone() as Arc<dyn Approver>),
+            "config.json",
+            Arc::default(),
+        );
+        let denied = read_only.decide(&[ahead], &cancel).await;
+        assert!(
+            denied[0]
+                .as_ref()
+                .is_err_and(|e| e.0.starts_with("operation denied by configuration"))
+        );
     }
 }

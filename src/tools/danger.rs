@@ -92,6 +92,17 @@ pub fn classify_command(command: &str) -> Classification {
     Analyzer::default().classify(command)
 }
 
+/// The parts of a shell command, each with its own class and reason, for approval prompts:
+/// every simple command of the top level (its words with quotes removed, its redirections;
+/// classified where it runs, after the `cd`s before it) and every substitution. The
+/// command's own class is the worst of them (or worse: a fork bomb, an unclosed quote).
+pub fn command_parts(command: &str) -> Vec<(String, Classification)> {
+    let mut analyzer = Analyzer::default();
+    analyzer.collect_parts = true;
+    analyzer.classify(command);
+    analyzer.parts
+}
+
 /// Classifies a `write_file`/`patch` target: inside `cwd` → local_write; shell start-up
 /// files, `.git/hooks`, `.git/config`, `~/.ssh`, cron, systemd and launchd directories →
 /// persistence; system directories and everything else outside `cwd` → system_write; block

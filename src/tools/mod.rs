@@ -264,6 +264,12 @@ pub trait Tool: Send + Sync {
     fn command(&self, _args: &Value) -> Option<String> {
         None
     }
+    /// True when the user approved its calls ahead (an MCP server's `auto_approve`): a call
+    /// the policy would ask about runs without asking; one it denies (every class but
+    /// `safe` in a read-only session) stays denied.
+    fn approved_ahead(&self) -> bool {
+        false
+    }
     /// Source label of the untrusted wrapper around its output; `None` = not wrapped.
     fn untrusted_source(&self, _args: &Value) -> Option<String> {
         Some(self.name().to_string())

@@ -39,6 +39,11 @@ pub(super) struct Analyzer {
     /// Each simple command found, as its words joined by single spaces (assignments and
     /// wrappers removed where they were analysed away).
     pub commands_seen: Vec<String>,
+    /// The parts of the command string, each with its own classification: every simple
+    /// command of the top level (its words and redirections) and every substitution in it.
+    pub parts: Vec<(String, Classification)>,
+    /// Whether `parts` is filled (only for a prompt: classifying alone needs no copies).
+    pub collect_parts: bool,
     /// Bytes of shell text read so far (see [`MIN_TEXT_READ`]).
     pub(super) text_read: usize,
     /// Bytes of shell text that may be read ([`text_read_budget`] of the command).
@@ -229,7 +234,11 @@ impl Analyzer {
                 stdin: stdin_of(&parsed.commands, index),
                 functions: &functions,
             };
-            result.add(self.simple_command(command, &context));
+            let found = self.simple_command(command, &context);
+            if depth == 0 && self.collect_parts {
+                self.parts.push((part_text(command), found.clone()));
+            }
+            result.add(found);
             cwd = after_directory_change(command, cwd);
         }
         result.add_optional(self.nested(&parsed, depth, cwd, &functions));
@@ -253,7 +262,11 @@ impl Analyzer {
     ) -> Option<Classification> {
         let mut result = Worst::default();
         for substitution in &parsed.substitutions {
-            result.add(self.script(substitution, depth + 1, cwd, functions));
+            let found = self.script(substitution, depth + 1, cwd, functions);
+            if depth == 0 && self.collect_parts {
+                self.parts.push((format!("$({substitution})"), found.clone()));
+            }
+            result.add(found);
         }
         for expansion in &parsed.expansions {
             if depth + 1 > MAX_DEPTH {
@@ -591,6 +604,22 @@ pub(super) fn write_target(target: &Word, context: &Context) -> Classification {
         );
     }
     paths::classify_write(&target.text, None, context.cwd)
+}
+
+/// A simple command as its words and redirections (quotes removed), for prompts.
+fn part_text(command: &SimpleCommand) -> String {
+    let mut text = join_words(&command.words);
+    for redirect in &command.redirects {
+        let operator = match redirect.kind {
+            RedirectKind::Write => ">",
+            RedirectKind::Read => "<",
+            RedirectKind::HereDocument => "<<",
+            RedirectKind::HereString => "<<<",
+            RedirectKind::Duplicate => continue,
+        };
+        text.push_str(&format!(" {operator} {}", redirect.target.text));
+    }
+    text
 }
 
 pub(super) fn join_words(words: &[Word]) -> String {
