@@ -661,6 +661,7 @@ impl Engine {
             });
         }
         for text in outcome.context {
+            let text = self.redactor.redact(&text);
             state.ctx.append_to_prompt(&format!("[hook] {text}"));
         }
     }
@@ -687,6 +688,7 @@ impl Engine {
             return Some(self.redactor.redact(&reason).into_owned());
         }
         for text in outcome.context {
+            let text = self.redactor.redact(&text);
             state.ctx.append_to_prompt(&format!("[hook] {text}"));
         }
         None
