@@ -229,12 +229,9 @@ impl Engine {
         if !hooks.wants(HookEvent::PreToolUse, Some(&name)) {
             return;
         }
-        let mut fields = serde_json::Map::new();
-        fields.insert(
-            "tool_input".into(),
-            crate::hooks::tool_input_for_hook(args, &ctx.cwd),
-        );
-        let (outcome, reports) = hooks.fire(HookEvent::PreToolUse, Some(&name), fields).await;
+        let fields = serde_json::Map::new();
+        let (outcome, reports) =
+            fire_per_file(hooks, HookEvent::PreToolUse, &name, args, &ctx.cwd, fields).await;
         self.report_hooks(iteration, &reports);
         if let Some(updated) = &outcome.updated_input {
             let rewritten = crate::hooks::tool_input_from_hook(updated, args);
@@ -370,12 +367,9 @@ async fn post_tool_hooks(
     }
     let args = p.args.as_ref().unwrap_or(&Value::Null);
     let mut fields = serde_json::Map::new();
-    fields.insert(
-        "tool_input".into(),
-        crate::hooks::tool_input_for_hook(args, &ctx.cwd),
-    );
     fields.insert("tool_response".into(), Value::String(response.to_string()));
-    let (outcome, reports) = hooks.fire(HookEvent::PostToolUse, Some(name), fields).await;
+    let (outcome, reports) =
+        fire_per_file(hooks, HookEvent::PostToolUse, name, args, &ctx.cwd, fields).await;
     for report in &reports {
         observer.on_event(&EngineEvent::Hook { iteration, report });
     }
@@ -387,6 +381,39 @@ async fn post_tool_hooks(
     }
     said.extend(outcome.context);
     said
+}
+
+/// Runs the hooks of a tool `event` for one call: once, or once per file for a call that
+/// changes several (`batch_patch`; see [`crate::hooks::tool_inputs_for_hook`]), each with
+/// its `tool_input` beside `fields`. Their decisions together; a block ends the round. A
+/// per-file `updatedInput` is dropped: it cannot stand for the whole call.
+async fn fire_per_file(
+    hooks: &crate::hooks::HookRun,
+    event: crate::hooks::HookEvent,
+    tool: &str,
+    args: &Value,
+    cwd: &std::path::Path,
+    fields: serde_json::Map<String, Value>,
+) -> (crate::hooks::Outcome, Vec<crate::hooks::HookReport>) {
+    let inputs = crate::hooks::tool_inputs_for_hook(tool, args, cwd);
+    let per_file = tool == "batch_patch";
+    let mut outcome = crate::hooks::Outcome::default();
+    let mut reports = Vec::new();
+    for input in inputs {
+        let mut fields = fields.clone();
+        fields.insert("tool_input".into(), input);
+        let (mut one, heard) = hooks.fire(event, Some(tool), fields).await;
+        reports.extend(heard);
+        if per_file {
+            one.updated_input = None;
+        }
+        let blocked = matches!(one.decision, crate::hooks::Decision::Block(_));
+        outcome.merge(one);
+        if blocked {
+            break;
+        }
+    }
+    (outcome, reports)
 }
 
 /// A tool's event summary with the call's risk class added (`safe` when it has none).

@@ -23,6 +23,7 @@ mod tests;
 
 pub use protocol::{
     Decision, Outcome, claude_name, hook_tool_name, tool_input_for_hook, tool_input_from_hook,
+    tool_inputs_for_hook,
 };
 pub use run::{HookReport, HookRun};
 

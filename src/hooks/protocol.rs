@@ -1,7 +1,9 @@
 //! Claude Code's hook protocol: the tool names and input shapes its scripts expect, and
 //! what a hook's exit and output mean.
 
-use serde_json::{Map, Value};
+use std::path::{Component, Path, PathBuf};
+
+use serde_json::{Map, Value, json};
 
 use super::HookEvent;
 
@@ -39,19 +41,62 @@ pub fn hook_tool_name(tool: &str) -> String {
 
 /// A call's arguments as Claude Code's scripts read them: odek's fields, and `file_path`
 /// (absolute) beside `path`, so `.tool_input.file_path` and `.tool_input.command` both work.
-pub fn tool_input_for_hook(args: &Value, cwd: &std::path::Path) -> Value {
+/// `file_path` is always the file `path` names — a `file_path` the model sent is replaced,
+/// so a guard reads the file the tool acts on.
+pub fn tool_input_for_hook(args: &Value, cwd: &Path) -> Value {
     let mut input = args.clone();
     if let Some(fields) = input.as_object_mut()
         && let Some(path) = fields.get("path").and_then(Value::as_str)
-        && !fields.contains_key("file_path")
     {
-        let absolute = cwd.join(path);
+        let absolute = resolve(cwd, path);
         fields.insert(
             "file_path".into(),
             Value::String(absolute.display().to_string()),
         );
     }
     input
+}
+
+/// The inputs a hook reads for one call of `tool`: one, as [`tool_input_for_hook`]; for
+/// `batch_patch` (Claude Code's `MultiEdit`), one per file, in the order the call names
+/// them — `{"file_path", "path", "edits": [{"old_string", "new_string", "replace_all"}]}` —
+/// so a guard that reads `.tool_input.file_path` sees every file the call changes.
+pub fn tool_inputs_for_hook(tool: &str, args: &Value, cwd: &Path) -> Vec<Value> {
+    let patches = args.get("patches").and_then(Value::as_array);
+    let (true, Some(patches)) = (tool == "batch_patch", patches) else {
+        return vec![tool_input_for_hook(args, cwd)];
+    };
+    let mut files: Vec<(&str, Vec<Value>)> = Vec::new();
+    for patch in patches {
+        let path = patch.get("path").and_then(Value::as_str).unwrap_or("");
+        let mut edit = patch.clone();
+        if let Some(fields) = edit.as_object_mut() {
+            fields.remove("path");
+        }
+        match files.iter_mut().find(|(seen, _)| *seen == path) {
+            Some((_, edits)) => edits.push(edit),
+            None => files.push((path, vec![edit])),
+        }
+    }
+    files
+        .into_iter()
+        .map(|(path, edits)| tool_input_for_hook(&json!({"path": path, "edits": edits}), cwd))
+        .collect()
+}
+
+/// `path` against `cwd`, with `.` and `..` taken out as the file tools take them out.
+fn resolve(cwd: &Path, path: &str) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in cwd.join(path).components() {
+        match part {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
 }
 
 /// A hook's `updatedInput` as odek's arguments: `file_path` becomes `path` (and the copy

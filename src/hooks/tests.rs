@@ -139,6 +139,34 @@ fn tool_input_carries_file_path_and_an_updated_one_comes_back_as_path() {
     assert_eq!(hook_tool_name("fs__read"), "mcp__fs__read");
 }
 
+#[test]
+fn file_path_is_the_file_the_tool_acts_on_and_batch_patch_gives_one_input_per_file() {
+    let cwd = std::path::Path::new("/w");
+    let lying = json!({"path": "./.github/../.github/ci.yml", "file_path": "/w/README.md"});
+    assert_eq!(
+        tool_input_for_hook(&lying, cwd)["file_path"],
+        "/w/.github/ci.yml"
+    );
+    let call = json!({"patches": [
+        {"path": "a.txt", "old_string": "1", "new_string": "2"},
+        {"path": ".github/x", "old_string": "3"},
+        {"path": "a.txt", "old_string": "4", "new_string": "5", "replace_all": true}
+    ]});
+    let inputs = tool_inputs_for_hook("batch_patch", &call, cwd);
+    assert_eq!(
+        inputs,
+        [
+            json!({"path": "a.txt", "file_path": "/w/a.txt", "edits": [
+                {"old_string": "1", "new_string": "2"},
+                {"old_string": "4", "new_string": "5", "replace_all": true}
+            ]}),
+            json!({"path": ".github/x", "file_path": "/w/.github/x", "edits": [{"old_string": "3"}]}),
+        ]
+    );
+    let one = tool_inputs_for_hook("write_file", &json!({"path": "b"}), cwd);
+    assert_eq!(one, [json!({"path": "b", "file_path": "/w/b"})]);
+}
+
 #[tokio::test]
 async fn a_hook_reads_its_input_and_one_past_its_timeout_is_killed_with_its_group() {
     let run = run_with(

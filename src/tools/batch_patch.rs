@@ -20,6 +20,7 @@ pub const MAX_PATCHES: usize = 10;
 pub struct BatchPatchTool;
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Args {
     patches: Vec<Edit>,
 }

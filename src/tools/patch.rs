@@ -12,7 +12,10 @@ use crate::checkpoint::CallCheckpoint;
 pub struct PatchTool;
 
 /// One exact-string replacement (the arguments of `patch`, an entry of `batch_patch`).
+/// Unknown fields are refused: a `file_path` beside `path` must not show a hook one file
+/// while another is written.
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(super) struct Edit {
     pub(super) path: String,
     pub(super) old_string: String,

@@ -16,6 +16,7 @@ const MAX_LINE_CHARS: usize = 2000;
 pub struct ReadFileTool;
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Args {
     path: String,
     #[serde(default)]

@@ -13,6 +13,7 @@ const MAX_CONTENT_BYTES: usize = 1024 * 1024;
 pub struct WriteFileTool;
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Args {
     path: String,
     content: String,
