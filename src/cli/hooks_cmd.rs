@@ -97,14 +97,19 @@ pub fn run(args: HooksArgs) -> anyhow::Result<Exit> {
             }
             let (outcome, reports) = tokio_runtime()?.block_on(run.fire(event, tool_name, fields));
             for r in &reports {
-                println!("{:<6} {:>5} ms  {}", r.decision, r.duration_ms, r.command);
+                println!(
+                    "{:<6} {:>5} ms  {}",
+                    r.decision,
+                    r.duration_ms,
+                    shown(&r.command)
+                );
             }
-            println!("decision: {}", describe(&outcome.decision, event));
+            println!("decision: {}", shown(&describe(&outcome.decision, event)));
             if let Some(updated) = &outcome.updated_input {
                 println!("updated input: {updated}");
             }
             for text in &outcome.context {
-                println!("context: {text}");
+                println!("context: {}", shown(text));
             }
             Ok(Exit::Success)
         }
@@ -133,20 +138,23 @@ fn list(
     let store = TrustStore::load_in(home, TRUST_FILE).unwrap_or_default();
     for file in files {
         let standing = match (file.state(&store), &file.hooks) {
-            (_, Err(why)) => format!("invalid: {why}"),
+            (_, Err(why)) => format!("invalid: {}", shown(why)),
             (TrustState::Trusted, Ok(_)) => "trusted".into(),
             (TrustState::NotTrusted, Ok(_)) => "not trusted: ignored (odek hooks trust)".into(),
             (TrustState::Changed(_), Ok(_)) => {
                 "changed since trusted: ignored (odek hooks trust)".into()
             }
         };
-        let shown = file.path.strip_prefix(cwd).unwrap_or(&file.path);
-        println!("\n{} — {standing}", shown.display());
+        let relative = file.path.strip_prefix(cwd).unwrap_or(&file.path);
+        println!("\n{} — {standing}", shown_path(relative));
         if let Ok(hooks) = &file.hooks {
             print_hooks(hooks);
         }
         if !file.skipped.is_empty() {
-            println!("  (not odek events, left out: {})", file.skipped.join(", "));
+            println!(
+                "  (not odek events, left out: {})",
+                shown(&file.skipped.join(", "))
+            );
         }
     }
 }
@@ -161,9 +169,9 @@ fn print_hooks(hooks: &[Hook]) {
         println!(
             "{:<17} {:<20} {:>7}s  {}",
             h.event.as_str(),
-            matcher,
+            shown(matcher),
             h.timeout.as_secs(),
-            h.command
+            shown(&h.command)
         );
     }
 }
@@ -185,7 +193,11 @@ fn trust(
         .iter()
         .find_map(|f| f.hooks.as_ref().err().map(|e| (f, e)))
     {
-        eprintln!("odek: {} is not trusted: {why}", file.path.display());
+        eprintln!(
+            "odek: {} is not trusted: {}",
+            shown_path(&file.path),
+            shown(why)
+        );
         return Ok(Exit::Failure);
     }
     TrustStore::update_in(home, TRUST_FILE, |store| {
@@ -198,7 +210,7 @@ fn trust(
         let count = file.hooks.as_ref().map_or(0, Vec::len);
         println!(
             "Trusted {} ({count} hook(s), {}): its hooks run until it changes.",
-            file.path.display(),
+            shown_path(&file.path),
             file.hash
         );
     }
@@ -219,9 +231,21 @@ fn untrust(home: &std::path::Path, cwd: &std::path::Path) -> anyhow::Result<Exit
         println!("No project hooks file here was trusted.");
     }
     for path in removed {
-        println!("No longer trusted: {}", path.display());
+        println!("No longer trusted: {}", shown_path(&path));
     }
     Ok(Exit::Success)
+}
+
+/// Text from a hooks file (a command, a matcher, an error quoting it) as the terminal
+/// should show it: control bytes as pictures, so an `ESC[8m` cannot hide part of a command
+/// from the review `odek hooks trust` asks for.
+fn shown(text: &str) -> std::borrow::Cow<'_, str> {
+    crate::text::visible(text, false)
+}
+
+/// A path, escaped as [`shown`].
+fn shown_path(path: &std::path::Path) -> String {
+    shown(&path.display().to_string()).into_owned()
 }
 
 /// odek's name of a tool given by either name.
