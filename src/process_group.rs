@@ -155,6 +155,83 @@ fn blank_values(block: std::ops::Range<usize>) {
     }
 }
 
+/// A program odek itself runs outside the sandbox: `git` for shell checkpoints, `sh` for hooks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TrustedProgram {
+    /// `git`, for the shadow repository of shell checkpoints.
+    Git,
+    /// `sh`, which runs hook commands.
+    Sh,
+}
+
+impl TrustedProgram {
+    /// The program's name, as looked up on `PATH`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TrustedProgram::Git => "git",
+            TrustedProgram::Sh => "sh",
+        }
+    }
+}
+
+/// Where each [`TrustedProgram`] was found (git, sh), resolved once per process.
+static TRUSTED: std::sync::OnceLock<[Option<std::path::PathBuf>; 2]> = std::sync::OnceLock::new();
+
+/// Resolves `git` and `sh` once, skipping every `PATH` entry beneath one of `refused` (the
+/// places shell commands may write: the working tree, `$TMPDIR`, `sandbox_allow_write`) and
+/// every relative entry. Only the first call counts; a lookup before it refuses the current
+/// directory and the temporary directory.
+pub fn resolve_trusted_programs(refused: &[std::path::PathBuf]) {
+    let _ = TRUSTED.get_or_init(|| resolve_all(refused));
+}
+
+/// The absolute path `program` resolved to, or `None` when it is found only in a refused
+/// place (or not at all).
+pub fn trusted_program(program: TrustedProgram) -> Option<std::path::PathBuf> {
+    let found = TRUSTED.get_or_init(|| {
+        let mut refused = vec![std::env::temp_dir()];
+        refused.extend(std::env::current_dir().ok());
+        resolve_all(&refused)
+    });
+    found[program as usize].clone()
+}
+
+fn resolve_all(refused: &[std::path::PathBuf]) -> [Option<std::path::PathBuf>; 2] {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    [TrustedProgram::Git, TrustedProgram::Sh]
+        .map(|program| find_in_path(program.name(), &path, refused))
+}
+
+/// The first executable `name` in `path`'s entries (in their order, then `/usr/bin` and
+/// `/bin`) whose folder is absolute and not beneath any of `refused` (both compared with
+/// links resolved).
+pub fn find_in_path(
+    name: &str,
+    path: &std::ffi::OsStr,
+    refused: &[std::path::PathBuf],
+) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let refused: Vec<std::path::PathBuf> = refused
+        .iter()
+        .map(|place| place.canonicalize().unwrap_or_else(|_| place.clone()))
+        .collect();
+    let fallback = [std::path::PathBuf::from("/usr/bin"), "/bin".into()];
+    std::env::split_paths(path)
+        .chain(fallback)
+        .filter(|dir| dir.is_absolute())
+        .filter_map(|dir| dir.canonicalize().ok())
+        .filter(|dir| !refused.iter().any(|place| dir.starts_with(place)))
+        .map(|dir| dir.join(name))
+        .find(|file| {
+            let outside = file
+                .canonicalize()
+                .is_ok_and(|real| !refused.iter().any(|place| real.starts_with(place)));
+            outside
+                && std::fs::metadata(file)
+                    .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+        })
+}
+
 /// True unless process `pid` is known to be gone (a process of another user counts as
 /// alive).
 pub fn process_alive(pid: i32) -> bool {
@@ -222,5 +299,47 @@ pub async fn termination() {
     tokio::select! {
         _ = int.recv() => {}
         _ = term.recv() => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::find_in_path;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn executable(dir: &std::path::Path, name: &str) -> std::path::PathBuf {
+        std::fs::create_dir_all(dir).expect("dir");
+        let file = dir.join(name);
+        std::fs::write(&file, "#!/bin/sh\n").expect("write");
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        file
+    }
+
+    #[test]
+    fn a_program_in_a_refused_or_relative_entry_is_skipped_for_the_next_one() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let tree = dir.path().join("tree");
+        executable(&tree.join(".venv/bin"), "odek-prog");
+        let safe = executable(&dir.path().join("safe"), "odek-prog");
+        let path = std::env::join_paths([
+            std::path::PathBuf::from("relative/bin"),
+            tree.join(".venv/bin"),
+            dir.path().join("safe"),
+        ])
+        .expect("join");
+        let found = find_in_path("odek-prog", &path, std::slice::from_ref(&tree));
+        let safe_dir = safe.parent().expect("parent").canonicalize().expect("real");
+        assert_eq!(found, Some(safe_dir.join("odek-prog")));
+    }
+
+    #[test]
+    fn a_link_into_a_refused_place_is_skipped_and_nothing_found_is_none() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let tree = dir.path().join("tree");
+        let fake = executable(&tree, "odek-prog");
+        std::fs::create_dir_all(dir.path().join("bin")).expect("bin");
+        std::os::unix::fs::symlink(&fake, dir.path().join("bin/odek-prog")).expect("link");
+        let path = std::env::join_paths([dir.path().join("bin")]).expect("join");
+        assert_eq!(find_in_path("odek-prog", &path, &[tree]), None);
     }
 }

@@ -53,6 +53,20 @@ pub enum SandboxStatus {
     Unavailable(String),
 }
 
+/// The folders shell commands run in `cwd` may write beneath (the device nodes aside): the
+/// working directory, `$TMPDIR` as odek sees it and the `allow_write` entries (`~/` expanded).
+/// What lies there is the model's to change, so odek runs no program of its own from there.
+pub fn writable_places(cwd: &Path, allow_write: &[String]) -> Vec<PathBuf> {
+    let home = crate::home::user_home();
+    let mut writable = vec![canonical(cwd), canonical(&std::env::temp_dir())];
+    writable.extend(
+        allow_write
+            .iter()
+            .map(|entry| expand_home(entry, home.as_deref())),
+    );
+    writable
+}
+
 impl SandboxStatus {
     /// Builds the sandbox for commands run in `cwd`. `allow_write` entries may start with
     /// `~/`. `warnings` gets a line for anything the sandbox cannot do here.
@@ -79,13 +93,7 @@ impl SandboxStatus {
                 "odek: warning: this kernel's Landlock (ABI {abi}) cannot refuse TCP; sandbox_network \"none\" is not enforced"
             ));
         }
-        let home = crate::home::user_home();
-        let mut writable = vec![canonical(cwd), canonical(&std::env::temp_dir())];
-        writable.extend(
-            allow_write
-                .iter()
-                .map(|entry| expand_home(entry, home.as_deref())),
-        );
+        let mut writable = writable_places(cwd, allow_write);
         writable.extend(WRITABLE_DEVICES.iter().map(PathBuf::from));
         SandboxStatus::On(std::sync::Arc::new(Sandbox {
             writable,

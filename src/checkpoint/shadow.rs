@@ -381,6 +381,8 @@ fn exclude_line(relative: &Path) -> String {
 /// The shadow repository of one work tree, driven with an index of this call's own.
 #[derive(Debug)]
 struct Git {
+    /// The `git` odek runs, resolved once outside the places commands may write.
+    program: PathBuf,
     dir: PathBuf,
     tree: PathBuf,
     index: PathBuf,
@@ -394,10 +396,11 @@ impl Git {
     /// Creates the shadow (once) and this call's index, a copy of the last one (so git
     /// re-reads only what changed since).
     fn prepare(root: &Path, tree: &Path) -> io::Result<Git> {
+        let program = git_program()?;
         let dir = root.join(format!("{}.git", project_name(tree)));
         if !dir.join("HEAD").exists() {
             ensure_dir(&dir)?;
-            let status = Command::new("git")
+            let status = Command::new(&program)
                 .args(["init", "-q", "--bare"])
                 .arg(&dir)
                 .env_clear_git()
@@ -424,6 +427,7 @@ impl Git {
             base_excludes.push_str(&exclude_line(inside));
         }
         Ok(Git {
+            program,
             excludes: dir.join(format!("exclude-{call}")),
             dir,
             tree: tree.to_path_buf(),
@@ -433,7 +437,7 @@ impl Git {
     }
 
     fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new("git");
+        let mut cmd = Command::new(&self.program);
         cmd.env_clear_git()
             .env("GIT_DIR", &self.dir)
             .env("GIT_WORK_TREE", &self.tree)
@@ -570,7 +574,10 @@ impl Git {
 /// Drops the shadow's objects that its last snapshot (its index) no longer holds, after an
 /// hour's grace (retention; a failure leaves them for the next pass).
 pub(super) fn prune_objects(dir: &Path) {
-    let _ = Command::new("git")
+    let Ok(program) = git_program() else {
+        return;
+    };
+    let _ = Command::new(program)
         .env_clear_git()
         .env("GIT_DIR", dir)
         .env("GIT_INDEX_FILE", dir.join("index"))
@@ -579,6 +586,14 @@ pub(super) fn prune_objects(dir: &Path) {
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status();
+}
+
+/// The `git` resolved at start outside the places shell commands may write (a `git` the model
+/// wrote into an activated `.venv/bin` is never run), or why there is none.
+fn git_program() -> io::Result<PathBuf> {
+    crate::process_group::trusted_program(crate::process_group::TrustedProgram::Git).ok_or_else(
+        || io::Error::other("no git was found on PATH outside the places shell commands may write"),
+    )
 }
 
 /// `<folder name>-<16 hex of the path's hash>`: readable and unique per work tree.

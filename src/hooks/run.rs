@@ -137,7 +137,12 @@ impl HookRun {
 
 /// Runs one hook with `input` on its standard input.
 async fn run_one(hook: &Hook, cwd: &std::path::Path, input: &str) -> (Ended, String, String) {
-    let mut cmd = tokio::process::Command::new("sh");
+    let Some(sh) = crate::process_group::trusted_program(crate::process_group::TrustedProgram::Sh)
+    else {
+        let why = "no sh was found on PATH outside the places shell commands may write";
+        return (Ended::NotStarted(why.into()), String::new(), String::new());
+    };
+    let mut cmd = tokio::process::Command::new(sh);
     cmd.arg("-c")
         .arg(&hook.command)
         .current_dir(cwd)

@@ -541,6 +541,10 @@ fn build_sandbox(
         SandboxNetwork::Allow => Network::Allow,
         SandboxNetwork::None => Network::None,
     };
+    crate::process_group::resolve_trusted_programs(&crate::sandbox::writable_places(
+        &opts.cwd,
+        &config.sandbox_allow_write,
+    ));
     let status = SandboxStatus::new(
         config.sandbox,
         &opts.cwd,

@@ -589,10 +589,14 @@ for g in $groups; do kill -s KILL -- "-$g" 2>/dev/null; done
 
     fn tell(line: &str) {
         let mut input = INPUT.lock().unwrap_or_else(PoisonError::into_inner);
-        if input.is_none() {
-            *input = Command::new("sh")
+        if input.is_none()
+            && let Some(sh) =
+                crate::process_group::trusted_program(crate::process_group::TrustedProgram::Sh)
+        {
+            *input = Command::new(sh)
                 .arg("-c")
                 .arg(SCRIPT)
+                .env("PATH", "/usr/bin:/bin")
                 .stdin(Stdio::piped())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())

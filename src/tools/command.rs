@@ -5,7 +5,8 @@ use std::process::Stdio;
 use super::ToolError;
 use crate::sandbox::Sandbox;
 
-/// Starts `sh -c command` in `cwd`, in its own process group, stdin empty, without odek's
+/// Starts `sh -c command` in `cwd` (the `sh` resolved once at start, never one from a place
+/// commands may write), in its own process group, stdin empty, without odek's
 /// keys, in `sandbox` when given; `outputs` says where its output goes.
 pub(super) fn spawn(
     command: &str,
@@ -13,7 +14,13 @@ pub(super) fn spawn(
     sandbox: Option<&Sandbox>,
     outputs: impl FnOnce(&mut tokio::process::Command) -> std::io::Result<()>,
 ) -> Result<tokio::process::Child, ToolError> {
-    let mut cmd = tokio::process::Command::new("sh");
+    let sh = crate::process_group::trusted_program(crate::process_group::TrustedProgram::Sh)
+        .ok_or_else(|| {
+            ToolError(
+                "shell: no sh was found on PATH outside the places shell commands may write, so the command was not run".into(),
+            )
+        })?;
+    let mut cmd = tokio::process::Command::new(sh);
     cmd.arg("-c")
         .arg(command)
         .current_dir(cwd)

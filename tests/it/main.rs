@@ -41,4 +41,5 @@ mod serve_security;
 mod subagent_child;
 mod subagent_delegate;
 mod telegram_bot;
+mod trusted_programs;
 mod web_ui;
