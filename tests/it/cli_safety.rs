@@ -429,3 +429,68 @@ async fn a_command_too_complex_to_read_is_blocked_even_with_yolo() {
         "{result}"
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// Issue 60, H2: a repository's git configuration is persistence.
+
+/// Every write to a repository's git configuration but a few harmless keys is persistence:
+/// `include.path` (whose file a plain write then fills with `core.fsmonitor`),
+/// `includeIf.*.path`, merge drivers, `uploadpack`, `submodule.*.update`,
+/// `protocol.ext.allow`, a renamed section, `git config set`, and a `write_file` anywhere
+/// inside `.git/`. `git -c include.path=…` runs what it names. With local writes allowed and
+/// nobody to ask, each is denied and `.git/config` is left as it was; `user.name` is set.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn git_configuration_writes_are_persistence() {
+    let l = Layout::new();
+    let work = &l.sb.work;
+    let status = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(work)
+        .status()
+        .expect("git init");
+    assert!(status.success());
+    let config_before = read(work.join(".git/config"));
+    let writes = [
+        "git config --local include.path ../tools/git.cfg",
+        "git config includeIf.gitdir:/.path tools/git.cfg",
+        "git config merge.ours.driver 'sh tools/x.sh %A'",
+        "git config remote.origin.uploadpack 'sh tools/x.sh'",
+        "git config submodule.lib.update '!sh tools/x.sh'",
+        "git config protocol.ext.allow always",
+        "git config --rename-section user include",
+        "git config set --append include.path tools/git.cfg",
+    ];
+    let mut calls: Vec<(&str, Value)> = writes.iter().map(|command| shell(command)).collect();
+    calls.push(shell("git -c include.path=tools/git.cfg status"));
+    calls.push((
+        "write_file",
+        json!({"path": ".git/config.worktree", "content": "[core]\n\tfsmonitor = sh tools/x.sh\n"}),
+    ));
+    calls.push(shell("git config user.name 'Ana Lima'"));
+    let server = ScriptedServer::start(vec![tools(&calls), text("done")]).await;
+    let mut cmd = l.odek(&server.base_url());
+    cmd.args(["run", "--ephemeral", "--allow", "local_write", "configure git"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let results = tool_results(&server.requests()[1]);
+    assert_eq!(results.len(), calls.len(), "{results:?}");
+    let (refused, allowed) = results.split_at(calls.len() - 1);
+    for (result, (_, call)) in refused.iter().zip(&calls) {
+        let class = if call.to_string().contains("git -c") {
+            "code_execution"
+        } else {
+            "persistence"
+        };
+        assert!(
+            result.contains("operation denied") && result.contains(class),
+            "{call}: {result}"
+        );
+    }
+    assert!(!allowed[0].contains("denied"), "{}", allowed[0]);
+    let config_after = read(work.join(".git/config"));
+    assert!(!config_after.contains("include"), "{config_after}");
+    assert!(!config_after.contains("tools/x.sh"), "{config_after}");
+    assert!(config_after.contains("Ana Lima"), "{config_after}");
+    assert!(config_after.starts_with(config_before.trim_end()), "{config_after}");
+    assert!(!work.join(".git/config.worktree").exists());
+}

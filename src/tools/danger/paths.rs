@@ -375,11 +375,9 @@ fn persistence_reason(path: &NormalPath) -> Option<String> {
     if segments.iter().any(|segment| segment == ".ssh") {
         return Some(format!("writes SSH configuration {shown}"));
     }
-    let in_git_hooks = segments
-        .windows(2)
-        .any(|pair| pair[0] == ".git" && pair[1] == "hooks");
-    let is_git_config = segments.ends_with(&[".git".to_string(), "config".to_string()]);
-    if in_git_hooks || is_git_config {
+    // Hooks, `config`, `config.worktree`, `info/attributes`, the `.git` file that says where
+    // the repository is: everything git keeps there decides what it runs later.
+    if segments.iter().any(|segment| segment == ".git") {
         return Some(format!("writes {shown}, which git runs or obeys later"));
     }
     if PERSISTENCE_PREFIXES
@@ -388,7 +386,7 @@ fn persistence_reason(path: &NormalPath) -> Option<String> {
     {
         return Some(format!("writes {shown}, which runs automatically"));
     }
-    None
+    super::hook_files::reason(path)
 }
 
 #[cfg(test)]

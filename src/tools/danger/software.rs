@@ -158,34 +158,35 @@ const GIT_LOCAL_WRITE: &[&str] = &[
     "stripspace",
 ];
 
-/// Keys that make git run a program (`alias.x=!cmd`, `core.pager`, `core.sshCommand`, …).
-const RISKY_GIT_CONFIG_WORDS: &[&str] = &[
-    "alias.",
-    "pager",
-    "editor",
-    "sshcommand",
-    "fsmonitor",
-    "hookspath",
-    "askpass",
-    "program",
-    "helper",
-    "textconv",
-    "external",
-    "command",
-    "proxy",
-    "exec",
-    "filter.",
-    "cmd",
-    "tool",
+/// The git configuration keys a command may set without asking more than a local write:
+/// none of them names a program, a file to include, a path, a URL or a protocol, so none
+/// can make a later `git status` (the user's, or the editor's) run anything. Every other
+/// key may: `core.fsmonitor`, `include.path` (whose file then sets anything),
+/// `includeIf.*.path`, merge and diff drivers, `remote.*.uploadpack`, `submodule.*.update`,
+/// `protocol.*.allow`, aliases, pagers, hooks — a list of the risky ones would never be
+/// complete. `advice.*` only silences hints.
+const HARMLESS_GIT_CONFIG_KEYS: &[&str] = &[
+    "user.name",
+    "user.email",
+    "init.defaultbranch",
+    "core.autocrlf",
+    "core.quotepath",
+    "color.ui",
+    "pull.rebase",
 ];
 
-fn is_risky_git_config(key_and_value: &str) -> bool {
+/// True for a key (or `key=value`, as `git -c` takes it) of [`HARMLESS_GIT_CONFIG_KEYS`] or
+/// `advice.*`; section and variable names are case-insensitive in git.
+fn is_harmless_git_config(key_and_value: &str) -> bool {
     let key = key_and_value
         .split('=')
         .next()
         .unwrap_or("")
         .to_ascii_lowercase();
-    RISKY_GIT_CONFIG_WORDS.iter().any(|word| key.contains(word))
+    HARMLESS_GIT_CONFIG_KEYS.contains(&key.as_str())
+        || key
+            .strip_prefix("advice.")
+            .is_some_and(|rest| !rest.is_empty() && !rest.contains('.'))
 }
 
 impl Analyzer {
@@ -241,13 +242,13 @@ impl Analyzer {
             }
             match text {
                 "-c" => {
-                    if args
+                    if !args
                         .get(index + 1)
-                        .is_some_and(|kv| is_risky_git_config(&kv.text))
+                        .is_some_and(|kv| is_harmless_git_config(&kv.text))
                     {
                         result.add(classified(
                             DangerClass::CodeExecution,
-                            "git -c sets a key that runs a program",
+                            "git -c sets a key that may run a program",
                         ));
                     }
                     index += 2;
@@ -328,7 +329,7 @@ impl Analyzer {
                 }
             }
             "remote" => git_remote(&line),
-            "config" => git_config(&line),
+            "config" => git_config(rest, context),
             "stash" => match line.operands.first().map(|w| w.text.as_str()) {
                 Some("list" | "show") => safe("git stash list only reads"),
                 Some("drop" | "clear") => destructive("stash drop/clear discards stashed work"),
@@ -556,43 +557,83 @@ fn git_remote(line: &options::CommandLine) -> Classification {
     }
 }
 
-fn git_config(line: &options::CommandLine) -> Classification {
+/// `git config`: reading is safe; writing a key of [`HARMLESS_GIT_CONFIG_KEYS`] is a local
+/// write (outside the repository with `--global`/`--system`, and a write to the file named by
+/// `--file`); every other write — set, add, replace, unset, a section renamed or removed,
+/// `edit` — is persistence: the repository's configuration decides what programs git runs.
+fn git_config(args: &[Word], context: &Context) -> Classification {
+    let line = options::parse(
+        args,
+        OptionSpec::new(
+            "f",
+            &["file", "blob", "type", "default", "comment", "value", "url"],
+        ),
+    );
+    let operands: Vec<&str> = line.operands.iter().map(|w| w.text.as_str()).collect();
+    let (subcommand, keys) = match operands.split_first() {
+        Some((&("get" | "list"), _)) => return safe("git config only reads"),
+        Some((&name @ ("set" | "unset" | "rename-section" | "remove-section" | "edit"), keys)) => {
+            (Some(name), keys)
+        }
+        _ => (None, operands.as_slice()),
+    };
     let reads = [
         "get",
         "get-all",
         "get-regexp",
         "get-urlmatch",
+        "get-color",
+        "get-colorbool",
         "list",
-        "show-origin",
     ]
     .iter()
     .any(|long| line.has_long(long))
         || line.has_short('l');
-    let operands: Vec<&str> = line.operands.iter().map(|w| w.text.as_str()).collect();
-    let (action, keys) = match operands.split_first() {
-        Some((&"get" | &"list", _)) => return safe("git config only reads"),
-        Some((&"set" | &"unset", keys)) => ("set", keys),
-        _ => ("legacy", operands.as_slice()),
-    };
-    if reads || (action == "legacy" && keys.len() <= 1 && !line.has_long("unset")) {
+    let legacy_write = [
+        "add",
+        "replace-all",
+        "unset",
+        "unset-all",
+        "rename-section",
+        "remove-section",
+        "edit",
+    ]
+    .iter()
+    .any(|long| line.has_long(long))
+        || line.has_short('e');
+    let writes = subcommand.is_some() || legacy_write || (!reads && keys.len() >= 2);
+    if !writes {
         return safe("git config only reads");
     }
-    if keys.first().is_some_and(|key| is_risky_git_config(key)) {
+    let whole_sections = matches!(
+        subcommand,
+        Some("rename-section" | "remove-section" | "edit")
+    ) || ["rename-section", "remove-section", "edit"]
+        .iter()
+        .any(|long| line.has_long(long))
+        || line.has_short('e');
+    if whole_sections || !keys.first().is_some_and(|key| is_harmless_git_config(key)) {
         return classified(
             DangerClass::Persistence,
-            "git config sets a key that runs a program on later git commands",
+            "git config changes configuration that decides what git runs later \
+             (only a few harmless keys such as user.name are plain writes)",
         );
     }
-    if line.has_long("global") || line.has_long("system") || line.has_long("file") {
-        return classified(
-            DangerClass::SystemWrite,
-            "git config writes configuration outside the repository",
-        );
-    }
-    classified(
+    let mut result = Worst::default();
+    result.add(classified(
         DangerClass::LocalWrite,
         "git config changes the repository configuration",
-    )
+    ));
+    for file in line.values('f', "file") {
+        result.add(write_target(file, context));
+    }
+    if line.has_long("global") || line.has_long("system") {
+        result.add(classified(
+            DangerClass::SystemWrite,
+            "git config writes configuration outside the repository",
+        ));
+    }
+    result.or_safe("")
 }
 
 fn git_push(line: &options::CommandLine) -> Classification {
