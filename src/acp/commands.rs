@@ -213,6 +213,11 @@ fn rewind(
                     .iter()
                     .map(|r| format!("{:<8} {}", r.action(), shown(&r.path, cwd))),
             );
+            out.extend(
+                done.not_covered
+                    .iter()
+                    .map(|what| format!("Not covered by the checkpoints, left as it is: {what}")),
+            );
             out.push(format!(
                 "Rewound {} file(s) to before checkpoint {to} — /rewind {} puts them back.",
                 done.restored.len(),

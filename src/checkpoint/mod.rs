@@ -15,6 +15,7 @@ mod retention;
 mod rewind;
 mod shadow;
 mod store;
+mod walk;
 
 #[cfg(test)]
 mod tests;

@@ -1,16 +1,18 @@
 //! Putting files back as they were before a checkpoint: the plan (what each file becomes,
 //! and which were changed outside odek since), then the rewind itself — recorded first as a
 //! checkpoint of its own (so it can be rewound in turn), each file replaced atomically, its
-//! end recorded last (so an interrupted rewind is finished by running it again).
+//! end recorded last (so an interrupted rewind is finished by running it again). Every file
+//! is read, written and removed through the folder a walk from `/` reached without following
+//! a link (`walk`): a path that now runs through a link or a non-folder is not covered, and
+//! left as it is.
 
-use std::fs::{self, Permissions};
-use std::io::{self, Write};
-use std::os::unix::fs::PermissionsExt;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::store::image_of;
-use super::store::now_rfc3339;
+use super::store::{BlobStore, hash_bytes, now_rfc3339};
+use super::walk::{self, Blocked, Found, Reached};
 use super::{Checkpoint, Checkpoints, FileChange, History, Image, RecordLine};
 
 /// Why a rewind cannot be done.
@@ -86,7 +88,9 @@ pub struct RewindPlan {
     pub restores: Vec<Restore>,
     /// Files changed since odek wrote them.
     pub conflicts: Vec<Conflict>,
-    /// What the checkpoints did not hold (these files stay as they are).
+    /// What the checkpoints did not hold, and the files a walk without links cannot reach
+    /// now (under a symbolic link, or below something that is not a folder): these stay as
+    /// they are.
     pub not_covered: Vec<String>,
     /// The rewind finishes an interrupted one (its checkpoint, by id, is already recorded).
     pub resuming: Option<String>,
@@ -123,7 +127,14 @@ pub fn plan_rewind(history: &History, to: u32) -> Result<RewindPlan, RewindError
         resuming,
     };
     for (path, target, last_after) in touched_paths(&from_here) {
-        let now = image_of(&path)?.map(|(image, _)| image);
+        let now = match walk::look(&path)? {
+            Found::File(image, _) => Some(image),
+            Found::Absent => None,
+            Found::Blocked(blocked) => {
+                plan.not_covered.push(blocked.describe());
+                continue;
+            }
+        };
         if now == target {
             continue; // already as it was
         }
@@ -164,6 +175,9 @@ pub struct RewindOutcome {
     pub checkpoint: u32,
     /// The files it wrote or removed.
     pub restored: Vec<Restore>,
+    /// Files of the plan that a walk without links could no longer reach when the rewind
+    /// came to them (a link made meanwhile), left as they are.
+    pub not_covered: Vec<String>,
 }
 
 impl Checkpoints {
@@ -178,18 +192,16 @@ impl Checkpoints {
         if !plan.conflicts.is_empty() && !force {
             return Err(RewindError::Conflicts(plan.conflicts.clone()));
         }
-        let id = match &plan.resuming {
-            Some(id) => {
-                remove_leftovers(plan);
-                id.clone()
-            }
+        let (id, recorded, mut not_covered) = match &plan.resuming {
+            Some(id) => (id.clone(), plan.restores.iter().collect(), Vec::new()),
             None => self.record_rewind(plan)?,
         };
         let blobs = self.blobs();
-        for restore in &plan.restores {
-            match &restore.target {
-                None => remove_file(&restore.path)?,
-                Some(image) => write_file(&restore.path, &blobs.get(&image.hash)?, image.mode)?,
+        let mut restored = Vec::new();
+        for restore in recorded {
+            match put_back(restore, &blobs, &id)? {
+                None => restored.push(restore.clone()),
+                Some(blocked) => not_covered.push(blocked.describe()),
             }
         }
         self.append(&RecordLine::Completed {
@@ -198,22 +210,36 @@ impl Checkpoints {
         let checkpoint = self.history()?.number_of(&id).unwrap_or_default();
         Ok(RewindOutcome {
             checkpoint,
-            restored: plan.restores.clone(),
+            restored,
+            not_covered,
         })
     }
 
-    fn record_rewind(self: &Arc<Self>, plan: &RewindPlan) -> Result<String, RewindError> {
+    /// Records the rewind's own checkpoint: every file of the plan as it is now. Returns its
+    /// id, the files recorded (only those are then written), and the files a walk without
+    /// links could not reach (not covered).
+    fn record_rewind<'p>(
+        self: &Arc<Self>,
+        plan: &'p RewindPlan,
+    ) -> Result<(String, Vec<&'p Restore>, Vec<String>), RewindError> {
         let id = super::store::new_id();
         let blobs = self.blobs();
         let mut files = Vec::new();
+        let mut recorded = Vec::new();
+        let mut not_covered = Vec::new();
         for restore in &plan.restores {
-            let before = match image_of(&restore.path)? {
-                Some((image, bytes)) => {
+            let before = match walk::look(&restore.path)? {
+                Found::File(image, bytes) => {
                     blobs.put(&bytes)?;
                     Some(image)
                 }
-                None => None,
+                Found::Absent => None,
+                Found::Blocked(blocked) => {
+                    not_covered.push(blocked.describe());
+                    continue;
+                }
             };
+            recorded.push(restore);
             files.push(FileChange {
                 path: restore.path.clone(),
                 before,
@@ -230,60 +256,49 @@ impl Checkpoints {
             not_covered: Vec::new(),
             rewound_to: Some(plan.to),
         }))?;
-        Ok(id)
+        Ok((id, recorded, not_covered))
     }
 }
 
-/// The temp files an interrupted rewind left beside the files it was replacing.
-fn remove_leftovers(plan: &RewindPlan) {
-    let mut dirs: Vec<&Path> = plan
-        .restores
-        .iter()
-        .filter_map(|r| r.path.parent())
-        .collect();
-    dirs.sort();
-    dirs.dedup();
-    for dir in dirs {
-        let Ok(entries) = fs::read_dir(dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            if entry.file_name().to_string_lossy().starts_with(TEMP_PREFIX) {
-                let _ = fs::remove_file(entry.path());
-            }
+/// Puts one file back through the folder a walk from `/` reached without following a link
+/// (making the folders it needs inside the last real one); `Some`: the walk met a link or
+/// something that is not a folder, and the file is left as it is.
+fn put_back(
+    restore: &Restore,
+    blobs: &BlobStore,
+    rewind_id: &str,
+) -> Result<Option<Blocked>, RewindError> {
+    let place = match walk::reach(&restore.path, restore.target.is_some())? {
+        Reached::Folder(place) => place,
+        Reached::Missing => return Ok(None), // to be removed, and gone with its folder
+        Reached::Blocked(blocked) => return Ok(Some(blocked)),
+    };
+    match &restore.target {
+        None => place.remove()?,
+        Some(image) => {
+            let bytes = blobs.get(&image.hash)?;
+            place.replace(&bytes, image.mode, &temp_name(rewind_id, &restore.path))?;
         }
     }
+    Ok(None)
 }
 
-/// The name a file being restored has until it is renamed over the file.
+/// The name a file being restored has until it is renamed over the file: the same for the
+/// same rewind and file, so running an interrupted rewind again replaces what it left.
+fn temp_name(rewind_id: &str, path: &Path) -> String {
+    let mut key = rewind_id.as_bytes().to_vec();
+    key.push(0);
+    key.extend_from_slice(path.as_os_str().as_bytes());
+    format!("{TEMP_PREFIX}{}", &hash_bytes(&key)[..24])
+}
+
+/// What the temp files of a rewind are called.
 const TEMP_PREFIX: &str = ".odek-rewind.tmp-";
-
-fn remove_file(path: &Path) -> io::Result<()> {
-    match fs::remove_file(path) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-        other => other,
-    }
-}
-
-/// Replaces `path` with `bytes` and `mode` atomically (a temp file beside it, renamed over).
-fn write_file(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    fs::create_dir_all(dir)?;
-    let mut temp = tempfile::Builder::new()
-        .prefix(TEMP_PREFIX)
-        .tempfile_in(dir)?;
-    temp.write_all(bytes)?;
-    temp.as_file()
-        .set_permissions(Permissions::from_mode(mode))?;
-    temp.as_file().sync_all()?;
-    temp.persist(path).map_err(|e| e.error)?;
-    Ok(())
-}
 
 #[cfg(test)]
 impl Checkpoints {
     /// Records a rewind's checkpoint without carrying it out (a rewind killed at once).
     pub(super) fn record_rewind_for_test(self: &Arc<Self>, plan: &RewindPlan) -> String {
-        self.record_rewind(plan).expect("record")
+        self.record_rewind(plan).expect("record").0
     }
 }

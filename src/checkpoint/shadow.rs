@@ -21,6 +21,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use super::store::{ensure_dir, hash_bytes, new_id, now_rfc3339};
+use super::walk::Found;
 use super::{Checkpoint, Checkpoints, FileChange, Image, RecordLine};
 
 /// Above this many files a work tree is not snapshotted (the setting's default).
@@ -279,16 +280,23 @@ fn record_changes(owner: &Checkpoints, snapshot: &Snapshot) -> io::Result<Option
     let mut files = Vec::new();
     for change in changes {
         let path = snapshot.git.tree.join(OsStr::from_bytes(&change.relative));
-        if fs::symlink_metadata(&path).is_ok_and(|m| !m.is_file()) {
-            not_covered.push(format!("{}: not a regular file now", path.display()));
-            continue;
-        }
+        // What the command left, reached without following a link: a file now under a link
+        // (`mv sub old && ln -s $HOME sub`) is gone from the tree, whatever the link leads to.
+        let now = match super::walk::look(&path)? {
+            Found::File(image, bytes) => Some((image, bytes)),
+            Found::Absent => None,
+            Found::Blocked(blocked) if blocked.at != path => None,
+            Found::Blocked(_) => {
+                not_covered.push(format!("{}: not a regular file now", path.display()));
+                continue;
+            }
+        };
         let before = match change.before {
             None => None,
             Some((oid, git_mode)) => {
                 // A change of mode alone: the content is what is there now.
                 let bytes = if oid.is_empty() {
-                    Some(fs::read(&path)?)
+                    now.as_ref().map(|(_, bytes)| bytes.clone())
                 } else {
                     blobs.remove(&oid)
                 };
@@ -307,17 +315,13 @@ fn record_changes(owner: &Checkpoints, snapshot: &Snapshot) -> io::Result<Option
                 })
             }
         };
-        let after = match fs::read(&path) {
-            Ok(bytes) => Some(hash_bytes(&bytes)),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-            Err(e) => return Err(e),
-        };
-        let unchanged = match (&before, &after) {
-            (Some(image), Some(after)) => {
-                image.hash == *after && snapshot.modes.get(&path) == mode_now(&path).as_ref()
+        let unchanged = match (&before, &now) {
+            (Some(image), Some((after, _))) => {
+                image.hash == after.hash && snapshot.modes.get(&path) == Some(&after.mode)
             }
             _ => false,
         };
+        let after = now.map(|(image, _)| image.hash);
         if !unchanged {
             files.push(FileChange {
                 path,
@@ -352,11 +356,6 @@ pub fn work_tree_of(cwd: &Path) -> Option<PathBuf> {
     cwd.ancestors()
         .find(|dir| dir.join(".git").exists())
         .map(Path::to_path_buf)
-}
-
-/// A file's permission bits now.
-fn mode_now(path: &Path) -> Option<u32> {
-    fs::symlink_metadata(path).ok().map(|m| m.mode() & 0o7777)
 }
 
 /// A file's size and modification time (`None`: gone).

@@ -455,3 +455,204 @@ fn retention_drops_old_checkpoints_then_the_oldest_over_the_size_and_leaves_busy
         ["newest"]
     );
 }
+
+/// Issue 60, H1: a folder of the tree swapped for a link to a folder outside it. Neither the
+/// plan nor the rewind goes through the link: nothing outside is written or removed, and the
+/// files under it are not covered.
+#[test]
+fn a_rewind_never_goes_through_a_link_that_replaced_a_folder() {
+    let home = tempfile::tempdir().expect("home");
+    let work = tempfile::tempdir().expect("work");
+    let outside = tempfile::tempdir().expect("outside");
+    fs::write(outside.path().join("notes.txt"), "mine").unwrap();
+    let sub = work.path().join("sub");
+    fs::create_dir(&sub).unwrap();
+    let (notes, aliases) = (sub.join("notes.txt"), sub.join(".bash_aliases"));
+    let cp = checkpoints(home.path(), 1);
+    tool_write(&cp, "write_file", &[(&notes, "mine")]);
+    tool_write(&cp, "write_file", &[(&aliases, "alias x=y")]);
+    fs::remove_file(&aliases).unwrap();
+    fs::rename(&sub, work.path().join("old")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), &sub).unwrap();
+
+    let plan = plan_rewind(&cp.history().unwrap(), 1).expect("plan");
+    assert!(plan.restores.is_empty(), "{:?}", plan.restores);
+    assert!(plan.conflicts.is_empty(), "{:?}", plan.conflicts);
+    assert_eq!(plan.not_covered.len(), 2, "{:?}", plan.not_covered);
+    for (line, file) in plan.not_covered.iter().zip([&notes, &aliases]) {
+        assert!(
+            line.starts_with(&format!(
+                "{}: {} is a symbolic link now",
+                file.display(),
+                sub.display()
+            )),
+            "{line}"
+        );
+    }
+    assert_eq!(
+        fs::read_to_string(outside.path().join("notes.txt")).unwrap(),
+        "mine"
+    );
+    assert!(!outside.path().join(".bash_aliases").exists());
+}
+
+/// The link is made after the plan (a background job, say): the rewind walks again as it
+/// writes, and leaves the file as it is instead of writing or removing through the link.
+#[test]
+fn a_link_made_between_the_plan_and_the_rewind_stops_at_the_rewind() {
+    let home = tempfile::tempdir().expect("home");
+    let work = tempfile::tempdir().expect("work");
+    let outside = tempfile::tempdir().expect("outside");
+    let sub = work.path().join("sub");
+    fs::create_dir(&sub).unwrap();
+    let (kept, added) = (sub.join("kept.txt"), sub.join("added.txt"));
+    fs::write(&kept, "v0").unwrap();
+    let cp = checkpoints(home.path(), 1);
+    tool_write(&cp, "batch_patch", &[(&kept, "v1"), (&added, "new")]);
+    let plan = plan_rewind(&cp.history().unwrap(), 1).expect("plan");
+    assert_eq!(plan.restores.len(), 2);
+
+    fs::rename(&sub, work.path().join("old")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), &sub).unwrap();
+    fs::write(outside.path().join("added.txt"), "new").unwrap();
+    let done = cp.rewind(&plan, false).expect("rewind");
+    assert!(done.restored.is_empty(), "{:?}", done.restored);
+    assert_eq!(done.not_covered.len(), 2, "{:?}", done.not_covered);
+    assert!(
+        !outside.path().join("kept.txt").exists(),
+        "nothing created outside"
+    );
+    assert_eq!(
+        fs::read_to_string(outside.path().join("added.txt")).unwrap(),
+        "new",
+        "nothing removed outside"
+    );
+}
+
+/// A file that is itself a link, a folder or a FIFO now is not covered: never read (a FIFO
+/// would block), never written through.
+#[test]
+fn a_file_that_is_a_link_a_folder_or_a_fifo_now_is_not_covered() {
+    let home = tempfile::tempdir().expect("home");
+    let work = tempfile::tempdir().expect("work");
+    let outside = tempfile::tempdir().expect("outside");
+    let target = outside.path().join("secret");
+    fs::write(&target, "s").unwrap();
+    let (link, folder, fifo) = (
+        work.path().join("link"),
+        work.path().join("folder"),
+        work.path().join("fifo"),
+    );
+    let cp = checkpoints(home.path(), 1);
+    tool_write(
+        &cp,
+        "batch_patch",
+        &[(&link, "a"), (&folder, "b"), (&fifo, "c")],
+    );
+    for path in [&link, &folder, &fifo] {
+        fs::remove_file(path).unwrap();
+    }
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    fs::create_dir(&folder).unwrap();
+    sh(work.path(), "mkfifo fifo");
+    let plan = plan_rewind(&cp.history().unwrap(), 1).expect("plan");
+    assert!(plan.restores.is_empty(), "{:?}", plan.restores);
+    let said: Vec<&str> = plan
+        .not_covered
+        .iter()
+        .map(|l| l.split(": ").nth(1).unwrap_or_default())
+        .collect();
+    assert_eq!(
+        said,
+        [
+            "a symbolic link now (a rewind never goes through a link or a non-folder)",
+            "a folder now (a rewind never goes through a link or a non-folder)",
+            "not a regular file now (a rewind never goes through a link or a non-folder)"
+        ]
+    );
+    assert_eq!(fs::read_to_string(&target).unwrap(), "s");
+}
+
+/// A rewind still makes the folders a file needs, inside the tree, and leaves no temp file.
+#[test]
+fn a_rewind_makes_the_folders_it_needs_inside_the_tree() {
+    let home = tempfile::tempdir().expect("home");
+    let work = tempfile::tempdir().expect("work");
+    let deep = work.path().join("a/b/c.txt");
+    fs::create_dir_all(deep.parent().unwrap()).unwrap();
+    fs::write(&deep, "c0").unwrap();
+    fs::set_permissions(&deep, fs::Permissions::from_mode(0o640)).unwrap();
+    let cp = checkpoints(home.path(), 1);
+    tool_write(&cp, "patch", &[(&deep, "c1")]);
+    fs::remove_dir_all(work.path().join("a")).unwrap();
+    let plan = plan_rewind(&cp.history().unwrap(), 1).expect("plan");
+    assert_eq!(plan.restores.len(), 1);
+    assert!(plan.not_covered.is_empty(), "{:?}", plan.not_covered);
+    cp.rewind(&plan, true)
+        .expect("rewind (the folder removed since is a conflict)");
+    assert_eq!(fs::read_to_string(&deep).unwrap(), "c0");
+    assert_eq!(mode(&deep), 0o640);
+    assert_eq!(
+        fs::read_dir(deep.parent().unwrap()).unwrap().count(),
+        1,
+        "no temp file left"
+    );
+}
+
+/// A shell command that turns a folder into a link (`mv sub old && ln -s $HOME sub`): its
+/// checkpoint records the folder's files as gone from the tree, never what the link leads to;
+/// the rewind leaves them while the link stays, and puts them back once it is gone.
+#[test]
+fn a_shell_command_that_links_a_folder_out_records_its_files_as_gone() {
+    let home = tempfile::tempdir().expect("home");
+    let work = tempfile::tempdir().expect("work");
+    let outside = tempfile::tempdir().expect("outside");
+    let w = work.path();
+    fs::write(outside.path().join("f.txt"), "outside\n").unwrap();
+    sh(w, "git init -q . && mkdir sub && echo inside > sub/f.txt");
+    let cp = checkpoints(home.path(), 1);
+    let call = cp.before_shell(w);
+    sh(
+        w,
+        &format!("mv sub old && ln -s {} sub", outside.path().display()),
+    );
+    call.finish().expect("finish");
+    let history = cp.history().unwrap();
+    let c = &history.checkpoints[0];
+    let f = c
+        .files
+        .iter()
+        .find(|f| f.path == w.join("sub/f.txt"))
+        .expect("sub/f.txt recorded");
+    assert_eq!(
+        f.after, None,
+        "gone from the tree, whatever the link leads to"
+    );
+    assert!(
+        c.not_covered.iter().any(|l| l.starts_with(&format!(
+            "{}: not a regular file now",
+            w.join("sub").display()
+        ))),
+        "{:?}",
+        c.not_covered
+    );
+    let plan = plan_rewind(&history, 1).expect("plan");
+    assert!(
+        plan.not_covered
+            .iter()
+            .any(|l| l.contains("sub/f.txt") && l.contains("is a symbolic link now")),
+        "{:?}",
+        plan.not_covered
+    );
+    cp.rewind(&plan, false).expect("rewind");
+    assert_eq!(
+        fs::read_to_string(outside.path().join("f.txt")).unwrap(),
+        "outside\n"
+    );
+    assert!(!w.join("old/f.txt").exists(), "the rest is rewound");
+
+    fs::remove_file(w.join("sub")).unwrap();
+    let plan = plan_rewind(&cp.history().unwrap(), 1).expect("plan");
+    cp.rewind(&plan, false).expect("rewind");
+    assert_eq!(fs::read_to_string(w.join("sub/f.txt")).unwrap(), "inside\n");
+}

@@ -86,11 +86,14 @@ pub(super) fn rewind_files(
         }
         Err(e) => return Err(e.into()),
     };
-    for what in &plan.not_covered {
-        eprintln!("odek: warning: not covered by the checkpoints, left as it is: {what}");
-    }
+    warn_not_covered(&plan.not_covered);
     if plan.restores.is_empty() {
-        eprintln!("odek: the files are already as they were before checkpoint {to}");
+        let others = if plan.not_covered.is_empty() {
+            ""
+        } else {
+            "other "
+        };
+        eprintln!("odek: the {others}files are already as they were before checkpoint {to}");
         return Ok(Exit::Success);
     }
     match checkpoints.rewind(&plan, force) {
@@ -98,6 +101,7 @@ pub(super) fn rewind_files(
             for r in &done.restored {
                 println!("{:<8} {}", r.action(), shown(&r.path, cwd));
             }
+            warn_not_covered(&done.not_covered);
             eprintln!(
                 "odek: rewound {} file(s) to before checkpoint {to}{} — undo with: odek rewind {} --to {}",
                 done.restored.len(),
@@ -112,13 +116,33 @@ pub(super) fn rewind_files(
             Ok(Exit::Success)
         }
         Err(e @ RewindError::Conflicts(_)) => {
-            eprintln!("odek: {}", shown_paths(&e.to_string(), cwd));
+            // The error's first line, then each file as the user reads it (escaped).
+            let text = e.to_string();
+            eprintln!("odek: {}", text.lines().next().unwrap_or_default());
+            if let RewindError::Conflicts(conflicts) = &e {
+                for conflict in conflicts {
+                    eprintln!("  {}", shown(&conflict.path, cwd));
+                }
+            }
             Ok(Exit::Failure)
         }
         Err(e) => Err(e.into()),
     }
 }
 
+/// What the rewind leaves as it is, one warning each (file names escaped: they may come from
+/// the model).
+fn warn_not_covered(not_covered: &[String]) {
+    for what in not_covered {
+        eprintln!(
+            "odek: warning: not covered by the checkpoints, left as it is: {}",
+            crate::text::visible(what, false)
+        );
+    }
+}
+
+/// Lists the checkpoints, one row each; every file name is escaped (a name the model chose
+/// may hold control sequences).
 pub(super) fn print_list(session: &str, checkpoints: &[Checkpoint], cwd: &Path) {
     if checkpoints.is_empty() {
         println!("Session {session} has no checkpoints (its file tools changed nothing).");
@@ -128,10 +152,10 @@ pub(super) fn print_list(session: &str, checkpoints: &[Checkpoint], cwd: &Path) 
         "Checkpoints of session {session} (odek rewind --to N puts the files back as they were before N):"
     );
     for c in checkpoints {
-        let at = c.at.get(..19).unwrap_or(&c.at).replace('T', " ");
+        let at = crate::text::visible(c.at.get(..19).unwrap_or(&c.at), false).replace('T', " ");
         let tool = match c.rewound_to {
             Some(to) => format!("rewind to {to}"),
-            None => c.tool.clone(),
+            None => crate::text::visible(&c.tool, false).into_owned(),
         };
         let files: Vec<String> = c
             .files
@@ -158,14 +182,9 @@ pub(super) fn print_list(session: &str, checkpoints: &[Checkpoint], cwd: &Path) 
     }
 }
 
-/// A path as the user reads it: relative to the working directory when inside it.
+/// A path as the user reads it: relative to the working directory when inside it, its
+/// control characters shown as pictures (see [`crate::text::visible`]).
 fn shown(path: &Path, cwd: &Path) -> String {
-    path.strip_prefix(cwd)
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|_| path.display().to_string())
-}
-
-fn shown_paths(text: &str, cwd: &Path) -> String {
-    let prefix = format!("{}/", cwd.display());
-    text.replace(&prefix, "")
+    let path = path.strip_prefix(cwd).unwrap_or(path).display().to_string();
+    crate::text::visible(&path, false).into_owned()
 }

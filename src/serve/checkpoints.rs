@@ -160,6 +160,13 @@ fn rewind_blocking(
             Ok(done) => {
                 result.done = true;
                 result.checkpoint = Some(done.checkpoint);
+                // What was done: files a link made meanwhile put out of reach are left.
+                result.files = done
+                    .restored
+                    .iter()
+                    .map(|r| CheckpointFile::new(&r.path, r.action()))
+                    .collect();
+                result.not_covered.extend(done.not_covered);
                 forced = !plan.conflicts.is_empty();
             }
             Err(e @ RewindError::Conflicts(_)) => return Err(ApiError::conflict(e.to_string())),

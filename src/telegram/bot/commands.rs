@@ -325,6 +325,11 @@ fn undo_files(runtime: &crate::runtime::Runtime, id: &str, force: bool) -> anyho
                     .map(|r| format!("{} {}", r.action(), shown(&r.path))),
             );
             lines.extend(notes);
+            lines.extend(
+                done.not_covered
+                    .iter()
+                    .map(|what| format!("Not covered, left as it is: {what}")),
+            );
             Ok(lines.join("\n"))
         }
         Err(RewindError::Conflicts(conflicts)) => {
