@@ -89,7 +89,8 @@ pub fn run(args: HooksArgs) -> anyhow::Result<Exit> {
             let (project, warnings) = trusted_hooks(&home, &cwd, import_claude);
             warnings.iter().for_each(|w| eprintln!("{w}"));
             hooks.extend(project);
-            let run = HookRun::new(hooks, resolved.config.hooks.fail_open, cwd);
+            let mut run = HookRun::new(hooks, resolved.config.hooks.fail_open, cwd);
+            run.sandbox = shell_sandbox(&resolved.config, &run.cwd);
             let tool_name = event.is_tool_event().then_some(tool.as_str());
             if !run.wants(event, tool_name) {
                 println!("No hook runs at {} for this input.", event.as_str());
@@ -234,6 +235,32 @@ fn untrust(home: &std::path::Path, cwd: &std::path::Path) -> anyhow::Result<Exit
         println!("No longer trusted: {}", shown_path(&path));
     }
     Ok(Exit::Success)
+}
+
+/// The sandbox a session's shell commands would run in here, for the project's hooks (as
+/// in a session); its warnings are printed.
+fn shell_sandbox(
+    config: &crate::config::Config,
+    cwd: &std::path::Path,
+) -> Option<std::sync::Arc<crate::sandbox::Sandbox>> {
+    use crate::sandbox::{Network, SandboxStatus};
+    let network = match config.sandbox_network {
+        crate::config::SandboxNetwork::Allow => Network::Allow,
+        crate::config::SandboxNetwork::None => Network::None,
+    };
+    let mut warnings = Vec::new();
+    let status = SandboxStatus::new(
+        config.sandbox,
+        cwd,
+        &config.sandbox_allow_write,
+        network,
+        &mut warnings,
+    );
+    if let SandboxStatus::Unavailable(reason) = &status {
+        warnings.push(reason.clone());
+    }
+    warnings.iter().for_each(|w| eprintln!("{w}"));
+    status.sandbox()
 }
 
 /// Text from a hooks file (a command, a matcher, an error quoting it) as the terminal

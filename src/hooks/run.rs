@@ -41,6 +41,9 @@ pub struct HookRun {
     pub transcript_path: Option<PathBuf>,
     /// The working directory hooks run in.
     pub cwd: PathBuf,
+    /// The shell's sandbox: a project's hooks run in it, as its shell commands do (the
+    /// global hooks, the user's own, run outside it). `None`: no sandbox.
+    pub sandbox: Option<Arc<crate::sandbox::Sandbox>>,
 }
 
 impl HookRun {
@@ -52,6 +55,7 @@ impl HookRun {
             session_id: String::new(),
             transcript_path: None,
             cwd,
+            sandbox: None,
         }
     }
 
@@ -87,7 +91,8 @@ impl HookRun {
         let input = Value::Object(input).to_string();
         for hook in matching {
             let started = Instant::now();
-            let (ended, stdout, stderr) = run_one(hook, &self.cwd, &input).await;
+            let sandbox = self.sandbox.as_deref().filter(|_| hook.source.is_some());
+            let (ended, stdout, stderr) = run_one(hook, &self.cwd, &input, sandbox).await;
             let result = read_result(event, &ended, &stdout, &stderr, self.fail_open);
             let decision = match &result {
                 Ok(one) => one.decision.as_str(event).to_string(),
@@ -135,8 +140,13 @@ impl HookRun {
     }
 }
 
-/// Runs one hook with `input` on its standard input.
-async fn run_one(hook: &Hook, cwd: &std::path::Path, input: &str) -> (Ended, String, String) {
+/// Runs one hook with `input` on its standard input, in `sandbox` when given.
+async fn run_one(
+    hook: &Hook,
+    cwd: &std::path::Path,
+    input: &str,
+    sandbox: Option<&crate::sandbox::Sandbox>,
+) -> (Ended, String, String) {
     let Some(sh) = crate::process_group::trusted_program(crate::process_group::TrustedProgram::Sh)
     else {
         let why = "no sh was found on PATH outside the places shell commands may write";
@@ -153,6 +163,10 @@ async fn run_one(hook: &Hook, cwd: &std::path::Path, input: &str) -> (Ended, Str
         .process_group(0)
         .kill_on_drop(true);
     crate::process_group::hide_keys(&mut cmd);
+    if let Some(Err(e)) = sandbox.map(|s| s.apply_to(&mut cmd)) {
+        let why = format!("the sandbox could not be prepared: {e}");
+        return (Ended::NotStarted(why), String::new(), String::new());
+    }
     let mut child = match cmd.spawn() {
         Ok(child) => child,
         Err(e) => {

@@ -198,6 +198,7 @@ impl Runtime {
             self.config.hooks.fail_open,
             self.cwd.clone(),
         );
+        run.sandbox = self.sandbox.sandbox();
         if let Some(session) = session {
             let id = session.id().to_string();
             run.transcript_path = Some(self.sessions.dir().join(format!("{id}.json")));

@@ -168,8 +168,9 @@ pub struct GateRequest<'a> {
     pub command: Option<String>,
     /// What the call acts on, for messages.
     pub resource: String,
-    /// What the `PreToolUse` hooks said: `Allow` skips asking (never a denial or
-    /// `blocked`), `Ask` asks where the policy would not (nobody to ask: denied).
+    /// What the `PreToolUse` hooks said: `Allow` skips asking (never a denial, `blocked`,
+    /// or the non-interactive action when nobody can be asked), `Ask` asks where the policy
+    /// would not (nobody to ask: denied).
     pub hook: crate::hooks::Decision,
     /// The user approved the tool's calls ahead (an MCP server's `auto_approve`): what the
     /// policy would ask about runs without asking; what it denies (a read-only session's
@@ -331,7 +332,9 @@ impl Gate {
     fn verdict(&self, request: &GateRequest<'_>) -> Verdict {
         use crate::hooks::Decision;
         match (self.policy_verdict(request), &request.hook) {
-            (Verdict::Ask(_), Decision::Allow) => Verdict::Allowed,
+            // A hook's allow stands in for the user's answer: with nobody to ask, the
+            // non-interactive action decides, as it would without the hook.
+            (Verdict::Ask(_), Decision::Allow) if self.approver.is_some() => Verdict::Allowed,
             (Verdict::Allowed | Verdict::Ask(_), Decision::Ask(why)) if self.approver.is_none() => {
                 Verdict::Denied(format!(
                     "operation not run: a hook asked for approval of {} ({why}) and there is nobody to ask",
@@ -756,6 +759,29 @@ mod tests {
             .decide(&[call(DangerClass::Install)], &CancellationToken::new())
             .await;
         assert_eq!(allowed, [Ok(())]);
+    }
+
+    #[tokio::test]
+    async fn a_hooks_allow_skips_a_question_but_not_the_non_interactive_denial() {
+        let cancel = CancellationToken::new();
+        let allowed_by_hook = GateRequest {
+            hook: crate::hooks::Decision::Allow,
+            ..call(DangerClass::SystemWrite)
+        };
+        let headless = Gate::new(asking_policy(), None, "cfg.json", Arc::default());
+        let refused = headless
+            .decide(std::slice::from_ref(&allowed_by_hook), &cancel)
+            .await;
+        assert!(
+            refused[0]
+                .as_ref()
+                .is_err_and(|e| e.0.contains("non-interactive mode")),
+            "{refused:?}"
+        );
+        let approver = ScriptedApprover::new(&[]);
+        let g = gate(&approver, &Arc::new(TrustSet::default()));
+        assert_eq!(g.decide(&[allowed_by_hook], &cancel).await, [Ok(())]);
+        assert_eq!(approver.asked(), 0);
     }
 
     #[tokio::test]

@@ -58,6 +58,7 @@
 //!   `shutdown reboot halt poweroff`, `systemctl reboot`, `init 0`.
 
 mod analyzer;
+mod hook_files;
 mod lexer;
 mod network;
 mod options;
@@ -77,6 +78,13 @@ use paths::WorkingDirectory;
 pub use crate::policy::{
     Action, Classification, DangerClass, DangerPolicy, Decision, UnknownDangerClass, default_action,
 };
+
+/// Marks the files trusted project hooks of the project in `root` run (absolute paths; a
+/// folder covers what lies beneath it): writing them is persistence, for the file tools
+/// and shell commands alike.
+pub fn protect_hook_files(root: &Path, paths: &[std::path::PathBuf]) {
+    hook_files::protect(root, paths);
+}
 
 /// Decides a shell command under `policy`: classifies it, then applies the policy's lists
 /// and class actions (see [`DangerPolicy::decide_classified_command`]).
