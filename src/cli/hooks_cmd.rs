@@ -151,6 +151,7 @@ fn list(
         if let Ok(hooks) = &file.hooks {
             print_hooks(hooks);
         }
+        print_covers(file, cwd);
         if !file.skipped.is_empty() {
             println!(
                 "  (not odek events, left out: {})",
@@ -158,6 +159,22 @@ fn list(
             );
         }
     }
+}
+
+/// The project files a hooks file's trust covers beside it, when there are any.
+fn print_covers(file: &ProjectHooksFile, cwd: &std::path::Path) {
+    if file.covers.is_empty() {
+        return;
+    }
+    let names: Vec<String> = file
+        .covers
+        .iter()
+        .map(|p| shown_path(p.strip_prefix(cwd).unwrap_or(p)))
+        .collect();
+    println!(
+        "  (its trust covers what its hooks run: {})",
+        names.join(", ")
+    );
 }
 
 fn print_hooks(hooks: &[Hook]) {
@@ -210,10 +227,11 @@ fn trust(
     for file in &files {
         let count = file.hooks.as_ref().map_or(0, Vec::len);
         println!(
-            "Trusted {} ({count} hook(s), {}): its hooks run until it changes.",
+            "Trusted {} ({count} hook(s), {}): its hooks run until it, or a file they run, changes.",
             shown_path(&file.path),
             file.hash
         );
+        print_covers(file, cwd);
     }
     Ok(Exit::Success)
 }

@@ -239,7 +239,7 @@ pub fn trusted_hooks(home: &Path, cwd: &Path, import_claude: bool) -> (Vec<Hook>
         match (file.state(&store), file.hooks) {
             (TrustState::Trusted, Ok(found)) => {
                 let mut guarded = file.covers;
-                guarded.push(file.path.clone());
+                guarded.extend([file.path.clone(), cwd.join(CLAUDE_HOOKS_DIR)]);
                 crate::tools::danger::protect_hook_files(cwd, &guarded);
                 hooks.extend(found);
             }

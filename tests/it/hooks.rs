@@ -644,7 +644,8 @@ async fn a_trusted_hooks_script_is_part_of_the_trust_and_writing_it_is_persisten
     );
     let listing = String::from_utf8_lossy(&hooks_command(&sb, "list").await.stdout).into_owned();
     assert!(
-        listing.contains(".odek/hooks.json — changed since trusted"),
+        listing.contains(".odek/hooks.json — changed since trusted")
+            && listing.contains("its trust covers what its hooks run: scripts/guard.sh"),
         "{listing}"
     );
     // Trusted again: it runs.
