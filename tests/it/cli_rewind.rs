@@ -667,7 +667,12 @@ async fn a_rewind_never_writes_or_deletes_through_a_link_the_model_made() {
     // Before the shell command: sub/.bash_aliases would be created — in $HOME.
     let out = rewind(&sb, &["--to", "3"]);
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
-    assert_eq!(tree(&home), home_before, "nothing created in $HOME: {}", show(&out));
+    assert_eq!(
+        tree(&home),
+        home_before,
+        "nothing created in $HOME: {}",
+        show(&out)
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("not covered")
@@ -679,7 +684,12 @@ async fn a_rewind_never_writes_or_deletes_through_a_link_the_model_made() {
     // Before the first write: sub/notes.txt would be removed — $HOME's copy, same hash.
     let out = rewind(&sb, &["--to", "1"]);
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
-    assert_eq!(tree(&home), home_before, "nothing deleted in $HOME: {}", show(&out));
+    assert_eq!(
+        tree(&home),
+        home_before,
+        "nothing deleted in $HOME: {}",
+        show(&out)
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("not covered")
@@ -694,4 +704,40 @@ async fn a_rewind_never_writes_or_deletes_through_a_link_the_model_made() {
             .is_symlink(),
         "the link itself is left as it is"
     );
+}
+
+/// Issue 60, M2: a file name the model chose with control sequences in it (a title change,
+/// an OSC 52 clipboard write, a hidden span) is shown, not acted on, by `odek rewind --list`
+/// and by the rewind's own lines.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rewind_shows_control_bytes_of_file_names_as_pictures() {
+    let sb = Sandbox::new();
+    let name = "a\u{1b}]52;c;Y3VybCB4fHNo\u{7}\u{1b}[8mb.txt";
+    let server = ScriptedServer::start(vec![
+        tools(&[("write_file", json!({"path": name, "content": "x\n"}))]),
+        text("Done."),
+    ])
+    .await;
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["run", "--yolo", "write it"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(sb.work.join(name).exists(), "{}", show(&out));
+
+    for args in [&["--list"][..], &["--to", "1"][..]] {
+        let out = rewind(&sb, args);
+        assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+        let all = [out.stdout.as_slice(), out.stderr.as_slice()].concat();
+        assert!(
+            !all.iter().any(|b| *b == 0x1b || *b == 0x07),
+            "{args:?}: no control byte reaches the terminal: {}",
+            show(&out)
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains("a\u{241b}]52;c;Y3VybCB4fHNo\u{2407}\u{241b}[8mb.txt"),
+            "{args:?}: {stdout}"
+        );
+    }
+    assert!(!sb.work.join(name).exists(), "the rewind removed it");
 }
