@@ -104,6 +104,15 @@ fn classified<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<&'a dy
         .map(|e| e as &dyn Classified)
 }
 
+/// An error's text as the terminal shows it: redacted by the process's redactor (a server's
+/// body may echo the key or a header), its control bytes shown.
+pub fn shown(message: &str) -> String {
+    let redacted = crate::redact::process_redactor()
+        .redact(message)
+        .into_owned();
+    crate::text::visible(&redacted, true).into_owned()
+}
+
 /// Prints `odek: <error>` (with its causes, redacted by the process's redactor, control
 /// bytes shown) and the hint, and returns the exit code.
 pub fn report(error: &anyhow::Error) -> Exit {
@@ -112,14 +121,7 @@ pub fn report(error: &anyhow::Error) -> Exit {
             && std::env::var_os("NO_COLOR").is_none(),
     );
     let (kind, hint) = diagnose(error);
-    // A server's body may echo the key or a header, and hold control bytes.
-    let message = format!("{error:#}");
-    let message = crate::redact::process_redactor().redact(&message).into_owned();
-    eprintln!(
-        "{} {}",
-        style.red("odek:"),
-        crate::text::visible(&message, true)
-    );
+    eprintln!("{} {}", style.red("odek:"), shown(&format!("{error:#}")));
     if let Some(hint) = hint {
         eprintln!("  {}", style.dim(&format!("hint: {hint}")));
     }

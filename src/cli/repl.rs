@@ -380,7 +380,8 @@ impl Repl {
         let outcome = match outcome {
             Ok(outcome) => outcome,
             Err(e) => {
-                t.line(&format!("{} {e:#}", t.style().red("odek:")));
+                let shown = super::error::shown(&format!("{e:#}"));
+                t.line(&format!("{} {shown}", t.style().red("odek:")));
                 if let (_, Some(hint)) = super::error::diagnose(&e) {
                     t.line(&format!("  {}", t.style().dim(&format!("hint: {hint}"))));
                 }

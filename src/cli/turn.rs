@@ -409,7 +409,8 @@ pub fn report_outcome(setup: &Setup, outcome: &TurnOutcome, max_iterations: u32)
         }
         Err(RunError::Cancelled) => t.line("odek: interrupted"),
         Err(e) => {
-            t.line(&format!("{} {e}", t.style().red("odek:")));
+            let shown = super::error::shown(&e.to_string());
+            t.line(&format!("{} {shown}", t.style().red("odek:")));
             if let Some(hint) = e.hint() {
                 t.line(&format!("  {}", t.style().dim(&format!("hint: {hint}"))));
             }

@@ -803,3 +803,91 @@ fn without_a_key_initialize_offers_the_way_to_authenticate_and_sessions_say_wher
     assert_eq!(auth["error"]["code"], -32000, "{auth}");
     assert!(acp.close().success());
 }
+
+/// Issue 60, M1: the editor is asked about the whole command: its arguments in `rawInput`,
+/// the command whole (its other line shown) in the text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_editor_is_asked_about_the_whole_command_with_its_arguments() {
+    let command = "cargo test --quiet\npython3 -c \"open('hidden','w')\"";
+    let server = ScriptedServer::start(vec![
+        tools(&[("shell", json!({"command": command}))]),
+        text("Refused."),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let work = sb.work.to_string_lossy().to_string();
+    let report = client(
+        &sb,
+        &server.base_url(),
+        json!({
+            "permissions": ["reject_once"],
+            "steps": [{"new": work}, {"prompt": "run the tests"}],
+        }),
+    )
+    .await;
+    let asked = entries(&report, "permission");
+    assert_eq!(asked.len(), 1, "{report}");
+    let call = &asked[0]["toolCall"];
+    assert_eq!(call["rawInput"]["arguments"]["command"], command, "{call}");
+    assert!(
+        call["rawInput"]["resource"]
+            .as_str()
+            .is_some_and(|r| r.contains("--quiet\u{240a}python3 -c")),
+        "{call}"
+    );
+    assert!(
+        call["content"][0]["content"]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("python3 -c open('hidden','w')")),
+        "each part with its reason: {call}"
+    );
+    assert!(!sb.work.join("hidden").exists());
+}
+
+/// Issue 60, M3: in read_only, a tool of an MCP server's `auto_approve` is refused like any
+/// other call that is not `safe` — not run, not asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_only_refuses_an_auto_approved_mcp_tool() {
+    let everything = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(everything.exists(), "run `make mcp-deps`");
+    let server = ScriptedServer::start(vec![
+        tools(&[("every__echo", json!({"message": "ran in read-only"}))]),
+        text("Refused."),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    // Under a name of its own: other tests run the same server at once.
+    let linked = sb.dir.path().join("acp-readonly-everything.js");
+    std::os::unix::fs::symlink(&everything, &linked).expect("link");
+    sb.global_config(
+        &json!({"mcp_servers": {"every": {"command": "node",
+            "args": [linked.to_string_lossy(), "stdio"], "auto_approve": ["echo"]}}})
+        .to_string(),
+    );
+    let work = sb.work.to_string_lossy().to_string();
+    let report = client(
+        &sb,
+        &server.base_url(),
+        json!({
+            "permissions": ["allow_once"],
+            "steps": [
+                {"new": work},
+                {"request": "session/set_mode", "params": {"sessionId": "$session", "modeId": "read_only"}},
+                {"prompt": "echo something"},
+            ],
+        }),
+    )
+    .await;
+    assert_eq!(stops(&report), ["end_turn"], "{report}");
+    let requests = server.requests();
+    assert!(tool_names(&requests[0]).contains(&"every__echo".to_string()));
+    let refused = tool_results(&requests[1]);
+    assert!(refused[0].contains("denied"), "{refused:?}");
+    assert!(
+        !refused[0].contains("Echo: ran in read-only"),
+        "{refused:?}"
+    );
+    assert!(entries(&report, "permission").is_empty(), "{report}");
+    processes_gone(&linked.to_string_lossy()).await;
+}

@@ -301,3 +301,120 @@ async fn odeks_environ_block_shows_no_key_even_to_root() {
         Some(format!("Bearer {key}").as_str())
     );
 }
+
+/// Every file under the home's `sessions` folder (snapshots, journals, the index), as text.
+fn issue60_saved(sb: &Sandbox) -> String {
+    let mut text = String::new();
+    let mut folders = vec![sb.home.join("sessions")];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                folders.push(path);
+            } else {
+                text.push_str(&String::from_utf8_lossy(
+                    &std::fs::read(&path).unwrap_or_default(),
+                ));
+            }
+        }
+    }
+    text
+}
+
+/// The id of the one saved session.
+fn issue60_session_id(sb: &Sandbox) -> String {
+    std::fs::read_dir(sb.home.join("sessions"))
+        .expect("sessions")
+        .flatten()
+        .filter_map(|e| {
+            let path = e.path();
+            let stem = path.file_stem()?.to_str()?.to_string();
+            (path.extension().is_some_and(|x| x == "json") && stem.len() == 41).then_some(stem)
+        })
+        .next()
+        .expect("a saved session")
+}
+
+/// Issue 60, M5: a provider header's value from `${GW_HDR}` is a key: the variable is kept
+/// from the shell's environment and the value never saved.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_provider_headers_secret_is_kept_from_commands_and_never_saved() {
+    let value = "gwhdr-secret-0123456789abcdef";
+    let server = ScriptedServer::start(vec![
+        tools(&[("shell", json!({"command": format!("env; echo {value}")}))]),
+        text("done"),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    sb.global_config(
+        &json!({"providers": {"gw": {"base_url": server.base_url(), "model": "test-model",
+            "headers": {"x-gw-auth": "${GW_HDR}"}}}})
+        .to_string(),
+    );
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.env_remove("ODEK_BASE_URL")
+        .env_remove("ODEK_MODEL")
+        .env("GW_HDR", value)
+        .args([
+            "run",
+            "--provider",
+            "gw",
+            "--yolo",
+            "--no-stream",
+            "show the environment",
+        ]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let requests = server.requests();
+    let result = tool_results(&requests[1]).join("\n");
+    assert!(result.contains("HOME="), "the command ran: {result}");
+    assert!(!result.contains("GW_HDR"), "{result}");
+    assert!(!result.contains(value), "{result}");
+    assert!(!issue60_saved(&sb).contains(value));
+}
+
+/// Issue 60, L2: provider state (a thinking block and its signature) that holds a token
+/// pasted into the conversation is dropped whole: not in the saved session, not in
+/// `GET /api/sessions/{id}`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn provider_state_holding_a_pasted_token_is_never_saved_nor_served() {
+    let token = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+    let signature = "EqQBCkgIARABGAIiQLissue60signature0123456789/+==";
+    let server = ScriptedServer::start_anthropic(vec![anthropic::with_thinking(
+        text("Noted."),
+        json!([{"type": "thinking", "thinking": format!("the user pasted {token}"),
+                "signature": signature}]),
+    )])
+    .await;
+    let sb = Sandbox::new();
+    let key = "sk-ant-api03-test-key-0123456789abcdefABCDEF";
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.env("ANTHROPIC_API_KEY", key)
+        .env("ODEK_MODEL", "claude-test")
+        .args([
+            "run",
+            "--provider",
+            "anthropic",
+            "--thinking",
+            "low",
+            "--no-stream",
+            "remember this",
+        ]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let saved = issue60_saved(&sb);
+    assert!(saved.contains("Noted."), "the session was saved");
+    assert!(!saved.contains(token), "the token is never saved");
+    assert!(!saved.contains(signature), "the state is dropped whole");
+    let id = issue60_session_id(&sb);
+    let served = serve::Served::start_with_env(
+        &sb,
+        &server.base_url(),
+        &[],
+        &[("ANTHROPIC_API_KEY", key), ("ODEK_MODEL", "claude-test")],
+    );
+    let detail = served.get(&format!("/api/sessions/{id}")).await;
+    assert_eq!(detail.status, 200, "{}", detail.text);
+    assert!(detail.text.contains("Noted."), "{}", detail.text);
+    assert!(!detail.text.contains(token) && !detail.text.contains(signature));
+}

@@ -669,3 +669,121 @@ async fn a_model_server_that_is_not_running_gets_the_hint_from_the_typed_error()
     );
     assert_eq!(stderr.matches("hint:").count(), 1, "{stderr}");
 }
+
+/// rexpect hands over each byte as one char: the UTF-8 put back together.
+fn utf8_of(latin1: &str) -> String {
+    let bytes: Vec<u8> = latin1.chars().map(|c| c as u32 as u8).collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// Issue 60, M1: the prompt shows the whole command — a second line, a part pushed far to
+/// the right by blanks — and each part's class and reason; denied, neither part runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_shows_the_whole_command_its_other_lines_and_far_parts() {
+    let hidden = "cargo test --quiet\npython3 -c \"open('hidden','w')\"";
+    let spaced = format!(
+        "cargo test --quiet{}; python3 -c \"open('spaced','w')\"",
+        " ".repeat(120)
+    );
+    let server = ScriptedServer::start(vec![
+        tools(&[("shell", json!({"command": hidden}))]),
+        tools(&[("shell", json!({"command": spaced}))]),
+        text("asked twice"),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let cmd = {
+        let mut c = sb.odek(&server.base_url());
+        c.env("TERM", "xterm")
+            .args(["run", "--no-stream", "run the tests"]);
+        c
+    };
+    let screen = tokio::task::spawn_blocking(move || -> Result<String, rexpect::error::Error> {
+        let mut p = rexpect::session::spawn_command(cmd, Some(20_000))?;
+        let mut seen = p.exp_string("[a]pprove")?;
+        p.send_line("d")?;
+        seen.push_str(&p.exp_string("[a]pprove")?);
+        p.send_line("d")?;
+        seen.push_str(&p.exp_eof()?);
+        Ok(seen)
+    })
+    .await
+    .expect("join")
+    .expect("the approval conversation");
+    let screen = utf8_of(&screen);
+    assert!(
+        screen.contains("cargo test --quiet\u{240a}python3 -c \"open('hidden','w')\""),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("· python3 -c open('hidden','w')"),
+        "each part on its own row: {screen}"
+    );
+    assert!(
+        screen.contains("cargo test --quiet ⟨120 blanks⟩ ; python3 -c \"open('spaced','w')\""),
+        "{screen}"
+    );
+    assert!(screen.matches("code_execution").count() >= 4, "{screen}");
+    assert!(!sb.work.join("hidden").exists());
+    assert!(!sb.work.join("spaced").exists());
+}
+
+/// Issue 60, M2: a file name's and an answer's control bytes reach the terminal as
+/// pictures: the tool line, and `odek session show` of an answer holding OSC 52.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn file_names_and_answers_reach_the_terminal_with_their_control_bytes_shown() {
+    let name = "evil\u{1b}]0;pwned\u{7}.txt";
+    let answer = "copied\u{1b}]52;c;ZXZpbA==\u{7} done";
+    let server = ScriptedServer::start(vec![
+        tools(&[("write_file", json!({"path": name, "content": "x"}))]),
+        text(answer),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["run", "--no-stream", "write it"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("evil\u{241b}]0;pwned\u{2407}.txt"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains('\u{1b}') && !stderr.contains('\u{7}'),
+        "{stderr:?}"
+    );
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["session", "show"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        shown.contains("copied\u{241b}]52;c;ZXZpbA==\u{2407} done"),
+        "{shown}"
+    );
+    assert!(
+        !shown.contains('\u{1b}') && !shown.contains('\u{7}'),
+        "{shown:?}"
+    );
+}
+
+/// Issue 60, L6: a 401 whose body echoes the key: the final error line holds no key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_final_error_line_never_shows_the_key_a_server_echoes() {
+    let key = "sk-live-echoed-0123456789abcdefABCDEF";
+    let server = ScriptedServer::start(vec![Reply::Status(
+        401,
+        vec![],
+        format!(r#"{{"error":{{"message":"Incorrect API key provided: {key}"}}}}"#),
+    )])
+    .await;
+    let sb = Sandbox::new();
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.env("ODEK_API_KEY", key).args(["run", "hello"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("Incorrect API key provided"), "{stderr}");
+    assert!(!stderr.contains(key), "{stderr}");
+}
