@@ -8,10 +8,13 @@
 //!    [`Redactor::add_secret`], together with the encodings an agent is likely to print them
 //!    in: base64 (standard, standard without padding, URL-safe, URL-safe without padding,
 //!    and the part of each that is the value's alone at all three alignments, so the value
-//!    is found inside a longer encoded text), hex (lower and upper case; with separators or line breaks
-//!    too, see `hex.rs`), URL-query escaping,
-//!    every byte percent-encoded and the reversed string. One pass of
-//!    the SIMD "Teddy" searcher finds them all (an Aho-Corasick automaton past ~60 forms).
+//!    is found inside a longer encoded text), base32 (`base32` and `basenc --base32hex`,
+//!    padded, and the value's part at all five alignments; `base32.rs`), hex
+//!    (lower and upper case; with separators or line breaks too, see `hex.rs`), URL-query
+//!    escaping, every byte percent-encoded and the reversed string. One pass of the SIMD
+//!    "Teddy" searcher per 64 forms finds them all. Encoded
+//!    text wrapped into lines (`base64` and `base32` print 76 characters a line) is joined
+//!    block by block and searched again (`wrapped.rs`).
 //! 2. **Patterns.** Rules for credential formats (`patterns.rs`): provider keys and tokens
 //!    with a recognisable prefix (`ghp_`, `AKIA`, `dop_v1_`, `shpat_`, …), private key
 //!    blocks, JWTs, webhook URLs, credentials in URLs, headers and `curl` commands,
@@ -63,12 +66,14 @@ use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
 
+mod base32;
 mod engine;
 mod hex;
 mod patterns;
 mod stream;
 #[cfg(test)]
 mod tests;
+mod wrapped;
 
 pub use stream::StreamRedactor;
 
@@ -182,6 +187,7 @@ impl Redactor {
                 .iter()
                 .any(|v| v.contains(char::is_whitespace))
             || (self.separated_hex.is_some() && hex::ends_in_hex_run(text))
+            || (self.known_matcher.is_some() && wrapped::ends_in_encoded_line(text))
     }
 
     /// Redacts every string inside `value` in place: object values and array items,
@@ -227,22 +233,27 @@ impl Redactor {
     /// separators: sorted, overlapping ranges merged.
     fn known_spans(&self, text: &str) -> Vec<Range<usize>> {
         let mut spans = Vec::new();
-        if let Some(matcher) = &self.known_matcher {
-            matcher.for_each_match(text, |found| spans.push(found));
-        }
+        let Some(matcher) = &self.known_matcher else {
+            return spans;
+        };
+        matcher.for_each_match(text, |found| spans.push(found));
+        wrapped::spans(
+            text,
+            |joined, report| matcher.for_each_match(joined, report),
+            &mut spans,
+        );
         if let Some(separated) = &self.separated_hex {
-            let plain = spans.len();
             separated.spans(text, &mut spans);
-            if spans.len() > plain {
-                spans.sort_unstable_by_key(|span| (span.start, span.end));
-                spans.dedup_by(|next, kept| {
-                    let overlaps = next.start <= kept.end;
-                    if overlaps {
-                        kept.end = kept.end.max(next.end);
-                    }
-                    overlaps
-                });
-            }
+        }
+        if spans.len() > 1 {
+            spans.sort_unstable_by_key(|span| (span.start, span.end));
+            spans.dedup_by(|next, kept| {
+                let overlaps = next.start <= kept.end;
+                if overlaps {
+                    kept.end = kept.end.max(next.end);
+                }
+                overlaps
+            });
         }
         spans
     }
@@ -264,29 +275,39 @@ impl Redactor {
     }
 }
 
-/// Finds the registered forms, leftmost-longest.
+/// Finds the registered forms, leftmost-longest within each group of forms (matches of
+/// different groups may overlap: [`Redactor::known_spans`] merges them).
 #[derive(Clone)]
 enum KnownMatcher {
-    /// The SIMD "Teddy" searcher, for the usual few dozen forms: it skips clean text about
+    /// The SIMD "Teddy" searcher, one per [`PACKED_GROUP`] forms: it skips clean text about
     /// forty times faster than the automaton below (which has no usable prefilter for
-    /// forms that start with every kind of byte).
-    Packed(aho_corasick::packed::Searcher),
-    /// Any number of forms.
+    /// forms that start with every kind of byte), so a few passes of it still cost less.
+    Packed(Vec<aho_corasick::packed::Searcher>),
+    /// Any number of forms, when a group cannot be packed.
     Automaton(AhoCorasick),
 }
+
+/// Forms per Teddy searcher: it packs at most 64.
+const PACKED_GROUP: usize = 64;
 
 impl KnownMatcher {
     fn build(forms: &BTreeSet<String>) -> Option<Self> {
         if forms.is_empty() {
             return None;
         }
-        let packed = aho_corasick::packed::Config::new()
-            .match_kind(aho_corasick::packed::MatchKind::LeftmostLongest)
-            .builder()
-            .extend(forms)
-            .build();
-        if let Some(searcher) = packed {
-            return Some(KnownMatcher::Packed(searcher));
+        let forms: Vec<&String> = forms.iter().collect();
+        let packed: Option<Vec<_>> = forms
+            .chunks(PACKED_GROUP)
+            .map(|group| {
+                aho_corasick::packed::Config::new()
+                    .match_kind(aho_corasick::packed::MatchKind::LeftmostLongest)
+                    .builder()
+                    .extend(group)
+                    .build()
+            })
+            .collect();
+        if let Some(searchers) = packed {
+            return Some(KnownMatcher::Packed(searchers));
         }
         AhoCorasickBuilder::new()
             .match_kind(MatchKind::LeftmostLongest)
@@ -297,8 +318,10 @@ impl KnownMatcher {
 
     fn for_each_match(&self, text: &str, mut f: impl FnMut(std::ops::Range<usize>)) {
         match self {
-            KnownMatcher::Packed(searcher) => {
-                searcher.find_iter(text).for_each(|found| f(found.range()));
+            KnownMatcher::Packed(searchers) => {
+                for searcher in searchers {
+                    searcher.find_iter(text).for_each(|found| f(found.range()));
+                }
             }
             KnownMatcher::Automaton(automaton) => {
                 automaton.find_iter(text).for_each(|found| f(found.range()));
@@ -309,8 +332,7 @@ impl KnownMatcher {
 
 /// The redactor of this process's one start-up (`runtime::Process`), for what is printed
 /// when the runtime is gone: the final error line on stderr.
-static PROCESS_REDACTOR: std::sync::OnceLock<std::sync::Arc<Redactor>> =
-    std::sync::OnceLock::new();
+static PROCESS_REDACTOR: std::sync::OnceLock<std::sync::Arc<Redactor>> = std::sync::OnceLock::new();
 
 /// Records the process's redactor (the first one recorded stays).
 pub fn set_process_redactor(redactor: std::sync::Arc<Redactor>) {
@@ -393,6 +415,14 @@ fn encoded_forms(value: &str) -> Vec<String> {
     for shift in 0..3 {
         forms.push(base64_core(bytes, shift, &STANDARD_NO_PAD));
         forms.push(base64_core(bytes, shift, &URL_SAFE_NO_PAD));
+    }
+    // Padded (as `base32` prints it); without padding, the core at shift 0 is all but the
+    // last character.
+    for alphabet in [base32::STANDARD, base32::HEX] {
+        forms.push(base32::encode(bytes, alphabet, true));
+        for shift in 0..5 {
+            forms.push(base32::core(bytes, shift, alphabet));
+        }
     }
     forms
 }

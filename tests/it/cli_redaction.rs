@@ -418,3 +418,91 @@ async fn provider_state_holding_a_pasted_token_is_never_saved_nor_served() {
     assert!(detail.text.contains("Noted."), "{}", detail.text);
     assert!(!detail.text.contains(token) && !detail.text.contains(signature));
 }
+
+/// RFC 4648 base32 (`base32`) or base32hex (`basenc --base32hex`) of `bytes`, padded.
+fn base32(bytes: &[u8], alphabet: &[u8; 32]) -> String {
+    let mut out = String::new();
+    for chunk in bytes.chunks(5) {
+        let mut group = [0u8; 5];
+        group[..chunk.len()].copy_from_slice(chunk);
+        let bits = group.iter().fold(0u64, |acc, b| (acc << 8) | u64::from(*b));
+        let chars = (chunk.len() * 8).div_ceil(5);
+        for index in 0..8 {
+            if index < chars {
+                out.push(char::from(alphabet[((bits >> (35 - 5 * index)) & 31) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// Issue 60, H4: the key read from a parent's environment comes out of `base32` (wrapped at
+/// 76 columns, as it prints by default, or in one line), `basenc --base32hex` or `base64`
+/// (wrapped too), starting at any of the five places in a base32 group (three in base64):
+/// none of the characters that are the key's alone reaches the model or a file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn odeks_key_in_base32_and_wrapped_base64_is_redacted() {
+    use base64::Engine as _;
+    const BASE32: &[u8; 32] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+    const BASE32HEX: &[u8; 32] = b"0123456789ABCDEFGHIJKLMNOPQRSTUV";
+    let key = "sk-live-AbCdEfGhIjKlMnOpQrStUv0123456789";
+    let sb = Sandbox::new();
+    // Enough before the key that its encoding crosses a line break.
+    let plains: Vec<String> = ["K=", "AK=", "ABK=", "ABCK=", "ABCDK="]
+        .iter()
+        .map(|prefix| format!("PATH=/usr/local/bin:/usr/bin\n{prefix}{key}\nHOME=/root\n"))
+        .collect();
+    let mut commands = Vec::new();
+    for (index, plain) in plains.iter().enumerate() {
+        std::fs::write(sb.work.join(format!("env{index}")), plain).expect("write");
+        commands.push(format!("base32 env{index}"));
+        commands.push(format!("base32 -w0 env{index}"));
+        commands.push(format!("basenc --base32hex env{index}"));
+        commands.push(format!("base64 env{index}"));
+    }
+    let calls: Vec<(&str, serde_json::Value)> = commands
+        .iter()
+        .map(|command| ("shell", json!({ "command": command })))
+        .collect();
+    let server = ScriptedServer::start(vec![tools(&calls), text("done")]).await;
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.env("ODEK_API_KEY", key)
+        .args(["run", "--yolo", "print the key"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    // The characters of each encoding that hold the key's bits alone, as 12-character pieces.
+    let mut pieces: Vec<String> = Vec::new();
+    for plain in &plains {
+        let start = plain.find(key).expect("key");
+        let end = start + key.len();
+        let encodings = [
+            (base32(plain.as_bytes(), BASE32), 5),
+            (base32(plain.as_bytes(), BASE32HEX), 5),
+            (
+                base64::engine::general_purpose::STANDARD.encode(plain.as_bytes()),
+                6,
+            ),
+        ];
+        for (encoded, bits) in encodings {
+            let core = &encoded[(8 * start).div_ceil(bits)..(8 * end) / bits];
+            for at in (0..core.len() - 12).step_by(4) {
+                pieces.push(core[at..at + 12].to_string());
+            }
+        }
+    }
+    let results = tool_results(&server.requests()[1]);
+    assert_eq!(results.len(), commands.len());
+    let read_back: String = results.join("").replace('\n', "");
+    assert!(read_back.contains("[REDACTED]"), "{read_back}");
+    for piece in &pieces {
+        assert!(!read_back.contains(piece.as_str()), "{piece} reached the model: {results:?}");
+    }
+    for (path, text) in files_under(&sb.home) {
+        let text = text.replace("\\n", "").replace('\n', "");
+        for piece in &pieces {
+            assert!(!text.contains(piece.as_str()), "{path} holds {piece}");
+        }
+    }
+}

@@ -494,3 +494,41 @@ async fn git_configuration_writes_are_persistence() {
     assert!(config_after.starts_with(config_before.trim_end()), "{config_after}");
     assert!(!work.join(".git/config.worktree").exists());
 }
+
+// ---------------------------------------------------------------------------------------
+// Issue 60, H4: the key in another process's environment.
+
+/// A `/proc` path the classifier cannot resolve (a `$(…)` pid, a computed name), one through
+/// a magic link (`root`, `cwd`) or `/dev/fd`, one reached after `cd /proc/<pid>` or `cd /`,
+/// and a link made to `/proc` are all secret reads: with nobody to ask, each is denied.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn proc_paths_the_classifier_cannot_follow_are_secret_reads() {
+    let l = Layout::new();
+    let commands = [
+        "base32 -w0 /proc/$(cut -d' ' -f4 /proc/$PPID/stat)/environ",
+        "cat /proc/self/root/proc/1/environ",
+        "base32 /proc/thread-self/root/proc/1/environ",
+        "cat /dev/fd/../../1/environ",
+        "cd /proc/1 && tr '\\0' '\\n' < environ",
+        "cd /proc && cat 1/environ",
+        "cd / && base32 proc/1/environ",
+        "cat /proc/self/cwd/../../../../../../proc/1/environ",
+        "cat /proc/$(echo 1/environ)",
+        "ln -s /proc p",
+    ];
+    let calls: Vec<(&str, Value)> = commands.iter().map(|command| shell(command)).collect();
+    let server = ScriptedServer::start(vec![tools(&calls), text("could not")]).await;
+    let mut cmd = l.odek(&server.base_url());
+    cmd.args(["run", "--ephemeral", "read the environment"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let results = tool_results(&server.requests()[1]);
+    assert_eq!(results.len(), commands.len(), "{results:?}");
+    for (result, command) in results.iter().zip(commands) {
+        assert!(
+            result.contains("operation denied") && result.contains("secret_read"),
+            "{command}: {result}"
+        );
+    }
+    assert!(!l.sb.work.join("p").exists());
+}

@@ -525,6 +525,9 @@ fn directory_after_cd(target: Option<&Word>, cwd: WorkingDirectory) -> WorkingDi
     let Some(target) = target else {
         return WorkingDirectory::RootLike;
     };
+    if secrets::leads_into_proc(&target.text, cwd) {
+        return WorkingDirectory::Proc;
+    }
     if target.text == "-" || (target.dynamic && !is_home_prefixed(&target.text)) {
         return WorkingDirectory::Outside;
     }

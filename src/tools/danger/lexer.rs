@@ -33,6 +33,8 @@ pub(super) struct Word {
     pub glob: bool,
     /// Any part of it was quoted or escaped.
     pub quoted: bool,
+    /// The path a process substitution (`<(…)`) becomes, not a word the command wrote.
+    pub process_substitution: bool,
     /// Begins with an unquoted tilde-prefix (`~`, `~/…`, `~user`) that the shell expands to
     /// a home directory; the text keeps the `~`.
     pub tilde: bool,
@@ -744,9 +746,10 @@ impl Lexer {
             self.pos += 1;
             let body = self.read_balanced('(', ')');
             self.out.substitutions.push(body);
-            self.current
-                .words
-                .push(Word::literal(PROCESS_SUBSTITUTION_PATH));
+            self.current.words.push(Word {
+                process_substitution: true,
+                ..Word::literal(PROCESS_SUBSTITUTION_PATH)
+            });
             return;
         }
         self.pos += length;

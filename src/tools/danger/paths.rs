@@ -18,6 +18,10 @@ pub(super) enum WorkingDirectory {
     /// The file system root, the home directory or a top-level system directory, where
     /// `rm -rf *` wipes the machine.
     RootLike,
+    /// `/proc`, somewhere below it or below `/dev/fd` (`cd /proc/1`): relative paths there
+    /// may name any process's environment, memory or open files, or lead anywhere through
+    /// its `root` and `cwd` links; every one a program reads counts as a secret read.
+    Proc,
 }
 
 /// What a path is relative to.
@@ -238,13 +242,15 @@ pub(super) fn is_root_like(path: &NormalPath, working_directory: WorkingDirector
                 }
         }
         Anchor::Relative => {
-            working_directory == WorkingDirectory::RootLike
-                && (path.escapes
-                    || match segments.as_slice() {
-                        [] => true,
-                        [only] => has_glob(only),
-                        _ => false,
-                    })
+            matches!(
+                working_directory,
+                WorkingDirectory::RootLike | WorkingDirectory::Proc
+            ) && (path.escapes
+                || match segments.as_slice() {
+                    [] => true,
+                    [only] => has_glob(only),
+                    _ => false,
+                })
         }
     }
 }

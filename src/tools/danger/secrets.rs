@@ -229,14 +229,28 @@ pub(super) fn command_reads_secret(
         }) {
             continue;
         }
+        if word.process_substitution {
+            continue;
+        }
         for candidate in path_candidates(text) {
-            if let Some(what) = secret_at(candidate, outside_tree) {
+            if let Some(what) =
+                read_below_proc(candidate, cwd).or_else(|| secret_at(candidate, outside_tree))
+            {
                 return Some(read_of(program, candidate, what));
             }
             if recursive && !candidate.starts_with('-') && holds_secrets(candidate) {
                 return Some(Classification::new(
                     DangerClass::SecretRead,
                     format!("{program} reads every file under {candidate}, credentials included"),
+                ));
+            }
+            if program == "ln" && !candidate.starts_with('-') && holds_secrets(candidate) {
+                return Some(Classification::new(
+                    DangerClass::SecretRead,
+                    format!(
+                        "ln links to {candidate}, where credentials or processes' files are \
+                         (what is behind the link would be read past this check)"
+                    ),
                 ));
             }
         }
@@ -246,7 +260,8 @@ pub(super) fn command_reads_secret(
 
 /// A redirection that reads a credential location (`< ~/.ssh/id_rsa`).
 pub(super) fn redirect_reads_secret(target: &str, cwd: WorkingDirectory) -> Option<Classification> {
-    secret_at(target, cwd != WorkingDirectory::Tree)
+    read_below_proc(target, cwd)
+        .or_else(|| secret_at(target, cwd != WorkingDirectory::Tree))
         .map(|what| read_of("a redirection", target, what))
 }
 
@@ -286,10 +301,8 @@ pub(super) fn secret_at(text: &str, outside_tree: bool) -> Option<&'static str> 
         return Some("odek's configuration (it holds the API key)");
     }
     let path = normalize(text);
-    secret_in(
-        &path,
-        outside_tree || path.anchor != Anchor::Relative || path.escapes,
-    )
+    let outside_tree = outside_tree || path.anchor != Anchor::Relative || path.escapes;
+    process_secret_at(text, outside_tree).or_else(|| secret_in(&path, outside_tree))
 }
 
 /// [`secret_at`] for a path the file tools resolved: `cwd` decides what is outside.
@@ -367,9 +380,150 @@ fn process_secret(segments: &[String]) -> Option<&'static str> {
         Some("a process's memory")
     } else if name_matches(what, "fd") && !below.is_empty() {
         Some("a process's open files")
+    } else if MAGIC_LINKS.iter().any(|link| name_matches(what, link))
+        && (!below.is_empty() || !name_matches(what, "exe"))
+    {
+        Some(THROUGH_A_LINK)
     } else {
         None
     }
+}
+
+/// Links below `/proc/<pid>` that lead out of `/proc`: the process's root and working
+/// directory (`/proc/self/root/proc/1/environ` is `/proc/1/environ`), its open and mapped
+/// files, its program.
+const MAGIC_LINKS: &[&str] = &["root", "cwd", "fd", "map_files", "exe"];
+
+/// Names below `/dev` that are links into `/proc/self/fd` (`/dev/fd/..` is `/proc/self`).
+const DEV_LINKS: &[&str] = &["fd", "stdin", "stdout", "stderr"];
+
+/// Spellings of a pid the model cannot choose: the shell sets them to a number.
+const PID_VARIABLES: &[&str] = &["$$", "$PPID", "${PPID}", "$BASHPID", "${BASHPID}", "$!"];
+
+const THROUGH_A_LINK: &str =
+    "a path through a process's root, working directory or files (a link the check cannot follow)";
+const UNRESOLVED: &str =
+    "a /proc path with a part only known when it runs (it may name any process's environment)";
+const UNFOLLOWED: &str = "a path that climbs out of a link under /proc or /dev/fd (it may reach any process's environment)";
+
+/// Where a path leads under `/proc` or `/dev`, read from its text as written.
+enum ProcPlace {
+    /// Not under `/proc` nor a `/dev` link into it.
+    Elsewhere,
+    /// Under `/proc` (segments from `proc` on) or a `/dev` link (from `dev` on); `..`
+    /// climbed lexically only where no link can be below.
+    Inside(Vec<String>),
+    /// A `..` after a link (`/dev/fd/..`, `/proc/self/cwd/..`): where it leads is only known
+    /// when it runs.
+    Unfollowed,
+}
+
+/// Reads `text` as a path under `/proc` or `/dev`. A relative path counts as one from `/`
+/// when `outside_tree` (after `cd /`, `../../proc/…`). `$(…)` and `${…}` stay one segment
+/// each, whatever slashes they hold.
+fn proc_place(text: &str, outside_tree: bool) -> ProcPlace {
+    let masked = mask_substitutions(text);
+    let rest = match masked.strip_prefix('/') {
+        Some(rest) => rest,
+        None if outside_tree && !masked.starts_with('~') && !masked.starts_with("$HOME") => {
+            masked.as_str()
+        }
+        None => return ProcPlace::Elsewhere,
+    };
+    let mut segments: Vec<String> = Vec::new();
+    for segment in rest.split('/') {
+        match segment {
+            "" | "." => {}
+            ".." if past_a_link(&segments) => return ProcPlace::Unfollowed,
+            ".." => {
+                segments.pop();
+            }
+            _ => segments.push(segment.to_string()),
+        }
+    }
+    if is_dev_link(&segments)
+        || segments
+            .first()
+            .is_some_and(|top| name_matches(top, "proc"))
+    {
+        ProcPlace::Inside(segments)
+    } else {
+        ProcPlace::Elsewhere
+    }
+}
+
+/// `/dev/fd`, `/dev/stdin`, … and below.
+fn is_dev_link(segments: &[String]) -> bool {
+    matches!(segments, [dev, link, ..] if name_matches(dev, "dev")
+        && DEV_LINKS.iter().any(|name| name_matches(link, name)))
+}
+
+/// True when a `..` here may climb out of a link: below a `/dev` link, or below
+/// `/proc/<pid>` (where `root`, `cwd` and `fd` are).
+fn past_a_link(segments: &[String]) -> bool {
+    is_dev_link(segments)
+        || (segments.len() >= 3
+            && segments
+                .first()
+                .is_some_and(|top| name_matches(top, "proc")))
+}
+
+/// `text` with every `/` inside `$(…)` and `${…}` replaced by `_`: what they expand to is
+/// one unknown part of the path.
+fn mask_substitutions(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut depth = 0usize;
+    let mut previous = '\0';
+    for c in text.chars() {
+        match c {
+            '(' | '{' if previous == '$' || depth > 0 => depth += 1,
+            ')' | '}' if depth > 0 => depth -= 1,
+            _ => {}
+        }
+        out.push(if c == '/' && depth > 0 { '_' } else { c });
+        previous = c;
+    }
+    out
+}
+
+/// A process's secret, or a place the classifier cannot follow, that `text` names under
+/// `/proc` or `/dev/fd` (see [`proc_place`]).
+fn process_secret_at(text: &str, outside_tree: bool) -> Option<&'static str> {
+    let segments = match proc_place(text, outside_tree) {
+        ProcPlace::Elsewhere => return None,
+        ProcPlace::Unfollowed => return Some(UNFOLLOWED),
+        ProcPlace::Inside(segments) => segments,
+    };
+    if is_dev_link(&segments) {
+        return (segments.len() > 2)
+            .then_some("an open file of the shell, or /proc behind it (/dev/fd is /proc/self/fd)");
+    }
+    let unresolved = segments.iter().enumerate().skip(1).any(|(index, segment)| {
+        segment.contains('$') && !(index == 1 && PID_VARIABLES.contains(&segment.as_str()))
+    });
+    if unresolved {
+        return Some(UNRESOLVED);
+    }
+    process_secret(&segments)
+}
+
+/// True when `cd target` from `cwd` ends below `/proc` or in a `/dev` link into it.
+pub(super) fn leads_into_proc(target: &str, cwd: WorkingDirectory) -> bool {
+    let relative = !target.starts_with(['/', '~']) && !target.starts_with("$HOME");
+    if cwd == WorkingDirectory::Proc && relative {
+        return true;
+    }
+    !matches!(
+        proc_place(target, cwd != WorkingDirectory::Tree),
+        ProcPlace::Elsewhere
+    )
+}
+
+/// A read of the relative path `text` after `cd` into `/proc` ([`WorkingDirectory::Proc`]).
+fn read_below_proc(text: &str, cwd: WorkingDirectory) -> Option<&'static str> {
+    let relative = !text.starts_with(['/', '~', '-']) && !text.starts_with("$HOME");
+    (cwd == WorkingDirectory::Proc && relative)
+        .then_some("a file below /proc, after cd there (any process's environment may be it)")
 }
 
 /// True when `text` is a directory with credential locations below it: `/`, `/etc`, a home
@@ -395,7 +549,17 @@ pub(super) fn holds_secrets(text: &str) -> bool {
         path.segments.len() >= wanted.len()
             && window_matches(&path.segments[path.segments.len() - wanted.len()..], wanted)
     };
+    let processes = match proc_place(text, path.anchor == Anchor::Relative && path.escapes) {
+        ProcPlace::Elsewhere => false,
+        ProcPlace::Unfollowed => true,
+        ProcPlace::Inside(segments) => {
+            is_dev_link(&segments)
+                || matches!(segments.as_slice(), [_] | [_, _])
+                || matches!(segments.as_slice(), [_, _, task, _] if name_matches(task, "task"))
+        }
+    };
     top_level
+        || processes
         || HOLDERS.iter().any(|holder| ends_with(holder))
         || CREDENTIAL_PATHS
             .iter()

@@ -599,6 +599,12 @@ fn write_paths() {
     }
 }
 
+/// Following `cd` into `/proc` keeps `rm -rf *` there what it was after `cd /proc` before.
+#[test]
+fn a_wipe_after_cd_into_proc_is_still_blocked() {
+    assert_eq!(classify_command("cd /proc && rm -rf *").class, Blocked);
+}
+
 #[test]
 fn write_path_inside_a_root_cwd_is_still_system_for_system_dirs() {
     assert_eq!(
@@ -986,6 +992,35 @@ const MUST_ASK: &[(&str, DangerClass)] = &[
     ("cat /proc/1/task/1/environ", SecretRead),
     ("head -c 64 /proc/self/mem", SecretRead),
     ("cat /proc/self/fd/3", SecretRead),
+    // issue 60, H4: /proc paths the classifier cannot resolve or follow
+    (
+        "base32 -w0 /proc/$(cut -d' ' -f4 /proc/$PPID/stat)/environ",
+        SecretRead,
+    ),
+    ("cat /proc/`pgrep -o sh`/environ", SecretRead),
+    ("cat /proc/$(echo 1/environ)", SecretRead),
+    ("cat /proc/$P/status", SecretRead),
+    ("cat /proc/${P:-1/environ}", SecretRead),
+    ("cat /proc/self/root/proc/1/environ", SecretRead),
+    ("cat /proc/thread-self/root/proc/1/environ", SecretRead),
+    ("cat /proc/1/task/1/root/etc/hostname", SecretRead),
+    ("cat /proc/self/cwd/../../proc/1/environ", SecretRead),
+    ("cat /proc/1/r??t/x", SecretRead),
+    ("cat /dev/fd/../../1/environ", SecretRead),
+    ("cat /dev/fd/../environ", SecretRead),
+    ("cat /dev/fd/3", SecretRead),
+    ("cat /dev/stdin/../../../1/environ", SecretRead),
+    ("cd /proc/1 && tr '\\0' '\\n' < environ", SecretRead),
+    ("cd /proc && cat 1/environ", SecretRead),
+    ("pushd /proc/self >/dev/null; cat environ", SecretRead),
+    ("cd /dev/fd && cat ../environ", SecretRead),
+    ("cd / && base32 proc/1/environ", SecretRead),
+    ("cd /etc && cat ../proc/1/environ", SecretRead),
+    ("cd /proc/$(pgrep x) && cat environ", SecretRead),
+    ("grep -r sk- /proc/1", SecretRead),
+    ("ln -s /proc p", SecretRead),
+    ("ln -s / r", SecretRead),
+    ("ln -s ~/.aws a", SecretRead),
     ("head -c 10 /etc/shadow", SecretRead),
     ("grep -f /etc/shadow x", SecretRead),
     ("grep --file=/etc/shadow x", SecretRead),
@@ -1105,6 +1140,12 @@ const MUST_NOT_ASK: &[(&str, DangerClass)] = &[
     ("git -C sub commit -m x", LocalWrite),
     ("cat /proc/self/status", Safe),
     ("ls /proc/self/fd", Safe),
+    ("cat /proc/$$/status", Safe),
+    ("cat /proc/$PPID/stat", Safe),
+    ("cat /dev/stdin", Safe),
+    ("diff <(sort a.txt) <(sort b.txt)", Safe),
+    ("ls /proc/1/root", Safe),
+    ("cd /proc && ls", Safe),
     ("test -f Cargo.toml && echo yes", Safe),
     ("wc -c ~/.ssh/id_rsa", Safe),
     ("journalctl -u ssh --since today --no-pager", Safe),
