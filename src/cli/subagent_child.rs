@@ -425,6 +425,7 @@ mod tests {
             checkpoints: None,
             max_iter: 5,
             timeout_seconds: 60,
+            max_cost_usd: None,
             model: None,
             base_url: None,
             provider: None,

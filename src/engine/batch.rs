@@ -92,8 +92,10 @@ impl Engine {
         cut_off: bool,
         cancel: &CancellationToken,
         spent: &Arc<std::sync::Mutex<crate::llm::Usage>>,
+        cost_left: Option<crate::tools::CostLeft>,
     ) -> Vec<CallResult> {
         let ctx = ToolContext {
+            cost_left,
             cwd: self.settings.cwd.clone(),
             cancel: cancel.clone(),
             redactor: self.redactor.clone(),
@@ -173,7 +175,7 @@ impl Engine {
     pub async fn call_tool(&self, call: &ToolCall, cancel: &CancellationToken) -> (String, bool) {
         let spent = Arc::new(std::sync::Mutex::new(crate::llm::Usage::default()));
         let mut results = self
-            .run_batch(0, std::slice::from_ref(call), false, cancel, &spent)
+            .run_batch(0, std::slice::from_ref(call), false, cancel, &spent, None)
             .await;
         match results.pop() {
             Some(r) => (r.message.content, r.ok),

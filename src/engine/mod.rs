@@ -28,6 +28,13 @@ pub use observer::{EngineEvent, Fanout, NoopObserver, Observer};
 /// How long a cancelled batch may take to wind down before its tools are abandoned.
 const CANCEL_GRACE: Duration = Duration::from_secs(3);
 
+/// What bounds one batch of tool calls: the run's deadline, and what is left of its cost
+/// budget (for a tool that runs models of its own).
+struct BatchLimits {
+    deadline: Option<Instant>,
+    cost_left: Option<crate::tools::CostLeft>,
+}
+
 /// The source of [`EngineEvent::ContentIngested`] for an image of the input (its content is
 /// the image's `data:` URL).
 pub const IMAGE_SOURCE: &str = "image";
@@ -621,8 +628,12 @@ impl Engine {
         batch::replace_invalid_arguments(&mut message);
         state.ctx.push(message);
         state.tool_calls += calls.len() as u64;
+        let limits = BatchLimits {
+            deadline,
+            cost_left: self.cost_left(state),
+        };
         let (results, spent) = self
-            .run_batch_until(iteration, &calls, cut_off, cancel, tool_cancel, deadline)
+            .run_batch_until(iteration, &calls, cut_off, cancel, tool_cancel, limits)
             .await;
         // What the calls spent on models of their own (sub-agents) counts as the run's.
         state.usage.add(&spent);
@@ -835,11 +846,15 @@ impl Engine {
         cut_off: bool,
         cancel: &CancellationToken,
         tool_cancel: &CancellationToken,
-        deadline: Option<Instant>,
+        limits: BatchLimits,
     ) -> (Vec<batch::CallResult>, Usage) {
+        let BatchLimits {
+            deadline,
+            cost_left,
+        } = limits;
         // What the calls spend on models of their own (sub-agents' tokens).
         let spent = Arc::new(std::sync::Mutex::new(Usage::default()));
-        let batch = self.run_batch(iteration, calls, cut_off, tool_cancel, &spent);
+        let batch = self.run_batch(iteration, calls, cut_off, tool_cancel, &spent, cost_left);
         tokio::pin!(batch);
         let stopped = tokio::select! {
             r = &mut batch => Some(r),
@@ -990,6 +1005,17 @@ impl Engine {
             state.started.elapsed().as_secs(),
             self.settings.budgets.max_runtime_seconds,
         )
+    }
+
+    /// What is left of `max_cost_usd` after what the run has spent (none: no cost budget, or
+    /// the model's price is unknown).
+    fn cost_left(&self, state: &RunState) -> Option<crate::tools::CostLeft> {
+        let b = &self.settings.budgets;
+        let price = b.price.filter(|_| b.max_cost_usd > 0.0)?;
+        Some(crate::tools::CostLeft {
+            usd: (b.max_cost_usd - price.cost_usd(&state.usage)).max(0.0),
+            price,
+        })
     }
 
     fn check_token_budgets(&self, state: &RunState) -> Result<(), RunError> {

@@ -54,6 +54,10 @@ pub struct TaskFile {
     pub max_iter: u32,
     /// Wall-clock limit of the child's run, in seconds.
     pub timeout_seconds: u64,
+    /// The child's share of what is left of the parent's `limits.max_cost_usd` (absent: the
+    /// parent has no cost budget, or no price for its model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_cost_usd: Option<f64>,
     /// The parent's model (its flags are not in the child's environment).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,

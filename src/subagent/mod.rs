@@ -10,6 +10,7 @@
 //! is at depth 1: it never gets `delegate_tasks`.
 
 pub mod ask;
+mod budget;
 mod policy;
 mod settings;
 mod task;

@@ -30,6 +30,11 @@ pub fn task_layer(task: &TaskFile, key: Option<&str>, base: &Config) -> Override
     }
     layer.set("max_iterations", task.max_iter);
     layer.set("limits.max_runtime_seconds", task.timeout_seconds);
+    // Its share of the parent's cost budget, over whatever the child's own layers say
+    // (`ODEK_MAX_COST_USD` in its environment is the parent's whole budget).
+    if let Some(share) = task.max_cost_usd.filter(|share| *share > 0.0) {
+        layer.set("limits.max_cost_usd", share);
+    }
     // Depth 1: a sub-agent never delegates. It is short-lived and not the user's: no memory
     // block, no memory writes, no recall, no project instructions.
     layer.set("subagents.enabled", false);

@@ -11,8 +11,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
 
 use super::ask::{AnswerLine, Ask, Request, RequestLine, approval_word, question_answer_line};
+use super::budget::CostPool;
 use super::{Envelope, EnvelopeStatus, KEY_FD_VAR, TaskFile, Trust};
 use crate::policy::DangerClass;
 use crate::process_group::GroupGuard;
@@ -175,13 +177,24 @@ impl Tool for DelegateTasksTool {
     async fn call(&self, args: &str, ctx: &ToolContext) -> Result<String, ToolError> {
         let args: Args = decode_args(self.name(), args)?;
         let tasks = self.task_files(args)?;
-        let runs = tasks.into_iter().map(|task| async move {
+        let pool = ctx.cost_left.map(|left| CostPool::new(left, tasks.len()));
+        let pool = pool.as_ref();
+        let runs = tasks.into_iter().map(|mut task| async move {
             let _slot = self.settings.slots.acquire().await;
             // A task still waiting for a slot when the turn is cancelled never starts.
             if ctx.cancel.is_cancelled() {
                 return ended_without_envelope(EnvelopeStatus::Cancelled, self.settings.timeout);
             }
-            self.run_child(task, ctx).await
+            let Some(pool) = pool else {
+                return self.run_child(task, ctx, None).await;
+            };
+            let Some(share) = pool.take_share() else {
+                return budget_spent();
+            };
+            task.max_cost_usd = Some(share);
+            let envelope = self.run_child(task, ctx, Some(pool.spent())).await;
+            pool.settle(share, &envelope_usage(&envelope));
+            envelope
         });
         let envelopes = futures_util::future::join_all(runs).await;
         let total = envelopes.len();
@@ -239,6 +252,8 @@ impl DelegateTasksTool {
                     checkpoints: s.checkpoints.clone(),
                     max_iter: s.max_iter,
                     timeout_seconds: s.timeout.as_secs(),
+                    // Set as the task starts: its share of what is left then.
+                    max_cost_usd: None,
                     model: Some(s.model.clone()),
                     base_url: Some(s.base_url.clone()),
                     provider: s.provider.clone(),
@@ -257,23 +272,23 @@ impl DelegateTasksTool {
 
     /// One child, start to envelope; reported as it starts and ends, its tokens added to
     /// the run's usage.
-    async fn run_child(&self, task: TaskFile, ctx: &ToolContext) -> Envelope {
+    /// `spent` stops the child when the call's share of the cost budget is spent.
+    async fn run_child(
+        &self,
+        task: TaskFile,
+        ctx: &ToolContext,
+        spent: Option<&CancellationToken>,
+    ) -> Envelope {
         let (index, total) = (task.index, task.total);
         ctx.report(ToolReport::SubagentStarted { index, total });
         let started = Instant::now();
-        let envelope = match self.spawn_and_wait(&task, ctx).await {
+        let envelope = match self.spawn_and_wait(&task, ctx, spent).await {
             Ok(e) => e,
             Err(e) => Envelope::contract_error(&e.to_string()),
         };
         // Counted against the parent's budgets, the cost one included (cached tokens priced
         // as cached).
-        ctx.spend(&crate::llm::Usage {
-            input_tokens: envelope.input_tokens,
-            output_tokens: envelope.output_tokens,
-            cache_read_tokens: envelope.cache_read_tokens,
-            cache_write_tokens: envelope.cache_write_tokens,
-            ..Default::default()
-        });
+        ctx.spend(&envelope_usage(&envelope));
         ctx.report(ToolReport::SubagentFinished {
             index,
             total,
@@ -291,7 +306,10 @@ impl DelegateTasksTool {
         &self,
         task: &TaskFile,
         ctx: &ToolContext,
+        spent: Option<&CancellationToken>,
     ) -> Result<Envelope, SpawnError> {
+        let never = CancellationToken::new();
+        let spent = spent.unwrap_or(&never);
         let file = write_task_file(task, &self.settings.task_dir).map_err(SpawnError::TaskFile)?;
         let exe = std::env::current_exe().map_err(SpawnError::OwnPath)?;
         let mut cmd = tokio::process::Command::new(exe);
@@ -338,6 +356,7 @@ impl DelegateTasksTool {
                 Err(_) => Err(EnvelopeStatus::Timeout),
             },
             () = ctx.cancel.cancelled() => Err(EnvelopeStatus::Cancelled),
+            () = spent.cancelled() => Err(EnvelopeStatus::Cancelled),
         };
         let line = match stopped {
             Ok(line) => line,
@@ -565,6 +584,27 @@ impl DelegateTasksTool {
                 question_answer_line(request.id, answer)
             }
         }
+    }
+}
+
+/// The tokens a child reports in its envelope.
+fn envelope_usage(envelope: &Envelope) -> crate::llm::Usage {
+    crate::llm::Usage {
+        input_tokens: envelope.input_tokens,
+        output_tokens: envelope.output_tokens,
+        cache_read_tokens: envelope.cache_read_tokens,
+        cache_write_tokens: envelope.cache_write_tokens,
+        ..Default::default()
+    }
+}
+
+/// The envelope of a task not started: the call's share of the cost budget is spent.
+fn budget_spent() -> Envelope {
+    Envelope {
+        status: EnvelopeStatus::Cancelled,
+        ..Envelope::contract_error(
+            "not started: the cost budget (limits.max_cost_usd) left for this call is spent",
+        )
     }
 }
 

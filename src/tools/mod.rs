@@ -114,6 +114,18 @@ pub struct ToolContext {
     pub checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
     /// The editor's files, when the surface is an editor that offers them.
     pub files: Option<Arc<dyn EditorFiles>>,
+    /// What is left of the run's cost budget as the batch starts (none: no `max_cost_usd`,
+    /// or the model's price is unknown); a tool that runs models of its own keeps within it.
+    pub cost_left: Option<CostLeft>,
+}
+
+/// What is left of a run's `limits.max_cost_usd`, and the price its tokens are counted at.
+#[derive(Debug, Clone, Copy)]
+pub struct CostLeft {
+    /// US dollars left (never below 0).
+    pub usd: f64,
+    /// The run's model's price.
+    pub price: crate::llm::pricing::Price,
 }
 
 /// The files as an editor has them (`odek acp` with a client that declares `fs`): reads
@@ -175,6 +187,7 @@ impl ToolContext {
             report: None,
             checkpoints: None,
             files: None,
+            cost_left: None,
         }
     }
 }

@@ -508,3 +508,76 @@ async fn no_subagents_takes_the_tool_and_its_plan_sentence_away() {
     assert_eq!(offered(&requests[0]), (true, true));
     assert_eq!(offered(&requests[1]), (false, false));
 }
+
+/// Children that never finish on their own: each calls `shell` again after every result.
+fn spending_script(barrier: Arc<Barrier>) -> Answer {
+    Arc::new(move |first: String, request: Value| {
+        let barrier = barrier.clone();
+        Box::pin(async move {
+            let done = results_in(&request);
+            if first == "spend it" {
+                return match done {
+                    0 => tool_call(
+                        "delegate_tasks",
+                        json!({"tasks": (1..=8).map(|n| json!({"goal": format!("task {n}: keep going")})).collect::<Vec<_>>()}),
+                    ),
+                    _ => json!({"role": "assistant", "content": "Delegated."}),
+                };
+            }
+            if done == 0 {
+                barrier.arrive().await;
+            }
+            json!({"role": "assistant", "content": null, "tool_calls": [
+                {"id": format!("call_{done}"), "type": "function",
+                 "function": {"name": "shell", "arguments": json!({"command": "echo step"}).to_string()}}]})
+        })
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_delegate_call_keeps_within_max_cost_usd_its_children_sharing_what_is_left() {
+    let barrier = Barrier::new(8, false);
+    let server = KeyedServer::start(spending_script(barrier.clone())).await;
+    let sb = Sandbox::new();
+    // Every model call (100 prompt + 10 completion tokens) costs $0.011.
+    sb.global_config(
+        &json!({"stream": false, "context_window": 100000,
+                "pricing": {"test-model": {"input": 100, "cached_input": 100, "output": 100}},
+                "subagents": {"max_concurrency": 8, "max_iter": 60},
+                "dangerous": {"classes": {"system_write": "allow"}}})
+        .to_string(),
+    );
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.env("ODEK_API_KEY", KEY)
+        .args(["run", "--max-cost-usd", "0.5", "spend it"]);
+    let run = tokio::task::spawn_blocking(move || cmd.output().expect("runs"));
+    barrier.wait_all().await;
+    // Each child's task file carries its share of what is left after the parent's first
+    // call ($0.489): the shares never add up to more.
+    let mut shares = Vec::new();
+    for entry in std::fs::read_dir(sb.home.join("tasks"))
+        .expect("tasks")
+        .flatten()
+    {
+        let task: Value = serde_json::from_str(&read(entry.path())).expect("task json");
+        shares.push(task["max_cost_usd"].as_f64().unwrap_or(0.0));
+    }
+    barrier.release.notify_waiters();
+    let out = run.await.expect("join");
+    assert_eq!(shares.len(), 8, "{shares:?}");
+    assert!(
+        shares.iter().all(|s| *s > 0.0) && shares.iter().sum::<f64>() <= 0.489 + 1e-9,
+        "{shares:?}"
+    );
+    // The total stays near the budget: each child past its share by at most the call that
+    // passed it and its closing summary, where the children alone would have made up to
+    // 8 × 60 calls.
+    let calls = server.requests().len();
+    let spent = calls as f64 * 0.011;
+    assert!(
+        spent <= 0.5 + 16.0 * 0.011,
+        "{calls} calls, ${spent:.3}: {}",
+        show(&out)
+    );
+    assert!(matches!(out.status.code(), Some(0 | 4)), "{}", show(&out));
+}
