@@ -1107,3 +1107,61 @@ fn every_format_streamed_in_pieces_comes_out_as_the_whole_text_redacted() {
         }
     }
 }
+
+/// Issue 60, H4: a registered value in base32 and base32hex (padded, as `base32` and `basenc
+/// --base32hex` print it), inside a longer encoded text at each of the five alignments, and
+/// base64 or base32 wrapped at 76 columns with the value across a line break.
+#[test]
+fn a_registered_value_is_found_in_base32_and_across_wrapped_lines() {
+    let key = "sk-live-AbCdEfGhIjKlMnOpQrStUv0123456789";
+    let mut redactor = Redactor::new();
+    redactor.add_secret(key);
+    for alphabet in [super::base32::STANDARD, super::base32::HEX] {
+        let whole = super::base32::encode(key.as_bytes(), alphabet, true);
+        assert_eq!(redactor.redact(&format!("{whole}\n")), "[REDACTED]\n");
+        for prefix in ["", "A", "AB", "ABC", "ABCD", "ODEK_API_KEY="] {
+            let plain = format!("{prefix}{key}\nHOME=/root\n");
+            let encoded = super::base32::encode(plain.as_bytes(), alphabet, true);
+            let out = redactor.redact(&encoded).into_owned();
+            let key_chars = (key.len() * 8) / 5;
+            assert!(
+                out.contains(REDACTED)
+                    && out.len() <= encoded.len() - (key_chars - 2) + REDACTED.len(),
+                "{prefix:?}: {encoded} → {out}"
+            );
+        }
+    }
+    let plain = format!("PATH=/usr/local/bin:/usr/bin:/bin\nODEK_API_KEY={key}\nHOME=/root\n");
+    let wrap = |encoded: String| -> String {
+        encoded
+            .as_bytes()
+            .chunks(76)
+            .map(|line| format!("{}\n", std::str::from_utf8(line).expect("ascii")))
+            .collect()
+    };
+    for encoded in [
+        wrap(STANDARD.encode(plain.as_bytes())),
+        wrap(super::base32::encode(
+            plain.as_bytes(),
+            super::base32::STANDARD,
+            true,
+        )),
+    ] {
+        assert!(encoded.lines().count() >= 2, "{encoded}");
+        let out = redactor.redact(&encoded).into_owned();
+        assert!(out.contains(REDACTED), "{encoded} → {out}");
+        let joined = out.replace('\n', "");
+        let core = super::base32::core(key.as_bytes(), 2, super::base32::STANDARD);
+        assert!(!joined.contains(&core[4..20]), "{out}");
+        let core = base64_core_of(key, &plain);
+        assert!(!joined.contains(&core), "{out}");
+    }
+}
+
+/// Twelve characters from the middle of the key's part of `plain`'s base64.
+fn base64_core_of(key: &str, plain: &str) -> String {
+    let start = plain.find(key).expect("key");
+    let encoded = STANDARD.encode(plain.as_bytes());
+    let first = (8 * start).div_ceil(6) + 4;
+    encoded[first..first + 12].to_string()
+}
