@@ -167,13 +167,9 @@ impl Place {
         remove_at(&self.dir, &temp)?;
         let flags =
             libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-        let mut file = File::from(open_at(&self.dir, &temp, flags, 0o600)?);
-        let written = (|| {
-            file.write_all(bytes)?;
-            file.set_permissions(std::fs::Permissions::from_mode(mode))?;
-            file.sync_all()?;
-            rename_at(&self.dir, &temp, &self.name)
-        })();
+        let file = File::from(open_at(&self.dir, &temp, flags, 0o600)?);
+        let written =
+            fill(file, bytes, mode).and_then(|()| rename_at(&self.dir, &temp, &self.name));
         if written.is_err() {
             let _ = remove_at(&self.dir, &temp);
         }
@@ -193,6 +189,13 @@ impl Place {
             what,
         }
     }
+}
+
+/// Writes `bytes` into the new temp file, gives it `mode`, and syncs it.
+fn fill(mut file: File, bytes: &[u8], mode: u32) -> io::Result<()> {
+    file.write_all(bytes)?;
+    file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+    file.sync_all()
 }
 
 /// The folders and the file name of a plain absolute path (`None`: relative, `..`, or no
@@ -260,19 +263,12 @@ fn open_at(
     dir: &OwnedFd,
     name: &CString,
     flags: libc::c_int,
-    mode: libc::mode_t,
+    mode: libc::c_uint,
 ) -> io::Result<OwnedFd> {
     // SAFETY: `dir` is an open descriptor and `name` a NUL-terminated string, both alive for
     // the call; `openat` reads the name only.
     #[allow(unsafe_code)]
-    let fd = unsafe {
-        libc::openat(
-            dir.as_raw_fd(),
-            name.as_ptr(),
-            flags,
-            libc::c_uint::from(mode),
-        )
-    };
+    let fd = unsafe { libc::openat(dir.as_raw_fd(), name.as_ptr(), flags, mode) };
     owned(fd)
 }
 
