@@ -4,10 +4,8 @@
 //! project's trusted hooks (see `runtime::project_hooks`); the classifier, a pure function
 //! of the command, reads them here.
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::sync::{PoisonError, RwLock};
-
-use super::paths::{Anchor, NormalPath, normalize};
 
 /// One guarded file or folder: its segments from the root, and from its project.
 #[derive(PartialEq, Eq)]
@@ -27,21 +25,17 @@ pub fn protect(root: &Path, paths: &[PathBuf]) {
     roots.extend(root.canonicalize().ok().filter(|real| real != root));
     let mut guarded = GUARDED.write().unwrap_or_else(PoisonError::into_inner);
     for path in paths {
-        let Ok(relative) = path.strip_prefix(root) else {
+        let Some(relative) = path.strip_prefix(root).ok().and_then(segments) else {
             continue;
         };
-        let relative = normalize(&relative.display().to_string());
-        if relative.escapes || relative.segments.is_empty() {
-            continue;
-        }
         for root in &roots {
+            let Some(mut full) = segments(root) else {
+                continue;
+            };
+            full.extend(relative.iter().cloned());
             let entry = Guarded {
-                full: normalize(&root.display().to_string())
-                    .segments
-                    .into_iter()
-                    .chain(relative.segments.iter().cloned())
-                    .collect(),
-                relative: relative.segments.clone(),
+                full,
+                relative: relative.clone(),
             };
             if !guarded.contains(&entry) {
                 guarded.push(entry);
@@ -50,20 +44,29 @@ pub fn protect(root: &Path, paths: &[PathBuf]) {
     }
 }
 
-/// Why a write to `path` is persistence, when a trusted project hook runs it. A relative
-/// path (a shell command's, in the project) is matched against the project's own paths.
-pub(super) fn reason(path: &NormalPath) -> Option<String> {
+/// The named parts of `path`, `.` and `..` taken out; `None` when it climbs above its
+/// start or names nothing.
+fn segments(path: &Path) -> Option<Vec<String>> {
+    let mut out: Vec<String> = Vec::new();
+    for part in path.components() {
+        match part {
+            Component::Normal(name) => out.push(name.to_string_lossy().into_owned()),
+            Component::ParentDir => {
+                out.pop()?;
+            }
+            Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// Whether a trusted project hook runs the file at `segments` (normalised): from the root
+/// when `rooted`, else relative to a project (a shell command's path, in the project).
+pub(super) fn runs(segments: &[String], rooted: bool) -> bool {
     let guarded = GUARDED.read().unwrap_or_else(PoisonError::into_inner);
-    let hit = guarded.iter().any(|g| match path.anchor {
-        Anchor::Root => path.segments.starts_with(&g.full),
-        Anchor::Relative => !path.escapes && path.segments.starts_with(&g.relative),
-        Anchor::Home => false,
-    });
-    hit.then(|| {
-        format!(
-            "writes {}, which a trusted project hook runs",
-            path.display()
-        )
+    guarded.iter().any(|g| {
+        let guarded = if rooted { &g.full } else { &g.relative };
+        segments.starts_with(guarded)
     })
 }
 
@@ -71,35 +74,39 @@ pub(super) fn reason(path: &NormalPath) -> Option<String> {
 mod tests {
     use super::*;
 
+    /// What the classifier asks for `text`: rooted or relative, already normalised.
+    fn reason(text: &str) -> bool {
+        let rooted = text.starts_with('/');
+        segments(Path::new(text)).is_some_and(|parts| runs(&parts, rooted))
+    }
+
     #[test]
     fn a_guarded_script_and_what_lies_under_a_guarded_folder_are_persistence() {
         let root = Path::new("/nonexistent-odek-test/project");
         protect(
             root,
             &[
-                root.join("scripts/guard.sh"),
-                root.join(".claude/hooks"),
+                root.join("h60-test-scripts/guard.sh"),
+                root.join(".h60-test-hooks"),
                 PathBuf::from("/elsewhere/x.sh"),
             ],
         );
         for hit in [
-            "/nonexistent-odek-test/project/scripts/guard.sh",
-            "scripts/guard.sh",
-            "./scripts/../scripts/guard.sh",
-            ".claude/hooks/pre.py",
-            "/nonexistent-odek-test/project/.claude/hooks/a/b",
+            "/nonexistent-odek-test/project/h60-test-scripts/guard.sh",
+            "h60-test-scripts/guard.sh",
+            ".h60-test-hooks/pre.py",
+            "/nonexistent-odek-test/project/.h60-test-hooks/a/b",
         ] {
-            assert!(reason(&normalize(hit)).is_some(), "{hit}");
+            assert!(reason(hit), "{hit}");
         }
         for miss in [
-            "scripts/guard.sh.bak",
-            "scripts/other.sh",
-            "/nonexistent-odek-test/other/scripts/guard.sh",
-            "../scripts/guard.sh",
+            "h60-test-scripts/guard.sh.bak",
+            "h60-test-scripts/other.sh",
+            "/nonexistent-odek-test/other/h60-test-scripts/guard.sh",
             "/elsewhere/x.sh",
-            ".claude/settings.local.json",
+            ".h60-test-settings.json",
         ] {
-            assert!(reason(&normalize(miss)).is_none(), "{miss}");
+            assert!(!reason(miss), "{miss}");
         }
     }
 }

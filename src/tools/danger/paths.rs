@@ -392,7 +392,10 @@ fn persistence_reason(path: &NormalPath) -> Option<String> {
     {
         return Some(format!("writes {shown}, which runs automatically"));
     }
-    super::hook_files::reason(path)
+    let rooted = path.anchor == Anchor::Root;
+    let in_project = rooted || (path.anchor == Anchor::Relative && !path.escapes);
+    (in_project && super::hook_files::runs(segments, rooted))
+        .then(|| format!("writes {shown}, which a trusted project hook runs"))
 }
 
 #[cfg(test)]
