@@ -46,8 +46,8 @@
 //!   iptables`, `systemctl start|stop|restart`, `service`, writes outside the working tree or
 //!   into system directories, `chmod` setuid bits.
 //! * **persistence** — `crontab`, `at`, `systemctl enable`, `launchctl load`, writes to shell
-//!   start-up files, `~/.ssh/`, `.git/hooks/`, `.git/config`, cron and init directories,
-//!   `git config` keys that run programs.
+//!   start-up files, `~/.ssh/`, anything inside `.git/`, cron and init directories, `git
+//!   config` writes (all but a few harmless keys such as `user.name`).
 //! * **unknown** — any other program, or one whose name is computed at run time.
 //! * **destructive** — `rm -r`/`rm -f`, `rm` outside the tree, `find -delete`, `git reset
 //!   --hard`, `git clean -f`, `git push --force`, `git checkout .`, `dd`, `shred`,
@@ -112,7 +112,7 @@ pub fn command_parts(command: &str) -> Vec<(String, Classification)> {
 }
 
 /// Classifies a `write_file`/`patch` target: inside `cwd` → local_write; shell start-up
-/// files, `.git/hooks`, `.git/config`, `~/.ssh`, cron, systemd and launchd directories →
+/// files, anything inside `.git`, `~/.ssh`, cron, systemd and launchd directories →
 /// persistence; system directories and everything else outside `cwd` → system_write; block
 /// devices → blocked. (Shell redirections into `/tmp` count as local writes; these targets
 /// do not.)

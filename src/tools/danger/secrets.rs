@@ -489,6 +489,15 @@ fn mask_substitutions(text: &str) -> String {
 /// A process's secret, or a place the classifier cannot follow, that `text` names under
 /// `/proc` or `/dev/fd` (see [`proc_place`]).
 fn process_secret_at(text: &str, outside_tree: bool) -> Option<&'static str> {
+    // Only /proc has files named `environ`: one in a directory not known to be the tree's
+    // (`cd "$P" && cat environ`, `$P/environ`, `$D/proc/1/environ`) is taken for one.
+    let directory_unknown = outside_tree || text.starts_with('$');
+    let name = text.rsplit('/').next().unwrap_or(text);
+    if directory_unknown && name_matches(name, "environ") {
+        return Some(
+            "a file named environ where the directory is not known (a process's environment)",
+        );
+    }
     let segments = match proc_place(text, outside_tree) {
         ProcPlace::Elsewhere => return None,
         ProcPlace::Unfollowed => return Some(UNFOLLOWED),
