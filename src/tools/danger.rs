@@ -47,7 +47,8 @@
 //!   into system directories, `chmod` setuid bits.
 //! * **persistence** — `crontab`, `at`, `systemctl enable`, `launchctl load`, writes to shell
 //!   start-up files, `~/.ssh/`, anything inside `.git/`, cron and init directories, `git
-//!   config` writes (all but a few harmless keys such as `user.name`).
+//!   config` writes (all but a few harmless keys such as `user.name`), the files a trusted
+//!   project hook runs ([`protect_hook_files`]).
 //! * **unknown** — any other program, or one whose name is computed at run time.
 //! * **destructive** — `rm -r`/`rm -f`, `rm` outside the tree, `find -delete`, `git reset
 //!   --hard`, `git clean -f`, `git push --force`, `git checkout .`, `dd`, `shred`,
