@@ -235,7 +235,8 @@ pub fn trusted_hooks(home: &Path, cwd: &Path, import_claude: bool) -> (Vec<Hook>
     };
     let mut hooks = Vec::new();
     for file in files {
-        let path = file.path.display();
+        // A file name and an error quoting the file are the project's text: escaped.
+        let path = crate::text::visible(&file.path.display().to_string(), false).into_owned();
         match (file.state(&store), file.hooks) {
             (TrustState::Trusted, Ok(found)) => {
                 let mut guarded = file.covers;
@@ -244,13 +245,14 @@ pub fn trusted_hooks(home: &Path, cwd: &Path, import_claude: bool) -> (Vec<Hook>
                 hooks.extend(found);
             }
             (TrustState::Trusted, Err(why)) => {
+                let why = crate::text::visible(&why, false);
                 warnings.push(format!("odek: ignoring the project hooks in {path}: {why}"));
             }
             (TrustState::NotTrusted, _) => warnings.push(format!(
                 "odek: ignoring the project hooks in {path}: not trusted; review them, then run `odek hooks trust`"
             )),
             (TrustState::Changed(_), _) => warnings.push(format!(
-                "odek: ignoring the project hooks in {path}: changed since you trusted it; review them, then run `odek hooks trust` again"
+                "odek: ignoring the project hooks in {path}: changed since you trusted it (the file or a file its hooks run); review them, then run `odek hooks trust` again"
             )),
         }
     }
