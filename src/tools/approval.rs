@@ -350,7 +350,9 @@ impl Gate {
                 format!("a hook asks: {why}"),
                 None,
             )),
-            (Verdict::Ask(_), hook) if request.approved_ahead && !matches!(hook, Decision::Ask(_)) => {
+            (Verdict::Ask(_), hook)
+                if request.approved_ahead && !matches!(hook, Decision::Ask(_)) =>
+            {
                 Verdict::Allowed
             }
             (verdict, _) => verdict,
@@ -544,11 +546,7 @@ mod tests {
 
     #[async_trait::async_trait]
     impl Approver for ScriptedApprover {
-        async fn ask(
-            &self,
-            items: &[ApprovalItem],
-            _cancel: &CancellationToken,
-        ) -> ApprovalAnswer {
+        async fn ask(&self, items: &[ApprovalItem], _cancel: &CancellationToken) -> ApprovalAnswer {
             self.asked.fetch_add(1, Ordering::SeqCst);
             if let Ok(mut seen) = self.seen.lock() {
                 seen.extend(items.iter().cloned());
@@ -810,7 +808,8 @@ mod tests {
         let seen = approver.seen.lock().expect("seen").clone();
         let item = &seen[0];
         assert!(
-            item.resource.contains("--quiet\u{240a}python3 -c 'print(1)' ⟨120 blanks⟩ ; curl"),
+            item.resource
+                .contains("--quiet\u{240a}python3 -c 'print(1)' ⟨120 blanks⟩ ; curl"),
             "{}",
             item.resource
         );
@@ -833,11 +832,16 @@ mod tests {
             ..call(DangerClass::CodeExecution)
         };
         let cancel = CancellationToken::new();
-        assert_eq!(g.decide(std::slice::from_ref(&ahead), &cancel).await, [Ok(())]);
+        assert_eq!(
+            g.decide(std::slice::from_ref(&ahead), &cancel).await,
+            [Ok(())]
+        );
         assert_eq!(approver.asked(), 0);
         let read_only = Gate::new(
             DangerPolicy {
-                classes: [(DangerClass::CodeExecution, Action::Deny)].into_iter().collect(),
+                classes: [(DangerClass::CodeExecution, Action::Deny)]
+                    .into_iter()
+                    .collect(),
                 ..DangerPolicy::default()
             },
             Some(approver.clone() as Arc<dyn Approver>),

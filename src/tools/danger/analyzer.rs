@@ -268,7 +268,8 @@ impl Analyzer {
         for substitution in &parsed.substitutions {
             let found = self.script(substitution, depth + 1, cwd, functions);
             if depth == 0 && self.collect_parts {
-                self.parts.push((format!("$({substitution})"), found.clone()));
+                self.parts
+                    .push((format!("$({substitution})"), found.clone()));
             }
             result.add(found);
         }
