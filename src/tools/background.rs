@@ -103,6 +103,32 @@ impl Ring {
         )
     }
 
+    /// As [`Ring::read`], with the range widened at either end to take in whole any secret
+    /// of the kept bytes that it would cut (a read at an offset in the middle of a key would
+    /// show each half unrecognised).
+    fn read_whole_secrets(
+        &self,
+        offset: u64,
+        max: usize,
+        redactor: &crate::redact::Redactor,
+    ) -> (u64, Vec<u8>) {
+        let from = offset.clamp(self.start(), self.total);
+        let mut range = from..from.saturating_add(max as u64).min(self.total);
+        let kept: Vec<u8> = self.bytes.iter().copied().collect();
+        for span in secret_byte_spans(&kept, redactor) {
+            let span = span.start as u64 + self.start()..span.end as u64 + self.start();
+            if span.start < range.start && range.start < span.end {
+                range.start = span.start;
+            }
+            if span.start < range.end && range.end < span.end {
+                range.end = span.end;
+            }
+        }
+        let len = usize::try_from(range.end - range.start).unwrap_or(usize::MAX);
+        let (start, bytes) = self.read(range.start, len);
+        (start, bytes)
+    }
+
     /// The last few lines.
     fn tail(&self) -> String {
         let (_, bytes) = self.read(self.total.saturating_sub(TAIL_BYTES as u64), TAIL_BYTES);
@@ -110,6 +136,40 @@ impl Ring {
         let lines: Vec<&str> = text.trim_end().lines().collect();
         lines[lines.len().saturating_sub(TAIL_LINES)..].join("\n")
     }
+}
+
+/// Where the redactor finds secrets in `bytes`, as byte ranges of `bytes` (text that is not
+/// UTF-8 is read as the replacement character, which no secret holds).
+fn secret_byte_spans(
+    bytes: &[u8],
+    redactor: &crate::redact::Redactor,
+) -> Vec<std::ops::Range<usize>> {
+    let mut text = String::with_capacity(bytes.len());
+    // (offset in `text`, offset in `bytes`) where each valid run starts.
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    let mut at = 0;
+    for chunk in bytes.utf8_chunks() {
+        runs.push((text.len(), at));
+        text.push_str(chunk.valid());
+        at += chunk.valid().len();
+        if !chunk.invalid().is_empty() {
+            text.push(char::REPLACEMENT_CHARACTER);
+            at += chunk.invalid().len();
+        }
+    }
+    let to_bytes = |offset: usize| {
+        let run = runs
+            .partition_point(|(t, _)| *t <= offset)
+            .saturating_sub(1);
+        runs.get(run)
+            .map_or(offset, |(t, b)| b + (offset - t))
+            .min(bytes.len())
+    };
+    redactor
+        .secret_spans(&text)
+        .into_iter()
+        .map(|span| to_bytes(span.start)..to_bytes(span.end))
+        .collect()
 }
 
 /// One background job.
@@ -468,7 +528,7 @@ impl Tool for BackgroundTool {
         READ_MAX + 512
     }
 
-    async fn call(&self, args: &str, _ctx: &ToolContext) -> Result<String, ToolError> {
+    async fn call(&self, args: &str, ctx: &ToolContext) -> Result<String, ToolError> {
         let args: Args = decode_args(self.name(), args)?;
         let job = |id: Option<u32>| {
             let id = id.ok_or_else(|| {
@@ -482,7 +542,7 @@ impl Tool for BackgroundTool {
         };
         match args.action.as_str() {
             "list" => Ok(self.list()),
-            "output" => Ok(output(&*job(args.id)?, args.offset)),
+            "output" => Ok(output(&*job(args.id)?, args.offset, &ctx.redactor)),
             "stop" => {
                 let job = job(args.id)?;
                 match self.jobs.stop(job.id).await {
@@ -507,12 +567,16 @@ impl BackgroundTool {
     }
 }
 
-/// A read of `job`'s output from `offset` (default: where the last read stopped).
-fn output(job: &Job, offset: Option<u64>) -> String {
+/// A read of `job`'s output from `offset` (default: where the last read stopped), widened so
+/// that no secret the redactor finds in the whole kept output is cut in two by its ends.
+fn output(job: &Job, offset: Option<u64>, redactor: &crate::redact::Redactor) -> String {
     let asked = offset.unwrap_or_else(|| *lock(&job.read_to));
     let (total, (from, bytes)) = {
         let ring = lock(&job.output);
-        (ring.total, ring.read(asked, READ_MAX))
+        (
+            ring.total,
+            ring.read_whole_secrets(asked, READ_MAX, redactor),
+        )
     };
     let next = from + bytes.len() as u64;
     *lock(&job.read_to) = next;
@@ -626,6 +690,25 @@ for g in $groups; do kill -s KILL -- "-$g" 2>/dev/null; done
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_read_is_widened_to_take_in_a_secret_its_ends_would_cut() {
+        let mut ring = Ring {
+            bytes: VecDeque::new(),
+            cap: 1024,
+            total: 0,
+        };
+        let token = "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5";
+        ring.push(b"\xffkey: ");
+        ring.push(format!("{token}\nend\n").as_bytes());
+        let redactor = crate::redact::Redactor::new();
+        // From the middle of the token, and ending in its middle: both ends move out.
+        let (from, bytes) = ring.read_whole_secrets(20, 10, &redactor);
+        assert_eq!(from, 6);
+        assert_eq!(bytes, token.as_bytes());
+        // A range that cuts no secret is left as asked.
+        assert_eq!(ring.read_whole_secrets(47, 3, &redactor), (47, b"end".to_vec()));
+    }
 
     #[test]
     fn the_ring_keeps_the_last_bytes_by_offset() {

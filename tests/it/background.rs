@@ -279,3 +279,33 @@ async fn odek_killed_outright_during_a_foreground_command_leaves_it_no_orphan() 
     let _ = odek.wait();
     processes_gone("sleep 73.").await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_at_an_offset_inside_a_secret_shows_none_of_it() {
+    let sb = Sandbox::new();
+    let token = "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5";
+    // "key: " then the token: offset 25 falls in its middle.
+    let server = ScriptedServer::start(vec![
+        tools(&[(
+            "shell",
+            json!({"command": format!("printf 'key: {token}\\nend\\n'; touch job-wrote; sleep 30"), "background": true}),
+        )]),
+        tools(&[(
+            "shell",
+            json!({"command": "while [ ! -e job-wrote ]; do sleep 0.02; done; sleep 0.3"}),
+        )]),
+        tools(&[("background", json!({"action": "output", "id": 1, "offset": 25}))]),
+        tools(&[("background", json!({"action": "stop", "id": 1}))]),
+        text("done"),
+    ])
+    .await;
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["run", "read the job"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let read = last_result(&server.requests()[3]);
+    assert!(read.contains("end"), "{read}");
+    for half in [&token[..20], &token[20..]] {
+        assert!(!read.contains(half), "a part of the secret in: {read}");
+    }
+}
