@@ -166,3 +166,49 @@ async fn the_checkpoint_routes_list_preview_and_rewind_under_the_token() {
     let odd = served.get("/api/sessions/..%2Fx/checkpoints").await;
     assert_eq!(odd.status, 404, "{}", odd.text);
 }
+
+/// Issue 60, H1 over the API: a folder the model's file was written into is now a link to a
+/// folder outside the tree (what `mv sub old && ln -s $HOME sub` leaves). Neither the preview
+/// nor the rewind goes through it: the file is reported as not covered, and the file of the
+/// same content outside stays.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_api_rewind_never_removes_through_a_link() {
+    let sb = Sandbox::new();
+    let home = sb.dir.path().join("fake-home");
+    std::fs::create_dir_all(&home).expect("fake home");
+    std::fs::write(home.join("notes.txt"), "the user's notes\n").expect("notes");
+    let server = ScriptedServer::start(vec![
+        tools(&[(
+            "write_file",
+            json!({"path": "sub/notes.txt", "content": "the user's notes\n"}),
+        )]),
+        text("Done."),
+    ])
+    .await;
+    let served = Served::start(&sb, &server.base_url(), &[]);
+    let started = served
+        .prompt_completed(json!({"content": "copy the notes"}))
+        .await;
+    let id = started["session_id"].as_str().expect("session").to_string();
+    let sub = sb.work.join("sub");
+    std::fs::rename(&sub, sb.work.join("old")).expect("mv");
+    std::os::unix::fs::symlink(&home, &sub).expect("ln -s");
+
+    let rewind_path = format!("/api/sessions/{id}/rewind");
+    for body in [json!({"to": 1, "dry_run": true}), json!({"to": 1})] {
+        let answer = served.post(&rewind_path, body.clone()).await;
+        assert_eq!(answer.status, 200, "{body}: {}", answer.text);
+        assert_eq!(answer.json["files"], json!([]), "{body}: {}", answer.text);
+        let not_covered = answer.json["not_covered"].to_string();
+        assert!(
+            not_covered.contains("sub/notes.txt") && not_covered.contains("symbolic link"),
+            "{body}: {}",
+            answer.text
+        );
+        assert_eq!(
+            std::fs::read_to_string(home.join("notes.txt")).expect("still there"),
+            "the user's notes\n",
+            "{body}"
+        );
+    }
+}
