@@ -1165,3 +1165,27 @@ fn base64_core_of(key: &str, plain: &str) -> String {
     let first = (8 * start).div_ceil(6) + 4;
     encoded[first..first + 12].to_string()
 }
+
+/// A registered value's base32 wrapped across lines, streamed a few characters at a time,
+/// comes out as the whole text redacted: the line before the break is held back until the
+/// next one shows whether it continues a form.
+#[test]
+fn a_wrapped_encoding_streamed_in_pieces_comes_out_redacted() {
+    let key = "sk-live-AbCdEfGhIjKlMnOpQrStUv0123456789";
+    let mut redactor = Redactor::new();
+    redactor.add_secret(key);
+    let redactor = std::sync::Arc::new(redactor);
+    let plain = format!("PATH=/usr/local/bin:/usr/bin:/bin\nODEK_API_KEY={key}\nHOME=/root\n");
+    let encoded = super::base32::encode(plain.as_bytes(), super::base32::STANDARD, true);
+    let wrapped: String = encoded
+        .as_bytes()
+        .chunks(76)
+        .map(|line| format!("{}\n", std::str::from_utf8(line).expect("ascii")))
+        .collect();
+    let text = format!("Here it is:\n{wrapped}and that is all.");
+    assert!(redactor.redact(&text).contains(REDACTED));
+    for size in [1, 5, 13] {
+        let out = streamed(&redactor, &text, size, super::stream::HOLD);
+        assert_eq!(out, redactor.redact(&text), "pieces of {size}");
+    }
+}
