@@ -293,6 +293,9 @@ impl Analyzer {
                 "git runs a chosen pack program",
             ));
         }
+        if let Some(found) = git_new_repository_setup(&subcommand.text, rest) {
+            result.add(found);
+        }
         let done = self.git_subcommand(&subcommand.text, rest, context);
         if done.class > DangerClass::Safe {
             for place in &places {
@@ -555,6 +558,26 @@ fn git_remote(line: &options::CommandLine) -> Classification {
         Some("update") => classified(DangerClass::NetworkEgress, "git remote update fetches"),
         Some(_) => classified(DangerClass::LocalWrite, "git remote changes remotes"),
     }
+}
+
+/// `git init`/`git clone` with `--template` (whose hooks and config are copied into the new
+/// `.git`) or `clone -c`/`--config` of any key but the harmless ones: the new repository's
+/// configuration is written, as by `git config` — persistence.
+fn git_new_repository_setup(subcommand: &str, rest: &[Word]) -> Option<Classification> {
+    if !matches!(subcommand, "init" | "clone") {
+        return None;
+    }
+    let line = options::parse(rest, OptionSpec::new("c", &["config", "template"]));
+    let configured = subcommand == "clone"
+        && line
+            .values('c', "config")
+            .any(|pair| !is_harmless_git_config(&pair.text));
+    (configured || line.has_long("template")).then(|| {
+        classified(
+            DangerClass::Persistence,
+            format!("git {subcommand} writes the new repository's hooks or configuration"),
+        )
+    })
 }
 
 /// `git config`: reading is safe; writing a key of [`HARMLESS_GIT_CONFIG_KEYS`] is a local

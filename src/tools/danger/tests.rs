@@ -258,6 +258,13 @@ const CASES: &[(&str, DangerClass)] = &[
     ("git config get user.email", Safe),
     ("git config --file tools/git.cfg --get core.fsmonitor", Safe),
     ("git -c include.path=x.cfg status", CodeExecution),
+    ("git init --template=./tpl sub", Persistence),
+    ("git clone -c core.fsmonitor=./x ../repo sub", Persistence),
+    (
+        "git clone --config=core.fsmonitor=./x ../repo sub",
+        Persistence,
+    ),
+    ("git clone -c user.name=Ana ../repo sub", NetworkEgress),
     ("git -c core.fsmonitor=./x status", CodeExecution),
     ("git -c color.ui=always log", Safe),
     ("git --config-env=core.pager=P log", CodeExecution),
