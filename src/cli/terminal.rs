@@ -860,9 +860,11 @@ impl Terminal {
         };
         let s = self.err_style;
         let mut out = &tty;
-        let _ = writeln!(out, "\n{} {}", s.yellow("❓"), s.bold(&question.question));
+        // The model's question and options: their control bytes shown, never acted on.
+        let asked = crate::text::visible(&question.question, true);
+        let _ = writeln!(out, "\n{} {}", s.yellow("❓"), s.bold(&asked));
         for (i, option) in question.options.iter().enumerate() {
-            let _ = writeln!(out, "  {}. {option}", i + 1);
+            let _ = writeln!(out, "  {}. {}", i + 1, crate::text::visible(option, false));
         }
         let prompt = if question.options.is_empty() {
             "answer: ".to_string()
