@@ -231,6 +231,7 @@ impl HttpModel {
         body: &bytes::Bytes,
         sink: Option<DeltaSink<'_>>,
         delivered: &AtomicBool,
+        billed: &std::sync::Mutex<super::Usage>,
     ) -> Result<ChatResponse, LlmError> {
         let timeout = self.config.request_timeout;
         let response = tokio::time::timeout(timeout, self.send(body, true))
@@ -241,7 +242,7 @@ impl HttpModel {
             return self
                 .config
                 .format
-                .read_stream(response, idle, sink, delivered)
+                .read_stream(response, idle, sink, delivered, billed)
                 .await;
         }
         tracing::debug!("streaming requested but the answer is not text/event-stream");
@@ -337,15 +338,23 @@ impl ChatModel for HttpModel {
             backoff_base: self.config.backoff_base,
         };
         let delivered = AtomicBool::new(false);
+        // What broken attempts were billed before they broke (a stream cut after Anthropic's
+        // `message_start` has counted its input): added to the answer's usage.
+        let billed = std::sync::Mutex::new(super::Usage::default());
         let mut attempt = 1;
         loop {
             let result = if request.stream {
-                self.attempt_streaming(&body, on_delta, &delivered).await
+                self.attempt_streaming(&body, on_delta, &delivered, &billed)
+                    .await
             } else {
                 self.attempt_buffered(&body).await
             };
             let error = match result {
-                Ok(response) => return Ok(response),
+                Ok(mut response) => {
+                    let billed = billed.lock().map(|u| *u).unwrap_or_default();
+                    response.usage.add(&billed);
+                    return Ok(response);
+                }
                 Err(error) => error,
             };
             match policy.decide(&error, attempt, crate::random::unit()) {

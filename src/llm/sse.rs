@@ -7,6 +7,7 @@
 
 use std::pin::pin;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use eventsource_stream::{EventStreamError, Eventsource};
@@ -237,6 +238,12 @@ pub(crate) trait EventFold {
 
     /// The assembled answer; fails on a stream that ended before the answer did.
     fn finish(self) -> Result<ChatResponse, LlmError>;
+
+    /// The tokens the provider has counted so far (Anthropic's `message_start` carries the
+    /// input's): billed even when the stream breaks after them.
+    fn usage_so_far(&self) -> Usage {
+        Usage::default()
+    }
 }
 
 /// A JSON event payload, or the broken answer it is.
@@ -280,13 +287,14 @@ pub(crate) async fn read_event_stream(
     fold: impl EventFold,
     sink: Option<DeltaSink<'_>>,
     delivered: &AtomicBool,
+    billed: &Mutex<Usage>,
 ) -> Result<ChatResponse, LlmError> {
     read_events(
         watched_bytes(response, idle, MAX_BODY_BYTES),
         idle,
         fold,
         sink,
-        delivered,
+        (delivered, billed),
     )
     .await
 }
@@ -297,8 +305,15 @@ async fn read_events(
     idle: Duration,
     mut fold: impl EventFold,
     sink: Option<DeltaSink<'_>>,
-    delivered: &AtomicBool,
+    (delivered, billed): (&AtomicBool, &Mutex<Usage>),
 ) -> Result<ChatResponse, LlmError> {
+    // A stream that breaks still costs what the provider counted before it broke.
+    let bill = |so_far: Usage| {
+        billed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .add(&so_far);
+    };
     let mut events = pin!(bytes.eventsource());
     let mut emit = |delta: Delta<'_>| {
         if let Some(sink) = sink {
@@ -307,12 +322,20 @@ async fn read_events(
         }
     };
     while let Some(event) = events.next().await {
-        let event = event.map_err(|e| stream_error(e, idle))?;
-        if fold.push_event(&event.event, &event.data, &mut emit)? {
-            break;
+        let pushed = event
+            .map_err(|e| stream_error(e, idle))
+            .and_then(|event| fold.push_event(&event.event, &event.data, &mut emit));
+        match pushed {
+            Ok(true) => break,
+            Ok(false) => {}
+            Err(error) => {
+                bill(fold.usage_so_far());
+                return Err(error);
+            }
         }
     }
-    fold.finish()
+    let so_far = fold.usage_so_far();
+    fold.finish().inspect_err(|_| bill(so_far))
 }
 
 /// Fuzzing entry: `pieces` as the bytes of a streamed answer, read with `fold` as the client
@@ -323,9 +346,11 @@ pub(crate) fn read_event_pieces(
 ) -> Option<Result<ChatResponse, LlmError>> {
     use futures_util::FutureExt as _;
     let delivered = AtomicBool::new(false);
+    let billed = Mutex::new(Usage::default());
     let sink = |_: Delta<'_>| {};
     let bytes = stream::iter(pieces.into_iter().map(Ok));
-    read_events(bytes, Duration::from_secs(1), fold, Some(&sink), &delivered).now_or_never()
+    let trace = (&delivered, &billed);
+    read_events(bytes, Duration::from_secs(1), fold, Some(&sink), trace).now_or_never()
 }
 
 fn stream_error(error: EventStreamError<ByteStreamError>, idle: Duration) -> LlmError {

@@ -871,3 +871,33 @@ async fn a_30_call_run_with_plan_changes_reuses_its_cached_prefix_on_anthropic()
     eprintln!("anthropic prefix reuse over 30 calls: {share:.1} %");
     assert!(share >= 93.0, "prefix reuse {share:.1} %");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_cut_after_message_start_and_retried_is_counted_in_the_usage() {
+    // The first attempt is billed its input (1000 tokens) and cut before its answer.
+    let cut = Reply::Status(
+        200,
+        vec![("content-type".into(), "text/event-stream".into())],
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":1000,\"output_tokens\":1}}}\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n".into(),
+    );
+    let server = ScriptedServer::start_anthropic(vec![
+        cut,
+        with_usage(
+            text("All good."),
+            json!({"prompt_tokens": 1000, "completion_tokens": 5}),
+        ),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let mut cmd = anthropic_run(&sb, &server, &["run", "--provider", "anthropic", "hi"]);
+    cmd.env("ODEK_LLM_RETRY_INITIAL_DELAY_MS", "1");
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(server.requests().len(), 2);
+    let mut usage = sb.odek(&server.base_url());
+    usage.args(["usage", "--json"]);
+    let out = output(usage).await;
+    let report: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(report["input_tokens"], 2000, "both attempts: {report}");
+    assert_eq!(report["output_tokens"], 6, "{report}");
+}

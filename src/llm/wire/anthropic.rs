@@ -574,6 +574,10 @@ impl EventFold for StreamFold {
         }
         Ok(answer.finish(self.usage, self.stop_reason.as_deref()))
     }
+
+    fn usage_so_far(&self) -> Usage {
+        self.usage
+    }
 }
 
 #[cfg(test)]

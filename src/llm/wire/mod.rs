@@ -97,19 +97,20 @@ impl Format {
         idle: Duration,
         sink: Option<DeltaSink<'_>>,
         delivered: &AtomicBool,
+        billed: &std::sync::Mutex<super::Usage>,
     ) -> Result<ChatResponse, LlmError> {
         match self {
             Format::Chat => {
                 let fold = super::sse::StreamAccumulator::new();
-                read_event_stream(response, idle, fold, sink, delivered).await
+                read_event_stream(response, idle, fold, sink, delivered, billed).await
             }
             Format::Anthropic => {
                 let fold = anthropic::StreamFold::default();
-                read_event_stream(response, idle, fold, sink, delivered).await
+                read_event_stream(response, idle, fold, sink, delivered, billed).await
             }
             Format::Responses => {
                 let fold = responses::StreamFold::default();
-                read_event_stream(response, idle, fold, sink, delivered).await
+                read_event_stream(response, idle, fold, sink, delivered, billed).await
             }
         }
     }
