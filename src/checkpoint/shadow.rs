@@ -83,6 +83,10 @@ impl Checkpoints {
                 cwd.display()
             ));
         };
+        // The tree as the kernel names it, without a link in its path (an editor may give a
+        // working directory through one): a rewind walks each path from `/` without following
+        // a link, so a path recorded through one would not be covered.
+        let tree = tree.canonicalize().unwrap_or(tree);
         let git = Git::prepare(&self.root, &tree).map_err(|e| {
             format!(
                 "shell in {}: no snapshot could be taken ({e}), so its changes are not covered",
@@ -422,7 +426,8 @@ impl Git {
         let mut base_excludes =
             fs::read_to_string(tree.join(".git/info/exclude")).unwrap_or_default();
         base_excludes.push('\n');
-        if let Ok(inside) = root.strip_prefix(tree) {
+        let real_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+        if let Ok(inside) = real_root.strip_prefix(tree) {
             base_excludes.push_str(&exclude_line(inside));
         }
         Ok(Git {

@@ -656,3 +656,32 @@ fn a_shell_command_that_links_a_folder_out_records_its_files_as_gone() {
     cp.rewind(&plan, false).expect("rewind");
     assert_eq!(fs::read_to_string(w.join("sub/f.txt")).unwrap(), "inside\n");
 }
+
+/// A working directory given through a link (an editor's path to a linked project): the shell
+/// checkpoint records the tree's real paths, so a rewind, which never follows a link, covers
+/// them.
+#[test]
+fn a_shell_checkpoint_through_a_linked_working_directory_records_real_paths() {
+    let home = tempfile::tempdir().expect("home");
+    let work = tempfile::tempdir().expect("work");
+    let links = tempfile::tempdir().expect("links");
+    let real = work.path().canonicalize().unwrap();
+    sh(&real, "git init -q . && echo one > a.txt");
+    let linked = links.path().join("project");
+    std::os::unix::fs::symlink(&real, &linked).unwrap();
+    let cp = checkpoints(home.path(), 1);
+    let call = cp.before_shell(&linked);
+    sh(&linked, "echo two > a.txt");
+    call.finish().expect("finish");
+    let history = cp.history().unwrap();
+    let paths: Vec<&Path> = history.checkpoints[0]
+        .files
+        .iter()
+        .map(|f| f.path.as_path())
+        .collect();
+    assert_eq!(paths, [real.join("a.txt").as_path()]);
+    let plan = plan_rewind(&history, 1).expect("plan");
+    assert!(plan.not_covered.is_empty(), "{:?}", plan.not_covered);
+    cp.rewind(&plan, false).expect("rewind");
+    assert_eq!(fs::read_to_string(real.join("a.txt")).unwrap(), "one\n");
+}
