@@ -100,7 +100,8 @@ pub struct RewindPlan {
 pub fn plan_rewind(history: &History, to: u32) -> Result<RewindPlan, RewindError> {
     let mut resuming = None;
     let mut checkpoints: &[Checkpoint] = &history.checkpoints;
-    if let Some(open) = history.interrupted_rewind() {
+    let open = history.interrupted_rewind();
+    if let Some(open) = open {
         if open.rewound_to != Some(to) {
             return Err(RewindError::Unfinished {
                 to: open.rewound_to.unwrap_or(to),
@@ -137,6 +138,14 @@ pub fn plan_rewind(history: &History, to: u32) -> Result<RewindPlan, RewindError
         };
         if now == target {
             continue; // already as it was
+        }
+        if open.is_some_and(|open| !open.files.iter().any(|f| f.path == path)) {
+            // The interrupted rewind could not reach it then, so holds no copy of it.
+            plan.not_covered.push(format!(
+                "{}: not recorded by the interrupted rewind, so it is left as it is",
+                path.display()
+            ));
+            continue;
         }
         let current = now.map(|image| image.hash);
         if current != last_after {

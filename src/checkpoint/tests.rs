@@ -685,3 +685,36 @@ fn a_shell_checkpoint_through_a_linked_working_directory_records_real_paths() {
     cp.rewind(&plan, false).expect("rewind");
     assert_eq!(fs::read_to_string(real.join("a.txt")).unwrap(), "one\n");
 }
+
+/// A file the interrupted rewind could not reach (under a link then) has no copy in its
+/// record: finishing it leaves that file as it is, even once it can be reached.
+#[test]
+fn finishing_a_rewind_leaves_what_it_could_not_record() {
+    let home = tempfile::tempdir().expect("home");
+    let work = tempfile::tempdir().expect("work");
+    let outside = tempfile::tempdir().expect("outside");
+    let sub = work.path().join("sub");
+    fs::create_dir(&sub).unwrap();
+    let (a, b) = (sub.join("a.txt"), work.path().join("b.txt"));
+    fs::write(&a, "a0").unwrap();
+    fs::write(&b, "b0").unwrap();
+    let cp = checkpoints(home.path(), 1);
+    tool_write(&cp, "batch_patch", &[(&a, "a1"), (&b, "b1")]);
+    let plan = plan_rewind(&cp.history().unwrap(), 1).unwrap();
+    fs::rename(&sub, work.path().join("old")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), &sub).unwrap();
+    cp.record_rewind_for_test(&plan); // killed at once, sub/a.txt unreachable then
+    fs::remove_file(&sub).unwrap();
+    fs::rename(work.path().join("old"), &sub).unwrap();
+
+    let again = plan_rewind(&cp.history().unwrap(), 1).unwrap();
+    assert!(again.resuming.is_some());
+    assert!(
+        again.not_covered[0].contains("not recorded by the interrupted rewind"),
+        "{:?}",
+        again.not_covered
+    );
+    cp.rewind(&again, false).expect("finish");
+    assert_eq!(fs::read_to_string(&b).unwrap(), "b0");
+    assert_eq!(fs::read_to_string(&a).unwrap(), "a1", "left as it is");
+}
