@@ -2,7 +2,7 @@
 //! file apply together or not at all; each changed file answers with its unified diff.
 //! Asked about once: the call's risk is the riskiest of its files.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -147,18 +147,6 @@ impl Tool for BatchPatchTool {
     }
 }
 
-/// Where a file really is: symlinks followed (the file's own, or its folder's when it does
-/// not exist yet), so two spellings of one file are one file and a link stays a link.
-fn real_path(target: PathBuf) -> PathBuf {
-    if let Ok(real) = target.canonicalize() {
-        return real;
-    }
-    match (target.parent().map(Path::canonicalize), target.file_name()) {
-        (Some(Ok(dir)), Some(name)) => dir.join(name),
-        _ => target,
-    }
-}
-
 /// The edits grouped by the file they change (by real path: `./a`, `a`, `link-to-a` and
 /// `dir-link/a` are one file), in the order files first appear; a path that may not be
 /// changed is its own error.
@@ -169,7 +157,7 @@ fn group_by_file<'a>(
     let mut files: Vec<Result<FileEdits<'a>, (&'a str, ToolError)>> = Vec::new();
     for (i, edit) in patches.iter().enumerate() {
         let target = match paths::resolve_inside(&ctx.cwd, &edit.path, "batch_patch") {
-            Ok(target) => real_path(target),
+            Ok(target) => paths::real_path(target),
             Err(e) => {
                 if !files
                     .iter()

@@ -123,6 +123,9 @@ pub(super) async fn write_checkpointed(
     checkpoint: Option<&CallCheckpoint>,
     files: super::Files<'_>,
 ) -> Result<(), ToolError> {
+    // The real file: a link inside the tree is followed (resolve_inside checked where it
+    // leads), so the checkpoint records a path a rewind reaches without a link.
+    let target = paths::real_path(target);
     let editor = files.filter(|f| f.writes()).cloned();
     let checkpoint = checkpoint.cloned();
     let (target, content) = tokio::task::spawn_blocking(move || {

@@ -88,6 +88,27 @@ pub fn resolve_inside(cwd: &Path, path: &str, tool: &str) -> Result<PathBuf, Too
     Ok(target)
 }
 
+/// Where a file really is: symlinks followed (the file's own, or its nearest existing
+/// folder's when it does not exist yet, the rest appended), so two spellings of one file are
+/// one file, a link to a file stays a link, and a checkpoint records the path a rewind can
+/// walk without meeting a link.
+pub fn real_path(target: PathBuf) -> PathBuf {
+    if let Ok(real) = target.canonicalize() {
+        return real;
+    }
+    let mut rest = Vec::new();
+    let mut probe = target.as_path();
+    while let (Some(parent), Some(name)) = (probe.parent(), probe.file_name()) {
+        rest.push(name.to_os_string());
+        if let Ok(mut real) = parent.canonicalize() {
+            real.extend(rest.iter().rev());
+            return real;
+        }
+        probe = parent;
+    }
+    target
+}
+
 /// `path` shown relative to `cwd` when it is inside it.
 pub fn display(cwd: &Path, path: &Path) -> String {
     path.strip_prefix(cwd)

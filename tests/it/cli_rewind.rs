@@ -741,3 +741,46 @@ async fn rewind_shows_control_bytes_of_file_names_as_pictures() {
     }
     assert!(!sb.work.join(name).exists(), "the rewind removed it");
 }
+
+/// Issue 60, H1: a rewind never goes through a link, so the file tools record the file a
+/// link inside the tree leads to (as `batch_patch` does): a write and a patch through
+/// `docs-link/` are rewound like any other, and the link stays a link.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_through_a_link_inside_the_tree_are_rewound() {
+    let sb = Sandbox::new();
+    std::fs::create_dir_all(sb.work.join("docs")).expect("docs");
+    std::fs::write(sb.work.join("docs/a.txt"), "one\n").expect("a.txt");
+    std::os::unix::fs::symlink("docs", sb.work.join("docs-link")).expect("link");
+    let server = ScriptedServer::start(vec![
+        tools(&[(
+            "patch",
+            json!({"path": "docs-link/a.txt", "old_string": "one", "new_string": "two"}),
+        )]),
+        tools(&[(
+            "write_file",
+            json!({"path": "docs-link/new/b.txt", "content": "new\n"}),
+        )]),
+        text("Done."),
+    ])
+    .await;
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["run", "--yolo", "edit"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(read(sb.work.join("docs/a.txt")), "two\n");
+    assert_eq!(read(sb.work.join("docs/new/b.txt")), "new\n");
+
+    let out = rewind(&sb, &["--to", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("not covered"), "{stderr}");
+    assert_eq!(read(sb.work.join("docs/a.txt")), "one\n", "{stderr}");
+    assert!(!sb.work.join("docs/new/b.txt").exists(), "{stderr}");
+    assert!(
+        std::fs::symlink_metadata(sb.work.join("docs-link"))
+            .expect("docs-link")
+            .file_type()
+            .is_symlink(),
+        "the link stays a link"
+    );
+}
