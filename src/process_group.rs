@@ -232,6 +232,66 @@ pub fn find_in_path(
         })
 }
 
+/// Makes odek the reaper of orphans below it (Linux: `PR_SET_CHILD_SUBREAPER`): a program a
+/// command started that left its group or session (`setsid -f`, `timeout`) and whose parent
+/// ended becomes odek's child instead of init's, so [`end_leftovers`] finds it. Elsewhere it
+/// does nothing.
+pub fn adopt_orphans() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl(PR_SET_CHILD_SUBREAPER) takes plain integers and touches no memory.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    }
+}
+
+/// Kills whatever still runs as odek's child as odek ends — with its process group, or its
+/// session's when it made one — so no command's process outlives odek. What a killed one
+/// leaves is adopted by odek in turn ([`adopt_orphans`]) and killed in the next round (a
+/// few rounds at most). Reads `/proc`; elsewhere it finds nothing.
+pub fn end_leftovers() {
+    let me = std::process::id();
+    // SAFETY: getpgrp has no preconditions.
+    #[allow(unsafe_code)]
+    let own_group = unsafe { libc::getpgrp() };
+    for _ in 0..50 {
+        let children = live_children(me);
+        if children.is_empty() {
+            return;
+        }
+        for (pid, pgrp) in children {
+            if pgrp != own_group && pgrp > 1 {
+                kill_group(pgrp);
+            }
+            // SAFETY: kill has no memory-safety preconditions.
+            #[allow(unsafe_code)]
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// The children of `parent` that have not ended (zombies left out): pid and process group.
+fn live_children(parent: u32) -> Vec<(i32, i32)> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+        .filter_map(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let rest = stat.get(stat.rfind(')')? + 2..)?;
+            let fields: Vec<&str> = rest.split_whitespace().collect();
+            let (state, ppid, pgrp) = (*fields.first()?, fields.get(1)?, fields.get(2)?);
+            let alive = state != "Z" && state != "X";
+            (alive && ppid.parse::<u32>().ok()? == parent).then_some((pid, pgrp.parse().ok()?))
+        })
+        .collect()
+}
+
 /// True unless process `pid` is known to be gone (a process of another user counts as
 /// alive).
 pub fn process_alive(pid: i32) -> bool {

@@ -165,6 +165,7 @@ pub fn main() -> ExitCode {
     }
     panic::install();
     crate::process_group::harden();
+    crate::process_group::adopt_orphans();
     crate::process_group::wipe_environ_block();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -181,7 +182,11 @@ pub fn main() -> ExitCode {
         }
     };
     let exit = match cli.command {
-        Command::Subagent(args) => return subagent_cmd::run(args),
+        Command::Subagent(args) => {
+            let code = subagent_cmd::run(args);
+            crate::process_group::end_leftovers();
+            return code;
+        }
         Command::Version => {
             println!("odek {VERSION_LINE}");
             Ok(Exit::Success)
@@ -206,6 +211,8 @@ pub fn main() -> ExitCode {
         Command::Completions(args) => docs_cmd::completions(args),
         Command::Man(args) => docs_cmd::man(args),
     };
+    // Nothing a command started outlives odek, whatever group or session it made.
+    crate::process_group::end_leftovers();
     match exit {
         Ok(code) => code.into(),
         Err(e) => error::report(&e).into(),

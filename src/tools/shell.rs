@@ -2,6 +2,7 @@
 //! timeout or when the call is dropped. The exit code is always reported.
 
 use std::process::Stdio;
+use std::sync::PoisonError;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -201,8 +202,9 @@ async fn run(
     let mut guard = GroupGuard::new(pgid);
     // Should odek be killed outright, the watchdog stops the group.
     let _watched = super::background::Watched::new(pgid);
-    let stdout = tokio::spawn(read_capped(child.stdout.take()));
-    let stderr = tokio::spawn(read_capped(child.stderr.take()));
+    let (out, err) = (Captured::default(), Captured::default());
+    let stdout = tokio::spawn(read_capped(child.stdout.take(), out.clone()));
+    let stderr = tokio::spawn(read_capped(child.stderr.take(), err.clone()));
 
     let ending = tokio::select! {
         status = child.wait() => match status {
@@ -218,9 +220,10 @@ async fn run(
         signal_group(pgid, libc::SIGTERM);
         let _ = tokio::time::timeout(KILL_GRACE, child.wait()).await;
     }
-    // Background children may hold the pipes open; give them a moment, then stop the group.
-    let out = collect(stdout, &mut guard).await;
-    let err = collect(stderr, &mut guard).await;
+    // The command ended with its process. What it started in the background may hold the
+    // pipes open (even from a group or session of its own): read what comes within a short
+    // bound, then stop the group and keep what was read.
+    let (out, err) = collect(stdout, stderr, (out, err), &mut guard).await;
     guard.kill_now();
     let body = combine(&out, &err);
     match ending {
@@ -236,46 +239,56 @@ async fn run(
     }
 }
 
+/// What a reader has kept of one pipe so far, and whether it dropped any.
+type Captured = std::sync::Arc<std::sync::Mutex<(Vec<u8>, bool)>>;
+
+/// Waits up to [`PIPE_GRACE`] for both readers together; past it, stops the group, drops the
+/// readers and keeps what they read, with a note that the output is incomplete.
 async fn collect(
-    handle: tokio::task::JoinHandle<(Vec<u8>, bool)>,
+    stdout: tokio::task::JoinHandle<()>,
+    stderr: tokio::task::JoinHandle<()>,
+    (out, err): (Captured, Captured),
     guard: &mut GroupGuard,
-) -> (Vec<u8>, bool) {
-    let abort = handle.abort_handle();
-    match tokio::time::timeout(PIPE_GRACE, handle).await {
-        Ok(Ok(v)) => v,
-        Ok(Err(_)) => (Vec::new(), false),
-        Err(_) => {
-            guard.kill_now();
-            abort.abort();
-            (
-                b"[output incomplete: background processes kept the output open and were stopped]"
-                    .to_vec(),
-                false,
-            )
-        }
+) -> ((Vec<u8>, bool), (Vec<u8>, bool)) {
+    let aborts = [stdout.abort_handle(), stderr.abort_handle()];
+    let both = async {
+        let _ = stdout.await;
+        let _ = stderr.await;
+    };
+    let complete = tokio::time::timeout(PIPE_GRACE, both).await.is_ok();
+    if !complete {
+        guard.kill_now();
+        aborts.iter().for_each(tokio::task::AbortHandle::abort);
     }
+    let take =
+        |c: &Captured| std::mem::take(&mut *c.lock().unwrap_or_else(PoisonError::into_inner));
+    let mut out = take(&out);
+    if !complete {
+        out.0.extend_from_slice(
+            b"\n[output incomplete: background processes kept the output open and were stopped]",
+        );
+    }
+    (out, take(&err))
 }
 
-/// Reads a pipe to the end, keeping at most [`MAX_STREAM_BYTES`] (the rest is drained so the
-/// child never blocks on a full pipe). Returns the bytes and whether anything was dropped.
-async fn read_capped<R: AsyncRead + Unpin>(pipe: Option<R>) -> (Vec<u8>, bool) {
+/// Reads a pipe to the end into `kept`, keeping at most [`MAX_STREAM_BYTES`] (the rest is
+/// drained so the child never blocks on a full pipe) and noting whether anything was dropped.
+async fn read_capped<R: AsyncRead + Unpin>(pipe: Option<R>, kept: Captured) {
     let Some(mut pipe) = pipe else {
-        return (Vec::new(), false);
+        return;
     };
-    let mut kept = Vec::new();
-    let mut truncated = false;
     let mut buf = vec![0u8; 64 * 1024];
     loop {
         match pipe.read(&mut buf).await {
             Ok(0) | Err(_) => break,
             Ok(n) => {
-                let room = MAX_STREAM_BYTES.saturating_sub(kept.len());
-                kept.extend_from_slice(&buf[..n.min(room)]);
-                truncated |= n > room;
+                let mut kept = kept.lock().unwrap_or_else(PoisonError::into_inner);
+                let room = MAX_STREAM_BYTES.saturating_sub(kept.0.len());
+                kept.0.extend_from_slice(&buf[..n.min(room)]);
+                kept.1 |= n > room;
             }
         }
     }
-    (kept, truncated)
 }
 
 fn combine(out: &(Vec<u8>, bool), err: &(Vec<u8>, bool)) -> String {

@@ -309,3 +309,55 @@ async fn a_read_at_an_offset_inside_a_secret_shows_none_of_it() {
         assert!(!read.contains(half), "a part of the secret in: {read}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commands_that_leave_their_group_do_not_outlive_odek_nor_hold_it() {
+    let sb = Sandbox::new();
+    let server = ScriptedServer::start(vec![
+        tools(&[
+            ("shell", json!({"command": "setsid -f sleep 301.37; echo started"})),
+            ("shell", json!({"command": "timeout 302.41 sleep 302.41 & echo started"})),
+            (
+                "shell",
+                json!({"command": "setsid -f sleep 303.53; timeout 304.67 sleep 304.67 & sleep 305.71", "background": true}),
+            ),
+        ]),
+        text("done"),
+    ])
+    .await;
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["run", "start them"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut odek = cmd.spawn().expect("odek starts");
+    // odek ends on its own: no reader waits for the pipes those processes hold (a hang is
+    // caught here, not timed).
+    let mut ended = None;
+    for _ in 0..600 {
+        if let Some(status) = odek.try_wait().expect("wait") {
+            ended = Some(status);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let left = processes_with("sleep 30");
+    if ended.is_none() {
+        let _ = odek.kill();
+        let _ = odek.wait();
+    }
+    for needle in ["301.37", "302.41", "303.53", "304.67", "305.71"] {
+        for pid in processes_with(&format!("sleep {needle}")) {
+            // SAFETY: a test's own stray sleep.
+            #[allow(unsafe_code)]
+            unsafe {
+                libc::kill(i32::try_from(pid).expect("pid"), libc::SIGKILL);
+            }
+        }
+    }
+    assert_eq!(
+        ended.map(|s| s.code()),
+        Some(Some(0)),
+        "odek did not end; left: {left:?}"
+    );
+    assert!(left.is_empty(), "left running after odek ended: {left:?}");
+}
