@@ -35,7 +35,7 @@ pub fn run(args: ConfigArgs) -> anyhow::Result<Exit> {
     let resolved = match &task_file {
         Some(path) => {
             let task = crate::subagent::read_task_file(path)?;
-            super::subagent_child::load_for_task(&task, None, flags)?
+            super::subagent_child::load_for_task(&task, &Default::default(), flags)?
         }
         None => crate::config::load(&LoadOptions::from_process(flags))?,
     };

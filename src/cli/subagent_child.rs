@@ -14,6 +14,7 @@ use crate::config::{Config, LoadOptions, Overrides, Resolved};
 use crate::engine::{EngineEvent, Observer, RunError};
 use crate::events::StdoutSink;
 use crate::llm::Message;
+use crate::protocol::subagent::Handover;
 use crate::runtime::{
     Approvals, Process, StartOptions, Submission, SupervisorError, Threads, TurnOutcome,
 };
@@ -66,8 +67,8 @@ pub struct Prepared {
 /// `AGENTS.md`, and for an untrusted task no MCP servers) over them.
 pub fn prepare(task_path: &Path) -> Result<Prepared, ContractError> {
     let task = crate::subagent::read_task_file(task_path)?;
-    let key = read_key()?;
-    let resolved = load_for_task(&task, key.as_deref(), Overrides::default())?;
+    let handover = read_handover()?;
+    let resolved = load_for_task(&task, &handover, Overrides::default())?;
     Ok(Prepared {
         task,
         config: resolved.config,
@@ -80,20 +81,20 @@ pub fn prepare(task_path: &Path) -> Result<Prepared, ContractError> {
 /// once to cap the policy from, then again with the task's layer on top.
 pub fn load_for_task(
     task: &TaskFile,
-    key: Option<&str>,
+    handover: &Handover,
     flags: Overrides,
 ) -> Result<Resolved, ContractError> {
     let config_error = |e: crate::config::ConfigError| ContractError::Config(e.to_string());
     let mut opts = LoadOptions::from_process(flags);
     let base = crate::config::load(&opts).map_err(config_error)?;
-    opts.task = crate::subagent::task_layer(task, key, &base.config);
+    opts.task = crate::subagent::task_layer(task, handover, &base.config);
     crate::config::load(&opts).map_err(config_error)
 }
 
-/// The key from the descriptor `ODEK_API_KEY_FD` names, when it names one.
-fn read_key() -> Result<Option<String>, ContractError> {
+/// The key and headers from the descriptor `ODEK_API_KEY_FD` names, when it names one.
+fn read_handover() -> Result<Handover, ContractError> {
     let Ok(text) = std::env::var(KEY_FD_VAR) else {
-        return Ok(None);
+        return Ok(Handover::default());
     };
     let fd: i32 = text
         .trim()
@@ -101,8 +102,8 @@ fn read_key() -> Result<Option<String>, ContractError> {
         .ok()
         .filter(|fd| *fd > 2)
         .ok_or_else(|| ContractError::Key(format!("{text:?} is not a descriptor above 2")))?;
-    let key = read_descriptor(fd).map_err(|e| ContractError::Key(e.to_string()))?;
-    Ok(Some(key.trim().to_string()).filter(|k| !k.is_empty()))
+    let text = read_descriptor(fd).map_err(|e| ContractError::Key(e.to_string()))?;
+    Handover::parse(&text).map_err(|e| ContractError::Key(format!("not a key nor a handover: {e}")))
 }
 
 #[allow(unsafe_code)]

@@ -2,12 +2,49 @@
 //! task file the parent writes, the envelope the child answers with and its exit codes, and
 //! the request and answer lines of a trusted child that asks its parent.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::policy::DangerClass;
 
 /// Largest task file read.
 pub const MAX_TASK_BYTES: u64 = 1024 * 1024;
+
+/// What a parent hands its child on the descriptor `ODEK_API_KEY_FD` names — never in the
+/// child's environment, command line or task file: the key, and each provider's extra headers
+/// as the parent resolved them (a header's `${VAR}` is kept from the child's environment like
+/// a key's variable, so the child could not resolve it itself).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Handover {
+    /// The key of the child's provider.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key: Option<String>,
+    /// Provider id → its extra headers, with their values.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, BTreeMap<String, String>>,
+}
+
+impl Handover {
+    /// True when there is nothing to hand over.
+    pub fn is_empty(&self) -> bool {
+        self.api_key.is_none() && self.headers.is_empty()
+    }
+
+    /// What the descriptor held: this type as JSON, or a bare key (as a person or an older
+    /// parent writes it).
+    pub fn parse(text: &str) -> Result<Handover, serde_json::Error> {
+        let text = text.trim();
+        if text.starts_with('{') {
+            return serde_json::from_str(text);
+        }
+        Ok(Handover {
+            api_key: Some(text.to_string()).filter(|k| !k.is_empty()),
+            headers: BTreeMap::new(),
+        })
+    }
+}
 
 /// How far a child is trusted.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -269,3 +269,27 @@ fn docs_events_documents_exactly_these_types() {
         .collect();
     assert_eq!(documented, EVENT_TYPES, "the type tables of docs/EVENTS.md");
 }
+
+#[test]
+fn a_handover_reads_as_json_or_as_a_bare_key() {
+    use crate::protocol::subagent::Handover;
+    let bare = Handover::parse("  sk-bare-key\n").unwrap();
+    assert_eq!(bare.api_key.as_deref(), Some("sk-bare-key"));
+    assert!(bare.headers.is_empty());
+    let mut headers = std::collections::BTreeMap::new();
+    headers.insert(
+        "gw".to_string(),
+        [("x-gw-auth".to_string(), "v".to_string())].into(),
+    );
+    let full = Handover {
+        api_key: None,
+        headers,
+    };
+    let text = serde_json::to_string(&full).unwrap();
+    assert_eq!(Handover::parse(&text).unwrap(), full);
+    assert!(Handover::parse("").unwrap().is_empty());
+    assert!(
+        Handover::parse("{\"key\": 1}").is_err(),
+        "unknown fields refused"
+    );
+}

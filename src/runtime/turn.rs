@@ -282,6 +282,13 @@ impl Runtime {
             base_url: self.config.base_url.clone(),
             provider: self.config.provider.clone(),
             api_key: self.config.api_key.clone(),
+            provider_headers: self
+                .config
+                .providers
+                .iter()
+                .filter(|(_, entry)| !entry.headers.is_empty())
+                .map(|(id, entry)| (id.clone(), entry.headers.clone()))
+                .collect(),
             parent_session: session.map(|s| s.id().to_string()),
             checkpoints: self.checkpoint_owner(session),
             asker,

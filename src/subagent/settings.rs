@@ -7,18 +7,21 @@ use serde_json::Value;
 
 use super::{TaskFile, Trust, child_policy};
 use crate::config::{Config, Overrides};
+use crate::protocol::subagent::Handover;
 
 /// The environment variable a child's commands find their task file by, so that `odek
 /// config` run inside a child shows the child's settings.
 pub const TASK_VAR: &str = "ODEK_SUBAGENT_TASK";
 
 /// The task's layer over `base`, the configuration the parent's layers give (the child's
-/// policy is capped from it). `key` is the API key the parent passed on, when it did.
-pub fn task_layer(task: &TaskFile, key: Option<&str>, base: &Config) -> Overrides {
+/// policy is capped from it). `handover` is what the parent passed on its descriptor: the key
+/// and the providers' headers.
+pub fn task_layer(task: &TaskFile, handover: &Handover, base: &Config) -> Overrides {
     let mut layer = Overrides::default();
-    if let Some(key) = key {
-        layer.set("api_key", key);
+    if let Some(key) = &handover.api_key {
+        layer.set("api_key", key.as_str());
     }
+    set_headers(&mut layer, handover, base);
     if let Some(model) = &task.model {
         layer.set("model", model.as_str());
     }
@@ -78,4 +81,21 @@ fn set_policy(layer: &mut Overrides, task: &TaskFile, base: &Config) {
             layer.set(row.key, (row.get)(&capped));
         }
     }
+}
+
+/// The parent's provider headers over the child's own entries (whose `${VAR}`s found nothing:
+/// the variables are kept from the child's environment).
+fn set_headers(layer: &mut Overrides, handover: &Handover, base: &Config) {
+    if handover.headers.is_empty() {
+        return;
+    }
+    let mut entries = serde_json::Map::new();
+    for (id, headers) in &handover.headers {
+        let mut entry = base.providers.get(id).cloned().unwrap_or_default();
+        entry.headers = headers.clone();
+        if let Ok(value) = serde_json::to_value(entry) {
+            entries.insert(id.clone(), value);
+        }
+    }
+    layer.set("providers", Value::Object(entries));
 }

@@ -48,6 +48,10 @@ pub struct DelegateSettings {
     pub provider: Option<String>,
     /// The API key, handed over on a pipe.
     pub api_key: Option<String>,
+    /// Each provider's extra headers as resolved here, handed over on the same pipe (their
+    /// `${VAR}`s are not in the child's environment).
+    pub provider_headers:
+        std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>>,
     /// The parent's session, recorded in each child's.
     pub parent_session: Option<String>,
     /// Where the children's file tools record their checkpoints (the parent's turn).
@@ -336,12 +340,17 @@ impl DelegateTasksTool {
         cmd.env("ODEK_SUBAGENTS", "false");
         // `odek config` run by the child's commands shows the child's settings.
         cmd.env(super::TASK_VAR, file.path());
-        let _key_pipe = match &self.settings.api_key {
-            Some(key) => Some(pass_key(&mut cmd, key).map_err(SpawnError::KeyPipe)?),
-            None => {
-                cmd.env_remove(KEY_FD_VAR);
-                None
-            }
+        let handover = crate::protocol::subagent::Handover {
+            api_key: self.settings.api_key.clone(),
+            headers: self.settings.provider_headers.clone(),
+        };
+        let _key_pipe = if handover.is_empty() {
+            cmd.env_remove(KEY_FD_VAR);
+            None
+        } else {
+            let text = serde_json::to_string(&handover)
+                .map_err(|e| SpawnError::KeyPipe(std::io::Error::other(e)))?;
+            Some(pass_key(&mut cmd, &text).map_err(SpawnError::KeyPipe)?)
         };
         let mut child = cmd.spawn().map_err(SpawnError::Start)?;
         let mut guard = GroupGuard::new(child.id().and_then(|id| i32::try_from(id).ok()));
@@ -467,7 +476,7 @@ pub fn clean_task_files(home: &std::path::Path) -> usize {
     removed
 }
 
-/// Makes the key readable on the child's descriptor 3 (a pipe written and closed before the
+/// Makes the key (the [`Handover`](crate::protocol::subagent::Handover)) readable on the child's descriptor 3 (a pipe written and closed before the
 /// child starts; nothing of it is in the child's environment or command line). Returns the
 /// read end, which must live until the child has started.
 #[allow(unsafe_code)]

@@ -44,6 +44,7 @@ fn full() -> RegistryParts {
                 base_url: "http://127.0.0.1:9/v1".into(),
                 provider: None,
                 api_key: None,
+                provider_headers: Default::default(),
                 parent_session: None,
                 checkpoints: None,
                 asker: None,

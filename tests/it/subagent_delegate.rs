@@ -550,8 +550,10 @@ async fn one_delegate_call_keeps_within_max_cost_usd_its_children_sharing_what_i
     let mut cmd = sb.odek(&server.base_url());
     cmd.env("ODEK_API_KEY", KEY)
         .args(["run", "--max-cost-usd", "0.5", "spend it"]);
+    let t0 = std::time::Instant::now(); // TMP
     let run = tokio::task::spawn_blocking(move || cmd.output().expect("runs"));
     barrier.wait_all().await;
+    eprintln!("TMP arrived {:?}", t0.elapsed()); // TMP
     // Each child's task file carries its share of what is left after the parent's first
     // call ($0.489): the shares never add up to more.
     let mut shares = Vec::new();
@@ -564,6 +566,7 @@ async fn one_delegate_call_keeps_within_max_cost_usd_its_children_sharing_what_i
     }
     barrier.release.notify_waiters();
     let out = run.await.expect("join");
+    eprintln!("TMP ended {:?}", t0.elapsed()); // TMP
     assert_eq!(shares.len(), 8, "{shares:?}");
     assert!(
         shares.iter().all(|s| *s > 0.0) && shares.iter().sum::<f64>() <= 0.489 + 1e-9,
@@ -580,4 +583,63 @@ async fn one_delegate_call_keeps_within_max_cost_usd_its_children_sharing_what_i
         show(&out)
     );
     assert!(matches!(out.status.code(), Some(0 | 4)), "{}", show(&out));
+}
+
+/// Issue 60, M5: a provider header's `${VAR}` is kept from every child's environment, so a
+/// sub-agent gets the parent's resolved headers on its descriptor, beside the key: the
+/// child's requests carry the header, and its commands see neither the variable nor the value.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_sends_the_parents_provider_headers_without_their_variable() {
+    let value = "gwhdr-child-0123456789abcdef";
+    let answer: Answer = Arc::new(move |first: String, request: Value| {
+        Box::pin(async move {
+            match (first == "delegate it", results_in(&request)) {
+                (true, 0) => tool_call(
+                    "delegate_tasks",
+                    json!({"tasks": [{"goal": "show the environment"}]}),
+                ),
+                (true, _) => json!({"role": "assistant", "content": "The child looked."}),
+                (false, 0) => tool_call("shell", json!({"command": "env"})),
+                (false, _) => json!({"role": "assistant", "content": "looked"}),
+            }
+        })
+    });
+    let server = KeyedServer::start(answer).await;
+    let sb = Sandbox::new();
+    sb.global_config(
+        &json!({"stream": false, "context_window": 100000,
+                "providers": {"gw": {"base_url": server.base_url(), "model": "test-model",
+                    "headers": {"x-gw-auth": "${GW_HDR}"}}}})
+        .to_string(),
+    );
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.env_remove("ODEK_BASE_URL")
+        .env_remove("ODEK_MODEL")
+        .env("ODEK_API_KEY", KEY)
+        .env("GW_HDR", value)
+        .args(["run", "--provider", "gw", "--yolo", "delegate it"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let heads = server.heads();
+    assert_eq!(heads.len(), 4, "two requests each: {heads:?}");
+    for head in &heads {
+        assert!(
+            head.to_ascii_lowercase()
+                .contains(&format!("x-gw-auth: {value}")),
+            "every request, the child's too, carries the header: {head}"
+        );
+    }
+    let requests = server.requests();
+    let child_env = requests
+        .iter()
+        .filter(|r| crate::support::keyed::first_user(r) != "delegate it")
+        .flat_map(tool_results)
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        child_env.contains("HOME="),
+        "the child's command ran: {child_env}"
+    );
+    assert!(!child_env.contains("GW_HDR"), "{child_env}");
+    assert!(!child_env.contains(value), "{child_env}");
 }

@@ -20,6 +20,7 @@ pub type Answer = Arc<
 pub struct KeyedServer {
     port: u16,
     requests: Arc<Mutex<Vec<Value>>>,
+    heads: Arc<Mutex<Vec<String>>>,
 }
 
 impl KeyedServer {
@@ -28,13 +29,18 @@ impl KeyedServer {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let port = listener.local_addr().expect("addr").port();
         let requests = Arc::new(Mutex::new(Vec::new()));
-        let seen = requests.clone();
+        let heads = Arc::new(Mutex::new(Vec::new()));
+        let seen = (requests.clone(), heads.clone());
         tokio::spawn(async move {
             while let Ok((socket, _)) = listener.accept().await {
                 tokio::spawn(serve(socket, answer.clone(), seen.clone()));
             }
         });
-        KeyedServer { port, requests }
+        KeyedServer {
+            port,
+            requests,
+            heads,
+        }
     }
 
     /// The base URL for `ODEK_BASE_URL`.
@@ -45,6 +51,11 @@ impl KeyedServer {
     /// Every chat request so far, in arrival order.
     pub fn requests(&self) -> Vec<Value> {
         self.requests.lock().expect("lock").clone()
+    }
+
+    /// The request line and headers of every chat request so far, in arrival order.
+    pub fn heads(&self) -> Vec<String> {
+        self.heads.lock().expect("lock").clone()
     }
 }
 
@@ -58,14 +69,17 @@ pub fn first_user(request: &Value) -> String {
         .to_string()
 }
 
-async fn serve(mut socket: TcpStream, answer: Answer, seen: Arc<Mutex<Vec<Value>>>) {
+type Seen = (Arc<Mutex<Vec<Value>>>, Arc<Mutex<Vec<String>>>);
+
+async fn serve(mut socket: TcpStream, answer: Answer, seen: Seen) {
     loop {
         let Some((head, body)) = read_request(&mut socket).await else {
             return;
         };
         let reply = if head.starts_with("POST") {
             let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-            seen.lock().expect("lock").push(request.clone());
+            seen.0.lock().expect("lock").push(request.clone());
+            seen.1.lock().expect("lock").push(head.clone());
             let message = answer(first_user(&request), request).await;
             let finish = if message.get("tool_calls").is_some() {
                 "tool_calls"
