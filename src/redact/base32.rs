@@ -61,10 +61,10 @@ mod tests {
             ("foobar", "MZXW6YTBOI======", "CPNMUOJ1E8======"),
         ];
         for (plain, standard, hex) in vectors {
-            assert_eq!(encode(plain.as_bytes(), &STANDARD, true), standard);
-            assert_eq!(encode(plain.as_bytes(), &HEX, true), hex);
+            assert_eq!(encode(plain.as_bytes(), STANDARD, true), standard);
+            assert_eq!(encode(plain.as_bytes(), HEX, true), hex);
             assert_eq!(
-                encode(plain.as_bytes(), &STANDARD, false),
+                encode(plain.as_bytes(), STANDARD, false),
                 standard.trim_end_matches('=')
             );
         }
