@@ -541,10 +541,11 @@ fn build_sandbox(
         SandboxNetwork::Allow => Network::Allow,
         SandboxNetwork::None => Network::None,
     };
-    crate::process_group::resolve_trusted_programs(&crate::sandbox::writable_places(
-        &opts.cwd,
-        &config.sandbox_allow_write,
-    ));
+    let refused = crate::sandbox::writable_places(&opts.cwd, &config.sandbox_allow_write);
+    crate::process_group::resolve_trusted_programs(&refused);
+    if config.checkpoints.enabled {
+        warn_of_refused_git(&refused, warnings);
+    }
     let status = SandboxStatus::new(
         config.sandbox,
         &opts.cwd,
@@ -571,6 +572,26 @@ fn build_sandbox(
         ));
     }
     status
+}
+
+/// One warning when the only `git` on `PATH` lies where shell commands may write (an
+/// activated `.venv/bin`): odek does not run it, so shell commands take no checkpoint.
+fn warn_of_refused_git(refused: &[std::path::PathBuf], warnings: &mut Vec<String>) {
+    use crate::process_group::{TrustedProgram, find_in_path, trusted_program};
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    if trusted_program(TrustedProgram::Git).is_some() {
+        return;
+    }
+    if let Some(git) = find_in_path("git", &path, &[]) {
+        warnings.push(format!(
+            "odek: warning: the only git on PATH, {}, lies where shell commands may write (beneath {}), so odek does not run it and shell commands' changes are not checkpointed",
+            git.display(),
+            refused
+                .iter()
+                .find(|place| git.starts_with(place))
+                .map_or_else(|| "a refused folder".into(), |place| place.display().to_string())
+        ));
+    }
 }
 
 /// The tools this configuration registers.
