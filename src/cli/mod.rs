@@ -154,6 +154,18 @@ fn asks_only_the_version() -> bool {
     }
 }
 
+/// Whether `command` makes odek the reaper of its commands' orphans: the commands a person
+/// or a parent waits on (`run`, `continue`, `repl`, `subagent`). The long-lived surfaces
+/// (`serve`, `telegram`, `acp`, `mcp serve`, the schedule daemon) do not: nothing would reap
+/// an adopted orphan that ends (tokio waits only for the children it started), so such
+/// orphans would pile up as zombies for as long as the surface runs.
+fn adopts_orphans(command: &Command) -> bool {
+    matches!(
+        command,
+        Command::Run(_) | Command::Continue(_) | Command::Repl(_) | Command::Subagent(_)
+    )
+}
+
 /// Runs the program and returns its exit code.
 pub fn main() -> ExitCode {
     if asks_only_the_version() {
@@ -165,7 +177,6 @@ pub fn main() -> ExitCode {
     }
     panic::install();
     crate::process_group::harden();
-    crate::process_group::adopt_orphans();
     crate::process_group::wipe_environ_block();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -181,6 +192,9 @@ pub fn main() -> ExitCode {
             .into();
         }
     };
+    if adopts_orphans(&cli.command) {
+        crate::process_group::adopt_orphans();
+    }
     let exit = match cli.command {
         Command::Subagent(args) => {
             let code = subagent_cmd::run(args);
