@@ -707,7 +707,10 @@ mod tests {
         assert_eq!(from, 6);
         assert_eq!(bytes, token.as_bytes());
         // A range that cuts no secret is left as asked.
-        assert_eq!(ring.read_whole_secrets(47, 3, &redactor), (47, b"end".to_vec()));
+        assert_eq!(
+            ring.read_whole_secrets(47, 3, &redactor),
+            (47, b"end".to_vec())
+        );
     }
 
     #[test]

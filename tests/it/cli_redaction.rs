@@ -429,7 +429,9 @@ fn base32(bytes: &[u8], alphabet: &[u8; 32]) -> String {
         let chars = (chunk.len() * 8).div_ceil(5);
         for index in 0..8 {
             if index < chars {
-                out.push(char::from(alphabet[((bits >> (35 - 5 * index)) & 31) as usize]));
+                out.push(char::from(
+                    alphabet[((bits >> (35 - 5 * index)) & 31) as usize],
+                ));
             } else {
                 out.push('=');
             }
@@ -497,7 +499,10 @@ async fn odeks_key_in_base32_and_wrapped_base64_is_redacted() {
     let read_back: String = results.join("").replace('\n', "");
     assert!(read_back.contains("[REDACTED]"), "{read_back}");
     for piece in &pieces {
-        assert!(!read_back.contains(piece.as_str()), "{piece} reached the model: {results:?}");
+        assert!(
+            !read_back.contains(piece.as_str()),
+            "{piece} reached the model: {results:?}"
+        );
     }
     for (path, text) in files_under(&sb.home) {
         let text = text.replace("\\n", "").replace('\n', "");

@@ -469,7 +469,13 @@ async fn git_configuration_writes_are_persistence() {
     calls.push(shell("git config user.name 'Ana Lima'"));
     let server = ScriptedServer::start(vec![tools(&calls), text("done")]).await;
     let mut cmd = l.odek(&server.base_url());
-    cmd.args(["run", "--ephemeral", "--allow", "local_write", "configure git"]);
+    cmd.args([
+        "run",
+        "--ephemeral",
+        "--allow",
+        "local_write",
+        "configure git",
+    ]);
     let out = output(cmd).await;
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let results = tool_results(&server.requests()[1]);
@@ -491,7 +497,10 @@ async fn git_configuration_writes_are_persistence() {
     assert!(!config_after.contains("include"), "{config_after}");
     assert!(!config_after.contains("tools/x.sh"), "{config_after}");
     assert!(config_after.contains("Ana Lima"), "{config_after}");
-    assert!(config_after.starts_with(config_before.trim_end()), "{config_after}");
+    assert!(
+        config_after.starts_with(config_before.trim_end()),
+        "{config_after}"
+    );
     assert!(!work.join(".git/config.worktree").exists());
 }
 
