@@ -139,7 +139,7 @@ fn list(
     let store = TrustStore::load_in(home, TRUST_FILE).unwrap_or_default();
     for file in files {
         let standing = match (file.state(&store), &file.hooks) {
-            (_, Err(why)) => format!("invalid: {}", shown(why)),
+            (_, Err(why)) => format!("invalid: {}", shown(&why.to_string())),
             (TrustState::Trusted, Ok(_)) => "trusted".into(),
             (TrustState::NotTrusted, Ok(_)) => "not trusted: ignored (odek hooks trust)".into(),
             (TrustState::Changed(_), Ok(_)) => {
@@ -214,7 +214,7 @@ fn trust(
         eprintln!(
             "odek: {} is not trusted: {}",
             shown_path(&file.path),
-            shown(why)
+            shown(&why.to_string())
         );
         return Ok(Exit::Failure);
     }

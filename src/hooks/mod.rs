@@ -168,6 +168,18 @@ pub enum HooksError {
     },
 }
 
+impl crate::error::Classified for HooksError {
+    fn kind(&self) -> crate::error::ErrorKind {
+        crate::error::ErrorKind::Config
+    }
+
+    fn hint(&self) -> Option<&'static str> {
+        Some(
+            "see docs/HOOKS.md for the events, matchers and hooks odek runs; `odek hooks list` shows what it read",
+        )
+    }
+}
+
 /// One runnable hook: its event, matcher and command, and where it came from.
 #[derive(Debug, Clone)]
 pub struct Hook {

@@ -193,6 +193,45 @@ pub enum Ended {
     NotStarted(String),
 }
 
+/// Why a hook failed (exited otherwise than 0 or 2, or said something unreadable): logged,
+/// and for a `PreToolUse` guard that does not fail open, the reason its call is blocked.
+#[derive(Debug, thiserror::Error)]
+pub enum HookFailure {
+    /// It exited with another code than 0 or 2 (the last line of its standard error).
+    #[error("exit {code}{stderr_tail}")]
+    Exited {
+        /// The code.
+        code: i32,
+        /// `: <its standard error's first line>`, or nothing.
+        stderr_tail: String,
+    },
+    /// A signal ended it.
+    #[error("ended by a signal")]
+    Signalled,
+    /// It ran past its timeout.
+    #[error("past its timeout; it was killed")]
+    TimedOut,
+    /// It could not be started.
+    #[error("could not start: {0}")]
+    NotStarted(String),
+    /// Its output began as JSON but is not.
+    #[error("its output is not valid JSON: {0}")]
+    NotJson(#[source] serde_json::Error),
+    /// Its output is JSON but not an object.
+    #[error("its output is not a JSON object")]
+    NotObject,
+}
+
+impl crate::error::Classified for HookFailure {
+    fn kind(&self) -> crate::error::ErrorKind {
+        crate::error::ErrorKind::Config
+    }
+
+    fn hint(&self) -> Option<&'static str> {
+        Some("run the hook by itself with `odek hooks test` to see what it does")
+    }
+}
+
 /// What one hook's ending and output mean for `event`. `fail_open`: a `PreToolUse` hook
 /// that failed lets the call through (Claude Code's behaviour) instead of blocking it.
 pub fn read_result(
@@ -201,8 +240,8 @@ pub fn read_result(
     stdout: &str,
     stderr: &str,
     fail_open: bool,
-) -> Result<Outcome, String> {
-    let failure = |why: String| -> Result<Outcome, String> {
+) -> Result<Outcome, HookFailure> {
+    let failure = |why: HookFailure| -> Result<Outcome, HookFailure> {
         if event == HookEvent::PreToolUse && !fail_open {
             Ok(Outcome {
                 decision: Decision::Block(format!(
@@ -223,10 +262,13 @@ pub fn read_result(
             decision: Decision::Block(reason_or(stderr, "blocked by a hook")),
             ..Outcome::default()
         }),
-        Ended::Exited(code) => failure(format!("exit {code}{}", tail(stderr))),
-        Ended::Signalled => failure("ended by a signal".into()),
-        Ended::TimedOut => failure("past its timeout; it was killed".into()),
-        Ended::NotStarted(why) => failure(format!("could not start: {why}")),
+        Ended::Exited(code) => failure(HookFailure::Exited {
+            code: *code,
+            stderr_tail: tail(stderr),
+        }),
+        Ended::Signalled => failure(HookFailure::Signalled),
+        Ended::TimedOut => failure(HookFailure::TimedOut),
+        Ended::NotStarted(why) => failure(HookFailure::NotStarted(why.clone())),
     }
 }
 
@@ -251,7 +293,7 @@ fn reason_or(text: &str, fallback: &str) -> String {
 /// Standard output of a hook that exited 0: a JSON decision when it is an object; plain
 /// text is context for `UserPromptSubmit` and `SessionStart` (Claude Code's rule), and
 /// otherwise ignored.
-fn read_stdout(event: HookEvent, stdout: &str) -> Result<Outcome, String> {
+fn read_stdout(event: HookEvent, stdout: &str) -> Result<Outcome, HookFailure> {
     let text = stdout.trim();
     if !text.starts_with('{') {
         let context = match event {
@@ -265,10 +307,9 @@ fn read_stdout(event: HookEvent, stdout: &str) -> Result<Outcome, String> {
             ..Outcome::default()
         });
     }
-    let value: Value =
-        serde_json::from_str(text).map_err(|e| format!("its output is not valid JSON: {e}"))?;
+    let value: Value = serde_json::from_str(text).map_err(HookFailure::NotJson)?;
     let Some(fields) = value.as_object() else {
-        return Err("its output is not a JSON object".into());
+        return Err(HookFailure::NotObject);
     };
     Ok(decision_of(event, fields))
 }

@@ -31,6 +31,47 @@ const SCRIPT_ENDINGS: &[&str] = &[
 /// Most bytes of one covered file.
 const MAX_COVERED_BYTES: u64 = 64 * 1024 * 1024;
 
+/// Why a project hooks file's hooks cannot run (shown by `odek hooks list` and in the
+/// start-up warning of a trusted file).
+#[derive(Debug, thiserror::Error)]
+pub enum ProjectHooksError {
+    /// The file is not JSON.
+    #[error("not JSON: {0}")]
+    NotJson(#[source] serde_json::Error),
+    /// Its `hooks` is not a map of events.
+    #[error("\"hooks\" is not an object of events")]
+    NotEvents,
+    /// Its events do not read as hooks.
+    #[error("{0}")]
+    BadEvents(#[source] serde_json::Error),
+    /// Its hooks do not compile (an unknown event, a bad matcher, not a command).
+    #[error(transparent)]
+    Hooks(#[from] crate::hooks::HooksError),
+    /// A file its hooks run cannot be hashed, so the file cannot be trusted.
+    #[error("{file}, which its hooks run, cannot be hashed: {why}")]
+    Uncovered {
+        /// The file, relative to the project.
+        file: String,
+        /// Why.
+        why: String,
+    },
+}
+
+impl crate::error::Classified for ProjectHooksError {
+    fn kind(&self) -> crate::error::ErrorKind {
+        match self {
+            ProjectHooksError::Uncovered { .. } => crate::error::ErrorKind::Io,
+            _ => crate::error::ErrorKind::Config,
+        }
+    }
+
+    fn hint(&self) -> Option<&'static str> {
+        Some(
+            "fix the project's hooks file (docs/HOOKS.md), then review it and run `odek hooks trust`",
+        )
+    }
+}
+
 /// A project hooks file as read: what is trusted or run is exactly these bytes.
 #[derive(Debug)]
 pub struct ProjectHooksFile {
@@ -39,7 +80,7 @@ pub struct ProjectHooksFile {
     /// The hash of its bytes.
     pub hash: String,
     /// Its hooks, or why they cannot be run.
-    pub hooks: Result<Vec<Hook>, String>,
+    pub hooks: Result<Vec<Hook>, ProjectHooksError>,
     /// Events of Claude Code that odek does not have, left out of an imported file.
     pub skipped: Vec<String>,
     /// The project files the hash covers beside the file itself (absolute): those its
@@ -71,7 +112,7 @@ pub fn project_files(cwd: &Path, import_claude: bool) -> Vec<ProjectHooksFile> {
             Ok(Some(parsed)) => (Ok(parsed.0), parsed.1),
             Err(why) => (Err(why), Vec::new()),
         };
-        let hooks = config.and_then(|c| compile(&c, Some(&path)).map_err(|e| e.to_string()));
+        let hooks = config.and_then(|c| Ok(compile(&c, Some(&path))?));
         let covers = hooks
             .as_ref()
             .map_or_else(|_| Vec::new(), |h| covered_files(h, cwd));
@@ -157,7 +198,7 @@ fn inside(relative: &str) -> Option<PathBuf> {
 /// hash older records hold), else its bytes and each covered file's path and state —
 /// present (its permission bits and bytes), absent, or a folder's [`folder_hash`]. An
 /// error when a covered file cannot be hashed: the file then cannot be trusted.
-fn trust_hash(bytes: &[u8], cwd: &Path, covers: &[PathBuf]) -> Result<String, String> {
+fn trust_hash(bytes: &[u8], cwd: &Path, covers: &[PathBuf]) -> Result<String, ProjectHooksError> {
     use std::os::unix::fs::PermissionsExt;
     if covers.is_empty() {
         return Ok(content_hash(bytes));
@@ -170,7 +211,10 @@ fn trust_hash(bytes: &[u8], cwd: &Path, covers: &[PathBuf]) -> Result<String, St
     field(bytes);
     for path in covers {
         let shown = path.strip_prefix(cwd).unwrap_or(path).display().to_string();
-        let cannot = |why: String| format!("{shown}, which its hooks run, cannot be hashed: {why}");
+        let cannot = |why: String| ProjectHooksError::Uncovered {
+            file: shown.clone(),
+            why,
+        };
         field(shown.as_bytes());
         match std::fs::metadata(path) {
             Err(_) => field(b"absent"),
@@ -195,15 +239,18 @@ fn trust_hash(bytes: &[u8], cwd: &Path, covers: &[PathBuf]) -> Result<String, St
 
 /// The hooks of a file: `{"hooks": {…}}` (a bare map of events in odek's own file too);
 /// `None` for Claude's settings without hooks. Claude's events that odek lacks are skipped.
-fn parse(bytes: &[u8], claude: bool) -> Result<Option<(HooksConfig, Vec<String>)>, String> {
-    let value: Value = serde_json::from_slice(bytes).map_err(|e| format!("not JSON: {e}"))?;
+fn parse(
+    bytes: &[u8],
+    claude: bool,
+) -> Result<Option<(HooksConfig, Vec<String>)>, ProjectHooksError> {
+    let value: Value = serde_json::from_slice(bytes).map_err(ProjectHooksError::NotJson)?;
     let section = match value.get("hooks") {
         Some(section) => section.clone(),
         None if claude => return Ok(None),
         None => value,
     };
     let Value::Object(mut events) = section else {
-        return Err("\"hooks\" is not an object of events".into());
+        return Err(ProjectHooksError::NotEvents);
     };
     let mut skipped = Vec::new();
     if claude {
@@ -216,7 +263,7 @@ fn parse(bytes: &[u8], claude: bool) -> Result<Option<(HooksConfig, Vec<String>)
         });
     }
     let config: HooksConfig =
-        serde_json::from_value(Value::Object(events)).map_err(|e| e.to_string())?;
+        serde_json::from_value(Value::Object(events)).map_err(ProjectHooksError::BadEvents)?;
     Ok((!config.is_empty()).then_some((config, skipped)))
 }
 
@@ -245,7 +292,7 @@ pub fn trusted_hooks(home: &Path, cwd: &Path, import_claude: bool) -> (Vec<Hook>
                 hooks.extend(found);
             }
             (TrustState::Trusted, Err(why)) => {
-                let why = crate::text::visible(&why, false);
+                let why = crate::text::visible(&why.to_string(), false).into_owned();
                 warnings.push(format!("odek: ignoring the project hooks in {path}: {why}"));
             }
             (TrustState::NotTrusted, _) => warnings.push(format!(
