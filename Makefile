@@ -1,7 +1,7 @@
 # odek — common tasks. Every target uses Cargo.lock (--locked).
 CARGO ?= cargo
 
-.PHONY: build print-static-bin static-target test test-ui ui-deps ui-vendor mcp-deps mcp-py-deps acp-deps lint bench profile fuzz size install fmt clean
+.PHONY: build print-static-bin static-target test test-ui ui-deps ui-vendor mcp-deps mcp-py-deps acp-deps lint bench profile fuzz size install dist fmt clean
 
 # On Linux the release binary is static, linked with musl: no dynamic loader and no glibc
 # start-up, which halves the CPU of starting (docs/PERFORMANCE.md, "Weight"). ring's few C
@@ -125,6 +125,13 @@ install: static-target ## install odek (static on Linux) into ~/.cargo/bin, its 
 	$(ODEK_INSTALLED) completions zsh > $(PREFIX)/share/zsh/site-functions/_odek
 	$(ODEK_INSTALLED) completions fish > $(PREFIX)/share/fish/vendor_completions.d/odek.fish
 	$(ODEK_INSTALLED) man --dir $(PREFIX)/share/man/man1
+
+# DIST_TARGETS picks targets; ODEK_MINISIGN_KEY (a minisign secret key file) signs SHA256SUMS;
+# DIST_PREBUILT=PATH packages that binary instead of building. See scripts/dist.sh.
+DIST_DIR ?= dist
+
+dist: static-target ## the release folder (docs/RELEASES.md): an archive per target this machine can link, SHA256SUMS, its signature, latest.json
+	DIST_DIR=$(DIST_DIR) scripts/dist.sh
 
 fmt:
 	$(CARGO) fmt --all
