@@ -42,4 +42,5 @@ mod subagent_child;
 mod subagent_delegate;
 mod telegram_bot;
 mod trusted_programs;
+mod upgrade;
 mod web_ui;

@@ -17,6 +17,7 @@ pub mod browser;
 mod fault;
 pub mod keyed;
 pub mod responses;
+pub mod release;
 pub mod serve;
 pub mod telegram;
 #[allow(unused_imports)] // not every test file breaks answers
