@@ -1,7 +1,7 @@
 # odek — common tasks. Every target uses Cargo.lock (--locked).
 CARGO ?= cargo
 
-.PHONY: build print-static-bin static-target test test-ui ui-deps ui-vendor mcp-deps mcp-py-deps acp-deps lint bench profile fuzz size install dist fmt clean
+.PHONY: build print-static-bin static-target test test-ui ui-deps ui-vendor mcp-deps mcp-py-deps acp-deps lint bench profile fuzz size install dist cross-tools cross-lint cross-test fmt clean
 
 # On Linux the release binary is static, linked with musl: no dynamic loader and no glibc
 # start-up, which halves the CPU of starting (docs/PERFORMANCE.md, "Weight"). ring's few C
@@ -72,6 +72,29 @@ acp-deps:        ## the ACP tests' client, the official ACP TypeScript SDK (pinn
 lint:            ## formatting and clippy, warnings are errors
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --all-targets --locked -- -D warnings
+
+# The other targets, checked from this Linux machine (docs/PLATFORMS.md): clippy for each,
+# and aarch64 Linux's tests run under qemu-user. zig compiles ring's C code and links aarch64.
+CROSS_LINT_TARGETS ?= aarch64-unknown-linux-musl aarch64-apple-darwin x86_64-apple-darwin
+CROSS_PATH = PATH="$(CURDIR)/target/cross-tools/bin:$$PATH"
+CROSS_QEMU = CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUNNER=qemu-aarch64-static
+# The integration tests that run under qemu (its odek binary runs there too, as
+# ODEK_TEST_RUNNER says): a run against the scripted server with tools, sessions, config.
+CROSS_SMOKE ?= smoke_
+
+cross-tools:     ## the other targets' Rust libraries, zig, cargo-zigbuild and qemu-user-static, when missing
+	@scripts/cross-tools.sh >/dev/null
+
+cross-lint: cross-tools ## clippy for each of CROSS_LINT_TARGETS, warnings are errors
+	@for target in $(CROSS_LINT_TARGETS); do \
+	  echo "cargo-zigbuild clippy --all-targets --target $$target"; \
+	  $(CROSS_PATH) cargo-zigbuild clippy --all-targets --locked --target $$target -- -D warnings || exit 1; \
+	done
+
+cross-test: cross-tools ## aarch64 Linux under qemu-user: the lib tests, then the integration smoke subset (CROSS_SMOKE)
+	$(CROSS_PATH) $(CROSS_QEMU) cargo-zigbuild test --locked --lib --target aarch64-unknown-linux-musl
+	$(CROSS_PATH) $(CROSS_QEMU) ODEK_TEST_RUNNER=qemu-aarch64-static \
+	  cargo-zigbuild test --locked --test it --target aarch64-unknown-linux-musl -- $(CROSS_SMOKE)
 
 # This round's budget (the security round, other targets and releases, instructions, commands
 # and agents, the conversation in hand, the browser): 12,400,000 bytes for all of them together
