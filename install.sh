@@ -108,6 +108,7 @@ install_binary() {
   mkdir -p "$TMP/x"
   tar -xzf "$TMP/$ARCHIVE" -C "$TMP/x" odek 2>/dev/null || die "$ARCHIVE holds no odek; nothing installed"
   if [ ! -f "$TMP/x/odek" ] || [ -L "$TMP/x/odek" ]; then die "$ARCHIVE holds no odek file; nothing installed"; fi
+  [ ! -d "$INSTALL_DIR/odek" ] || die "$INSTALL_DIR/odek is a folder; nothing installed"
   mkdir -p "$INSTALL_DIR" 2>/dev/null ||
     die "cannot create $INSTALL_DIR: set ODEK_INSTALL_DIR to a folder you can write (no sudo needed)"
   STAGED="$INSTALL_DIR/.odek.install.$$"
@@ -116,6 +117,12 @@ install_binary() {
   chmod 755 "$STAGED"
   mv -f "$STAGED" "$INSTALL_DIR/odek"
   STAGED=""
+}
+
+# The version the odek in INSTALL_DIR reports ("odek X.Y.Z (target, commit …)"), or nothing.
+installed_version() {
+  [ -f "$INSTALL_DIR/odek" ] && [ -x "$INSTALL_DIR/odek" ] || return 0
+  "$INSTALL_DIR/odek" --version </dev/null 2>/dev/null | sed -n '1s/^odek \([^ ]*\).*/\1/p'
 }
 
 path_hint() {
@@ -154,8 +161,7 @@ main() {
     valid_version "$version" || die "$RELEASE_URL/latest/download/latest.json names no X.Y.Z version (found '$version')"
   fi
 
-  if [ "${ODEK_FORCE:-0}" != 1 ] && [ -x "$INSTALL_DIR/odek" ] &&
-    "$INSTALL_DIR/odek" --version </dev/null 2>/dev/null | grep -q "^odek $version\( \|$\)"; then
+  if [ "${ODEK_FORCE:-0}" != 1 ] && [ "$(installed_version)" = "$version" ]; then
     say "odek $version is already installed in $INSTALL_DIR (ODEK_FORCE=1 installs it again)"
     path_hint
     return 0

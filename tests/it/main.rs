@@ -32,6 +32,7 @@ mod cli_skills;
 mod cli_tls;
 mod cli_tools_files_web_and_clarify;
 mod hooks;
+mod install;
 mod layering;
 mod mcp_serve;
 mod providers;
