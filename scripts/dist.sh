@@ -67,15 +67,24 @@ rustup_target() {
   rustup target list --installed | grep -qx "$1" || rustup target add "$1"
 }
 
-# cargo-zigbuild and zig (PyPI's ziglang), installed with pip only when missing.
+# cargo-zigbuild and zig (PyPI's ziglang): those of scripts/cross-tools.sh (pinned, in a
+# virtual environment under target/cross-tools) when there, else those on PATH, else installed
+# there with pip at the versions cross-tools.sh pins.
 have_zigbuild() {
+  tools="$ROOT/target/cross-tools/bin"
+  if [ -x "$tools/cargo-zigbuild" ]; then PATH="$tools:$PATH"; export PATH; return 0; fi
   if command -v cargo-zigbuild >/dev/null && { command -v zig >/dev/null || python3 -c 'import ziglang' 2>/dev/null; }; then
     return 0
   fi
   command -v python3 >/dev/null || return 1
-  say "installing ziglang and cargo-zigbuild with pip (for the aarch64 Linux link)"
-  python3 -m pip install --quiet --disable-pip-version-check ziglang cargo-zigbuild >&2 || return 1
-  command -v cargo-zigbuild >/dev/null
+  zig_pin=$(sed -n 's/^ZIGLANG_VERSION=//p' scripts/cross-tools.sh 2>/dev/null)
+  zigbuild_pin=$(sed -n 's/^CARGO_ZIGBUILD_VERSION=//p' scripts/cross-tools.sh 2>/dev/null)
+  say "installing ziglang${zig_pin:+ $zig_pin} and cargo-zigbuild${zigbuild_pin:+ $zigbuild_pin} with pip into target/cross-tools"
+  python3 -m venv "$ROOT/target/cross-tools" >&2 || return 1
+  "$tools/pip" install -q --disable-pip-version-check "ziglang${zig_pin:+==$zig_pin}" \
+    "cargo-zigbuild${zigbuild_pin:+==$zigbuild_pin}" >&2 || return 1
+  PATH="$tools:$PATH"
+  export PATH
 }
 
 # Builds one target: BUILT is the binary's path, or empty when the target was skipped.
@@ -93,7 +102,7 @@ build_target() {
       fi ;;
     *-unknown-linux-musl)
       if ! have_zigbuild; then
-        skip "$target" "no cargo-zigbuild and zig (pip install ziglang cargo-zigbuild failed)"
+        skip "$target" "no cargo-zigbuild and zig (python3 -m venv or pip install ziglang cargo-zigbuild failed)"
         return 0
       fi
       rustup_target "$target" >&2
