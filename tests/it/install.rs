@@ -21,8 +21,8 @@ fn repo() -> PathBuf {
 
 /// The programs install.sh runs; it must work with these alone on PATH.
 const TOOLS: &[&str] = &[
-    "sh", "uname", "mktemp", "curl", "cut", "awk", "sed", "grep", "head", "tar", "gzip", "mkdir",
-    "cp", "chmod", "mv", "rm",
+    "sh", "uname", "mktemp", "cut", "awk", "sed", "grep", "head", "tar", "gzip", "mkdir", "cp",
+    "chmod", "mv", "rm",
 ];
 /// Used when present: one checksum tool is enough; sysctl only matters on macOS.
 const OPTIONAL_TOOLS: &[&str] = &["sha256sum", "shasum", "sysctl"];
@@ -40,19 +40,16 @@ fn minisign_installed() -> bool {
     which("minisign").is_some()
 }
 
-/// A folder of links to the tools install.sh needs (and to minisign when `with_minisign`
-/// and it is installed): the whole PATH the script runs with.
-fn tools_dir(parent: &Path, with_minisign: bool) -> PathBuf {
-    let dir = parent.join(if with_minisign {
-        "bin"
-    } else {
-        "bin-no-minisign"
-    });
+/// A folder of links to the tools install.sh needs, with `downloader` (curl or wget) and,
+/// when `with_minisign` and it is installed, minisign: the whole PATH the script runs with.
+fn tools_dir(parent: &Path, with_minisign: bool, downloader: &str) -> PathBuf {
+    let minisign = if with_minisign { "" } else { "-no-minisign" };
+    let dir = parent.join(format!("bin-{downloader}{minisign}"));
     if dir.exists() {
         return dir;
     }
     std::fs::create_dir_all(&dir).unwrap();
-    for name in TOOLS {
+    for name in TOOLS.iter().chain([&downloader]) {
         let found = which(name).unwrap_or_else(|| panic!("{name} is not installed"));
         std::os::unix::fs::symlink(found, dir.join(name)).unwrap();
     }
@@ -133,7 +130,12 @@ impl World {
 
     /// `sh install.sh` with only the environment a user's shell would hand it here.
     fn command(&self, with_minisign: bool) -> Command {
-        let tools = tools_dir(self.dir.path(), with_minisign);
+        self.command_with(with_minisign, "curl")
+    }
+
+    /// `sh install.sh` fetching with `downloader` (curl or wget).
+    fn command_with(&self, with_minisign: bool, downloader: &str) -> Command {
+        let tools = tools_dir(self.dir.path(), with_minisign, downloader);
         let mut cmd = Command::new(which("sh").expect("sh"));
         cmd.arg(repo().join("install.sh"))
             .env_clear()
@@ -304,6 +306,34 @@ fn install_sh_refuses_a_download_cut_short() {
     world.assert_no_leftovers();
 }
 
+/// Where curl is missing, wget fetches: a good release installs, a download cut short is
+/// refused.
+#[test]
+fn install_sh_fetches_with_wget_when_curl_is_missing() {
+    if which("wget").is_none() {
+        eprintln!("wget is not installed: skipped");
+        return;
+    }
+    let world = World::new();
+    world.release("1.0.0");
+    let out = world.command_with(true, "wget").output().unwrap();
+    assert_success(&out);
+    assert_eq!(world.installed().unwrap(), fake_odek("1.0.0"));
+    world.release("1.1.0");
+    world
+        .server
+        .cut_short(&archive_name("1.1.0", &host_target()));
+    let out = world.command_with(true, "wget").output().unwrap();
+    assert!(!out.status.success(), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("nothing installed"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(world.installed().unwrap(), fake_odek("1.0.0"));
+    world.assert_no_leftovers();
+}
+
 #[test]
 fn install_sh_twice_is_already_done_and_forced_installs_again() {
     let world = World::new();
@@ -346,7 +376,7 @@ fn install_sh_prints_the_path_line_only_when_the_folder_is_not_on_path() {
         fake_odek("1.0.0")
     );
 
-    let tools = tools_dir(world.dir.path(), true);
+    let tools = tools_dir(world.dir.path(), true, "curl");
     let path = std::env::join_paths([tools, custom.clone()]).unwrap();
     let out = world
         .command(true)
