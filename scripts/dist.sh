@@ -229,11 +229,14 @@ sha256() { # files… → sha256sum's format
 }
 
 # JSON string contents: backslashes, quotes, tabs escaped, other control characters dropped,
-# lines joined with \n, trailing blank lines dropped.
+# lines joined with \n, blank lines at either end dropped.
 json_escape() {
   tr -d '\000-\010\013\014\015\016-\037' |
     sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/	/\\t/g' |
-    awk '{ lines[NR] = $0 } END { n = NR; while (n > 0 && lines[n] == "") n--; for (i = 1; i <= n; i++) printf "%s%s", (i > 1 ? "\\n" : ""), lines[i] }'
+    awk '{ lines[NR] = $0 } END {
+      first = 1; while (first <= NR && lines[first] == "") first++
+      last = NR; while (last >= first && lines[last] == "") last--
+      for (i = first; i <= last; i++) printf "%s%s", (i > first ? "\\n" : ""), lines[i] }'
 }
 
 # The notes: DIST_NOTES, DIST_NOTES_FILE, CHANGELOG.md's "## <version>" (or "## [<version>]")

@@ -691,4 +691,17 @@ fn dist_sh_without_a_key_says_loudly_that_the_folder_is_unsigned() {
             ))
             .exists()
     );
+
+    // Notes from a file: blank lines at either end dropped, tabs and backslashes escaped.
+    let notes = dir.path().join("NOTES.md");
+    std::fs::write(&notes, "\n\n- one\ttab\n- a back\\slash\n\n").unwrap();
+    let out = dist(
+        &out_dir,
+        &[("DIST_PREBUILT", &binary), ("DIST_NOTES_FILE", &notes)],
+        &[("DIST_TARGETS", "aarch64-apple-darwin")],
+    );
+    assert_success(&out);
+    let latest = std::fs::read_to_string(out_dir.join("latest.json")).unwrap();
+    let latest: serde_json::Value = serde_json::from_str(&latest).unwrap();
+    assert_eq!(latest["notes"], "- one\ttab\n- a back\\slash");
 }
