@@ -598,7 +598,7 @@ fn dist_sh_packages_the_contract_layout_and_install_sh_installs_it() {
         assert_eq!((*uid, *gid), (0, 0), "{name}");
         assert_eq!(*mtime, 1_767_225_600, "{name}");
         assert!(!name.starts_with("./") && !name.starts_with('/'), "{name}");
-        let _ = mode;
+        assert!(matches!(mode & 0o777, 0o644 | 0o755), "{name}: {mode:o}");
     }
     assert_eq!(entries["odek"].0 & 0o777, 0o755);
     assert_eq!(entries["odek"].4, fake_odek(version));
