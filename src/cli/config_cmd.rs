@@ -60,6 +60,7 @@ pub fn run(args: ConfigArgs) -> anyhow::Result<Exit> {
         Some(p) => println!("project config: {}", p.display()),
         None => println!("project config: (none in this directory)"),
     }
+    println!("sandbox:        {}", sandbox_line(&resolved));
     println!();
     let width = rows.iter().map(|(k, _, _)| k.len()).max().unwrap_or(10);
     for (key, value, source) in rows {
@@ -70,6 +71,14 @@ pub fn run(args: ConfigArgs) -> anyhow::Result<Exit> {
         println!("{key:<width$}  {shown}  ({source})");
     }
     Ok(Exit::Success)
+}
+
+/// Whether shell commands run sandboxed here, and why not (its warnings are left to the
+/// commands that run them: the line says it all).
+fn sandbox_line(resolved: &Resolved) -> String {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let mut warnings = Vec::new();
+    crate::runtime::sandbox_status(&resolved.config, &cwd, &resolved.home, &mut warnings).describe()
 }
 
 fn found(exists: bool) -> &'static str {

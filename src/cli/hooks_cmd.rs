@@ -90,7 +90,7 @@ pub fn run(args: HooksArgs) -> anyhow::Result<Exit> {
             warnings.iter().for_each(|w| eprintln!("{w}"));
             hooks.extend(project);
             let mut run = HookRun::new(hooks, resolved.config.hooks.fail_open, cwd);
-            run.sandbox = shell_sandbox(&resolved.config, &run.cwd);
+            run.sandbox = shell_sandbox(&resolved.config, &home, &run.cwd);
             let tool_name = event.is_tool_event().then_some(tool.as_str());
             if !run.wants(event, tool_name) {
                 println!("No hook runs at {} for this input.", event.as_str());
@@ -259,24 +259,11 @@ fn untrust(home: &std::path::Path, cwd: &std::path::Path) -> anyhow::Result<Exit
 /// in a session); its warnings are printed.
 fn shell_sandbox(
     config: &crate::config::Config,
+    home: &std::path::Path,
     cwd: &std::path::Path,
 ) -> Option<std::sync::Arc<crate::sandbox::Sandbox>> {
-    use crate::sandbox::{Network, SandboxStatus};
-    let network = match config.sandbox_network {
-        crate::config::SandboxNetwork::Allow => Network::Allow,
-        crate::config::SandboxNetwork::None => Network::None,
-    };
     let mut warnings = Vec::new();
-    let status = SandboxStatus::new(
-        config.sandbox,
-        cwd,
-        &config.sandbox_allow_write,
-        network,
-        &mut warnings,
-    );
-    if let SandboxStatus::Unavailable(reason) = &status {
-        warnings.push(reason.clone());
-    }
+    let status = crate::runtime::sandbox_status(config, cwd, home, &mut warnings);
     warnings.iter().for_each(|w| eprintln!("{w}"));
     status.sandbox()
 }

@@ -105,8 +105,12 @@ pub struct Config {
     /// Set when every class but `blocked` is allowed by `--yolo` or
     /// `ODEK_DANGEROUS_ACTION=allow`: what did it. Recorded in the session.
     pub dangerous_override: Option<String>,
-    /// Run shell commands in the Landlock sandbox where the kernel offers it.
+    /// Run shell commands in the sandbox (Landlock on Linux, Seatbelt on macOS) where the
+    /// system offers it.
     pub sandbox: bool,
+    /// Where the sandbox is wanted but this system offers none, refuse shell commands (and
+    /// a project's hooks) instead of running them without it.
+    pub sandbox_required: bool,
     /// Paths the sandbox also lets shell commands write beneath (`~` is the home directory).
     pub sandbox_allow_write: Vec<String>,
     /// Network access of sandboxed shell commands.
@@ -624,6 +628,7 @@ impl Default for Config {
             mcp_servers: BTreeMap::new(),
             dangerous_override: None,
             sandbox: true,
+            sandbox_required: false,
             sandbox_allow_write: Vec::new(),
             sandbox_network: SandboxNetwork::Allow,
             web: WebConfig {

@@ -152,7 +152,13 @@ async fn run_one(
         let why = "no sh was found on PATH outside the places shell commands may write";
         return (Ended::NotStarted(why.into()), String::new(), String::new());
     };
-    let mut cmd = tokio::process::Command::new(sh);
+    let mut cmd = match crate::sandbox::command(&sh, sandbox) {
+        Ok(cmd) => cmd,
+        Err(e) => {
+            let why = format!("the sandbox could not be prepared: {e}");
+            return (Ended::NotStarted(why), String::new(), String::new());
+        }
+    };
     cmd.arg("-c")
         .arg(&hook.command)
         .current_dir(cwd)
@@ -163,10 +169,6 @@ async fn run_one(
         .process_group(0)
         .kill_on_drop(true);
     crate::process_group::hide_keys(&mut cmd);
-    if let Some(Err(e)) = sandbox.map(|s| s.apply_to(&mut cmd)) {
-        let why = format!("the sandbox could not be prepared: {e}");
-        return (Ended::NotStarted(why), String::new(), String::new());
-    }
     let mut child = match cmd.spawn() {
         Ok(child) => child,
         Err(e) => {

@@ -38,7 +38,7 @@ use crate::mcp::McpHub;
 use crate::memory::Memory;
 use crate::memory::embed::Embedder;
 use crate::redact::Redactor;
-use crate::sandbox::{Network, SandboxStatus};
+use crate::sandbox::{Network, SandboxStatus, Wanted};
 use crate::session::{Holder, SessionError, SessionStore};
 use crate::tools::ToolSelection;
 
@@ -419,7 +419,7 @@ impl Runtime {
             .sessions
             .create(session, &Holder::this_process(holder))?;
         writer.set_posture(
-            self.sandbox.is_on(),
+            self.sandbox.confines_commands(),
             self.config.dangerous_override.as_deref(),
         );
         // Every turn's engine redacts tool results with `self.redactor`, the store's too.
@@ -462,7 +462,7 @@ impl Runtime {
         let mut writer = self.sessions.open(id, &Holder::this_process(holder))?;
         adjust(&mut writer);
         writer.set_posture(
-            self.sandbox.is_on(),
+            self.sandbox.confines_commands(),
             self.config.dangerous_override.as_deref(),
         );
         // Every turn's engine redacts tool results with `self.redactor`, the store's too.
@@ -530,48 +530,45 @@ fn origin_of(url: &str) -> String {
     format!("{scheme}://{authority}")
 }
 
-/// The sandbox of this process's shell commands. A working directory that holds the odek
-/// home gets a warning: the sandbox cannot keep commands from rewriting the configuration.
+/// The sandbox of this process's shell commands; `warnings` gets what it cannot do here
+/// (none at all, a protected odek home it leaves writable, …).
 fn build_sandbox(
     config: &Config,
     opts: &RuntimeOptions,
+    warnings: &mut Vec<String>,
+) -> SandboxStatus {
+    let refused = crate::sandbox::writable_places(&opts.cwd, &config.sandbox_allow_write);
+    crate::process_group::resolve_trusted_programs(&refused);
+    if config.checkpoints.enabled {
+        warn_of_refused_git(&refused, warnings);
+    }
+    sandbox_status(config, &opts.cwd, &opts.home, warnings)
+}
+
+/// The sandbox `config` asks for, for shell commands run in `cwd` with the odek home
+/// `home` (kept out of their reach, with the configuration file in it wherever that really
+/// is); `warnings` gets what it cannot do here.
+pub fn sandbox_status(
+    config: &Config,
+    cwd: &Path,
+    home: &Path,
     warnings: &mut Vec<String>,
 ) -> SandboxStatus {
     let network = match config.sandbox_network {
         SandboxNetwork::Allow => Network::Allow,
         SandboxNetwork::None => Network::None,
     };
-    let refused = crate::sandbox::writable_places(&opts.cwd, &config.sandbox_allow_write);
-    crate::process_group::resolve_trusted_programs(&refused);
-    if config.checkpoints.enabled {
-        warn_of_refused_git(&refused, warnings);
-    }
-    let status = SandboxStatus::new(
-        config.sandbox,
-        &opts.cwd,
-        &config.sandbox_allow_write,
-        network,
+    SandboxStatus::new(
+        Wanted {
+            on: config.sandbox,
+            required: config.sandbox_required,
+            cwd,
+            allow_write: &config.sandbox_allow_write,
+            network,
+            protected: &[home.to_path_buf(), home.join(crate::config::GLOBAL_FILE)],
+        },
         warnings,
-    );
-    if let SandboxStatus::Unavailable(reason) = &status {
-        warnings.push(reason.clone());
-    }
-    let home = opts
-        .home
-        .canonicalize()
-        .unwrap_or_else(|_| opts.home.clone());
-    if let Some(sandbox) = status.sandbox()
-        && sandbox
-            .writable()
-            .iter()
-            .any(|place| home.starts_with(place))
-    {
-        warnings.push(format!(
-            "odek: warning: shell commands may write to {} (odek's home, with its configuration) even in the sandbox: it lies under a writable directory",
-            home.display()
-        ));
-    }
-    status
+    )
 }
 
 /// One warning when the only `git` on `PATH` lies where shell commands may write (an

@@ -293,7 +293,7 @@ impl Runtime {
             checkpoints: self.checkpoint_owner(session),
             asker,
             policy: self.config.dangerous.clone(),
-            sandbox: self.sandbox.is_on(),
+            sandbox: self.sandbox.confines_commands(),
             planning: self.planning_enabled(),
             task_dir: crate::subagent::task_dir(&self.home),
         })))

@@ -1,105 +1,187 @@
-//! The sandbox under the classifier: shell commands run under a Landlock ruleset (Linux
-//! 5.13+) that lets them read everywhere but write only beneath the working directory,
-//! `$TMPDIR` as odek sees it, the `/dev` nodes shells need and the configured
-//! `sandbox_allow_write` paths — not the home directory, so a command cannot rewrite the
-//! configuration that governs it. With `sandbox_network: "none"` TCP connect and bind are
-//! refused too (Landlock ABI 4+; UDP is not covered).
+//! The sandbox under the classifier: shell commands (their background jobs and a project's
+//! hooks too) run confined by the kernel — reading everywhere, writing only beneath the
+//! working directory, `$TMPDIR` as odek sees it, the `/dev` nodes shells need and the
+//! configured `sandbox_allow_write` paths; not the home directory, so a command cannot
+//! rewrite the configuration that governs it. With `sandbox_network: "none"` the network is
+//! shut too.
 //!
-//! The ruleset is built in odek for each command and applied in the child between `fork`
-//! and `exec`, so odek itself stays unrestricted. The file tools (`read_file`,
-//! `write_file`, `patch`, `search_files`) are not sandboxed: they have their own
-//! confinement.
+//! One rule set ([`Rules`], `rules.rs`) is built in odek for each process and turned into
+//! the backend of the platform for each command: a Landlock ruleset on Linux 5.13+
+//! (`landlock.rs`, applied in the child between `fork` and `exec`) or a Seatbelt profile on
+//! macOS (`seatbelt.rs`, run through `/usr/bin/sandbox-exec`). odek itself stays
+//! unrestricted. The file tools (`read_file`, `write_file`, `patch`, `search_files`) are not
+//! sandboxed: they have their own confinement.
+//!
+//! Where no backend is available, odek says so once; with `sandbox_required` it then
+//! refuses to run shell commands instead of running them unsandboxed.
+
+#[cfg(target_os = "linux")]
+mod landlock;
+pub mod rules;
+pub mod seatbelt;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-/// Device nodes a shell command may open for writing.
-const WRITABLE_DEVICES: &[&str] = &[
-    "/dev/null",
-    "/dev/zero",
-    "/dev/full",
-    "/dev/tty",
-    "/dev/random",
-    "/dev/urandom",
-    "/dev/ptmx",
-    "/dev/pts",
-    "/dev/shm",
-];
+pub(crate) use rules::expand_home;
+pub use rules::{Rules, real_path, writable_places};
+
+/// The variable that makes odek behave as on a machine without a sandbox: a test seam (the
+/// integration tests run on kernels that have Landlock). It weakens nothing `ODEK_SANDBOX`
+/// cannot, says so in its warning, and with `sandbox_required` makes commands refuse.
+pub const SIMULATE_UNAVAILABLE_VAR: &str = "ODEK_TEST_SANDBOX_UNAVAILABLE";
 
 /// What a sandboxed command may do on the network.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Network {
     /// Connect and bind as usual.
     Allow,
-    /// No TCP connect or bind.
+    /// No TCP connect or bind (Linux, Landlock ABI 4+); only local sockets (macOS).
     None,
 }
 
-/// The sandbox one process's shell commands run in.
+/// What the configuration asks of the sandbox, as plain values.
+#[derive(Clone, Copy, Debug)]
+pub struct Wanted<'a> {
+    /// `sandbox`: run shell commands sandboxed.
+    pub on: bool,
+    /// `sandbox_required`: where no sandbox is available, run no shell command at all.
+    pub required: bool,
+    /// The working directory of the commands.
+    pub cwd: &'a Path,
+    /// `sandbox_allow_write` (entries may start with `~/`).
+    pub allow_write: &'a [String],
+    /// `sandbox_network`.
+    pub network: Network,
+    /// Kept out of reach even beneath a writable place: odek's home and its configuration
+    /// file.
+    pub protected: &'a [PathBuf],
+}
+
+/// The sandbox one process's shell commands run in: the rule set and the platform's backend.
 #[derive(Clone, Debug)]
 pub struct Sandbox {
-    writable: Vec<PathBuf>,
-    network: Network,
-    abi: i32,
+    rules: Rules,
+    backend: Backend,
+}
+
+/// How the rule set is enforced here.
+#[derive(Clone, Debug)]
+enum Backend {
+    /// A Landlock ruleset of this ABI version, applied before `exec`.
+    #[cfg(target_os = "linux")]
+    Landlock { abi: i32 },
+    /// A Seatbelt profile, applied by `sandbox-exec`.
+    #[cfg(target_os = "macos")]
+    Seatbelt,
+    /// None is available and the sandbox is required: every command is refused.
+    Refuse(Unavailable),
 }
 
 /// Whether the sandbox is in force, and why not.
 #[derive(Clone, Debug)]
 pub enum SandboxStatus {
     /// Shell commands run sandboxed.
-    On(std::sync::Arc<Sandbox>),
+    On(Arc<Sandbox>),
     /// Turned off by `sandbox: false` or `--no-sandbox`.
     Off,
-    /// Wanted, but the kernel does not offer it; the reason is the one warning line.
-    Unavailable(String),
+    /// Wanted, but this system offers none: commands run without it.
+    Unavailable(Unavailable),
+    /// Wanted and required (`sandbox_required`), but this system offers none: shell
+    /// commands are refused (the sandbox's commands fail with [`SandboxError::Required`]).
+    Refusing(Arc<Sandbox>),
 }
 
-/// The folders shell commands run in `cwd` may write beneath (the device nodes aside): the
-/// working directory, `$TMPDIR` as odek sees it and the `allow_write` entries (`~/` expanded).
-/// What lies there is the model's to change, so odek runs no program of its own from there.
-pub fn writable_places(cwd: &Path, allow_write: &[String]) -> Vec<PathBuf> {
-    let home = crate::home::user_home();
-    let mut writable = vec![canonical(cwd), canonical(&std::env::temp_dir())];
-    writable.extend(
-        allow_write
-            .iter()
-            .map(|entry| expand_home(entry, home.as_deref())),
-    );
-    writable
+/// Why no sandbox is available here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Unavailable {
+    /// Landlock compiled in, switched off.
+    #[error("Landlock is built into this kernel but not enabled")]
+    LandlockDisabled,
+    /// Not in this kernel.
+    #[error("this kernel has no Landlock")]
+    LandlockMissing,
+    /// macOS without its sandbox program.
+    #[error("{} is missing", seatbelt::SANDBOX_EXEC)]
+    NoSandboxExec,
+    /// Neither Linux nor macOS.
+    #[error(
+        "odek has no sandbox for this system (it uses Landlock on Linux and Seatbelt on macOS)"
+    )]
+    Unsupported,
+    /// [`SIMULATE_UNAVAILABLE_VAR`] is set.
+    #[error("{SIMULATE_UNAVAILABLE_VAR} is set (a test seam that makes the sandbox unavailable)")]
+    Simulated,
+}
+
+impl Unavailable {
+    /// What would make the sandbox available.
+    pub fn remedy(self) -> &'static str {
+        match self {
+            Unavailable::LandlockDisabled => {
+                "enable Landlock (add landlock to the kernel's lsm= boot parameter)"
+            }
+            Unavailable::LandlockMissing => "use a Linux kernel 5.13 or newer with Landlock",
+            Unavailable::NoSandboxExec => "restore macOS's /usr/bin/sandbox-exec",
+            Unavailable::Unsupported => "run odek on Linux or macOS",
+            Unavailable::Simulated => "unset ODEK_TEST_SANDBOX_UNAVAILABLE",
+        }
+    }
+}
+
+/// A command could not be put in the sandbox: it does not run.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    /// The sandbox is required and this system offers none.
+    #[error(
+        "the sandbox is required (sandbox_required) but not available here: {0}; shell commands never run without it while sandbox_required is on: the user can {remedy} or turn sandbox_required off",
+        remedy = .0.remedy()
+    )]
+    Required(Unavailable),
+    /// The Landlock ruleset could not be built.
+    #[cfg(target_os = "linux")]
+    #[error("the Landlock ruleset could not be built: {0}")]
+    Landlock(#[from] ::landlock::RulesetError),
+    /// The Seatbelt profile could not be written.
+    #[error(transparent)]
+    Profile(#[from] seatbelt::ProfileError),
 }
 
 impl SandboxStatus {
-    /// Builds the sandbox for commands run in `cwd`. `allow_write` entries may start with
-    /// `~/`. `warnings` gets a line for anything the sandbox cannot do here.
-    pub fn new(
-        wanted: bool,
-        cwd: &Path,
-        allow_write: &[String],
-        network: Network,
-        warnings: &mut Vec<String>,
-    ) -> SandboxStatus {
-        if !wanted {
+    /// The sandbox `wanted` asks for, here. `warnings` gets one line for what the sandbox
+    /// cannot do on this system: none at all, TCP on an old Landlock, a protected path it
+    /// leaves writable.
+    pub fn new(wanted: Wanted<'_>, warnings: &mut Vec<String>) -> SandboxStatus {
+        if !wanted.on {
             return SandboxStatus::Off;
         }
-        let abi = match landlock_abi() {
-            Ok(abi) => abi,
+        let rules = Rules::for_commands(
+            wanted.cwd,
+            wanted.allow_write,
+            wanted.protected,
+            wanted.network,
+        );
+        let backend = match backend_here() {
+            Ok(backend) => backend,
+            Err(missing) if wanted.required => {
+                warnings.push(format!(
+                    "odek: warning: {missing}, so shell commands will not run: sandbox_required is set (to run them without the sandbox, turn sandbox_required off)"
+                ));
+                return SandboxStatus::Refusing(Arc::new(Sandbox {
+                    rules,
+                    backend: Backend::Refuse(missing),
+                }));
+            }
             Err(missing) => {
-                return SandboxStatus::Unavailable(format!(
+                warnings.push(format!(
                     "odek: warning: {missing}, so shell commands run without the sandbox (only the approval policy guards them)"
                 ));
+                return SandboxStatus::Unavailable(missing);
             }
         };
-        if network == Network::None && abi < 4 {
-            warnings.push(format!(
-                "odek: warning: this kernel's Landlock (ABI {abi}) cannot refuse TCP; sandbox_network \"none\" is not enforced"
-            ));
-        }
-        let mut writable = writable_places(cwd, allow_write);
-        writable.extend(WRITABLE_DEVICES.iter().map(PathBuf::from));
-        SandboxStatus::On(std::sync::Arc::new(Sandbox {
-            writable,
-            network,
-            abi,
-        }))
+        let sandbox = Sandbox { rules, backend };
+        warnings.extend(sandbox.shortfalls());
+        SandboxStatus::On(Arc::new(sandbox))
     }
 
     /// True when shell commands run sandboxed.
@@ -107,172 +189,134 @@ impl SandboxStatus {
         matches!(self, SandboxStatus::On(_))
     }
 
-    /// The sandbox, when on.
-    pub fn sandbox(&self) -> Option<std::sync::Arc<Sandbox>> {
+    /// True when no shell command runs outside the sandbox: it is on, or required and
+    /// commands are refused. What a session records, and what its sub-agents inherit.
+    pub fn confines_commands(&self) -> bool {
+        matches!(self, SandboxStatus::On(_) | SandboxStatus::Refusing(_))
+    }
+
+    /// The sandbox shell commands are started through: when on, and when commands are
+    /// refused (it then refuses each of them).
+    pub fn sandbox(&self) -> Option<Arc<Sandbox>> {
         match self {
-            SandboxStatus::On(sandbox) => Some(sandbox.clone()),
-            _ => None,
+            SandboxStatus::On(sandbox) | SandboxStatus::Refusing(sandbox) => Some(sandbox.clone()),
+            SandboxStatus::Off | SandboxStatus::Unavailable(_) => None,
+        }
+    }
+
+    /// One line for `odek config`: on (and how), off, or unavailable (why, and what then).
+    pub fn describe(&self) -> String {
+        match self {
+            SandboxStatus::On(sandbox) => format!("on ({})", sandbox.backend_name()),
+            SandboxStatus::Off => "off (sandbox is false)".into(),
+            SandboxStatus::Unavailable(why) => format!(
+                "unavailable: {why}; shell commands run without it (sandbox_required would refuse them)"
+            ),
+            SandboxStatus::Refusing(sandbox) => match &sandbox.backend {
+                Backend::Refuse(why) => {
+                    format!("unavailable: {why}; shell commands are refused (sandbox_required)")
+                }
+                _ => "unavailable; shell commands are refused (sandbox_required)".into(),
+            },
         }
     }
 }
 
-impl Sandbox {
-    /// The directories (and device files) commands may write beneath.
-    pub fn writable(&self) -> &[PathBuf] {
-        &self.writable
+/// The backend this system offers, or why there is none.
+fn backend_here() -> Result<Backend, Unavailable> {
+    if std::env::var_os(SIMULATE_UNAVAILABLE_VAR).is_some_and(|v| !v.is_empty()) {
+        return Err(Unavailable::Simulated);
     }
-
-    /// Arranges for `command` to run inside the sandbox: the ruleset is built here and
-    /// applied in the child just before `exec`. An error means the sandbox could not be
-    /// prepared; the command must then not run.
     #[cfg(target_os = "linux")]
-    pub fn apply_to(&self, command: &mut tokio::process::Command) -> Result<(), SandboxError> {
-        let mut ruleset = Some(linux::ruleset(self).map_err(|e| SandboxError(e.to_string()))?);
-        // SAFETY: the closure runs in the forked child before `exec`. It only moves the
-        // prepared ruleset out of its slot and makes the two system calls of
-        // `restrict_self` (`prctl(PR_SET_NO_NEW_PRIVS)` and `landlock_restrict_self`); its
-        // error is a plain errno, so nothing is allocated.
-        #[allow(unsafe_code)]
-        unsafe {
-            command.pre_exec(move || linux::restrict(ruleset.take()));
+    {
+        landlock::abi().map(|abi| Backend::Landlock { abi })
+    }
+    #[cfg(target_os = "macos")]
+    {
+        if Path::new(seatbelt::SANDBOX_EXEC).is_file() {
+            Ok(Backend::Seatbelt)
+        } else {
+            Err(Unavailable::NoSandboxExec)
         }
-        Ok(())
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "macos")))]
+    {
+        Err(Unavailable::Unsupported)
+    }
+}
+
+/// `program` as a command, in `sandbox` when given: the caller adds its arguments, its
+/// folder and its streams. An error means the command must not run.
+pub fn command(
+    program: &Path,
+    sandbox: Option<&Sandbox>,
+) -> Result<tokio::process::Command, SandboxError> {
+    match sandbox {
+        Some(sandbox) => sandbox.command(program),
+        None => Ok(tokio::process::Command::new(program)),
+    }
+}
+
+impl Sandbox {
+    /// The rule set.
+    pub fn rules(&self) -> &Rules {
+        &self.rules
     }
 
-    /// Landlock is Linux-only: elsewhere the sandbox is never on.
-    #[cfg(not(target_os = "linux"))]
-    pub fn apply_to(&self, _command: &mut tokio::process::Command) -> Result<(), SandboxError> {
-        Err(SandboxError("the sandbox needs Linux".into()))
+    /// `program` as a command that runs inside the sandbox (on Linux the ruleset is built
+    /// here and applied in the child just before `exec`; on macOS `sandbox-exec` applies
+    /// the profile). An error means the command must not run.
+    pub fn command(&self, program: &Path) -> Result<tokio::process::Command, SandboxError> {
+        match &self.backend {
+            #[cfg(target_os = "linux")]
+            Backend::Landlock { abi } => Ok(landlock::command(&self.rules, *abi, program)?),
+            #[cfg(target_os = "macos")]
+            Backend::Seatbelt => Ok(seatbelt::command(&self.rules, program)?),
+            Backend::Refuse(why) => Err(SandboxError::Required(*why)),
+        }
+    }
+
+    /// The backend's name, for `odek config`.
+    fn backend_name(&self) -> String {
+        match &self.backend {
+            #[cfg(target_os = "linux")]
+            Backend::Landlock { abi } => format!("Landlock ABI {abi}"),
+            #[cfg(target_os = "macos")]
+            Backend::Seatbelt => format!("Seatbelt, {}", seatbelt::SANDBOX_EXEC),
+            Backend::Refuse(_) => "refusing".into(),
+        }
+    }
+
+    /// What this backend cannot enforce of the rule set, one warning line each.
+    fn shortfalls(&self) -> Vec<String> {
+        #[cfg(target_os = "linux")]
+        if let Backend::Landlock { abi } = self.backend {
+            return landlock::shortfalls(&self.rules, abi);
+        }
+        // Seatbelt enforces the whole rule set.
+        Vec::new()
     }
 
     /// A note for the model and the user when a sandboxed command failed for lack of
     /// permission: where it may write, and how to widen that.
     pub fn denial_note(&self) -> String {
         let places: Vec<String> = self
-            .writable
+            .rules
+            .writable()
             .iter()
-            .filter(|path| !path.starts_with("/dev"))
             .map(|path| path.display().to_string())
             .collect();
         let mut note = format!(
             "note: the command ran in odek's sandbox, which lets shell commands write only under {}",
             places.join(", ")
         );
-        if self.network == Network::None {
+        if self.rules.network() == Network::None {
             note.push_str(" and refuses TCP connections");
         }
         note.push_str(
-            "; a write elsewhere fails with \"Permission denied\". The user can add a path to sandbox_allow_write in the global config or run odek with --no-sandbox.",
+            "; a write elsewhere fails with \"Permission denied\" (\"Operation not permitted\" on macOS). The user can add a path to sandbox_allow_write in the global config or run odek with --no-sandbox.",
         );
         note
-    }
-}
-
-/// The sandbox's rules could not be prepared for a command (it then does not run).
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct SandboxError(String);
-
-/// Why the kernel offers no Landlock.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum NoLandlock {
-    /// Compiled in, switched off.
-    #[error("Landlock is built into this kernel but not enabled")]
-    Disabled,
-    /// Not in this kernel.
-    #[error("this kernel has no Landlock")]
-    Missing,
-    /// Not Linux.
-    #[error("the sandbox needs Linux's Landlock")]
-    NotLinux,
-}
-
-/// The Landlock ABI version the kernel offers, or why there is none.
-fn landlock_abi() -> Result<i32, NoLandlock> {
-    #[cfg(target_os = "linux")]
-    {
-        linux::abi()
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        Err(NoLandlock::NotLinux)
-    }
-}
-
-fn canonical(path: &Path) -> PathBuf {
-    path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
-}
-
-/// `entry` with a leading `~/` (or `~`) replaced by `home`, canonical where it exists.
-pub(crate) fn expand_home(entry: &str, home: Option<&Path>) -> PathBuf {
-    match (entry.strip_prefix("~/"), home) {
-        (Some(rest), Some(home)) => canonical(&home.join(rest)),
-        _ if entry == "~" => home.map_or_else(|| PathBuf::from(entry), canonical),
-        _ => canonical(Path::new(entry)),
-    }
-}
-
-#[cfg(target_os = "linux")]
-mod linux {
-    use landlock::{
-        ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, Ruleset, RulesetAttr,
-        RulesetCreated, RulesetCreatedAttr, RulesetError, RulesetStatus, path_beneath_rules,
-    };
-
-    use super::{Network, Sandbox};
-
-    /// `landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)`: the ABI version.
-    pub(super) fn abi() -> Result<i32, super::NoLandlock> {
-        const CREATE_RULESET_VERSION: libc::c_long = 1;
-        // SAFETY: with a null attribute pointer, size 0 and the VERSION flag the call only
-        // returns a number; it reads and writes no memory.
-        #[allow(unsafe_code)]
-        let version = unsafe {
-            libc::syscall(
-                libc::SYS_landlock_create_ruleset,
-                std::ptr::null::<u8>(),
-                0usize,
-                CREATE_RULESET_VERSION,
-            )
-        };
-        if version >= 1 {
-            return Ok(i32::try_from(version).unwrap_or(i32::MAX));
-        }
-        Err(match std::io::Error::last_os_error().raw_os_error() {
-            Some(libc::EOPNOTSUPP) => super::NoLandlock::Disabled,
-            _ => super::NoLandlock::Missing,
-        })
-    }
-
-    /// The ruleset of `sandbox`, created and filled, ready for `restrict_self`.
-    pub(super) fn ruleset(sandbox: &Sandbox) -> Result<RulesetCreated, RulesetError> {
-        let abi = ABI::from(sandbox.abi);
-        let mut ruleset = Ruleset::default()
-            .set_compatibility(CompatLevel::BestEffort)
-            .handle_access(AccessFs::from_all(abi))?;
-        if sandbox.network == Network::None {
-            ruleset = ruleset.handle_access(AccessNet::from_all(abi))?;
-        }
-        ruleset
-            .create()?
-            .add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi)))?
-            .add_rules(path_beneath_rules(
-                &sandbox.writable,
-                AccessFs::from_all(abi),
-            ))
-    }
-
-    /// Applies the prepared ruleset to the calling (child) process.
-    pub(super) fn restrict(ruleset: Option<RulesetCreated>) -> std::io::Result<()> {
-        let denied = || std::io::Error::from_raw_os_error(libc::EPERM);
-        let status = ruleset
-            .ok_or_else(denied)?
-            .restrict_self()
-            .map_err(|_| denied())?;
-        if status.ruleset == RulesetStatus::NotEnforced {
-            return Err(denied());
-        }
-        Ok(())
     }
 }
 
@@ -280,35 +324,80 @@ mod linux {
 mod tests {
     use super::*;
 
-    #[test]
-    fn off_when_not_wanted() {
-        let mut warnings = Vec::new();
-        let status = SandboxStatus::new(false, Path::new("."), &[], Network::Allow, &mut warnings);
-        assert!(matches!(status, SandboxStatus::Off));
-        assert!(warnings.is_empty());
+    fn wanted<'a>(on: bool, required: bool, cwd: &'a Path, home: &'a [PathBuf]) -> Wanted<'a> {
+        Wanted {
+            on,
+            required,
+            cwd,
+            allow_write: &[],
+            network: Network::Allow,
+            protected: home,
+        }
     }
 
     #[test]
-    fn home_entries_are_expanded() {
-        let home = Path::new("/home/ana");
-        assert_eq!(
-            expand_home("~/.cargo", Some(home)),
-            PathBuf::from("/home/ana/.cargo")
-        );
-        assert_eq!(expand_home("/opt/x", Some(home)), PathBuf::from("/opt/x"));
+    fn off_when_not_wanted() {
+        let mut warnings = Vec::new();
+        let home = [PathBuf::from("/nonexistent/.odek")];
+        let status = SandboxStatus::new(wanted(false, true, Path::new("."), &home), &mut warnings);
+        assert!(matches!(status, SandboxStatus::Off));
+        assert!(!status.confines_commands());
+        assert!(status.sandbox().is_none());
+        assert!(warnings.is_empty());
+        assert_eq!(status.describe(), "off (sandbox is false)");
     }
 
     #[test]
     fn the_note_names_the_writable_places_but_not_the_devices() {
         let sandbox = Sandbox {
-            writable: vec![PathBuf::from("/work/p"), PathBuf::from("/dev/null")],
-            network: Network::None,
-            abi: 4,
+            rules: Rules::new([PathBuf::from("/work/p")], [], Network::None),
+            backend: Backend::Refuse(Unavailable::Simulated),
         };
         let note = sandbox.denial_note();
         assert!(note.contains("/work/p"), "{note}");
         assert!(!note.contains("/dev/null"), "{note}");
         assert!(note.contains("refuses TCP"), "{note}");
         assert!(note.contains("--no-sandbox"), "{note}");
+    }
+
+    #[test]
+    fn a_required_sandbox_that_is_missing_refuses_every_command() {
+        let sandbox = Sandbox {
+            rules: Rules::new([PathBuf::from("/work/p")], [], Network::Allow),
+            backend: Backend::Refuse(Unavailable::LandlockMissing),
+        };
+        let status = SandboxStatus::Refusing(Arc::new(sandbox));
+        assert!(!status.is_on());
+        assert!(status.confines_commands());
+        let sandbox = status
+            .sandbox()
+            .expect("commands go through the refusing sandbox");
+        let err = sandbox
+            .command(Path::new("/bin/sh"))
+            .expect_err("no command may start");
+        let text = err.to_string();
+        assert!(text.contains("sandbox_required"), "{text}");
+        assert!(text.contains("this kernel has no Landlock"), "{text}");
+        assert!(text.contains("5.13"), "{text}");
+        assert!(
+            status.describe().contains("refused"),
+            "{}",
+            status.describe()
+        );
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_home_beneath_the_working_directory_is_warned_of_where_landlock_cannot_protect_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let home = dir.path().join(".odek");
+        let sandbox = Sandbox {
+            rules: Rules::for_commands(dir.path(), &[], &[home], Network::None),
+            backend: Backend::Landlock { abi: 3 },
+        };
+        let lines = sandbox.shortfalls();
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(lines[0].contains("cannot refuse TCP"), "{lines:?}");
+        assert!(lines[1].contains("even in the sandbox"), "{lines:?}");
     }
 }

@@ -3,11 +3,12 @@
 use std::process::Stdio;
 
 use super::ToolError;
-use crate::sandbox::Sandbox;
+use crate::sandbox::{Sandbox, SandboxError};
 
 /// Starts `sh -c command` in `cwd` (the `sh` resolved once at start, never one from a place
 /// commands may write), in its own process group, stdin empty, without odek's
-/// keys, in `sandbox` when given; `outputs` says where its output goes.
+/// keys, in `sandbox` when given (a sandbox that is required and missing refuses it);
+/// `outputs` says where its output goes.
 pub(super) fn spawn(
     command: &str,
     cwd: &std::path::Path,
@@ -20,7 +21,12 @@ pub(super) fn spawn(
                 "shell: no sh was found on PATH outside the places shell commands may write, so the command was not run".into(),
             )
         })?;
-    let mut cmd = tokio::process::Command::new(sh);
+    let mut cmd = crate::sandbox::command(&sh, sandbox).map_err(|e| match e {
+        SandboxError::Required(_) => ToolError(format!("shell: {e}. The command was not run.")),
+        _ => ToolError(format!(
+            "shell: the sandbox could not be prepared ({e}), so the command was not run; the user can run odek with --no-sandbox"
+        )),
+    })?;
     cmd.arg("-c")
         .arg(command)
         .current_dir(cwd)
@@ -29,13 +35,6 @@ pub(super) fn spawn(
         .kill_on_drop(true);
     outputs(&mut cmd).map_err(|e| ToolError(format!("shell: could not start sh: {e}")))?;
     crate::process_group::hide_keys(&mut cmd);
-    if let Some(sandbox) = sandbox {
-        sandbox.apply_to(&mut cmd).map_err(|e| {
-            ToolError(format!(
-                "shell: the sandbox could not be prepared ({e}), so the command was not run; the user can run odek with --no-sandbox"
-            ))
-        })?;
-    }
     cmd.spawn().map_err(|e| match sandbox {
         Some(_) => ToolError(format!(
             "shell: the sandbox could not be applied ({e}), so the command was not run; the user can run odek with --no-sandbox"

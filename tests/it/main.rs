@@ -36,6 +36,7 @@ mod install;
 mod layering;
 mod mcp_serve;
 mod providers;
+mod sandbox_required;
 mod serve_api;
 mod serve_rewind;
 mod serve_security;
