@@ -68,6 +68,7 @@ sha256_of() {
 
 # X.Y.Z or X.Y.Z-pre, nothing else (it becomes part of URLs and file names).
 valid_version() {
+  case $1 in *[!0-9A-Za-z.-]*) return 1 ;; esac # one line of these characters only
   printf '%s\n' "$1" | grep -Eq '^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.]+)?$'
 }
 

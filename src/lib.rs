@@ -30,6 +30,7 @@ pub mod prompt;
 pub mod protocol;
 pub mod random;
 pub mod redact;
+pub mod release;
 pub mod runtime;
 pub mod sandbox;
 pub mod schedule;
