@@ -99,6 +99,9 @@ fn classified<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<&'a dy
     if let Some(e) = cause.downcast_ref::<ChatError>() {
         return Some(e);
     }
+    if let Some(e) = cause.downcast_ref::<crate::release::ReleaseError>() {
+        return Some(e);
+    }
     cause
         .downcast_ref::<McpServerError>()
         .map(|e| e as &dyn Classified)

@@ -28,6 +28,7 @@ mod subagent_cmd;
 mod telegram_cmd;
 pub mod terminal;
 mod turn;
+mod upgrade_cmd;
 mod usage_cmd;
 
 use std::process::ExitCode;
@@ -59,7 +60,8 @@ Examples:
 
 The API key comes from ODEK_API_KEY (or DEEPSEEK_API_KEY, OPENAI_API_KEY); `odek config`
 shows every setting and where it came from.
-Exit codes: 0 done, 1 error, 2 usage, 4 budget exhausted, 130 interrupted.";
+Exit codes: 0 done, 1 error, 2 usage, 4 budget exhausted, 10 a newer odek (upgrade --check),
+130 interrupted.";
 
 /// Exit codes of the program.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,6 +74,8 @@ pub enum Exit {
     Usage = 2,
     /// An execution budget ran out.
     Budget = 4,
+    /// `odek upgrade --check`: a newer release exists.
+    UpdateAvailable = 10,
     /// Interrupted by Ctrl-C.
     Interrupted = 130,
 }
@@ -140,6 +144,8 @@ enum Command {
     Man(docs_cmd::ManArgs),
     /// Print the version, target and commit
     Version,
+    /// Replace this odek with the latest signed release (--check, --to, --rollback, --key)
+    Upgrade(upgrade_cmd::UpgradeArgs),
     /// Run one delegated task (started by `delegate_tasks`; not for people)
     #[command(hide = true)]
     Subagent(subagent_cmd::SubagentArgs),
@@ -224,6 +230,7 @@ pub fn main() -> ExitCode {
         Command::Schedule(args) => schedule_cmd::run(args),
         Command::Completions(args) => docs_cmd::completions(args),
         Command::Man(args) => docs_cmd::man(args),
+        Command::Upgrade(args) => upgrade_cmd::run(args),
     };
     // Nothing a command started outlives odek, whatever group or session it made.
     crate::process_group::end_leftovers();

@@ -563,9 +563,16 @@ pub(super) fn is_assignment(word: &Word) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-/// An assignment to a variable that changes what later commands run.
+/// An assignment to a variable that changes what later commands run, or what `odek upgrade`
+/// installs (`ODEK_RELEASE_URL`, `ODEK_RELEASE_PUBKEY`: persistence, as the upgrade is).
 pub(super) fn risky_assignment(text: &str) -> Option<Classification> {
     let name = text.split('=').next().unwrap_or("").trim_end_matches('+');
+    if name.starts_with(crate::release::RELEASE_VAR_PREFIX) {
+        return Some(Classification::new(
+            DangerClass::Persistence,
+            format!("sets {name}, which changes what odek upgrade installs"),
+        ));
+    }
     let risky = RISKY_VARIABLES.contains(&name)
         || name.starts_with("LD_")
         || name.starts_with("DYLD_")

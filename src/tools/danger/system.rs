@@ -81,6 +81,11 @@ pub(super) fn system_program(name: &str, args: &[Word]) -> Option<Classification
         "crontab" if texts.contains(&"-l") => safe("crontab -l only lists"),
         "crontab" => classified(DangerClass::Persistence, "crontab installs scheduled jobs"),
         "atq" => safe("atq only lists"),
+        // The model never upgrades odek: the user runs it (docs/UPGRADE.md).
+        "odek" if operands.first() == Some(&"upgrade") => classified(
+            DangerClass::Persistence,
+            "odek upgrade replaces odek's own binary",
+        ),
         _ if PERSISTENCE_TOOLS.contains(&name) => classified(
             DangerClass::Persistence,
             format!("{name} schedules commands to run later"),
