@@ -121,7 +121,8 @@ build_target() {
 
 STAGE_ROOT=""
 cleanup() { [ -z "$STAGE_ROOT" ] || rm -rf "$STAGE_ROOT"; }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 stage_root() {
   [ -n "$STAGE_ROOT" ] || STAGE_ROOT=$(mktemp -d "${TMPDIR:-/tmp}/odek-dist.XXXXXX")
 }
@@ -185,6 +186,7 @@ build_all() {
     [ -x "$DIST_PREBUILT" ] || die "DIST_PREBUILT=$DIST_PREBUILT is not an executable file"
     targets=${DIST_TARGETS:-$(host_target)}
     [ "$(echo "$targets" | wc -w)" -eq 1 ] || die "DIST_PREBUILT packages one target: DIST_TARGETS names $targets"
+    case " $ALL_TARGETS " in *" $targets "*) ;; *) die "unknown target $targets (known: $ALL_TARGETS)" ;; esac
     docs_bin=${DIST_DOCS_BIN:-$DIST_PREBUILT}
     runs_here "$docs_bin" || die "$docs_bin does not run here: set DIST_DOCS_BIN to one that does"
     make_docs "$docs_bin"
