@@ -447,7 +447,8 @@ fn install_sh_and_dist_sh_are_shellcheck_clean() {
     assert_success(&out);
 }
 
-/// The release key, written in install.sh, scripts/dist.sh and the docs, is one key.
+/// The release key, written in install.sh, scripts/dist.sh and the docs and compiled into
+/// odek, is one key.
 #[test]
 fn the_release_public_key_is_the_same_everywhere() {
     let key = "RWQsAnplMmSW7qF+b4q+V4UOyCIuzmrDNHQtoG1bd+aDZXGCl1JfBS7u";
@@ -460,6 +461,19 @@ fn the_release_public_key_is_the_same_everywhere() {
         let text = std::fs::read_to_string(repo().join(file)).unwrap();
         assert!(text.contains(key), "{file} does not name the release key");
     }
+    // The one compiled into odek, as `odek upgrade --key` prints it.
+    let home = tempfile::tempdir().unwrap();
+    let out = Command::new(odek_binary())
+        .args(["upgrade", "--key"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("ODEK_HOME", home.path().join(".odek"))
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(printed.lines().nth(1), Some(key), "{}", text(&out));
 }
 
 /// `scripts/dist.sh` run with `args` and `env` over a clean environment (the test's PATH).
@@ -650,6 +664,25 @@ fn dist_sh_packages_the_contract_layout_and_install_sh_installs_it() {
     assert_success(&out);
     assert!(String::from_utf8_lossy(&out.stdout).contains("signature of SHA256SUMS verified"));
     assert_eq!(world.installed().unwrap(), fake_odek(version));
+
+    // And `odek upgrade` takes it too: GNU tar's entries, the real minisign's legacy signature.
+    let copy_dir = world.dir.path().join("odek-copy");
+    std::fs::create_dir_all(&copy_dir).unwrap();
+    let copy = copy_dir.join("odek");
+    std::fs::copy(odek_binary(), &copy).unwrap();
+    let out = Command::new(&copy)
+        .args(["upgrade", "--to", version])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", world.home())
+        .env("ODEK_HOME", world.home().join(".odek"))
+        .env("TMPDIR", world.tmp())
+        .env("ODEK_RELEASE_URL", world.server.base())
+        .env("ODEK_RELEASE_PUBKEY", &pubkey)
+        .output()
+        .unwrap();
+    assert_success(&out);
+    assert_eq!(std::fs::read(&copy).unwrap(), fake_odek(version));
 }
 
 #[test]
