@@ -4,7 +4,6 @@
 //! file parses the flags, draws the download's progress on a terminal and says what happened.
 
 use std::io::{IsTerminal, Write};
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
@@ -131,7 +130,7 @@ async fn upgrade(releases: &Releases, to: Option<&str>) -> anyhow::Result<Exit> 
     let bytes = fetched?;
     install::replace(&binary, &bytes)?;
     println!(
-        "odek: {current} → {wanted}: installed {} (signature and checksum verified)",
+        "odek: upgraded {current} to {wanted}: installed {} (signature and checksum verified)",
         binary.display()
     );
     println!(
@@ -146,16 +145,12 @@ fn rollback() -> anyhow::Result<Exit> {
     let binary = install::running_binary()?;
     install::check_replaceable(&binary)?;
     install::rollback(&binary)?;
-    report_rollback(&binary);
-    Ok(Exit::Success)
-}
-
-fn report_rollback(binary: &Path) {
     println!(
         "odek: put back the previous binary at {}; the one it replaced is now {}",
         binary.display(),
-        install::previous_path(binary).display()
+        install::previous_path(&binary).display()
     );
+    Ok(Exit::Success)
 }
 
 /// A download's progress on stderr, drawn only when stderr is a terminal: one line redrawn

@@ -204,9 +204,8 @@ fn link_or_copy(from: &Path, to: &Path) -> Result<(), ReleaseError> {
 
 /// A name in `folder` that nothing uses yet.
 fn temporary_name(folder: &Path, prefix: &str) -> PathBuf {
-    let mut name;
     loop {
-        name = folder.join(format!("{prefix}{}", crate::random::hex_id::<8>()));
+        let name = folder.join(format!("{prefix}{}", crate::random::hex_id::<8>()));
         if fs::symlink_metadata(&name).is_err() {
             return name;
         }

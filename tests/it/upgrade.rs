@@ -325,7 +325,7 @@ fn a_newer_signed_release_is_installed_and_the_old_binary_kept() {
     );
     assert!(std::fs::read(odek.old()).unwrap() == odek.original);
     let said = stdout(&out);
-    assert!(said.contains(&format!("→ {NEWER}")), "{said}");
+    assert!(said.contains(&format!("to {NEWER}")), "{said}");
     assert!(said.contains("odek.old"), "{said}");
     // The installed file is executable and runs.
     let version = Command::new(&odek.bin).arg("--version").output().unwrap();
