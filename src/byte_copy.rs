@@ -11,101 +11,141 @@
 //! No loops: a compiler that recognises a copy loop turns it into a call to `memmove`,
 //! which here would call itself.
 //!
+//! The fast path is x86_64's (`rep movsb`, `std; rep movsq`). Every other architecture
+//! gets [`copy_portable`] behind the same contract (`core::ptr::copy`, the C library's own
+//! `memmove`; musl's aarch64 one is already written in assembly, so `main.rs` exports
+//! nothing there). [`copy_portable`] is compiled everywhere, so the tests check both paths
+//! on an x86_64 machine.
+//!
 //! musl's `memcmp` compares one byte at a time: the equality checks that let a request reuse
 //! the previous one's encoded messages (`llm/wire/kept.rs`) spent a fifth of a 400-iteration
 //! run there. [`same_bytes`] compares eight bytes at a time; those checks use it. (Exporting
 //! it as `memcmp` and `bcmp`, as `memcpy` is, crashed LLVM's code generation in the fat-LTO
-//! build.)
+//! build.) It is plain Rust (unaligned loads), the same on every architecture.
 
 #![allow(unsafe_code)]
 
-use core::arch::asm;
-use core::ptr::{read_unaligned as load, write_unaligned as store};
+use core::ptr::read_unaligned as load;
 
 /// Copies `n` bytes from `src` to `dest`. The two ranges may overlap (`memmove`'s contract,
-/// which also serves `memcpy`).
+/// which also serves `memcpy`). On x86_64 this is the fast path of the module docs, which
+/// never calls `memmove` (so it may back `memmove` itself); elsewhere it is
+/// [`copy_portable`].
 ///
 /// # Safety
 /// `src` must be valid for reads of `n` bytes and `dest` for writes of `n` bytes.
 #[inline(always)]
 pub unsafe fn copy_bytes(dest: *mut u8, src: *const u8, n: usize) {
-    // SAFETY: the caller's contract; every helper reads all its bytes before it writes any,
-    // so overlap within one helper is harmless, and `copy_long` picks the direction.
+    // SAFETY: the caller's contract is the same for both paths.
     unsafe {
-        if n <= 16 {
-            copy_small(dest, src, n);
-        } else if n <= 32 {
-            let (a, b) = (
-                load(src as *const [u8; 16]),
-                load(src.add(n - 16) as *const [u8; 16]),
-            );
-            store(dest as *mut [u8; 16], a);
-            store(dest.add(n - 16) as *mut [u8; 16], b);
-        } else if n <= 64 {
-            let a = load(src as *const [u8; 32]);
-            let b = load(src.add(n - 32) as *const [u8; 32]);
-            store(dest as *mut [u8; 32], a);
-            store(dest.add(n - 32) as *mut [u8; 32], b);
-        } else {
-            copy_long(dest, src, n);
-        }
+        #[cfg(target_arch = "x86_64")]
+        self::x86_64::copy_bytes(dest, src, n);
+        #[cfg(not(target_arch = "x86_64"))]
+        copy_portable(dest, src, n);
     }
 }
 
-/// Up to 16 bytes: two overlapping loads of the widest size that fits.
+/// [`copy_bytes`]'s contract on any architecture: `core::ptr::copy`, which is the C
+/// library's `memmove` — so, unlike the x86_64 path, it must never be exported as `memmove`.
+///
+/// # Safety
+/// `src` must be valid for reads of `n` bytes and `dest` for writes of `n` bytes.
 #[inline(always)]
-unsafe fn copy_small(dest: *mut u8, src: *const u8, n: usize) {
-    // SAFETY: `n <= 16` bytes inside the caller's ranges; both loads happen before the stores.
-    unsafe {
-        if n >= 8 {
-            let (a, b) = (load(src as *const u64), load(src.add(n - 8) as *const u64));
-            store(dest as *mut u64, a);
-            store(dest.add(n - 8) as *mut u64, b);
-        } else if n >= 4 {
-            let (a, b) = (load(src as *const u32), load(src.add(n - 4) as *const u32));
-            store(dest as *mut u32, a);
-            store(dest.add(n - 4) as *mut u32, b);
-        } else if n >= 2 {
-            let (a, b) = (load(src as *const u16), load(src.add(n - 2) as *const u16));
-            store(dest as *mut u16, a);
-            store(dest.add(n - 2) as *mut u16, b);
-        } else if n == 1 {
-            *dest = *src;
-        }
-    }
+pub unsafe fn copy_portable(dest: *mut u8, src: *const u8, n: usize) {
+    // SAFETY: the caller's contract; `ptr::copy` allows the ranges to overlap.
+    unsafe { core::ptr::copy(src, dest, n) }
 }
 
-/// More than 64 bytes: `rep movsb` forwards when `dest` does not start inside the source
-/// (disjoint ranges, or `dest` below `src`); otherwise, from the end, eight bytes at a time
-/// (the direction flag set for the instruction and cleared after it, as the ABI expects),
-/// then the remaining head of fewer than eight bytes.
-#[inline(always)]
-unsafe fn copy_long(dest: *mut u8, src: *const u8, n: usize) {
-    let forward = (dest as usize).wrapping_sub(src as usize) >= n;
-    // SAFETY: the string instructions touch exactly `n` bytes of each range, in an order that
-    // reads every source byte before the destination overwrites it; the direction flag is
-    // clear again when the block ends.
-    unsafe {
-        if forward {
-            asm!(
-                "rep movsb",
-                inout("rcx") n => _,
-                inout("rdi") dest => _,
-                inout("rsi") src => _,
-                options(nostack, preserves_flags)
-            );
-        } else {
-            let head = n % 8;
-            asm!(
-                "std",
-                "rep movsq",
-                "cld",
-                inout("rcx") n / 8 => _,
-                inout("rdi") dest.add(n - 8) => _,
-                inout("rsi") src.add(n - 8) => _,
-                options(nostack)
-            );
-            copy_small(dest, src, head);
+/// The x86_64 fast path: overlapping loads up to 64 bytes, string instructions beyond.
+#[cfg(target_arch = "x86_64")]
+mod x86_64 {
+    use core::arch::asm;
+    use core::ptr::{read_unaligned as load, write_unaligned as store};
+
+    /// Up to 64 bytes with a few overlapping loads and stores, `rep movsb` beyond.
+    ///
+    /// # Safety
+    /// `src` must be valid for reads of `n` bytes and `dest` for writes of `n` bytes.
+    #[inline(always)]
+    pub(super) unsafe fn copy_bytes(dest: *mut u8, src: *const u8, n: usize) {
+        // SAFETY: the caller's contract; every helper reads all its bytes before it writes any,
+        // so overlap within one helper is harmless, and `copy_long` picks the direction.
+        unsafe {
+            if n <= 16 {
+                copy_small(dest, src, n);
+            } else if n <= 32 {
+                let (a, b) = (
+                    load(src as *const [u8; 16]),
+                    load(src.add(n - 16) as *const [u8; 16]),
+                );
+                store(dest as *mut [u8; 16], a);
+                store(dest.add(n - 16) as *mut [u8; 16], b);
+            } else if n <= 64 {
+                let a = load(src as *const [u8; 32]);
+                let b = load(src.add(n - 32) as *const [u8; 32]);
+                store(dest as *mut [u8; 32], a);
+                store(dest.add(n - 32) as *mut [u8; 32], b);
+            } else {
+                copy_long(dest, src, n);
+            }
+        }
+    }
+
+    /// Up to 16 bytes: two overlapping loads of the widest size that fits.
+    #[inline(always)]
+    unsafe fn copy_small(dest: *mut u8, src: *const u8, n: usize) {
+        // SAFETY: `n <= 16` bytes inside the caller's ranges; both loads happen before the stores.
+        unsafe {
+            if n >= 8 {
+                let (a, b) = (load(src as *const u64), load(src.add(n - 8) as *const u64));
+                store(dest as *mut u64, a);
+                store(dest.add(n - 8) as *mut u64, b);
+            } else if n >= 4 {
+                let (a, b) = (load(src as *const u32), load(src.add(n - 4) as *const u32));
+                store(dest as *mut u32, a);
+                store(dest.add(n - 4) as *mut u32, b);
+            } else if n >= 2 {
+                let (a, b) = (load(src as *const u16), load(src.add(n - 2) as *const u16));
+                store(dest as *mut u16, a);
+                store(dest.add(n - 2) as *mut u16, b);
+            } else if n == 1 {
+                *dest = *src;
+            }
+        }
+    }
+
+    /// More than 64 bytes: `rep movsb` forwards when `dest` does not start inside the source
+    /// (disjoint ranges, or `dest` below `src`); otherwise, from the end, eight bytes at a time
+    /// (the direction flag set for the instruction and cleared after it, as the ABI expects),
+    /// then the remaining head of fewer than eight bytes.
+    #[inline(always)]
+    unsafe fn copy_long(dest: *mut u8, src: *const u8, n: usize) {
+        let forward = (dest as usize).wrapping_sub(src as usize) >= n;
+        // SAFETY: the string instructions touch exactly `n` bytes of each range, in an order that
+        // reads every source byte before the destination overwrites it; the direction flag is
+        // clear again when the block ends.
+        unsafe {
+            if forward {
+                asm!(
+                    "rep movsb",
+                    inout("rcx") n => _,
+                    inout("rdi") dest => _,
+                    inout("rsi") src => _,
+                    options(nostack, preserves_flags)
+                );
+            } else {
+                let head = n % 8;
+                asm!(
+                    "std",
+                    "rep movsq",
+                    "cld",
+                    inout("rcx") n / 8 => _,
+                    inout("rdi") dest.add(n - 8) => _,
+                    inout("rsi") src.add(n - 8) => _,
+                    options(nostack)
+                );
+                copy_small(dest, src, head);
+            }
         }
     }
 }
@@ -169,7 +209,13 @@ pub unsafe fn compare_bytes(a: *const u8, b: *const u8, n: usize) -> i32 {
 
 #[cfg(test)]
 mod tests {
-    use super::{compare_bytes, copy_bytes};
+    use super::{compare_bytes, copy_bytes, copy_portable};
+
+    /// A copy function of [`copy_bytes`]'s contract.
+    type Copy = unsafe fn(*mut u8, *const u8, usize);
+
+    /// The dispatching function (x86_64's fast path here) and the portable fallback.
+    const BOTH: [(&str, Copy); 2] = [("copy_bytes", copy_bytes), ("copy_portable", copy_portable)];
 
     fn compared(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
         assert_eq!(a.len(), b.len());
@@ -233,13 +279,19 @@ mod tests {
         (0..len).map(|i| (i * 7 + i / 251) as u8).collect()
     }
 
+    /// Checks a copy of `n` bytes from `from` to `to` by both paths.
     fn check(from: usize, to: usize, n: usize) {
-        let mut buffer = pattern(from.max(to) + n + 16);
-        let want = expected(&buffer, from, to, n);
-        let base = buffer.as_mut_ptr();
-        // SAFETY: both ranges lie inside `buffer`.
-        unsafe { copy_bytes(base.add(to), base.add(from), n) };
-        assert_eq!(buffer, want, "copy of {n} bytes from {from} to {to}");
+        for (name, copy) in BOTH {
+            let mut buffer = pattern(from.max(to) + n + 16);
+            let want = expected(&buffer, from, to, n);
+            let base = buffer.as_mut_ptr();
+            // SAFETY: both ranges lie inside `buffer`.
+            unsafe { copy(base.add(to), base.add(from), n) };
+            assert_eq!(
+                buffer, want,
+                "{name}: copy of {n} bytes from {from} to {to}"
+            );
+        }
     }
 
     #[test]

@@ -1,4 +1,6 @@
-//! Giving the binary's code pages back while a long-lived process idles (Linux).
+//! Giving the binary's code pages back while a long-lived process idles (Linux; elsewhere
+//! [`release`] gives nothing back and says so with an empty [`Released`]: macOS has no
+//! `/proc/self/smaps` to tell a clean mapping from one the process changed).
 //!
 //! Most of an idle `odek acp`'s resident memory is not its own: it is the executable's code
 //! and read-only data, mapped from the page cache in 64 KiB windows around every page the
@@ -25,6 +27,7 @@ pub struct Released {
 
 /// One mapping of `/proc/self/smaps`: its range, permissions, file, resident size and the
 /// part of it that is the process's own copy.
+#[cfg(any(target_os = "linux", test))]
 #[derive(Debug, Default, PartialEq, Eq)]
 struct Mapping {
     start: usize,
@@ -35,6 +38,7 @@ struct Mapping {
     anonymous_kib: u64,
 }
 
+#[cfg(any(target_os = "linux", test))]
 impl Mapping {
     /// True when dropping its pages loses nothing: a private, unwritable mapping of `exe`
     /// with resident pages, none of them the process's own copy.
@@ -49,6 +53,7 @@ impl Mapping {
 }
 
 /// Parses `/proc/self/smaps`: each mapping with its `Rss` and `Anonymous`.
+#[cfg(any(target_os = "linux", test))]
 fn parse_smaps(smaps: &str) -> Vec<Mapping> {
     let mut mappings: Vec<Mapping> = Vec::new();
     for line in smaps.lines() {
@@ -118,7 +123,7 @@ pub fn release() -> std::io::Result<Released> {
     Ok(released)
 }
 
-/// Elsewhere there is nothing to release.
+/// Elsewhere nothing is released (see the module docs): an empty [`Released`].
 #[cfg(not(target_os = "linux"))]
 pub fn release() -> std::io::Result<Released> {
     Ok(Released::default())

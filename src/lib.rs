@@ -5,7 +5,6 @@
 //! event context, and holds sessions for writing, for every surface. `plan`, `llm`,
 //! `policy` and `random` are leaves.
 
-#[cfg(target_arch = "x86_64")]
 pub mod acp;
 pub mod byte_copy;
 pub mod checkpoint;

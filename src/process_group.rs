@@ -56,30 +56,61 @@ pub fn hide_keys(cmd: &mut tokio::process::Command) {
     }
 }
 
-/// Makes this process non-dumpable (no core file, no `ptrace` attach and no reading of its
-/// `/proc/<pid>/mem` or `environ` by other processes of the same user) and sets its core
-/// file limit to 0. Programs it starts are dumpable again after their `exec`.
+/// Makes this process as hard to inspect as the system allows, and sets its core file limit
+/// to 0 everywhere (docs/PLATFORMS.md):
+/// - Linux: non-dumpable (`PR_SET_DUMPABLE`): no core file, no `ptrace` attach and no reading
+///   of its `/proc/<pid>/mem` or `environ` by other processes of the same user. Programs it
+///   starts are dumpable again after their `exec`.
+/// - macOS: `ptrace(PT_DENY_ATTACH)`: no debugger or `task_for_pid` inspection attaches (one
+///   already attached ends odek); the programs it starts do not inherit it. Its environment
+///   stays readable by the same user (`ps -E`), which [`wipe_environ_block`] blanks.
+/// - other Unix: the core file limit only.
 pub fn harden() {
-    // SAFETY: prctl(PR_SET_DUMPABLE) and setrlimit(RLIMIT_CORE) take plain integers and a
-    // pointer to a local struct; they touch no memory of ours beyond reading that struct.
+    deny_inspection();
+    let none = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: setrlimit(RLIMIT_CORE) reads a local struct and touches no other memory.
     #[allow(unsafe_code)]
     unsafe {
-        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
-        let none = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
         libc::setrlimit(libc::RLIMIT_CORE, &none);
     }
 }
 
-/// Blanks the values in the block the kernel shows as this process's `/proc/<pid>/environ`
-/// (even to root, who is not stopped by [`harden`]), after moving every variable into memory of
-/// its own, so odek and the programs it starts still see them. Call it before any thread starts.
-/// Names stay readable; a value becomes NUL bytes. Does nothing where the block's bounds cannot
-/// be read.
+/// Linux: this process becomes non-dumpable.
+#[cfg(target_os = "linux")]
+fn deny_inspection() {
+    // SAFETY: prctl(PR_SET_DUMPABLE) takes plain integers and touches no memory.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+    }
+}
+
+/// macOS: no debugger may attach to this process.
+#[cfg(target_os = "macos")]
+fn deny_inspection() {
+    // SAFETY: ptrace(PT_DENY_ATTACH) takes no address and touches no memory of ours.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::ptrace(libc::PT_DENY_ATTACH, 0, std::ptr::null_mut(), 0);
+    }
+}
+
+/// Other Unix: nothing beyond the core file limit ([`harden`]).
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+fn deny_inspection() {}
+
+/// Blanks the values in the block of environment strings the kernel laid out when odek
+/// started — what Linux shows as `/proc/<pid>/environ` (even to root, who is not stopped by
+/// [`harden`]) and macOS as `ps -E` (to the same user) —, after moving every variable into
+/// memory of its own, so odek and the programs it starts still see them. Call it before any
+/// thread starts. Names stay readable; a value becomes NUL bytes. Does nothing when the
+/// strings do not lie end to end in one block (see [`block_of`]).
 pub fn wipe_environ_block() {
-    let Some(block) = environ_block_bounds() else {
+    let original = environ_entries();
+    let Some(block) = block_of(original.iter().map(|&entry| entry_span(entry))) else {
         return;
     };
     for (name, value) in std::env::vars_os() {
@@ -102,31 +133,60 @@ pub fn wipe_environ_block() {
     blank_values(block);
 }
 
-/// The address range `[env_start, env_end)` of this process, from `/proc/self/stat`.
-fn environ_block_bounds() -> Option<std::ops::Range<usize>> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    // Fields after the command name (which may hold spaces) start at field 3; env_start and
-    // env_end are fields 50 and 51.
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let start: usize = fields.get(47)?.parse().ok()?;
-    let end: usize = fields.get(48)?.parse().ok()?;
-    (start < end).then_some(start..end)
+/// The bytes an entry of `environ` takes: its string and the NUL after it.
+fn entry_span(entry: *const libc::c_char) -> std::ops::Range<usize> {
+    // SAFETY: `entry` is one of the C library's NUL-terminated `environ` strings, unchanged
+    // while we read (see `wipe_environ_block`).
+    #[allow(unsafe_code)]
+    let len = unsafe { std::ffi::CStr::from_ptr(entry) }.to_bytes().len();
+    entry as usize..entry as usize + len + 1
+}
+
+/// The one block `spans` fill when they lie end to end, in any order and without a gap (as
+/// the kernel lays out a new program's environment, on Linux and macOS alike); `None` for
+/// no span, a gap or an overlap — an entry some code put there before `main` (a preloaded
+/// library's `putenv`), which must not be written to.
+fn block_of(spans: impl Iterator<Item = std::ops::Range<usize>>) -> Option<std::ops::Range<usize>> {
+    let mut spans: Vec<std::ops::Range<usize>> = spans.collect();
+    spans.sort_by_key(|span| span.start);
+    let joined = spans.windows(2).all(|pair| pair[0].end == pair[1].start);
+    (joined && !spans.is_empty()).then(|| spans[0].start..spans[spans.len() - 1].end)
+}
+
+/// The C library's `environ` array (macOS: through `_NSGetEnviron`, as a program's own
+/// `environ` symbol is not visible to a library there).
+fn environ_array() -> *const *const libc::c_char {
+    #[cfg(target_os = "macos")]
+    {
+        // SAFETY: `_NSGetEnviron` has no preconditions; it returns the address of `environ`.
+        #[allow(unsafe_code)]
+        unsafe {
+            (*libc::_NSGetEnviron()).cast_const().cast()
+        }
+    }
+    #[cfg(not(target_os = "macos"))]
+    {
+        // SAFETY: declares the C library's `environ`, which glibc, musl and the BSDs define.
+        #[allow(unsafe_code)]
+        unsafe extern "C" {
+            static environ: *const *const libc::c_char;
+        }
+        // SAFETY: reads the pointer; no thread changes it (see `wipe_environ_block`).
+        #[allow(unsafe_code)]
+        unsafe {
+            environ
+        }
+    }
 }
 
 /// The C library's current `environ` pointers.
 fn environ_entries() -> Vec<*const libc::c_char> {
-    // SAFETY: declares the C library's `environ`, which glibc and musl both define.
-    #[allow(unsafe_code)]
-    unsafe extern "C" {
-        static environ: *const *const libc::c_char;
-    }
     let mut entries = Vec::new();
     // SAFETY: `environ` is the C library's NULL-terminated array of entries; no thread changes
     // it while we read (see `wipe_environ_block`).
     #[allow(unsafe_code)]
     unsafe {
-        let mut at = environ;
+        let mut at = environ_array();
         while !at.is_null() && !(*at).is_null() {
             entries.push(*at);
             at = at.add(1);
@@ -248,7 +308,8 @@ pub fn adopt_orphans() {
 /// Kills whatever still runs as odek's child as odek ends — with its process group, or its
 /// session's when it made one — so no command's process outlives odek. What a killed one
 /// leaves is adopted by odek in turn ([`adopt_orphans`]) and killed in the next round (a
-/// few rounds at most). Reads `/proc`; elsewhere it finds nothing.
+/// few rounds at most). Finds them through `/proc` on Linux and `libproc` on macOS; on other
+/// Unix it finds nothing (docs/PLATFORMS.md).
 pub fn end_leftovers() {
     let me = std::process::id();
     // SAFETY: getpgrp has no preconditions.
@@ -274,6 +335,7 @@ pub fn end_leftovers() {
 }
 
 /// The children of `parent` that have not ended (zombies left out): pid and process group.
+#[cfg(target_os = "linux")]
 fn live_children(parent: u32) -> Vec<(i32, i32)> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
@@ -290,6 +352,53 @@ fn live_children(parent: u32) -> Vec<(i32, i32)> {
             (alive && ppid.parse::<u32>().ok()? == parent).then_some((pid, pgrp.parse().ok()?))
         })
         .collect()
+}
+
+/// The children of `parent` that have not ended (zombies left out): pid and process group,
+/// from `proc_listchildpids` and each child's `PROC_PIDT_SHORTBSDINFO`.
+#[cfg(target_os = "macos")]
+fn live_children(parent: u32) -> Vec<(i32, i32)> {
+    const MAX: usize = 4096;
+    let Ok(parent) = i32::try_from(parent) else {
+        return Vec::new();
+    };
+    let mut pids: Vec<libc::pid_t> = vec![0; MAX];
+    let bytes = i32::try_from(std::mem::size_of_val(pids.as_slice())).unwrap_or(i32::MAX);
+    // SAFETY: the buffer holds `bytes` bytes of pids; the call writes at most that many.
+    #[allow(unsafe_code)]
+    let found = unsafe { libc::proc_listchildpids(parent, pids.as_mut_ptr().cast(), bytes) };
+    // A count of pids (older systems said bytes: the zeros past the end are skipped).
+    let found = usize::try_from(found).unwrap_or(0).min(MAX);
+    pids[..found]
+        .iter()
+        .filter(|&&pid| pid > 0)
+        .filter_map(|&pid| {
+            // SAFETY: an all-zero proc_bsdshortinfo is a valid value (integers and bytes).
+            #[allow(unsafe_code)]
+            let mut info: libc::proc_bsdshortinfo = unsafe { std::mem::zeroed() };
+            let size = i32::try_from(std::mem::size_of_val(&info)).ok()?;
+            // SAFETY: `info` is a local of the flavour's size; the call writes at most `size`.
+            #[allow(unsafe_code)]
+            let read = unsafe {
+                libc::proc_pidinfo(
+                    pid,
+                    libc::PROC_PIDT_SHORTBSDINFO,
+                    0,
+                    (&raw mut info).cast(),
+                    size,
+                )
+            };
+            let alive = read == size && info.pbsi_status != libc::SZOMB;
+            (alive && i32::try_from(info.pbsi_ppid).ok()? == parent)
+                .then_some((pid, i32::try_from(info.pbsi_pgid).ok()?))
+        })
+        .collect()
+}
+
+/// Other Unix: no way to list a process's children here (docs/PLATFORMS.md).
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+fn live_children(_parent: u32) -> Vec<(i32, i32)> {
+    Vec::new()
 }
 
 /// True unless process `pid` is known to be gone (a process of another user counts as
@@ -364,7 +473,23 @@ pub async fn termination() {
 
 #[cfg(test)]
 mod tests {
-    use super::find_in_path;
+    use super::{block_of, find_in_path};
+
+    #[test]
+    fn environment_strings_end_to_end_make_one_block_in_any_order() {
+        // "A=1\0" at 100, "BB=22\0" at 104, "C=3\0" at 110, listed out of order.
+        let spans = [104..110, 100..104, 110..114];
+        assert_eq!(block_of(spans.into_iter()), Some(100..114));
+        assert_eq!(block_of(std::iter::once(7..9)), Some(7..9));
+    }
+
+    #[test]
+    fn a_gap_an_overlap_or_no_entry_is_no_block() {
+        // An entry elsewhere (a preloaded library's putenv) leaves a gap: never written to.
+        assert_eq!(block_of([100..104, 104..110, 9000..9008].into_iter()), None);
+        assert_eq!(block_of([100..106, 104..110].into_iter()), None);
+        assert_eq!(block_of(std::iter::empty()), None);
+    }
     use std::os::unix::fs::PermissionsExt;
 
     fn executable(dir: &std::path::Path, name: &str) -> std::path::PathBuf {

@@ -352,8 +352,13 @@ impl DelegateTasksTool {
                 .map_err(|e| SpawnError::KeyPipe(std::io::Error::other(e)))?;
             Some(pass_key(&mut cmd, &text).map_err(SpawnError::KeyPipe)?)
         };
+        end_with_parent(&mut cmd);
         let mut child = cmd.spawn().map_err(SpawnError::Start)?;
         let mut guard = GroupGuard::new(child.id().and_then(|id| i32::try_from(id).ok()));
+        // Without the kernel's parent-death signal, the watchdog stops the child's group
+        // should odek be killed outright (see `end_with_parent`).
+        #[cfg(not(target_os = "linux"))]
+        let _watched = crate::tools::background::Watched::new(guard.pgid());
         let stdout = child.stdout.take().ok_or(SpawnError::NoStdout)?;
         let limit = self.settings.timeout + KILL_GRACE;
         let label = task.label();
@@ -490,7 +495,7 @@ fn pass_key(cmd: &mut tokio::process::Command, key: &str) -> std::io::Result<std
     cmd.env(KEY_FD_VAR, "3");
     // SAFETY: between fork and exec only async-signal-safe calls are made: dup2 puts the
     // pipe's read end on descriptor 3 (without close-on-exec, so the child inherits it),
-    // fcntl and prctl set flags.
+    // fcntl clears that flag.
     unsafe {
         cmd.pre_exec(move || {
             if fd == 3 {
@@ -501,13 +506,29 @@ fn pass_key(cmd: &mut tokio::process::Command, key: &str) -> std::io::Result<std
             } else if libc::dup2(fd, 3) < 0 {
                 return Err(std::io::Error::last_os_error());
             }
-            // A parent that dies abruptly (SIGKILL, the OOM killer) takes its children
-            // along: they get SIGTERM and end their turns.
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
             Ok(())
         });
     }
     Ok(reader)
+}
+
+/// A parent that dies abruptly (SIGKILL, the OOM killer) takes its children along. On Linux
+/// the kernel sends the child SIGTERM (`PR_SET_PDEATHSIG`, set between fork and exec) and it
+/// ends its turn. Elsewhere there is no such signal: the caller hands the child's group to
+/// the watchdog of `tools::background`, which sends the group SIGTERM, then SIGKILL 0.3 s
+/// later, when odek's end closes its pipe (docs/PLATFORMS.md).
+#[allow(unsafe_code)]
+fn end_with_parent(cmd: &mut tokio::process::Command) {
+    #[cfg(target_os = "linux")]
+    // SAFETY: between fork and exec only prctl, async-signal-safe, is called; it sets a flag.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+            Ok(())
+        });
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = cmd;
 }
 
 impl DelegateTasksTool {

@@ -604,12 +604,13 @@ fn job_cap_kib(job: &Job) -> usize {
 }
 
 /// Tells the watchdog of a foreground command's process group while it lives, so that the
-/// group is stopped too if odek is killed outright.
-pub(super) struct Watched(Option<i32>);
+/// group is stopped too if odek is killed outright (also a sub-agent's group where the
+/// kernel has no parent-death signal: `subagent::tool`).
+pub struct Watched(Option<i32>);
 
 impl Watched {
     /// Watches `pgid` (none: nothing to watch).
-    pub(super) fn new(pgid: Option<i32>) -> Self {
+    pub fn new(pgid: Option<i32>) -> Self {
         if let Some(pgid) = pgid {
             watchdog::guard(pgid);
         }
