@@ -40,6 +40,7 @@ mod sandbox_required;
 mod serve_api;
 mod serve_rewind;
 mod serve_security;
+mod smoke;
 mod subagent_child;
 mod subagent_delegate;
 mod telegram_bot;

@@ -580,7 +580,7 @@ impl Sandbox {
 
     /// `odek` with a clean environment: only PATH, HOME, TMPDIR, ODEK_HOME and the base URL.
     pub fn odek(&self, base_url: &str) -> std::process::Command {
-        let mut cmd = std::process::Command::new(odek_binary());
+        let mut cmd = odek_command();
         cmd.env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("HOME", self.dir.path())
@@ -632,6 +632,20 @@ pub fn odek_binary() -> PathBuf {
     std::env::var_os("ODEK_TEST_BIN")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_odek")))
+}
+
+/// A command that starts the binary under test: through `ODEK_TEST_RUNNER` when it is set —
+/// an emulator such as `qemu-aarch64-static`, for a binary of another architecture (CI runs
+/// the `smoke::` tests so; docs/PLATFORMS.md) —, else the binary itself.
+pub fn odek_command() -> std::process::Command {
+    match std::env::var_os("ODEK_TEST_RUNNER").filter(|runner| !runner.is_empty()) {
+        Some(runner) => {
+            let mut cmd = std::process::Command::new(runner);
+            cmd.arg(odek_binary());
+            cmd
+        }
+        None => std::process::Command::new(odek_binary()),
+    }
 }
 
 /// A long-running child (`odek serve`, `odek telegram`) whose stderr is collected.
