@@ -21,7 +21,11 @@ pub fn expected_sha256(sums: &str, file_name: &str) -> Option<[u8; 32]> {
             .split_once(char::is_whitespace)?;
         // `sha256sum` writes "<hash>  <name>" (text) or "<hash> *<name>" (binary).
         let name = name.trim_start_matches(' ').trim_start_matches('*');
-        (name == file_name).then(|| parse_hex(hash)).flatten()
+        if name == file_name {
+            parse_hex(hash)
+        } else {
+            None
+        }
     })
 }
 
