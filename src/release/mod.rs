@@ -88,7 +88,7 @@ pub enum ReleaseError {
     #[error("ODEK_RELEASE_URL is not an http:// or https:// URL: {0:?}")]
     BadUrl(String),
     /// `ODEK_RELEASE_PUBKEY` (or, impossibly, the built-in key) does not parse.
-    #[error("{var} is not a minisign public key: {error}")]
+    #[error("{var} is refused: {error}")]
     BadKey {
         /// Where the key came from.
         var: &'static str,
@@ -451,7 +451,7 @@ impl Releases {
     ) -> Result<Vec<u8>, ReleaseError> {
         let network = |e: reqwest::Error| ReleaseError::Network {
             url: url.to_string(),
-            message: e.without_url().to_string(),
+            message: with_causes(&e.without_url()),
         };
         let mut response = self.http.get(url).send().await.map_err(network)?;
         let status = response.status().as_u16();
@@ -502,6 +502,21 @@ impl Releases {
             _ => Ok(body),
         }
     }
+}
+
+/// An error and its causes, `: `-separated ("error sending request: … Connection refused").
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        let next = e.to_string();
+        if !text.contains(&next) {
+            text.push_str(": ");
+            text.push_str(&next);
+        }
+        cause = e.source();
+    }
+    text
 }
 
 #[cfg(test)]
