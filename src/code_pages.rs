@@ -1,5 +1,5 @@
 //! Giving the binary's code pages back while a long-lived process idles (Linux; elsewhere
-//! [`release`] gives nothing back and says so with an empty [`Released`]: macOS has no
+//! [`release`] gives nothing back and says so with an `Unsupported` error: macOS has no
 //! `/proc/self/smaps` to tell a clean mapping from one the process changed).
 //!
 //! Most of an idle `odek acp`'s resident memory is not its own: it is the executable's code
@@ -123,10 +123,13 @@ pub fn release() -> std::io::Result<Released> {
     Ok(released)
 }
 
-/// Elsewhere nothing is released (see the module docs): an empty [`Released`].
+/// Elsewhere nothing is released (see the module docs): an `Unsupported` error that says so.
 #[cfg(not(target_os = "linux"))]
 pub fn release() -> std::io::Result<Released> {
-    Ok(Released::default())
+    Err(std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        "code pages are given back on Linux only (docs/PLATFORMS.md)",
+    ))
 }
 
 #[cfg(test)]
