@@ -355,14 +355,16 @@ mod tests {
         assert_eq!(empty, "(no output)\n[exit code: 0]");
     }
 
-    /// True while `pid` is a live process (not gone, not a zombie waiting to be reaped).
+    /// True while `pid` is a live process (not gone, not a zombie waiting to be reaped), as
+    /// `ps` shows it on Linux and macOS alike (no `/proc` there).
     fn alive(pid: i32) -> bool {
-        std::fs::read_to_string(format!("/proc/{pid}/status")).is_ok_and(|status| {
-            status
-                .lines()
-                .find_map(|l| l.strip_prefix("State:"))
-                .is_some_and(|state| !state.trim_start().starts_with(['Z', 'X']))
-        })
+        let shown = std::process::Command::new("ps")
+            .args(["-o", "stat=", "-p", &pid.to_string()])
+            .output()
+            .expect("ps runs");
+        let state = String::from_utf8_lossy(&shown.stdout);
+        let state = state.trim();
+        !state.is_empty() && !state.starts_with(['Z', 'X'])
     }
 
     #[tokio::test]
