@@ -290,8 +290,8 @@ fn a_shell_command_in_a_git_tree_is_rewound_byte_exact() {
     let call = cp.before_shell(&w.join("sub"));
     sh(
         w,
-        "sed -i 's/old/new/' sub/f.txt && rm gone.txt && chmod 700 run.sh && \
-         printf 'n\\n' > new.txt && printf 'z\\n' > crlf.txt && echo more >> notes.txt && echo x > ignored.log",
+        "sed 's/old/new/' sub/f.txt > sub/f.new && mv sub/f.new sub/f.txt && rm gone.txt && \
+         chmod 700 run.sh && printf 'n\\n' > new.txt && printf 'z\\n' > crlf.txt && echo more >> notes.txt && echo x > ignored.log",
     );
     call.finish().expect("finish");
     assert_eq!(
