@@ -8,15 +8,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use odek::sandbox::{Network, Sandbox, SandboxStatus};
+use odek::sandbox::{Network, Sandbox, SandboxStatus, Wanted};
 
 fn spawn_true(runtime: &tokio::runtime::Runtime, sandbox: Option<&Sandbox>) {
     runtime.block_on(async {
-        let mut command = tokio::process::Command::new("sh");
+        let mut command =
+            odek::sandbox::command(std::path::Path::new("/bin/sh"), sandbox).expect("ruleset");
         command.args(["-c", "true"]);
-        if let Some(sandbox) = sandbox {
-            sandbox.apply_to(&mut command).expect("ruleset");
-        }
         let status = command.spawn().expect("spawn").wait().await.expect("wait");
         assert!(status.success());
     });
@@ -29,7 +27,15 @@ fn bench(c: &mut Criterion) {
         .expect("runtime");
     let cwd = std::env::current_dir().expect("cwd");
     let mut warnings = Vec::new();
-    let status = SandboxStatus::new(true, &cwd, &[], Network::None, &mut warnings);
+    let wanted = Wanted {
+        on: true,
+        required: false,
+        cwd: &cwd,
+        allow_write: &[],
+        network: Network::None,
+        protected: &[],
+    };
+    let status = SandboxStatus::new(wanted, &mut warnings);
     let mut group = c.benchmark_group("shell_spawn");
     group.bench_function("plain", |b| b.iter(|| spawn_true(&runtime, None)));
     if let Some(sandbox) = status.sandbox() {

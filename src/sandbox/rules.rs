@@ -187,7 +187,7 @@ mod tests {
         );
         assert_eq!(
             rules.writable(),
-            [real.clone()],
+            std::slice::from_ref(&real),
             "the link and its target are one place"
         );
         assert_eq!(rules.protected(), [real.join(".odek")]);
