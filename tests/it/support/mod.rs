@@ -16,8 +16,8 @@ pub mod anthropic;
 pub mod browser;
 mod fault;
 pub mod keyed;
-pub mod responses;
 pub mod release;
+pub mod responses;
 pub mod serve;
 pub mod telegram;
 #[allow(unused_imports)] // not every test file breaks answers
@@ -761,7 +761,8 @@ pub fn sigterm(child: &std::process::Child) {
     }
 }
 
-/// Processes whose command line holds `needle`.
+/// Processes whose command line holds `needle` (read from `/proc`; a zombie's is empty).
+#[cfg(target_os = "linux")]
 pub fn processes_with(needle: &str) -> Vec<u32> {
     std::fs::read_dir("/proc")
         .expect("proc")
@@ -774,6 +775,22 @@ pub fn processes_with(needle: &str) -> Vec<u32> {
                     .contains(needle)
             })
         })
+        .collect()
+}
+
+/// Processes whose command line holds `needle`, as `ps` lists them where there is no
+/// `/proc` (a zombie's command is only its name there).
+#[cfg(not(target_os = "linux"))]
+pub fn processes_with(needle: &str) -> Vec<u32> {
+    let listing = std::process::Command::new("ps")
+        .args(["-A", "-o", "pid=,command="])
+        .output()
+        .expect("ps");
+    String::from_utf8_lossy(&listing.stdout)
+        .lines()
+        .filter_map(|line| line.trim_start().split_once(' '))
+        .filter(|(_, command)| command.contains(needle) && !command.contains("ps -A"))
+        .filter_map(|(pid, _)| pid.parse().ok())
         .collect()
 }
 
