@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde_json::{Value, json};
 
 use super::rpc::Connection;
-use crate::tools::EditorFiles;
+use crate::tools::{EditorFiles, EditorFilesError};
 
 /// What the client declared it does with files.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -103,20 +103,20 @@ impl EditorFiles for ClientFiles {
         self.can.write
     }
 
-    async fn read(&self, path: &Path) -> Result<String, String> {
+    async fn read(&self, path: &Path) -> Result<String, EditorFilesError> {
         let params = json!({"sessionId": self.session_id, "path": path.to_string_lossy()});
         let answer = self
             .conn
             .request("fs/read_text_file", params)
             .await
-            .map_err(|e| e.message)?;
+            .map_err(|e| EditorFilesError::Refused(e.message))?;
         answer["content"]
             .as_str()
             .map(str::to_string)
-            .ok_or_else(|| "the editor's answer has no text".to_string())
+            .ok_or(EditorFilesError::NoText)
     }
 
-    async fn write(&self, path: &Path, text: &str) -> Result<(), String> {
+    async fn write(&self, path: &Path, text: &str) -> Result<(), EditorFilesError> {
         // What was there, for the call's diff: the editor's text when it reads files.
         let before = if self.can.read {
             self.read(path).await.ok()
@@ -131,7 +131,7 @@ impl EditorFiles for ClientFiles {
         self.conn
             .request("fs/write_text_file", params)
             .await
-            .map_err(|e| e.message)?;
+            .map_err(|e| EditorFilesError::Refused(e.message))?;
         self.written
             .push((path.to_path_buf(), before, text.to_string()));
         Ok(())

@@ -110,7 +110,7 @@ struct RuntimeKey {
 struct Server {
     conn: Arc<Connection>,
     /// The backend, or why there is none (no API key: `authenticate` says where it goes).
-    backend: Result<Backend, String>,
+    backend: Result<Backend, crate::runtime::RuntimeError>,
     initialized: AtomicBool,
     /// What the client does with files (from `initialize`).
     files: Mutex<files::FileCapabilities>,
@@ -131,7 +131,7 @@ const RELEASE_CODE_PAGES_AFTER: std::time::Duration = std::time::Duration::from_
 /// Serves ACP on `input` and `output` until the input ends; then cancels the prompts still
 /// running (saved as every cancelled turn is) and returns.
 pub async fn serve(
-    backend: Result<Backend, String>,
+    backend: Result<Backend, crate::runtime::RuntimeError>,
     input: impl AsyncRead + Unpin,
     output: impl AsyncWrite + Unpin + Send + 'static,
 ) {

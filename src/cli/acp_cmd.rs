@@ -38,7 +38,7 @@ pub fn run(args: AcpArgs) -> anyhow::Result<Exit> {
             let rt = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()?;
-            rt.block_on(serve_until_closed(Err(e.to_string())));
+            rt.block_on(serve_until_closed(Err(e)));
             return Ok(Exit::Success);
         }
         Err(e) => return Err(e.into()),
@@ -63,7 +63,7 @@ pub fn run(args: AcpArgs) -> anyhow::Result<Exit> {
     Ok(Exit::Success)
 }
 
-async fn serve_until_closed(backend: Result<crate::acp::Backend, String>) {
+async fn serve_until_closed(backend: Result<crate::acp::Backend, RuntimeError>) {
     tokio::select! {
         () = crate::acp::serve(backend, tokio::io::stdin(), tokio::io::stdout()) => {}
         () = crate::process_group::termination() => {}

@@ -139,9 +139,20 @@ pub trait EditorFiles: Send + Sync + std::fmt::Debug {
     /// Whether the editor writes files for the tools.
     fn writes(&self) -> bool;
     /// The text of `path` as the editor has it, or why not.
-    async fn read(&self, path: &std::path::Path) -> Result<String, String>;
+    async fn read(&self, path: &std::path::Path) -> Result<String, EditorFilesError>;
     /// Writes `text` to `path` through the editor, or says why not.
-    async fn write(&self, path: &std::path::Path, text: &str) -> Result<(), String>;
+    async fn write(&self, path: &std::path::Path, text: &str) -> Result<(), EditorFilesError>;
+}
+
+/// Why the editor did not read or write a file for a tool (the tool's error names the file).
+#[derive(Debug, thiserror::Error)]
+pub enum EditorFilesError {
+    /// The editor answered the request with an error: its own message.
+    #[error("{0}")]
+    Refused(String),
+    /// The editor's answer to a read held no text.
+    #[error("the editor's answer has no text")]
+    NoText,
 }
 
 /// The editor's files of a call, when it has them.
