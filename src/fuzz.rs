@@ -27,7 +27,7 @@ pub const TARGETS: &[Target] = &[
     },
     Target {
         name: "mcp_message",
-        run: crate::mcp::fuzz_message,
+        run: crate::mcp_client::fuzz_message,
     },
     Target {
         name: "telegram_updates",

@@ -19,7 +19,7 @@ pub mod fuzz;
 pub mod home;
 pub mod hooks;
 pub mod llm;
-pub mod mcp;
+pub mod mcp_client;
 pub mod mcp_server;
 pub mod memory;
 pub mod plan;

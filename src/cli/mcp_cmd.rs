@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::Exit;
 use super::turn::tokio_runtime;
 use crate::config::LoadOptions;
-use crate::mcp::{McpHub, McpServer, ServerState};
+use crate::mcp_client::{McpHub, McpServer, ServerState};
 use crate::redact::Redactor;
 use crate::runtime::{Process, StartOptions};
 
@@ -82,7 +82,7 @@ fn tools(server: &McpServer) -> Vec<(String, String, bool)> {
         .listed_tools()
         .iter()
         .filter_map(|t| {
-            let name = crate::mcp::tool_name(server.name(), &t.name)?;
+            let name = crate::mcp_client::tool_name(server.name(), &t.name)?;
             let about = first_line(t.description.as_deref().unwrap_or(""), 80);
             let auto = server.config().auto_approve.iter().any(|a| a == &t.name);
             Some((name, about, auto))

@@ -316,7 +316,7 @@ async fn watch_signals(
     run_id: String,
     events: Option<Emitter>,
     exit_on_second: bool,
-    mcp: Arc<crate::mcp::McpHub>,
+    mcp: Arc<crate::mcp_client::McpHub>,
 ) {
     let interrupted = AtomicBool::new(false);
     use tokio::signal::unix::{SignalKind, signal};

@@ -34,7 +34,7 @@ use crate::config::{Config, SandboxNetwork, is_loopback_url};
 use crate::engine::{Budgets, EngineSettings};
 use crate::events::EventWriter;
 use crate::llm::{ChatModel, HttpModel, HttpModelConfig, Message, RecordingModel, ReplayModel};
-use crate::mcp::McpHub;
+use crate::mcp_client::McpHub;
 use crate::memory::Memory;
 use crate::memory::embed::Embedder;
 use crate::redact::Redactor;
