@@ -40,7 +40,7 @@ pub const ORIGIN_MCP: &str = "mcp";
 pub enum McpServerError {
     /// `--allow` names a class that does not exist.
     #[error(transparent)]
-    UnknownClass(#[from] crate::policy::UnknownDangerClass),
+    UnknownClass(#[from] crate::danger_policy::UnknownDangerClass),
     /// Tools run only sandboxed, and there is no sandbox here.
     #[error(
         "the shell sandbox is not available on this machine (Landlock); odek's MCP server runs tools only sandboxed"

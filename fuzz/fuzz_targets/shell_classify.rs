@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use odek::policy::{Action, DangerClass, DangerPolicy};
+use odek::danger_policy::{Action, DangerClass, DangerPolicy};
 use odek::tools::danger::{classify_command, command_argv0, decide_command};
 
 fuzz_target!(|data: &[u8]| {

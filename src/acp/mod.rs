@@ -30,7 +30,7 @@ use tokio::sync::mpsc;
 
 use crate::config::LoadOptions;
 use crate::engine::{AnswerCut, RunError, RunOutcome};
-use crate::policy::DangerClass;
+use crate::danger_policy::DangerClass;
 use crate::runtime::{Approvals, Runtime, RuntimeOptions, SessionHandle, Submission, Supervisor};
 use rpc::{Connection, Incoming, Line, RpcError, code};
 

@@ -10,7 +10,7 @@
 
 use serde_json::{Value, json};
 
-use crate::policy::{Action, DangerClass, DangerPolicy};
+use crate::danger_policy::{Action, DangerClass, DangerPolicy};
 
 /// A session's mode.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -78,7 +78,7 @@ impl Mode {
                 }
             }
             Mode::ReadOnly => {
-                for class in crate::policy::DangerClass::ALL {
+                for class in crate::danger_policy::DangerClass::ALL {
                     if class != DangerClass::Safe {
                         policy.classes.insert(class, Action::Deny);
                     }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::config::{LoadOptions, Overrides, Resolved};
-use crate::policy::DangerClass;
+use crate::danger_policy::DangerClass;
 
 /// Per-turn flags.
 #[derive(Debug, Clone, Default, Args)]

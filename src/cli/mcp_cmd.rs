@@ -32,7 +32,7 @@ enum McpCommand {
     Serve {
         /// Allow this risk class without asking (repeatable), e.g. --allow code_execution
         #[arg(long = "allow", value_name = "CLASS")]
-        allow: Vec<crate::policy::DangerClass>,
+        allow: Vec<crate::danger_policy::DangerClass>,
         /// Do not offer run_task (tool calls only; no model is called)
         #[arg(long)]
         no_run_task: bool,
@@ -145,7 +145,7 @@ fn server_json(server: &McpServer, redactor: &Redactor) -> Value {
 
 /// `odek mcp serve`: the MCP server on stdin/stdout until the client closes it (or SIGTERM);
 /// nothing but the protocol is written to stdout.
-fn serve(allow: &[crate::policy::DangerClass], run_task: bool) -> anyhow::Result<Exit> {
+fn serve(allow: &[crate::danger_policy::DangerClass], run_task: bool) -> anyhow::Result<Exit> {
     use rmcp::ServiceExt;
     super::init_tracing(0);
     let opts = LoadOptions::from_process(Default::default());

@@ -34,7 +34,7 @@ pub struct ServeArgs {
     /// With --mcp: allow this risk class without asking (repeatable), e.g. --mcp-allow
     /// code_execution
     #[arg(long = "mcp-allow", value_name = "CLASS", requires = "mcp")]
-    mcp_allow: Vec<crate::policy::DangerClass>,
+    mcp_allow: Vec<crate::danger_policy::DangerClass>,
 }
 
 /// Runs `odek serve`.

@@ -10,7 +10,7 @@ use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
 
 use super::{McpServer, NAME_SEPARATOR};
-use crate::policy::{Classification, DangerClass};
+use crate::danger_policy::{Classification, DangerClass};
 use crate::tools::{Tool, ToolContext, ToolError};
 
 /// The longest name an OpenAI-compatible endpoint accepts for a function.

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::facts::{FactFilter, WriteContext};
 use super::{Budgets, Fact, FactStatus, Memory, MemoryError, SOURCE_MODEL, Target, WriteOutcome};
-use crate::policy::{Classification, DangerClass};
+use crate::danger_policy::{Classification, DangerClass};
 use crate::tools::{Taint, Tool, ToolContext, ToolError, decode_args};
 
 /// The tool's name.

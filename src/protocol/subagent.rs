@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::policy::DangerClass;
+use crate::danger_policy::DangerClass;
 
 /// Largest task file read.
 pub const MAX_TASK_BYTES: u64 = 1024 * 1024;
@@ -107,7 +107,7 @@ pub struct TaskFile {
     /// The parent's resolved `dangerous` policy (its flags included: `--allow`, `--yolo`),
     /// the base of the child's; absent = the child's own configuration.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub policy: Option<crate::policy::DangerPolicy>,
+    pub policy: Option<crate::danger_policy::DangerPolicy>,
     /// Whether the parent's shell commands run in the sandbox (the child's do the same).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<bool>,

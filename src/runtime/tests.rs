@@ -11,7 +11,7 @@ use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate, matchers};
 
 use super::*;
 use crate::engine::NoopObserver;
-use crate::policy::DangerClass;
+use crate::danger_policy::DangerClass;
 use crate::tools::approval::{ApprovalAnswer, ApprovalItem, Approver};
 
 /// Answers the same way for every approval prompt, and counts them.

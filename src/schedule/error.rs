@@ -36,7 +36,7 @@ pub enum ScheduleError {
     BadChat(String),
     /// The job's policy names a class that does not exist.
     #[error("{0} in the job's policy")]
-    UnknownClass(#[from] crate::policy::UnknownDangerClass),
+    UnknownClass(#[from] crate::danger_policy::UnknownDangerClass),
     /// A file of the schedules could not be read.
     #[error("cannot read {}: {source}", path.display())]
     Read {

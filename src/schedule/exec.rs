@@ -177,7 +177,7 @@ impl Executor for TurnExecutor {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::{Action, DangerClass};
+    use crate::danger_policy::{Action, DangerClass};
 
     #[test]
     fn a_jobs_policy_asks_nothing_allows_only_what_it_names_and_keeps_denials() {

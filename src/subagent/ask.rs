@@ -90,7 +90,7 @@ pub fn question_ask(question: &Question) -> Ask {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::DangerClass;
+    use crate::danger_policy::DangerClass;
 
     #[test]
     fn lines_read_back() {

@@ -1,7 +1,7 @@
 //! The child's `dangerous` policy: capped by its trust level and `max_risk`, whatever the
 //! parent's policy or `--yolo` says.
 
-use crate::policy::{Action, DangerClass, DangerPolicy};
+use crate::danger_policy::{Action, DangerClass, DangerPolicy};
 
 use super::Trust;
 

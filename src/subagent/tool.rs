@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 use super::ask::{AnswerLine, Ask, Request, RequestLine, approval_word, question_answer_line};
 use super::budget::CostPool;
 use super::{Envelope, EnvelopeStatus, KEY_FD_VAR, TaskFile, Trust};
-use crate::policy::DangerClass;
+use crate::danger_policy::DangerClass;
 use crate::process_group::GroupGuard;
 use crate::tools::approval::{ApprovalAnswer, Approver, Question, QuestionAnswer};
 use crate::tools::danger::Classification;
@@ -66,7 +66,7 @@ pub struct DelegateSettings {
     pub tools: crate::config::ToolsConfig,
     /// The parent's resolved policy, sandbox and planning (its flags are not in the child's
     /// environment).
-    pub policy: crate::policy::DangerPolicy,
+    pub policy: crate::danger_policy::DangerPolicy,
     /// Whether the parent's shell commands run in the sandbox.
     pub sandbox: bool,
     /// Whether the parent plans.

@@ -76,7 +76,7 @@ use std::path::Path;
 use analyzer::Analyzer;
 use paths::WorkingDirectory;
 
-pub use crate::policy::{
+pub use crate::danger_policy::{
     Action, Classification, DangerClass, DangerPolicy, Decision, UnknownDangerClass, default_action,
 };
 

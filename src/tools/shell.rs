@@ -16,7 +16,7 @@ use super::background::Jobs;
 use super::danger::{Classification, classify_command, command_argv0};
 use super::{Tool, ToolContext, ToolError, decode_args};
 use crate::checkpoint::ShellCheckpoint;
-use crate::policy::DangerClass;
+use crate::danger_policy::DangerClass;
 use crate::process_group::{GroupGuard, signal_group};
 use crate::sandbox::Sandbox;
 

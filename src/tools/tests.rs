@@ -48,7 +48,7 @@ fn full() -> RegistryParts {
                 parent_session: None,
                 checkpoints: None,
                 asker: None,
-                policy: crate::policy::DangerPolicy::default(),
+                policy: crate::danger_policy::DangerPolicy::default(),
                 sandbox: false,
                 planning: true,
                 task_dir: std::env::temp_dir(),

@@ -5,7 +5,7 @@
 use super::lexer::{self, Parsed, RedirectKind, SimpleCommand, Word};
 use super::paths::{self, Anchor, WorkingDirectory, is_root_like, normalize};
 use super::secrets;
-use crate::policy::{Classification, DangerClass};
+use crate::danger_policy::{Classification, DangerClass};
 
 /// Deepest nesting of substitutions, `sh -c`, `eval` and wrappers that is analysed; anything
 /// deeper is blocked (no real command nests this far, and nothing hidden there may run).

@@ -130,7 +130,7 @@ fn lines_bash_refuses_are_never_safe() {
         let class = super::classify_command(line).class;
         assert_ne!(
             class,
-            crate::policy::DangerClass::Safe,
+            crate::danger_policy::DangerClass::Safe,
             "{line:?} is not a complete command"
         );
     }

@@ -3,8 +3,8 @@
 use super::analyzer::{Analyzer, Context, write_target};
 use super::lexer::Word;
 use super::options::{self, OptionSpec};
-use crate::policy::classified;
-use crate::policy::{Classification, DangerClass};
+use crate::danger_policy::classified;
+use crate::danger_policy::{Classification, DangerClass};
 
 /// Programs that only look things up on the network.
 const LOOKUPS: &[&str] = &[

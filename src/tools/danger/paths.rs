@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use crate::policy::{Classification, DangerClass};
+use crate::danger_policy::{Classification, DangerClass};
 
 /// Where relative paths point while a command string runs: `cd` moves it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

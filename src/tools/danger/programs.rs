@@ -12,7 +12,7 @@ use super::analyzer::{
 use super::lexer::Word;
 use super::options::{self, OptionSpec};
 use super::paths::{Anchor, WorkingDirectory, is_block_device, is_root_like, normalize};
-use crate::policy::{Classification, DangerClass, classified};
+use crate::danger_policy::{Classification, DangerClass, classified};
 
 /// Programs that run a command given somewhere in their arguments (tracers, sandboxes,
 /// schedulers of their own), analysed with [`Analyzer::trailing_commands`].

@@ -19,7 +19,7 @@ use std::sync::LazyLock;
 use super::analyzer::{Context, Worst, safe, write_target};
 use super::lexer::Word;
 use super::options::{self, OptionSpec};
-use crate::policy::{Classification, DangerClass};
+use crate::danger_policy::{Classification, DangerClass};
 
 const ANY: &str = "*";
 

@@ -13,7 +13,7 @@ use std::sync::LazyLock;
 use super::lexer::Word;
 use super::options::{self, OptionSpec};
 use super::paths::{Anchor, NormalPath, WorkingDirectory, has_glob, is_glob_byte, normalize};
-use crate::policy::{Classification, DangerClass};
+use crate::danger_policy::{Classification, DangerClass};
 
 /// Credential paths, as segment sequences that may appear anywhere in a path. `*` stands
 /// for any one name (the entry then covers everything below too).

@@ -3,8 +3,8 @@
 
 use super::analyzer::{Context, safe, write_target};
 use super::lexer::Word;
-use crate::policy::Classification;
-use crate::policy::DangerClass;
+use crate::danger_policy::Classification;
+use crate::danger_policy::DangerClass;
 
 /// Classifies one sed script: safe, a file write, or code execution.
 pub(super) fn classify(script: &str, context: &Context) -> Classification {

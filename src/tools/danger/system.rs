@@ -3,8 +3,8 @@
 
 use super::analyzer::safe;
 use super::lexer::Word;
-use crate::policy::classified;
-use crate::policy::{Classification, DangerClass};
+use crate::danger_policy::classified;
+use crate::danger_policy::{Classification, DangerClass};
 
 /// Programs that always change system state.
 const SYSTEM_CHANGERS: &[&str] = &[
