@@ -8,6 +8,7 @@
 //! with a warning. The engine and tools only ever see the resolved [`Config`].
 
 mod env;
+mod error;
 mod file;
 mod layers;
 pub mod providers;
@@ -23,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use crate::policy::DangerPolicy;
 
 pub use env::parse_bool;
+pub use error::{ConfigError, MAX_CONFIG_BYTES};
 pub use file::substitute_env;
 pub use layers::{Overrides, known_keys};
 
@@ -30,8 +32,6 @@ pub use layers::{Overrides, known_keys};
 pub const PROJECT_FILE: &str = "odek.json";
 /// Name of the global configuration file inside the odek home directory.
 pub const GLOBAL_FILE: &str = "config.json";
-/// Largest configuration file accepted.
-pub const MAX_CONFIG_BYTES: u64 = 5 * 1024 * 1024;
 /// Default model name.
 pub const DEFAULT_MODEL: &str = "deepseek-v4-flash";
 /// Default endpoint.
@@ -738,49 +738,6 @@ impl fmt::Display for Source {
             Source::Provider(id) => write!(f, "provider {id}"),
         }
     }
-}
-
-/// A configuration error: always names the file (or variable), the key and what was expected.
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    /// The file could not be read.
-    #[error("config {path}: {source}")]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The OS error.
-        source: std::io::Error,
-    },
-    /// The file is larger than [`MAX_CONFIG_BYTES`].
-    #[error("config {path}: file is {size} bytes, over the {MAX_CONFIG_BYTES}-byte limit")]
-    TooLarge {
-        /// The file.
-        path: PathBuf,
-        /// Its size.
-        size: u64,
-    },
-    /// The file is not valid JSON.
-    #[error("config {path}: invalid JSON at line {line}, column {column}: {message}")]
-    InvalidJson {
-        /// The file.
-        path: PathBuf,
-        /// 1-based line.
-        line: usize,
-        /// 1-based column.
-        column: usize,
-        /// What the parser said.
-        message: String,
-    },
-    /// A key holds a value of the wrong type or an invalid value.
-    #[error("config {origin}: {key}: {message}")]
-    InvalidValue {
-        /// The file path or environment variable.
-        origin: String,
-        /// JSON path of the key, e.g. `planning.max_steps`.
-        key: String,
-        /// What was expected.
-        message: String,
-    },
 }
 
 /// Everything `load` needs; tests build it by hand, the CLI from the process.

@@ -1,5 +1,5 @@
 use super::*;
-use crate::llm::{ChatResponse, DeltaSink, Role, ToolCall};
+use crate::llm::{ChatResponse, DeltaSink, LlmError, Role, ToolCall};
 use crate::plan::PlanStore;
 use crate::tools::approval::Gate;
 use crate::tools::danger::DangerPolicy;
