@@ -108,6 +108,12 @@ impl FromStr for DangerClass {
     }
 }
 
+impl crate::error::Classified for UnknownDangerClass {
+    fn kind(&self) -> crate::error::ErrorKind {
+        crate::error::ErrorKind::Usage
+    }
+}
+
 /// What to do with an action of some class.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -205,6 +211,18 @@ pub enum PolicyError {
     /// An empty denylist prefix.
     #[error("dangerous.denylist contains an empty entry, which would deny every command")]
     EmptyDenylistEntry,
+}
+
+impl crate::error::Classified for PolicyError {
+    fn kind(&self) -> crate::error::ErrorKind {
+        crate::error::ErrorKind::Config
+    }
+
+    fn hint(&self) -> Option<&'static str> {
+        Some(
+            "the dangerous section's settings: docs/CONFIG.md; odek config shows where each value comes from",
+        )
+    }
 }
 
 /// The `dangerous` configuration section (the original's `dangerous`).

@@ -145,6 +145,24 @@ pub enum ContextFileError {
     },
 }
 
+impl crate::error::Classified for ContextFileError {
+    fn kind(&self) -> crate::error::ErrorKind {
+        match self {
+            ContextFileError::Unreadable { .. } => crate::error::ErrorKind::Io,
+            _ => crate::error::ErrorKind::Usage,
+        }
+    }
+
+    fn hint(&self) -> Option<&'static str> {
+        match self {
+            ContextFileError::Unreadable { .. } => None,
+            _ => Some(
+                "attach text files only, each under the limit; the agent can read larger ones itself",
+            ),
+        }
+    }
+}
+
 /// Why a file cannot be sent to the model as an image.
 #[derive(Debug, thiserror::Error)]
 pub enum ImageError {
@@ -159,6 +177,16 @@ pub enum ImageError {
     /// Not PNG, JPEG, GIF or WebP.
     #[error("{0} is not a PNG, JPEG, GIF or WebP image")]
     NotAnImage(String),
+}
+
+impl crate::error::Classified for ImageError {
+    fn kind(&self) -> crate::error::ErrorKind {
+        crate::error::ErrorKind::Usage
+    }
+
+    fn hint(&self) -> Option<&'static str> {
+        Some("attach a PNG, JPEG, GIF or WebP image under the limit")
+    }
 }
 
 /// Why `AGENTS.md` is skipped (with a warning).
@@ -192,6 +220,24 @@ pub enum AgentsFileError {
         /// The file.
         path: std::path::PathBuf,
     },
+}
+
+impl crate::error::Classified for AgentsFileError {
+    fn kind(&self) -> crate::error::ErrorKind {
+        match self {
+            AgentsFileError::Unreadable { .. } => crate::error::ErrorKind::Io,
+            _ => crate::error::ErrorKind::Config,
+        }
+    }
+
+    fn hint(&self) -> Option<&'static str> {
+        match self {
+            AgentsFileError::Unreadable { .. } => None,
+            _ => Some(
+                "AGENTS.md must be a regular UTF-8 text file under the limit: shorten it or make it one",
+            ),
+        }
+    }
 }
 
 /// Most files one turn attaches (the REPL's `@path`, the web UI's attachments).

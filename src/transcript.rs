@@ -67,6 +67,12 @@ pub struct EditError {
     pub len: usize,
 }
 
+impl crate::error::Classified for EditError {
+    fn kind(&self) -> crate::error::ErrorKind {
+        crate::error::ErrorKind::Internal
+    }
+}
+
 impl Edit {
     /// The edit's name, as written in journals.
     pub fn op(&self) -> &'static str {

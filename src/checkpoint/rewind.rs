@@ -42,6 +42,32 @@ pub enum RewindError {
     Io(#[from] io::Error),
 }
 
+impl crate::error::Classified for RewindError {
+    fn kind(&self) -> crate::error::ErrorKind {
+        use crate::error::ErrorKind;
+        match self {
+            RewindError::NoSuchCheckpoint { .. } => ErrorKind::NotFound,
+            RewindError::Unfinished { .. } | RewindError::Conflicts(_) => ErrorKind::Conflict,
+            RewindError::Io(_) => ErrorKind::Io,
+        }
+    }
+
+    fn hint(&self) -> Option<&'static str> {
+        match self {
+            RewindError::NoSuchCheckpoint { .. } => Some(
+                "the checkpoints are the session's: odek rewind SESSION --list for another one",
+            ),
+            RewindError::Unfinished { .. } => {
+                Some("until it is finished the files are partly rewound, and no other rewind runs")
+            }
+            RewindError::Conflicts(_) => {
+                Some("to keep your changes, copy those files aside before rewinding with --force")
+            }
+            RewindError::Io(_) => None,
+        }
+    }
+}
+
 fn conflict_lines(conflicts: &[Conflict]) -> String {
     conflicts
         .iter()

@@ -41,7 +41,7 @@ pub struct ShellCheckpoint {
 #[derive(Debug)]
 enum State {
     /// The command's changes cannot be covered; the reason is recorded after it.
-    NotCovered(String),
+    NotCovered(NotCovered),
     Snapshot(Snapshot),
 }
 
@@ -76,22 +76,19 @@ impl Checkpoints {
         }
     }
 
-    fn snapshot(&self, cwd: &Path) -> Result<Snapshot, String> {
+    fn snapshot(&self, cwd: &Path) -> Result<Snapshot, NotCovered> {
         let Some(tree) = work_tree_of(cwd) else {
-            return Err(format!(
-                "shell in {}: not inside a git work tree, so its changes are not covered",
-                cwd.display()
-            ));
+            return Err(NotCovered::NoWorkTree {
+                cwd: cwd.to_path_buf(),
+            });
         };
         // The tree as the kernel names it, without a link in its path (an editor may give a
         // working directory through one): a rewind walks each path from `/` without following
         // a link, so a path recorded through one would not be covered.
         let tree = tree.canonicalize().unwrap_or(tree);
-        let git = Git::prepare(&self.root, &tree).map_err(|e| {
-            format!(
-                "shell in {}: no snapshot could be taken ({e}), so its changes are not covered",
-                tree.display()
-            )
+        let git = Git::prepare(&self.root, &tree).map_err(|error| NotCovered::NoShadow {
+            tree: tree.clone(),
+            error,
         })?;
         let listed = git
             .lines(&[
@@ -101,15 +98,17 @@ impl Checkpoints {
                 "--others",
                 "--exclude-standard",
             ])
-            .map_err(|e| format!("shell in {}: {e}", tree.display()))?;
+            .map_err(|error| NotCovered::Git {
+                tree: tree.clone(),
+                error,
+            })?;
         if listed.len() as u64 > self.max_files {
             git.discard();
-            return Err(format!(
-                "shell in {}: the work tree has {} files, over checkpoints.max_files ({}), so its changes are not covered",
-                tree.display(),
-                listed.len(),
-                self.max_files
-            ));
+            return Err(NotCovered::TooManyFiles {
+                tree,
+                files: listed.len(),
+                max: self.max_files,
+            });
         }
         let mut snapshot = Snapshot {
             git,
@@ -119,8 +118,58 @@ impl Checkpoints {
         snapshot.survey(&listed, self.max_file_bytes);
         snapshot
             .stage()
-            .map_err(|e| format!("shell in {}: {e}", tree.display()))?;
+            .map_err(|error| NotCovered::Git { tree, error })?;
         Ok(snapshot)
+    }
+}
+
+/// Why a shell command's changes are not covered by a checkpoint (recorded after it runs).
+#[derive(Debug, thiserror::Error)]
+enum NotCovered {
+    /// The command runs outside any git work tree.
+    #[error("shell in {}: not inside a git work tree, so its changes are not covered", cwd.display())]
+    NoWorkTree { cwd: PathBuf },
+    /// The shadow repository could not be set up.
+    #[error(
+        "shell in {}: no snapshot could be taken ({error}), so its changes are not covered",
+        tree.display()
+    )]
+    NoShadow { tree: PathBuf, error: io::Error },
+    /// A git command on the shadow failed.
+    #[error("shell in {}: {error}", tree.display())]
+    Git { tree: PathBuf, error: io::Error },
+    /// The work tree is over `checkpoints.max_files`.
+    #[error(
+        "shell in {}: the work tree has {files} files, over checkpoints.max_files ({max}), so its changes are not covered",
+        tree.display()
+    )]
+    TooManyFiles {
+        tree: PathBuf,
+        files: usize,
+        max: u64,
+    },
+}
+
+impl crate::error::Classified for NotCovered {
+    fn kind(&self) -> crate::error::ErrorKind {
+        match self {
+            NotCovered::NoWorkTree { .. } | NotCovered::TooManyFiles { .. } => {
+                crate::error::ErrorKind::Config
+            }
+            NotCovered::NoShadow { .. } | NotCovered::Git { .. } => crate::error::ErrorKind::Io,
+        }
+    }
+
+    fn hint(&self) -> Option<&'static str> {
+        match self {
+            NotCovered::NoWorkTree { .. } => {
+                Some("run `git init` in the project to have shell commands checkpointed")
+            }
+            NotCovered::TooManyFiles { .. } => Some(
+                "raise checkpoints.max_files in config.json, or list what need not be kept in .gitignore",
+            ),
+            NotCovered::NoShadow { .. } | NotCovered::Git { .. } => None,
+        }
     }
 }
 
@@ -257,7 +306,10 @@ impl ShellCheckpoint {
     /// its changes are not covered. Pre-images go to the blob store first.
     pub fn finish(self) -> io::Result<Option<super::Taken>> {
         let record = match self.state {
-            State::NotCovered(reason) => Some(self.owner.shell_record(Vec::new(), vec![reason])),
+            State::NotCovered(reason) => Some(
+                self.owner
+                    .shell_record(Vec::new(), vec![reason.to_string()]),
+            ),
             State::Snapshot(snapshot) => {
                 let result = record_changes(&self.owner, &snapshot);
                 snapshot.git.keep_index();

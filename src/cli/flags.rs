@@ -296,11 +296,20 @@ impl SurfaceFlags {
 }
 
 /// A positive amount of dollars (`--max-cost-usd`).
-fn positive_amount(text: &str) -> Result<f64, String> {
+fn positive_amount(text: &str) -> Result<f64, NotAnAmount> {
     match text.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
-        _ => Err(format!(
-            "expected a positive amount of US dollars, got {text:?}"
-        )),
+        _ => Err(NotAnAmount(text.to_string())),
+    }
+}
+
+/// `--max-cost-usd` given something that is not a positive amount (clap prints it).
+#[derive(Debug, thiserror::Error)]
+#[error("expected a positive amount of US dollars, got {0:?}")]
+pub struct NotAnAmount(String);
+
+impl crate::error::Classified for NotAnAmount {
+    fn kind(&self) -> crate::error::ErrorKind {
+        crate::error::ErrorKind::Usage
     }
 }

@@ -44,6 +44,22 @@ pub enum AttachError {
     TooMany(usize),
 }
 
+impl crate::error::Classified for AttachError {
+    fn kind(&self) -> crate::error::ErrorKind {
+        match self {
+            AttachError::File(e) => e.kind(),
+            AttachError::TooMany(_) => crate::error::ErrorKind::Usage,
+        }
+    }
+
+    fn hint(&self) -> Option<&'static str> {
+        match self {
+            AttachError::File(e) => e.hint(),
+            AttachError::TooMany(_) => Some("split the files over several turns"),
+        }
+    }
+}
+
 /// The `@path` words of a line: an `@` at the start or after a space, then the path up to the
 /// next space.
 pub fn at_words(line: &str) -> Vec<&str> {

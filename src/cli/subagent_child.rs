@@ -50,6 +50,26 @@ pub enum ContractError {
     Start(String),
 }
 
+impl crate::error::Classified for ContractError {
+    fn kind(&self) -> crate::error::ErrorKind {
+        match self {
+            ContractError::Task(e) => e.kind(),
+            ContractError::Config(_) => crate::error::ErrorKind::Config,
+            ContractError::Key(_) | ContractError::Start(_) => crate::error::ErrorKind::Internal,
+        }
+    }
+
+    fn hint(&self) -> Option<&'static str> {
+        match self {
+            ContractError::Task(e) => e.hint(),
+            ContractError::Config(_) => {
+                Some("odek config --subagent-task FILE shows the settings a child gets")
+            }
+            ContractError::Key(_) | ContractError::Start(_) => None,
+        }
+    }
+}
+
 /// Everything the child's turn is built from, before the async part.
 pub struct Prepared {
     /// The task.

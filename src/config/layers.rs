@@ -463,6 +463,16 @@ struct NotAChoice {
     got: Value,
 }
 
+impl crate::error::Classified for NotAChoice {
+    fn kind(&self) -> crate::error::ErrorKind {
+        crate::error::ErrorKind::Config
+    }
+
+    fn hint(&self) -> Option<&'static str> {
+        Some(super::settings::SETTINGS_HINT)
+    }
+}
+
 fn origin(source: &Source) -> String {
     match source {
         Source::Global(p) | Source::Project(p) => p.display().to_string(),

@@ -562,6 +562,19 @@ pub enum Expected {
     FileOnly,
 }
 
+impl crate::error::Classified for Expected {
+    fn kind(&self) -> crate::error::ErrorKind {
+        crate::error::ErrorKind::Config
+    }
+
+    fn hint(&self) -> Option<&'static str> {
+        Some(SETTINGS_HINT)
+    }
+}
+
+/// Where the settings, their values and their sources are told.
+pub const SETTINGS_HINT: &str = "docs/CONFIG.md lists each setting and its values; odek config shows where each value comes from";
+
 /// `a, b or c`.
 pub fn one_of(options: &[&str]) -> String {
     match options.split_last() {

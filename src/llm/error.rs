@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use crate::error::{Classified, ErrorKind};
+
 /// Why a model call failed.
 #[derive(Debug, thiserror::Error)]
 pub enum LlmError {
@@ -203,8 +205,29 @@ impl LlmError {
 }
 
 impl LlmError {
-    /// What the user can do about it, when something helps.
+    /// What the user can do about it (the [`Classified`] hint, for callers without the trait
+    /// in scope).
     pub fn hint(&self) -> Option<&'static str> {
+        Classified::hint(self)
+    }
+}
+
+impl Classified for LlmError {
+    /// A refused key, a wrong endpoint or setting is the configuration's; everything else
+    /// happened at the other end of the connection.
+    fn kind(&self) -> ErrorKind {
+        match self.root() {
+            LlmError::Status {
+                status: 401 | 403 | 404,
+                ..
+            }
+            | LlmError::Replay(_)
+            | LlmError::Config(_) => ErrorKind::Config,
+            _ => ErrorKind::Remote,
+        }
+    }
+
+    fn hint(&self) -> Option<&'static str> {
         match self.root() {
             LlmError::Status {
                 status: 401 | 403, ..

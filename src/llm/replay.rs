@@ -101,6 +101,24 @@ enum RecordingError {
     Answer(#[from] LlmError),
 }
 
+impl crate::error::Classified for RecordingError {
+    fn kind(&self) -> crate::error::ErrorKind {
+        match self {
+            RecordingError::Json(_) => crate::error::ErrorKind::Usage,
+            RecordingError::Answer(e) => crate::error::Classified::kind(e),
+        }
+    }
+
+    fn hint(&self) -> Option<&'static str> {
+        match self {
+            RecordingError::Json(_) => {
+                Some("record the replay again with --record (docs/REPLAY.md)")
+            }
+            RecordingError::Answer(e) => crate::error::Classified::hint(e),
+        }
+    }
+}
+
 /// A recorded answer, with the provider state a recording keeps beside the message (what
 /// a wire needs back; a server's chat answer never carries it).
 fn parse_recorded_line(line: &str) -> Result<ChatResponse, RecordingError> {

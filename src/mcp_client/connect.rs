@@ -123,6 +123,31 @@ enum StartError {
     ListTools(String),
 }
 
+impl crate::error::Classified for StartError {
+    fn kind(&self) -> crate::error::ErrorKind {
+        use crate::error::ErrorKind;
+        match self {
+            StartError::Spawn { .. } | StartError::Header { .. } => ErrorKind::Config,
+            StartError::Client(_) => ErrorKind::Internal,
+            StartError::HandshakeTimeout(_)
+            | StartError::Handshake(_)
+            | StartError::ListTools(_) => ErrorKind::Remote,
+        }
+    }
+
+    fn hint(&self) -> Option<&'static str> {
+        match self {
+            StartError::Spawn { .. } | StartError::Header { .. } => Some(
+                "check its entry under mcp_servers in the global config.json (docs/MCP.md); odek mcp list tries each server",
+            ),
+            StartError::HandshakeTimeout(_) | StartError::Handshake(_) => {
+                Some("odek mcp list shows each server's state and the end of its stderr")
+            }
+            StartError::Client(_) | StartError::ListTools(_) => None,
+        }
+    }
+}
+
 /// A transport ready for the handshake.
 enum Pending {
     Child(TokioChildProcess),

@@ -126,6 +126,18 @@ pub enum EmbedError {
     },
 }
 
+impl crate::error::Classified for EmbedError {
+    fn kind(&self) -> crate::error::ErrorKind {
+        crate::error::ErrorKind::Remote
+    }
+
+    fn hint(&self) -> Option<&'static str> {
+        Some(
+            "check memory.embeddings (base_url, model, api_key) in the global config.json, or ODEK_EMBEDDINGS_URL",
+        )
+    }
+}
+
 /// Cosine similarity (0 for vectors of different lengths or zero length).
 pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
     if a.len() != b.len() || a.is_empty() {

@@ -91,6 +91,41 @@ pub enum MemoryError {
     Other(String),
 }
 
+impl crate::error::Classified for MemoryError {
+    fn kind(&self) -> crate::error::ErrorKind {
+        use crate::error::ErrorKind;
+        match self {
+            MemoryError::Open { .. }
+            | MemoryError::Corrupt { .. }
+            | MemoryError::Sqlite(_)
+            | MemoryError::Other(_) => ErrorKind::Io,
+            MemoryError::NewerSchema { .. } | MemoryError::Refused(_) => ErrorKind::Conflict,
+            MemoryError::NotFound(_) => ErrorKind::NotFound,
+        }
+    }
+
+    fn hint(&self) -> Option<&'static str> {
+        match self {
+            MemoryError::Open { .. } => Some(
+                "check that its folder exists and can be written (odek's home: $ODEK_HOME, else ~/.odek)",
+            ),
+            MemoryError::Corrupt { .. } => Some(
+                "odek memory export --output FILE, move the database aside, then odek memory import FILE",
+            ),
+            MemoryError::NewerSchema { .. } => {
+                Some("odek upgrade installs the newest odek, which reads it")
+            }
+            MemoryError::Refused(_) => {
+                Some("odek memory list shows the facts; odek memory edit or rm makes room")
+            }
+            MemoryError::NotFound(_) => Some(
+                "odek memory list shows the facts' numbers, odek memory review the pending writes'",
+            ),
+            MemoryError::Sqlite(_) | MemoryError::Other(_) => None,
+        }
+    }
+}
+
 impl MemoryError {
     /// Names a damaged file as such; other errors keep SQLite's words.
     pub fn from_sqlite(path: &Path, e: rusqlite::Error) -> Self {

@@ -217,6 +217,16 @@ pub enum ImportFormatError {
     NoFacts,
 }
 
+impl crate::error::Classified for ImportFormatError {
+    fn kind(&self) -> crate::error::ErrorKind {
+        crate::error::ErrorKind::Usage
+    }
+
+    fn hint(&self) -> Option<&'static str> {
+        Some("import a file odek memory export wrote (JSON or Markdown)")
+    }
+}
+
 /// Parses an import file: JSON (`{"facts": […]}` as exported) or the Markdown of
 /// [`to_markdown`] (`## User`, `## Project <root>`, `- fact` lines; other sections ignored).
 pub fn parse_import(text: &str) -> Result<Vec<ImportedFact>, ImportFormatError> {

@@ -119,6 +119,13 @@ pub enum PlanParseError {
     },
 }
 
+/// A plan message that does not read back was changed or damaged on disk.
+impl crate::error::Classified for PlanParseError {
+    fn kind(&self) -> crate::error::ErrorKind {
+        crate::error::ErrorKind::Io
+    }
+}
+
 /// True for the protected plan message: role `system` and content starting with
 /// `[Current plan:`. A tool or assistant message carrying the prefix is never the plan.
 pub fn is_plan_message(role: &str, content: &str) -> bool {

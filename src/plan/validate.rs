@@ -51,6 +51,13 @@ pub enum PlanError {
     CompleteUnknownId(String),
 }
 
+/// The plan tool's errors are the model's mistakes: the tool answers them to the model.
+impl crate::error::Classified for PlanError {
+    fn kind(&self) -> crate::error::ErrorKind {
+        crate::error::ErrorKind::Usage
+    }
+}
+
 /// What is wrong with one `create` step.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StepProblem {
@@ -72,6 +79,12 @@ pub enum StepProblem {
     /// Title longer than 200 bytes after normalisation.
     #[error("title is too long ({0} > 200 chars)")]
     TitleTooLong(usize),
+}
+
+impl crate::error::Classified for StepProblem {
+    fn kind(&self) -> crate::error::ErrorKind {
+        crate::error::ErrorKind::Usage
+    }
 }
 
 /// Validates a whole `create` list; every step starts pending.

@@ -151,6 +151,12 @@ pub enum TaskRule {
     ZeroLimit,
 }
 
+impl crate::error::Classified for TaskRule {
+    fn kind(&self) -> crate::error::ErrorKind {
+        crate::error::ErrorKind::Usage
+    }
+}
+
 impl TaskFile {
     /// The limits and fields every task must respect.
     pub fn check(&self) -> Result<(), TaskRule> {

@@ -39,6 +39,31 @@ pub enum MinisignError {
     BadTrustedComment,
 }
 
+impl crate::error::Classified for MinisignError {
+    fn kind(&self) -> crate::error::ErrorKind {
+        match self {
+            MinisignError::MalformedKey(_) | MinisignError::Prehashed => {
+                crate::error::ErrorKind::Config
+            }
+            MinisignError::MalformedSignature(_)
+            | MinisignError::OtherKey { .. }
+            | MinisignError::BadSignature
+            | MinisignError::BadTrustedComment => crate::error::ErrorKind::Remote,
+        }
+    }
+
+    fn hint(&self) -> Option<&'static str> {
+        match self {
+            MinisignError::OtherKey { .. }
+            | MinisignError::BadSignature
+            | MinisignError::BadTrustedComment => Some(
+                "do not install it: the download is not the release that was signed (docs/UPGRADE.md)",
+            ),
+            _ => None,
+        }
+    }
+}
+
 /// A minisign Ed25519 public key.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PublicKey {

@@ -10,6 +10,16 @@ use std::fmt;
 #[error("{0:?} is not a version (expected X.Y.Z, e.g. 1.4.0, or 1.4.0-rc.1)")]
 pub struct VersionError(pub String);
 
+impl crate::error::Classified for VersionError {
+    fn kind(&self) -> crate::error::ErrorKind {
+        crate::error::ErrorKind::Usage
+    }
+
+    fn hint(&self) -> Option<&'static str> {
+        Some("name a release as X.Y.Z, e.g. odek upgrade --to 1.4.0")
+    }
+}
+
 /// A release version.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Version {

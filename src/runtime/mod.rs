@@ -132,15 +132,35 @@ pub enum RuntimeError {
     AsyncRuntime(std::io::Error),
 }
 
-impl RuntimeError {
-    /// What the user can do about it, when something helps.
-    pub fn hint(&self) -> Option<&'static str> {
+impl crate::error::Classified for RuntimeError {
+    fn kind(&self) -> crate::error::ErrorKind {
+        use crate::error::ErrorKind;
         match self {
-            RuntimeError::Model(e) => e.hint(),
-            _ => None,
+            RuntimeError::MissingApiKey { .. } => ErrorKind::Config,
+            RuntimeError::Model(e) => e.kind(),
+            RuntimeError::Tools(e) => e.kind(),
+            RuntimeError::Hooks(e) => e.kind(),
+            RuntimeError::Session(e) => e.kind(),
+            RuntimeError::TurnInProgress(_) => ErrorKind::Conflict,
+            RuntimeError::AsyncRuntime(_) => ErrorKind::Io,
         }
     }
 
+    fn hint(&self) -> Option<&'static str> {
+        match self {
+            RuntimeError::Model(e) => e.hint(),
+            RuntimeError::Tools(e) => e.hint(),
+            RuntimeError::Hooks(e) => e.hint(),
+            RuntimeError::Session(e) => e.hint(),
+            RuntimeError::TurnInProgress(_) => {
+                Some("wait for its turn to end, or start a new session (odek run)")
+            }
+            RuntimeError::MissingApiKey { .. } | RuntimeError::AsyncRuntime(_) => None,
+        }
+    }
+}
+
+impl RuntimeError {
     /// The message without file paths (for clients of `odek serve`).
     pub fn message_without_paths(&self) -> String {
         match self {
@@ -767,6 +787,28 @@ pub enum SupervisorError {
         /// How it was closed.
         status: &'static str,
     },
+}
+
+impl crate::error::Classified for SupervisorError {
+    fn kind(&self) -> crate::error::ErrorKind {
+        use crate::error::ErrorKind;
+        match self {
+            SupervisorError::Runtime(e) => e.kind(),
+            SupervisorError::NoRun(_)
+            | SupervisorError::NoApproval(_)
+            | SupervisorError::NoQuestion(_) => ErrorKind::NotFound,
+            SupervisorError::ShuttingDown
+            | SupervisorError::ApprovalClosed { .. }
+            | SupervisorError::QuestionClosed { .. } => ErrorKind::Conflict,
+        }
+    }
+
+    fn hint(&self) -> Option<&'static str> {
+        match self {
+            SupervisorError::Runtime(e) => e.hint(),
+            _ => None,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -114,6 +114,16 @@ pub enum Unavailable {
     Simulated,
 }
 
+impl crate::error::Classified for Unavailable {
+    fn kind(&self) -> crate::error::ErrorKind {
+        crate::error::ErrorKind::Config
+    }
+
+    fn hint(&self) -> Option<&'static str> {
+        Some(self.remedy())
+    }
+}
+
 impl Unavailable {
     /// What would make the sandbox available.
     pub fn remedy(self) -> &'static str {
@@ -145,6 +155,21 @@ pub enum SandboxError {
     /// The Seatbelt profile could not be written.
     #[error(transparent)]
     Profile(#[from] seatbelt::ProfileError),
+}
+
+impl crate::error::Classified for SandboxError {
+    fn kind(&self) -> crate::error::ErrorKind {
+        crate::error::ErrorKind::Config
+    }
+
+    fn hint(&self) -> Option<&'static str> {
+        match self {
+            SandboxError::Required(_) => Some("docs/SANDBOX.md says what each system needs"),
+            SandboxError::Profile(e) => crate::error::Classified::hint(e),
+            #[cfg(target_os = "linux")]
+            SandboxError::Landlock(_) => None,
+        }
+    }
 }
 
 impl SandboxStatus {

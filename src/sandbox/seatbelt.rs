@@ -71,6 +71,18 @@ pub enum ProfileError {
     NotUtf8(PathBuf),
 }
 
+impl crate::error::Classified for ProfileError {
+    fn kind(&self) -> crate::error::ErrorKind {
+        crate::error::ErrorKind::Config
+    }
+
+    fn hint(&self) -> Option<&'static str> {
+        Some(
+            "Seatbelt names paths as text: rename the folder, or leave it out of sandbox_allow_write",
+        )
+    }
+}
+
 /// The Seatbelt profile of `rules`.
 pub fn profile(rules: &Rules) -> Result<String, ProfileError> {
     let mut text = String::from(BASE);

@@ -130,9 +130,7 @@ impl Classified for ScheduleError {
 
     fn hint(&self) -> Option<&'static str> {
         match self {
-            ScheduleError::Cron(_) => Some(
-                "odek schedule next --help; e.g. --cron '0 8 * * MON-FRI' or @daily, --tz Europe/Berlin",
-            ),
+            ScheduleError::Cron(_) => Some(CRON_HINT),
             ScheduleError::RunnerOff(_) => {
                 Some("set schedules.runner to \"any\" (or \"daemon\" for odek schedule daemon)")
             }
@@ -195,6 +193,20 @@ pub enum CronError {
     },
 }
 
+impl Classified for CronError {
+    fn kind(&self) -> ErrorKind {
+        ErrorKind::Usage
+    }
+
+    fn hint(&self) -> Option<&'static str> {
+        Some(CRON_HINT)
+    }
+}
+
+/// How to write a cron expression and a zone.
+const CRON_HINT: &str =
+    "odek schedule next --help; e.g. --cron '0 8 * * MON-FRI' or @daily, --tz Europe/Berlin";
+
 /// Why a chat service did not take an answer, and how long it asked to wait.
 #[derive(Debug, thiserror::Error)]
 #[error("{error}")]
@@ -203,4 +215,10 @@ pub struct ChatFailure {
     pub error: Box<dyn std::error::Error + Send + Sync>,
     /// The wait the service asked for before the next try.
     pub retry_after: Option<Duration>,
+}
+
+impl Classified for ChatFailure {
+    fn kind(&self) -> ErrorKind {
+        ErrorKind::Remote
+    }
 }

@@ -76,12 +76,15 @@ impl ApiError {
     pub fn of_kind(error: &dyn crate::error::Classified, public: &str) -> Self {
         use crate::error::ErrorKind;
         match error.kind() {
-            ErrorKind::Usage => Self::bad_request(error.to_string()),
+            ErrorKind::Usage | ErrorKind::CommandLine => Self::bad_request(error.to_string()),
             ErrorKind::NotFound => Self::not_found(error.to_string()),
             ErrorKind::Conflict => Self::conflict(error.to_string()),
-            ErrorKind::Config | ErrorKind::Io | ErrorKind::Remote => {
-                Self::internal_logged(public, &error)
-            }
+            ErrorKind::Config
+            | ErrorKind::Io
+            | ErrorKind::Remote
+            | ErrorKind::Budget
+            | ErrorKind::Interrupted
+            | ErrorKind::Internal => Self::internal_logged(public, &error),
         }
     }
 

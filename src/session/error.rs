@@ -114,6 +114,48 @@ pub enum SessionError {
     },
 }
 
+impl crate::error::Classified for SessionError {
+    fn kind(&self) -> crate::error::ErrorKind {
+        use crate::error::ErrorKind;
+        match self {
+            SessionError::InvalidId { .. } | SessionError::KeepTooSmall { .. } => ErrorKind::Usage,
+            SessionError::NotFound { .. } | SessionError::NoSuchTurn { .. } => ErrorKind::NotFound,
+            SessionError::Busy { .. } | SessionError::IdMismatch { .. } => ErrorKind::Conflict,
+            SessionError::Corrupt { .. }
+            | SessionError::TooLarge { .. }
+            | SessionError::TooLargeToSave { .. }
+            | SessionError::Io { .. } => ErrorKind::Io,
+            SessionError::Serialize { .. } => ErrorKind::Internal,
+        }
+    }
+
+    fn hint(&self) -> Option<&'static str> {
+        match self {
+            SessionError::InvalidId { .. } | SessionError::NotFound { .. } => {
+                Some("odek session list shows the saved sessions and their ids")
+            }
+            SessionError::NoSuchTurn { .. } => {
+                Some("odek session show ID prints its turns; fork at one of them (--at TURN)")
+            }
+            SessionError::KeepTooSmall { .. } => Some(
+                "keep at least 2: odek session trim ID 2 keeps the system prompt and one message",
+            ),
+            SessionError::Busy { .. } => {
+                Some("wait for the other odek process to end its turn, or end that process")
+            }
+            SessionError::Corrupt { .. }
+            | SessionError::TooLarge { .. }
+            | SessionError::IdMismatch { .. } => Some(
+                "the session cannot be read back: odek session delete ID removes it, the others are untouched",
+            ),
+            SessionError::TooLargeToSave { .. } => {
+                Some("one message group alone is over the limit: start a new session (odek run)")
+            }
+            SessionError::Serialize { .. } | SessionError::Io { .. } => None,
+        }
+    }
+}
+
 impl SessionError {
     /// The message without the paths of files and folders, for readers who should learn
     /// what went wrong but not how the machine is laid out (clients of `odek serve`).

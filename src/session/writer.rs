@@ -32,6 +32,12 @@ enum Mismatch {
     Length { saved: usize, expected: usize },
 }
 
+impl crate::error::Classified for Mismatch {
+    fn kind(&self) -> crate::error::ErrorKind {
+        crate::error::ErrorKind::Internal
+    }
+}
+
 /// The writer of one session; see the module docs. Dropping it folds what is still only in
 /// the journal and releases the lock (a session never written leaves no lock file behind).
 #[derive(Debug)]

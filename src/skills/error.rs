@@ -108,6 +108,25 @@ pub enum Rule {
     NoName,
 }
 
+impl Classified for Rule {
+    fn kind(&self) -> ErrorKind {
+        match self {
+            Rule::Unreadable(_) => ErrorKind::Io,
+            _ => ErrorKind::Usage,
+        }
+    }
+
+    fn hint(&self) -> Option<&'static str> {
+        match self {
+            Rule::Unreadable(_) => None,
+            _ => Some(FORMAT_HINT),
+        }
+    }
+}
+
+/// Where the format of a skill is told, and how to start from a valid one.
+const FORMAT_HINT: &str = "the format: docs/SKILLS.md; odek skill new NAME writes a valid one";
+
 /// Why an import refused the whole source.
 #[derive(Debug, thiserror::Error)]
 pub enum Refusal {
@@ -159,6 +178,24 @@ pub enum Refusal {
     /// A device, a socket, a FIFO.
     #[error("entry \"{}\" is neither a file, a folder nor a link", .0.display())]
     Special(PathBuf),
+}
+
+impl Classified for Refusal {
+    fn kind(&self) -> ErrorKind {
+        match self {
+            Refusal::Link { .. } => ErrorKind::Io,
+            _ => ErrorKind::Usage,
+        }
+    }
+
+    fn hint(&self) -> Option<&'static str> {
+        match self {
+            Refusal::Link { .. } => None,
+            _ => Some(
+                "import only skills from sources you trust; docs/SKILLS.md says what an import refuses",
+            ),
+        }
+    }
 }
 
 /// A failure of the skills: a `SKILL.md` breaking a rule, a folder that cannot be trusted,
@@ -303,7 +340,7 @@ impl Classified for SkillError {
                 Some("look at what changed, then trust it again: odek skill trust NAME")
             }
             SkillError::Rule(_) | SkillError::InFile { .. } | SkillError::Breaks { .. } => {
-                Some("the format: docs/SKILLS.md; odek skill new NAME writes a valid one")
+                Some(FORMAT_HINT)
             }
             _ => None,
         }

@@ -34,6 +34,24 @@ pub enum TaskError {
     },
 }
 
+impl crate::error::Classified for TaskError {
+    fn kind(&self) -> crate::error::ErrorKind {
+        match self {
+            TaskError::Read { .. } => crate::error::ErrorKind::Io,
+            TaskError::TooLarge { .. } | TaskError::Invalid { .. } => {
+                crate::error::ErrorKind::Usage
+            }
+        }
+    }
+
+    fn hint(&self) -> Option<&'static str> {
+        match self {
+            TaskError::Read { .. } => None,
+            _ => Some("the task file's format: docs/SUBAGENTS.md"),
+        }
+    }
+}
+
 /// Reads and checks the task file at `path`.
 pub fn read_task_file(path: &Path) -> Result<TaskFile, TaskError> {
     let shown = path.display().to_string();

@@ -421,6 +421,15 @@ enum SpawnError {
     NoEnvelope,
 }
 
+impl crate::error::Classified for SpawnError {
+    fn kind(&self) -> crate::error::ErrorKind {
+        match self {
+            SpawnError::NoStdout | SpawnError::NoEnvelope => crate::error::ErrorKind::Internal,
+            _ => crate::error::ErrorKind::Io,
+        }
+    }
+}
+
 /// The folder of sub-agents' task files under the odek home (0700).
 pub fn task_dir(home: &std::path::Path) -> std::path::PathBuf {
     home.join("tasks")

@@ -30,6 +30,19 @@ pub enum BotError {
     Decode(String),
 }
 
+impl crate::error::Classified for BotError {
+    fn kind(&self) -> crate::error::ErrorKind {
+        crate::error::ErrorKind::Remote
+    }
+
+    fn hint(&self) -> Option<&'static str> {
+        match self {
+            BotError::Network(_) => Some("check the connection to api.telegram.org"),
+            BotError::Api { .. } | BotError::Decode(_) => None,
+        }
+    }
+}
+
 impl BotError {
     /// True for Telegram's refusal of MarkdownV2 it cannot parse.
     pub fn is_markup_error(&self) -> bool {

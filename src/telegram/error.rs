@@ -136,3 +136,25 @@ pub enum SendError {
     #[error("the read stopped: {0}")]
     Stopped(String),
 }
+
+impl Classified for SendError {
+    fn kind(&self) -> ErrorKind {
+        match self {
+            SendError::Unreadable(_) | SendError::NoWorkingDirectory(_) | SendError::Stopped(_) => {
+                ErrorKind::Io
+            }
+            SendError::NotARegularFile | SendError::TooLarge { .. } | SendError::Outside => {
+                ErrorKind::Usage
+            }
+            SendError::Upload(e) => e.kind(),
+        }
+    }
+
+    fn hint(&self) -> Option<&'static str> {
+        match self {
+            SendError::Outside => Some("copy the file into the working directory to send it"),
+            SendError::Upload(e) => e.hint(),
+            _ => None,
+        }
+    }
+}

@@ -155,6 +155,12 @@ pub enum EditorFilesError {
     NoText,
 }
 
+impl crate::error::Classified for EditorFilesError {
+    fn kind(&self) -> crate::error::ErrorKind {
+        crate::error::ErrorKind::Remote
+    }
+}
+
 /// The editor's files of a call, when it has them.
 pub type Files<'a> = Option<&'a Arc<dyn EditorFiles>>;
 
@@ -263,6 +269,13 @@ impl Taint {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct ToolError(pub String);
+
+/// A tool's failure is answered to the model, which asked for something that cannot be done.
+impl crate::error::Classified for ToolError {
+    fn kind(&self) -> crate::error::ErrorKind {
+        crate::error::ErrorKind::Usage
+    }
+}
 
 impl ToolError {
     /// A tool error with the given message.
@@ -473,6 +486,18 @@ pub struct UnknownTool {
     pub name: String,
     /// The names that would have been accepted, comma-separated.
     pub available: String,
+}
+
+impl crate::error::Classified for UnknownTool {
+    fn kind(&self) -> crate::error::ErrorKind {
+        crate::error::ErrorKind::Config
+    }
+
+    fn hint(&self) -> Option<&'static str> {
+        Some(
+            "name tools as listed in docs/TOOLS.md (tools.enabled, tools.disabled, --tool, --no-tool)",
+        )
+    }
 }
 
 impl UnknownTool {
