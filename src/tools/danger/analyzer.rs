@@ -1,10 +1,13 @@
 //! Walks parsed shell text and classifies every simple command in it, including the ones
 //! hidden in substitutions, `sh -c` strings, `eval`, wrappers (`env`, `sudo`, `xargs`, …)
-//! and `find -exec`. The per-program rules live in [`super::programs`].
+//! and `find -exec`. The per-program rules live in [`super::wrappers`] (the dispatch, wrappers,
+//! shells), [`super::file_commands`], [`super::git`], [`super::toolchains`], [`super::network`],
+//! [`super::system`] and [`super::safe_programs`].
 
-use super::lexer::{self, Parsed, RedirectKind, SimpleCommand, Word};
+use super::lexer;
 use super::paths::{self, Anchor, WorkingDirectory, is_root_like, normalize};
 use super::secrets;
+use super::syntax::{Parsed, RedirectKind, SimpleCommand, Word};
 use crate::danger_policy::{Classification, DangerClass};
 
 /// Deepest nesting of substitutions, `sh -c`, `eval` and wrappers that is analysed; anything

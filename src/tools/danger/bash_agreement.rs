@@ -11,7 +11,8 @@
 
 use proptest::prelude::*;
 
-use super::lexer::{Word, parse_script};
+use super::lexer::parse_script;
+use super::syntax::Word;
 
 /// The home directory bash sees.
 const HOME: &str = "/h";

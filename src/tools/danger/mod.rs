@@ -59,17 +59,21 @@
 //!   `shutdown reboot halt poweroff`, `systemctl reboot`, `init 0`.
 
 mod analyzer;
+mod braces;
+mod file_commands;
+mod git;
 mod hook_files;
 mod lexer;
 mod network;
 mod options;
 mod paths;
-mod programs;
 mod safe_programs;
 mod secrets;
 mod sed_script;
-mod software;
+mod syntax;
 mod system;
+mod toolchains;
+mod wrappers;
 
 use std::path::Path;
 

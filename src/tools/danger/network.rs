@@ -1,8 +1,8 @@
-//! Per-program rules, part three: programs that talk to the network.
+//! The rules for programs that talk to the network.
 
 use super::analyzer::{Analyzer, Context, write_target};
-use super::lexer::Word;
 use super::options::{self, OptionSpec};
+use super::syntax::Word;
 use crate::danger_policy::classified;
 use crate::danger_policy::{Classification, DangerClass};
 

@@ -1,7 +1,7 @@
 //! getopt-style reading of a program's arguments: short option clusters (`-rf`, `-ofile`),
 //! long options (`--output=x`, `--output x`), `--`, and operands.
 
-use super::lexer::Word;
+use super::syntax::Word;
 
 /// Which options take a value.
 #[derive(Clone, Copy, Debug, Default)]

@@ -17,8 +17,8 @@ use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use super::analyzer::{Context, Worst, safe, write_target};
-use super::lexer::Word;
 use super::options::{self, OptionSpec};
+use super::syntax::Word;
 use crate::danger_policy::{Classification, DangerClass};
 
 const ANY: &str = "*";

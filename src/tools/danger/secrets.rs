@@ -10,9 +10,9 @@
 use std::path::Path;
 use std::sync::LazyLock;
 
-use super::lexer::Word;
 use super::options::{self, OptionSpec};
 use super::paths::{Anchor, NormalPath, WorkingDirectory, has_glob, is_glob_byte, normalize};
+use super::syntax::Word;
 use crate::danger_policy::{Classification, DangerClass};
 
 /// Credential paths, as segment sequences that may appear anywhere in a path. `*` stands

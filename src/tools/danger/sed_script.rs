@@ -2,7 +2,7 @@
 //! of `s`) or write files (`w`, `W`, the `w` flag of `s`).
 
 use super::analyzer::{Context, safe, write_target};
-use super::lexer::Word;
+use super::syntax::Word;
 use crate::danger_policy::Classification;
 use crate::danger_policy::DangerClass;
 

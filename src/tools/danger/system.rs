@@ -1,8 +1,8 @@
-//! Per-program rules, part four: services, users, processes, networking setup, scheduling and
-//! power.
+//! The rules for programs that manage the system: services, users, processes, networking
+//! setup, scheduling and power.
 
 use super::analyzer::safe;
-use super::lexer::Word;
+use super::syntax::Word;
 use crate::danger_policy::classified;
 use crate::danger_policy::{Classification, DangerClass};
 
