@@ -45,7 +45,7 @@ pub fn system_prompt(config: &Config, cwd: &Path, surface: Option<&str>) -> Stri
     }
     if config.planning.enabled {
         out.push_str("\n\n");
-        out.push_str(crate::plan::SYSTEM_PROMPT_SENTENCE);
+        out.push_str(crate::tools::plan_tool::SYSTEM_PROMPT_SENTENCE);
         if config.subagents.enabled && delegation_kept(config) {
             out.push(' ');
             out.push_str(crate::subagent::PLAN_DELEGATION_SENTENCE);
@@ -394,7 +394,7 @@ mod tests {
     fn default_system_mentions_plan_tool_only_when_planning_is_on() {
         let mut cfg = Config::default();
         let p = system_prompt(&cfg, Path::new("/w"), None);
-        assert!(p.contains(crate::plan::SYSTEM_PROMPT_SENTENCE));
+        assert!(p.contains(crate::tools::plan_tool::SYSTEM_PROMPT_SENTENCE));
         assert!(p.contains("For multi-step work, maintain a plan with the plan tool"));
         assert!(p.contains(crate::subagent::PLAN_DELEGATION_SENTENCE));
         cfg.subagents.enabled = false;

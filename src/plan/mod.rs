@@ -15,7 +15,6 @@ mod render;
 mod state;
 mod store;
 mod text;
-mod tool;
 mod validate;
 
 #[cfg(test)]
@@ -37,7 +36,6 @@ pub use state::{
 };
 pub use store::{ChangeCallback, PlanStore};
 pub use text::{go_quote, normalize_text};
-pub use tool::{SYSTEM_PROMPT_SENTENCE, TOOL_DESCRIPTION, TOOL_NAME, tool_schema};
 pub use validate::{PlanError, StepProblem};
 
 /// The plan message as the engine stores it: the header line stays plain (recognition

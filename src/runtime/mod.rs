@@ -353,7 +353,8 @@ impl Runtime {
 
     /// True when turns keep a plan: planning is enabled and the tool selection keeps `plan`.
     pub fn planning_enabled(&self) -> bool {
-        self.config.planning.enabled && tool_selection(&self.config).keeps(crate::plan::TOOL_NAME)
+        self.config.planning.enabled
+            && tool_selection(&self.config).keeps(crate::tools::plan_tool::TOOL_NAME)
     }
 
     /// This process's secret redactor.

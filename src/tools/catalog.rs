@@ -205,7 +205,7 @@ pub const SKILL_LOAD: ToolRow = plain("skill_load", Subject::Arg("name")).with_k
 pub const SKILL_LIST: ToolRow = plain("skill_list", Subject::Nothing);
 /// `plan`.
 pub const PLAN: ToolRow =
-    row(crate::plan::TOOL_NAME, "📋", Subject::Arg("verb")).with_kind(ToolKind::Think);
+    row(super::plan_tool::TOOL_NAME, "📋", Subject::Arg("verb")).with_kind(ToolKind::Think);
 
 /// Every tool odek offers, in registration order (`web_search` only when its instance is
 /// configured, `memory` and `session_search` only with memory on, `skill_load` and

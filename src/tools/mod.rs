@@ -12,7 +12,7 @@ pub mod danger;
 mod glob;
 mod patch;
 mod paths;
-mod plan_tool;
+pub mod plan_tool;
 mod read_file;
 mod search_files;
 mod shell;
