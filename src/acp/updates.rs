@@ -220,7 +220,20 @@ impl Observer for Updates {
             } => self.on_tool_finished(call, *ok, *error, result),
             EngineEvent::PlanChanged { plan } => self.send(plan_update(plan)),
             EngineEvent::RunFinished { .. } => self.flush_streams(),
-            _ => {}
+            // Nothing the editor shows: ACP has no update for these.
+            EngineEvent::RunStarted { .. }
+            | EngineEvent::ModelCallStarted { .. }
+            | EngineEvent::ModelRetry { .. }
+            | EngineEvent::ToolReport { .. }
+            | EngineEvent::Hint { .. }
+            | EngineEvent::IterationCompleted { .. }
+            | EngineEvent::SessionSaved { .. }
+            | EngineEvent::SessionSaveFailed { .. }
+            | EngineEvent::ContextTrimmed { .. }
+            | EngineEvent::ContentIngested { .. }
+            | EngineEvent::BackgroundFinished { .. }
+            | EngineEvent::Hook { .. }
+            | EngineEvent::BudgetExceeded { .. } => {}
         }
     }
 }

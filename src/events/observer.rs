@@ -292,7 +292,17 @@ impl Observer for EventsObserver {
                 };
                 e.emit(event, None, None);
             }
-            _ => {}
+            // Not events of `odek.event/v1`: the model's calls and text reach the stream as
+            // the run's end and its tool events, the plan through the store's own events
+            // ([`plan_event`]), a failed save as the run's error.
+            EngineEvent::ModelCallStarted { .. }
+            | EngineEvent::ModelRetry { .. }
+            | EngineEvent::Delta { .. }
+            | EngineEvent::ModelCallFinished { .. }
+            | EngineEvent::Hint { .. }
+            | EngineEvent::SessionSaveFailed { .. }
+            | EngineEvent::ContentIngested { .. }
+            | EngineEvent::PlanChanged { .. } => {}
         }
     }
 }
