@@ -15,7 +15,7 @@ pub mod danger_policy;
 pub mod engine;
 pub mod error;
 pub mod events;
-#[doc(hidden)]
+#[cfg(any(fuzzing, test))]
 pub mod fuzz;
 pub mod home;
 pub mod hooks;

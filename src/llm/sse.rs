@@ -340,6 +340,7 @@ async fn read_events(
 
 /// Fuzzing entry: `pieces` as the bytes of a streamed answer, read with `fold` as the client
 /// reads one.
+#[cfg(any(fuzzing, test))]
 pub(crate) fn read_event_pieces(
     pieces: Vec<Vec<u8>>,
     fold: impl EventFold,

@@ -332,7 +332,7 @@ impl StderrTail {
 /// Fuzzing entry: `data` as a JSON-RPC message from an MCP server (what the client reads) and
 /// from a client (what `odek mcp serve` reads), decoded by the SDK, and a tool result in it
 /// rendered as the model reads it.
-#[doc(hidden)]
+#[cfg(any(fuzzing, test))]
 pub fn fuzz_message(data: &[u8]) {
     use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
     let _ = serde_json::from_slice::<ClientJsonRpcMessage>(data);

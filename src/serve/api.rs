@@ -143,6 +143,7 @@ fn attached(attachments: Vec<Attachment>, images_taken: bool) -> Result<Attached
 }
 
 /// Decodes `data` as each body this file's routes take, as they do (attachments included).
+#[cfg(any(fuzzing, test))]
 pub(super) fn fuzz_bodies(data: &[u8]) {
     use super::error::decode_json;
     if let Ok(prompt) = decode_json::<Prompt>(data) {

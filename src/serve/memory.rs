@@ -260,6 +260,7 @@ fn fact_id(text: &str) -> Result<i64, ApiError> {
 }
 
 /// Decodes `data` as each body this file's routes take.
+#[cfg(any(fuzzing, test))]
 pub(super) fn fuzz_bodies(data: &[u8]) {
     let _ = super::error::decode_json::<NewFact>(data);
     let _ = super::error::decode_json::<EditedFact>(data);

@@ -409,7 +409,7 @@ pub fn token_url(addr: &SocketAddr, token: &str) -> String {
 
 /// Fuzzing entry: `data` as every request body the API takes, decoded and checked as the
 /// routes do.
-#[doc(hidden)]
+#[cfg(any(fuzzing, test))]
 pub fn fuzz_request_bodies(data: &[u8]) {
     api::fuzz_bodies(data);
     memory::fuzz_bodies(data);

@@ -291,6 +291,7 @@ pub async fn export(
 }
 
 /// Decodes `data` as the body this file's route takes.
+#[cfg(any(fuzzing, test))]
 pub(super) fn fuzz_bodies(data: &[u8]) {
     let _ = super::error::decode_json::<Rename>(data);
 }

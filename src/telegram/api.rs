@@ -486,7 +486,7 @@ pub struct PhotoSize {
 }
 
 /// Decodes a `getUpdates` answer as the bot does (fuzzing entry).
-#[doc(hidden)]
+#[cfg(any(fuzzing, test))]
 pub fn decode_updates(data: &[u8]) -> Result<Vec<Update>, BotError> {
     serde_json::from_slice::<Answer<Vec<Update>>>(data)
         .map(|a| a.result)

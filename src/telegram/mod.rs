@@ -14,7 +14,9 @@ mod schedules;
 mod state;
 pub mod text;
 
-pub use bot::{BotParts, fuzz_updates, run_bot};
+#[cfg(any(fuzzing, test))]
+pub use bot::fuzz_updates;
+pub use bot::{BotParts, run_bot};
 pub use error::{ChatError, SendError, TelegramError};
 
 /// The chat service of scheduled answers delivered to Telegram: the Bot API of

@@ -132,6 +132,7 @@ impl Format {
     }
 
     /// Fuzzing entry: `pieces` as a streamed answer of this format.
+    #[cfg(any(fuzzing, test))]
     pub(crate) fn fuzz_stream(self, pieces: Vec<Vec<u8>>) {
         let _ = match self {
             Format::Chat => {
@@ -199,6 +200,7 @@ impl ThinkingMode {
 }
 
 /// Fuzzing entry: `data` as a whole answer of every format.
+#[cfg(any(fuzzing, test))]
 pub(crate) fn fuzz_bodies(data: &[u8]) {
     let _ = Format::Chat.parse_body(data);
     let _ = Format::Anthropic.parse_body(data);

@@ -87,6 +87,7 @@ struct Bot {
 
 /// Fuzzing entry: `data` as a `getUpdates` answer, decoded, and each message's command and
 /// each button's data parsed, as the bot does.
+#[cfg(any(fuzzing, test))]
 pub fn fuzz_updates(data: &[u8]) {
     let Ok(updates) = super::api::decode_updates(data) else {
         return;
