@@ -10,7 +10,6 @@ use super::index::{self, INDEX_FILE, IndexState, LOCK_FILE};
 use super::journal;
 use super::lock::{Holder, SessionLock};
 use super::trim::{self, size_cut, without_oldest_groups};
-use super::writer::SessionWriter;
 use super::{
     MAX_SESSION_BYTES, ORIGIN_CLI, RunRecord, SaveReport, Session, SessionError, SessionList,
     SessionPage, SessionSummary, TrimOutcome, count_turns, new_session_id, now_rfc3339,
@@ -113,30 +112,6 @@ impl SessionStore {
         }
     }
 
-    /// Takes a new session for writing: its lock is held until the writer is dropped. Nothing
-    /// is written before the writer's first [`SessionWriter::begin_turn`].
-    pub fn create(&self, session: Session, holder: &Holder) -> Result<SessionWriter, SessionError> {
-        let lock = SessionLock::acquire(&self.dir, &session.id, holder)?;
-        let mirror = super::redaction::redacted_copy(&session, &self.redactor);
-        Ok(SessionWriter::new(self.clone(), lock, mirror, false))
-    }
-
-    /// Takes a saved session for writing, or refuses at once when another writer holds it
-    /// ([`SessionError::Busy`]). A journal left by a writer that crashed is folded in now.
-    pub fn open(&self, id: &str, holder: &Holder) -> Result<SessionWriter, SessionError> {
-        validate_id(id)?;
-        let lock = SessionLock::acquire(&self.dir, id, holder)?;
-        let (session, replay) = self.load_with_journal(id)?;
-        if let Some(problem) = &replay.problem {
-            tracing::warn!("session {id}: journal replay stopped early: {problem}");
-        }
-        let mut writer = SessionWriter::new(self.clone(), lock, session, true);
-        if replay.present {
-            writer.recover()?;
-        }
-        Ok(writer)
-    }
-
     /// Writes `session` atomically and updates the index, as its writer: refused when
     /// another writer holds the session. Sets `updated_at` (and a missing `created_at`) and
     /// recounts turns. Only the written copy is redacted; the caller's session keeps its
@@ -224,7 +199,10 @@ impl SessionStore {
 
     /// [`Self::load`], with what the journal replay found. A gap between snapshot and journal
     /// (the writer folded between the two reads) is retried once with a fresh snapshot.
-    fn load_with_journal(&self, id: &str) -> Result<(Session, journal::Replay), SessionError> {
+    pub(super) fn load_with_journal(
+        &self,
+        id: &str,
+    ) -> Result<(Session, journal::Replay), SessionError> {
         let mut attempt = 0;
         loop {
             let mut session = self.load_snapshot(id)?;

@@ -9,8 +9,9 @@
 
 use std::path::Path;
 
+use super::id::validate_id;
 use super::journal::{self, JournalFile, JournalLine};
-use super::lock::SessionLock;
+use super::lock::{Holder, SessionLock};
 use super::redaction::{redact_message, redact_plan, redact_text, redacted_copy};
 use super::{RunRecord, SaveReport, Session, SessionError, SessionStore, count_turns, now_rfc3339};
 use crate::llm::{Message, Role};
@@ -56,6 +57,34 @@ pub struct SessionWriter {
     /// Tool results arrive redacted with this store's redactor (see
     /// [`SessionWriter::trust_tool_result_redaction`]).
     tool_results_redacted: bool,
+}
+
+/// The store hands out its sessions' writers (here, beside the writer: the store itself
+/// knows nothing of writing turns).
+impl SessionStore {
+    /// Takes a new session for writing: its lock is held until the writer is dropped. Nothing
+    /// is written before the writer's first [`SessionWriter::begin_turn`].
+    pub fn create(&self, session: Session, holder: &Holder) -> Result<SessionWriter, SessionError> {
+        let lock = SessionLock::acquire(self.dir(), &session.id, holder)?;
+        let mirror = redacted_copy(&session, self.redactor());
+        Ok(SessionWriter::new(self.clone(), lock, mirror, false))
+    }
+
+    /// Takes a saved session for writing, or refuses at once when another writer holds it
+    /// ([`SessionError::Busy`]). A journal left by a writer that crashed is folded in now.
+    pub fn open(&self, id: &str, holder: &Holder) -> Result<SessionWriter, SessionError> {
+        validate_id(id)?;
+        let lock = SessionLock::acquire(self.dir(), id, holder)?;
+        let (session, replay) = self.load_with_journal(id)?;
+        if let Some(problem) = &replay.problem {
+            tracing::warn!("session {id}: journal replay stopped early: {problem}");
+        }
+        let mut writer = SessionWriter::new(self.clone(), lock, session, true);
+        if replay.present {
+            writer.recover()?;
+        }
+        Ok(writer)
+    }
 }
 
 impl SessionWriter {
