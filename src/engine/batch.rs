@@ -8,8 +8,8 @@ use serde_json::Value;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
-use super::Engine;
 use super::observer::EngineEvent;
+use super::parts::Engine;
 use crate::llm::{Message, ToolCall};
 use crate::tools::approval::GateRequest;
 use crate::tools::danger::Classification;

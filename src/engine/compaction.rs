@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::Engine;
 use super::output::excerpt_line;
+use super::parts::Engine;
 use crate::llm::{ChatRequest, Message, Usage};
 
 const SIDE_CALL_TIMEOUT: Duration = Duration::from_secs(30);

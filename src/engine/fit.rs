@@ -4,8 +4,9 @@
 use tokio_util::sync::CancellationToken;
 
 use super::context::SurvivalReport;
+use super::error::RunError;
 use super::observer::EngineEvent;
-use super::{Engine, RunError, RunState};
+use super::parts::{Engine, RunState};
 use crate::llm::{Overflow, WindowSize};
 
 /// Survival trims tried for one iteration before the error is given up on.

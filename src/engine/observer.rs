@@ -6,8 +6,13 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::RunError;
+use super::error::RunError;
+use super::outcome::RemainingSteps;
 use crate::llm::{Delta, Message, Overflow, ToolCall, Usage, WindowSize};
+
+/// The source of [`EngineEvent::ContentIngested`] for an image of the input (its content is
+/// the image's `data:` URL).
+pub const IMAGE_SOURCE: &str = "image";
 
 /// One thing that happened in a run. Iterations are 1-based.
 #[derive(Debug)]
@@ -187,7 +192,7 @@ pub enum EngineEvent<'a> {
         iterations: u32,
         /// The plan's step counts when a limit (iterations, a budget) ended the run and
         /// there is a plan.
-        remaining: Option<super::RemainingSteps>,
+        remaining: Option<RemainingSteps>,
         /// The closing summary when a budget ended the run (`result` is the error).
         summary: Option<&'a str>,
         /// What the run cost in US dollars, when the model's price is known.

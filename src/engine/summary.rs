@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::{Engine, RunError, RunState};
+use super::error::RunError;
+use super::parts::{Engine, RunState};
 use crate::llm::{ChatRequest, Message, Role};
 use crate::plan::PlanState;
 

@@ -1,11 +1,18 @@
 use super::*;
-use crate::llm::{ChatResponse, DeltaSink, LlmError, Role, ToolCall};
+use crate::llm::{
+    ChatModel, ChatRequest, ChatResponse, DeltaSink, LlmError, Message, Role, ToolCall, Usage,
+};
 use crate::plan::PlanStore;
+use crate::redact::Redactor;
+use crate::tools::ToolRegistry;
 use crate::tools::approval::Gate;
 use crate::tools::danger::DangerPolicy;
 use crate::tools::{Tool, ToolContext, ToolError};
+use crate::transcript::TranscriptDelta;
 use async_trait::async_trait;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
 
 /// Plays scripted assistant messages and records every request's messages.
 struct Scripted {

@@ -1,0 +1,109 @@
+//! The engine and the parts it is built from, and the state one run holds.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::context;
+use super::hints::HintTracker;
+use super::observer::Observer;
+use super::outcome::AnswerCut;
+use super::settings::EngineSettings;
+use crate::llm::{ChatModel, Message, Usage};
+use crate::plan::PlanStore;
+use crate::redact::Redactor;
+use crate::tools::ToolRegistry;
+use crate::tools::approval::Gate;
+
+/// The loop with everything it drives.
+pub struct Engine {
+    pub(super) model: Arc<dyn ChatModel>,
+    pub(super) tools: Arc<ToolRegistry>,
+    pub(super) gate: Arc<Gate>,
+    pub(super) plan: Option<Arc<PlanStore>>,
+    pub(super) redactor: Arc<Redactor>,
+    pub(super) observer: Arc<dyn Observer>,
+    pub(super) settings: EngineSettings,
+    pub(super) taint: Arc<crate::tools::Taint>,
+    pub(super) turn_block: Option<Message>,
+    pub(super) checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
+    pub(super) hooks: Option<crate::hooks::HookRun>,
+    pub(super) jobs: Option<Arc<crate::tools::background::Jobs>>,
+    pub(super) files: Option<Arc<dyn crate::tools::EditorFiles>>,
+}
+
+/// The parts an engine is built from (see `runtime::Runtime::turn`).
+pub struct EngineParts {
+    /// The model.
+    pub model: Arc<dyn ChatModel>,
+    /// The tools.
+    pub tools: Arc<ToolRegistry>,
+    /// The approval gate.
+    pub gate: Arc<Gate>,
+    /// The plan store shared with the `plan` tool; `None` = planning off.
+    pub plan: Option<Arc<PlanStore>>,
+    /// Secret redaction for tool output.
+    pub redactor: Arc<Redactor>,
+    /// Who hears about the run.
+    pub observer: Arc<dyn Observer>,
+    /// Settings.
+    pub settings: EngineSettings,
+    /// Marked when a tool brings in external content (shared with the `memory` tool).
+    pub taint: Arc<crate::tools::Taint>,
+    /// The turn's frozen block — the skills listing and the memory facts — sent right after
+    /// the system prompt in every request and never kept in the transcript (see
+    /// `skills::block`, `memory::block`).
+    pub turn_block: Option<String>,
+    /// The session's checkpoints, taken by the file tools (none: nothing to rewind to).
+    pub checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
+    /// The user's hooks around tool calls (none: no hooks configured).
+    pub hooks: Option<crate::hooks::HookRun>,
+    /// The session's background jobs: the notice of each that ended goes into the next
+    /// model request.
+    pub jobs: Option<Arc<crate::tools::background::Jobs>>,
+    /// The editor's files, when the surface offers them (the file tools go through it).
+    pub files: Option<Arc<dyn crate::tools::EditorFiles>>,
+}
+
+/// What one run holds while it goes: the transcript, counts, usage and hint trackers.
+pub(super) struct RunState {
+    pub(super) ctx: context::Context,
+    /// Plan version of the last save (`None` = no plan state saved yet).
+    pub(super) saved_plan_version: Option<u64>,
+    pub(super) usage: Usage,
+    pub(super) tool_calls: u64,
+    pub(super) iterations: u32,
+    pub(super) hints: HintTracker,
+    pub(super) started: Instant,
+    pub(super) partial: bool,
+    pub(super) plan_bytes_sent: u64,
+    /// Final answers a `Stop` hook refused in this run.
+    pub(super) stop_refusals: u32,
+    /// How the last final answer was cut, if it was.
+    pub(super) answer_cut: Option<AnswerCut>,
+}
+
+impl Engine {
+    /// Assembles an engine.
+    pub fn new(parts: EngineParts) -> Self {
+        Engine {
+            model: parts.model,
+            tools: parts.tools,
+            gate: parts.gate,
+            plan: parts.plan,
+            redactor: parts.redactor,
+            observer: parts.observer,
+            settings: parts.settings,
+            taint: parts.taint,
+            turn_block: parts.turn_block.map(Message::system),
+            checkpoints: parts.checkpoints,
+            hooks: parts.hooks,
+            jobs: parts.jobs,
+            files: parts.files,
+        }
+    }
+
+    /// The plan store, when planning is on.
+    pub fn plan_store(&self) -> Option<&Arc<PlanStore>> {
+        self.plan.as_ref()
+    }
+}
