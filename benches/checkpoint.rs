@@ -12,15 +12,12 @@ use std::sync::Arc;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use odek::checkpoint::{Checkpoints, plan_rewind, root};
+use odek::util::files::Permissions;
 
-/// A file tool's write: a temp file beside the target, synced, renamed over it.
+/// A file tool's write: a temp file beside the target, synced, renamed over it, the folder
+/// synced (the tools' own helper).
 fn write_atomic(path: &Path, bytes: &[u8]) {
-    use std::io::Write;
-    let dir = path.parent().unwrap();
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).unwrap();
-    tmp.write_all(bytes).unwrap();
-    tmp.as_file().sync_all().unwrap();
-    tmp.persist(path).unwrap();
+    odek::util::files::write_atomically(path, bytes, Permissions::KeepOrShared).unwrap();
 }
 
 /// Content of `len` bytes that differs per `round` (every edit stores a new pre-image).

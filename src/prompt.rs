@@ -72,12 +72,12 @@ fn runtime_context(cwd: &Path) -> String {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_string())
         .unwrap_or_default();
-    let now = time::OffsetDateTime::now_utc();
-    let date = now
-        .format(&time::macros::format_description!(
-            "[weekday], [month repr:long] [day padding:none], [year] [hour]:[minute] UTC"
-        ))
-        .unwrap_or_default();
+    let mut date = String::new();
+    // Like "Monday, November 30, 2026 02:01 UTC"; left empty if it cannot be written.
+    let now = jiff::Timestamp::now().strftime("%A, %B %-d, %Y %H:%M UTC");
+    if std::fmt::Write::write_fmt(&mut date, format_args!("{now}")).is_err() {
+        date.clear();
+    }
     let mut ctx = format!(
         "Runtime context:\n- Host: {} {}{}\n- Current working directory: {}\n- Date: {date}",
         std::env::consts::OS,

@@ -1,6 +1,6 @@
 //! Random ids and nonces from one place: session ids, run ids, wrapper nonces, lock-holder
 //! tokens and retry jitter all come from the operating system's random source through here.
-//! A leaf module: it knows nothing of what the bytes are for.
+//! A leaf module: it knows nothing of what the bytes are for (hex is `crate::util::hex`).
 
 /// Fills `buf` from the operating system's random source.
 pub fn fill(buf: &mut [u8]) {
@@ -22,7 +22,7 @@ pub fn fill(buf: &mut [u8]) {
 pub fn hex_id<const N: usize>() -> String {
     let mut bytes = [0u8; N];
     fill(&mut bytes);
-    hex(&bytes)
+    crate::util::hex::encode(&bytes)
 }
 
 /// A random number in `[0, 1)`.
@@ -30,17 +30,6 @@ pub fn unit() -> f64 {
     let mut bytes = [0u8; 8];
     fill(&mut bytes);
     (u64::from_le_bytes(bytes) >> 11) as f64 / (1u64 << 53) as f64
-}
-
-/// Lowercase hex of `bytes`.
-pub fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        out.push(DIGITS[(b >> 4) as usize] as char);
-        out.push(DIGITS[(b & 0x0f) as usize] as char);
-    }
-    out
 }
 
 #[cfg(test)]
@@ -56,7 +45,6 @@ mod tests {
                 .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c))
         );
         assert_ne!(a, hex_id::<16>());
-        assert_eq!(hex(&[0x00, 0x0f, 0xa0, 0xff]), "000fa0ff");
     }
 
     #[test]

@@ -24,6 +24,14 @@ pub fn new_nonce() -> String {
     crate::random::hex_id::<8>()
 }
 
+/// A nonce that depends only on `text` (16 lowercase hex characters of its SHA-256): a block
+/// rebuilt from the same text keeps its bytes, so a request that repeats it stays a prefix
+/// of the next one.
+pub fn stable_nonce(text: &str) -> String {
+    use sha2::{Digest, Sha256};
+    crate::util::hex::encode(&Sha256::digest(text.as_bytes())[..8])
+}
+
 /// Wraps `body` with a fresh nonce. Empty content is returned unchanged.
 pub fn wrap(source: &str, body: &str) -> String {
     wrap_with_nonce(&new_nonce(), source, body)
@@ -177,6 +185,20 @@ mod tests {
     fn source_is_sanitised() {
         let w = wrap_with_nonce("ab", "a\"b<c>\nd", "x");
         assert!(w.starts_with("<untrusted_content_ab source=\"a\u{2033}b\u{2039}c\u{203A} d\">"));
+    }
+
+    #[test]
+    fn stable_nonces_are_16_hex_of_the_text() {
+        let a = stable_nonce("body");
+        assert_eq!(a.len(), 16);
+        assert!(
+            a.bytes()
+                .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
+        );
+        assert_eq!(a, stable_nonce("body"));
+        assert_ne!(a, stable_nonce("other body"));
+        // The first 8 bytes of SHA-256("abc").
+        assert_eq!(stable_nonce("abc"), "ba7816bf8f01cfea");
     }
 
     #[test]

@@ -7,12 +7,13 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fs;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use super::store::{BlobStore, read_history, sweep};
 use super::{Checkpoint, RecordLine};
+use crate::util::files::{Permissions, write_atomically};
 
 /// Record files touched more recently than this are never rewritten.
 const BUSY: Duration = Duration::from_secs(3600);
@@ -65,7 +66,7 @@ pub fn prune(root: &Path, limits: Retention) -> io::Result<Pruned> {
         .checked_sub(jiff::SignedDuration::from_secs(
             i64::try_from(limits.keep_days.saturating_mul(86_400)).unwrap_or(i64::MAX),
         ))
-        .map(|t| t.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
+        .map(crate::util::timestamp::rfc3339_millis)
         .unwrap_or_default();
     let sizes = blob_sizes(&BlobStore::new(root).dir)?;
     let mut refs: HashMap<&str, usize> = HashMap::new();
@@ -184,17 +185,12 @@ fn rewrite_without(file: &Path, ids: &HashSet<&str>) -> io::Result<()> {
     if kept.is_empty() {
         return fs::remove_file(file);
     }
-    let dir = file.parent().unwrap_or(Path::new("."));
-    let mut temp = tempfile::Builder::new()
-        .prefix(".record.tmp-")
-        .tempfile_in(dir)?;
+    let mut bytes = Vec::with_capacity(text.len());
     for line in kept {
-        temp.write_all(line.as_bytes())?;
-        temp.write_all(b"\n")?;
+        bytes.extend_from_slice(line.as_bytes());
+        bytes.push(b'\n');
     }
-    temp.as_file().sync_all()?;
-    temp.persist(file).map_err(|e| e.error)?;
-    Ok(())
+    write_atomically(file, &bytes, Permissions::Private)
 }
 
 /// Drops the objects of the shadow repositories that their last snapshot no longer holds

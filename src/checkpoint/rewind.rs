@@ -11,9 +11,10 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::store::{BlobStore, hash_bytes, now_rfc3339};
+use super::store::{BlobStore, hash_bytes};
 use super::walk::{self, Blocked, Found, Reached};
 use super::{Checkpoint, Checkpoints, FileChange, History, Image, RecordLine};
+use crate::util::timestamp::now_rfc3339;
 
 /// Why a rewind cannot be done.
 #[derive(Debug, thiserror::Error)]

@@ -1,41 +1,26 @@
 //! The blob store and a session's record file; what a tool call uses to take its checkpoint.
 
-use std::fs::{self, File, OpenOptions, Permissions};
+use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
+use crate::util::files::{Permissions, write_atomically};
+
 use super::{Checkpoint, FileChange, History, Image, RecordLine};
 
 const FILE_MODE: u32 = 0o600;
-const DIR_MODE: u32 = 0o700;
 
-/// Creates `dir` and its missing parents, 0700.
-pub(super) fn ensure_dir(dir: &Path) -> io::Result<()> {
-    fs::DirBuilder::new()
-        .recursive(true)
-        .mode(DIR_MODE)
-        .create(dir)
-}
-
-/// Now, RFC 3339 UTC with milliseconds (as sessions write their times).
-pub(super) fn now_rfc3339() -> String {
-    jiff::Timestamp::now()
-        .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
-        .to_string()
-}
+// Until `shadow.rs` names them at their home (its split is in progress).
+pub(super) use crate::util::files::ensure_dir;
+pub(super) use crate::util::timestamp::now_rfc3339;
 
 /// SHA-256 of `bytes`, lower-case hex.
 pub fn hash_bytes(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    let mut out = String::with_capacity(64);
-    for b in digest {
-        out.push_str(&format!("{b:02x}"));
-    }
-    out
+    crate::util::hex::encode(&Sha256::digest(bytes))
 }
 
 /// Content-addressed blobs under `<root>/blobs`.
@@ -72,13 +57,7 @@ impl BlobStore {
             return Ok(hash);
         }
         ensure_dir(&folder)?;
-        let mut temp = tempfile::Builder::new()
-            .prefix(".blob.tmp-")
-            .permissions(Permissions::from_mode(FILE_MODE))
-            .tempfile_in(&folder)?;
-        temp.write_all(bytes)?;
-        temp.as_file().sync_all()?;
-        temp.persist(&path).map_err(|e| e.error)?;
+        write_atomically(&path, bytes, Permissions::Private)?;
         Ok(hash)
     }
 

@@ -19,7 +19,7 @@ pub struct UsageArgs {
 /// Runs `odek usage`.
 pub fn run(args: UsageArgs) -> anyhow::Result<Exit> {
     let store = local_session_store();
-    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    let now = crate::util::timestamp::now_unix_seconds();
     let (report, problems) = crate::usage::rollup(&store, args.since, now)?;
     for p in &problems {
         eprintln!("odek: warning: skipped {p}");

@@ -234,7 +234,7 @@ impl Emitter {
         let mut data = event.data();
         redactor.redact_json(&mut data);
         let tool = tool.map(|t| redactor.redact(t));
-        let timestamp = timestamp();
+        let timestamp = crate::util::timestamp::now_rfc3339_precise();
         let stamp = Stamp {
             run_id: &self.run.run_id,
             session_id: self.run.session_id.as_deref(),
@@ -279,13 +279,6 @@ fn spawn_writer(
             }
         })
         .ok()
-}
-
-/// UTC RFC 3339 with nanoseconds.
-fn timestamp() -> String {
-    time::OffsetDateTime::now_utc()
-        .format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_default()
 }
 
 /// An event writer whose lines are parsed and collected, for tests.

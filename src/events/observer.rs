@@ -41,7 +41,7 @@ impl EventsObserver {
         let args = &call.function.arguments;
         let event = ToolCallStarted {
             call_id: call.id.clone(),
-            args_sha256: crate::random::hex(&Sha256::digest(args.as_bytes())),
+            args_sha256: crate::util::hex::encode(&Sha256::digest(args.as_bytes())),
             args_bytes: args.len(),
             args_summary: summary.cloned(),
             args: self.emitter.options().include_args.then(|| args.clone()),

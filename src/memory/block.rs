@@ -15,8 +15,6 @@
 //!
 //! The nonce is derived from the facts, so the same facts give the same bytes in every turn.
 
-use sha2::{Digest, Sha256};
-
 use super::Fact;
 
 /// How the block begins.
@@ -40,7 +38,7 @@ pub fn render(user: &[Fact], project: &[Fact], project_root: &str) -> Option<Str
         body.push_str(&format!("Project ({project_root}):\n"));
         push_facts(&mut body, project);
     }
-    let nonce = stable_nonce(&body);
+    let nonce = crate::untrusted::stable_nonce(&body);
     Some(format!(
         "{MEMORY_HEADER}\n{}",
         crate::untrusted::wrap_with_nonce(&nonce, MEMORY_SOURCE, &body)
@@ -54,12 +52,6 @@ fn push_facts(body: &mut String, facts: &[Fact]) {
         body.push_str(&f.content.replace('\n', " "));
         body.push('\n');
     }
-}
-
-/// 16 hex characters derived from the body.
-fn stable_nonce(body: &str) -> String {
-    let digest = Sha256::digest(body.as_bytes());
-    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

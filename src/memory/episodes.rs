@@ -116,7 +116,7 @@ impl Memory {
             tx.execute(
                 "INSERT INTO episodes (session_id, summary, turns, created_at) VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT (session_id) DO UPDATE SET summary = ?2, turns = ?3, created_at = ?4",
-                params![session_id, summary, turns, crate::session::now_rfc3339()],
+                params![session_id, summary, turns, crate::util::timestamp::now_rfc3339()],
             )?;
             tx.execute("DELETE FROM episode_text WHERE session_id = ?1", [session_id])?;
             tx.execute(

@@ -493,7 +493,7 @@ fn row(tx: &rusqlite::Transaction<'_>, id: i64) -> Result<Option<Fact>, MemoryEr
 }
 
 fn now() -> String {
-    crate::session::now_rfc3339()
+    crate::util::timestamp::now_rfc3339()
 }
 
 fn checked_content(content: &str, budget: usize, target: Target) -> Result<String, MemoryError> {

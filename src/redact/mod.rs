@@ -395,7 +395,7 @@ pub fn is_secret_env_name(name: &str) -> bool {
 /// The plain value and every encoding the known-value layer looks for.
 fn encoded_forms(value: &str) -> Vec<String> {
     let bytes = value.as_bytes();
-    let hex_lower = hex_encode(bytes);
+    let hex_lower = crate::util::hex::encode(bytes);
     let hex_upper = hex_lower.to_ascii_uppercase();
     let percent_upper = percent_encode(bytes);
     let percent_lower = percent_upper.to_ascii_lowercase();
@@ -448,16 +448,6 @@ fn percent_encode(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len() * 3);
     for byte in bytes {
         out.push('%');
-        out.push(char::from(DIGITS[usize::from(byte >> 4)]));
-        out.push(char::from(DIGITS[usize::from(byte & 0x0f)]));
-    }
-    out
-}
-
-fn hex_encode(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for byte in bytes {
         out.push(char::from(DIGITS[usize::from(byte >> 4)]));
         out.push(char::from(DIGITS[usize::from(byte & 0x0f)]));
     }

@@ -8,7 +8,8 @@ use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
 
 use super::patterns::{Finder, GITLEAKS_COMMIT, GITLEAKS_LEFT_OUT, GITLEAKS_RULE_IDS, RULES};
-use super::{REDACTED, Redactor, engine, hex_encode, is_secret_env_name};
+use super::{REDACTED, Redactor, engine, is_secret_env_name};
+use crate::util::hex::encode as hex_encode;
 
 mod formats;
 

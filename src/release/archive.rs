@@ -34,11 +34,6 @@ pub fn sha256(bytes: &[u8]) -> [u8; 32] {
     Sha256::digest(bytes).into()
 }
 
-/// Lower-case hex, as `sha256sum` prints it.
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 fn parse_hex(text: &str) -> Option<[u8; 32]> {
     if text.len() != 64 || !text.is_ascii() {
         return None;
@@ -116,8 +111,8 @@ mod tests {
 
     #[test]
     fn finds_the_line_of_one_archive_in_either_sha256sum_format() {
-        let a = hex(&sha256(b"a"));
-        let b = hex(&sha256(b"b"));
+        let a = crate::util::hex::encode(&sha256(b"a"));
+        let b = crate::util::hex::encode(&sha256(b"b"));
         let sums = format!("{a}  odek-1.0.0-x.tar.gz\r\n{b} *odek-1.0.0-y.tar.gz\n");
         assert_eq!(
             expected_sha256(&sums, "odek-1.0.0-x.tar.gz"),
@@ -133,7 +128,7 @@ mod tests {
             None
         );
         assert_eq!(
-            hex(&sha256(b"")),
+            crate::util::hex::encode(&sha256(b"")),
             "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
         );
     }

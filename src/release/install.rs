@@ -139,7 +139,7 @@ pub fn replace(binary: &Path, bytes: &[u8]) -> Result<(), ReleaseError> {
         path: binary.to_path_buf(),
         source: e.error,
     })?;
-    sync_folder(folder);
+    let _ = crate::util::files::sync_dir(folder);
     Ok(())
 }
 
@@ -165,7 +165,7 @@ pub fn rollback(binary: &Path) -> Result<(), ReleaseError> {
         path: previous.clone(),
         source,
     })?;
-    sync_folder(folder);
+    let _ = crate::util::files::sync_dir(folder);
     Ok(())
 }
 
@@ -221,13 +221,6 @@ fn set_executable(file: &fs::File) -> std::io::Result<()> {
 #[cfg(not(unix))]
 fn set_executable(_file: &fs::File) -> std::io::Result<()> {
     Ok(())
-}
-
-/// Makes the renames durable where the platform allows syncing a folder.
-fn sync_folder(folder: &Path) {
-    if let Ok(dir) = fs::File::open(folder) {
-        let _ = dir.sync_all();
-    }
 }
 
 #[cfg(test)]

@@ -435,8 +435,8 @@ impl Releases {
         if actual != expected {
             return Err(ReleaseError::Checksum {
                 name,
-                expected: archive::hex(&expected),
-                actual: archive::hex(&actual),
+                expected: crate::util::hex::encode(&expected),
+                actual: crate::util::hex::encode(&actual),
             });
         }
         archive::extract_binary(&bytes, &name)

@@ -60,14 +60,12 @@ impl AuditLog {
 
     fn record(&self, iteration: u32, source: &str, content: &str) -> std::io::Result<()> {
         let record = AuditRecord {
-            timestamp: time::OffsetDateTime::now_utc()
-                .format(&time::format_description::well_known::Rfc3339)
-                .unwrap_or_default(),
+            timestamp: crate::util::timestamp::now_rfc3339_precise(),
             turn: Some(self.turn),
             iteration: Some(iteration),
             source: self.redactor.redact(source).into_owned(),
             bytes: content.len(),
-            sha256: crate::random::hex(&Sha256::digest(content.as_bytes())),
+            sha256: crate::util::hex::encode(&Sha256::digest(content.as_bytes())),
             content: if source == IMAGE_SOURCE {
                 image_note(content)
             } else {

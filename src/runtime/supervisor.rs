@@ -440,7 +440,7 @@ impl RunSlot {
                 session_id: session_id.to_string(),
                 origin: origin.to_string(),
                 status: RunStatus::Running,
-                started_at: crate::session::now_rfc3339(),
+                started_at: crate::util::timestamp::now_rfc3339(),
                 ended_at: None,
                 answer: None,
                 partial: false,
@@ -633,7 +633,7 @@ impl RunSlot {
     /// Records how the run ended, every text redacted.
     fn finish(&self, outcome: &Result<TurnOutcome, RuntimeError>, redactor: &Redactor) {
         let mut state = lock(&self.state);
-        state.ended_at = Some(crate::session::now_rfc3339());
+        state.ended_at = Some(crate::util::timestamp::now_rfc3339());
         let outcome = match outcome {
             Ok(o) => o,
             Err(e) => {

@@ -126,7 +126,7 @@ impl RunnerLock {
             let path = path.to_path_buf();
             move |source| ScheduleError::Write { path, source }
         };
-        crate::session::ensure_dir(home).map_err(failed(home))?;
+        crate::util::files::ensure_dir(home).map_err(failed(home))?;
         let file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::ScheduleError;
-use crate::session::{DirLock, ensure_dir, write_atomically};
+use crate::session::DirLock;
+use crate::util::files::{Permissions, ensure_dir, write_atomically};
 
 /// The jobs file, in the odek home.
 pub const JOBS_FILE: &str = "schedules.json";
@@ -236,7 +237,8 @@ impl Store {
             source: std::io::Error::other(e),
         })?;
         bytes.push(b'\n');
-        write_atomically(&self.home, file, &bytes).map_err(io(&self.home.join(file)))?;
+        let path = self.home.join(file);
+        write_atomically(&path, &bytes, Permissions::Private).map_err(io(&path))?;
         Ok(result)
     }
 }

@@ -440,7 +440,7 @@ pub async fn usage(
     };
     let store_app = app.clone();
     let report = tokio::task::spawn_blocking(move || {
-        let now = time::OffsetDateTime::now_utc().unix_timestamp();
+        let now = crate::util::timestamp::now_unix_seconds();
         crate::usage::rollup(store_app.base.sessions(), since, now)
     })
     .await

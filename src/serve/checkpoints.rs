@@ -230,7 +230,7 @@ fn publish_rewound(app: &AppState, session_id: &str, result: &RewindResult, forc
         not_covered: result.not_covered.clone(),
     });
     let run_id = crate::random::hex_id::<8>();
-    let timestamp = crate::session::now_rfc3339();
+    let timestamp = crate::util::timestamp::now_rfc3339();
     let stamp = Stamp {
         run_id: &run_id,
         session_id: Some(session_id),

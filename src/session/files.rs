@@ -1,9 +1,9 @@
-//! Filesystem primitives of the store: the sessions directory, atomic replacement of a file,
-//! the cross-process lock, and reads that refuse oversized files before reading them.
+//! Filesystem primitives of the store: the cross-process lock and reads that refuse
+//! oversized files before reading them (folders and atomic writes are `crate::util::files`').
 
-use std::fs::{self, File, OpenOptions, Permissions};
-use std::io::{self, Read, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use serde::de::DeserializeOwned;
@@ -12,48 +12,6 @@ use super::SessionError;
 
 /// Mode of session files, the index and the lock file.
 const FILE_MODE: u32 = 0o600;
-/// Mode of the sessions directory when odek creates it.
-const DIR_MODE: u32 = 0o700;
-/// Marker inside the names of in-flight temp files: `.<name>.tmp-<random>`.
-const TEMP_MARKER: &str = ".tmp-";
-
-/// Creates `dir` (and missing parents) with mode 0700 when it does not exist.
-pub(crate) fn ensure_dir(dir: &Path) -> io::Result<()> {
-    fs::DirBuilder::new()
-        .recursive(true)
-        .mode(DIR_MODE)
-        .create(dir)
-}
-
-/// Replaces `dir/file_name` with `bytes` so that a crash at any moment leaves either the old
-/// or the new content: write a temp file beside it, fsync, rename over, fsync the directory.
-/// The temp file is removed on every failure path (tempfile's drop).
-pub(crate) fn write_atomically(dir: &Path, file_name: &str, bytes: &[u8]) -> io::Result<()> {
-    let prefix = format!(".{file_name}{TEMP_MARKER}");
-    let mut temp = tempfile::Builder::new()
-        .prefix(&prefix)
-        .rand_bytes(16)
-        .permissions(Permissions::from_mode(FILE_MODE))
-        .tempfile_in(dir)?;
-    temp.write_all(bytes)?;
-    temp.as_file().sync_all()?;
-    temp.persist(dir.join(file_name)).map_err(|e| e.error)?;
-    sync_dir(dir)
-}
-
-/// Makes a rename or unlink in `dir` durable. Filesystems that cannot fsync a directory
-/// (EINVAL, ENOTSUP) are tolerated: there is nothing more the store could do on them.
-pub(crate) fn sync_dir(dir: &Path) -> io::Result<()> {
-    match File::open(dir).and_then(|d| d.sync_all()) {
-        Err(e) if matches!(e.raw_os_error(), Some(libc::EINVAL) | Some(libc::ENOTSUP)) => Ok(()),
-        other => other,
-    }
-}
-
-/// True for the name of an in-flight (or crashed) atomic write.
-pub(crate) fn is_temp_file_name(name: &str) -> bool {
-    name.starts_with('.') && name.contains(TEMP_MARKER)
-}
 
 /// An exclusive `flock` on a lock file, held until dropped. Separate opens conflict even
 /// within one process, so threads are serialised as well as processes.
@@ -162,30 +120,6 @@ pub(crate) fn read_session_json<T: DeserializeOwned>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::MetadataExt;
-
-    #[test]
-    fn atomic_write_replaces_the_file_with_mode_0600_and_leaves_no_temp() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        write_atomically(dir.path(), "a.json", b"old").expect("first write");
-        write_atomically(dir.path(), "a.json", b"new").expect("second write");
-        let path = dir.path().join("a.json");
-        assert_eq!(fs::read(&path).expect("read"), b"new");
-        assert_eq!(fs::metadata(&path).expect("meta").mode() & 0o777, 0o600);
-        let names: Vec<_> = fs::read_dir(dir.path())
-            .expect("readdir")
-            .map(|e| e.expect("entry").file_name())
-            .collect();
-        assert_eq!(names, ["a.json"]);
-    }
-
-    #[test]
-    fn temp_names_are_recognised() {
-        assert!(is_temp_file_name(".abc.json.tmp-0123456789abcdef"));
-        assert!(is_temp_file_name(".index.json.tmp-x"));
-        assert!(!is_temp_file_name("abc.json"));
-        assert!(!is_temp_file_name(".index.lock"));
-    }
 
     #[test]
     fn capped_reads_refuse_large_files_without_reading() {
@@ -200,14 +134,5 @@ mod tests {
             Ok(CappedRead::TooLarge(100))
         ));
         assert!(matches!(read_capped(&path, 100), Ok(CappedRead::Bytes(b)) if b.len() == 100));
-    }
-
-    #[test]
-    fn directories_are_created_0700() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let nested = dir.path().join("home/sessions");
-        ensure_dir(&nested).expect("create");
-        ensure_dir(&nested).expect("idempotent");
-        assert_eq!(fs::metadata(&nested).expect("meta").mode() & 0o777, 0o700);
     }
 }

@@ -3,8 +3,9 @@
 //! session is not changed.
 
 use super::store::SessionStore;
-use super::{ForkOrigin, Message, Role, Session, SessionError, count_turns, now_rfc3339};
+use super::{ForkOrigin, Message, Role, Session, SessionError, count_turns};
 use crate::plan::PlanState;
+use crate::util::timestamp::now_rfc3339;
 
 /// What a fork made.
 #[derive(Debug, Clone)]

@@ -10,11 +10,13 @@ const SHOWN_ID_CHARS: usize = 64;
 
 /// A fresh id: the UTC date as `YYYYMMDD`, `-`, then 16 random bytes as 32 lowercase hex.
 pub fn new_session_id() -> String {
-    let today = time::OffsetDateTime::now_utc().date();
+    let today = jiff::Timestamp::now()
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .date();
     format!(
         "{:04}{:02}{:02}-{}",
         today.year(),
-        u8::from(today.month()),
+        today.month(),
         today.day(),
         crate::random::hex_id::<16>()
     )

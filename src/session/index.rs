@@ -9,6 +9,7 @@ use serde::Deserialize;
 
 use super::files::{self, CappedRead};
 use super::{SessionError, SessionSummary, shorten_title};
+use crate::util::files::Permissions;
 
 /// Name of the index file inside the sessions directory.
 pub(crate) const INDEX_FILE: &str = "index.json";
@@ -62,7 +63,7 @@ pub(crate) fn write_index(dir: &Path, entries: &[SessionSummary]) -> io::Result<
         &sorted
     };
     let bytes = serde_json::to_vec(entries).map_err(io::Error::other)?;
-    files::write_atomically(dir, INDEX_FILE, &bytes)?;
+    crate::util::files::write_atomically(&dir.join(INDEX_FILE), &bytes, Permissions::Private)?;
     write_stamp(dir)
 }
 
@@ -296,8 +297,8 @@ pub(crate) fn summary_from_file(
 /// True when `entries` are already in [`sort_newest_first`] order.
 fn is_newest_first(entries: &[SessionSummary]) -> bool {
     let times = |e: &SessionSummary| {
-        let updated = super::parse_timestamp(&e.updated_at).unwrap_or((i64::MIN, 0));
-        let created = super::parse_timestamp(&e.created_at).unwrap_or((i64::MIN, 0));
+        let updated = crate::util::timestamp::parse_rfc3339(&e.updated_at).unwrap_or((i64::MIN, 0));
+        let created = crate::util::timestamp::parse_rfc3339(&e.created_at).unwrap_or((i64::MIN, 0));
         (updated, created)
     };
     let keys: Vec<((i64, u32), (i64, u32))> = entries.iter().map(times).collect();
@@ -311,8 +312,8 @@ fn is_newest_first(entries: &[SessionSummary]) -> bool {
 /// parse sort last.
 pub(crate) fn sort_newest_first(entries: &mut [SessionSummary]) {
     let times = |e: &SessionSummary| {
-        let updated = super::parse_timestamp(&e.updated_at).unwrap_or((i64::MIN, 0));
-        let created = super::parse_timestamp(&e.created_at).unwrap_or((i64::MIN, 0));
+        let updated = crate::util::timestamp::parse_rfc3339(&e.updated_at).unwrap_or((i64::MIN, 0));
+        let created = crate::util::timestamp::parse_rfc3339(&e.created_at).unwrap_or((i64::MIN, 0));
         (updated, created)
     };
     // The index is written in this order, so `list` nearly always finds it sorted already:
@@ -359,8 +360,10 @@ mod tests {
     /// The plain sort `sort_newest_first` must agree with, whether or not it skips sorting.
     fn reference_sort(entries: &mut [SessionSummary]) {
         entries.sort_by_cached_key(|e| {
-            let updated = crate::session::parse_timestamp(&e.updated_at).unwrap_or((i64::MIN, 0));
-            let created = crate::session::parse_timestamp(&e.created_at).unwrap_or((i64::MIN, 0));
+            let updated =
+                crate::util::timestamp::parse_rfc3339(&e.updated_at).unwrap_or((i64::MIN, 0));
+            let created =
+                crate::util::timestamp::parse_rfc3339(&e.created_at).unwrap_or((i64::MIN, 0));
             std::cmp::Reverse((updated, created, e.id.clone()))
         });
     }

@@ -30,6 +30,7 @@ use super::files::{self, CappedRead};
 use super::{Session, SessionError};
 use crate::plan::PlanState;
 use crate::transcript::{self, Edit};
+use crate::util;
 
 /// Largest journal that is read (a writer folds long before: at twice the snapshot's size).
 pub(crate) const MAX_JOURNAL_BYTES: u64 = 256 * 1024 * 1024;
@@ -74,7 +75,7 @@ impl JournalFile {
             .truncate(true)
             .mode(0o600)
             .open(journal_path(dir, id))?;
-        files::sync_dir(dir)?;
+        util::files::sync_dir(dir)?;
         let syncer = Syncer::start(file.try_clone()?);
         Ok(JournalFile {
             file,
@@ -180,7 +181,7 @@ fn sync_loop(file: &File, state: &(Mutex<SyncState>, Condvar)) {
 /// Removes `<id>.journal`; a missing file is fine.
 pub(crate) fn remove(dir: &Path, id: &str) -> io::Result<()> {
     match std::fs::remove_file(journal_path(dir, id)) {
-        Ok(()) => files::sync_dir(dir),
+        Ok(()) => util::files::sync_dir(dir),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(e),
     }

@@ -43,7 +43,7 @@ impl Holder {
         Holder {
             pid: std::process::id(),
             command: command.to_string(),
-            since: super::now_rfc3339(),
+            since: crate::util::timestamp::now_rfc3339(),
         }
     }
 
@@ -66,7 +66,7 @@ impl SessionLock {
     /// [`SessionError::Busy`] naming the current holder. Creates `dir` when needed.
     pub fn acquire(dir: &Path, id: &str, holder: &Holder) -> Result<SessionLock, SessionError> {
         super::validate_id(id)?;
-        files::ensure_dir(dir)
+        crate::util::files::ensure_dir(dir)
             .map_err(|e| SessionError::io(format!("session {id}: cannot create"), dir, e))?;
         let path = lock_path(dir, id);
         let io_error = |e| SessionError::io(format!("session {id}: cannot lock"), &path, e);

@@ -11,7 +11,7 @@ pub mod audit;
 mod error;
 mod files;
 mod fork;
-pub(crate) use files::{DirLock, ensure_dir, write_atomically};
+pub(crate) use files::DirLock;
 mod id;
 mod index;
 mod journal;
@@ -342,126 +342,9 @@ fn shorten_title(text: &str) -> String {
     crate::text::fit(text, MAX_TITLE_CHARS).into_owned()
 }
 
-/// The current time as RFC 3339 UTC with millisecond precision, e.g.
-/// `2026-11-30T02:01:20.123Z` (sessions saved within one second still sort in order, so
-/// `odek continue` resumes the one really saved last).
-pub fn now_rfc3339() -> String {
-    format_timestamp(time::OffsetDateTime::now_utc())
-}
-
-fn format_timestamp(t: time::OffsetDateTime) -> String {
-    let format = time::macros::format_description!(
-        "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z"
-    );
-    t.to_offset(time::UtcOffset::UTC)
-        .format(&format)
-        .unwrap_or_else(|_| "1970-01-01T00:00:00.000Z".to_string())
-}
-
-/// Seconds since the epoch and the nanoseconds within that second of an RFC 3339
-/// timestamp; `None` when it does not parse. The canonical forms this store writes (and the
-/// Go original wrote) take a fast path: `list` sorts thousands of them.
-fn parse_timestamp(timestamp: &str) -> Option<(i64, u32)> {
-    parse_canonical_utc(timestamp).or_else(|| {
-        time::OffsetDateTime::parse(timestamp, &time::format_description::well_known::Rfc3339)
-            .ok()
-            .map(|t| (t.unix_timestamp(), t.nanosecond()))
-    })
-}
-
-/// Parses exactly `YYYY-MM-DDTHH:MM:SSZ` or `YYYY-MM-DDTHH:MM:SS.mmmZ`; anything else is
-/// `None` (left to the full parser).
-fn parse_canonical_utc(timestamp: &str) -> Option<(i64, u32)> {
-    let b = timestamp.as_bytes();
-    let millis = match b.len() {
-        20 => false,
-        24 if b[19] == b'.' => true,
-        _ => return None,
-    };
-    let shape_ok = [4, 7].iter().all(|&at| b[at] == b'-')
-        && b[10] == b'T'
-        && [13, 16].iter().all(|&at| b[at] == b':')
-        && b[b.len() - 1] == b'Z';
-    if !shape_ok {
-        return None;
-    }
-    let number = |range: std::ops::Range<usize>| -> Option<u32> {
-        let digits = &timestamp[range];
-        digits
-            .bytes()
-            .all(|d| d.is_ascii_digit())
-            .then(|| digits.parse().ok())
-            .flatten()
-    };
-    let year = i32::try_from(number(0..4)?).ok()?;
-    let month = time::Month::try_from(u8::try_from(number(5..7)?).ok()?).ok()?;
-    let day = u8::try_from(number(8..10)?).ok()?;
-    let date = time::Date::from_calendar_date(year, month, day).ok()?;
-    let clock = time::Time::from_hms(
-        u8::try_from(number(11..13)?).ok()?,
-        u8::try_from(number(14..16)?).ok()?,
-        u8::try_from(number(17..19)?).ok()?,
-    )
-    .ok()?;
-    let nanos = if millis {
-        number(20..23)? * 1_000_000
-    } else {
-        0
-    };
-    Some((date.with_time(clock).assume_utc().unix_timestamp(), nanos))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn timestamps_are_rfc3339_utc_with_milliseconds() {
-        let t =
-            time::OffsetDateTime::from_unix_timestamp_nanos(1_796_004_080_123_456_789).expect("t");
-        assert_eq!(format_timestamp(t), "2026-11-30T02:01:20.123Z");
-        assert_eq!(
-            parse_timestamp("2026-11-30T02:01:20.123Z"),
-            Some((1_796_004_080, 123_000_000))
-        );
-        assert_eq!(
-            parse_timestamp("2026-11-30T02:01:20Z"),
-            Some((1_796_004_080, 0))
-        );
-        assert_eq!(
-            parse_timestamp("2026-11-30T03:01:20+01:00"),
-            Some((1_796_004_080, 0))
-        );
-        assert_eq!(parse_timestamp("yesterday"), None);
-        assert_eq!(parse_timestamp("2026-02-30T00:00:00Z"), None);
-        assert_eq!(
-            parse_timestamp("2026-11-30T02:01:20.5Z"),
-            Some((1_796_004_080, 500_000_000))
-        );
-        let now = now_rfc3339();
-        assert_eq!(now.len(), 24, "{now}");
-        assert!(now.ends_with('Z'), "{now}");
-    }
-
-    proptest::proptest! {
-        #[test]
-        fn the_fast_timestamp_path_agrees_with_the_full_parser(
-            seconds in 0i64..253_402_300_799,
-            millis in 0u32..1000,
-        ) {
-            let t = time::OffsetDateTime::from_unix_timestamp(seconds).expect("in range")
-                + time::Duration::milliseconds(i64::from(millis));
-            let text = format_timestamp(t);
-            let full = time::OffsetDateTime::parse(
-                &text,
-                &time::format_description::well_known::Rfc3339,
-            )
-            .map(|t| (t.unix_timestamp(), t.nanosecond()))
-            .ok();
-            proptest::prop_assert_eq!(parse_canonical_utc(&text), full);
-            proptest::prop_assert_eq!(full, Some((seconds, millis * 1_000_000)));
-        }
-    }
 
     #[test]
     fn turns_count_user_messages() {

@@ -12,11 +12,12 @@ use super::lock::{Holder, SessionLock};
 use super::trim::{self, size_cut, without_oldest_groups};
 use super::{
     MAX_SESSION_BYTES, ORIGIN_CLI, RunRecord, SaveReport, Session, SessionError, SessionList,
-    SessionPage, SessionSummary, TrimOutcome, count_turns, new_session_id, now_rfc3339,
-    parse_timestamp, validate_id,
+    SessionPage, SessionSummary, TrimOutcome, count_turns, new_session_id, validate_id,
 };
 use crate::llm::Message;
 use crate::redact::Redactor;
+use crate::util::timestamp::{now_rfc3339, parse_rfc3339};
+use crate::util::{self, files::Permissions};
 
 /// The holder named when `session delete|trim|cleanup` or a direct save holds a session.
 const MAINTENANCE: &str = "odek session";
@@ -162,10 +163,11 @@ impl SessionStore {
         // temp files only under it.
         let _index = self.index_lock(&on_disk.id)?;
         let file_name = format!("{}.json", on_disk.id);
-        files::write_atomically(&self.dir, &file_name, &bytes).map_err(|e| {
-            let context = format!("session {}: cannot write", on_disk.id);
-            SessionError::io(context, self.dir.join(&file_name), e)
-        })?;
+        util::files::write_atomically(&self.dir.join(&file_name), &bytes, Permissions::Private)
+            .map_err(|e| {
+                let context = format!("session {}: cannot write", on_disk.id);
+                SessionError::io(context, self.dir.join(&file_name), e)
+            })?;
         if let Err(problem) = self.upsert_index_locked(on_disk.summary()) {
             report
                 .warnings
@@ -305,7 +307,7 @@ impl SessionStore {
             ..RunRecords::default()
         };
         let recent =
-            |at: &str| since.is_none_or(|s| parse_timestamp(at).is_some_and(|(t, _)| t >= s));
+            |at: &str| since.is_none_or(|s| parse_rfc3339(at).is_some_and(|(t, _)| t >= s));
         for entry in list.sessions.iter().filter(|e| recent(&e.updated_at)) {
             match files::read_session_json::<UsageFields>(&self.dir, &entry.id, self.size_limit) {
                 Ok(fields) => {
@@ -554,7 +556,7 @@ impl SessionStore {
     /// Creates the directory if needed and takes the lock of the index (held briefly by every
     /// index update); `subject` names the session (or operation) in errors.
     fn index_lock(&self, subject: &str) -> Result<DirLock, SessionError> {
-        files::ensure_dir(&self.dir).map_err(|e| {
+        util::files::ensure_dir(&self.dir).map_err(|e| {
             SessionError::io(format!("session {subject}: cannot create"), &self.dir, e)
         })?;
         let path = self.dir.join(LOCK_FILE);
@@ -710,7 +712,7 @@ impl SessionStore {
         let path = files::session_path(&self.dir, id);
         match std::fs::remove_file(&path) {
             Ok(()) => {
-                let _ = files::sync_dir(&self.dir);
+                let _ = util::files::sync_dir(&self.dir);
                 Ok(true)
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
@@ -733,7 +735,7 @@ impl SessionStore {
         for entry in entries.flatten() {
             let name = entry.file_name();
             let Some(name) = name.to_str() else { continue };
-            if files::is_temp_file_name(name) {
+            if util::files::is_temp_file_name(name) {
                 let _ = std::fs::remove_file(entry.path());
             } else if let Some(id) = name.strip_suffix(".lock")
                 && super::is_standard_id(id)
@@ -769,14 +771,14 @@ struct Reconciled {
 /// Ids of the sessions last updated before now − `days` (all of them for 0; unparseable
 /// timestamps only for 0).
 fn sessions_older_than(sessions: &[SessionSummary], days: u64) -> HashSet<String> {
-    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    let now = crate::util::timestamp::now_unix_seconds();
     let age = i64::try_from(days)
         .unwrap_or(i64::MAX)
         .saturating_mul(SECONDS_PER_DAY);
     let cutoff = now.saturating_sub(age);
     sessions
         .iter()
-        .filter(|s| days == 0 || parse_timestamp(&s.updated_at).is_some_and(|(t, _)| t < cutoff))
+        .filter(|s| days == 0 || parse_rfc3339(&s.updated_at).is_some_and(|(t, _)| t < cutoff))
         .map(|s| s.id.clone())
         .collect()
 }

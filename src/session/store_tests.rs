@@ -109,7 +109,7 @@ fn save_sets_timestamps_and_recounts_turns() {
     assert_eq!(session.turns, 2);
     assert_ne!(session.updated_at, "2020-01-01T00:00:00Z");
     assert_eq!(session.created_at, session.updated_at);
-    assert!(parse_timestamp(&session.updated_at).is_some());
+    assert!(crate::util::timestamp::parse_rfc3339(&session.updated_at).is_some());
 }
 
 #[test]
@@ -633,13 +633,12 @@ fn trim_refuses_to_keep_fewer_than_two() {
 #[test]
 fn cleanup_deletes_sessions_by_age() {
     let (_home, store) = temp_store();
-    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    let now = crate::util::timestamp::now_unix_seconds();
     let mut ages = Vec::new();
     for days in [1i64, 10, 40, 400] {
         let mut session = store.new_session("m", None, &format!("{days} days old"), vec![]);
-        session.updated_at = super::super::format_timestamp(
-            time::OffsetDateTime::from_unix_timestamp(now - days * SECONDS_PER_DAY - 60)
-                .expect("time"),
+        session.updated_at = crate::util::timestamp::rfc3339_millis(
+            jiff::Timestamp::from_second(now - days * SECONDS_PER_DAY - 60).expect("time"),
         );
         write_raw_session(&store, &session);
         ages.push((days, session.id));

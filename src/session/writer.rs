@@ -13,9 +13,10 @@ use super::id::validate_id;
 use super::journal::{self, JournalFile, JournalLine};
 use super::lock::{Holder, SessionLock};
 use super::redaction::{redact_message, redact_plan, redact_text, redacted_copy};
-use super::{RunRecord, SaveReport, Session, SessionError, SessionStore, count_turns, now_rfc3339};
+use super::{RunRecord, SaveReport, Session, SessionError, SessionStore, count_turns};
 use crate::llm::{Message, Role};
 use crate::transcript::{self, Edit, TranscriptDelta};
+use crate::util::timestamp::now_rfc3339;
 
 /// A journal is folded into the file once it is larger than this and than twice the file,
 /// so folding stays a small share of the saving however long a turn runs.

@@ -10,7 +10,9 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::SkillError;
-use crate::session::{DirLock, write_atomically};
+use crate::session::DirLock;
+use crate::util::files::{Permissions, ensure_dir, write_atomically};
+use crate::util::hex;
 
 /// The trust records, in the odek home.
 pub const TRUST_FILE: &str = "skills-trust.json";
@@ -75,16 +77,15 @@ pub fn folder_hash_reading(
             field(b"other");
         }
     }
-    Ok((format!("sha256:{}", hex(&hasher.finalize())), wanted))
+    Ok((
+        format!("sha256:{}", hex::encode(&hasher.finalize())),
+        wanted,
+    ))
 }
 
 /// The hash of a file's exact bytes: `sha256:` + hex.
 pub fn content_hash(bytes: &[u8]) -> String {
-    format!("sha256:{}", hex(&Sha256::digest(bytes)))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    format!("sha256:{}", hex::encode(&Sha256::digest(bytes)))
 }
 
 fn collect(root: &Path, relative: &Path, out: &mut Vec<PathBuf>) -> Result<(), SkillError> {
@@ -208,7 +209,7 @@ impl TrustStore {
         file: &str,
         change: impl FnOnce(&mut TrustStore) -> Result<T, SkillError>,
     ) -> Result<T, SkillError> {
-        crate::session::ensure_dir(home).map_err(SkillError::writing(home))?;
+        ensure_dir(home).map_err(SkillError::writing(home))?;
         let lock_path = home.join(format!(".{file}.lock"));
         let _lock = DirLock::acquire(&lock_path).map_err(SkillError::writing(&lock_path))?;
         let mut store = TrustStore::load_in(home, file)?;
@@ -217,7 +218,8 @@ impl TrustStore {
         let mut bytes = serde_json::to_vec_pretty(&store)
             .map_err(|e| SkillError::writing(&path)(io::Error::other(e)))?;
         bytes.push(b'\n');
-        write_atomically(home, file, &bytes).map_err(SkillError::writing(&path))?;
+        write_atomically(&path, &bytes, Permissions::Private)
+            .map_err(SkillError::writing(&path))?;
         Ok(result)
     }
 
@@ -230,9 +232,7 @@ impl TrustStore {
 
     /// Records `path` (named `name`) as trusted with the hash of its content.
     pub fn trust_hashed(&mut self, path: &Path, name: &str, hash: String) {
-        let trusted_at = time::OffsetDateTime::now_utc()
-            .format(&time::format_description::well_known::Rfc3339)
-            .unwrap_or_default();
+        let trusted_at = crate::util::timestamp::now_rfc3339_precise();
         self.skills.insert(
             folder_key(path),
             Record {

@@ -447,11 +447,8 @@ fn write_task_file(
     dir: &std::path::Path,
 ) -> std::io::Result<tempfile::NamedTempFile> {
     use std::io::Write;
-    use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)?;
+    use std::os::unix::fs::PermissionsExt as _;
+    crate::util::files::ensure_dir(dir)?;
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
     let mut file = tempfile::Builder::new()
         .prefix(&task_prefix(std::process::id()))

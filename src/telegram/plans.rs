@@ -4,7 +4,7 @@
 //! plan the model keeps with the `plan` tool (`/plan_status` shows that one).
 
 use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use super::error::ChatError;
@@ -43,11 +43,7 @@ impl ChatPlans {
         if text.chars().count() > MAX_NOTE_CHARS {
             return Err(ChatError::NoteTooLong(MAX_NOTE_CHARS));
         }
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&self.dir)
-            .map_err(ChatError::NoteNotSaved)?;
+        crate::util::files::ensure_dir(&self.dir).map_err(ChatError::NoteNotSaved)?;
         let stamp = jiff::Timestamp::now().strftime("%Y%m%d-%H%M%S").to_string();
         let base = format!("{stamp}-{}", slug(text));
         for n in 1..100 {

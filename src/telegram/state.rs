@@ -141,7 +141,11 @@ impl StateFile {
     /// Writes the state (atomically, mode 0600).
     pub fn save(&self) -> std::io::Result<()> {
         let bytes = serde_json::to_vec_pretty(&self.state).map_err(std::io::Error::other)?;
-        crate::session::write_atomically(&self.dir, STATE_FILE, &bytes)
+        crate::util::files::write_atomically(
+            &self.dir.join(STATE_FILE),
+            &bytes,
+            crate::util::files::Permissions::Private,
+        )
     }
 }
 

@@ -135,7 +135,7 @@ pub(super) async fn write_checkpointed(
             })?;
         }
         if editor.is_none() {
-            paths::write_atomic(&target, &content).map_err(|e| e.to_string())?;
+            paths::write_creating_folders(&target, &content).map_err(|e| e.to_string())?;
         }
         Ok((target, content))
     })

@@ -121,21 +121,16 @@ pub fn looks_binary(bytes: &[u8]) -> bool {
     bytes.iter().take(8192).any(|&b| b == 0)
 }
 
-/// Writes `content` to `path` atomically (temp file in the same directory, fsync, rename),
-/// creating parent directories and keeping an existing file's permissions.
-pub fn write_atomic(path: &Path, content: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(content)?;
-    tmp.as_file().sync_all()?;
-    if let Ok(meta) = std::fs::metadata(path) {
-        std::fs::set_permissions(tmp.path(), meta.permissions())?;
-    } else {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o644))?;
+/// Writes `content` to `path` atomically (`crate::util::files::write_atomically`: the file
+/// and then its folder synced), creating missing parent folders and keeping an existing
+/// file's permissions (0644 for a new one).
+pub fn write_creating_folders(path: &Path, content: &[u8]) -> std::io::Result<()> {
+    if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
     }
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    crate::util::files::write_atomically(
+        path,
+        content,
+        crate::util::files::Permissions::KeepOrShared,
+    )
 }
