@@ -7,16 +7,17 @@
 //! [system prompt] [task] [plan] [digest] …turns…                          (without)
 //! ```
 //!
-//! The **protected head** is the leading run of system messages up to the first leading
-//! injection (the droppable boundary), then — when there is no injection — the original task
-//! and the plan/digest messages right after it. The plan message, the compaction digest and the
-//! trim warning are engine-maintained and never dropped; the original task and the latest user
-//! message are never dropped either. Everything is recognised by role and content prefix, so the
-//! layout survives a save and a restart without any side storage.
+//! The **protected head** (`llm::HeadRule`, [`HEAD`] here) is the leading run of system
+//! messages up to the first leading injection (the droppable boundary), then — when there is
+//! no injection — the original task and the plan/digest messages right after it. Trimming
+//! drops whole message groups (`llm::message_groups`). The plan message, the compaction digest
+//! and the trim warning are engine-maintained and never dropped; the original task and the
+//! latest user message are never dropped either. Everything is recognised by role and content
+//! prefix, so the layout survives a save and a restart without any side storage.
 
 use std::collections::BTreeSet;
 
-use crate::llm::{Message, RequestMessages, Role, ToolDef};
+use crate::llm::{HeadRule, Message, RequestMessages, Role, ToolDef, message_groups};
 use crate::plan::{self, PlanPlacement, PlanState, PlanStore};
 use crate::transcript::Edit;
 
@@ -92,6 +93,13 @@ fn is_large_output(m: &Message) -> bool {
 fn is_pinned(m: &Message) -> bool {
     matches!(kind(m), Kind::Plan | Kind::Digest | Kind::TrimWarning)
 }
+
+/// The context's protected head: the leading system messages up to the first injection;
+/// without one, also the task and the plan and digest right after it.
+pub const HEAD: HeadRule = HeadRule {
+    droppable: |m| kind(m) == Kind::Injection,
+    pinned_after_task: Some(|m| matches!(kind(m), Kind::Plan | Kind::Digest)),
+};
 
 /// What one image is counted as: providers bill an image by its size in tiles, not by its
 /// base64 (a 1024×1024 picture is 765 tokens at OpenAI's high detail).
@@ -371,23 +379,9 @@ impl Context {
         }
     }
 
-    /// Length of the protected head (see the module docs).
+    /// Length of the protected head ([`HEAD`]).
     pub fn head_len(&self) -> usize {
-        let m = &self.messages;
-        let mut i = 0;
-        while i < m.len() && m[i].role == Role::System && kind(&m[i]) != Kind::Injection {
-            i += 1;
-        }
-        if i < m.len() && kind(&m[i]) == Kind::Injection {
-            return i;
-        }
-        if i < m.len() && m[i].role == Role::User {
-            i += 1;
-        }
-        while i < m.len() && matches!(kind(&m[i]), Kind::Plan | Kind::Digest) {
-            i += 1;
-        }
-        i
+        HEAD.len(&self.messages)
     }
 
     fn first_user(&self) -> Option<usize> {
@@ -500,25 +494,6 @@ impl Context {
         }
     }
 
-    /// Message groups from `start`: a standalone message, or an assistant message with tool
-    /// calls and the tool results that follow it.
-    fn groups(&self, start: usize) -> Vec<std::ops::Range<usize>> {
-        let m = &self.messages;
-        let mut out = Vec::new();
-        let mut i = start;
-        while i < m.len() {
-            let mut end = i + 1;
-            if m[i].has_tool_calls() {
-                while end < m.len() && m[end].role == Role::Tool {
-                    end += 1;
-                }
-            }
-            out.push(i..end);
-            i = end;
-        }
-        out
-    }
-
     fn drop_old_groups(
         &mut self,
         sizes: &[u64],
@@ -531,7 +506,7 @@ impl Context {
             .flatten()
             .collect();
         protected.extend(self.current_attachments());
-        let groups = self.groups(self.head_len());
+        let groups = message_groups(&self.messages, self.head_len());
         let newest = groups.len().saturating_sub(1);
         let mut drop = vec![false; self.messages.len()];
         for (gi, g) in groups.iter().enumerate() {
@@ -749,8 +724,7 @@ impl Context {
                 keep[j] = true;
             }
         }
-        let complete: Vec<std::ops::Range<usize>> = self
-            .groups(0)
+        let complete: Vec<std::ops::Range<usize>> = message_groups(m, 0)
             .into_iter()
             .filter(|g| m[g.start].has_tool_calls() && g.len() == m[g.start].tool_calls.len() + 1)
             .collect();

@@ -5,6 +5,7 @@
 
 mod client;
 mod error;
+mod groups;
 pub mod http;
 mod overflow;
 pub mod pricing;
@@ -21,6 +22,7 @@ pub use client::{
     DEFAULT_STREAM_IDLE_TIMEOUT, HttpModel, HttpModelConfig,
 };
 pub use error::{LlmError, NetworkKind};
+pub use groups::{HeadRule, message_groups};
 pub use overflow::Overflow;
 pub use profiles::{MODEL_PROFILES, ModelProfile, profile_for};
 pub use replay::{RecordingModel, ReplayModel};

@@ -1,39 +1,24 @@
-//! Transcript surgery that keeps assistant/tool-call groups whole: `trim` and the write-path
-//! size cap.
+//! Transcript surgery that keeps message groups whole: `trim` and the write-path size cap.
 //!
-//! The protected head is the run of leading system messages (system prompt, and later the
-//! compaction digest and plan message that sit right after it). After the head, a *group*
-//! starts at every user or assistant message; system and tool messages belong to the group
-//! before them. Dropping whole groups therefore never separates a tool result from the
-//! assistant message that called it.
+//! Message groups and the protected head are `llm`'s (`llm::message_groups`,
+//! `llm::HeadRule`). A saved transcript's layout is known here only by roles, so its head is
+//! [`HeadRule::LEADING_SYSTEM`] — the leading system messages (system prompt, and the digest,
+//! plan and injections that sit right after it) — and a cap may drop the task. A cut falls
+//! only before a user or assistant message: a system hint or a tool result stays with the
+//! group before it, so a kept tail never starts with one.
 
 use std::collections::HashSet;
-use std::ops::Range;
 
-use crate::llm::{Message, Role};
+use crate::llm::{HeadRule, Message, Role, message_groups};
 
-/// Number of leading system messages (the protected head).
+/// The length of a saved transcript's protected head: its leading system messages.
 pub(crate) fn protected_head_len(messages: &[Message]) -> usize {
-    messages
-        .iter()
-        .take_while(|m| m.role == Role::System)
-        .count()
+    HeadRule::LEADING_SYSTEM.len(messages)
 }
 
-fn starts_group(message: &Message) -> bool {
+/// True for a message a kept tail may start with (a cut may fall right before it).
+fn starts_kept_tail(message: &Message) -> bool {
     matches!(message.role, Role::User | Role::Assistant)
-}
-
-/// The groups of `messages[from..]`, oldest first, as index ranges into `messages`.
-fn groups_after(messages: &[Message], from: usize) -> Vec<Range<usize>> {
-    let mut groups: Vec<Range<usize>> = Vec::new();
-    for (at, message) in messages.iter().enumerate().skip(from) {
-        match groups.last_mut() {
-            Some(group) if !starts_group(message) => group.end = at + 1,
-            _ => groups.push(at..at + 1),
-        }
-    }
-    groups
 }
 
 /// Keeps the protected head and the most recent messages, at most `keep` in all, starting the
@@ -49,7 +34,7 @@ pub fn trim_transcript(messages: &[Message], keep: usize) -> Vec<Message> {
     let head = protected_head_len(messages);
     let tail_budget = keep.saturating_sub(head).max(1);
     let mut start = messages.len().saturating_sub(tail_budget).max(head);
-    while start < messages.len() && !starts_group(&messages[start]) {
+    while start < messages.len() && !starts_kept_tail(&messages[start]) {
         start += 1;
     }
     let kept = messages[..head].iter().chain(&messages[start..]).cloned();
@@ -81,17 +66,18 @@ pub(crate) fn drop_orphan_tool_results(messages: Vec<Message>) -> Vec<Message> {
 
 /// The end of the oldest run of whole groups after the head whose removal saves at least
 /// `excess` bytes, given each message's serialized size (a removed message also saves its
-/// separating comma). Returns `messages.len()` when even removing every group is not enough;
-/// the caller checks the final size.
+/// separating comma); the run ends before a user or assistant message (or at the end).
+/// Returns `messages.len()` when even removing every group is not enough; the caller checks
+/// the final size.
 pub(crate) fn size_cut(messages: &[Message], message_sizes: &[u64], excess: u64) -> usize {
     let head = protected_head_len(messages);
     let mut saved = 0u64;
-    for group in groups_after(messages, head) {
+    for group in message_groups(messages, head) {
         let end = group.end;
         saved += group
             .map(|at| message_sizes.get(at).copied().unwrap_or(0) + 1)
             .sum::<u64>();
-        if saved >= excess {
+        if saved >= excess && messages.get(end).is_none_or(starts_kept_tail) {
             return end;
         }
     }
@@ -307,7 +293,7 @@ mod tests {
             prop_assert!(kept.len() <= keep.max(head + 1) || kept.len() == messages.len());
             prop_assert_eq!(&kept[..head], &messages[..head]);
             let tail = &kept[head..];
-            prop_assert!(tail.first().is_none_or(starts_group));
+            prop_assert!(tail.first().is_none_or(starts_kept_tail));
             // The kept tail is the original's suffix.
             prop_assert!(messages.ends_with(tail));
         }
@@ -326,7 +312,7 @@ mod tests {
             prop_assert_eq!(&trimmed[..head], &messages[..head]);
             prop_assert!(messages.ends_with(&trimmed[head..]));
             let tail = &trimmed[head..];
-            prop_assert!(tail.first().is_none_or(starts_group));
+            prop_assert!(tail.first().is_none_or(starts_kept_tail));
         }
     }
 }
