@@ -10,7 +10,7 @@ use crate::config::{Config, LoadOptions};
 use crate::memory::facts::FactFilter;
 use crate::memory::transfer;
 use crate::memory::{
-    Budgets, Fact, FactStatus, Memory, MemoryError, SOURCE_USER, Target, WriteOutcome,
+    Budgets, Fact, FactStatus, Memory, MemoryError, MemoryTarget, SOURCE_USER, WriteOutcome,
 };
 
 /// Arguments of `odek memory`.
@@ -207,12 +207,12 @@ fn list(ctx: &Ctx, memory: &Memory, all: bool, json: bool) -> anyhow::Result<Exi
     let user: Vec<&Fact> = facts
         .iter()
         .filter(active)
-        .filter(|f| f.target == Target::User)
+        .filter(|f| f.target == MemoryTarget::User)
         .collect();
     print_store("User", &user, budgets.user);
     let mut roots: Vec<&str> = facts
         .iter()
-        .filter(|f| f.target == Target::Project)
+        .filter(|f| f.target == MemoryTarget::Project)
         .map(|f| f.project.as_str())
         .collect();
     if !all {
@@ -224,7 +224,7 @@ fn list(ctx: &Ctx, memory: &Memory, all: bool, json: bool) -> anyhow::Result<Exi
         let mine: Vec<&Fact> = facts
             .iter()
             .filter(active)
-            .filter(|f| f.target == Target::Project && f.project == root)
+            .filter(|f| f.target == MemoryTarget::Project && f.project == root)
             .collect();
         print_store(&format!("Project {root}"), &mine, budgets.project);
     }
@@ -252,9 +252,9 @@ fn print_store(title: &str, facts: &[&Fact], budget: usize) {
 fn add(ctx: &Ctx, memory: &Memory, project: bool, text: &str) -> anyhow::Result<Exit> {
     let redactor = crate::runtime::build_redactor(&ctx.config);
     let target = if project {
-        Target::Project
+        MemoryTarget::Project
     } else {
-        Target::User
+        MemoryTarget::User
     };
     let w = crate::memory::facts::WriteContext {
         project: &ctx.project,
@@ -288,8 +288,8 @@ fn review(memory: &Memory, json: bool) -> anyhow::Result<Exit> {
     }
     for f in &pending {
         let store = match f.target {
-            Target::User => "user".to_string(),
-            Target::Project => format!("project {}", shown(&f.project)),
+            MemoryTarget::User => "user".to_string(),
+            MemoryTarget::Project => format!("project {}", shown(&f.project)),
         };
         println!(
             "#{:<4} {:<7} {store}\n      from session {}\n      {}",

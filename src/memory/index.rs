@@ -8,11 +8,11 @@
 //! truth: a session whose file is gone is dropped from results (and from the index).
 
 use rusqlite::{OptionalExtension, params};
-use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use super::{Memory, MemoryError};
 use crate::llm::{Message, Role};
+use crate::protocol::api::SessionHit;
 use crate::redact::Redactor;
 use crate::session::{Session, SessionStore};
 
@@ -24,41 +24,6 @@ const MAX_DOC_BYTES: usize = 4000;
 pub const MAX_CONDENSED_BYTES: usize = 8000;
 /// Rows read from FTS5 before they are grouped by session.
 const MAX_ROWS: usize = 400;
-
-/// One matching session.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SessionHit {
-    /// Session id.
-    pub id: String,
-    /// When it was last saved.
-    pub date: String,
-    /// Its title (name or first task).
-    pub title: String,
-    /// `cli`, `serve`, `telegram`, `schedule`, `subagent` (none for older files).
-    pub origin: Option<String>,
-    /// The best-matching passage, the match in «…».
-    pub snippet: String,
-    /// BM25 score (lower is better), or the hybrid rank when embeddings are on.
-    pub score: f64,
-    /// True when the session took in external content (web, MCP, sub-agents): what it says
-    /// may carry that content along.
-    pub external: bool,
-}
-
-impl SessionHit {
-    /// The hit as the API shows it.
-    pub fn view(self) -> crate::protocol::api::SessionHitView {
-        crate::protocol::api::SessionHitView {
-            id: self.id,
-            date: self.date,
-            title: self.title,
-            origin: self.origin,
-            snippet: self.snippet,
-            score: self.score,
-            external: self.external,
-        }
-    }
-}
 
 /// What an update did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -31,7 +31,8 @@ use std::sync::{Mutex, MutexGuard};
 
 use rusqlite::Connection;
 
-pub use facts::{Fact, FactStatus, Target, WriteOutcome};
+pub use crate::protocol::api::{Fact, FactStatus, MemoryTarget};
+pub use facts::WriteOutcome;
 
 /// Origin of a fact or of a pending write: the model's `memory` tool.
 pub const SOURCE_MODEL: &str = "model";
@@ -177,10 +178,10 @@ impl Default for Budgets {
 
 impl Budgets {
     /// The budget of one store.
-    pub fn of(&self, target: Target) -> usize {
+    pub fn of(&self, target: MemoryTarget) -> usize {
         match target {
-            Target::User => self.user,
-            Target::Project => self.project,
+            MemoryTarget::User => self.user,
+            MemoryTarget::Project => self.project,
         }
     }
 }

@@ -10,8 +10,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::embed::Embedder;
-use super::index::{SessionHit, condensed_transcript};
+use super::index::condensed_transcript;
 use super::{Memory, MemoryError};
+use crate::protocol::api::SessionHit;
 use crate::redact::Redactor;
 use crate::session::SessionStore;
 use crate::tools::{Taint, Tool, ToolContext, ToolError, decode_args};

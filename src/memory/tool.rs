@@ -9,7 +9,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::facts::{FactFilter, WriteContext};
-use super::{Budgets, Fact, FactStatus, Memory, MemoryError, SOURCE_MODEL, Target, WriteOutcome};
+use super::{
+    Budgets, Fact, FactStatus, Memory, MemoryError, MemoryTarget, SOURCE_MODEL, WriteOutcome,
+};
 use crate::danger_policy::{Classification, DangerClass};
 use crate::tools::{Taint, Tool, ToolContext, ToolError, decode_args};
 
@@ -63,14 +65,14 @@ struct Args {
     query: Option<String>,
 }
 
-fn target_of(args: &Args, required: bool) -> Result<Option<Target>, ToolError> {
+fn target_of(args: &Args, required: bool) -> Result<Option<MemoryTarget>, ToolError> {
     match args.target.as_deref() {
         None | Some("") if required => Err(ToolError::new(format!(
             "memory: \"{}\" needs a target: \"user\" or \"project\"",
             args.action
         ))),
         None | Some("") => Ok(None),
-        Some(t) => Target::parse(t).map(Some).ok_or_else(|| {
+        Some(t) => MemoryTarget::parse(t).map(Some).ok_or_else(|| {
             ToolError::new(format!(
                 "memory: unknown target \"{t}\" (expected \"user\" or \"project\")"
             ))
@@ -186,21 +188,21 @@ struct Taken {
 
 impl Taken {
     /// True when a write to `target` waits for review.
-    fn pending_for(&self, target: Target) -> bool {
-        self.pending || (target == Target::User && !self.files.is_empty())
+    fn pending_for(&self, target: MemoryTarget) -> bool {
+        self.pending || (target == MemoryTarget::User && !self.files.is_empty())
     }
 
     /// What the turn took in, for the message.
-    fn what(&self, target: Target) -> String {
+    fn what(&self, target: MemoryTarget) -> String {
         if self.pending {
             return format!("external content ({})", self.sources.join(", "));
         }
         match target {
-            Target::User => format!(
+            MemoryTarget::User => format!(
                 "files ({}), which are not the user's word for the user store",
                 self.files.join(", ")
             ),
-            Target::Project => String::new(),
+            MemoryTarget::Project => String::new(),
         }
     }
 }
@@ -232,7 +234,7 @@ impl Work<'_> {
 
     fn write(&self, args: &Args) -> Result<String, ToolError> {
         let action = args.action.as_str();
-        let target = target_of(args, true)?.unwrap_or(Target::User);
+        let target = target_of(args, true)?.unwrap_or(MemoryTarget::User);
         let w = WriteContext {
             project: self.project,
             pending: self.external.pending_for(target),
@@ -264,7 +266,7 @@ impl Work<'_> {
         Ok(self.confirm(action, target, outcome))
     }
 
-    fn confirm(&self, action: &str, target: Target, outcome: WriteOutcome) -> String {
+    fn confirm(&self, action: &str, target: MemoryTarget, outcome: WriteOutcome) -> String {
         let done = match action {
             "add" => "saved",
             "replace" => "replaced",
@@ -284,7 +286,7 @@ impl Work<'_> {
 
     /// The active facts; pending writes only counted (their text may come from a web page,
     /// and a clean turn must not read it back).
-    fn read(&self, target: Option<Target>) -> Result<String, ToolError> {
+    fn read(&self, target: Option<MemoryTarget>) -> Result<String, ToolError> {
         let all = self
             .memory
             .list_facts(FactFilter {
@@ -297,7 +299,7 @@ impl Work<'_> {
             .into_iter()
             .partition(|f| f.status == FactStatus::Active);
         let mut out = String::new();
-        for t in [Target::User, Target::Project] {
+        for t in [MemoryTarget::User, MemoryTarget::Project] {
             if target.is_some_and(|want| want != t) {
                 continue;
             }
@@ -324,7 +326,7 @@ impl Work<'_> {
         Ok(out)
     }
 
-    fn search(&self, query: &str, target: Option<Target>) -> Result<String, ToolError> {
+    fn search(&self, query: &str, target: Option<MemoryTarget>) -> Result<String, ToolError> {
         let found: Vec<Fact> = self
             .memory
             .search_facts(query, self.project)

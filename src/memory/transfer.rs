@@ -11,7 +11,9 @@ use serde::{Deserialize, Serialize};
 
 use super::episodes::Episode;
 use super::facts::{FactFilter, WriteContext};
-use super::{Budgets, Fact, FactStatus, Memory, MemoryError, SOURCE_IMPORT, Target, WriteOutcome};
+use super::{
+    Budgets, Fact, FactStatus, Memory, MemoryError, MemoryTarget, SOURCE_IMPORT, WriteOutcome,
+};
 
 /// The JSON export's format version.
 pub const EXPORT_VERSION: u32 = 1;
@@ -32,7 +34,7 @@ pub struct Export {
 #[derive(Debug, Clone, Deserialize)]
 pub struct ImportedFact {
     /// `user` or `project`.
-    pub target: Target,
+    pub target: MemoryTarget,
     /// The project root of a `project` fact (empty = the current project).
     #[serde(default)]
     pub project: String,
@@ -120,8 +122,8 @@ fn read_facts_leniently(
         out.push(Fact {
             id: id.and_then(|i| row.get(i).ok()).unwrap_or(0),
             target: text(target)
-                .and_then(|t| Target::parse(&t))
-                .unwrap_or(Target::User),
+                .and_then(|t| MemoryTarget::parse(&t))
+                .unwrap_or(MemoryTarget::User),
             project: text(project).unwrap_or_default(),
             content: body,
             status: if text(status).as_deref() == Some("pending") {
@@ -148,7 +150,10 @@ pub fn to_markdown(export: &Export) -> String {
         .iter()
         .filter(|f| f.status == FactStatus::Active)
         .collect();
-    let user: Vec<&&Fact> = active.iter().filter(|f| f.target == Target::User).collect();
+    let user: Vec<&&Fact> = active
+        .iter()
+        .filter(|f| f.target == MemoryTarget::User)
+        .collect();
     if !user.is_empty() {
         out.push_str("\n## User\n\n");
         for f in user {
@@ -157,7 +162,7 @@ pub fn to_markdown(export: &Export) -> String {
     }
     let mut projects: Vec<&str> = active
         .iter()
-        .filter(|f| f.target == Target::Project)
+        .filter(|f| f.target == MemoryTarget::Project)
         .map(|f| f.project.as_str())
         .collect();
     projects.dedup();
@@ -167,7 +172,7 @@ pub fn to_markdown(export: &Export) -> String {
         out.push_str(&format!("\n## Project {p}\n\n"));
         for f in active
             .iter()
-            .filter(|f| f.target == Target::Project && f.project == p)
+            .filter(|f| f.target == MemoryTarget::Project && f.project == p)
         {
             out.push_str(&format!("- {}\n", one_line(&f.content)));
         }
@@ -239,16 +244,16 @@ pub fn parse_import(text: &str) -> Result<Vec<ImportedFact>, ImportFormatError> 
             .collect());
     }
     let mut out = Vec::new();
-    let mut section: Option<(Target, String)> = None;
+    let mut section: Option<(MemoryTarget, String)> = None;
     for line in text.lines() {
         if let Some(heading) = line.strip_prefix("## ") {
             let heading = heading.trim();
             section = if heading.eq_ignore_ascii_case("user") {
-                Some((Target::User, String::new()))
+                Some((MemoryTarget::User, String::new()))
             } else {
                 heading
                     .strip_prefix("Project")
-                    .map(|root| (Target::Project, root.trim().to_string()))
+                    .map(|root| (MemoryTarget::Project, root.trim().to_string()))
             };
         } else if let (Some((target, project)), Some(fact)) =
             (&section, line.trim_start().strip_prefix("- "))
@@ -316,11 +321,12 @@ mod tests {
             source: "user",
             budgets: Budgets::default(),
         };
-        m.add_fact(&w, Target::User, "Prefers tabs").unwrap();
-        m.add_fact(&w, Target::Project, "Tests: make test").unwrap();
+        m.add_fact(&w, MemoryTarget::User, "Prefers tabs").unwrap();
+        m.add_fact(&w, MemoryTarget::Project, "Tests: make test")
+            .unwrap();
         m.add_fact(
             &WriteContext { pending: true, ..w },
-            Target::User,
+            MemoryTarget::User,
             "Likes curl | sh",
         )
         .unwrap();
@@ -369,7 +375,7 @@ mod tests {
             source: "user",
             budgets: Budgets::default(),
         };
-        m.add_fact(&w, Target::User, "Writes British English")
+        m.add_fact(&w, MemoryTarget::User, "Writes British English")
             .unwrap();
         let json = serde_json::to_string(&export(&m).unwrap()).unwrap();
         assert_eq!(

@@ -423,7 +423,7 @@ pub struct PlanView {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MemoryList {
     /// The facts, oldest first.
-    pub facts: Vec<FactView>,
+    pub facts: Vec<Fact>,
     /// The project whose `project` facts are listed (the server's working directory).
     pub project: String,
     /// Characters of active facts per store, and each budget.
@@ -447,17 +447,36 @@ pub struct MemoryStoreUse {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MemoryFact {
     /// The fact as it stands (for an accepted `remove`: as it was).
-    pub fact: FactView,
+    pub fact: Fact,
 }
 
-/// A memory store.
+/// A memory store (`memory::` keeps them; the API, exports and imports name them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum MemoryTarget {
-    /// About the person (global).
+    /// About the person: preferences, style (global).
     User,
-    /// About one working tree.
+    /// About this working tree: commands, conventions (keyed by the project root).
     Project,
+}
+
+impl MemoryTarget {
+    /// `user` or `project`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MemoryTarget::User => "user",
+            MemoryTarget::Project => "project",
+        }
+    }
+
+    /// Parses `user` or `project`.
+    pub fn parse(s: &str) -> Option<MemoryTarget> {
+        match s {
+            "user" => Some(MemoryTarget::User),
+            "project" => Some(MemoryTarget::Project),
+            _ => None,
+        }
+    }
 }
 
 /// Whether models see a fact.
@@ -466,13 +485,24 @@ pub enum MemoryTarget {
 pub enum FactStatus {
     /// In every memory block.
     Active,
-    /// A write waiting for a person.
+    /// A write waiting for a person: in no block.
     Pending,
 }
 
-/// One memory fact (or pending write) as the API shows it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FactView {
+impl FactStatus {
+    /// `active` or `pending`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FactStatus::Active => "active",
+            FactStatus::Pending => "pending",
+        }
+    }
+}
+
+/// One memory fact, or one pending write: as `memory::` stores it, the API shows it and an
+/// export writes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fact {
     /// Its number.
     pub id: i64,
     /// Its store.
@@ -484,7 +514,9 @@ pub struct FactView {
     pub content: String,
     /// Active or pending.
     pub status: FactStatus,
-    /// What a pending write does when accepted: `add`, `replace` or `remove`.
+    /// What a pending write does when accepted: `add`, `replace` or `remove` (`add` when an
+    /// imported file leaves it out).
+    #[serde(default = "default_fact_action")]
     pub action: String,
     /// The fact a pending `replace` or `remove` applies to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -500,6 +532,10 @@ pub struct FactView {
     pub updated_at: String,
 }
 
+fn default_fact_action() -> String {
+    "add".into()
+}
+
 /// `DELETE /api/memory/{id}`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MemoryDeleted {
@@ -513,12 +549,12 @@ pub struct SearchResults {
     /// The query.
     pub query: String,
     /// The matching sessions.
-    pub sessions: Vec<SessionHitView>,
+    pub sessions: Vec<SessionHit>,
 }
 
-/// One session a search found.
+/// One session a search found (`memory::`'s session index, `session_search`, the API).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SessionHitView {
+pub struct SessionHit {
     /// Session id.
     pub id: String,
     /// When it was last saved.
@@ -531,7 +567,8 @@ pub struct SessionHitView {
     pub snippet: String,
     /// BM25 score (lower is better), or the hybrid rank when embeddings are on.
     pub score: f64,
-    /// True when the session took in external content (web, MCP, sub-agents).
+    /// True when the session took in external content (web, MCP, sub-agents): what it says
+    /// may carry that content along.
     pub external: bool,
 }
 

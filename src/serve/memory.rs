@@ -14,9 +14,10 @@ use serde::Deserialize;
 use super::AppState;
 use super::error::{ApiError, JsonBody};
 use crate::memory::facts::{FactFilter, WriteContext};
-use crate::memory::index::SessionHit;
-use crate::memory::{Fact, FactStatus, Memory, MemoryError, SOURCE_USER, Target, WriteOutcome};
-use crate::protocol::api::{MemoryDeleted, MemoryFact, MemoryList, MemoryStoreUse, SearchResults};
+use crate::memory::{Memory, MemoryError, SOURCE_USER, WriteOutcome};
+use crate::protocol::api::{
+    FactStatus, MemoryDeleted, MemoryFact, MemoryList, MemoryStoreUse, MemoryTarget, SearchResults,
+};
 
 /// Sessions `GET /api/search` lists unless `limit` says otherwise, and at most.
 const SEARCH_LIMIT: (usize, usize) = (10, 50);
@@ -26,7 +27,7 @@ const SEARCH_LIMIT: (usize, usize) = (10, 50);
 #[serde(deny_unknown_fields)]
 pub struct NewFact {
     /// `user` or `project`.
-    target: Target,
+    target: MemoryTarget,
     /// The fact.
     content: String,
 }
@@ -96,18 +97,18 @@ pub async fn list(
         })
     })
     .await?;
-    let used = |t: Target| {
+    let used = |t: MemoryTarget| {
         facts
             .iter()
             .filter(|f| f.target == t && f.status == FactStatus::Active)
-            .filter(|f| t == Target::User || f.project == project)
+            .filter(|f| t == MemoryTarget::User || f.project == project)
             .map(|f| f.content.chars().count())
             .sum()
     };
-    let stores = [Target::User, Target::Project]
+    let stores = [MemoryTarget::User, MemoryTarget::Project]
         .into_iter()
         .map(|target| MemoryStoreUse {
-            target: target.view(),
+            target,
             used: used(target),
             budget: budgets.of(target),
         })
@@ -119,7 +120,7 @@ pub async fn list(
             .count(),
         stores,
         project,
-        facts: facts.iter().map(Fact::view).collect(),
+        facts,
     }))
 }
 
@@ -151,7 +152,7 @@ pub async fn add(
             .ok_or_else(|| MemoryError::NotFound(format!("no memory fact #{id}")))
     })
     .await?;
-    Ok((StatusCode::CREATED, Json(MemoryFact { fact: fact.view() })))
+    Ok((StatusCode::CREATED, Json(MemoryFact { fact })))
 }
 
 /// `GET /api/memory/{id}`.
@@ -167,7 +168,7 @@ pub async fn detail(
             .ok_or_else(|| MemoryError::NotFound(format!("no memory fact #{id}")))
     })
     .await?;
-    Ok(Json(MemoryFact { fact: fact.view() }))
+    Ok(Json(MemoryFact { fact }))
 }
 
 /// `POST /api/memory/{id} {content}`: a person edits a fact (or a pending write).
@@ -182,7 +183,7 @@ pub async fn edit(
     let content = app.redactor.redact(&body.content).into_owned();
     let budgets = app.base.memory_budgets();
     let fact = blocking(move || m.edit_fact(id, &content, budgets)).await?;
-    Ok(Json(MemoryFact { fact: fact.view() }))
+    Ok(Json(MemoryFact { fact }))
 }
 
 /// `DELETE /api/memory/{id}`: a fact or a pending write (rejecting it).
@@ -214,7 +215,7 @@ pub async fn accept(
         Ok(m.fact(id)?.unwrap_or(accepted))
     })
     .await?;
-    Ok(Json(MemoryFact { fact: fact.view() }))
+    Ok(Json(MemoryFact { fact }))
 }
 
 /// `GET /api/search?q=&limit=`: sessions by what was said in them (the index is rebuilt
@@ -244,10 +245,7 @@ pub async fn search(
     let sessions = crate::memory::search_tool::search(&searcher, &query, limit, None)
         .await
         .map_err(api_error)?;
-    Ok(Json(SearchResults {
-        query,
-        sessions: sessions.into_iter().map(SessionHit::view).collect(),
-    }))
+    Ok(Json(SearchResults { query, sessions }))
 }
 
 /// A fact's id from the path: a number, or a JSON 400 that says so (never the framework's
