@@ -20,7 +20,9 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use super::store::{ensure_dir, hash_bytes, new_id, now_rfc3339};
+use super::store::{hash_bytes, new_id};
+use crate::util::files::ensure_dir;
+use crate::util::timestamp::now_rfc3339;
 use super::walk::Found;
 use super::{Checkpoint, Checkpoints, FileChange, Image, RecordLine};
 

@@ -8,15 +8,12 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
-use crate::util::files::{Permissions, write_atomically};
+use crate::util::files::{Permissions, ensure_dir, write_atomically};
+use crate::util::timestamp::now_rfc3339;
 
 use super::{Checkpoint, FileChange, History, Image, RecordLine};
 
 const FILE_MODE: u32 = 0o600;
-
-// Until `shadow.rs` names them at their home (its split is in progress).
-pub(super) use crate::util::files::ensure_dir;
-pub(super) use crate::util::timestamp::now_rfc3339;
 
 /// SHA-256 of `bytes`, lower-case hex.
 pub fn hash_bytes(bytes: &[u8]) -> String {
