@@ -22,8 +22,10 @@ mod tests;
 
 pub use retention::{Pruned, Retention, prune, prune_now_and_then};
 pub use rewind::{Conflict, RewindError, RewindOutcome, RewindPlan, plan_rewind};
-pub use shadow::{DEFAULT_MAX_FILES, ShellCheckpoint, work_tree_of};
-pub use store::{BlobStore, CallCheckpoint, Checkpoints, forget_sessions, hash_bytes};
+pub use shadow::{ShellCheckpoint, work_tree_of};
+pub use store::{
+    BlobStore, CallCheckpoint, Checkpoints, Taken, forget_sessions, hash_bytes, of_session,
+};
 
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -35,6 +37,9 @@ pub const DEFAULT_MAX_MB: u64 = 1024;
 
 /// Files larger than this are not captured unless the setting says otherwise (MiB).
 pub const DEFAULT_MAX_FILE_MB: u64 = 10;
+
+/// Above this many files a work tree is not snapshotted (the setting's default).
+pub const DEFAULT_MAX_FILES: u64 = 20_000;
 
 /// A file as it was: its content's hash and its permission bits.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -107,41 +112,6 @@ pub enum RecordLine {
     },
 }
 
-/// What a call's checkpoint holds, for its `checkpoint` event: paths and what happened to
-/// them, never contents.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Taken {
-    /// Its number in the session (what `odek rewind --to` takes).
-    pub number: u32,
-    /// The tool.
-    pub tool: String,
-    /// Each file and its kind (`added`, `changed`, `deleted`).
-    pub files: Vec<(PathBuf, &'static str)>,
-    /// What it does not hold, with why.
-    pub not_covered: Vec<String>,
-}
-
-impl Taken {
-    /// The summary of a recorded checkpoint (its number looked up in the record file).
-    pub(crate) fn of(owner: &Checkpoints, checkpoint: &Checkpoint) -> Taken {
-        let number = owner
-            .history()
-            .ok()
-            .and_then(|h| h.number_of(&checkpoint.id))
-            .unwrap_or_default();
-        Taken {
-            number,
-            tool: checkpoint.tool.clone(),
-            files: checkpoint
-                .files
-                .iter()
-                .map(|f| (f.path.clone(), f.kind()))
-                .collect(),
-            not_covered: checkpoint.not_covered.clone(),
-        }
-    }
-}
-
 /// A session's checkpoints as read from its record file.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct History {
@@ -170,12 +140,6 @@ impl History {
     pub fn number_of(&self, id: &str) -> Option<u32> {
         self.checkpoints.iter().find(|c| c.id == id).map(|c| c.n)
     }
-}
-
-/// The checkpoints of session `id` under `home`, read for a rewind, which is recorded in
-/// `turn` (the session's latest).
-pub fn of_session(home: &std::path::Path, id: &str, turn: u32) -> std::sync::Arc<Checkpoints> {
-    std::sync::Arc::new(Checkpoints::new(&root(home), id, turn, u64::MAX))
 }
 
 /// Where checkpoints live under a home.

@@ -24,10 +24,7 @@ use super::store::{hash_bytes, new_id};
 use crate::util::files::ensure_dir;
 use crate::util::timestamp::now_rfc3339;
 use super::walk::Found;
-use super::{Checkpoint, Checkpoints, FileChange, Image, RecordLine};
-
-/// Above this many files a work tree is not snapshotted (the setting's default).
-pub const DEFAULT_MAX_FILES: u64 = 20_000;
+use super::{Checkpoint, Checkpoints, FileChange, Image, RecordLine, Taken};
 
 /// Attributes of the shadow repository: nothing converted, filtered or re-encoded, whatever
 /// the work tree's `.gitattributes` say (`info/attributes` comes before them).
@@ -306,7 +303,7 @@ fn parse_diff_files(out: &[u8]) -> Vec<Change> {
 impl ShellCheckpoint {
     /// After the command: records what it changed (nothing changed: no checkpoint), or that
     /// its changes are not covered. Pre-images go to the blob store first.
-    pub fn finish(self) -> io::Result<Option<super::Taken>> {
+    pub fn finish(self) -> io::Result<Option<Taken>> {
         let record = match self.state {
             State::NotCovered(reason) => Some(
                 self.owner
@@ -322,7 +319,7 @@ impl ShellCheckpoint {
             return Ok(None);
         };
         self.owner.append(&RecordLine::Checkpoint(record.clone()))?;
-        Ok(Some(super::Taken::of(&self.owner, &record)))
+        Ok(Some(Taken::of(&self.owner, &record)))
     }
 }
 

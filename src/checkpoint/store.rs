@@ -286,9 +286,9 @@ impl CallCheckpoint {
     }
 
     /// What the call's checkpoint holds (`None`: it captured nothing).
-    pub fn taken(&self) -> Option<super::Taken> {
+    pub fn taken(&self) -> Option<Taken> {
         let taken = self.taken.lock().ok()?.clone()?;
-        Some(super::Taken::of(&self.owner, &taken))
+        Some(Taken::of(&self.owner, &taken))
     }
 }
 
@@ -340,4 +340,45 @@ pub(super) fn sweep(root: &Path, grace: std::time::Duration) -> io::Result<usize
         let _ = fs::remove_dir(folder.path());
     }
     Ok(removed)
+}
+
+/// What a call's checkpoint holds, for its `checkpoint` event: paths and what happened to
+/// them, never contents.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Taken {
+    /// Its number in the session (what `odek rewind --to` takes).
+    pub number: u32,
+    /// The tool.
+    pub tool: String,
+    /// Each file and its kind (`added`, `changed`, `deleted`).
+    pub files: Vec<(PathBuf, &'static str)>,
+    /// What it does not hold, with why.
+    pub not_covered: Vec<String>,
+}
+
+impl Taken {
+    /// The summary of a recorded checkpoint (its number looked up in the record file).
+    pub(crate) fn of(owner: &Checkpoints, checkpoint: &Checkpoint) -> Taken {
+        let number = owner
+            .history()
+            .ok()
+            .and_then(|h| h.number_of(&checkpoint.id))
+            .unwrap_or_default();
+        Taken {
+            number,
+            tool: checkpoint.tool.clone(),
+            files: checkpoint
+                .files
+                .iter()
+                .map(|f| (f.path.clone(), f.kind()))
+                .collect(),
+            not_covered: checkpoint.not_covered.clone(),
+        }
+    }
+}
+
+/// The checkpoints of session `id` under `home`, read for a rewind, which is recorded in
+/// `turn` (the session's latest).
+pub fn of_session(home: &Path, id: &str, turn: u32) -> Arc<Checkpoints> {
+    Arc::new(Checkpoints::new(&super::root(home), id, turn, u64::MAX))
 }
