@@ -55,6 +55,18 @@ impl Classified for std::io::Error {
     }
 }
 
+/// JSON that does not parse is the input's fault; one that cannot be read or written, I/O.
+impl Classified for serde_json::Error {
+    fn kind(&self) -> ErrorKind {
+        match self.classify() {
+            serde_json::error::Category::Io => ErrorKind::Io,
+            serde_json::error::Category::Syntax
+            | serde_json::error::Category::Data
+            | serde_json::error::Category::Eof => ErrorKind::Usage,
+        }
+    }
+}
+
 /// A failure on its way to the user: any error, carrying the classified errors it was made
 /// from. `?` turns a [`Classified`] error into one (the wrapper that keeps its kind) and an
 /// `anyhow::Error` too (one made of text has no kind: a failure, no hint); its message and

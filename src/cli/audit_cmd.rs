@@ -32,7 +32,7 @@ pub struct AuditArgs {
 }
 
 /// Runs `odek audit`.
-pub fn run(args: AuditArgs) -> anyhow::Result<Exit> {
+pub fn run(args: AuditArgs) -> crate::error::Fallible<Exit> {
     let store = local_session_store();
     if args.list {
         return list(&store, args.json);
@@ -41,7 +41,7 @@ pub fn run(args: AuditArgs) -> anyhow::Result<Exit> {
         Some(id) => id,
         None => match store.latest()? {
             Some(s) => s.id,
-            None => anyhow::bail!("no saved sessions (in {})", store.dir().display()),
+            None => crate::error::bail!("no saved sessions (in {})", store.dir().display()),
         },
     };
     crate::session::validate_id(&id)?;
@@ -51,7 +51,9 @@ pub fn run(args: AuditArgs) -> anyhow::Result<Exit> {
             println!("Session {id}: nothing from outside has reached the model (no audit log).");
             return Ok(Exit::Success);
         }
-        anyhow::bail!("no session {id} and no audit log for it (odek audit --list shows them)");
+        crate::error::bail!(
+            "no session {id} and no audit log for it (odek audit --list shows them)"
+        );
     };
     if let Some(turn) = args.turn {
         trail.records.retain(|r| r.turn == Some(turn));
@@ -77,7 +79,7 @@ struct Listed {
     task: Option<String>,
 }
 
-fn list(store: &SessionStore, json: bool) -> anyhow::Result<Exit> {
+fn list(store: &SessionStore, json: bool) -> crate::error::Fallible<Exit> {
     let titles: HashMap<String, String> = store
         .list_recent(usize::MAX)
         .map(|page| page.sessions.into_iter().map(|s| (s.id, s.title)).collect())

@@ -25,7 +25,7 @@ pub struct ConfigArgs {
 }
 
 /// Runs `odek config`.
-pub fn run(args: ConfigArgs) -> anyhow::Result<Exit> {
+pub fn run(args: ConfigArgs) -> crate::error::Fallible<Exit> {
     let flags = args.turn.overrides();
     let task_file = args.subagent_task.or_else(|| {
         std::env::var_os(crate::subagent::TASK_VAR)

@@ -26,7 +26,7 @@ pub struct ContinueArgs {
 }
 
 /// Runs `odek continue`.
-pub fn run(args: ContinueArgs) -> anyhow::Result<Exit> {
+pub fn run(args: ContinueArgs) -> crate::error::Fallible<Exit> {
     if let Err(e) = refuse_session_fixed_flags(&args.turn, "continue") {
         eprintln!("odek: {e}");
         return Ok(Exit::Usage);

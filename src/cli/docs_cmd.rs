@@ -27,7 +27,7 @@ pub struct CompletionsArgs {
 }
 
 /// Writes the completion script for `args.shell` to stdout.
-pub fn completions(args: CompletionsArgs) -> anyhow::Result<Exit> {
+pub fn completions(args: CompletionsArgs) -> crate::error::Fallible<Exit> {
     use clap_complete::Shell;
     let shell = match args.shell {
         CompletionShell::Bash => Shell::Bash,
@@ -51,8 +51,8 @@ pub struct ManArgs {
 }
 
 /// Writes the manual page (roff, section 1) to stdout, or every page into `--dir`.
-pub fn man(args: ManArgs) -> anyhow::Result<Exit> {
-    use anyhow::Context;
+pub fn man(args: ManArgs) -> crate::error::Fallible<Exit> {
+    use crate::error::Context;
     let cmd = Cli::command();
     if let Some(dir) = args.dir {
         std::fs::create_dir_all(&dir)
@@ -67,7 +67,7 @@ pub fn man(args: ManArgs) -> anyhow::Result<Exit> {
 }
 
 /// Writes to stdout; a closed pipe (`odek man | head`) is not an error.
-fn print_bytes(bytes: &[u8]) -> anyhow::Result<Exit> {
+fn print_bytes(bytes: &[u8]) -> crate::error::Fallible<Exit> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     match out.write_all(bytes).and_then(|()| out.flush()) {

@@ -1,55 +1,29 @@
 //! The command line's edge for errors: what kind a failure is — which decides the exit code,
 //! here and nowhere else — and what to tell the user to do next. Both come from the typed
 //! error where it was made (a model error knows it was a 401; a connection error knows it was
-//! refused), never from searching the formatted message.
+//! refused), never from searching the formatted message, and never from a list of types:
+//! commands return a [`Failure`], which `?` makes from any [`Classified`] error, and the
+//! failure's chain answers with each classified cause as `&dyn Classified`.
 
 use super::Exit;
-use crate::engine::RunError;
-use crate::error::Classified;
-use crate::llm::LlmError;
-use crate::runtime::{RuntimeError, SupervisorError};
+use crate::error::{Classified, ErrorKind, Failure};
 
-/// What kind of failure.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// A run or setup error.
-    Failure,
-    /// The command line was used wrongly.
-    Usage,
-    /// An execution budget ran out.
-    Budget,
-    /// Ctrl-C.
-    Interrupted,
-}
-
-impl Kind {
-    /// The one mapping from kinds to exit codes.
-    pub fn exit(self) -> Exit {
-        match self {
-            Kind::Failure => Exit::Failure,
-            Kind::Usage => Exit::Usage,
-            Kind::Budget => Exit::Budget,
-            Kind::Interrupted => Exit::Interrupted,
-        }
-    }
-
-    /// The exit kind of a module's error. A request the module refuses (its kind `usage`: a
-    /// cron expression, a skill's name) exits 1 like every failure after parsing; exit 2 is
-    /// kept for command lines that do not parse ([`UsageError`], clap).
-    pub fn of_module(_error: &dyn Classified) -> Kind {
-        Kind::Failure
-    }
-
-    /// The kind of a run's end (`None` = it produced an answer).
-    pub fn of_run(error: &RunError) -> Kind {
-        match error {
-            RunError::Cancelled => Kind::Interrupted,
-            RunError::Budget { .. } => Kind::Budget,
-            RunError::Model { .. }
-            | RunError::ContextOverflow { .. }
-            | RunError::MaxIterations(_)
-            | RunError::PromptBlocked(_) => Kind::Failure,
-        }
+/// The one mapping from kinds to exit codes. A request a module refuses (kind `usage`: a
+/// cron expression, a skill's name) exits 1 like every failure after parsing; exit 2 is kept
+/// for command lines that do not parse (clap) or that a command refuses before anything runs
+/// (kind `command_line`, [`UsageError`]).
+pub fn exit_of(kind: ErrorKind) -> Exit {
+    match kind {
+        ErrorKind::CommandLine => Exit::Usage,
+        ErrorKind::Budget => Exit::Budget,
+        ErrorKind::Interrupted => Exit::Interrupted,
+        ErrorKind::Usage
+        | ErrorKind::Config
+        | ErrorKind::NotFound
+        | ErrorKind::Conflict
+        | ErrorKind::Io
+        | ErrorKind::Remote
+        | ErrorKind::Internal => Exit::Failure,
     }
 }
 
@@ -58,53 +32,20 @@ impl Kind {
 #[error("{0}")]
 pub struct UsageError(pub String);
 
-/// The kind and the hint of `error`, from the first error in its chain that knows them.
-pub fn diagnose(error: &anyhow::Error) -> (Kind, Option<&'static str>) {
-    for cause in error.chain() {
-        if let Some(e) = cause.downcast_ref::<RunError>() {
-            return (Kind::of_run(e), e.hint());
-        }
-        if let Some(e) = cause.downcast_ref::<RuntimeError>() {
-            return (Kind::Failure, e.hint());
-        }
-        if let Some(SupervisorError::Runtime(e)) = cause.downcast_ref::<SupervisorError>() {
-            return (Kind::Failure, e.hint());
-        }
-        if let Some(e) = cause.downcast_ref::<LlmError>() {
-            return (Kind::Failure, e.hint());
-        }
-        if cause.downcast_ref::<UsageError>().is_some() {
-            return (Kind::Usage, None);
-        }
-        if let Some(e) = classified(cause) {
-            return (Kind::of_module(e), e.hint());
-        }
+impl Classified for UsageError {
+    fn kind(&self) -> ErrorKind {
+        ErrorKind::CommandLine
     }
-    (Kind::Failure, None)
 }
 
-/// The modules' errors that say their kind ([`crate::error::ErrorKind`]) and hint.
-fn classified<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<&'a dyn Classified> {
-    use crate::telegram::{ChatError, TelegramError};
-    use crate::{mcp_server::McpServerError, schedule::ScheduleError, skills::SkillError};
-    if let Some(e) = cause.downcast_ref::<ScheduleError>() {
-        return Some(e);
-    }
-    if let Some(e) = cause.downcast_ref::<SkillError>() {
-        return Some(e);
-    }
-    if let Some(e) = cause.downcast_ref::<TelegramError>() {
-        return Some(e);
-    }
-    if let Some(e) = cause.downcast_ref::<ChatError>() {
-        return Some(e);
-    }
-    if let Some(e) = cause.downcast_ref::<crate::release::ReleaseError>() {
-        return Some(e);
-    }
-    cause
-        .downcast_ref::<McpServerError>()
-        .map(|e| e as &dyn Classified)
+/// The exit code and the hint of `failure`: the exit from the outermost classified error in
+/// its chain (1 when nothing in it is classified: text alone means nothing), the hint the
+/// first one that has one — each cause answers through [`Classified`], whatever its type.
+pub fn diagnose(failure: &Failure) -> (Exit, Option<&'static str>) {
+    (
+        failure.kind().map_or(Exit::Failure, exit_of),
+        failure.hint(),
+    )
 }
 
 /// An error's text as the terminal shows it: redacted by the process's redactor (a server's
@@ -118,23 +59,25 @@ pub fn shown(message: &str) -> String {
 
 /// Prints `odek: <error>` (with its causes, redacted by the process's redactor, control
 /// bytes shown) and the hint, and returns the exit code.
-pub fn report(error: &anyhow::Error) -> Exit {
+pub fn report(error: &Failure) -> Exit {
     let style = super::style::Style::new(
         std::io::IsTerminal::is_terminal(&std::io::stderr())
             && std::env::var_os("NO_COLOR").is_none(),
     );
-    let (kind, hint) = diagnose(error);
+    let (exit, hint) = diagnose(error);
     eprintln!("{} {}", style.red("odek:"), shown(&format!("{error:#}")));
     if let Some(hint) = hint {
         eprintln!("  {}", style.dim(&format!("hint: {hint}")));
     }
-    kind.exit()
+    exit
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::NetworkKind;
+    use crate::engine::RunError;
+    use crate::llm::{LlmError, NetworkKind};
+    use crate::runtime::RuntimeError;
 
     fn status(code: u16) -> LlmError {
         LlmError::Status {
@@ -145,17 +88,92 @@ mod tests {
         }
     }
 
+    /// Every kind, named in a match so that a new kind fails to compile here until its exit
+    /// code is pinned below.
+    fn every_kind() -> Vec<(ErrorKind, Exit)> {
+        let all = [
+            ErrorKind::Usage,
+            ErrorKind::CommandLine,
+            ErrorKind::Config,
+            ErrorKind::NotFound,
+            ErrorKind::Conflict,
+            ErrorKind::Io,
+            ErrorKind::Remote,
+            ErrorKind::Budget,
+            ErrorKind::Interrupted,
+            ErrorKind::Internal,
+        ];
+        all.into_iter()
+            .map(|kind| {
+                let exit = match kind {
+                    ErrorKind::CommandLine => Exit::Usage,
+                    ErrorKind::Budget => Exit::Budget,
+                    ErrorKind::Interrupted => Exit::Interrupted,
+                    ErrorKind::Usage
+                    | ErrorKind::Config
+                    | ErrorKind::NotFound
+                    | ErrorKind::Conflict
+                    | ErrorKind::Io
+                    | ErrorKind::Remote
+                    | ErrorKind::Internal => Exit::Failure,
+                };
+                (kind, exit)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn each_kind_has_its_exit_code() {
+        for (kind, exit) in every_kind() {
+            assert_eq!(exit_of(kind), exit, "{kind:?}");
+            assert_eq!(diagnose(&Failure::from(Planted(kind))).0, exit, "{kind:?}");
+        }
+        assert_eq!(exit_of(ErrorKind::CommandLine) as u8, 2);
+        assert_eq!(exit_of(ErrorKind::Budget) as u8, 4);
+        assert_eq!(exit_of(ErrorKind::Interrupted) as u8, 130);
+        assert_eq!(exit_of(ErrorKind::Usage) as u8, 1);
+    }
+
+    /// An error type no code in cli/ names: only the trait can classify it.
+    #[derive(Debug, thiserror::Error)]
+    #[error("planted")]
+    struct Planted(ErrorKind);
+
+    impl Classified for Planted {
+        fn kind(&self) -> ErrorKind {
+            self.0
+        }
+        fn hint(&self) -> Option<&'static str> {
+            Some("the planted hint")
+        }
+    }
+
+    #[test]
+    fn a_type_the_command_line_never_names_decides_through_the_trait() {
+        let failure = Failure::from(Planted(ErrorKind::Budget))
+            .context("inner step")
+            .context("outer step");
+        assert_eq!(diagnose(&failure), (Exit::Budget, Some("the planted hint")));
+        // Through anyhow and back (code that still speaks anyhow passes it on).
+        let through = Failure::from(anyhow::Error::from(failure).context("more"));
+        assert_eq!(diagnose(&through), (Exit::Budget, Some("the planted hint")));
+        assert_eq!(
+            format!("{through:#}"),
+            "more: outer step: inner step: planted"
+        );
+    }
+
     #[test]
     fn kinds_and_hints_come_from_the_typed_error_however_deep() {
-        let run = anyhow::Error::new(RunError::Model {
+        let run = Failure::from(RunError::Model {
             iteration: 1,
             error: status(401),
         })
         .context("running the task");
-        let (kind, hint) = diagnose(&run);
-        assert_eq!(kind, Kind::Failure);
+        let (exit, hint) = diagnose(&run);
+        assert_eq!(exit, Exit::Failure);
         assert!(hint.is_some_and(|h| h.contains("API key")));
-        let refused = anyhow::Error::new(RuntimeError::Model(LlmError::Network {
+        let refused = Failure::from(RuntimeError::Model(LlmError::Network {
             kind: NetworkKind::Refused,
             message: "whatever the OS said".into(),
         }));
@@ -165,26 +183,40 @@ mod tests {
                 .is_some_and(|h| h.contains("nothing is listening"))
         );
         // The words alone mean nothing: a message that reads like a 401 gets no hint.
-        let text = anyhow::anyhow!("llm: 401 Unauthorized (status 401) certificate refused");
-        assert_eq!(diagnose(&text), (Kind::Failure, None));
-        let budget = anyhow::Error::new(RunError::Budget {
+        let text = Failure::from(anyhow::anyhow!(
+            "llm: 401 Unauthorized (status 401) certificate refused"
+        ));
+        assert_eq!(diagnose(&text), (Exit::Failure, None));
+        let budget = Failure::from(RunError::Budget {
             limit: "tool_calls",
             observed: 3,
             max: 2,
         });
-        assert_eq!(diagnose(&budget).0.exit(), Exit::Budget);
+        assert_eq!(diagnose(&budget).0, Exit::Budget);
         assert_eq!(
-            diagnose(&anyhow::Error::new(RunError::Cancelled)).0.exit(),
+            diagnose(&Failure::from(RunError::Cancelled)).0,
             Exit::Interrupted
         );
-        let cron = anyhow::Error::new(crate::schedule::ScheduleError::Cron(
+        let cron = Failure::from(crate::schedule::ScheduleError::Cron(
             crate::schedule::cron::Schedule::parse("0 25 * * *", None).expect_err("hour 25"),
         ))
         .context("adding the job");
-        let (kind, hint) = diagnose(&cron);
-        assert_eq!(kind.exit(), Exit::Failure);
+        let (exit, hint) = diagnose(&cron);
+        assert_eq!(exit, Exit::Failure);
         assert!(hint.is_some_and(|h| h.contains("odek schedule next --help")));
-        let usage = anyhow::Error::new(UsageError("no".into()));
-        assert_eq!(diagnose(&usage).0.exit(), Exit::Usage);
+        let usage = Failure::from(UsageError("no".into()));
+        assert_eq!(diagnose(&usage), (Exit::Usage, None));
+        // A session's error, under the runtime's, gives the session's hint.
+        let missing = Failure::from(RuntimeError::Session(
+            crate::session::SessionError::NotFound {
+                id: "s".into(),
+                dir: "/nowhere".into(),
+            },
+        ));
+        assert!(
+            diagnose(&missing)
+                .1
+                .is_some_and(|h| h.contains("odek session list"))
+        );
     }
 }

@@ -265,7 +265,7 @@ pub struct SurfaceFlags {
 impl SurfaceFlags {
     /// Starts logging, then resolves the configuration with these flags on top and prints
     /// its warnings: the first steps of every surface command.
-    pub fn resolve(&self) -> anyhow::Result<(LoadOptions, Resolved)> {
+    pub fn resolve(&self) -> crate::error::Fallible<(LoadOptions, Resolved)> {
         super::init_tracing(self.verbose);
         let load = LoadOptions::from_process(self.overrides());
         let resolved = crate::config::load(&load)?;

@@ -49,7 +49,7 @@ enum HooksCommand {
 }
 
 /// Runs `odek hooks`.
-pub fn run(args: HooksArgs) -> anyhow::Result<Exit> {
+pub fn run(args: HooksArgs) -> crate::error::Fallible<Exit> {
     let resolved = crate::config::load(&LoadOptions::from_process(Default::default()))?;
     resolved.warnings.iter().for_each(|w| eprintln!("{w}"));
     let mut hooks = compile(&resolved.config.hooks.events, None)?;
@@ -199,7 +199,7 @@ fn trust(
     home: &std::path::Path,
     cwd: &std::path::Path,
     import_claude: bool,
-) -> anyhow::Result<Exit> {
+) -> crate::error::Fallible<Exit> {
     let files = project_files(cwd, import_claude);
     if files.is_empty() {
         eprintln!(
@@ -237,7 +237,7 @@ fn trust(
 }
 
 /// `odek hooks untrust`: forgets the project's files (present or not).
-fn untrust(home: &std::path::Path, cwd: &std::path::Path) -> anyhow::Result<Exit> {
+fn untrust(home: &std::path::Path, cwd: &std::path::Path) -> crate::error::Fallible<Exit> {
     let paths = [cwd.join(ODEK_FILE), cwd.join(CLAUDE_FILE)];
     let removed = TrustStore::update_in(home, TRUST_FILE, |store| {
         Ok(paths

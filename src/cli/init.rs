@@ -4,7 +4,7 @@ use std::io::Write;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::PathBuf;
 
-use anyhow::Context;
+use crate::error::Context;
 use clap::Args;
 
 use super::Exit;
@@ -23,7 +23,7 @@ pub struct InitArgs {
 }
 
 /// Runs `odek init`.
-pub fn run(args: InitArgs) -> anyhow::Result<Exit> {
+pub fn run(args: InitArgs) -> crate::error::Fallible<Exit> {
     let env = std::env::vars().collect();
     let (scope, path, text) = if args.global {
         let home = home_dir_from(&env);
@@ -43,7 +43,7 @@ pub fn run(args: InitArgs) -> anyhow::Result<Exit> {
         )
     };
     if path.exists() && !args.force {
-        anyhow::bail!(
+        crate::error::bail!(
             "{scope} config already exists at {}\n  Use --force to overwrite.",
             path.display()
         );
@@ -61,7 +61,7 @@ pub fn run(args: InitArgs) -> anyhow::Result<Exit> {
 }
 
 /// Writes `text` to `path` with mode 0600 (also when replacing a wider-mode file).
-fn write_private(path: &PathBuf, text: &str) -> anyhow::Result<()> {
+fn write_private(path: &PathBuf, text: &str) -> crate::error::Fallible<()> {
     let mut f = std::fs::OpenOptions::new()
         .write(true)
         .create(true)

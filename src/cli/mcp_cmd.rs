@@ -40,7 +40,7 @@ enum McpCommand {
 }
 
 /// Runs `odek mcp`.
-pub fn run(args: McpArgs) -> anyhow::Result<Exit> {
+pub fn run(args: McpArgs) -> crate::error::Fallible<Exit> {
     let json = match args.command {
         McpCommand::List { json } => json,
         McpCommand::Serve { allow, no_run_task } => return serve(&allow, !no_run_task),
@@ -145,7 +145,10 @@ fn server_json(server: &McpServer, redactor: &Redactor) -> Value {
 
 /// `odek mcp serve`: the MCP server on stdin/stdout until the client closes it (or SIGTERM);
 /// nothing but the protocol is written to stdout.
-fn serve(allow: &[crate::danger_policy::DangerClass], run_task: bool) -> anyhow::Result<Exit> {
+fn serve(
+    allow: &[crate::danger_policy::DangerClass],
+    run_task: bool,
+) -> crate::error::Fallible<Exit> {
     use rmcp::ServiceExt;
     super::init_tracing(0);
     let opts = LoadOptions::from_process(Default::default());
@@ -194,7 +197,7 @@ fn serve(allow: &[crate::danger_policy::DangerClass], run_task: bool) -> anyhow:
         }
         process.supervisor.shutdown().await;
         process.runtime.mcp().shutdown().await;
-        anyhow::Ok(())
+        Ok::<_, crate::error::Failure>(())
     })?;
     Ok(Exit::Success)
 }

@@ -124,7 +124,7 @@ impl Ctx {
 }
 
 /// Runs `odek memory …`.
-pub fn run(args: MemoryArgs) -> anyhow::Result<Exit> {
+pub fn run(args: MemoryArgs) -> crate::error::Fallible<Exit> {
     let resolved = crate::config::load(&LoadOptions::from_process(Default::default()))?;
     resolved.warnings.iter().for_each(|w| eprintln!("{w}"));
     let cwd = std::env::current_dir()?;
@@ -152,7 +152,7 @@ pub fn run(args: MemoryArgs) -> anyhow::Result<Exit> {
                 println!("Deleted #{id}");
                 Ok(Exit::Success)
             } else {
-                anyhow::bail!("no memory fact #{id}")
+                crate::error::bail!("no memory fact #{id}")
             }
         }
         MemoryCommand::Review { json } => review(&memory, json),
@@ -167,7 +167,7 @@ pub fn run(args: MemoryArgs) -> anyhow::Result<Exit> {
                 println!("Session {session} promoted: its episode may be recalled.");
                 Ok(Exit::Success)
             } else {
-                anyhow::bail!(
+                crate::error::bail!(
                     "session {session} is not in the index (`odek session reindex` adds every saved session)"
                 )
             }
@@ -183,7 +183,7 @@ pub(super) fn print_memory(
     config: &Config,
     home: &std::path::Path,
     cwd: &std::path::Path,
-) -> anyhow::Result<()> {
+) -> crate::error::Fallible<()> {
     let ctx = Ctx {
         project: crate::memory::project_key(cwd),
         home: home.to_path_buf(),
@@ -193,7 +193,7 @@ pub(super) fn print_memory(
     Ok(())
 }
 
-fn list(ctx: &Ctx, memory: &Memory, all: bool, json: bool) -> anyhow::Result<Exit> {
+fn list(ctx: &Ctx, memory: &Memory, all: bool, json: bool) -> crate::error::Fallible<Exit> {
     let facts = memory.list_facts(FactFilter {
         project: (!all).then_some(ctx.project.as_str()),
         ..FactFilter::default()
@@ -249,7 +249,7 @@ fn print_store(title: &str, facts: &[&Fact], budget: usize) {
     }
 }
 
-fn add(ctx: &Ctx, memory: &Memory, project: bool, text: &str) -> anyhow::Result<Exit> {
+fn add(ctx: &Ctx, memory: &Memory, project: bool, text: &str) -> crate::error::Fallible<Exit> {
     let redactor = crate::runtime::build_redactor(&ctx.config);
     let target = if project {
         MemoryTarget::Project
@@ -273,7 +273,7 @@ fn add(ctx: &Ctx, memory: &Memory, project: bool, text: &str) -> anyhow::Result<
     Ok(Exit::Success)
 }
 
-fn review(memory: &Memory, json: bool) -> anyhow::Result<Exit> {
+fn review(memory: &Memory, json: bool) -> crate::error::Fallible<Exit> {
     let pending = memory.list_facts(FactFilter {
         status: Some(FactStatus::Pending),
         ..FactFilter::default()
@@ -319,7 +319,7 @@ fn decide(
     id: Option<i64>,
     all: bool,
     apply: impl Fn(i64) -> Result<String, MemoryError>,
-) -> anyhow::Result<Exit> {
+) -> crate::error::Fallible<Exit> {
     let ids: Vec<i64> = if all {
         memory
             .list_facts(FactFilter {
@@ -350,7 +350,7 @@ fn decide(
     Ok(if failed { Exit::Failure } else { Exit::Success })
 }
 
-fn episodes(memory: &Memory) -> anyhow::Result<Exit> {
+fn episodes(memory: &Memory) -> crate::error::Fallible<Exit> {
     let all = memory.episodes()?;
     if all.is_empty() {
         println!("No episodes yet (a session gets one after 3 user turns).");
@@ -371,7 +371,11 @@ fn episodes(memory: &Memory) -> anyhow::Result<Exit> {
     Ok(Exit::Success)
 }
 
-fn export(ctx: &Ctx, format: Format, output: Option<&std::path::Path>) -> anyhow::Result<Exit> {
+fn export(
+    ctx: &Ctx,
+    format: Format,
+    output: Option<&std::path::Path>,
+) -> crate::error::Fallible<Exit> {
     let data = match ctx.open() {
         Ok(memory) => transfer::export(&memory)?,
         Err(e @ (MemoryError::NewerSchema { .. } | MemoryError::Corrupt { .. })) => {
@@ -400,7 +404,7 @@ fn export(ctx: &Ctx, format: Format, output: Option<&std::path::Path>) -> anyhow
     Ok(Exit::Success)
 }
 
-fn import(ctx: &Ctx, memory: &Memory, file: &std::path::Path) -> anyhow::Result<Exit> {
+fn import(ctx: &Ctx, memory: &Memory, file: &std::path::Path) -> crate::error::Fallible<Exit> {
     let text = std::fs::read_to_string(file)
         .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", file.display()))?;
     let facts =

@@ -57,7 +57,7 @@ struct Repl {
 }
 
 /// Runs `odek repl`.
-pub fn run(args: ReplArgs) -> anyhow::Result<Exit> {
+pub fn run(args: ReplArgs) -> crate::error::Fallible<Exit> {
     if args.turn.events_jsonl.as_deref() == Some("-") {
         eprintln!(
             "odek: repl: --events-jsonl - would mix the event stream with the REPL on stdout; give a file path instead"
@@ -110,7 +110,7 @@ pub fn run(args: ReplArgs) -> anyhow::Result<Exit> {
     Ok(Exit::Success)
 }
 
-fn start(flags: &TurnFlags) -> anyhow::Result<Repl> {
+fn start(flags: &TurnFlags) -> crate::error::Fallible<Repl> {
     let setup = Setup::new(flags, Threads::Pool)?;
     let head = setup.first_messages(&flags.ctx)?;
     let session = setup
@@ -119,7 +119,7 @@ fn start(flags: &TurnFlags) -> anyhow::Result<Repl> {
     Ok(Repl { setup, session })
 }
 
-fn resume(flags: &TurnFlags, id: &str) -> anyhow::Result<Repl> {
+fn resume(flags: &TurnFlags, id: &str) -> crate::error::Fallible<Repl> {
     let (setup, session) = Setup::resume(flags, Some(id), HOLDER, Threads::Pool)?;
     Ok(Repl { setup, session })
 }
@@ -409,7 +409,7 @@ fn history_path(home: &Path) -> PathBuf {
 
 type LineEditor = rustyline::Editor<ReplHelper, rustyline::history::DefaultHistory>;
 
-fn editor(home: &Path, cwd: &Path) -> anyhow::Result<LineEditor> {
+fn editor(home: &Path, cwd: &Path) -> crate::error::Fallible<LineEditor> {
     let config = rustyline::Config::builder()
         .max_history_size(HISTORY_SIZE)?
         .history_ignore_dups(true)?

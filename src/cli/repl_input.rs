@@ -44,6 +44,13 @@ pub enum AttachError {
     TooMany(usize),
 }
 
+/// The terminal's line editor failed (exit 1, as every failure after parsing).
+impl crate::error::Classified for rustyline::error::ReadlineError {
+    fn kind(&self) -> crate::error::ErrorKind {
+        crate::error::ErrorKind::Io
+    }
+}
+
 impl crate::error::Classified for AttachError {
     fn kind(&self) -> crate::error::ErrorKind {
         match self {

@@ -36,7 +36,7 @@ pub struct RewindArgs {
 }
 
 /// Runs `odek rewind`.
-pub fn run(args: RewindArgs) -> anyhow::Result<Exit> {
+pub fn run(args: RewindArgs) -> crate::error::Fallible<Exit> {
     let store = local_session_store();
     let session = super::turn::load_session(&store, args.session.as_deref())?;
     let checkpoints = store.checkpoints(&session.id, session.turns);
@@ -77,7 +77,7 @@ pub(super) fn rewind_files(
     to: u32,
     force: bool,
     cwd: &Path,
-) -> anyhow::Result<Exit> {
+) -> crate::error::Fallible<Exit> {
     let plan = match plan_rewind(history, to) {
         Ok(plan) => plan,
         Err(e @ (RewindError::NoSuchCheckpoint { .. } | RewindError::Unfinished { .. })) => {

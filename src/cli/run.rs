@@ -33,7 +33,7 @@ pub struct RunArgs {
 }
 
 /// Runs `odek run`.
-pub fn run(args: RunArgs) -> anyhow::Result<Exit> {
+pub fn run(args: RunArgs) -> crate::error::Fallible<Exit> {
     let task = read_task(&args.task)?;
     let target = args
         .deliver

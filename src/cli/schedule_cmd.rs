@@ -97,7 +97,7 @@ enum ScheduleCommand {
 }
 
 /// Runs `odek schedule …`.
-pub fn run(args: ScheduleArgs) -> anyhow::Result<Exit> {
+pub fn run(args: ScheduleArgs) -> crate::error::Fallible<Exit> {
     let resolved = crate::config::load(&LoadOptions::from_process(Default::default()))?;
     resolved.warnings.iter().for_each(|w| eprintln!("{w}"));
     let store = Store::new(&resolved.home);
@@ -150,7 +150,7 @@ pub fn run(args: ScheduleArgs) -> anyhow::Result<Exit> {
 }
 
 /// Checks a job (name, expression, zone, delivery, policy) and adds it.
-fn add(store: &Store, config: &Config, mut job: Job) -> anyhow::Result<Exit> {
+fn add(store: &Store, config: &Config, mut job: Job) -> crate::error::Fallible<Exit> {
     store::check_name(&job.name)?;
     // A relative file is the job's, not the runner's.
     if let Some(path) = job.deliver.strip_prefix("file:")
@@ -174,13 +174,13 @@ fn add(store: &Store, config: &Config, mut job: Job) -> anyhow::Result<Exit> {
     Ok(Exit::Success)
 }
 
-fn switch(store: &Store, name: &str, on: bool) -> anyhow::Result<Exit> {
+fn switch(store: &Store, name: &str, on: bool) -> crate::error::Fallible<Exit> {
     crate::schedule::set_enabled(store, name, on)?;
     println!("{} {name}", if on { "Enabled" } else { "Disabled" });
     Ok(Exit::Success)
 }
 
-fn list(store: &Store, config: &Config, json: bool) -> anyhow::Result<Exit> {
+fn list(store: &Store, config: &Config, json: bool) -> crate::error::Fallible<Exit> {
     let home = store.home().to_path_buf();
     let rows = crate::schedule::views(config, &home, Timestamp::now())?;
     if json {
@@ -213,7 +213,7 @@ fn list(store: &Store, config: &Config, json: bool) -> anyhow::Result<Exit> {
     Ok(Exit::Success)
 }
 
-fn next(store: &Store, name: Option<&str>, count: usize) -> anyhow::Result<Exit> {
+fn next(store: &Store, name: Option<&str>, count: usize) -> crate::error::Fallible<Exit> {
     let jobs = store.jobs()?;
     let chosen: Vec<&Job> = match name {
         Some(n) => vec![jobs.iter().find(|j| j.name == n).ok_or_else(|| {
@@ -239,7 +239,7 @@ fn run_now(
     home: PathBuf,
     name: &str,
     stdout: bool,
-) -> anyhow::Result<Exit> {
+) -> crate::error::Fallible<Exit> {
     let deliver = store
         .jobs()?
         .into_iter()
@@ -266,12 +266,12 @@ fn run_now(
 }
 
 /// The process of a runner: the one start-up, with the supervisor its jobs run in.
-fn start(config: Config, home: PathBuf) -> anyhow::Result<Process> {
+fn start(config: Config, home: PathBuf) -> crate::error::Fallible<Process> {
     let cwd = std::env::current_dir()?;
     Ok(Process::start(StartOptions::new(config, home, cwd))?)
 }
 
-fn daemon(config: Config, home: PathBuf) -> anyhow::Result<Exit> {
+fn daemon(config: Config, home: PathBuf) -> crate::error::Fallible<Exit> {
     let process = start(config, home)?;
     let chat = crate::telegram::chat_delivery(process.runtime.config());
     let background = crate::schedule::spawn_background(&process, "schedule daemon", true, chat)?

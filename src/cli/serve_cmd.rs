@@ -2,7 +2,7 @@
 //! runtime with an event writer feeding the server's hub, listens, prints the token URL and
 //! serves until SIGINT/SIGTERM (see `crate::serve`).
 
-use anyhow::Context;
+use crate::error::Context;
 use clap::Args;
 
 use super::Exit;
@@ -38,7 +38,7 @@ pub struct ServeArgs {
 }
 
 /// Runs `odek serve`.
-pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
+pub fn run(args: ServeArgs) -> crate::error::Fallible<Exit> {
     let (load, resolved) = args.surface.resolve()?;
     let token = new_token();
     let hub = Hub::new();

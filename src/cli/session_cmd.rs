@@ -86,7 +86,7 @@ pub fn local_session_store() -> SessionStore {
 }
 
 /// Runs `odek session …`.
-pub fn run(args: SessionArgs) -> anyhow::Result<Exit> {
+pub fn run(args: SessionArgs) -> crate::error::Fallible<Exit> {
     let store = local_session_store();
     match args.command {
         SessionCommand::List { limit, all } => list(&store, limit, all),
@@ -145,7 +145,7 @@ pub fn run(args: SessionArgs) -> anyhow::Result<Exit> {
 
 /// The newest `limit` sessions — every one with `all`, the sub-agents' too; without it,
 /// sub-agents' sessions are left out (their parent's session names them).
-fn list(store: &SessionStore, limit: usize, all: bool) -> anyhow::Result<Exit> {
+fn list(store: &SessionStore, limit: usize, all: bool) -> crate::error::Fallible<Exit> {
     let listing = if all {
         store.list_recent(usize::MAX)?
     } else {
@@ -225,7 +225,7 @@ fn forget_missing(store: &SessionStore) {
 
 /// The configuration (for the embeddings endpoint) and this process's redactor (the
 /// configured secrets too, as the session files were redacted with).
-fn configured() -> anyhow::Result<(crate::config::Config, Arc<Redactor>)> {
+fn configured() -> crate::error::Fallible<(crate::config::Config, Arc<Redactor>)> {
     let resolved =
         crate::config::load(&crate::config::LoadOptions::from_process(Default::default()))?;
     let redactor = crate::runtime::build_redactor(&resolved.config);
@@ -233,7 +233,12 @@ fn configured() -> anyhow::Result<(crate::config::Config, Arc<Redactor>)> {
 }
 
 /// `odek session search`: the index (rebuilt first when missing), hybrid with embeddings.
-fn search(store: &SessionStore, query: &str, limit: usize, json: bool) -> anyhow::Result<Exit> {
+fn search(
+    store: &SessionStore,
+    query: &str,
+    limit: usize,
+    json: bool,
+) -> crate::error::Fallible<Exit> {
     let (config, redactor) = configured()?;
     let env = std::env::vars().collect();
     let memory = Arc::new(crate::memory::Memory::open(&home_dir_from(&env))?);
@@ -275,7 +280,7 @@ fn search(store: &SessionStore, query: &str, limit: usize, json: bool) -> anyhow
 }
 
 /// `odek session reindex`: the whole index again from the session files.
-fn reindex(store: &SessionStore) -> anyhow::Result<Exit> {
+fn reindex(store: &SessionStore) -> crate::error::Fallible<Exit> {
     let (_, redactor) = configured()?;
     let env = std::env::vars().collect();
     let memory = crate::memory::Memory::open(&home_dir_from(&env))?;
@@ -302,7 +307,7 @@ fn reindex(store: &SessionStore) -> anyhow::Result<Exit> {
 }
 
 /// Shows `id`, or the most recently updated session of any origin.
-fn show(store: &SessionStore, id: Option<&str>, full: bool) -> anyhow::Result<Exit> {
+fn show(store: &SessionStore, id: Option<&str>, full: bool) -> crate::error::Fallible<Exit> {
     let latest;
     let id = match id {
         Some(id) => id,
@@ -311,7 +316,7 @@ fn show(store: &SessionStore, id: Option<&str>, full: bool) -> anyhow::Result<Ex
                 latest = summary.id;
                 &latest
             }
-            None => anyhow::bail!("no saved sessions (in {})", store.dir().display()),
+            None => crate::error::bail!("no saved sessions (in {})", store.dir().display()),
         },
     };
     let session = store.load(id)?;
@@ -416,7 +421,7 @@ pub(super) fn print_out(text: &str) {
 
 /// `odek session fork ID --at TURN` (and `odek rewind --conversation`): the new session's id,
 /// and how to continue it.
-pub(super) fn fork(store: &SessionStore, id: &str, at: u32) -> anyhow::Result<Exit> {
+pub(super) fn fork(store: &SessionStore, id: &str, at: u32) -> crate::error::Fallible<Exit> {
     match store.fork(id, at) {
         Ok(forked) => {
             let new = &forked.session;

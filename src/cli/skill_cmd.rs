@@ -86,15 +86,15 @@ impl Ctx {
         Catalog::discover(&self.places, &self.home)
     }
 
-    fn find(&self, name: &str) -> anyhow::Result<Skill> {
+    fn find(&self, name: &str) -> crate::error::Fallible<Skill> {
         self.catalog().get(name).cloned().ok_or_else(|| {
-            anyhow::anyhow!("no skill named \"{name}\" (odek skill list shows them)")
+            anyhow::anyhow!("no skill named \"{name}\" (odek skill list shows them)").into()
         })
     }
 }
 
 /// Runs `odek skill …`.
-pub fn run(args: SkillArgs) -> anyhow::Result<Exit> {
+pub fn run(args: SkillArgs) -> crate::error::Fallible<Exit> {
     let resolved = crate::config::load(&LoadOptions::from_process(Default::default()))?;
     resolved.warnings.iter().for_each(|w| eprintln!("{w}"));
     let cwd = std::env::current_dir()?;
@@ -138,7 +138,7 @@ pub(super) fn print_skills(config: &crate::config::Config, home: &Path, cwd: &Pa
     let _ = list(&ctx, false);
 }
 
-fn list(ctx: &Ctx, as_json: bool) -> anyhow::Result<Exit> {
+fn list(ctx: &Ctx, as_json: bool) -> crate::error::Fallible<Exit> {
     let catalog = ctx.catalog();
     if as_json {
         let skills: Vec<_> = catalog.skills.iter().map(|s| s.view()).collect();
@@ -190,7 +190,7 @@ fn list(ctx: &Ctx, as_json: bool) -> anyhow::Result<Exit> {
     Ok(Exit::Success)
 }
 
-fn show(catalog: &Catalog, name: &str) -> anyhow::Result<Exit> {
+fn show(catalog: &Catalog, name: &str) -> crate::error::Fallible<Exit> {
     let skill = catalog
         .get(name)
         .ok_or_else(|| anyhow::anyhow!("no skill named \"{name}\" (odek skill list shows them)"))?;
@@ -253,7 +253,7 @@ fn new(
     name: &str,
     description: Option<&str>,
     in_project: bool,
-) -> anyhow::Result<Exit> {
+) -> crate::error::Fallible<Exit> {
     frontmatter::check_name(name, name).map_err(|rule| anyhow::anyhow!("{rule}"))?;
     let parent = if in_project {
         project.join(".odek").join("skills")
@@ -262,7 +262,7 @@ fn new(
     };
     let dir = parent.join(name);
     if dir.exists() {
-        anyhow::bail!("{} already exists", dir.display());
+        crate::error::bail!("{} already exists", dir.display());
     }
     let description = description.unwrap_or(
         "TODO: what this skill does and when to use it (the model decides from this line).",
@@ -286,7 +286,7 @@ fn skeleton(name: &str, description: &str) -> String {
     )
 }
 
-fn validate(ctx: &Ctx, path: Option<&Path>) -> anyhow::Result<Exit> {
+fn validate(ctx: &Ctx, path: Option<&Path>) -> crate::error::Fallible<Exit> {
     let mut broken = 0;
     let mut checked = 0;
     let mut report = |dir: &Path, result: Result<String, crate::skills::Rule>| {
@@ -323,7 +323,7 @@ fn validate(ctx: &Ctx, path: Option<&Path>) -> anyhow::Result<Exit> {
 }
 
 /// A skill folder, the folder of a `SKILL.md`, or the skill folders inside a folder.
-fn folders_to_validate(path: &Path) -> anyhow::Result<Vec<PathBuf>> {
+fn folders_to_validate(path: &Path) -> crate::error::Fallible<Vec<PathBuf>> {
     if path.file_name().is_some_and(|n| n == SKILL_FILE) {
         let dir = path
             .parent()
@@ -332,19 +332,19 @@ fn folders_to_validate(path: &Path) -> anyhow::Result<Vec<PathBuf>> {
         return Ok(vec![dir.to_path_buf()]);
     }
     if !path.is_dir() {
-        anyhow::bail!("{} is not a folder or a SKILL.md", path.display());
+        crate::error::bail!("{} is not a folder or a SKILL.md", path.display());
     }
     if path.join(SKILL_FILE).exists() {
         return Ok(vec![path.to_path_buf()]);
     }
     let inside = crate::skills::skill_dirs(path);
     if inside.is_empty() {
-        anyhow::bail!("no SKILL.md in {} or its folders", path.display());
+        crate::error::bail!("no SKILL.md in {} or its folders", path.display());
     }
     Ok(inside)
 }
 
-fn trust(ctx: &Ctx, name: &str) -> anyhow::Result<Exit> {
+fn trust(ctx: &Ctx, name: &str) -> crate::error::Fallible<Exit> {
     let skill = ctx.find(name)?;
     let recorded = skill
         .trust_now(&ctx.home)
@@ -363,10 +363,10 @@ fn trust(ctx: &Ctx, name: &str) -> anyhow::Result<Exit> {
     Ok(Exit::Success)
 }
 
-fn untrust(ctx: &Ctx, name: &str) -> anyhow::Result<Exit> {
+fn untrust(ctx: &Ctx, name: &str) -> crate::error::Fallible<Exit> {
     let skill = ctx.find(name)?;
     if skill.origin == Origin::Home {
-        anyhow::bail!(
+        crate::error::bail!(
             "{name} is in {}, which is always trusted: remove it with `odek skill remove {name}`",
             ctx.places.home.display()
         );
@@ -380,10 +380,10 @@ fn untrust(ctx: &Ctx, name: &str) -> anyhow::Result<Exit> {
     Ok(Exit::Success)
 }
 
-fn remove(ctx: &Ctx, name: &str) -> anyhow::Result<Exit> {
+fn remove(ctx: &Ctx, name: &str) -> crate::error::Fallible<Exit> {
     let skill = ctx.find(name)?;
     if skill.origin != Origin::Home {
-        anyhow::bail!(
+        crate::error::bail!(
             "{name} belongs to {} ({}); odek removes only skills of {}",
             skill.origin.label(),
             skill.dir.display(),

@@ -21,18 +21,18 @@ pub struct TelegramArgs {
 }
 
 /// Runs `odek telegram`.
-pub fn run(args: TelegramArgs) -> anyhow::Result<Exit> {
+pub fn run(args: TelegramArgs) -> crate::error::Fallible<Exit> {
     let (load, resolved) = args.surface.resolve()?;
     let tg = resolved.config.telegram.clone();
     let config_file = resolved.home.join("config.json");
     if tg.bot_token.is_none() {
-        anyhow::bail!(
+        crate::error::bail!(
             "no Telegram bot token: set telegram.bot_token in {} or ODEK_TELEGRAM_TOKEN (see docs/TELEGRAM.md)",
             config_file.display()
         );
     }
     if tg.allowed_users.is_empty() && tg.allowed_chats.is_empty() {
-        anyhow::bail!(
+        crate::error::bail!(
             "refusing to start a bot anyone could use: list your Telegram user id in telegram.allowed_users (or chats in telegram.allowed_chats) in {}",
             config_file.display()
         );

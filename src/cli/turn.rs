@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use anyhow::Context;
+use crate::error::Context;
 
 use super::Exit;
 use super::flags::TurnFlags;
@@ -35,7 +35,7 @@ pub struct Setup {
 impl Setup {
     /// Resolves the configuration (printing its warnings), prepares the terminal and the
     /// event stream, and builds the runtime, its tasks running where `threads` says.
-    pub fn new(flags: &TurnFlags, threads: Threads) -> anyhow::Result<Setup> {
+    pub fn new(flags: &TurnFlags, threads: Threads) -> crate::error::Fallible<Setup> {
         Setup::build(flags, None, threads)
     }
 
@@ -45,7 +45,7 @@ impl Setup {
         flags: &TurnFlags,
         saved_sandbox: Option<bool>,
         threads: Threads,
-    ) -> anyhow::Result<Setup> {
+    ) -> crate::error::Fallible<Setup> {
         super::init_tracing(flags.verbose);
         let opts = LoadOptions::from_process(flags.overrides());
         let cwd = opts.cwd.clone();
@@ -109,7 +109,7 @@ impl Setup {
         id: Option<&str>,
         holder: &str,
         threads: Threads,
-    ) -> anyhow::Result<(Setup, Arc<SessionHandle>)> {
+    ) -> crate::error::Fallible<(Setup, Arc<SessionHandle>)> {
         let env = std::env::vars().collect();
         let probe = SessionStore::new(
             &crate::config::home_dir_from(&env),
@@ -142,7 +142,7 @@ impl Setup {
 
     /// The first messages of a new conversation: the runtime's (system prompt,
     /// `./AGENTS.md`), then the `--ctx` files.
-    pub fn first_messages(&self, ctx: &[String]) -> anyhow::Result<Vec<Message>> {
+    pub fn first_messages(&self, ctx: &[String]) -> crate::error::Fallible<Vec<Message>> {
         let (mut out, warning) = self.runtime.first_messages();
         if let Some(w) = warning {
             self.warn(&w.to_string());
@@ -172,7 +172,7 @@ impl Setup {
         input: Vec<Message>,
         exit_on_second: bool,
         external: Vec<String>,
-    ) -> anyhow::Result<TurnOutcome> {
+    ) -> crate::error::Fallible<TurnOutcome> {
         self.start_mcp();
         let supervisor = self.process.supervisor.clone();
         let outcome = self.process.block_on(async {
@@ -195,7 +195,7 @@ impl Setup {
             ));
             let outcome = handle.outcome().await;
             watcher.abort();
-            anyhow::Ok(outcome?)
+            Ok::<_, crate::error::Failure>(outcome?)
         })?;
         if let Some(saved) = &outcome.saved {
             match saved {
@@ -279,24 +279,24 @@ fn retarget_note(
 }
 
 /// Refuses the flags a resumed session keeps, with a message saying so.
-pub fn refuse_session_fixed_flags(flags: &TurnFlags, command: &str) -> anyhow::Result<()> {
+pub fn refuse_session_fixed_flags(flags: &TurnFlags, command: &str) -> crate::error::Fallible<()> {
     let fixed = flags.session_fixed_flags();
     if fixed.is_empty() {
         return Ok(());
     }
-    anyhow::bail!(
+    crate::error::bail!(
         "{command} cannot change {}: a resumed session keeps its provider, model, endpoint and system prompt (`--provider ID` moves it to a provider, with `--model`/`--base-url` if given; start a new session with `odek run` for a new system prompt)",
         fixed.join(", ")
     )
 }
 
 /// Loads `id`, or the most recently updated session started by the command line.
-pub fn load_session(store: &SessionStore, id: Option<&str>) -> anyhow::Result<Session> {
+pub fn load_session(store: &SessionStore, id: Option<&str>) -> crate::error::Fallible<Session> {
     let id = match id {
         Some(id) => id.to_string(),
         None => match store.latest_cli()? {
             Some(s) => s.id,
-            None => anyhow::bail!(
+            None => crate::error::bail!(
                 "no saved sessions to continue (in {}); start one with `odek run`",
                 store.dir().display()
             ),
@@ -352,12 +352,12 @@ async fn watch_signals(
 pub fn exit_for(result: &Result<String, RunError>) -> Exit {
     match result {
         Ok(_) => Exit::Success,
-        Err(e) => super::error::Kind::of_run(e).exit(),
+        Err(e) => super::error::exit_of(crate::error::Classified::kind(e)),
     }
 }
 
 /// Reads the task: words joined with spaces, or stdin for `-`.
-pub fn read_task(words: &[String]) -> anyhow::Result<String> {
+pub fn read_task(words: &[String]) -> crate::error::Fallible<String> {
     let task = if words.len() == 1 && words[0] == "-" {
         let mut text = String::new();
         std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
@@ -368,20 +368,20 @@ pub fn read_task(words: &[String]) -> anyhow::Result<String> {
     };
     let task = task.trim().to_string();
     if task.is_empty() {
-        anyhow::bail!("no task provided");
+        crate::error::bail!("no task provided");
     }
     Ok(task)
 }
 
 /// A multi-threaded async runtime for a command that runs no turn (a turn-running command
 /// gets the [`crate::runtime::Process`]'s).
-pub fn tokio_runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+pub fn tokio_runtime() -> crate::error::Fallible<tokio::runtime::Runtime> {
     Ok(crate::runtime::async_runtime()?)
 }
 
 /// Where `--events-jsonl TARGET` writes: standard output for `-`, else the file (0600,
 /// appended, never through a symbolic link).
-pub fn events_sink(target: &str) -> anyhow::Result<Box<dyn EventSink>> {
+pub fn events_sink(target: &str) -> crate::error::Fallible<Box<dyn EventSink>> {
     if target == "-" {
         return Ok(Box::new(StdoutSink));
     }
@@ -411,7 +411,7 @@ pub fn report_outcome(setup: &Setup, outcome: &TurnOutcome, max_iterations: u32)
         Err(e) => {
             let shown = super::error::shown(&e.to_string());
             t.line(&format!("{} {shown}", t.style().red("odek:")));
-            if let Some(hint) = e.hint() {
+            if let Some(hint) = crate::error::Classified::hint(e) {
                 t.line(&format!("  {}", t.style().dim(&format!("hint: {hint}"))));
             }
         }

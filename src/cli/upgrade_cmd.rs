@@ -6,7 +6,7 @@
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
-use anyhow::Context as _;
+use crate::error::Context as _;
 use clap::Args;
 
 use super::Exit;
@@ -33,7 +33,7 @@ pub struct UpgradeArgs {
 }
 
 /// Runs `odek upgrade`.
-pub fn run(args: UpgradeArgs) -> anyhow::Result<Exit> {
+pub fn run(args: UpgradeArgs) -> crate::error::Fallible<Exit> {
     if args.key {
         return print_key();
     }
@@ -52,7 +52,7 @@ pub fn run(args: UpgradeArgs) -> anyhow::Result<Exit> {
 }
 
 /// `--key`: the key as a minisign `.pub` file on stdout, where it came from on stderr.
-fn print_key() -> anyhow::Result<Exit> {
+fn print_key() -> crate::error::Fallible<Exit> {
     let (key, source) = release::release_key()?;
     println!(
         "untrusted comment: minisign public key {}",
@@ -68,7 +68,7 @@ fn print_key() -> anyhow::Result<Exit> {
 }
 
 /// `--check`: 0 when this odek is the latest (or newer), 10 when a newer release exists.
-async fn check(releases: &Releases) -> anyhow::Result<Exit> {
+async fn check(releases: &Releases) -> crate::error::Fallible<Exit> {
     let latest = releases.latest().await?;
     let current = current_version();
     if latest.version > current {
@@ -89,7 +89,7 @@ async fn check(releases: &Releases) -> anyhow::Result<Exit> {
 }
 
 /// Installs the latest release, or `to`, in place of the running binary.
-async fn upgrade(releases: &Releases, to: Option<&str>) -> anyhow::Result<Exit> {
+async fn upgrade(releases: &Releases, to: Option<&str>) -> crate::error::Fallible<Exit> {
     let target = HOST_TARGET.ok_or(ReleaseError::NoReleaseForPlatform {
         os: std::env::consts::OS,
         arch: std::env::consts::ARCH,
@@ -141,7 +141,7 @@ async fn upgrade(releases: &Releases, to: Option<&str>) -> anyhow::Result<Exit> 
 }
 
 /// `--rollback`: swaps the binary and `odek.old`.
-fn rollback() -> anyhow::Result<Exit> {
+fn rollback() -> crate::error::Fallible<Exit> {
     let binary = install::running_binary()?;
     install::check_replaceable(&binary)?;
     install::rollback(&binary)?;

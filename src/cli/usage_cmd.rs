@@ -17,7 +17,7 @@ pub struct UsageArgs {
 }
 
 /// Runs `odek usage`.
-pub fn run(args: UsageArgs) -> anyhow::Result<Exit> {
+pub fn run(args: UsageArgs) -> crate::error::Fallible<Exit> {
     let store = local_session_store();
     let now = crate::util::timestamp::now_unix_seconds();
     let (report, problems) = crate::usage::rollup(&store, args.since, now)?;

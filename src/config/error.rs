@@ -47,3 +47,36 @@ pub enum ConfigError {
         message: String,
     },
 }
+
+impl crate::error::Classified for ConfigError {
+    fn kind(&self) -> crate::error::ErrorKind {
+        match self {
+            ConfigError::Io { .. } => crate::error::ErrorKind::Io,
+            ConfigError::TooLarge { .. }
+            | ConfigError::InvalidJson { .. }
+            | ConfigError::InvalidValue { .. } => crate::error::ErrorKind::Config,
+        }
+    }
+
+    fn hint(&self) -> Option<&'static str> {
+        match self {
+            ConfigError::Io { .. } => Some(
+                "odek reads <home>/config.json and ./odek.json: make the one named readable, or move it aside",
+            ),
+            ConfigError::TooLarge { .. } | ConfigError::InvalidJson { .. } => {
+                Some("fix the file named (config.example.json shows every key), or move it aside")
+            }
+            ConfigError::InvalidValue { .. } => Some(super::settings::SETTINGS_HINT),
+        }
+    }
+}
+
+impl crate::error::Classified for super::mcp::McpConfigError {
+    fn kind(&self) -> crate::error::ErrorKind {
+        crate::error::ErrorKind::Config
+    }
+
+    fn hint(&self) -> Option<&'static str> {
+        Some("the entries of mcp_servers: docs/MCP.md")
+    }
+}

@@ -1,5 +1,6 @@
 //! Why a run did not produce an answer: [`RunError`], its hint and its event class.
 
+use crate::error::{Classified, ErrorKind};
 use crate::llm::LlmError;
 
 /// Cost budgets are counted in millionths of a dollar (the events' whole numbers).
@@ -59,15 +60,37 @@ fn budget_text(limit: &str, observed: u64, max: u64) -> String {
     format!("{limit} observed {observed} (limit {max})")
 }
 
-impl RunError {
-    /// What the user can do about it, when something helps (the model error's hint).
-    pub fn hint(&self) -> Option<&'static str> {
+/// A run's end decides the command line's exit: interrupted (130), a budget (4), else 1.
+impl Classified for RunError {
+    fn kind(&self) -> ErrorKind {
         match self {
-            RunError::Model { error, .. } => error.hint(),
-            _ => None,
+            RunError::Cancelled => ErrorKind::Interrupted,
+            RunError::Budget { .. } => ErrorKind::Budget,
+            RunError::Model { error, .. } => error.kind(),
+            RunError::ContextOverflow { .. }
+            | RunError::MaxIterations(_)
+            | RunError::PromptBlocked(_) => ErrorKind::Config,
         }
     }
 
+    fn hint(&self) -> Option<&'static str> {
+        match self {
+            RunError::Model { error, .. } => error.hint(),
+            RunError::MaxIterations(_) => {
+                Some("raise max_iterations (--max-iter N), or give a smaller task")
+            }
+            RunError::PromptBlocked(_) => Some(
+                "odek hooks list shows the hooks; odek hooks test UserPromptSubmit shows what they decide",
+            ),
+            RunError::Budget { .. } => {
+                Some("raise the limit that ran out: its --max-… flag, or limits.* in config.json")
+            }
+            RunError::Cancelled | RunError::ContextOverflow { .. } => None,
+        }
+    }
+}
+
+impl RunError {
     /// The `error_class` of the event stream.
     pub fn error_class(&self) -> &'static str {
         match self {

@@ -204,14 +204,6 @@ impl LlmError {
     }
 }
 
-impl LlmError {
-    /// What the user can do about it (the [`Classified`] hint, for callers without the trait
-    /// in scope).
-    pub fn hint(&self) -> Option<&'static str> {
-        Classified::hint(self)
-    }
-}
-
 impl Classified for LlmError {
     /// A refused key, a wrong endpoint or setting is the configuration's; everything else
     /// happened at the other end of the connection.

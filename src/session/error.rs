@@ -140,9 +140,6 @@ impl crate::error::Classified for SessionError {
             SessionError::KeepTooSmall { .. } => Some(
                 "keep at least 2: odek session trim ID 2 keeps the system prompt and one message",
             ),
-            SessionError::Busy { .. } => {
-                Some("wait for the other odek process to end its turn, or end that process")
-            }
             SessionError::Corrupt { .. }
             | SessionError::TooLarge { .. }
             | SessionError::IdMismatch { .. } => Some(
@@ -151,7 +148,10 @@ impl crate::error::Classified for SessionError {
             SessionError::TooLargeToSave { .. } => {
                 Some("one message group alone is over the limit: start a new session (odek run)")
             }
-            SessionError::Serialize { .. } | SessionError::Io { .. } => None,
+            // The message names who holds it (`in use by odek continue (pid 42)`): one line.
+            SessionError::Busy { .. }
+            | SessionError::Serialize { .. }
+            | SessionError::Io { .. } => None,
         }
     }
 }
