@@ -107,10 +107,7 @@ fn fingerprint(messages: &[Message], n: usize) -> String {
             h.update(c.id.as_bytes());
         }
     }
-    h.finalize()[..8]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::util::hex::encode(&h.finalize()[..8])
 }
 
 /// User turns of a session: its user messages, or more when trimming dropped some (the

@@ -26,7 +26,7 @@ impl SeparatedHex {
     pub(super) fn build<'a>(values: impl IntoIterator<Item = &'a String>) -> Option<Self> {
         let needles: BTreeSet<Vec<u8>> = values
             .into_iter()
-            .map(|v| lower_hex(v.as_bytes()))
+            .map(|v| crate::util::hex::encode(v.as_bytes()).into_bytes())
             .collect();
         let shortest = needles.iter().map(Vec::len).min()?;
         let needles = AhoCorasickBuilder::new()
@@ -121,14 +121,6 @@ fn is_separator(byte: u8) -> bool {
         byte,
         b' ' | b'\t' | b'\r' | b'\n' | b':' | b'-' | b',' | b'.' | b'|'
     )
-}
-
-fn lower_hex(bytes: &[u8]) -> Vec<u8> {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    bytes
-        .iter()
-        .flat_map(|b| [DIGITS[usize::from(b >> 4)], DIGITS[usize::from(b & 0x0f)]])
-        .collect()
 }
 
 /// True when `text` ends in what may be a registered value's hex being written out: its
