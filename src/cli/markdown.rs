@@ -702,5 +702,4 @@ fn push_piece(line: Option<&mut Vec<Piece>>, text: &str, style: Style) {
 }
 
 #[cfg(test)]
-#[path = "markdown_tests.rs"]
 mod tests;

@@ -520,5 +520,4 @@ fn hand_whole_text_to_sink(message: &Message, sink: Option<DeltaSink<'_>>, deliv
 }
 
 #[cfg(test)]
-#[path = "client_tests.rs"]
 mod tests;

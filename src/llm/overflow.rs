@@ -252,5 +252,4 @@ fn first_number(patterns: &[Regex], text: &str) -> Option<u64> {
 }
 
 #[cfg(test)]
-#[path = "overflow_tests.rs"]
 mod tests;

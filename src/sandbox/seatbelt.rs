@@ -210,5 +210,4 @@ pub(super) fn command(
 }
 
 #[cfg(test)]
-#[path = "seatbelt_tests.rs"]
 mod tests;

@@ -155,5 +155,4 @@ impl FromStr for Schedule {
 }
 
 #[cfg(test)]
-#[path = "cron_tests.rs"]
 mod tests;

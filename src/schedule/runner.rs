@@ -358,5 +358,4 @@ impl Runner {
 }
 
 #[cfg(test)]
-#[path = "runner_tests.rs"]
 mod tests;

@@ -357,5 +357,4 @@ fn read_odek_block(map: &Mapping, front: &mut FrontMatter) -> Result<(), Rule> {
 }
 
 #[cfg(test)]
-#[path = "frontmatter_tests.rs"]
 mod tests;

@@ -422,5 +422,4 @@ fn subdirs(dir: &Path) -> Vec<PathBuf> {
 }
 
 #[cfg(test)]
-#[path = "import_tests.rs"]
 mod tests;

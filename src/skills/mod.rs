@@ -398,5 +398,4 @@ pub fn read_skill_text(dir: &Path) -> Result<(String, String), Rule> {
 }
 
 #[cfg(test)]
-#[path = "tests.rs"]
 mod tests;

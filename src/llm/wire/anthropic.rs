@@ -581,5 +581,4 @@ impl EventFold for StreamFold {
 }
 
 #[cfg(test)]
-#[path = "anthropic_tests.rs"]
 mod tests;

@@ -356,5 +356,4 @@ impl EventFold for StreamFold {
 }
 
 #[cfg(test)]
-#[path = "responses_tests.rs"]
 mod tests;

@@ -7,7 +7,7 @@ use super::*;
 /// Runs a snapshot assertion with the snapshots stored in `src/sandbox/snapshots/`.
 macro_rules! snapshot {
     ($name:expr, $value:expr) => {
-        insta::with_settings!({snapshot_path => "snapshots", prepend_module_to_snapshot => false}, {
+        insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
             insta::assert_snapshot!($name, $value);
         })
     };
