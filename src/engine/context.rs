@@ -381,7 +381,7 @@ impl Context {
 
     /// Length of the protected head ([`HEAD`]).
     pub fn head_len(&self) -> usize {
-        HEAD.len(&self.messages)
+        HEAD.len_of(&self.messages)
     }
 
     fn first_user(&self) -> Option<usize> {

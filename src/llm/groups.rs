@@ -54,7 +54,7 @@ impl HeadRule {
     };
 
     /// The number of messages at the start of `messages` that make up its protected head.
-    pub fn len(self, messages: &[Message]) -> usize {
+    pub fn len_of(self, messages: &[Message]) -> usize {
         let system = |m: &Message| m.role == Role::System && !(self.droppable)(m);
         let mut at = messages.iter().take_while(|m| system(m)).count();
         let Some(pinned) = self.pinned_after_task else {
@@ -128,8 +128,8 @@ mod tests {
             Message::system("[injected files"),
             Message::user("the task"),
         ];
-        assert_eq!(HeadRule::LEADING_SYSTEM.len(&messages), 3);
-        assert_eq!(WITH_TASK.len(&messages), 2, "the injection ends it");
+        assert_eq!(HeadRule::LEADING_SYSTEM.len_of(&messages), 3);
+        assert_eq!(WITH_TASK.len_of(&messages), 2, "the injection ends it");
     }
 
     #[test]
@@ -141,10 +141,10 @@ mod tests {
             Message::system("a hint"),
             Message::assistant("a"),
         ];
-        assert_eq!(HeadRule::LEADING_SYSTEM.len(&messages), 1);
-        assert_eq!(WITH_TASK.len(&messages), 3);
-        assert_eq!(WITH_TASK.len(&messages[..1]), 1);
-        assert_eq!(WITH_TASK.len(&[]), 0);
-        assert_eq!(WITH_TASK.len(&messages[1..]), 2, "no system prompt");
+        assert_eq!(HeadRule::LEADING_SYSTEM.len_of(&messages), 1);
+        assert_eq!(WITH_TASK.len_of(&messages), 3);
+        assert_eq!(WITH_TASK.len_of(&messages[..1]), 1);
+        assert_eq!(WITH_TASK.len_of(&[]), 0);
+        assert_eq!(WITH_TASK.len_of(&messages[1..]), 2, "no system prompt");
     }
 }

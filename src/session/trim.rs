@@ -13,7 +13,7 @@ use crate::llm::{HeadRule, Message, Role, message_groups};
 
 /// The length of a saved transcript's protected head: its leading system messages.
 pub(crate) fn protected_head_len(messages: &[Message]) -> usize {
-    HeadRule::LEADING_SYSTEM.len(messages)
+    HeadRule::LEADING_SYSTEM.len_of(messages)
 }
 
 /// True for a message a kept tail may start with (a cut may fall right before it).
