@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::{ConfigError, MAX_CONFIG_BYTES};
+use super::error::{ConfigError, MAX_CONFIG_BYTES};
 
 /// Reads the file at `path` (its JSON, `${VAR}`s substituted); `Ok(None)` when it does not
 /// exist.
@@ -99,7 +99,7 @@ fn warn_if_readable_secret(
 }
 
 fn unknown_key_warning(path: &Path, key: &str) -> String {
-    let candidates = super::known_keys().into_iter().flat_map(|k| {
+    let candidates = super::layers::known_keys().into_iter().flat_map(|k| {
         // Offer both whole paths and section names ("planing" → "planning").
         let mut v = vec![k.to_string()];
         if let Some((section, _)) = k.split_once('.') {

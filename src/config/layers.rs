@@ -8,9 +8,12 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use super::error::ConfigError;
+use super::mcp::{McpServerConfig, PartialMcpServer};
 use super::settings::{Kind, Merge, Project, SETTINGS, Setting, one_of, setting};
-use super::{Config, ConfigError, PartialMcpServer, Source};
-use crate::policy::Action;
+use super::source::Source;
+use super::values::Config;
+use crate::danger_policy::Action;
 
 /// One layer: values by setting, with where they came from.
 pub(super) struct Layer {
@@ -326,7 +329,7 @@ impl Merger {
             let servers = &mut self.config.mcp_servers;
             if defines || (!servers.contains_key(&name) && !project) {
                 // A new entry without a transport stays, so validation names what is missing.
-                servers.insert(name.clone(), super::McpServerConfig::from_partial(&p));
+                servers.insert(name.clone(), McpServerConfig::from_partial(&p));
             } else if let Some(server) = servers.get_mut(&name) {
                 if let Some(d) = p.disabled {
                     server.disabled = d;

@@ -14,7 +14,7 @@
 
 use serde_json::Value;
 
-use super::Config;
+use super::values::Config;
 
 /// What values a setting takes.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -191,7 +191,7 @@ pub static SETTINGS: std::sync::LazyLock<Vec<Setting>> = std::sync::LazyLock::ne
         row!("temperature", Float { range: (0.0, 2.0) }, temperature,
             "sampling temperature; omitted = the server's default",
             env: Some("ODEK_TEMPERATURE"), flag: Some("--temperature"), doc_default: Some("omitted")),
-        row!("thinking", Choice(super::THINKING_LEVELS), thinking,
+        row!("thinking", Choice(super::values::THINKING_LEVELS), thinking,
             "reasoning effort: `enabled`, `disabled`, `low`, `medium`, `high`",
             env: Some("ODEK_THINKING"), flag: Some("--thinking"), doc_default: Some("model profile")),
         row!("max_iterations", int(1, 10_000), max_iterations,
@@ -496,7 +496,7 @@ impl Setting {
     pub fn parse_env(&self, text: &str) -> Result<Value, Expected> {
         let text = text.trim();
         match self.kind {
-            Kind::Bool => super::parse_bool(text)
+            Kind::Bool => super::env::parse_bool(text)
                 .map(Value::Bool)
                 .ok_or(Expected::Bool),
             Kind::Int { range } => text

@@ -1,5 +1,8 @@
 use super::*;
+use crate::danger_policy::DangerPolicy;
+use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
 
 struct Fixture {
     _dir: tempfile::TempDir,
@@ -382,7 +385,7 @@ fn templates_load_cleanly_and_match_the_defaults() {
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
     assert_eq!(
         r.config.dangerous.non_interactive,
-        Some(crate::policy::Action::Deny)
+        Some(crate::danger_policy::Action::Deny)
     );
     // The template shows both kinds of MCP server, switched off.
     let servers: Vec<(&str, bool)> = r
