@@ -225,7 +225,6 @@ macro_rules! bail {
         return Err($crate::error::Failure::from(::anyhow::anyhow!($($arg)*)))
     };
 }
-#[allow(unused_imports)] // used by the commands once they return a Failure
 pub(crate) use bail;
 
 #[cfg(test)]

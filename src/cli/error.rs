@@ -40,12 +40,17 @@ impl Classified for UsageError {
 
 /// The exit code and the hint of `failure`: the exit from the outermost classified error in
 /// its chain (1 when nothing in it is classified: text alone means nothing), the hint the
-/// first one that has one — each cause answers through [`Classified`], whatever its type.
+/// first one that has one (the chain walked once) — each cause answers through
+/// [`Classified`], whatever its type.
 pub fn diagnose(failure: &Failure) -> (Exit, Option<&'static str>) {
-    (
-        failure.kind().map_or(Exit::Failure, exit_of),
-        failure.hint(),
-    )
+    let mut classified = failure.classified();
+    let Some(outermost) = classified.next() else {
+        return (Exit::Failure, None);
+    };
+    let hint = outermost
+        .hint()
+        .or_else(|| classified.find_map(|e| e.hint()));
+    (exit_of(outermost.kind()), hint)
 }
 
 /// An error's text as the terminal shows it: redacted by the process's redactor (a server's
