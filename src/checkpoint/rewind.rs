@@ -58,9 +58,9 @@ impl crate::error::Classified for RewindError {
             RewindError::NoSuchCheckpoint { .. } => Some(
                 "the checkpoints are the session's: odek rewind SESSION --list for another one",
             ),
-            RewindError::Unfinished { .. } => {
-                Some("until it is finished the files are partly rewound, and no other rewind runs")
-            }
+            RewindError::Unfinished { .. } => Some(
+                "a rewind stopped midway (a crash, a kill) leaves files half put back; running it again finishes it",
+            ),
             RewindError::Conflicts(_) => {
                 Some("to keep your changes, copy those files aside before rewinding with --force")
             }
