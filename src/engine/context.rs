@@ -853,5 +853,4 @@ impl Context {
 }
 
 #[cfg(test)]
-#[path = "context_tests.rs"]
 mod tests;

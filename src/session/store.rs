@@ -803,7 +803,6 @@ fn json_len(message: &Message) -> u64 {
 }
 
 #[cfg(test)]
-#[path = "store_tests.rs"]
 mod tests;
 
 /// What [`SessionStore::run_records`] found.

@@ -391,5 +391,4 @@ impl Drop for SessionWriter {
 }
 
 #[cfg(test)]
-#[path = "writer_tests.rs"]
 mod tests;

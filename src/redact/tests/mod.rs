@@ -626,8 +626,8 @@ fn every_pinned_gitleaks_rule_is_covered_or_left_out_for_a_reason() {
 
 #[test]
 fn the_pinned_commit_is_named_in_the_docs() {
-    assert!(include_str!("mod.rs").contains(GITLEAKS_COMMIT));
-    assert!(include_str!("../../docs/SESSIONS.md").contains(GITLEAKS_COMMIT));
+    assert!(include_str!("../mod.rs").contains(GITLEAKS_COMMIT));
+    assert!(include_str!("../../../docs/SESSIONS.md").contains(GITLEAKS_COMMIT));
 }
 
 #[test]
@@ -749,7 +749,7 @@ fn the_five_formats_of_the_issue_are_redacted_with_their_keys_kept() {
 /// Everyday tool output that must come back byte for byte (and without a copy).
 macro_rules! clean_corpus {
     ($($name:literal),* $(,)?) => {
-        &[$(($name, include_str!(concat!("../../tests/fixtures/redaction/clean/", $name)))),*]
+        &[$(($name, include_str!(concat!("../../../tests/fixtures/redaction/clean/", $name)))),*]
     };
 }
 
@@ -1096,7 +1096,7 @@ fn every_format_streamed_in_pieces_comes_out_as_the_whole_text_redacted() {
     // a PEM header or the `FlyV1 ` prefix goes out before it is known to begin a secret.
     let redactor = std::sync::Arc::new(Redactor::new());
     let filler = "Some words the model wrote before it. ".repeat(12);
-    let fixture = include_str!("../../tests/fixtures/redaction/leaky-notes.txt");
+    let fixture = include_str!("../../../tests/fixtures/redaction/leaky-notes.txt");
     let texts = formats::CASES
         .iter()
         .map(|case| format!("{filler}{}\nand a line after it.", case.text))
