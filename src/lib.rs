@@ -44,7 +44,3 @@ pub mod transcript;
 pub mod untrusted;
 pub mod usage;
 pub mod util;
-
-/// The old name of [`danger_policy`], for the paths of `config/` until its split lands.
-#[doc(hidden)]
-pub use danger_policy as policy;
