@@ -7,7 +7,8 @@ use std::sync::Arc;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 
-use super::{Bot, display_name, lock};
+use super::parts::{Bot, display_name};
+use super::pending::OptionPress;
 use crate::protocol::{
     ApprovalAction, ApprovalReason, ApprovalRequested, ApprovalResolved, ClarifyRequested,
     ClarifyResolved, Event,
@@ -25,18 +26,7 @@ impl Bot {
         text: &str,
         name: Option<String>,
     ) -> bool {
-        let pending = {
-            let mut questions = lock(&self.questions);
-            let oldest = questions
-                .iter_mut()
-                .filter(|(_, q)| q.chat == chat)
-                .min_by_key(|(_, q)| q.message_id.unwrap_or(i32::MAX));
-            oldest.map(|(id, q)| {
-                q.answered_by = name;
-                (id.clone(), q.options.clone())
-            })
-        };
-        let Some((id, options)) = pending else {
+        let Some((id, options)) = self.pending.oldest_question(chat, name) else {
             return false;
         };
         let Some(answer) = crate::tools::answer_from_reply(&options, text) else {
@@ -44,7 +34,7 @@ impl Bot {
         };
         if self.supervisor.answer_question(&id, &answer).is_err() {
             // Closed meanwhile (its frame is on the way): the message is an ordinary one.
-            lock(&self.questions).remove(&id);
+            self.pending.close_question(&id);
             return false;
         }
         true
@@ -95,7 +85,7 @@ impl Bot {
 
     /// The chat of one of this bot's runs.
     pub(super) fn chat_of(&self, run_id: &str) -> Option<i64> {
-        lock(&self.run_chats).get(run_id).copied()
+        self.runs.chat_of(run_id)
     }
 
     pub(super) async fn approval_asked(&self, chat: i64, asked: &ApprovalRequested) {
@@ -106,24 +96,15 @@ impl Bot {
                 item.class, item.tool, item.resource
             ));
         }
-        lock(&self.approvals).insert(
-            asked.approval_id.clone(),
-            PendingApproval {
-                chat,
-                message_id: None,
-                text: text.clone(),
-                answered_by: None,
-            },
-        );
+        self.pending
+            .add_approval(&asked.approval_id, chat, text.clone());
         let keyboard = approval_keyboard(&asked.approval_id);
         let sent = self.send(chat, &text, None, Some(keyboard)).await;
-        if let Some(p) = lock(&self.approvals).get_mut(&asked.approval_id) {
-            p.message_id = sent;
-        }
+        self.pending.approval_sent(&asked.approval_id, sent);
     }
 
     pub(super) async fn approval_closed(&self, closed: &ApprovalResolved) {
-        let pending = lock(&self.approvals).remove(&closed.approval_id);
+        let pending = self.pending.close_approval(&closed.approval_id);
         let Some(p) = pending else { return };
         let Some(mid) = p.message_id else { return };
         let why = match (closed.reason, closed.action) {
@@ -158,25 +139,19 @@ impl Bot {
         } else {
             "\n(tap an option or reply in your own words)"
         });
-        lock(&self.questions).insert(
-            asked.question_id.clone(),
-            PendingQuestion {
-                chat,
-                message_id: None,
-                text: text.clone(),
-                options: asked.options.clone(),
-                answered_by: None,
-            },
+        self.pending.add_question(
+            &asked.question_id,
+            chat,
+            text.clone(),
+            asked.options.clone(),
         );
         let keyboard = question_keyboard(&asked.question_id, &asked.options);
         let sent = self.send(chat, &text, None, keyboard).await;
-        if let Some(q) = lock(&self.questions).get_mut(&asked.question_id) {
-            q.message_id = sent;
-        }
+        self.pending.question_sent(&asked.question_id, sent);
     }
 
     pub(super) async fn question_closed(&self, closed: &ClarifyResolved) {
-        let pending = lock(&self.questions).remove(&closed.question_id);
+        let pending = self.pending.close_question(&closed.question_id);
         let Some(q) = pending else { return };
         let Some(mid) = q.message_id else { return };
         let why = match closed.reason {
@@ -205,16 +180,12 @@ impl Bot {
         if !chat.is_some_and(|c| self.allowed(c, Some(query.from.id))) {
             return "You may not answer this question.".to_string();
         }
-        let option = {
-            let mut questions = lock(&self.questions);
-            match questions.get_mut(id) {
-                Some(q) if Some(q.chat) != chat => return "Not this chat's question.".to_string(),
-                Some(q) => {
-                    q.answered_by = Some(display_name(&query.from));
-                    q.options.get(index).cloned()
-                }
-                None => None,
-            }
+        let option = match self
+            .pending
+            .press_option(id, chat, display_name(&query.from), index)
+        {
+            OptionPress::OtherChat => return "Not this chat's question.".to_string(),
+            OptionPress::Option(option) => option,
         };
         let Some(option) = option else {
             return "This question has already ended.".to_string();
@@ -241,12 +212,7 @@ impl Bot {
         let name = display_name(&query.from);
         let text = match parsed {
             Some((id, approve)) if allowed => {
-                let same_chat = lock(&self.approvals)
-                    .get_mut(&id)
-                    .filter(|p| Some(p.chat) == chat)
-                    .map(|p| p.answered_by = Some(name.clone()))
-                    .is_some();
-                if !same_chat && lock(&self.approvals).contains_key(&id) {
+                if !self.pending.press_approval(&id, chat, &name) {
                     "Not this chat's approval.".to_string()
                 } else {
                     match self.supervisor.answer(&id, approve) {
@@ -263,25 +229,6 @@ impl Bot {
             eprintln!("odek telegram: could not answer a button press: {e}");
         }
     }
-}
-
-/// An approval waiting for a button: its chat, its message once sent, its text, and who
-/// pressed a button.
-pub(super) struct PendingApproval {
-    chat: i64,
-    message_id: Option<i32>,
-    text: String,
-    answered_by: Option<String>,
-}
-
-/// A `clarify` question waiting for a button or a reply: its chat, its message once sent,
-/// its text and options, and who answered.
-pub(super) struct PendingQuestion {
-    chat: i64,
-    message_id: Option<i32>,
-    text: String,
-    options: Vec<String>,
-    answered_by: Option<String>,
 }
 
 pub(super) fn approval_keyboard(id: &str) -> InlineKeyboard {

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::Bot;
+use super::parts::Bot;
 use crate::llm::Message;
 use crate::telegram::error::SendError;
 use crate::telegram::files;

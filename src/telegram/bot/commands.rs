@@ -3,19 +3,34 @@
 
 use std::sync::Arc;
 
-use super::{Bot, HELP, lock, now_secs};
+use super::parts::{Bot, lock, now_secs};
 use crate::telegram::api::ParseMode;
 use crate::telegram::chats;
 use crate::telegram::plan_status::{self, PlanStatus};
 use crate::telegram::plans::ChatPlans;
 use crate::telegram::state::ChatSession;
 
+/// The commands, as `/help` lists them.
+const HELP: &str = "odek — an agent that works in this machine's project.\n\
+Send a message to give it a task; each chat keeps one session.\n\n\
+/new — start a new session\n\
+/sessions — this chat's sessions; /resume N continues one\n\
+/status — this chat's session and whether a turn is running\n\
+/stop (or /cancel) — stop the running turn\n\
+/jobs — the background jobs of the running turn, with their last lines\n\
+/plan_status — the plan the agent keeps in this session\n\
+/undo — put back the files the last turn changed (/undo force overwrites files changed since)\n\
+/plan <text> — save a plan note; /plans lists them, /plan_view N, /plan_delete N, /plan_resume N works on one\n\
+/schedules — the scheduled jobs that deliver to this chat\n\
+/schedule add <cron> <task>, /schedule rm NAME — for the bot's admins\n\
+/help — this text";
+
 impl Bot {
     pub(super) async fn on_command(self: &Arc<Self>, chat: i64, cmd: &str) {
         match cmd {
             "start" | "help" => self.say(chat, HELP).await,
             "new" => {
-                if lock(&self.running).contains_key(&chat) {
+                if self.runs.is_running(chat) {
                     self.say(chat, "A turn is running; /cancel it first.").await;
                     return;
                 }
@@ -39,7 +54,7 @@ impl Bot {
                 self.say(chat, &text).await;
             }
             "cancel" | "stop" => {
-                let run = lock(&self.running).get(&chat).cloned();
+                let run = self.runs.run_of(chat);
                 let cancelled = run.map(|run| self.supervisor.cancel(&run));
                 let text = if cancelled.is_some() {
                     "Cancelling…"
@@ -70,9 +85,10 @@ impl Bot {
             Some(s) => format!("Session: {}", s.session_id),
             None => "Session: none yet (your next message starts one)".to_string(),
         }];
-        let run = lock(&self.running)
-            .get(&chat)
-            .and_then(|run| self.supervisor.run(run).ok());
+        let run = self
+            .runs
+            .run_of(chat)
+            .and_then(|run| self.supervisor.run(&run).ok());
         match run {
             Some(run) => lines.push(format!(
                 "Running: yes, for {}s (session {})",
@@ -97,9 +113,10 @@ impl Bot {
 
     /// `/jobs`: the background jobs of the chat's running turn (they end with it).
     pub(super) fn jobs(&self, chat: i64) -> String {
-        let jobs = lock(&self.running)
-            .get(&chat)
-            .and_then(|run| self.supervisor.run(run).ok())
+        let jobs = self
+            .runs
+            .run_of(chat)
+            .and_then(|run| self.supervisor.run(&run).ok())
             .map(|run| run.view().jobs)
             .unwrap_or_default();
         if jobs.is_empty() {
@@ -151,7 +168,7 @@ impl Bot {
 
     /// `/undo [force]`: the files the session's last turn changed, put back (see UNDO.md).
     pub(super) async fn undo(&self, chat: i64, args: &str) {
-        if lock(&self.running).contains_key(&chat) {
+        if self.runs.is_running(chat) {
             self.say(chat, "A turn is running; /cancel it first.").await;
             return;
         }
@@ -189,7 +206,7 @@ impl Bot {
 
     /// `/resume N`: the chat's next message continues its Nth session.
     pub(super) async fn resume(&self, chat: i64, n: &str) {
-        if lock(&self.running).contains_key(&chat) {
+        if self.runs.is_running(chat) {
             self.say(chat, "A turn is running; /stop it first.").await;
             return;
         }
@@ -226,7 +243,7 @@ impl Bot {
     /// Why the chat cannot start a turn now, politely: one is running, or the chat has spent
     /// `telegram.daily_token_budget` today.
     pub(super) fn no_turn_now(&self, chat: i64) -> Option<String> {
-        if lock(&self.running).contains_key(&chat) {
+        if self.runs.is_running(chat) {
             return Some("A turn is still running: wait for it, or /cancel it.".into());
         }
         let budget = self.config.daily_token_budget;

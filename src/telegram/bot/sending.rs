@@ -1,7 +1,7 @@
 //! Messages out: replies split under Telegram's cap, MarkdownV2 with a plain-text retry,
 //! sends retried on 429 and network errors, edits.
 
-use super::Bot;
+use super::parts::Bot;
 use crate::telegram::api::SEND_ATTEMPTS;
 use crate::telegram::api::{BotError, EditMessageText, InlineKeyboard, ParseMode, SendMessage};
 use crate::telegram::text::{MAX_MESSAGE_UNITS, split};

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
-use super::{Bot, HOLDER, PROGRESS_EDIT_INTERVAL, lock, now_secs};
+use super::parts::{Bot, HOLDER, PROGRESS_EDIT_INTERVAL, lock, now_secs};
 use crate::engine::{EngineEvent, Observer};
 use crate::llm::Message;
 use crate::runtime::{Approvals, Runtime, RuntimeError, SessionHandle, Submission};
@@ -83,8 +83,7 @@ impl Bot {
                 return;
             }
         };
-        lock(&self.running).insert(chat, handle.run_id.clone());
-        lock(&self.run_chats).insert(handle.run_id.clone(), chat);
+        self.runs.start(chat, &handle.run_id);
         let progress = tokio::spawn(self.clone().show_progress(chat, progress_rx));
         let bot = self.clone();
         let task = tokio::spawn(async move {
@@ -94,8 +93,7 @@ impl Bot {
             let _ = progress.await;
             // The chat is free before the answer goes out: a message sent the moment the
             // answer arrives starts the next turn instead of being told one is running.
-            lock(&bot.running).remove(&chat);
-            lock(&bot.run_chats).remove(&run_id);
+            bot.runs.end(chat, &run_id);
             {
                 let mut state = lock(&bot.state);
                 if let Some(s) = state.state.chats.get_mut(&chat.to_string()) {
@@ -124,7 +122,7 @@ impl Bot {
                 Err(e) => bot.say(chat, &format!("The turn failed: {e}")).await,
             }
         });
-        lock(&self.tasks).push(task);
+        self.runs.keep_task(task);
     }
 
     /// Tool progress: one message, created at the first tool call and edited as calls end.
