@@ -4,11 +4,12 @@
 //! says what to do.
 
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
-use super::MemoryError;
+use super::{Memory, MemoryError};
 
 /// The database's name inside the odek home.
 pub const DB_FILE: &str = "odek.db";
@@ -94,6 +95,21 @@ pub fn open(path: &Path) -> Result<Connection, MemoryError> {
             }
             other => return other,
         }
+    }
+}
+
+impl Memory {
+    /// Opens `<home>/odek.db`, creating and migrating it as needed.
+    pub fn open(home: &Path) -> Result<Memory, MemoryError> {
+        Self::open_file(&path_in(home))
+    }
+
+    /// Opens the database at `path`.
+    pub fn open_file(path: &Path) -> Result<Memory, MemoryError> {
+        Ok(Memory {
+            conn: Mutex::new(open(path)?),
+            path: path.to_path_buf(),
+        })
     }
 }
 

@@ -187,7 +187,7 @@ impl Budgets {
 }
 
 /// The open database, shared by a process's turns (one connection, used briefly under a
-/// lock; other processes wait on SQLite's own lock).
+/// lock; other processes wait on SQLite's own lock); opened by `Memory::open` (`db.rs`).
 pub struct Memory {
     conn: Mutex<Connection>,
     path: PathBuf,
@@ -200,19 +200,6 @@ impl std::fmt::Debug for Memory {
 }
 
 impl Memory {
-    /// Opens `<home>/odek.db`, creating and migrating it as needed.
-    pub fn open(home: &Path) -> Result<Memory, MemoryError> {
-        Self::open_file(&db::path_in(home))
-    }
-
-    /// Opens the database at `path`.
-    pub fn open_file(path: &Path) -> Result<Memory, MemoryError> {
-        Ok(Memory {
-            conn: Mutex::new(db::open(path)?),
-            path: path.to_path_buf(),
-        })
-    }
-
     /// The database file.
     pub fn path(&self) -> &Path {
         &self.path
