@@ -75,10 +75,8 @@ mod stream;
 mod tests;
 mod wrapped;
 
+pub use patterns::REDACTED;
 pub use stream::StreamRedactor;
-
-/// What every secret is replaced with.
-pub const REDACTED: &str = "[REDACTED]";
 
 /// Shortest secret value the known-value layer accepts: shorter values would shred ordinary
 /// text, and real keys and tokens are far longer.

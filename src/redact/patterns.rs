@@ -10,6 +10,9 @@ use std::ops::Range;
 
 use regex::Captures;
 
+/// What every secret is replaced with.
+pub const REDACTED: &str = "[REDACTED]";
+
 /// The gitleaks commit whose `config/gitleaks.toml` the coverage is measured against.
 #[cfg(test)]
 pub(crate) const GITLEAKS_COMMIT: &str = "009e025ad4106ab333aa0b9dc4f2a884390d134c";
@@ -1525,7 +1528,7 @@ const PLACEHOLDER_WORDS: &[&str] = &[
 pub(crate) fn is_placeholder(value: &str) -> bool {
     let value = value.trim();
     let lower = value.to_ascii_lowercase();
-    if value.is_empty() || value.contains(super::REDACTED) {
+    if value.is_empty() || value.contains(REDACTED) {
         return true;
     }
     let first = value.as_bytes()[0];
