@@ -265,3 +265,19 @@ pub(super) fn cap(mut text: String) -> String {
     text.push_str(&format!("\n[… result cut at {end} of {total} bytes]"));
     text
 }
+
+/// Fuzzing entry: `data` as a JSON-RPC message from an MCP server (what the client reads) and
+/// from a client (what `odek mcp serve` reads), decoded by the SDK, and a tool result in it
+/// rendered as the model reads it.
+#[cfg(any(fuzzing, test))]
+pub fn fuzz_message(data: &[u8]) {
+    use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+    let _ = serde_json::from_slice::<ClientJsonRpcMessage>(data);
+    if serde_json::from_slice::<ServerJsonRpcMessage>(data).is_ok()
+        && let Ok(value) = serde_json::from_slice::<serde_json::Value>(data)
+        && let Ok(result) =
+            serde_json::from_value::<rmcp::model::CallToolResult>(value["result"].clone())
+    {
+        let _ = result_text(&result.content, result.structured_content.as_ref());
+    }
+}
