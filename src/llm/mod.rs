@@ -33,6 +33,8 @@ pub use types::{
     RequestMessages, Role, ToolCall, ToolDef, Usage,
 };
 pub use wire::{FORMAT_NAMES, Format, ThinkingMode};
+#[cfg(any(fuzzing, test))]
+pub use wire::fuzz_answer;
 
 use async_trait::async_trait;
 
@@ -75,16 +77,4 @@ pub struct WindowSize {
     pub tokens: u64,
     /// Where the figure came from, for people (`n_ctx on http://…/props: …`).
     pub source: String,
-}
-
-/// Fuzzing entry: `data` as a model's answer of every wire format, whole (a JSON body) and
-/// streamed (server-sent events, cut in two at the place the first byte names), parsed as
-/// the client does.
-#[cfg(any(fuzzing, test))]
-pub fn fuzz_answer(data: &[u8]) {
-    wire::fuzz_bodies(data);
-    let cut = data.first().map_or(0, |b| usize::from(*b)).min(data.len());
-    for format in [Format::Chat, Format::Anthropic, Format::Responses] {
-        format.fuzz_stream(vec![data[..cut].to_vec(), data[cut..].to_vec()]);
-    }
 }
