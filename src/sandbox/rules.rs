@@ -7,7 +7,14 @@
 
 use std::path::{Path, PathBuf};
 
-use super::Network;
+/// What a sandboxed command may do on the network.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Network {
+    /// Connect and bind as usual.
+    Allow,
+    /// No TCP connect or bind (Linux, Landlock ABI 4+); only local sockets (macOS).
+    None,
+}
 
 /// Device nodes a shell command may open for writing, Linux's and macOS's together (a node
 /// a system lacks is skipped by Landlock and matches nothing in a Seatbelt profile).
