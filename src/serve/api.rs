@@ -71,7 +71,7 @@ const MAX_CONTENT_BYTES: usize = 1024 * 1024;
 /// At most this much text all the attachments of one prompt hold.
 const MAX_ATTACHMENTS_TOTAL: usize = 1024 * 1024;
 /// At most this many image bytes (decoded) one prompt holds (the prompt's body is capped at
-/// [`super::PROMPT_BODY_LIMIT`]; base64 takes a third more).
+/// [`super::error::PROMPT_BODY_LIMIT`]; base64 takes a third more).
 const MAX_IMAGES_TOTAL: usize = crate::prompt::MAX_IMAGE_BYTES;
 
 /// What a prompt's attachments bring: files to wrap and images to send.
@@ -181,7 +181,7 @@ fn attached_text(name: String, text: String) -> Result<crate::prompt::ContextFil
 pub async fn prompt(
     State(app): State<Arc<AppState>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    JsonBody(body): JsonBody<Prompt, { super::PROMPT_BODY_LIMIT }>,
+    JsonBody(body): JsonBody<Prompt, { super::error::PROMPT_BODY_LIMIT }>,
 ) -> Result<(StatusCode, Json<PromptAccepted>), ApiError> {
     app.limits.prompt(peer.ip())?;
     if body.content.trim().is_empty() {

@@ -10,31 +10,16 @@
 //! valid only as this cookie (never as a header token), revoked by `POST /api/logout` and
 //! forgotten when the process ends. Tokens and credentials are compared in constant time.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use subtle::ConstantTimeEq;
 
 use super::AppState;
+use super::credentials::{presented_tokens, token_matches};
 use super::error::ApiError;
-
-/// The instance token's header.
-pub const TOKEN_HEADER: &str = "x-odek-token";
-/// Browser sessions one instance keeps; signing in once more forgets the oldest.
-const MAX_BROWSER_SESSIONS: usize = 32;
-
-/// A new instance token: 32 random bytes as 64 lowercase hex characters.
-pub fn new_token() -> String {
-    crate::random::hex_id::<32>()
-}
-
-/// Constant-time equality of a presented token and the instance token.
-pub fn token_matches(presented: &str, token: &str) -> bool {
-    presented.len() == token.len() && bool::from(presented.as_bytes().ct_eq(token.as_bytes()))
-}
 
 /// The middleware in front of every route: loopback `Host` (403), then the token on
 /// `/api/*` (401), then a same-origin `Origin` on state-changing requests (403).
@@ -86,89 +71,6 @@ fn loopback_host(headers: &HeaderMap) -> Option<&str> {
     loopback.then_some(host)
 }
 
-/// The API tokens the request presents, as header and bearer.
-pub fn presented_tokens(headers: &HeaderMap) -> impl Iterator<Item = &str> {
-    let header_token = headers.get(TOKEN_HEADER).and_then(|v| v.to_str().ok());
-    let bearer = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
-    header_token.into_iter().chain(bearer)
-}
-
-/// The values of the cookies named `name`.
-fn cookies<'a>(headers: &'a HeaderMap, name: &'a str) -> impl Iterator<Item = &'a str> {
-    headers
-        .get_all(header::COOKIE)
-        .into_iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .filter(move |(n, _)| *n == name)
-        .map(|(_, value)| value)
-}
-
-/// The browsers signed in to this instance: their cookie's name and the credentials given
-/// out, oldest first.
-pub struct BrowserSessions {
-    cookie: String,
-    issued: Mutex<Vec<String>>,
-}
-
-impl BrowserSessions {
-    /// None yet, for the instance listening on `port`.
-    pub fn new(port: u16) -> Self {
-        BrowserSessions {
-            cookie: format!("odek_session_{port}"),
-            issued: Mutex::new(Vec::new()),
-        }
-    }
-
-    /// The cookie's name.
-    pub fn cookie_name(&self) -> &str {
-        &self.cookie
-    }
-
-    /// A new credential (32 random bytes as hex), the oldest forgotten past the cap.
-    pub fn issue(&self) -> String {
-        let credential = crate::random::hex_id::<32>();
-        let mut issued = self.issued.lock().unwrap_or_else(PoisonError::into_inner);
-        if issued.len() >= MAX_BROWSER_SESSIONS {
-            issued.remove(0);
-        }
-        issued.push(credential.clone());
-        credential
-    }
-
-    /// True when the request's cookie holds a credential given out and not revoked.
-    pub fn is_signed_in(&self, headers: &HeaderMap) -> bool {
-        let issued = self.issued.lock().unwrap_or_else(PoisonError::into_inner);
-        cookies(headers, &self.cookie).any(|presented| {
-            // Every credential is compared, each in constant time.
-            issued
-                .iter()
-                .fold(false, |found, c| found | token_matches(presented, c))
-        })
-    }
-
-    /// Forgets the request's credentials; true when one was known.
-    fn revoke(&self, headers: &HeaderMap) -> bool {
-        let mut issued = self.issued.lock().unwrap_or_else(PoisonError::into_inner);
-        let before = issued.len();
-        let presented: Vec<&str> = cookies(headers, &self.cookie).collect();
-        issued.retain(|c| !presented.iter().any(|p| token_matches(p, c)));
-        issued.len() < before
-    }
-
-    /// The `Set-Cookie` value that signs a browser in with `credential`.
-    pub fn set_cookie(&self, credential: &str) -> String {
-        format!(
-            "{}={credential}; HttpOnly; SameSite=Strict; Path=/",
-            self.cookie
-        )
-    }
-}
-
 impl AppState {
     /// True when the request carries the API token or a signed-in browser's cookie.
     pub fn is_signed_in(&self, headers: &HeaderMap) -> bool {
@@ -210,6 +112,7 @@ fn same_origin(headers: &HeaderMap, host: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::serve::credentials::new_token;
     use axum::http::HeaderValue;
 
     fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
@@ -243,19 +146,6 @@ mod tests {
     }
 
     #[test]
-    fn tokens_come_from_header_or_bearer_and_never_from_a_cookie() {
-        let h = headers(&[
-            ("x-odek-token", "a"),
-            ("authorization", "Bearer b"),
-            ("cookie", "x=1; odek_token=c; y=2"),
-        ]);
-        assert_eq!(presented_tokens(&h).collect::<Vec<_>>(), ["a", "b"]);
-        assert!(token_matches("abc", "abc"));
-        assert!(!token_matches("abd", "abc"));
-        assert!(!token_matches("ab", "abc"));
-    }
-
-    #[test]
     fn origin_must_be_this_server_when_sent() {
         let host = "127.0.0.1:8080";
         assert!(same_origin(&HeaderMap::new(), host));
@@ -269,24 +159,5 @@ mod tests {
         ));
         assert!(!same_origin(&headers(&[("origin", "null")]), host));
         assert_eq!(new_token().len(), 64);
-    }
-
-    #[test]
-    fn a_browser_credential_works_only_as_its_own_instances_cookie_until_revoked() {
-        let sessions = BrowserSessions::new(8080);
-        let credential = sessions.issue();
-        let own = format!("a=1; odek_session_8080={credential}");
-        assert!(sessions.is_signed_in(&headers(&[("cookie", &own)])));
-        let other_port = format!("odek_session_8081={credential}");
-        assert!(!sessions.is_signed_in(&headers(&[("cookie", &other_port)])));
-        assert!(!sessions.is_signed_in(&headers(&[("x-odek-token", &credential)])));
-        assert!(sessions.revoke(&headers(&[("cookie", &own)])));
-        assert!(!sessions.is_signed_in(&headers(&[("cookie", &own)])));
-        let first = sessions.issue();
-        for _ in 0..MAX_BROWSER_SESSIONS {
-            sessions.issue();
-        }
-        let first_cookie = format!("odek_session_8080={first}");
-        assert!(!sessions.is_signed_in(&headers(&[("cookie", &first_cookie)])));
     }
 }

@@ -12,6 +12,11 @@ use serde::de::DeserializeOwned;
 use crate::runtime::{RuntimeError, SupervisorError};
 use crate::session::SessionError;
 
+/// Largest management body (rename, approvals).
+pub(crate) const BODY_LIMIT: usize = 1024 * 1024;
+/// Largest `POST /api/prompt` body.
+pub(crate) const PROMPT_BODY_LIMIT: usize = 8 * 1024 * 1024;
+
 /// A failed request: its status, the message of its JSON body and, for 429, when to retry.
 #[derive(Debug)]
 pub struct ApiError {
@@ -160,7 +165,7 @@ impl From<SupervisorError> for ApiError {
 /// A JSON request body of at most `LIMIT` bytes, decoded strictly into `T` (which should deny
 /// unknown fields). The body must be sent as `application/json` (so a cross-site HTML form
 /// cannot post it).
-pub struct JsonBody<T, const LIMIT: usize = { super::BODY_LIMIT }>(pub T);
+pub struct JsonBody<T, const LIMIT: usize = { BODY_LIMIT }>(pub T);
 
 /// Most bytes of a too-large body read on and thrown away before its 413 goes out.
 const DRAIN_LIMIT: usize = 16 * 1024 * 1024;

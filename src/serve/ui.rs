@@ -13,7 +13,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use std::io::Read;
 
 use super::AppState;
-use super::auth::token_matches;
+use super::credentials::token_matches;
 use super::error::ApiError;
 
 /// The files the browser gets, gzipped (`build.rs`: the page, its stylesheet and icon,
