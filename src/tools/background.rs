@@ -30,7 +30,7 @@ use crate::process_group::{kill_group, signal_group};
 use crate::sandbox::Sandbox;
 
 /// The tool's name.
-pub const TOOL_NAME: &str = "background";
+pub const TOOL_NAME: &str = super::catalog::BACKGROUND.name;
 /// Between SIGTERM and SIGKILL when a job is stopped.
 const KILL_GRACE: Duration = Duration::from_millis(300);
 /// Most bytes one `output` read returns.

@@ -182,8 +182,7 @@ pub const SHELL: ToolRow =
     file_reader("shell", "💻", Subject::Command).with_kind(ToolKind::Execute);
 /// `background` (a job's output is what a command printed, as `shell`'s).
 pub const BACKGROUND: ToolRow =
-    file_reader(super::background::TOOL_NAME, "⏳", Subject::Arg("action"))
-        .with_kind(ToolKind::Execute);
+    file_reader("background", "⏳", Subject::Arg("action")).with_kind(ToolKind::Execute);
 /// `delegate_tasks`.
 pub const DELEGATE_TASKS: ToolRow = external("delegate_tasks", "🤝", Subject::Nothing);
 /// `web_fetch`.
@@ -204,8 +203,7 @@ pub const SKILL_LOAD: ToolRow = plain("skill_load", Subject::Arg("name")).with_k
 /// `skill_list`.
 pub const SKILL_LIST: ToolRow = plain("skill_list", Subject::Nothing);
 /// `plan`.
-pub const PLAN: ToolRow =
-    row(super::plan_tool::TOOL_NAME, "📋", Subject::Arg("verb")).with_kind(ToolKind::Think);
+pub const PLAN: ToolRow = row("plan", "📋", Subject::Arg("verb")).with_kind(ToolKind::Think);
 
 /// Every tool odek offers, in registration order (`web_search` only when its instance is
 /// configured, `memory` and `session_search` only with memory on, `skill_load` and

@@ -11,7 +11,7 @@ use super::{Tool, ToolContext, ToolError};
 use crate::plan::{self, PlanStore};
 
 /// The tool's registered name (reserved even when planning is disabled).
-pub const TOOL_NAME: &str = "plan";
+pub const TOOL_NAME: &str = super::catalog::PLAN.name;
 
 /// The tool description shown to the model.
 pub const TOOL_DESCRIPTION: &str = "Maintain your task plan. Create steps before starting multi-step work; update statuses as you go (in_progress when you start a step, done only after verifying it); mark blocked with a note explaining why. The plan is shown to you on every iteration and survives context trimming \u{2014} trust it over your memory of earlier turns. Replan freely with create when the approach changes; plans are steering aids, not contracts.";
