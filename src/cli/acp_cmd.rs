@@ -17,7 +17,7 @@ pub struct AcpArgs {
 
 /// Runs `odek acp` until the editor closes stdin (or SIGTERM).
 pub fn run(args: AcpArgs) -> crate::error::Fallible<Exit> {
-    super::init_tracing(args.verbose);
+    super::logging::init_tracing(args.verbose);
     let load = LoadOptions::from_process(Default::default());
     let resolved = crate::config::load(&load)?;
     resolved.warnings.iter().for_each(|w| eprintln!("{w}"));

@@ -1,9 +1,9 @@
 //! `odek completions <shell>` and `odek man`: shell completion scripts (clap_complete) and
 //! the manual page (clap_mangen), both generated from the same clap definitions as `--help`.
 
-use clap::{Args, CommandFactory, ValueEnum};
+use clap::{Args, ValueEnum};
 
-use super::{Cli, Exit};
+use super::exit::Exit;
 
 /// Shells `odek completions` writes scripts for.
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -26,8 +26,9 @@ pub struct CompletionsArgs {
     shell: CompletionShell,
 }
 
-/// Writes the completion script for `args.shell` to stdout.
-pub fn completions(args: CompletionsArgs) -> crate::error::Fallible<Exit> {
+/// Writes the completion script of `cmd` (odek's whole command line) for `args.shell` to
+/// stdout.
+pub fn completions(args: CompletionsArgs, mut cmd: clap::Command) -> crate::error::Fallible<Exit> {
     use clap_complete::Shell;
     let shell = match args.shell {
         CompletionShell::Bash => Shell::Bash,
@@ -35,7 +36,6 @@ pub fn completions(args: CompletionsArgs) -> crate::error::Fallible<Exit> {
         CompletionShell::Fish => Shell::Fish,
         CompletionShell::Powershell => Shell::PowerShell,
     };
-    let mut cmd = Cli::command();
     let mut script = Vec::new();
     clap_complete::generate(shell, &mut cmd, "odek", &mut script);
     print_bytes(&script)
@@ -50,10 +50,9 @@ pub struct ManArgs {
     dir: Option<std::path::PathBuf>,
 }
 
-/// Writes the manual page (roff, section 1) to stdout, or every page into `--dir`.
-pub fn man(args: ManArgs) -> crate::error::Fallible<Exit> {
+/// Writes the manual page of `cmd` (roff, section 1) to stdout, or every page into `--dir`.
+pub fn man(args: ManArgs, cmd: clap::Command) -> crate::error::Fallible<Exit> {
     use crate::error::Context;
-    let cmd = Cli::command();
     if let Some(dir) = args.dir {
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;

@@ -266,7 +266,7 @@ impl SurfaceFlags {
     /// Starts logging, then resolves the configuration with these flags on top and prints
     /// its warnings: the first steps of every surface command.
     pub fn resolve(&self) -> crate::error::Fallible<(LoadOptions, Resolved)> {
-        super::init_tracing(self.verbose);
+        super::logging::init_tracing(self.verbose);
         let load = LoadOptions::from_process(self.overrides());
         let resolved = crate::config::load(&load)?;
         resolved.warnings.iter().for_each(|w| eprintln!("{w}"));

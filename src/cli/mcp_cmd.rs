@@ -150,7 +150,7 @@ fn serve(
     run_task: bool,
 ) -> crate::error::Fallible<Exit> {
     use rmcp::ServiceExt;
-    super::init_tracing(0);
+    super::logging::init_tracing(0);
     let opts = LoadOptions::from_process(Default::default());
     let cwd = opts.cwd.clone();
     let resolved = crate::config::load(&opts)?;

@@ -22,7 +22,7 @@ pub struct SubagentArgs {
 
 /// Runs `odek subagent`: events on stdout as the task runs, then the envelope.
 pub fn run(args: SubagentArgs) -> ExitCode {
-    super::init_tracing(0);
+    super::logging::init_tracing(0);
     let prepared = match prepare(&args.task) {
         Ok(p) => p,
         Err(e) => return finish(&Envelope::contract_error(&e.to_string()), EXIT_CONTRACT),

@@ -46,7 +46,7 @@ impl Setup {
         saved_sandbox: Option<bool>,
         threads: Threads,
     ) -> crate::error::Fallible<Setup> {
-        super::init_tracing(flags.verbose);
+        super::logging::init_tracing(flags.verbose);
         let opts = LoadOptions::from_process(flags.overrides());
         let cwd = opts.cwd.clone();
         let mut resolved = crate::config::load(&opts)?;
