@@ -26,44 +26,12 @@ async fn client_with(
         root.join("node_modules/@agentclientprotocol/sdk").exists(),
         "the ACP TypeScript SDK is not installed: run `make acp-deps`"
     );
-    let cmd = sb.odek(server_url);
-    let mut node = std::process::Command::new("node");
-    node.env_clear()
-        .envs(
-            cmd.get_envs()
-                .filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned()))),
-        )
-        .envs(env.iter().copied())
-        .current_dir(&sb.work)
-        .arg(root.join("client.mjs"))
-        .arg(odek_binary())
-        .arg("acp")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let mut child = node.spawn().expect("node");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(scenario.to_string().as_bytes())
-        .expect("scenario");
-    let out = tokio::task::spawn_blocking(move || child.wait_with_output())
-        .await
-        .expect("join")
-        .expect("the client ran");
-    assert!(
-        out.status.success(),
-        "the client failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not the client's report ({e}): {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
+    let args = [
+        root.join("client.mjs").into_os_string(),
+        odek_binary().into_os_string(),
+        "acp".into(),
+    ];
+    run_external_client(sb, server_url, "node", &args, env, &scenario).await
 }
 
 /// The log's entries of `kind` (`update`, `permission`, `stop`, `error`, …).

@@ -25,8 +25,8 @@ fn events_of(out: &std::process::Output, kind: &str) -> Vec<Value> {
         .collect()
 }
 
-/// The result of the request's last tool call.
-fn last_result(request: &Value) -> String {
+/// The result of the request's last tool call, as the model reads it (still wrapped).
+fn last_wrapped_result(request: &Value) -> String {
     tool_results(request).pop().unwrap_or_default()
 }
 
@@ -59,29 +59,29 @@ async fn the_model_starts_a_server_reads_its_log_after_a_request_and_stops_it() 
     let out = output(cmd).await;
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let requests = server.requests();
-    let started = &last_result(&requests[1]);
+    let started = &last_wrapped_result(&requests[1]);
     assert!(
         started.contains("Started background job 1"),
         "{started}\n{}",
         show(&out)
     );
     assert!(
-        last_result(&requests[2]).contains("status 200"),
+        last_wrapped_result(&requests[2]).contains("status 200"),
         "{:?}",
         tool_results(&requests[2])
     );
-    let log = unwrap_untrusted(&last_result(&requests[3]));
+    let log = unwrap_untrusted(&last_wrapped_result(&requests[3]));
     assert!(
         log.contains("job 1 · running for") && log.contains("\"GET / HTTP/1.1\" 200"),
         "{log}"
     );
     assert!(log.contains("bytes 0–"), "{log}");
-    let listed = &last_result(&requests[4]);
+    let listed = &last_wrapped_result(&requests[4]);
     assert!(
         listed.contains("job 1 · running for") && listed.contains("http.server"),
         "{listed}"
     );
-    let stopped = &last_result(&requests[5]);
+    let stopped = &last_wrapped_result(&requests[5]);
     assert!(
         stopped.starts_with("Stopped. job 1 · stopped after"),
         "{stopped}"
@@ -303,7 +303,7 @@ async fn a_read_at_an_offset_inside_a_secret_shows_none_of_it() {
     cmd.args(["run", "read the job"]);
     let out = output(cmd).await;
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
-    let read = last_result(&server.requests()[3]);
+    let read = last_wrapped_result(&server.requests()[3]);
     assert!(read.contains("end"), "{read}");
     for half in [&token[..20], &token[20..]] {
         assert!(!read.contains(half), "a part of the secret in: {read}");

@@ -3,15 +3,6 @@
 use crate::support::*;
 use serde_json::{Value, json};
 
-fn parse_lines(text: &str) -> Vec<Value> {
-    text.lines()
-        .map(|l| {
-            serde_json::from_str::<Value>(l)
-                .unwrap_or_else(|e| panic!("not a JSON line ({e}): {l}"))
-        })
-        .collect()
-}
-
 fn types(events: &[Value]) -> Vec<String> {
     events
         .iter()
@@ -58,7 +49,7 @@ async fn stdout_carries_only_events_and_the_answer_moves_to_stderr() {
     cmd.args(["run", "--events-jsonl", "-", "say hi"]);
     let out = output(cmd).await;
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
-    let events = parse_lines(&String::from_utf8_lossy(&out.stdout));
+    let events = event_lines(&String::from_utf8_lossy(&out.stdout));
     assert_envelope(&events);
     assert!(String::from_utf8_lossy(&out.stderr).contains("final answer"));
     let t = types(&events);
@@ -131,7 +122,7 @@ async fn parallel_plan_calls_give_gapless_versions_and_no_titles() {
         !text.contains(title) && !text.contains(note) && !text.contains("waiting"),
         "titles/notes leaked:\n{text}"
     );
-    let events = parse_lines(&text);
+    let events = event_lines(&text);
     assert_envelope(&events);
     let plan: Vec<&Value> = events
         .iter()
@@ -191,7 +182,7 @@ async fn secrets_in_arguments_and_results_never_reach_the_stream() {
         !stdout.contains(key),
         "secret in the event stream:\n{stdout}"
     );
-    let events = parse_lines(&stdout);
+    let events = event_lines(&stdout);
     let started = events
         .iter()
         .find(|e| e["type"] == "tool_call_started")
@@ -232,7 +223,7 @@ async fn budget_exhaustion_emits_budget_exceeded_then_run_failed_and_exits_4() {
     ]);
     let out = output(cmd).await;
     assert_eq!(out.status.code(), Some(4), "{}", show(&out));
-    let events = parse_lines(&String::from_utf8_lossy(&out.stdout));
+    let events = event_lines(&String::from_utf8_lossy(&out.stdout));
     assert_envelope(&events);
     let t = types(&events);
     let budget = t
@@ -264,7 +255,7 @@ async fn model_error_ends_with_run_failed() {
     cmd.args(["run", "--events-jsonl", "-", "x"]);
     let out = output(cmd).await;
     assert_eq!(out.status.code(), Some(1));
-    let events = parse_lines(&String::from_utf8_lossy(&out.stdout));
+    let events = event_lines(&String::from_utf8_lossy(&out.stdout));
     assert_envelope(&events);
     let last = events.last().expect("last");
     assert_eq!(last["type"], "run_failed");
@@ -305,7 +296,7 @@ async fn ctrl_c_still_ends_the_file_with_run_failed() {
         .await
         .expect("join");
     assert_eq!(out.status.code(), Some(130), "{}", show(&out));
-    let events = parse_lines(&read(&events_path));
+    let events = event_lines(&read(&events_path));
     assert_envelope(&events);
     let last = events.last().expect("last");
     assert_eq!(last["type"], "run_failed");

@@ -33,10 +33,6 @@ fn block(request: &Value) -> Option<String> {
     (m["role"] == "system" && c.starts_with(HEADER)).then(|| c.to_string())
 }
 
-fn stdout(out: &std::process::Output) -> String {
-    String::from_utf8_lossy(&out.stdout).to_string()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fact_added_in_one_session_is_in_the_next_sessions_first_request_frozen_for_its_turn() {
     let sb = Sandbox::new();

@@ -31,13 +31,6 @@ fn without_plan(request: &Value) -> Vec<Value> {
         .collect()
 }
 
-fn events(path: &std::path::Path) -> Vec<Value> {
-    read(path)
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("event line"))
-        .collect()
-}
-
 /// `odek run --events-jsonl <file> ARGS…`: its output and the events it wrote.
 async fn run_with_events(
     sb: &Sandbox,
@@ -48,7 +41,7 @@ async fn run_with_events(
     let mut cmd = sb.odek(&server.base_url());
     cmd.arg("run").arg("--events-jsonl").arg(&path).args(args);
     let out = output(cmd).await;
-    (out, events(&path))
+    (out, event_lines(&read(&path)))
 }
 
 /// The data of the run's terminal event, which must be the last event and of `kind`.
@@ -60,27 +53,6 @@ fn terminal<'a>(events: &'a [Value], kind: &str) -> &'a Value {
 
 fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
     events.iter().filter(|e| e["type"] == kind).collect()
-}
-
-/// The one session file in the sandbox's home.
-fn only_session(sb: &Sandbox) -> Value {
-    serde_json::from_str(&read(session_path(sb))).expect("session JSON")
-}
-
-/// The path of the one session file in the sandbox's home.
-fn session_path(sb: &Sandbox) -> std::path::PathBuf {
-    let dir = sb.home.join("sessions");
-    let files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("sessions dir")
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| {
-            p.extension().is_some_and(|x| x == "json")
-                && p.file_name().is_some_and(|n| n != "index.json")
-        })
-        .collect();
-    assert_eq!(files.len(), 1, "{files:?}");
-    files[0].clone()
 }
 
 fn create(steps: &[&str]) -> Reply {
@@ -199,7 +171,7 @@ async fn a_continued_session_keeps_its_prompt_and_tools_so_the_prefix_holds() {
 
     // Minutes pass between turns in real use, and the date line of the system prompt has
     // them: mark the saved prompt, so a rebuilt one would show.
-    let path = session_path(&sb);
+    let path = only_session_path(&sb);
     let mut session: Value = serde_json::from_str(&read(&path)).expect("session");
     let prompt = session["messages"][0]["content"].as_str().expect("prompt");
     let marked = prompt.replace("- Date: ", "- Date (as saved): ");

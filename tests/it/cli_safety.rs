@@ -50,11 +50,6 @@ impl Layout {
     }
 }
 
-/// The newest tool result a request carries, unwrapped.
-fn last_result(request: &Value) -> String {
-    unwrap_untrusted(tool_results(request).last().expect("a tool result"))
-}
-
 fn shell(command: &str) -> (&'static str, Value) {
     ("shell", json!({"command": command}))
 }

@@ -11,10 +11,6 @@ fn schedule(sb: &Sandbox, base_url: &str, args: &[&str]) -> std::process::Output
     cmd.output().expect("runs")
 }
 
-fn stdout(out: &std::process::Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 #[test]
 fn adding_checks_everything_and_the_list_shows_the_next_run_and_policy() {
     let sb = Sandbox::new();

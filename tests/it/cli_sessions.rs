@@ -3,29 +3,6 @@
 use crate::support::*;
 use serde_json::{Value, json};
 
-fn session_files(sb: &Sandbox) -> Vec<std::path::PathBuf> {
-    let dir = sb.home.join("sessions");
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return Vec::new();
-    };
-    let mut files: Vec<_> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| {
-            p.extension().is_some_and(|e| e == "json")
-                && p.file_name().is_some_and(|n| n != "index.json")
-        })
-        .collect();
-    files.sort();
-    files
-}
-
-fn only_session(sb: &Sandbox) -> Value {
-    let files = session_files(sb);
-    assert_eq!(files.len(), 1, "{files:?}");
-    serde_json::from_str(&read(&files[0])).expect("session parses")
-}
-
 async fn odek_ok(sb: &Sandbox, server: &ScriptedServer, args: &[&str]) -> std::process::Output {
     let mut cmd = sb.odek(&server.base_url());
     cmd.args(args);

@@ -35,10 +35,6 @@ fn odek_skill(sb: &Sandbox, args: &[&str]) -> std::process::Output {
     cmd.output().expect("runs")
 }
 
-fn stdout(out: &std::process::Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn skills_of_all_three_places_are_listed_shadowed_or_skipped_with_a_warning() {
     let server = ScriptedServer::start(vec![text("done")]).await;

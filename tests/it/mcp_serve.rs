@@ -6,16 +6,6 @@ use serde_json::{Value, json};
 
 use crate::support::*;
 
-/// The Python of the SDK's virtual environment.
-fn python() -> std::path::PathBuf {
-    let venv = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/.venv/bin/python");
-    assert!(
-        venv.exists(),
-        "the MCP Python SDK is not installed: run `make mcp-py-deps`"
-    );
-    venv
-}
-
 /// Runs the Python client against `odek mcp serve ARGS` with these calls; its report.
 async fn client(sb: &Sandbox, server: &ScriptedServer, args: &[&str], calls: Value) -> Value {
     // The client starts odek itself: the program becomes its first argument.
@@ -50,44 +40,10 @@ async fn run_client(
     calls: Value,
 ) -> Value {
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py");
-    let cmd = sb.odek(&server.base_url());
-    let mut py = std::process::Command::new(python());
-    py.env_clear()
-        .envs(
-            cmd.get_envs()
-                .filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned()))),
-        )
-        .envs(env.iter().copied())
-        .current_dir(&sb.work)
-        .arg(script)
-        .args(target)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let mut child = py.spawn().expect("python");
-    {
-        use std::io::Write;
-        let mut stdin = child.stdin.take().expect("stdin");
-        stdin
-            .write_all(calls.to_string().as_bytes())
-            .expect("calls");
-    }
-    let out = tokio::task::spawn_blocking(move || child.wait_with_output())
-        .await
-        .expect("join")
-        .expect("the client ran");
-    assert!(
-        out.status.success(),
-        "the client failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not the client's report ({e}): {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
+    let mut args = vec![script.into_os_string()];
+    args.extend(target.iter().cloned());
+    let python = venv_python("the MCP Python SDK is");
+    run_external_client(sb, &server.base_url(), python, &args, env, &calls).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -376,16 +376,6 @@ async fn provider_settings_have_sources_and_a_project_cannot_set_them() {
     );
 }
 
-/// The Python of the test virtual environment (the official SDKs).
-fn sdk_python() -> std::path::PathBuf {
-    let venv = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/.venv/bin/python");
-    assert!(
-        venv.exists(),
-        "the official SDKs are not installed: run `make mcp-py-deps`"
-    );
-    venv
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_official_anthropic_sdk_reads_every_answer_the_scripted_server_sends() {
     let call = tools_with_text(
@@ -412,7 +402,7 @@ async fn the_official_anthropic_sdk_reads_every_answer_the_scripted_server_sends
     let root = server.base_url().trim_end_matches("/v1").to_string();
     let script =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sdk/anthropic_reader.py");
-    let mut cmd = std::process::Command::new(sdk_python());
+    let mut cmd = std::process::Command::new(venv_python("the official SDKs are"));
     cmd.arg(script).arg(&root).arg("6");
     let out = output(cmd).await;
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
@@ -726,7 +716,7 @@ async fn the_official_openai_sdk_reads_every_answer_the_scripted_server_sends() 
     .await;
     let script =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sdk/openai_reader.py");
-    let mut cmd = std::process::Command::new(sdk_python());
+    let mut cmd = std::process::Command::new(venv_python("the official SDKs are"));
     cmd.arg(script).arg(server.base_url()).arg("5");
     let out = output(cmd).await;
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));

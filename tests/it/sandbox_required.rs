@@ -13,15 +13,6 @@ const SEAM: &str = "ODEK_TEST_SANDBOX_UNAVAILABLE";
 const ALLOW_ALL: &str = r#"{"dangerous": {"action": "allow"}}"#;
 const REQUIRED: &str = r#"{"dangerous": {"action": "allow"}, "sandbox_required": true}"#;
 
-/// The newest tool result a request carries, unwrapped.
-fn last_result(request: &Value) -> String {
-    unwrap_untrusted(tool_results(request).last().expect("a tool result"))
-}
-
-fn stderr(out: &std::process::Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
 /// odek's own lines of `text` that mention the seam (each sandbox warning does; a refused
 /// tool call's line on the terminal is the tool's).
 fn seam_lines(text: &str) -> Vec<&str> {

@@ -10,7 +10,7 @@ use crate::support::release::{
     publish_latest, release_dir,
 };
 use crate::support::{
-    Sandbox, ScriptedServer, odek_binary, output, show, text, tool_results, tools,
+    Sandbox, ScriptedServer, odek_binary, output, show, stderr, stdout, text, tool_results, tools,
 };
 
 /// True when the `minisign` CLI is installed (the checks against it are skipped otherwise).
@@ -294,14 +294,6 @@ impl Installed {
             .collect();
         assert_eq!(left, ["odek"], "temporary files left behind");
     }
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 #[test]

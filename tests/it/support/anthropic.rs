@@ -7,48 +7,44 @@
 use serde_json::{Value, json};
 use wiremock::ResponseTemplate;
 
-use super::{Reply, USAGE_KEY};
+use super::{Reply, USAGE_KEY, WireFormat, event_stream};
 
 /// Where a scripted message keeps the thinking blocks it answers with (never sent as is).
 pub const THINKING_KEY: &str = "__thinking";
 
 /// A scripted answer with these thinking blocks before its text and calls.
 pub fn with_thinking(reply: Reply, blocks: Value) -> Reply {
-    match reply {
-        Reply::Message(mut m) => {
-            m[THINKING_KEY] = blocks;
-            Reply::Message(m)
-        }
-        other => other,
-    }
+    super::with_field(reply, THINKING_KEY, blocks)
 }
 
-/// `reply` as Anthropic answers it.
-pub fn render(reply: Reply, stream: bool) -> ResponseTemplate {
-    match reply {
-        Reply::Delayed(d, inner) => render(*inner, stream).set_delay(d),
-        Reply::Held(hold, inner) => {
-            hold.wait();
-            render(*inner, stream)
+/// Anthropic's Messages.
+pub struct Anthropic;
+
+impl WireFormat for Anthropic {
+    fn message(message: &Value, stream: bool) -> ResponseTemplate {
+        answer(message, stop_reason(message), stream)
+    }
+
+    fn cut_off(message: &Value, stream: bool) -> ResponseTemplate {
+        answer(message, "max_tokens", stream)
+    }
+
+    fn pieces(parts: Vec<String>, stream: bool) -> ResponseTemplate {
+        if !stream {
+            return answer(
+                &json!({"role": "assistant", "content": parts.concat()}),
+                "end_turn",
+                false,
+            );
         }
-        Reply::Status(..) => super::render(reply, stream),
-        Reply::Message(message) => answer(&message, stop_reason(&message), stream),
-        Reply::CutOff(message) => answer(&message, "max_tokens", stream),
-        Reply::Pieces(parts) if stream => {
-            let mut events = vec![message_start(&json!({}))];
-            events.push(json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}));
-            for part in &parts {
-                events.push(json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": part}}));
-            }
-            events.push(json!({"type": "content_block_stop", "index": 0}));
-            events.extend(end("end_turn", &json!({})));
-            event_stream(&events)
+        let mut events = vec![message_start(&json!({}))];
+        events.push(json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}));
+        for part in &parts {
+            events.push(json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": part}}));
         }
-        Reply::Pieces(parts) => answer(
-            &json!({"role": "assistant", "content": parts.concat()}),
-            "end_turn",
-            false,
-        ),
+        events.push(json!({"type": "content_block_stop", "index": 0}));
+        events.extend(end("end_turn", &json!({})));
+        event_stream(&events)
     }
 }
 
@@ -182,16 +178,6 @@ fn block_pieces(block: &Value) -> (Value, Vec<Value>) {
         // Blocks that arrive whole (`redacted_thinking`).
         _ => (block.clone(), Vec::new()),
     }
-}
-
-/// `events` as an SSE body.
-pub fn event_stream(events: &[Value]) -> ResponseTemplate {
-    let mut body = String::new();
-    for event in events {
-        let name = event["type"].as_str().unwrap_or("message");
-        body.push_str(&format!("event: {name}\ndata: {event}\n\n"));
-    }
-    ResponseTemplate::new(200).set_body_raw(body, "text/event-stream")
 }
 
 /// The text of the last user turn of an Anthropic request (its text blocks).

@@ -14,12 +14,14 @@ use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate, matchers};
 
 pub mod anthropic;
 pub mod browser;
+mod external;
 mod fault;
 pub mod keyed;
 pub mod release;
 pub mod responses;
 pub mod serve;
 pub mod telegram;
+pub use external::{run_external_client, venv_python};
 #[allow(unused_imports)] // not every test file breaks answers
 pub use fault::{Fault, FaultServer};
 
@@ -173,9 +175,9 @@ struct Responder(Arc<Script>, Wire);
 impl Responder {
     fn render(&self, reply: Reply, stream: bool) -> ResponseTemplate {
         match self.1 {
-            Wire::Chat => render(reply, stream),
-            Wire::Anthropic => anthropic::render(reply, stream),
-            Wire::Responses => responses::render(reply, stream),
+            Wire::Chat => render_as::<Chat>(reply, stream),
+            Wire::Anthropic => render_as::<anthropic::Anthropic>(reply, stream),
+            Wire::Responses => render_as::<responses::Responses>(reply, stream),
         }
     }
 }
@@ -264,12 +266,24 @@ fn is_side_call(body: &Value) -> bool {
         && system.is_some_and(|c| c.starts_with("You are a compaction assistant"))
 }
 
-fn render(reply: Reply, stream: bool) -> ResponseTemplate {
+/// How one wire format answers the replies it renders its own way; [`render_as`] answers
+/// those every wire answers alike (a delay, a hold, a raw status).
+trait WireFormat {
+    /// A scripted message, as one body or streamed.
+    fn message(message: &Value, stream: bool) -> ResponseTemplate;
+    /// A message cut by the output limit.
+    fn cut_off(message: &Value, stream: bool) -> ResponseTemplate;
+    /// A text that streams in exactly these pieces (unstreamed, their concatenation).
+    fn pieces(parts: Vec<String>, stream: bool) -> ResponseTemplate;
+}
+
+/// `reply` as the wire format `W` answers it.
+fn render_as<W: WireFormat>(reply: Reply, stream: bool) -> ResponseTemplate {
     match reply {
-        Reply::Delayed(d, inner) => render(*inner, stream).set_delay(d),
+        Reply::Delayed(d, inner) => render_as::<W>(*inner, stream).set_delay(d),
         Reply::Held(hold, inner) => {
             hold.wait();
-            render(*inner, stream)
+            render_as::<W>(*inner, stream)
         }
         Reply::Status(code, headers, body) => {
             let kind = headers
@@ -285,25 +299,64 @@ fn render(reply: Reply, stream: bool) -> ResponseTemplate {
             }
             t
         }
-        Reply::Message(message) => answer(&message, finish_reason(&message), stream),
-        Reply::CutOff(message) => answer(&message, "length", stream),
-        Reply::Pieces(parts) if stream => {
-            let mut body = String::new();
-            let role = json!({"choices": [{"index": 0, "delta": {"role": "assistant"}}]});
-            body.push_str(&format!("data: {role}\n\n"));
-            for part in &parts {
-                let chunk = json!({"choices": [{"index": 0, "delta": {"content": part}}]});
-                body.push_str(&format!("data: {chunk}\n\n"));
-            }
-            let end = json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
-            body.push_str(&format!("data: {end}\n\ndata: [DONE]\n\n"));
-            ResponseTemplate::new(200).set_body_raw(body, "text/event-stream")
+        Reply::Message(message) => W::message(&message, stream),
+        Reply::CutOff(message) => W::cut_off(&message, stream),
+        Reply::Pieces(parts) => W::pieces(parts, stream),
+    }
+}
+
+/// A scripted message with `value` under `key` (a format's extra blocks, such as thinking or
+/// reasoning); other replies as they are.
+fn with_field(reply: Reply, key: &str, value: Value) -> Reply {
+    match reply {
+        Reply::Message(mut m) => {
+            m[key] = value;
+            Reply::Message(m)
         }
-        Reply::Pieces(parts) => answer(
-            &json!({"role": "assistant", "content": parts.concat()}),
-            "stop",
-            false,
-        ),
+        other => other,
+    }
+}
+
+/// `events` as an SSE body of named events (Anthropic's and the Responses API's streams).
+fn event_stream(events: &[Value]) -> ResponseTemplate {
+    let mut body = String::new();
+    for event in events {
+        let name = event["type"].as_str().unwrap_or("message");
+        body.push_str(&format!("event: {name}\ndata: {event}\n\n"));
+    }
+    ResponseTemplate::new(200).set_body_raw(body, "text/event-stream")
+}
+
+/// OpenAI's Chat Completions.
+struct Chat;
+
+impl WireFormat for Chat {
+    fn message(message: &Value, stream: bool) -> ResponseTemplate {
+        answer(message, finish_reason(message), stream)
+    }
+
+    fn cut_off(message: &Value, stream: bool) -> ResponseTemplate {
+        answer(message, "length", stream)
+    }
+
+    fn pieces(parts: Vec<String>, stream: bool) -> ResponseTemplate {
+        if !stream {
+            return answer(
+                &json!({"role": "assistant", "content": parts.concat()}),
+                "stop",
+                false,
+            );
+        }
+        let mut body = String::new();
+        let role = json!({"choices": [{"index": 0, "delta": {"role": "assistant"}}]});
+        body.push_str(&format!("data: {role}\n\n"));
+        for part in &parts {
+            let chunk = json!({"choices": [{"index": 0, "delta": {"content": part}}]});
+            body.push_str(&format!("data: {chunk}\n\n"));
+        }
+        let end = json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
+        body.push_str(&format!("data: {end}\n\ndata: [DONE]\n\n"));
+        ResponseTemplate::new(200).set_body_raw(body, "text/event-stream")
     }
 }
 
@@ -726,9 +779,65 @@ pub fn show(out: &std::process::Output) -> String {
     )
 }
 
+/// What the process printed on standard output, as text.
+pub fn stdout(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// What the process printed on standard error, as text.
+pub fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The JSON lines of an event stream (`--events-jsonl`, or stdout with `--json`); fails on a
+/// line that is not JSON.
+pub fn event_lines(text: &str) -> Vec<Value> {
+    text.lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l)
+                .unwrap_or_else(|e| panic!("not a JSON line ({e}): {l}"))
+        })
+        .collect()
+}
+
 /// Path helper.
 pub fn read(path: impl AsRef<Path>) -> String {
     std::fs::read_to_string(path).expect("read")
+}
+
+/// The session files in the sandbox's home (`<home>/sessions/<id>.json`, not the index),
+/// sorted; none when the folder does not exist.
+pub fn session_files(sb: &Sandbox) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(sb.home.join("sessions")) else {
+        return Vec::new();
+    };
+    let mut files: Vec<_> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            p.extension().is_some_and(|e| e == "json")
+                && p.file_name().is_some_and(|n| n != "index.json")
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// The path of the one session file in the sandbox's home (fails unless there is exactly one).
+pub fn only_session_path(sb: &Sandbox) -> PathBuf {
+    let files = session_files(sb);
+    assert_eq!(files.len(), 1, "{files:?}");
+    files[0].clone()
+}
+
+/// The one session in the sandbox's home, parsed (fails unless there is exactly one).
+pub fn only_session(sb: &Sandbox) -> Value {
+    serde_json::from_str(&read(only_session_path(sb))).expect("session parses")
+}
+
+/// The newest tool result a request carries, unwrapped.
+pub fn last_result(request: &Value) -> String {
+    unwrap_untrusted(tool_results(request).last().expect("a tool result"))
 }
 
 /// Fails when a tool result in `messages` answers no call of an earlier assistant message.

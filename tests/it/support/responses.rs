@@ -7,38 +7,31 @@
 use serde_json::{Value, json};
 use wiremock::ResponseTemplate;
 
-use super::{Reply, USAGE_KEY};
+use super::{Reply, USAGE_KEY, WireFormat, event_stream};
 
 /// Where a scripted message keeps the reasoning items it answers with.
 pub const REASONING_KEY: &str = "__reasoning";
 
 /// A scripted answer with these reasoning items before its text and calls.
 pub fn with_reasoning(reply: Reply, items: Value) -> Reply {
-    match reply {
-        Reply::Message(mut m) => {
-            m[REASONING_KEY] = items;
-            Reply::Message(m)
-        }
-        other => other,
-    }
+    super::with_field(reply, REASONING_KEY, items)
 }
 
-/// `reply` as the Responses API answers it.
-pub fn render(reply: Reply, stream: bool) -> ResponseTemplate {
-    match reply {
-        Reply::Delayed(d, inner) => render(*inner, stream).set_delay(d),
-        Reply::Held(hold, inner) => {
-            hold.wait();
-            render(*inner, stream)
-        }
-        Reply::Status(..) => super::render(reply, stream),
-        Reply::Message(message) => answer(&message, None, stream),
-        Reply::CutOff(message) => answer(&message, Some("max_output_tokens"), stream),
-        Reply::Pieces(parts) => {
-            let message =
-                json!({"role": "assistant", "content": parts.concat(), "__pieces": parts});
-            answer(&message, None, stream)
-        }
+/// OpenAI's Responses API.
+pub struct Responses;
+
+impl WireFormat for Responses {
+    fn message(message: &Value, stream: bool) -> ResponseTemplate {
+        answer(message, None, stream)
+    }
+
+    fn cut_off(message: &Value, stream: bool) -> ResponseTemplate {
+        answer(message, Some("max_output_tokens"), stream)
+    }
+
+    fn pieces(parts: Vec<String>, stream: bool) -> ResponseTemplate {
+        let message = json!({"role": "assistant", "content": parts.concat(), "__pieces": parts});
+        answer(&message, None, stream)
     }
 }
 
@@ -176,16 +169,6 @@ fn deltas(message: &Value, item: &Value, index: usize) -> Vec<Value> {
         }
         _ => Vec::new(),
     }
-}
-
-/// `events` as an SSE body.
-pub fn event_stream(events: &[Value]) -> ResponseTemplate {
-    let mut body = String::new();
-    for event in events {
-        let name = event["type"].as_str().unwrap_or("message");
-        body.push_str(&format!("event: {name}\ndata: {event}\n\n"));
-    }
-    ResponseTemplate::new(200).set_body_raw(body, "text/event-stream")
 }
 
 /// Why an input item of a request would be refused, as llama-server's `/v1/responses` refuses
