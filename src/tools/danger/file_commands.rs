@@ -5,7 +5,6 @@ use super::analyzer::{Analyzer, Context, safe, write_target};
 use super::options::{self, OptionSpec};
 use super::paths::{Anchor, WorkingDirectory, is_block_device, is_root_like, normalize};
 use super::syntax::Word;
-use super::wrappers::substitute_marker;
 use crate::danger_policy::{Classification, DangerClass, classified};
 
 /// Source formatters: they rewrite files in the working tree.
@@ -111,7 +110,7 @@ impl Analyzer {
                         .unwrap_or(rest.len());
                     let inner: Vec<Word> = rest[..length]
                         .iter()
-                        .map(|w| substitute_marker(w, "{}", "$FOUND"))
+                        .map(|w| w.with_marker("{}", "$FOUND"))
                         .collect();
                     if !inner.is_empty() {
                         result = result.worse(self.wrapped_command(&inner, context));
@@ -145,7 +144,7 @@ impl Analyzer {
             .unwrap_or(rest.len());
         let inner: Vec<Word> = rest[..length]
             .iter()
-            .map(|w| substitute_marker(w, "{}", "$FOUND"))
+            .map(|w| w.with_marker("{}", "$FOUND"))
             .collect();
         if inner.is_empty() {
             return safe("fd only lists files");

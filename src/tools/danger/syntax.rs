@@ -56,6 +56,17 @@ impl Word {
             ..self.clone()
         }
     }
+
+    /// The word with `marker` replaced by the dynamic `replacement` (`{}` in `find -exec`,
+    /// `xargs -I`); the word itself when it holds no marker.
+    pub fn with_marker(&self, marker: &str, replacement: &str) -> Self {
+        if marker.is_empty() || !self.text.contains(marker) {
+            return self.clone();
+        }
+        let mut substituted = self.with_text(&self.text.replace(marker, replacement));
+        substituted.dynamic = true;
+        substituted
+    }
 }
 
 /// What a redirection does.

@@ -179,7 +179,7 @@ impl Analyzer {
         let words: Vec<Word> = match replace {
             Some(marker) => inner
                 .iter()
-                .map(|word| substitute_marker(word, &marker, "$XARGS"))
+                .map(|word| word.with_marker(&marker, "$XARGS"))
                 .collect(),
             None => {
                 let mut words = inner.to_vec();
@@ -445,16 +445,6 @@ fn xargs_short_replace(args: &[Word]) -> Option<String> {
                 rest.to_string()
             }
         })
-}
-
-/// `word` with `marker` replaced by the dynamic `replacement` (`{}` in `find -exec`).
-pub(super) fn substitute_marker(word: &Word, marker: &str, replacement: &str) -> Word {
-    if marker.is_empty() || !word.text.contains(marker) {
-        return word.clone();
-    }
-    let mut substituted = word.with_text(&word.text.replace(marker, replacement));
-    substituted.dynamic = true;
-    substituted
 }
 
 fn declaration(args: &[Word]) -> Classification {
