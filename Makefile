@@ -86,7 +86,7 @@ CROSS_SMOKE ?= smoke::
 CROSS_SKIP = $(addprefix --skip ,tools::danger::tests::pathological_inputs_do_not_panic \
   redact::tests::every_format_streamed_in_pieces_comes_out_as_the_whole_text_redacted \
   tools::danger::tests::brace_expanded_substitutions_are_read_within_a_budget \
-  tools::danger::bash_agreement::generated_words_split_as_bash_splits_them \
+  tools::danger::tests::bash_agreement::generated_words_split_as_bash_splits_them \
   session::store::tests::the_real_size_cap_trims_a_session_over_32_mib \
   fuzz::tests::every_target_survives_its_seeds_hostile_inputs_and_mutations)
 

@@ -165,6 +165,4 @@ pub fn command_argv0(command: &str) -> String {
 }
 
 #[cfg(test)]
-mod bash_agreement;
-#[cfg(test)]
 mod tests;

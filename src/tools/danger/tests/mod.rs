@@ -4,6 +4,8 @@ use std::path::Path;
 use proptest::prelude::*;
 
 use super::*;
+
+mod bash_agreement;
 use DangerClass::{
     Blocked, CodeExecution, Destructive, Install, LocalWrite, NetworkEgress, NetworkUpload,
     Persistence, Safe, SecretRead, SystemWrite, Unknown,

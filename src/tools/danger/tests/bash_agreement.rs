@@ -11,8 +11,8 @@
 
 use proptest::prelude::*;
 
-use super::lexer::parse_script;
-use super::syntax::Word;
+use super::super::lexer::parse_script;
+use super::super::syntax::Word;
 
 /// The home directory bash sees.
 const HOME: &str = "/h";
