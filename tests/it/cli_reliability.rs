@@ -59,16 +59,7 @@ async fn a_call_cut_off_by_the_output_limit_is_not_run_and_never_sent_back_verba
             "the raw text is in the result: {result}"
         );
         // The saved transcript holds the stand-in too, so `continue` cannot trip the server.
-        let session = std::fs::read_dir(sb.home.join("sessions"))
-            .expect("sessions")
-            .flatten()
-            .map(|e| e.path())
-            .find(|p| {
-                p.extension().is_some_and(|e| e == "json")
-                    && p.file_name().is_some_and(|n| n != "index.json")
-            })
-            .expect("a session file");
-        let saved: Value = serde_json::from_str(&read(session)).expect("json");
+        let saved = only_session(&sb);
         let saved_call = saved["messages"]
             .as_array()
             .expect("messages")
@@ -176,15 +167,8 @@ async fn run_faulty(sb: &Sandbox, server: &FaultServer, stream: bool) -> Observe
         .lines()
         .map(|l| serde_json::from_str(l).expect("event JSON"))
         .collect();
-    let dir = sb.home.join("sessions");
-    let newest = std::fs::read_dir(&dir)
-        .expect("sessions")
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.extension().is_some_and(|e| e == "json")
-                && p.file_name().is_some_and(|n| n != "index.json")
-        })
+    let newest = session_files(&sb)
+        .into_iter()
         .max_by_key(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok())
         .expect("a session file");
     let session = serde_json::from_str(&read(newest)).expect("the session loads");
@@ -489,17 +473,7 @@ async fn ctrl_c_at_the_approval_prompt_ends_a_run_with_130_and_runs_nothing() {
     assert!(!sb.work.join("ran").exists(), "the call counts as denied");
     assert_eq!(server.requests().len(), 1, "the turn ended there");
     // The saved transcript is valid: the call has its (refused) result.
-    let dir = sb.home.join("sessions");
-    let file = std::fs::read_dir(&dir)
-        .expect("sessions")
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| {
-            p.extension().is_some_and(|e| e == "json")
-                && p.file_name().is_some_and(|n| n != "index.json")
-        })
-        .expect("a session file");
-    let saved: Value = serde_json::from_str(&read(file)).expect("json");
+    let saved = only_session(&sb);
     let saved = saved["messages"].as_array().cloned().unwrap_or_default();
     assert_no_orphans(&saved);
     let result = saved

@@ -39,14 +39,7 @@ impl Layout {
     }
 
     fn session(&self) -> Value {
-        let dir = self.sb.home.join("sessions");
-        let file = std::fs::read_dir(&dir)
-            .expect("sessions")
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .find(|p| p.extension().is_some_and(|x| x == "json") && !p.ends_with("index.json"))
-            .expect("a session file");
-        serde_json::from_str(&read(file)).expect("session JSON")
+        only_session(&self.sb)
     }
 }
 
