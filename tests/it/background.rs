@@ -17,14 +17,6 @@ fn free_port() -> u16 {
         .expect("a free port")
 }
 
-fn events_of(out: &std::process::Output, kind: &str) -> Vec<Value> {
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|e| e["type"] == kind)
-        .collect()
-}
-
 /// The result of the request's last tool call, as the model reads it (still wrapped).
 fn last_wrapped_result(request: &Value) -> String {
     tool_results(request).pop().unwrap_or_default()
@@ -87,7 +79,7 @@ async fn the_model_starts_a_server_reads_its_log_after_a_request_and_stops_it() 
         "{stopped}"
     );
     assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err());
-    let finished = events_of(&out, "background_finished");
+    let finished = events_of(&stdout(&out), "background_finished");
     assert_eq!(finished.len(), 1, "{}", show(&out));
     assert_eq!(finished[0]["data"]["status"], "stopped");
     assert_eq!(finished[0]["data"]["job"], 1);
@@ -138,7 +130,7 @@ async fn a_job_that_ends_is_noticed_in_the_next_request_with_its_last_lines() {
         notice.contains("error: missing semicolon") && notice.contains("untrusted"),
         "{notice}"
     );
-    let finished = events_of(&out, "background_finished");
+    let finished = events_of(&stdout(&out), "background_finished");
     assert_eq!(finished.len(), 1, "{}", show(&out));
     assert_eq!(finished[0]["data"]["exit_code"], 3);
     assert_eq!(finished[0]["data"]["status"], "exited with status 3");

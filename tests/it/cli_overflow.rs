@@ -63,14 +63,6 @@ fn step(i: u32) -> Reply {
     )])
 }
 
-fn events_of(path: &std::path::Path, kind: &str) -> Vec<Value> {
-    read(path)
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|e| e["type"] == kind)
-        .collect()
-}
-
 fn attachment_of(request: &Value) -> String {
     messages(request)
         .iter()
@@ -108,7 +100,7 @@ async fn every_servers_wording_is_trimmed_and_the_run_finishes() {
         let reqs = server.requests();
         assert_eq!(reqs.len(), 6, "{server_name}: one retry, no server retries");
         assert!(messages(&reqs[5]).len() < messages(&reqs[4]).len());
-        let trimmed = events_of(&events, "context_trimmed");
+        let trimmed = events_of(&read(&events), "context_trimmed");
         let reason = trimmed[0]["data"]["reason"].as_str().unwrap_or_default();
         assert!(
             reason.starts_with(server_name),
@@ -158,7 +150,7 @@ async fn a_first_request_too_big_is_sent_again_with_its_attachment_shortened() {
     );
     let sent = messages(&reqs[1]);
     assert_eq!(sent.last().unwrap()["content"], task, "the task, untouched");
-    let trimmed = events_of(&events, "context_trimmed");
+    let trimmed = events_of(&read(&events), "context_trimmed");
     assert_eq!(trimmed[0]["data"]["mode"], "survival");
     assert_eq!(trimmed[0]["data"]["shortened_attachments"], 1);
 }
@@ -185,7 +177,7 @@ fn ended_with_one_overflow_error(
             && error[0].contains("set context_window (config.json or ODEK_CONTEXT_WINDOW)"),
         "{stderr}"
     );
-    let failed = events_of(events, "run_failed");
+    let failed = events_of(&read(events), "run_failed");
     assert_eq!(failed.len(), 1, "a terminal event");
     failed[0].clone()
 }
@@ -243,7 +235,7 @@ async fn an_overflow_that_trimming_cannot_cure_stops_after_three_trims() {
         "halved each time: {sizes:?}"
     );
     ended_with_one_overflow_error(&out, &events, "(Ollama wording");
-    assert_eq!(events_of(&events, "context_trimmed").len(), 3);
+    assert_eq!(events_of(&read(&events), "context_trimmed").len(), 3);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

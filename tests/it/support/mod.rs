@@ -800,6 +800,14 @@ pub fn event_lines(text: &str) -> Vec<Value> {
         .collect()
 }
 
+/// The events of type `kind` among the JSON lines of `text` (other lines skipped).
+pub fn events_of(text: &str, kind: &str) -> Vec<Value> {
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["type"] == kind)
+        .collect()
+}
+
 /// Path helper.
 pub fn read(path: impl AsRef<Path>) -> String {
     std::fs::read_to_string(path).expect("read")
