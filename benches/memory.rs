@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, criterion_group, criterion_main};
 use odek::llm::{Message, ToolCall};
 use odek::memory::facts::WriteContext;
-use odek::memory::{Budgets, Memory, Target};
+use odek::memory::{Budgets, Memory, MemoryTarget};
 use odek::redact::Redactor;
 use odek::session::{Session, SessionStore};
 
@@ -190,7 +190,11 @@ fn benches(c: &mut Criterion) {
         budgets: Budgets::default(),
     };
     for i in 0..12 {
-        let target = if i < 4 { Target::User } else { Target::Project };
+        let target = if i < 4 {
+            MemoryTarget::User
+        } else {
+            MemoryTarget::Project
+        };
         memory
             .add_fact(
                 &w,

@@ -29,8 +29,8 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
 use crate::config::LoadOptions;
-use crate::engine::{AnswerCut, RunError, RunOutcome};
 use crate::danger_policy::DangerClass;
+use crate::engine::{AnswerCut, RunError, RunOutcome};
 use crate::runtime::{Approvals, Runtime, RuntimeOptions, SessionHandle, Submission, Supervisor};
 use rpc::{Connection, Incoming, Line, RpcError, code};
 

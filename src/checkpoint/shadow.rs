@@ -21,10 +21,10 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use super::store::{hash_bytes, new_id};
-use crate::util::files::ensure_dir;
-use crate::util::timestamp::now_rfc3339;
 use super::walk::Found;
 use super::{Checkpoint, Checkpoints, FileChange, Image, RecordLine, Taken};
+use crate::util::files::ensure_dir;
+use crate::util::timestamp::now_rfc3339;
 
 /// Attributes of the shadow repository: nothing converted, filtered or re-encoded, whatever
 /// the work tree's `.gitattributes` say (`info/attributes` comes before them).

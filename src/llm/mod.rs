@@ -32,9 +32,9 @@ pub use types::{
     ChatRequest, ChatResponse, Delta, FunctionCall, ImagePart, Message, ProviderState,
     RequestMessages, Role, ToolCall, ToolDef, Usage,
 };
-pub use wire::{FORMAT_NAMES, Format, ThinkingMode};
 #[cfg(any(fuzzing, test))]
 pub use wire::fuzz_answer;
+pub use wire::{FORMAT_NAMES, Format, ThinkingMode};
 
 use async_trait::async_trait;
 

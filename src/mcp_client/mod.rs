@@ -21,9 +21,9 @@ use rmcp::service::{Peer, RunningServiceCancellationToken};
 
 use crate::config::McpServerConfig;
 pub use hub::McpHub;
-pub use tool::{McpTool, tool_name};
 #[cfg(any(fuzzing, test))]
 pub use tool::fuzz_message;
+pub use tool::{McpTool, tool_name};
 
 /// Separator between the server's name and the tool's in the names the model sees.
 pub const NAME_SEPARATOR: &str = crate::tools::catalog::MCP_SEPARATOR;

@@ -10,8 +10,8 @@ use tokio_util::sync::CancellationToken;
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate, matchers};
 
 use super::*;
-use crate::engine::NoopObserver;
 use crate::danger_policy::DangerClass;
+use crate::engine::NoopObserver;
 use crate::tools::approval::{ApprovalAnswer, ApprovalItem, Approver};
 
 /// Answers the same way for every approval prompt, and counts them.

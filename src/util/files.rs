@@ -115,7 +115,8 @@ pub fn is_temp_file_name(name: &str) -> bool {
     name.starts_with('.') && name.contains(TEMP_MARKER)
 }
 
-#[cfg(all(test, unix))]
+#[cfg(test)]
+#[cfg(unix)]
 mod tests {
     use super::*;
     use std::os::unix::fs::{MetadataExt, PermissionsExt};

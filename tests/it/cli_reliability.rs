@@ -167,7 +167,7 @@ async fn run_faulty(sb: &Sandbox, server: &FaultServer, stream: bool) -> Observe
         .lines()
         .map(|l| serde_json::from_str(l).expect("event JSON"))
         .collect();
-    let newest = session_files(&sb)
+    let newest = session_files(sb)
         .into_iter()
         .max_by_key(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok())
         .expect("a session file");
