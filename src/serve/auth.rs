@@ -113,15 +113,7 @@ fn same_origin(headers: &HeaderMap, host: &str) -> bool {
 mod tests {
     use super::*;
     use crate::serve::credentials::new_token;
-    use axum::http::HeaderValue;
-
-    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
-        let mut h = HeaderMap::new();
-        for (k, v) in pairs {
-            h.append(*k, HeaderValue::from_str(v).expect("header"));
-        }
-        h
-    }
+    use crate::serve::credentials::tests::headers;
 
     #[test]
     fn only_loopback_hosts_pass() {

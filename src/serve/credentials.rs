@@ -107,11 +107,12 @@ impl BrowserSessions {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use axum::http::HeaderValue;
 
-    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+    /// A header map of `pairs` (the guard's tests in `auth.rs` use it too).
+    pub(in crate::serve) fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
         let mut h = HeaderMap::new();
         for (k, v) in pairs {
             h.append(*k, HeaderValue::from_str(v).expect("header"));
