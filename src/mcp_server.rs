@@ -204,6 +204,7 @@ impl OdekMcpServer {
             approver: None,
             output: Arc::new(NoopObserver),
             files: None,
+            scope: Default::default(),
         };
         let turn = self.tools.turn(None, surface, &format!("mcp-{n}"))?;
         let call = ToolCall::new(
@@ -243,6 +244,7 @@ impl OdekMcpServer {
             external: vec![format!("mcp:{RUN_TASK}")],
             origin: ORIGIN_MCP,
             files: None,
+            scope: Default::default(),
         })?;
         let session_id = handle.session_id.clone();
         let watcher = tokio::spawn({

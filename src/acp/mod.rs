@@ -553,6 +553,7 @@ impl Server {
             external: input.external,
             origin: ORIGIN_ACP,
             files,
+            scope: Default::default(),
         };
         let handle = session.start(&supervisor, submission, &title)?;
         let outcome = handle.outcome().await;

@@ -246,6 +246,7 @@ async fn turn(
         external: Vec::new(),
         origin: ORIGIN_SUBAGENT,
         files: None,
+        scope: Default::default(),
     })?;
     Ok((session_id, handle.outcome().await?))
 }
@@ -455,6 +456,8 @@ mod tests {
             sandbox: None,
             planning: None,
             ask_parent: false,
+            agent: None,
+            system: None,
         }
     }
 

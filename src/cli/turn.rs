@@ -185,6 +185,7 @@ impl Setup {
                 external,
                 origin: crate::session::ORIGIN_CLI,
                 files: None,
+                scope: Default::default(),
             })?;
             let watcher = tokio::spawn(watch_signals(
                 supervisor.clone(),

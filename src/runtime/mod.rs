@@ -24,7 +24,7 @@ pub use audit::AuditLog;
 pub use process::{Process, SHUTDOWN_GRACE, StartOptions, Threads, async_runtime};
 pub use session::SessionHandle;
 pub use supervisor::{Approvals, RunHandle, Submission, Supervisor};
-pub use turn::{Surface, Turn, TurnOutcome};
+pub use turn::{Surface, Turn, TurnOutcome, TurnScope};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -76,6 +76,9 @@ pub struct Submission {
     pub origin: &'static str,
     /// The editor's files, when the surface is an editor that offers them (`odek acp`).
     pub files: Option<Arc<dyn crate::tools::EditorFiles>>,
+    /// What a custom command narrows for this turn (its model, its tools); the default
+    /// narrows nothing ([`super::Runtime::expand_command`] gives a command's).
+    pub scope: super::TurnScope,
 }
 
 /// A frame for the surfaces: an [`Event`] that is an `answer_delta`, `approval_requested`
@@ -246,6 +249,7 @@ impl Supervisor {
             approver,
             output: Arc::new(Fanout(vec![submission.output, frames])),
             files: submission.files,
+            scope: submission.scope,
         };
         let turn = match submission
             .runtime

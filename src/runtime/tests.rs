@@ -148,6 +148,7 @@ async fn concurrent_turns_of_two_sessions_never_share_plans_trust_or_event_ids()
         approver: Some(approver.clone() as Arc<dyn Approver>),
         output: Arc::new(NoopObserver),
         files: None,
+        scope: Default::default(),
     };
     let turn_a = runtime
         .turn(Some(&alpha), surface(&trusting), "run-alpha")
@@ -263,6 +264,7 @@ async fn a_session_runs_one_turn_at_a_time() {
                 approver: None,
                 output: Arc::new(NoopObserver),
                 files: None,
+                scope: Default::default(),
             },
             "run-1",
         )

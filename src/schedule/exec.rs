@@ -108,6 +108,7 @@ impl TurnExecutor {
             external: Vec::new(),
             origin: crate::session::ORIGIN_SCHEDULE,
             files: None,
+            scope: Default::default(),
         })?;
         let outcome = handle.outcome().await?;
         runtime.mcp().shutdown().await;

@@ -111,6 +111,7 @@ impl AppState {
             external,
             origin: crate::session::ORIGIN_SERVE,
             files: None,
+            scope: Default::default(),
         })?;
         Ok((handle.run_id, handle.session_id))
     }

@@ -93,6 +93,7 @@ fn submission(f: &Fixture, approvals: Approvals) -> Submission {
         external: Vec::new(),
         origin: "cli",
         files: None,
+        scope: Default::default(),
     }
 }
 

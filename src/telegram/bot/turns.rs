@@ -76,6 +76,7 @@ impl Bot {
             external,
             origin: crate::session::ORIGIN_TELEGRAM,
             files: None,
+            scope: Default::default(),
         }) {
             Ok(handle) => handle,
             Err(e) => {
