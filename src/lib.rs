@@ -6,6 +6,7 @@
 //! `danger_policy` and `random` are leaves.
 
 pub mod acp;
+pub mod agents;
 pub mod byte_copy;
 pub mod checkpoint;
 pub mod cli;

@@ -83,6 +83,13 @@ pub fn parse_listing(text: &str, folder: &str) -> Result<SkillFile, Rule> {
     })
 }
 
+/// The front matter of `text` as a mapping (its shape checked, parsed once per process) and
+/// the body after it: what other Markdown files with front matter (agent files) read.
+pub fn front_matter(text: &str) -> Result<(Mapping, &str), Rule> {
+    let (yaml, body) = split(text)?;
+    Ok((mapping(yaml)?, body))
+}
+
 /// The `name` the front matter of `text` declares, when it parses and has one.
 pub fn declared_name(text: &str) -> Option<String> {
     let (yaml, _) = split(text).ok()?;

@@ -7,6 +7,7 @@ mod batch_patch;
 mod batch_read;
 pub mod catalog;
 mod clarify;
+pub mod claude_names;
 mod command;
 pub mod danger;
 mod glob;
