@@ -11,6 +11,7 @@ pub mod byte_copy;
 pub mod checkpoint;
 pub mod cli;
 pub mod code_pages;
+pub mod commands;
 pub mod config;
 pub mod danger_policy;
 pub mod engine;

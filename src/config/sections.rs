@@ -19,6 +19,13 @@ pub struct SchedulesConfig {
     pub delivery_retry_ms: u64,
 }
 
+/// The `commands` section: custom slash commands (see docs/COMMANDS.md).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CommandsConfig {
+    /// Also read the project's `.claude/commands/` (Claude Code's custom commands).
+    pub import_claude: bool,
+}
+
 /// The `skills` section.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SkillsConfig {

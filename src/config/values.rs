@@ -109,6 +109,8 @@ pub struct Config {
     pub memory: MemoryConfig,
     /// Skills in the `SKILL.md` format (see docs/SKILLS.md).
     pub skills: SkillsConfig,
+    /// Custom slash commands (see docs/COMMANDS.md).
+    pub commands: super::sections::CommandsConfig,
     /// Scheduled jobs (see docs/SCHEDULES.md).
     pub schedules: SchedulesConfig,
 }
@@ -275,6 +277,9 @@ impl Default for Config {
                 dirs: Vec::new(),
                 max_listed: 50,
                 max_auto_chars: 8000,
+            },
+            commands: super::sections::CommandsConfig {
+                import_claude: true,
             },
             schedules: SchedulesConfig {
                 runner: "any".into(),

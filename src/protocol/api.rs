@@ -640,6 +640,53 @@ pub struct BrokenSkill {
     pub rule: String,
 }
 
+/// One custom slash command (`odek commands list --json`; see docs/COMMANDS.md).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CommandView {
+    /// Its name, without the slash (`review`, `frontend:build`).
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// What to type after the name, when its file says.
+    pub argument_hint: Option<String>,
+    /// Where it comes from: `user`, `project`, `claude` or `skill`.
+    pub source: &'static str,
+    /// Its file (a skill's folder).
+    pub path: String,
+    /// The model it asks, when it sets one.
+    pub model: Option<String>,
+    /// Its `allowed-tools` as written, when it sets them.
+    pub allowed_tools: Option<Vec<String>>,
+    /// True when it runs now (false: a project command that narrows and is not trusted).
+    pub runnable: bool,
+    /// In words: runs, or what to review and run first.
+    pub status: String,
+}
+
+/// A command file hidden by a built-in command or a command of the same name.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ShadowedCommand {
+    /// Its name.
+    pub name: String,
+    /// Where it comes from.
+    pub source: &'static str,
+    /// Its file.
+    pub path: String,
+    /// What hides it, in words (`the built-in /undo`, `/review in …`).
+    pub by: String,
+}
+
+/// `odek commands list --json`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CommandList {
+    /// The commands, sorted by name.
+    pub commands: Vec<CommandView>,
+    /// The hidden ones.
+    pub shadowed: Vec<ShadowedCommand>,
+    /// Files skipped and why, one line each.
+    pub warnings: Vec<String>,
+}
+
 /// `GET /api/models`: what the web UI's model picker offers.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ModelList {

@@ -10,6 +10,7 @@
 //! session's lock. A surface supplies only its approver and its output ([`Surface`]).
 
 mod audit;
+mod commands;
 mod memory;
 mod notify;
 mod pending;
@@ -21,6 +22,7 @@ pub mod supervisor;
 mod turn;
 
 pub use audit::AuditLog;
+pub use commands::Invocation;
 pub use process::{Process, SHUTDOWN_GRACE, StartOptions, Threads, async_runtime};
 pub use session::SessionHandle;
 pub use supervisor::{Approvals, RunHandle, Submission, Supervisor};
@@ -130,6 +132,9 @@ pub enum RuntimeError {
     /// The async runtime could not be started (out of threads or memory).
     #[error("starting the async runtime: {0}")]
     AsyncRuntime(std::io::Error),
+    /// A custom command's scope cannot be applied (its model on a replayed run).
+    #[error(transparent)]
+    Command(#[from] crate::commands::CommandError),
 }
 
 impl crate::error::Classified for RuntimeError {
@@ -143,6 +148,7 @@ impl crate::error::Classified for RuntimeError {
             RuntimeError::Session(e) => e.kind(),
             RuntimeError::TurnInProgress(_) => ErrorKind::Conflict,
             RuntimeError::AsyncRuntime(_) => ErrorKind::Io,
+            RuntimeError::Command(e) => e.kind(),
         }
     }
 
@@ -152,6 +158,7 @@ impl crate::error::Classified for RuntimeError {
             RuntimeError::Tools(e) => e.hint(),
             RuntimeError::Hooks(e) => e.hint(),
             RuntimeError::Session(e) => e.hint(),
+            RuntimeError::Command(e) => e.hint(),
             RuntimeError::TurnInProgress(_) => {
                 Some("wait for its turn to end, or start a new session (odek run)")
             }
@@ -204,6 +211,8 @@ pub struct Runtime {
     /// The skills found when the runtime was built (for its warnings), and when: handed to
     /// a first turn that starts right after, so a one-turn run reads them once.
     found_skills: std::sync::Mutex<Option<(std::time::Instant, Arc<crate::skills::Catalog>)>>,
+    /// The models custom commands asked for, by name (see `commands.rs`).
+    scoped_models: commands::ScopedModels,
 }
 
 impl Runtime {
@@ -249,6 +258,9 @@ impl Runtime {
             global_config,
             home: opts.home,
             found_skills: std::sync::Mutex::default(),
+            scoped_models: commands::ScopedModels::new(
+                matches!(opts.model_source, ModelSource::Http) && opts.record.is_none(),
+            ),
         };
         if let Some(catalog) = runtime.skills_catalog() {
             runtime.warnings.extend(catalog.warnings());

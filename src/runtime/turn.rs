@@ -99,6 +99,7 @@ impl Runtime {
         });
         side.extend(events_observer.clone());
         let surface_files = surface.files.clone();
+        let model = self.model_for(&surface.scope)?;
         let observer: Arc<dyn Observer> = Arc::new(Fanout([vec![surface.output], side].concat()));
         let selection = tool_selection(&self.config);
         let plan = self.plan_store(events.as_ref());
@@ -113,13 +114,21 @@ impl Runtime {
         let parts = RegistryParts {
             plan: plan.clone(),
             asker: approver.clone(),
-            delegate: self.delegate_tool(session, approver.clone()),
+            delegate: self.delegate_tool(
+                session,
+                approver.clone(),
+                self.child_tools(&surface.scope),
+            ),
             memory: self.memory_tools(session.map(|s| s.id()), &taint),
             skills: self.skill_tools(skills.as_ref()),
             jobs: jobs.clone(),
             ..self.registry_parts()
         };
         let tools = build_registry(&selection, parts).map_err(RuntimeError::Tools)?;
+        let tools = super::commands::narrow_tools(tools, surface.scope.tools.as_deref());
+        let mut settings = self.engine_settings();
+        settings.budgets.price =
+            crate::llm::pricing::price_for(model.model_name(), &self.config.pricing);
         let trust = session.map_or_else(|| Arc::new(TrustSet::default()), |s| s.trust().clone());
         let gate = Gate::new(
             self.config.dangerous.clone(),
@@ -129,13 +138,13 @@ impl Runtime {
         )
         .with_redactor(self.redactor.clone());
         let engine = Engine::new(EngineParts {
-            model: self.model.clone(),
+            model,
             tools: Arc::new(tools),
             gate: Arc::new(gate),
             plan,
             redactor: self.redactor.clone(),
             observer,
-            settings: self.engine_settings(),
+            settings,
             taint: taint.clone(),
             turn_block: self.turn_block(skills.as_ref()),
             checkpoints: self.checkpoints_of(session),
@@ -266,7 +275,7 @@ impl Runtime {
         let selection = tool_selection(&self.config);
         let parts = RegistryParts {
             plan: self.plan_store(None),
-            delegate: self.delegate_tool(None, None),
+            delegate: self.delegate_tool(None, None, self.config.tools.clone()),
             memory: self.memory_tools(None, &Arc::default()),
             skills: self.skill_tools(self.skills_catalog_peek().as_ref()),
             ..self.registry_parts()
@@ -288,6 +297,7 @@ impl Runtime {
         &self,
         session: Option<&Arc<SessionHandle>>,
         asker: Option<Arc<dyn Approver>>,
+        tools: crate::config::ToolsConfig,
     ) -> Option<Arc<dyn crate::tools::Tool>> {
         let s = &self.config.subagents;
         if !s.enabled || !self.can_delegate {
@@ -295,7 +305,7 @@ impl Runtime {
         }
         Some(Arc::new(DelegateTasksTool::new(DelegateSettings {
             slots: self.subagent_slots.clone(),
-            tools: self.config.tools.clone(),
+            tools,
             timeout: Duration::from_secs(s.timeout_seconds),
             max_iter: u32::try_from(s.max_iter).unwrap_or(15),
             model: self.config.model.clone(),

@@ -107,7 +107,7 @@ impl Tool for SkillLoadTool {
 
 /// What `skill_load` answers: the folder, what `allowed-tools` says, the files beside
 /// `SKILL.md`, the body.
-fn loaded(skill: &Skill, body: &str) -> String {
+pub fn loaded(skill: &Skill, body: &str) -> String {
     let mut out = format!("Skill {} — folder: {}\n", skill.name(), skill.dir.display());
     if !skill.front.allowed_tools.is_empty() {
         out.push_str(&format!(

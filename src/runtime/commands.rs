@@ -1,0 +1,166 @@
+//! Custom slash commands for every surface: the catalog as it is now, a typed `/NAME args`
+//! expanded into the prompt and the turn's [`TurnScope`], and what a turn does with a scope —
+//! the model of that name on the same endpoint, the tools narrowed (see docs/COMMANDS.md).
+//! Surfaces call [`Runtime::expand_command`] and submit the invocation's prompt with its
+//! scope; nothing here is surface-specific.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use super::{Runtime, RuntimeError, TurnScope};
+use crate::commands::{Catalog, CommandError, Places, Source};
+use crate::config::ToolsConfig;
+use crate::llm::ChatModel;
+use crate::tools::claude_names::allows;
+use crate::tools::{ToolRegistry, catalog as tool_table};
+
+/// What a typed `/NAME args` runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invocation {
+    /// The command's name, without the slash.
+    pub name: String,
+    /// Where the command comes from.
+    pub source: Source,
+    /// The user message of the turn: the command's prompt with its arguments put in.
+    pub prompt: String,
+    /// What the turn is narrowed to: pass it as `Submission::scope`.
+    pub scope: TurnScope,
+    /// Lines the surface shows before the turn (names in `allowed-tools` odek does not
+    /// know, patterns it cannot keep).
+    pub warnings: Vec<String>,
+}
+
+/// The models of this runtime's endpoint that commands asked for, built once per name.
+#[derive(Default)]
+pub(super) struct ScopedModels {
+    /// False when answers come from a replayed file or are recorded: only the configured
+    /// model is asked.
+    pub(super) endpoint: bool,
+    built: Mutex<HashMap<String, Arc<dyn ChatModel>>>,
+}
+
+impl ScopedModels {
+    /// For a runtime whose model is the endpoint's (`endpoint`) or not.
+    pub(super) fn new(endpoint: bool) -> ScopedModels {
+        ScopedModels {
+            endpoint,
+            built: Mutex::default(),
+        }
+    }
+}
+
+impl Runtime {
+    /// Where this runtime looks for commands: `<home>/commands`, the project root's
+    /// `.odek/commands` and, with `commands.import_claude`, `.claude/commands`.
+    pub fn command_places(&self) -> Places {
+        Places {
+            home: self.home.clone(),
+            project: Some(std::path::PathBuf::from(&self.project_key)),
+            import_claude: self.config.commands.import_claude,
+        }
+    }
+
+    /// The commands as they are now (files read again, trust as recorded now), with the
+    /// skills offered (none when skills are off).
+    pub fn commands(&self) -> Catalog {
+        Catalog::discover(&self.command_places(), self.skills_catalog_peek())
+    }
+
+    /// What `text` runs when it is a custom command (`/NAME args`): `Ok(None)` when it is
+    /// not one (no leading `/NAME`, a path, a built-in's name: the surface's own); an error
+    /// when the command is unknown, not trusted, or sets a model this runtime cannot ask.
+    pub fn expand_command(&self, text: &str) -> Result<Option<Invocation>, CommandError> {
+        self.expand_in(&self.commands(), text)
+    }
+
+    /// [`Runtime::expand_command`] against a catalog the surface already holds.
+    pub fn expand_in(
+        &self,
+        catalog: &Catalog,
+        text: &str,
+    ) -> Result<Option<Invocation>, CommandError> {
+        let Some(expansion) = catalog.expand(text)? else {
+            return Ok(None);
+        };
+        if let Some(model) = &expansion.model
+            && !self.scoped_models.endpoint
+            && model != &self.config.model
+        {
+            return Err(CommandError::ModelNeedsEndpoint {
+                name: expansion.name,
+                model: model.clone(),
+            });
+        }
+        Ok(Some(Invocation {
+            name: expansion.name,
+            source: expansion.source,
+            prompt: expansion.prompt,
+            scope: TurnScope {
+                model: expansion.model,
+                tools: expansion.tools,
+            },
+            warnings: expansion.warnings,
+        }))
+    }
+
+    /// The model a turn of `scope` asks: the configured one, or the scope's model on the
+    /// same endpoint and provider (built once per name).
+    pub(super) fn model_for(&self, scope: &TurnScope) -> Result<Arc<dyn ChatModel>, RuntimeError> {
+        let Some(name) = scope.model.as_deref().filter(|m| *m != self.config.model) else {
+            return Ok(self.model.clone());
+        };
+        if !self.scoped_models.endpoint {
+            return Err(RuntimeError::Command(CommandError::ModelNeedsEndpoint {
+                name: String::new(),
+                model: name.to_string(),
+            }));
+        }
+        let mut built = self
+            .scoped_models
+            .built
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(model) = built.get(name) {
+            return Ok(model.clone());
+        }
+        let mut config = self.config.clone();
+        config.model = name.to_string();
+        let model: Arc<dyn ChatModel> = Arc::new(super::http_model(&config, &self.global_config)?);
+        built.insert(name.to_string(), model.clone());
+        Ok(model)
+    }
+
+    /// What the sub-agents of a turn of `scope` may use: the configuration's selection, or,
+    /// narrowed, only the tools the scope keeps (never `delegate_tasks`: depth 1).
+    pub(super) fn child_tools(&self, scope: &TurnScope) -> ToolsConfig {
+        let Some(allowed) = &scope.tools else {
+            return self.config.tools.clone();
+        };
+        let enabled = self
+            .tool_names()
+            .into_iter()
+            .filter(|name| allows(allowed, name))
+            .filter(|name| name != tool_table::DELEGATE_TASKS.name)
+            .collect();
+        ToolsConfig {
+            enabled,
+            disabled: self.config.tools.disabled.clone(),
+        }
+    }
+}
+
+/// `tools` narrowed to what `allowed` names (odek names; `<server>__*` a whole MCP server).
+/// `plan` stays: it is odek's structure of the work, not a capability. The order is the
+/// registry's, so the tools sent keep their order.
+pub(super) fn narrow_tools(tools: ToolRegistry, allowed: Option<&[String]>) -> ToolRegistry {
+    let Some(allowed) = allowed else {
+        return tools;
+    };
+    let kept = tools
+        .names()
+        .into_iter()
+        .filter(|name| *name == tool_table::PLAN.name || allows(allowed, name))
+        .filter_map(|name| tools.get(name).cloned())
+        .collect();
+    ToolRegistry::new(kept)
+}
