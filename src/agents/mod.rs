@@ -295,6 +295,17 @@ impl Catalog {
         self.agents.iter().find(|a| a.name == name)
     }
 
+    /// Every file of the agent `name`, the winner's and the hidden ones, in precedence
+    /// order (the project's `.odek`, its `.claude`, the user's): what `odek agents trust`
+    /// chooses from.
+    pub fn all_named(&self, name: &str) -> Vec<&Agent> {
+        let hidden = self.shadowed.iter().map(|(a, _)| a);
+        let mut all: Vec<&Agent> = self.get(name).into_iter().chain(hidden).collect();
+        all.retain(|a| a.name == name);
+        all.sort_by_key(|a| a.origin as u8);
+        all
+    }
+
     /// Every agent found (the winner of each name), sorted by name.
     pub fn list(&self) -> &[Agent] {
         &self.agents

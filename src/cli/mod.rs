@@ -5,6 +5,7 @@
 //! `main` are `app.rs`, the exit codes `exit.rs`.
 
 mod acp_cmd;
+mod agents_cmd;
 mod app;
 mod audit_cmd;
 mod config_cmd;

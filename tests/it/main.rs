@@ -8,6 +8,7 @@
 mod support;
 
 mod acp;
+mod agents;
 mod background;
 mod cli_audit;
 mod cli_completions;
