@@ -21,6 +21,7 @@ pub mod events;
 pub mod fuzz;
 pub mod home;
 pub mod hooks;
+pub mod instructions;
 pub mod llm;
 pub mod mcp_client;
 pub mod mcp_server;

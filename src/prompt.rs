@@ -189,57 +189,6 @@ impl crate::error::Classified for ImageError {
     }
 }
 
-/// Why `AGENTS.md` is skipped (with a warning).
-#[derive(Debug, thiserror::Error)]
-pub enum AgentsFileError {
-    /// It could not be read.
-    #[error("{}: {source}", path.display())]
-    Unreadable {
-        /// The file.
-        path: std::path::PathBuf,
-        /// The OS error.
-        source: std::io::Error,
-    },
-    /// A symbolic link (never followed).
-    #[error("{} is a symbolic link; not reading it", path.display())]
-    Symlink {
-        /// The file.
-        path: std::path::PathBuf,
-    },
-    /// Over the size cap.
-    #[error("{} is {size} bytes, over the {MAX_CONTEXT_FILE_BYTES}-byte limit; not reading it", path.display())]
-    TooLarge {
-        /// The file.
-        path: std::path::PathBuf,
-        /// Its size.
-        size: u64,
-    },
-    /// Binary.
-    #[error("{} is not UTF-8 text; not reading it", path.display())]
-    NotText {
-        /// The file.
-        path: std::path::PathBuf,
-    },
-}
-
-impl crate::error::Classified for AgentsFileError {
-    fn kind(&self) -> crate::error::ErrorKind {
-        match self {
-            AgentsFileError::Unreadable { .. } => crate::error::ErrorKind::Io,
-            _ => crate::error::ErrorKind::Config,
-        }
-    }
-
-    fn hint(&self) -> Option<&'static str> {
-        match self {
-            AgentsFileError::Unreadable { .. } => None,
-            _ => Some(
-                "AGENTS.md must be a regular UTF-8 text file under the limit: shorten it or make it one",
-            ),
-        }
-    }
-}
-
 /// Most files one turn attaches (the REPL's `@path`, the web UI's attachments).
 pub const MAX_ATTACHED_FILES: usize = 10;
 
@@ -351,41 +300,6 @@ pub fn context_files_message(files: &[ContextFile]) -> Option<Message> {
     Some(Message::system(text))
 }
 
-/// Name of the project-instructions file read from the working directory.
-pub const AGENTS_FILE: &str = "AGENTS.md";
-
-/// The project's `AGENTS.md` as a leading injection, when present (≤ 256 KiB, not a symlink).
-/// A file that cannot be used is skipped with a warning, never silently.
-pub fn agents_message(cwd: &Path) -> Result<Option<Message>, AgentsFileError> {
-    let path = cwd.join(AGENTS_FILE);
-    let meta = match std::fs::symlink_metadata(&path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => return Err(AgentsFileError::Unreadable { path, source }),
-    };
-    if meta.file_type().is_symlink() {
-        return Err(AgentsFileError::Symlink { path });
-    }
-    if meta.len() > MAX_CONTEXT_FILE_BYTES {
-        let size = meta.len();
-        return Err(AgentsFileError::TooLarge { path, size });
-    }
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
-            return Err(AgentsFileError::NotText { path });
-        }
-        Err(source) => return Err(AgentsFileError::Unreadable { path, source }),
-    };
-    if text.trim().is_empty() {
-        return Ok(None);
-    }
-    Ok(Some(Message::system(format!(
-        "{INJECTION_PREFIX} project instructions from ./{AGENTS_FILE}; follow them where they do not conflict with the system prompt or the user]\n\n{}",
-        text.trim_end()
-    ))))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -448,25 +362,6 @@ mod tests {
             .expect("the note");
         assert!(p.find(SAFETY_RULES).expect("rules") < note);
         assert!(!system_prompt(&cfg, Path::new("/w"), None).contains("MEDIA"));
-    }
-
-    #[test]
-    fn agents_md_is_a_leading_injection_and_symlinks_are_refused() {
-        let dir = tempfile::tempdir().expect("tmp");
-        assert!(matches!(agents_message(dir.path()), Ok(None)));
-        std::fs::write(dir.path().join("AGENTS.md"), "Use tabs.\n").expect("write");
-        let m = agents_message(dir.path()).expect("ok").expect("message");
-        assert!(m.content.starts_with(INJECTION_PREFIX));
-        assert!(m.content.ends_with("Use tabs."));
-        let other = tempfile::tempdir().expect("tmp");
-        std::os::unix::fs::symlink(dir.path().join("AGENTS.md"), other.path().join("AGENTS.md"))
-            .expect("link");
-        assert!(
-            agents_message(other.path())
-                .expect_err("symlink")
-                .to_string()
-                .contains("symbolic link")
-        );
     }
 
     #[test]

@@ -155,6 +155,20 @@ fn validate(config: &Config, sources: &BTreeMap<String, Source>) -> Result<(), C
             ),
         });
     }
+    if let Some(bad) = config
+        .instructions
+        .fallbacks
+        .iter()
+        .find(|name| !is_plain_file_name(name))
+    {
+        return Err(ConfigError::InvalidValue {
+            origin: origin("instructions.fallbacks"),
+            key: "instructions.fallbacks".into(),
+            message: format!(
+                "{bad:?} is not a plain file name: give names like \"CLAUDE.md\", without `/`"
+            ),
+        });
+    }
     for (name, server) in &config.mcp_servers {
         let key = format!("mcp_servers.{name}");
         server.check(name).map_err(|e| ConfigError::InvalidValue {
@@ -171,6 +185,11 @@ fn validate(config: &Config, sources: &BTreeMap<String, Source>) -> Result<(), C
             key: "dangerous".into(),
             message: e.to_string(),
         })
+}
+
+/// A file name with no folder in it: not empty, no `/` or `\\`, not `.` or `..`.
+fn is_plain_file_name(name: &str) -> bool {
+    !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\'])
 }
 
 fn absolute(path: &Path) -> PathBuf {

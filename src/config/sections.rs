@@ -19,6 +19,15 @@ pub struct SchedulesConfig {
     pub delivery_retry_ms: u64,
 }
 
+/// The `instructions` section: the chain of instruction files (see docs/INSTRUCTIONS.md).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct InstructionsConfig {
+    /// Names read in a folder without `AGENTS.md`, the first found wins (plain names).
+    pub fallbacks: Vec<String>,
+    /// KiB of instruction files at most, all together.
+    pub max_kb: u64,
+}
+
 /// The `commands` section: custom slash commands (see docs/COMMANDS.md).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CommandsConfig {

@@ -8,10 +8,10 @@ use serde::Serialize;
 use super::mcp::McpServerConfig;
 use super::providers::{self, DEFAULT_BASE_URL, DEFAULT_MODEL};
 use super::sections::{
-    BackgroundConfig, CheckpointsConfig, EmbeddingsConfig, LimitsConfig, LlmConfig, MemoryConfig,
-    PlanningConfig, RateLimits, SandboxNetwork, SchedulesConfig, ServeConfig, SessionsConfig,
-    SkillsConfig, SubagentsConfig, TELEGRAM_API_BASE, TelegramConfig, ToolsConfig, WebConfig,
-    WebSearchConfig,
+    BackgroundConfig, CheckpointsConfig, EmbeddingsConfig, InstructionsConfig, LimitsConfig,
+    LlmConfig, MemoryConfig, PlanningConfig, RateLimits, SandboxNetwork, SchedulesConfig,
+    ServeConfig, SessionsConfig, SkillsConfig, SubagentsConfig, TELEGRAM_API_BASE, TelegramConfig,
+    ToolsConfig, WebConfig, WebSearchConfig,
 };
 use crate::danger_policy::DangerPolicy;
 use crate::plan::PlanPlacement;
@@ -61,8 +61,10 @@ pub struct Config {
     pub images: bool,
     /// Final answers as the model wrote them (no Markdown rendering on a terminal).
     pub raw: bool,
-    /// Do not read `./AGENTS.md` project instructions.
+    /// Do not read instruction files (the chain of `AGENTS.md`, its fallbacks, the global one).
     pub no_agents: bool,
+    /// The chain of instruction files: fallbacks and the cap.
+    pub instructions: InstructionsConfig,
     /// The structured plan.
     pub planning: PlanningConfig,
     /// Approval policy for dangerous tool calls.
@@ -196,6 +198,10 @@ impl Default for Config {
             raw: false,
             models: Vec::new(),
             no_agents: false,
+            instructions: InstructionsConfig {
+                fallbacks: vec!["CLAUDE.md".to_string()],
+                max_kb: 512,
+            },
             planning: PlanningConfig {
                 enabled: true,
                 max_steps: 12,

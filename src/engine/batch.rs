@@ -285,6 +285,7 @@ impl Engine {
         let permits = permits.clone();
         let taint = self.taint.clone();
         let hooks = self.hooks.clone();
+        let notes = self.notes.clone();
         async move {
             let started = Instant::now();
             let ran = verdict.is_ok() && p.args.is_ok();
@@ -322,6 +323,9 @@ impl Engine {
                 None => shaped.into_owned(),
             };
             let mut content = content;
+            if ok && let (Some(notes), Ok(args)) = (notes, &p.args) {
+                content.push_str(&redactor.redact(&result_note(notes, &p.call, args).await));
+            }
             let mut said = p.hook_context.clone();
             if ran && let Some(hooks) = &hooks {
                 said.extend(
@@ -350,6 +354,21 @@ impl Engine {
             CallResult { message, ok }
         }
     }
+}
+
+/// What the result notes add after a successful call (the nested project instructions),
+/// asked off the async threads: it may read files.
+async fn result_note(
+    notes: Arc<dyn super::parts::ResultNotes>,
+    call: &ToolCall,
+    args: &Value,
+) -> String {
+    let (tool, args) = (call.function.name.clone(), args.clone());
+    tokio::task::spawn_blocking(move || notes.note(&tool, &args))
+        .await
+        .ok()
+        .flatten()
+        .unwrap_or_default()
 }
 
 /// Runs the `PostToolUse` hooks of a call that ran: what they say for the model (a block's

@@ -29,7 +29,7 @@ mod summary;
 pub use error::RunError;
 pub use observer::{EngineEvent, Fanout, IMAGE_SOURCE, NoopObserver, Observer};
 pub use outcome::{AnswerCut, Conversation, PlanTelemetry, RemainingSteps, RunOutcome};
-pub use parts::{Engine, EngineParts};
+pub use parts::{Engine, EngineParts, ResultNotes};
 pub use persist::{PersistError, PersistFn};
 pub use settings::{Budgets, EngineSettings};
 

@@ -29,6 +29,17 @@ pub struct Engine {
     pub(super) hooks: Option<crate::hooks::HookRun>,
     pub(super) jobs: Option<Arc<crate::tools::background::Jobs>>,
     pub(super) files: Option<Arc<dyn crate::tools::EditorFiles>>,
+    pub(super) notes: Option<Arc<dyn ResultNotes>>,
+}
+
+/// What the engine adds after a tool's result, outside its untrusted wrapper (as the hooks'
+/// words): the project instructions of a folder a read reached (`instructions::Nested`).
+pub trait ResultNotes: Send + Sync {
+    /// Told the conversation when a run starts: what it already holds is not added again.
+    fn seen(&self, messages: &[Message]);
+    /// What to add to the result of a call of `tool` with `args` that succeeded (it may read
+    /// files: the engine calls it off the async threads).
+    fn note(&self, tool: &str, args: &serde_json::Value) -> Option<String>;
 }
 
 /// The parts an engine is built from (see `runtime::Runtime::turn`).
@@ -62,6 +73,9 @@ pub struct EngineParts {
     pub jobs: Option<Arc<crate::tools::background::Jobs>>,
     /// The editor's files, when the surface offers them (the file tools go through it).
     pub files: Option<Arc<dyn crate::tools::EditorFiles>>,
+    /// What is added after a successful tool result (the nested project instructions);
+    /// none: nothing.
+    pub notes: Option<Arc<dyn ResultNotes>>,
 }
 
 /// What one run holds while it goes: the transcript, counts, usage and hint trackers.
@@ -99,6 +113,7 @@ impl Engine {
             hooks: parts.hooks,
             jobs: parts.jobs,
             files: parts.files,
+            notes: parts.notes,
         }
     }
 

@@ -77,6 +77,9 @@ impl Engine {
     ) -> RunOutcome {
         let window = self.context_window().await;
         self.report_input_ingests(&conversation);
+        if let Some(notes) = &self.notes {
+            notes.seen(&conversation.messages);
+        }
         let mut ctx =
             context::Context::new(conversation.messages, window.as_ref().map(|w| w.tokens));
         if let Some(block) = &self.turn_block {

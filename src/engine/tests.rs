@@ -127,6 +127,7 @@ fn engine(model: Arc<Scripted>, max_iterations: u32, budgets: Budgets) -> Engine
             images: true,
         },
         files: None,
+        notes: None,
     })
 }
 
@@ -511,6 +512,7 @@ fn plan_engine_placing(
             images: true,
         },
         files: None,
+        notes: None,
     });
     (e, store)
 }

@@ -336,9 +336,9 @@ impl Runtime {
     }
 
     /// The first messages of a new session on every surface: the system prompt and, unless
-    /// `no_agents`, the working directory's `AGENTS.md`; with the warning to show when that
-    /// file could not be read.
-    pub fn first_messages(&self) -> (Vec<Message>, Option<crate::prompt::AgentsFileError>) {
+    /// `no_agents`, the chain of instruction files (docs/INSTRUCTIONS.md), one message each;
+    /// with the warnings to show when a file was left out.
+    pub fn first_messages(&self) -> (Vec<Message>, Option<crate::instructions::Warnings>) {
         self.first_messages_on(None)
     }
 
@@ -347,20 +347,37 @@ impl Runtime {
     pub fn first_messages_on(
         &self,
         surface: Option<&str>,
-    ) -> (Vec<Message>, Option<crate::prompt::AgentsFileError>) {
+    ) -> (Vec<Message>, Option<crate::instructions::Warnings>) {
         let mut head = vec![Message::system(crate::prompt::system_prompt(
             &self.config,
             &self.cwd,
             surface,
         ))];
-        let mut warning = None;
-        if !self.config.no_agents {
-            match crate::prompt::agents_message(&self.cwd) {
-                Ok(m) => head.extend(m),
-                Err(e) => warning = Some(e),
-            }
+        let chain = self.instructions();
+        head.extend(chain.messages());
+        (head, chain.warning())
+    }
+
+    /// The chain of instruction files a new session here starts with (none with
+    /// `no_agents`).
+    pub fn instructions(&self) -> crate::instructions::Chain {
+        if self.config.no_agents {
+            return crate::instructions::Chain::default();
         }
-        (head, warning)
+        let opts =
+            crate::instructions::ChainOptions::from_config(&self.home, &self.cwd, &self.config);
+        crate::instructions::discover(&opts)
+    }
+
+    /// What attaches the nested instruction files to the tool results of a turn (none with
+    /// `no_agents`).
+    fn nested_instructions(&self) -> Option<Arc<dyn crate::engine::ResultNotes>> {
+        (!self.config.no_agents).then(|| -> Arc<dyn crate::engine::ResultNotes> {
+            Arc::new(crate::instructions::Nested::new(
+                &self.cwd,
+                &self.config.instructions.fallbacks,
+            ))
+        })
     }
 
     /// True when turns keep a plan: planning is enabled and the tool selection keeps `plan`.

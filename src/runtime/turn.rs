@@ -151,6 +151,7 @@ impl Runtime {
             hooks,
             jobs: jobs.clone(),
             files: surface_files,
+            notes: self.nested_instructions(),
         });
         Ok(Turn {
             engine,

@@ -1,0 +1,189 @@
+//! Nested instruction files: when a read (`read_file`, `batch_read`) first reaches a file
+//! under a folder below the working directory that has its own instruction file, that file's
+//! text is added once to the call's result, after the untrusted wrapper (the user's project,
+//! as `./AGENTS.md` in the first messages). Once a session: what a transcript already holds
+//! is read back from it when a run starts, so a resumed session adds nothing twice.
+
+use std::collections::BTreeSet;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Mutex;
+
+use serde_json::Value;
+
+use super::{InstructionsError, folder_file};
+use crate::llm::{Message, Role};
+use crate::tools::catalog::{ToolKind, row_of};
+
+/// How a nested file's block begins in a tool result (the label follows).
+pub const NESTED_HEADER_PREFIX: &str = "\n\n[Project instructions from ";
+
+/// What follows the label in the header.
+const FOR_FILES_UNDER: &str = ", for the files under ";
+
+/// The nested files of one working directory, and the folders whose file a session was
+/// already given (by their path below the working directory, `pkg/sub`).
+#[derive(Debug)]
+pub struct Nested {
+    cwd: PathBuf,
+    fallbacks: Vec<String>,
+    attached: Mutex<BTreeSet<String>>,
+}
+
+impl Nested {
+    /// Nothing attached yet, for `cwd` with the names of `instructions.fallbacks`.
+    pub fn new(cwd: &Path, fallbacks: &[String]) -> Self {
+        Nested {
+            cwd: cwd.to_path_buf(),
+            fallbacks: fallbacks.to_vec(),
+            attached: Mutex::new(BTreeSet::new()),
+        }
+    }
+
+    /// Records the folders whose file `messages` already carry (a resumed session's tool
+    /// results), so they are not attached again.
+    pub fn seen(&self, messages: &[Message]) {
+        let folders = attached_in(messages)
+            .into_iter()
+            .filter_map(|label| folder_of(&label));
+        if let Ok(mut set) = self.attached.lock() {
+            set.extend(folders);
+        }
+    }
+
+    /// The blocks to add to the result of a call of `tool` with `args`: for each file the
+    /// call reads, the instruction file of each folder between the working directory and it
+    /// (outermost first) not attached before. `None` for any other tool, or nothing new.
+    pub fn note(&self, tool: &str, args: &Value) -> Option<String> {
+        let row = row_of(tool).filter(|r| r.kind == ToolKind::Read && !r.changes_files())?;
+        let mut out = String::new();
+        for path in row.paths(args) {
+            for dir in self.folders_to(path) {
+                out.push_str(&self.block_of(&dir).unwrap_or_default());
+            }
+        }
+        (!out.is_empty()).then_some(out)
+    }
+
+    /// The folders strictly below the working directory that hold `path` (relative to it,
+    /// outermost first); none for a path outside it. A symbolic link to a folder ends the walk.
+    fn folders_to(&self, path: &str) -> Vec<String> {
+        let resolved = normalize(&self.cwd.join(path));
+        let Ok(below) = resolved.strip_prefix(&self.cwd) else {
+            return Vec::new();
+        };
+        let parts: Vec<&str> = below
+            .components()
+            .filter_map(|c| c.as_os_str().to_str())
+            .collect();
+        let mut out = Vec::new();
+        let mut dir = PathBuf::new();
+        for part in parts.iter().take(parts.len().saturating_sub(1)) {
+            dir.push(part);
+            let real = std::fs::symlink_metadata(self.cwd.join(&dir));
+            if !real.is_ok_and(|m| m.is_dir()) {
+                break;
+            }
+            out.push(dir.to_string_lossy().into_owned());
+        }
+        out
+    }
+
+    /// The block of the folder `rel` (below the working directory) when it has an
+    /// instruction file not attached before: its text, or why it could not be read.
+    fn block_of(&self, rel: &str) -> Option<String> {
+        if self.attached.lock().is_ok_and(|set| set.contains(rel)) {
+            return None;
+        }
+        let mut warnings = Vec::new();
+        let found = folder_file(&self.cwd.join(rel), &self.fallbacks, &mut warnings);
+        let body = match (&found, warnings.first()) {
+            (Some((path, text)), _) => Ok((file_name(path), text.as_str())),
+            (None, Some(why)) => Err((warning_name(why), why)),
+            (None, None) => return None,
+        };
+        let fresh = self
+            .attached
+            .lock()
+            .is_ok_and(|mut set| set.insert(rel.to_string()));
+        if !fresh {
+            return None;
+        }
+        Some(match body {
+            Ok((name, text)) => format!(
+                "{NESTED_HEADER_PREFIX}./{rel}/{name}{FOR_FILES_UNDER}./{rel}/; follow them where they do not conflict with the system prompt or the user]\n\n{text}"
+            ),
+            Err((name, why)) => format!(
+                "{NESTED_HEADER_PREFIX}./{rel}/{name}{FOR_FILES_UNDER}./{rel}/, not attached: {why}]"
+            ),
+        })
+    }
+}
+
+impl crate::engine::ResultNotes for Nested {
+    fn seen(&self, messages: &[Message]) {
+        Nested::seen(self, messages);
+    }
+
+    fn note(&self, tool: &str, args: &Value) -> Option<String> {
+        Nested::note(self, tool, args)
+    }
+}
+
+/// The labels of the nested files `messages` carry (`./pkg/AGENTS.md`), in order: found
+/// after the untrusted wrapper of each tool result, where only odek writes.
+pub fn attached_in(messages: &[Message]) -> Vec<String> {
+    let mut out = Vec::new();
+    for m in messages.iter().filter(|m| m.role == Role::Tool) {
+        let content = m.content.as_str();
+        let after = content
+            .rfind(crate::untrusted::CLOSE_TAG_PREFIX)
+            .map_or(content, |i| &content[i..]);
+        for (i, _) in after.match_indices(NESTED_HEADER_PREFIX) {
+            let rest = &after[i + NESTED_HEADER_PREFIX.len()..];
+            if let Some(end) = rest.find(FOR_FILES_UNDER) {
+                out.push(rest[..end].to_string());
+            }
+        }
+    }
+    out
+}
+
+/// The folder of a label (`./pkg/sub/AGENTS.md` → `pkg/sub`).
+fn folder_of(label: &str) -> Option<String> {
+    let parent = Path::new(label.strip_prefix("./")?).parent()?;
+    let folder = parent.to_string_lossy().into_owned();
+    (!folder.is_empty()).then_some(folder)
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// The name of the file a warning is about.
+fn warning_name(why: &InstructionsError) -> String {
+    match why {
+        InstructionsError::Unreadable { path, .. }
+        | InstructionsError::Symlink { path }
+        | InstructionsError::NotAFile { path }
+        | InstructionsError::TooLarge { path, .. }
+        | InstructionsError::NotText { path } => file_name(path),
+        InstructionsError::OverBudget { .. } => super::AGENTS_FILE.to_string(),
+    }
+}
+
+/// `path` with `.` and `..` taken out, as the file tools take them out.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
