@@ -456,6 +456,7 @@ mod tests {
             sandbox: None,
             planning: None,
             ask_parent: false,
+            no_agents: false,
             agent: None,
             system: None,
         }

@@ -482,6 +482,7 @@ fn origin(source: &Source) -> String {
         Source::Env(_) => "environment".into(),
         Source::Flag => "flag".into(),
         Source::SubagentTask => "subagent task".into(),
+        Source::Agent(name) => format!("agent {name}"),
         Source::Provider(id) => format!("provider {id}"),
         Source::Default => "default".into(),
     }

@@ -28,6 +28,18 @@ pub struct LoadOptions {
     pub flags: Overrides,
     /// A sub-agent's settings, over the flags (empty outside a child).
     pub task: Overrides,
+    /// A named agent's settings (`odek run --agent NAME`), between the environment and the
+    /// flags: a flag still wins over the agent's file.
+    pub agent: Option<AgentLayer>,
+}
+
+/// The layer of a named agent: its name (the source `agent NAME`) and the values it sets.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AgentLayer {
+    /// The agent's name.
+    pub name: String,
+    /// What it sets: `system`, `model`, `provider`, `tools.enabled`, `max_iterations`.
+    pub values: Overrides,
 }
 
 impl LoadOptions {
@@ -42,6 +54,7 @@ impl LoadOptions {
             env,
             flags,
             task: Overrides::default(),
+            agent: None,
         }
     }
 }
@@ -99,6 +112,9 @@ pub fn load(opts: &LoadOptions) -> Result<Resolved, ConfigError> {
         stack.push(layers::file_layer(p, Source::Project(path.clone())));
     }
     stack.push(layers::env_layer(&opts.env)?);
+    if let Some(agent) = &opts.agent {
+        stack.push(agent.values.layer(Source::Agent(agent.name.clone())));
+    }
     stack.push(opts.flags.layer(Source::Flag));
     if !opts.task.is_empty() {
         stack.push(opts.task.layer(Source::SubagentTask));

@@ -32,10 +32,12 @@ pub use error::{ConfigError, MAX_CONFIG_BYTES};
 pub use file::substitute_env;
 pub use layers::{Overrides, known_keys};
 pub use load::{
-    GLOBAL_FILE, LoadOptions, PROJECT_FILE, Resolved, home_dir_from, is_loopback_url, load,
+    AgentLayer, GLOBAL_FILE, LoadOptions, PROJECT_FILE, Resolved, home_dir_from, is_loopback_url,
+    load,
 };
 pub use mask::{mask, masked_json};
 pub use mcp::{MCP_DEFAULT_TIMEOUT_SECONDS, McpConfigError, McpServerConfig, PartialMcpServer};
+pub use provider_choice::ProviderTarget;
 pub use providers::{DEFAULT_BASE_URL, DEFAULT_MODEL};
 pub use sections::{
     BackgroundConfig, CheckpointsConfig, EmbeddingsConfig, LimitsConfig, LlmConfig, MemoryConfig,

@@ -38,6 +38,45 @@ impl Config {
     }
 }
 
+/// Where another provider than the configured one would send a request: what a parent
+/// resolves for a sub-agent whose named agent chooses that provider (the key stays out of
+/// the child's environment: the parent hands it over).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProviderTarget {
+    /// Its endpoint.
+    pub base_url: String,
+    /// Its key, when it has one here (the entry's `api_key`, else its built-in variable).
+    pub api_key: Option<String>,
+    /// Its default model, when it has one.
+    pub model: Option<String>,
+}
+
+impl Config {
+    /// The endpoint, key and default model of the provider `id`, resolved from this
+    /// configuration's `providers` entries and `env` as the configured provider's are. An
+    /// unknown provider, or one without an endpoint of its own (`local`), is an error.
+    pub fn provider_target(
+        &self,
+        id: &str,
+        env: &BTreeMap<String, String>,
+    ) -> Result<ProviderTarget, ConfigError> {
+        let sources = BTreeMap::new();
+        let chosen = choose(self, &sources, id, env)?;
+        let base_url = chosen.base_url.ok_or_else(|| {
+            invalid(
+                &sources,
+                "provider",
+                format!("the provider {id:?} has no endpoint of its own: name one with a providers.{id} entry's base_url"),
+            )
+        })?;
+        Ok(ProviderTarget {
+            base_url,
+            api_key: chosen.key.map(|(key, _)| key),
+            model: chosen.model,
+        })
+    }
+}
+
 /// Applies the named provider (when one is) to `config`: its endpoint where no layer set
 /// `base_url`, its key before the generic `api_key`, its model where no layer set `model`.
 /// Without a provider, the key falls back to `DEEPSEEK_API_KEY`, then `OPENAI_API_KEY`, as

@@ -1,5 +1,5 @@
-//! Where a resolved value came from: a default, a file, a variable, a flag, a sub-agent's
-//! task or the chosen provider.
+//! Where a resolved value came from: a default, a file, a variable, a named agent, a flag, a
+//! sub-agent's task or the chosen provider.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -20,6 +20,9 @@ pub enum Source {
     /// A sub-agent's task: what the parent decided for the child (its limits, its policy,
     /// its tools), over every other layer.
     SubagentTask,
+    /// A named agent's file (`odek run --agent NAME`): its prompt, model, provider, tools and
+    /// limit, between the environment and the flags.
+    Agent(String),
     /// The provider named by `provider` (its endpoint, its model).
     Provider(String),
 }
@@ -33,6 +36,7 @@ impl fmt::Display for Source {
             Source::Env(v) => write!(f, "env {v}"),
             Source::Flag => f.write_str("flag"),
             Source::SubagentTask => f.write_str("subagent task"),
+            Source::Agent(name) => write!(f, "agent {name}"),
             Source::Provider(id) => write!(f, "provider {id}"),
         }
     }

@@ -54,6 +54,7 @@ impl Fixture {
             env: self.env.clone(),
             flags: self.flags.clone(),
             task: Overrides::default(),
+            agent: None,
         })
     }
 

@@ -121,6 +121,17 @@ pub struct TaskFile {
     /// (request lines on stdout, answers on stdin). Otherwise nobody is asked.
     #[serde(default)]
     pub ask_parent: bool,
+    /// The parent ran with `no_agents` (`--no-agents`): the child reads no instruction files
+    /// either. Otherwise it reads the chain of its working directory (docs/INSTRUCTIONS.md).
+    #[serde(default)]
+    pub no_agents: bool,
+    /// The named agent the task runs as (docs/SUBAGENTS.md), for its label.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// The named agent's prompt: the child's `system` (its identity; odek's safety rules and
+    /// runtime context are still appended).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<String>,
 }
 
 /// The parent's tool selection, as the task file carries it (the `tools` section's shape).
@@ -175,9 +186,13 @@ impl TaskFile {
         Ok(())
     }
 
-    /// The task's label in prompts and lines: `sub-agent 2/3`.
+    /// The task's label in prompts and lines: `sub-agent 2/3`, or `sub-agent 2/3 (reviewer)`
+    /// for a task run as a named agent.
     pub fn label(&self) -> String {
-        format!("sub-agent {}/{}", self.index, self.total)
+        match &self.agent {
+            Some(name) => format!("sub-agent {}/{} ({name})", self.index, self.total),
+            None => format!("sub-agent {}/{}", self.index, self.total),
+        }
     }
 }
 

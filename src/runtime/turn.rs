@@ -326,8 +326,25 @@ impl Runtime {
             policy: self.config.dangerous.clone(),
             sandbox: self.sandbox.confines_commands(),
             planning: self.planning_enabled(),
+            no_agents: self.config.no_agents,
             task_dir: crate::subagent::task_dir(&self.home),
+            agents: Arc::new(self.delegate_agents()),
         })))
+    }
+
+    /// The named agents a `delegate_tasks` of this runtime may run tasks as: found now
+    /// (trust given since the last turn counts), with the tools this runtime offers.
+    fn delegate_agents(&self) -> crate::subagent::DelegateAgents {
+        let root = std::path::PathBuf::from(&self.project_key);
+        let catalog = crate::agents::Catalog::discover(&self.home, Some(&root));
+        let mcp: Vec<String> = self
+            .mcp
+            .tools()
+            .iter()
+            .map(|t| t.name().to_string())
+            .collect();
+        let env = std::env::vars().collect();
+        crate::subagent::DelegateAgents::new(&catalog, &self.config, &mcp, &env)
     }
 
     /// What every turn's registry is built from, but its plan store and asker: the sandbox,

@@ -9,6 +9,7 @@
 //! command `odek subagent` (`cli/subagent_child.rs`), a runner like any surface. The child
 //! is at depth 1: it never gets `delegate_tasks`.
 
+mod agent;
 pub mod ask;
 mod budget;
 mod policy;
@@ -20,6 +21,7 @@ pub use crate::protocol::subagent::{
     EXIT_CONTRACT, EXIT_DONE, EXIT_TIMEOUT, Envelope, EnvelopeStatus, SUMMARY_CHARS, TaskFile,
     TaskTools, Trust,
 };
+pub use agent::{AgentUseError, DelegateAgents, session_layer};
 pub use policy::child_policy;
 pub use settings::{TASK_VAR, task_layer};
 pub use task::{TaskError, read_task_file};

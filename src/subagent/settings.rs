@@ -1,6 +1,6 @@
 //! The child's settings as one layer of the settings stack (`subagent task`): what the
 //! parent decided for it — the task's limits, model and tools, the capped policy, depth 1,
-//! no memory, no `AGENTS.md`, and for an untrusted task nothing that reaches the network
+//! no memory, the parent's `no_agents`, and for an untrusted task nothing that reaches the network
 //! without asking. `odek config` inside a child shows each of these values with that source.
 
 use serde_json::Value;
@@ -22,6 +22,10 @@ pub fn task_layer(task: &TaskFile, handover: &Handover, base: &Config) -> Overri
         layer.set("api_key", key.as_str());
     }
     set_headers(&mut layer, handover, base);
+    // A named agent's prompt is the child's identity (the safety rules stay).
+    if let Some(system) = &task.system {
+        layer.set("system", system.as_str());
+    }
     if let Some(model) = &task.model {
         layer.set("model", model.as_str());
     }
@@ -39,10 +43,11 @@ pub fn task_layer(task: &TaskFile, handover: &Handover, base: &Config) -> Overri
         layer.set("limits.max_cost_usd", share);
     }
     // Depth 1: a sub-agent never delegates. It is short-lived and not the user's: no memory
-    // block, no memory writes, no recall, no project instructions.
+    // block, no memory writes, no recall. It reads the project's instructions as its parent
+    // does (docs/INSTRUCTIONS.md), none when the parent read none.
     layer.set("subagents.enabled", false);
     layer.set("memory.enabled", false);
-    layer.set("no_agents", true);
+    layer.set("no_agents", task.no_agents);
     if let Some(sandbox) = task.sandbox {
         layer.set("sandbox", sandbox);
     }

@@ -13,6 +13,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
+use super::agent::{AgentUseError, DelegateAgents};
 use super::ask::{AnswerLine, Ask, Request, RequestLine, approval_word, question_answer_line};
 use super::budget::CostPool;
 use super::{Envelope, EnvelopeStatus, KEY_FD_VAR, TaskFile, Trust};
@@ -21,6 +22,9 @@ use crate::process_group::GroupGuard;
 use crate::tools::approval::{ApprovalAnswer, Approver, Question, QuestionAnswer};
 use crate::tools::danger::Classification;
 use crate::tools::{Tool, ToolContext, ToolError, ToolReport, decode_args};
+
+/// What the model reads of the tool when there are no named agents to list.
+const DESCRIPTION: &str = "Run 1-8 independent tasks in parallel sub-agents with fresh contexts; returns each result in order. Sub-agents see no history or plan: put the plan step's id, title and constraints in context. untrusted (default): read and edit in the working directory only.";
 
 /// Most tasks of one call.
 pub const MAX_TASKS: usize = 8;
@@ -71,13 +75,20 @@ pub struct DelegateSettings {
     pub sandbox: bool,
     /// Whether the parent plans.
     pub planning: bool,
+    /// Whether the parent reads no instruction files (its children read none either).
+    pub no_agents: bool,
     /// Where task files are written ([`task_dir`] of the odek home).
     pub task_dir: std::path::PathBuf,
+    /// The named agents a task may run as (none: the description and parameters are the
+    /// plain ones).
+    pub agents: Arc<DelegateAgents>,
 }
 
 /// Starts sub-agents.
 pub struct DelegateTasksTool {
     settings: DelegateSettings,
+    /// What the model reads: the plain text, then the usable agents, sorted by name.
+    description: String,
     /// One question to the parent's user at a time, whichever child asks.
     asking: tokio::sync::Mutex<()>,
 }
@@ -86,6 +97,7 @@ impl DelegateTasksTool {
     /// A `delegate_tasks` with these settings.
     pub fn new(settings: DelegateSettings) -> Self {
         DelegateTasksTool {
+            description: format!("{DESCRIPTION}{}", settings.agents.listing()),
             settings,
             asking: tokio::sync::Mutex::new(()),
         }
@@ -104,6 +116,8 @@ struct TaskArgs {
     trust_level: Option<String>,
     #[serde(default)]
     max_risk: Option<String>,
+    #[serde(default)]
+    agent: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -124,11 +138,11 @@ impl Tool for DelegateTasksTool {
     }
 
     fn description(&self) -> &str {
-        "Run 1-8 independent tasks in parallel sub-agents with fresh contexts; returns each result in order. Sub-agents see no history or plan: put the plan step's id, title and constraints in context. untrusted (default): read and edit in the working directory only."
+        &self.description
     }
 
     fn parameters(&self) -> Value {
-        json!({
+        let mut schema = json!({
             "type": "object",
             "properties": {
                 "tasks": {
@@ -149,7 +163,13 @@ impl Tool for DelegateTasksTool {
                 }
             },
             "required": ["tasks"]
-        })
+        });
+        // Only with agents to run as: without, the schema stays byte for byte the plain one.
+        if !self.settings.agents.is_empty() {
+            schema["properties"]["tasks"]["items"]["properties"]["agent"] =
+                json!({"type": "string", "description": "A named agent (listed above)"});
+        }
+        schema
     }
 
     /// Asked about like any `system_write` call (as in the original).
@@ -181,6 +201,7 @@ impl Tool for DelegateTasksTool {
     async fn call(&self, args: &str, ctx: &ToolContext) -> Result<String, ToolError> {
         let args: Args = decode_args(self.name(), args)?;
         let tasks = self.task_files(args)?;
+        let labels: Vec<String> = tasks.iter().map(TaskFile::label).collect();
         let pool = ctx.cost_left.map(|left| CostPool::new(left, tasks.len()));
         let pool = pool.as_ref();
         let runs = tasks.into_iter().map(|mut task| async move {
@@ -201,11 +222,11 @@ impl Tool for DelegateTasksTool {
             envelope
         });
         let envelopes = futures_util::future::join_all(runs).await;
-        let total = envelopes.len();
         let parts: Vec<String> = envelopes
             .iter()
+            .zip(&labels)
             .enumerate()
-            .map(|(i, e)| result_part(i + 1, total, e, &ctx.redactor))
+            .map(|(i, (e, label))| result_part(i + 1, label, e, &ctx.redactor))
             .collect();
         Ok(parts.join("\n\n"))
     }
@@ -220,58 +241,67 @@ impl DelegateTasksTool {
                 "delegate_tasks: {total} tasks given; give 1 to {MAX_TASKS}"
             )));
         }
-        let s = &self.settings;
         args.tasks
             .into_iter()
             .enumerate()
             .map(|(i, t)| {
                 let n = i + 1;
-                if t.goal.trim().is_empty() {
-                    return Err(ToolError(format!("delegate_tasks: task {n}: goal is empty")));
-                }
-                let trust_level = match t.trust_level.as_deref() {
-                    None | Some("untrusted") => Trust::Untrusted,
-                    Some("trusted") => Trust::Trusted,
-                    Some(other) => {
-                        return Err(ToolError(format!(
-                            "delegate_tasks: task {n}: trust_level {other:?} is not untrusted or trusted"
-                        )));
-                    }
-                };
-                let max_risk = match t.max_risk.as_deref() {
-                    None | Some("") => None,
-                    Some(name) => Some(name.parse::<DangerClass>().map_err(|e| {
-                        ToolError(format!("delegate_tasks: task {n}: max_risk: {e}"))
-                    })?),
-                };
-                Ok(TaskFile {
-                    goal: t.goal,
-                    context: t.context,
-                    guidance: t.guidance,
-                    trust_level,
-                    max_risk,
-                    index: n,
-                    total,
-                    parent_session: s.parent_session.clone(),
-                    checkpoints: s.checkpoints.clone(),
-                    max_iter: s.max_iter,
-                    timeout_seconds: s.timeout.as_secs(),
-                    // Set as the task starts: its share of what is left then.
-                    max_cost_usd: None,
-                    model: Some(s.model.clone()),
-                    base_url: Some(s.base_url.clone()),
-                    provider: s.provider.clone(),
-                    tools: Some(super::TaskTools {
-                        enabled: s.tools.enabled.clone(),
-                        disabled: s.tools.disabled.clone(),
-                    }),
-                    policy: Some(s.policy.clone()),
-                    sandbox: Some(s.sandbox),
-                    planning: Some(s.planning),
-                    ask_parent: trust_level == Trust::Trusted && s.asker.is_some(),
-                })
+                self.task_file(t, n, total)
+                    .map_err(|e| ToolError(format!("delegate_tasks: task {n}: {e}")))
             })
             .collect()
+    }
+
+    /// Task `n` of `total`: the parent's settings, then the named agent's, if it names one.
+    fn task_file(&self, t: TaskArgs, n: usize, total: usize) -> Result<TaskFile, TaskArgError> {
+        let s = &self.settings;
+        if t.goal.trim().is_empty() {
+            return Err(TaskArgError::EmptyGoal);
+        }
+        let asked = match t.trust_level.as_deref() {
+            None => None,
+            Some("untrusted") => Some(Trust::Untrusted),
+            Some("trusted") => Some(Trust::Trusted),
+            Some(other) => return Err(TaskArgError::TrustLevel(other.to_string())),
+        };
+        let max_risk = match t.max_risk.as_deref() {
+            None | Some("") => None,
+            Some(name) => Some(name.parse::<DangerClass>()?),
+        };
+        let mut task = TaskFile {
+            goal: t.goal,
+            context: t.context,
+            guidance: t.guidance,
+            trust_level: asked.unwrap_or_default(),
+            max_risk,
+            index: n,
+            total,
+            parent_session: s.parent_session.clone(),
+            checkpoints: s.checkpoints.clone(),
+            max_iter: s.max_iter,
+            timeout_seconds: s.timeout.as_secs(),
+            // Set as the task starts: its share of what is left then.
+            max_cost_usd: None,
+            model: Some(s.model.clone()),
+            base_url: Some(s.base_url.clone()),
+            provider: s.provider.clone(),
+            tools: Some(super::TaskTools {
+                enabled: s.tools.enabled.clone(),
+                disabled: s.tools.disabled.clone(),
+            }),
+            policy: Some(s.policy.clone()),
+            sandbox: Some(s.sandbox),
+            planning: Some(s.planning),
+            ask_parent: false,
+            no_agents: s.no_agents,
+            agent: None,
+            system: None,
+        };
+        if let Some(name) = t.agent.as_deref().filter(|name| !name.trim().is_empty()) {
+            s.agents.apply(name.trim(), &mut task, asked)?;
+        }
+        task.ask_parent = task.trust_level == Trust::Trusted && s.asker.is_some();
+        Ok(task)
     }
 
     /// One child, start to envelope; reported as it starts and ends, its tokens added to
@@ -333,7 +363,10 @@ impl DelegateTasksTool {
             .kill_on_drop(true);
         // No variable that holds a key (one referenced as `${MY_KEY}` included), and
         // nothing a child starts may delegate again.
-        if let Some(key) = &self.settings.api_key {
+        for key in [&self.settings.api_key, &self.key_for(task)]
+            .into_iter()
+            .flatten()
+        {
             crate::process_group::register_key(key);
         }
         crate::process_group::hide_keys(&mut cmd);
@@ -341,7 +374,7 @@ impl DelegateTasksTool {
         // `odek config` run by the child's commands shows the child's settings.
         cmd.env(super::TASK_VAR, file.path());
         let handover = crate::protocol::subagent::Handover {
-            api_key: self.settings.api_key.clone(),
+            api_key: self.key_for(task),
             headers: self.settings.provider_headers.clone(),
         };
         let _key_pipe = if handover.is_empty() {
@@ -395,6 +428,44 @@ impl DelegateTasksTool {
         guard.kill_now();
         let _ = child.wait().await;
         serde_json::from_str(&line).map_err(|_| SpawnError::NoEnvelope)
+    }
+}
+
+impl DelegateTasksTool {
+    /// The key a task's child gets: the parent's, or for a named agent on another provider
+    /// that provider's (never the parent's: it would go to another endpoint).
+    fn key_for(&self, task: &TaskFile) -> Option<String> {
+        let s = &self.settings;
+        match s.agents.key_for(task, s.provider.as_deref()) {
+            None => s.api_key.clone(),
+            Some(other) => other,
+        }
+    }
+}
+
+/// Why a task of a call cannot start (a tool error naming the task).
+#[derive(Debug, thiserror::Error)]
+enum TaskArgError {
+    /// No goal.
+    #[error("goal is empty")]
+    EmptyGoal,
+    /// A trust level that is none of the two.
+    #[error("trust_level {0:?} is not untrusted or trusted")]
+    TrustLevel(String),
+    /// An unknown risk class.
+    #[error("max_risk: {0}")]
+    MaxRisk(#[from] crate::danger_policy::UnknownDangerClass),
+    /// The named agent cannot run it.
+    #[error("{0}")]
+    Agent(#[from] AgentUseError),
+}
+
+impl crate::error::Classified for TaskArgError {
+    fn kind(&self) -> crate::error::ErrorKind {
+        match self {
+            TaskArgError::Agent(e) => e.kind(),
+            _ => crate::error::ErrorKind::Usage,
+        }
     }
 }
 
@@ -659,11 +730,12 @@ fn ended_without_envelope(how: EnvelopeStatus, timeout: Duration) -> Envelope {
     }
 }
 
-/// One child's part of the result: a heading the parent wrote, then what the child said —
+/// One child's part of the result: a heading the parent wrote (the task's label, `sub-agent
+/// 2/3` or `sub-agent 2/3 (reviewer)`), then what the child said —
 /// redacted, capped at 100 KiB and wrapped untrusted as `subagent:<n>`.
 fn result_part(
     index: usize,
-    total: usize,
+    label: &str,
     e: &Envelope,
     redactor: &crate::redact::Redactor,
 ) -> String {
@@ -683,7 +755,7 @@ fn result_part(
     let body = redactor.redact(&body);
     let body = crate::text::head_and_tail(&body, MAX_RESULT_BYTES);
     format!(
-        "sub-agent {index}/{total}: {} ({} iterations, {} tool calls, session {})\n{}",
+        "{label}: {} ({} iterations, {} tool calls, session {})\n{}",
         e.status.as_str(),
         e.iterations,
         e.tool_calls,

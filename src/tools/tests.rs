@@ -51,7 +51,9 @@ fn full() -> RegistryParts {
                 policy: crate::danger_policy::DangerPolicy::default(),
                 sandbox: false,
                 planning: true,
+                no_agents: false,
                 task_dir: std::env::temp_dir(),
+                agents: Default::default(),
             },
         ))),
         search: Some(Arc::new(web::SearchSettings {
