@@ -304,6 +304,7 @@ async fn a_read_at_an_offset_inside_a_secret_shows_none_of_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn commands_that_leave_their_group_do_not_outlive_odek_nor_hold_it() {
+    const NEEDLES: [&str; 5] = ["301.37", "302.41", "303.53", "304.67", "305.71"];
     let sb = Sandbox::new();
     let server = ScriptedServer::start(vec![
         tools(&[
@@ -335,19 +336,26 @@ async fn commands_that_leave_their_group_do_not_outlive_odek_nor_hold_it() {
     // A process killed as odek ended may take a moment to be scheduled and die on a loaded
     // machine (its command line stays readable until it exits): a leftover is one still
     // there after that moment, not one caught mid-death.
-    let mut left = processes_with("sleep 30");
+    // Only this test's sleeps: other tests running at the same time sleep 30 seconds too.
+    let ours = || -> std::collections::BTreeSet<u32> {
+        NEEDLES
+            .iter()
+            .flat_map(|n| processes_with(&format!("sleep {n}")))
+            .collect()
+    };
+    let mut left = ours();
     for _ in 0..100 {
         if left.is_empty() {
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
-        left = processes_with("sleep 30");
+        left = ours();
     }
     if ended.is_none() {
         let _ = odek.kill();
         let _ = odek.wait();
     }
-    for needle in ["301.37", "302.41", "303.53", "304.67", "305.71"] {
+    for needle in NEEDLES {
         for pid in processes_with(&format!("sleep {needle}")) {
             // SAFETY: a test's own stray sleep.
             #[allow(unsafe_code)]
