@@ -9,7 +9,7 @@ use serde_yaml_ng::{Mapping, Value};
 use super::AgentRule;
 use crate::protocol::subagent::Trust;
 use crate::skills::Rule;
-use crate::skills::frontmatter::front_matter;
+use crate::skills::frontmatter::{front_matter, split_front_matter};
 use crate::tools::claude_names;
 
 /// Largest agent file read.
@@ -18,6 +18,9 @@ pub const MAX_AGENT_FILE_BYTES: u64 = 256 * 1024;
 pub const MAX_NAME_CHARS: usize = 64;
 /// Largest `max_iter` an agent may ask for.
 pub const MAX_ITER_LIMIT: u32 = 10_000;
+
+/// The note of a front matter that is not YAML.
+pub const LENIENT_NOTE: &str = "the front matter is not valid YAML (an unquoted `: ` in a value?): read line by line, as Claude Code reads it; quoting the value makes it YAML";
 
 /// The keys odek reads; every other key is kept in [`AgentFile::other_keys`].
 const KNOWN: [&str; 7] = [
@@ -39,8 +42,9 @@ pub struct AgentFile {
     pub description: String,
     /// `tools` read as odek's names (`None`: every tool the parent may give).
     pub tools: Option<Vec<String>>,
-    /// What reading `tools` found to say: unknown names, dropped patterns.
-    pub tool_notes: Vec<String>,
+    /// What reading the file found to say: a front matter read line by line, unknown tool
+    /// names, dropped patterns.
+    pub notes: Vec<String>,
     /// `model` as written (`inherit`, a Claude Code alias or a model id).
     pub model: Option<String>,
     /// `provider`: an odek provider id.
@@ -57,7 +61,16 @@ pub struct AgentFile {
 
 /// Reads the text of an agent file whose stem is `stem`; the error is the rule broken.
 pub fn parse(text: &str, stem: &str) -> Result<AgentFile, AgentRule> {
-    let (map, body) = front_matter(text)?;
+    let (yaml, body) = split_front_matter(text)?;
+    let mut notes = Vec::new();
+    let map = match front_matter(text) {
+        Ok((map, _)) => map,
+        Err(Rule::NotYaml(_)) => {
+            notes.push(LENIENT_NOTE.to_string());
+            super::lenient::mapping(yaml)
+        }
+        Err(rule) => return Err(rule.into()),
+    };
     let name = optional_text(&map, "name")?.unwrap_or_else(|| stem.to_string());
     check_name(&name)?;
     let description = optional_text(&map, "description")?.unwrap_or_default();
@@ -73,7 +86,10 @@ pub fn parse(text: &str, stem: &str) -> Result<AgentFile, AgentRule> {
     Ok(AgentFile {
         name,
         description: description.trim().to_string(),
-        tool_notes: mapped.as_ref().map(|m| m.warnings()).unwrap_or_default(),
+        notes: notes
+            .into_iter()
+            .chain(mapped.as_ref().map(|m| m.warnings()).unwrap_or_default())
+            .collect(),
         tools: mapped.map(|m| m.tools),
         model: optional_text(&map, "model")?.filter(|m| !m.trim().is_empty()),
         provider: optional_text(&map, "provider")?.filter(|p| !p.trim().is_empty()),

@@ -6,6 +6,7 @@
 
 mod error;
 pub mod file;
+mod lenient;
 
 use std::path::{Path, PathBuf};
 
@@ -107,7 +108,7 @@ impl Agent {
             path: path.to_path_buf(),
             hash,
             trust,
-            notes: file.tool_notes,
+            notes: file.notes,
             other_keys: file.other_keys,
         }
     }
@@ -327,7 +328,8 @@ impl Catalog {
     }
 
     /// One warning line per skipped or hidden file, per note of a winner's file (unknown
-    /// tool names) and for damaged trust records.
+    /// tool names, a front matter read line by line) and for damaged trust records, with
+    /// control characters shown as pictures.
     pub fn warnings(&self) -> Vec<String> {
         let mut out: Vec<String> = self.broken.iter().map(Broken::warning).collect();
         out.extend(self.shadowed.iter().map(|(hidden, winner)| {
@@ -346,7 +348,10 @@ impl Catalog {
         if let Some(problem) = &self.trust_problem {
             out.push(format!("odek: warning: {problem}"));
         }
-        out
+        // File names and a file's text are the project's: escaped for a terminal.
+        out.into_iter()
+            .map(|line| crate::text::visible(&line, false).into_owned())
+            .collect()
     }
 }
 

@@ -40,7 +40,7 @@ fn a_claude_code_file_reads_unchanged() {
     assert_eq!(file.model.as_deref(), Some("sonnet"));
     assert_eq!(file.other_keys, ["color"]);
     assert!(file.prompt.starts_with("You are a senior code reviewer"));
-    assert!(file.tool_notes.is_empty());
+    assert!(file.notes.is_empty());
 }
 
 #[test]
@@ -55,11 +55,7 @@ fn odeks_keys_and_both_shapes_of_tools_are_read() {
         file.tools.as_deref().unwrap(),
         ["read_file", "patch", "batch_patch"]
     );
-    assert!(
-        file.tool_notes[0].contains("NotebookEdit"),
-        "{:?}",
-        file.tool_notes
-    );
+    assert!(file.notes[0].contains("NotebookEdit"), "{:?}", file.notes);
     assert_eq!(file.provider.as_deref(), Some("openai"));
     assert_eq!(file.max_iter, Some(12));
     assert_eq!(file.trust_level, Some(Trust::Trusted));
@@ -82,7 +78,26 @@ fn a_broken_file_names_the_rule() {
     assert!(rule(&agent("x", "tools: 3\n", "b")).contains("`tools` must be"));
     assert!(rule(&agent("x", "max_iter: 0\n", "b")).contains("`max_iter`"));
     assert!(rule(&agent("x", "trust_level: root\n", "b")).contains("`trust_level`"));
-    assert!(rule("---\nname: [x\n---\nb").contains("not valid YAML"));
+    assert!(rule("---\nname: x\ndescription: d\n").contains("no closing `---`"));
+}
+
+#[test]
+fn a_claude_code_description_that_is_not_yaml_is_read_line_by_line() {
+    let text = "---\nname: fixer\ndescription: Use it when tests fail. Examples:\n\
+<example>\nContext: red tests\nuser: \"fix it\"\n</example>\ntools: Read, Edit\n\
+model: inherit\n---\nFix the tests.\n";
+    let file = file::parse(text, "fixer").unwrap();
+    assert!(
+        file.description.contains("user: \"fix it\""),
+        "{}",
+        file.description
+    );
+    assert_eq!(
+        file.tools.as_deref().unwrap(),
+        ["read_file", "batch_read", "patch", "batch_patch"]
+    );
+    assert_eq!(file.model.as_deref(), Some("inherit"));
+    assert_eq!(file.notes, [file::LENIENT_NOTE]);
 }
 
 #[test]

@@ -90,6 +90,12 @@ pub fn front_matter(text: &str) -> Result<(Mapping, &str), Rule> {
     Ok((mapping(yaml)?, body))
 }
 
+/// The front matter's text and the body of `text`, unparsed: for readers that fall back to
+/// their own reading of a front matter that is not YAML (Claude Code's agent files).
+pub fn split_front_matter(text: &str) -> Result<(&str, &str), Rule> {
+    split(text)
+}
+
 /// The `name` the front matter of `text` declares, when it parses and has one.
 pub fn declared_name(text: &str) -> Option<String> {
     let (yaml, _) = split(text).ok()?;

@@ -206,6 +206,29 @@ fn a_broken_file_is_a_warning_and_a_project_agent_hides_the_users_once_trusted()
         sb.work.join(".odek/agents/planner.md"),
         "---\nname: planner\ndescription: The project's planner.\n---\nPlan our way.\n",
     );
+    // Claude Code's generated descriptions are often not YAML (`Examples: … user: "…"`).
+    write(
+        sb.work.join(".claude/agents/triage.md"),
+        "---\nname: triage\ndescription: Use it for new issues. Examples:\n<example>\nuser: \"triage #4\"\n</example>\ntools: Read\n---\nTriage.\n",
+    );
+    let agents = listed(&sb);
+    let triage = named(&agents, "triage");
+    assert!(
+        triage["description"]
+            .as_str()
+            .unwrap()
+            .contains("user: \"triage #4\"")
+    );
+    assert_eq!(
+        triage["tools"],
+        serde_json::json!(["read_file", "batch_read"])
+    );
+    assert!(
+        triage["notes"][0]
+            .as_str()
+            .unwrap()
+            .contains("read line by line")
+    );
     let out = odek_agents(&sb, &["list"]);
     assert!(out.status.success(), "{}", show(&out));
     let err = stderr(&out);
