@@ -3,6 +3,10 @@
 //! call, nothing added to the transcript): `/undo`, `/rewind [N] [--force]`, `/info`,
 //! `/jobs`, `/kill ID`. The plan is not among them (the editor draws it from the `plan`
 //! updates), nor `/exit` (the editor closes sessions).
+//!
+//! The custom commands of the session's directory (docs/COMMANDS.md) are announced after
+//! them; a prompt `/NAME args` of one is a turn of its prompt, narrowed as the command says
+//! ([`custom`]).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -12,7 +16,8 @@ use serde_json::{Value, json};
 use super::rpc::Connection;
 use super::updates::send_update;
 use crate::checkpoint::{self, Checkpoints, History, RewindError};
-use crate::runtime::{Runtime, SessionHandle};
+use crate::commands::Catalog;
+use crate::runtime::{Runtime, SessionHandle, TurnScope};
 
 /// One command: its name (without the slash), what it does, the hint for its input.
 struct Command {
@@ -49,9 +54,10 @@ const COMMANDS: &[Command] = &[
     },
 ];
 
-/// Tells the client which commands `session_id` has.
-pub(crate) fn announce(conn: &Connection, session_id: &str) {
-    let commands: Vec<Value> = COMMANDS
+/// Tells the client which commands `session_id` has: odek's, then the custom ones of
+/// `catalog` (a built-in's name is never among them: the catalog leaves those out).
+pub(crate) fn announce(conn: &Connection, session_id: &str, catalog: &Catalog) {
+    let mut commands: Vec<Value> = COMMANDS
         .iter()
         .map(|c| {
             json!({
@@ -61,6 +67,17 @@ pub(crate) fn announce(conn: &Connection, session_id: &str) {
             })
         })
         .collect();
+    commands.extend(catalog.commands.iter().map(|c| {
+        let description = match c.file.description.trim() {
+            "" => format!("A {} command", c.source.label()),
+            said => said.to_string(),
+        };
+        json!({
+            "name": c.name,
+            "description": description,
+            "input": c.file.argument_hint.as_ref().map(|hint| json!({"hint": hint})),
+        })
+    }));
     send_update(
         conn,
         session_id,
@@ -81,6 +98,55 @@ pub(crate) fn of_prompt(prompt: &[Value]) -> Option<(&'static str, Vec<String>)>
     let name = words.next()?.strip_prefix('/')?;
     let command = COMMANDS.iter().find(|c| c.name == name)?;
     Some((command.name, words.map(str::to_string).collect()))
+}
+
+/// The typed text of a prompt that may be a custom command: its first block, text that
+/// starts with `/`.
+pub(crate) fn typed_command(prompt: &[Value]) -> Option<&str> {
+    let first = prompt.first()?;
+    if first["type"] != "text" {
+        return None;
+    }
+    first["text"].as_str().filter(|t| t.starts_with('/'))
+}
+
+/// What a prompt whose first block is `/NAME args` becomes.
+pub(crate) enum Custom {
+    /// Not a custom command: the prompt as it is.
+    Not,
+    /// A custom command: the prompt with its first block the command's prompt, the turn's
+    /// scope, and the lines to show before the turn.
+    Runs {
+        prompt: Vec<Value>,
+        scope: TurnScope,
+        warnings: Vec<String>,
+    },
+    /// An unknown command or one that may not run: what to tell the user.
+    Refused(String),
+}
+
+/// The custom command `prompt` runs in `runtime`'s directory, if any (reads the command
+/// files: call it off the async threads).
+pub(crate) fn custom(runtime: &Runtime, prompt: &[Value]) -> Custom {
+    let Some(typed) = typed_command(prompt) else {
+        return Custom::Not;
+    };
+    match runtime.expand_command(typed) {
+        Ok(None) => Custom::Not,
+        Ok(Some(invocation)) => {
+            let mut prompt = prompt.to_vec();
+            prompt[0] = json!({"type": "text", "text": invocation.prompt});
+            Custom::Runs {
+                prompt,
+                scope: invocation.scope,
+                warnings: invocation.warnings,
+            }
+        }
+        Err(e) => Custom::Refused(match crate::error::Classified::hint(&e) {
+            Some(hint) => format!("{e}\nhint: {hint}"),
+            None => e.to_string(),
+        }),
+    }
 }
 
 /// Runs command `name` of `session` with `args`: the text to show.

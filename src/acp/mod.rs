@@ -31,7 +31,9 @@ use tokio::sync::mpsc;
 use crate::config::LoadOptions;
 use crate::danger_policy::DangerClass;
 use crate::engine::{AnswerCut, RunError, RunOutcome};
-use crate::runtime::{Approvals, Runtime, RuntimeOptions, SessionHandle, Submission, Supervisor};
+use crate::runtime::{
+    Approvals, Runtime, RuntimeOptions, SessionHandle, Submission, Supervisor, TurnScope,
+};
 use rpc::{Connection, Incoming, Line, RpcError, code};
 
 /// Origin of the sessions `odek acp` starts.
@@ -234,7 +236,7 @@ impl Server {
                     server.conn.respond(id, answer);
                     // After the answer: the client knows the session's id by then.
                     if let Some(session) = opened {
-                        commands::announce(&server.conn, &session);
+                        server.announce_commands(&session).await;
                     }
                     if server.busy.fetch_sub(1, Ordering::AcqRel) == 1 {
                         server.fell_idle();
@@ -274,6 +276,24 @@ impl Server {
                 }
             }
         });
+    }
+
+    /// Tells the client the commands of session `id`: odek's and the custom ones of its
+    /// directory (read now; the files' warnings go to stderr).
+    async fn announce_commands(&self, id: &str) {
+        let runtime = self
+            .session(id)
+            .and_then(|session| self.runtime_for(session.key.clone()));
+        let catalog = match runtime {
+            Ok(runtime) => tokio::task::spawn_blocking(move || runtime.commands())
+                .await
+                .unwrap_or_default(),
+            Err(_) => crate::commands::Catalog::default(),
+        };
+        for warning in catalog.warnings() {
+            eprintln!("{warning}");
+        }
+        commands::announce(&self.conn, id, &catalog);
     }
 
     async fn call(self: &Arc<Self>, method: &str, params: Value) -> Result<Value, RpcError> {
@@ -527,7 +547,15 @@ impl Server {
             return Ok(json!({"stopReason": "end_turn"}));
         }
         start_mcp(&runtime).await;
-        let input = input::message(&params.prompt, runtime.config().images)?;
+        let Some((prompt, scope)) = self.custom_command(&runtime, &params).await? else {
+            return Ok(json!({"stopReason": "end_turn"}));
+        };
+        let mut input = input::message(&prompt, runtime.config().images)?;
+        // A command's session is named by what was typed, not by the command's prompt.
+        if let Some(typed) = commands::typed_command(&params.prompt) {
+            input.title =
+                crate::text::fit(typed.trim().lines().next().unwrap_or(""), 200).into_owned();
+        }
         let approver = approver::AcpApprover::new(
             self.conn.clone(),
             &params.session_id,
@@ -553,13 +581,51 @@ impl Server {
             external: input.external,
             origin: ORIGIN_ACP,
             files,
-            scope: Default::default(),
+            scope,
         };
         let handle = session.start(&supervisor, submission, &title)?;
         let outcome = handle.outcome().await;
         *lock(&session.run) = None;
         let outcome = outcome.map_err(|e| RpcError::internal(e.message_without_paths()))?;
         stop_reason(outcome.run)
+    }
+
+    /// The prompt to run and its scope: the prompt as it is, or a custom command's prompt
+    /// and scope (its warnings shown first); `None` when the command was refused, which
+    /// the client has been told.
+    async fn custom_command(
+        &self,
+        runtime: &Arc<Runtime>,
+        params: &PromptParams,
+    ) -> Result<Option<(Vec<Value>, TurnScope)>, RpcError> {
+        if commands::typed_command(&params.prompt).is_none() {
+            return Ok(Some((params.prompt.clone(), TurnScope::default())));
+        }
+        let (runtime, prompt) = (runtime.clone(), params.prompt.clone());
+        let custom = tokio::task::spawn_blocking(move || commands::custom(&runtime, &prompt))
+            .await
+            .map_err(|e| RpcError::internal(e.to_string()))?;
+        let say = |text: String| {
+            let update = updates::text_chunk("agent_message_chunk", text);
+            updates::send_update(&self.conn, &params.session_id, update);
+        };
+        match custom {
+            commands::Custom::Not => Ok(Some((params.prompt.clone(), TurnScope::default()))),
+            commands::Custom::Runs {
+                prompt,
+                scope,
+                warnings,
+            } => {
+                if !warnings.is_empty() {
+                    say(format!("{}\n\n", warnings.join("\n")));
+                }
+                Ok(Some((prompt, scope)))
+            }
+            commands::Custom::Refused(text) => {
+                say(text);
+                Ok(None)
+            }
+        }
     }
 
     /// `session/set_mode`: the next prompt's policy (a running one keeps its own).
