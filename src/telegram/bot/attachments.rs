@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use super::parts::Bot;
+use super::turns::ChatTurn;
 use crate::llm::Message;
 use crate::telegram::error::SendError;
 use crate::telegram::files;
@@ -54,8 +55,11 @@ impl Bot {
                 let text = files::turn_text(caption, &file.name, &saved, size, image.is_some());
                 let mut input = Message::user(text);
                 input.images.extend(image);
-                self.start_turn_with(chat, input, vec!["telegram:file".into()])
-                    .await;
+                let turn = ChatTurn {
+                    external: vec!["telegram:file".into()],
+                    ..ChatTurn::of(input)
+                };
+                self.start_turn_with(chat, turn).await;
             }
             Err(e) => {
                 let text = format!("I could not save {}: {e}", file.name);

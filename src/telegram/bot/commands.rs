@@ -1,5 +1,5 @@
 //! The slash commands: `/status`, `/new`, `/stop`, `/jobs`, `/sessions` and `/resume`, `/plan_status`,
-//! the plan notes, `/schedules`.
+//! the plan notes, `/schedules`; the custom ones are `custom.rs`'s.
 
 use std::sync::Arc;
 
@@ -26,9 +26,10 @@ Send a message to give it a task; each chat keeps one session.\n\n\
 /help — this text";
 
 impl Bot {
-    pub(super) async fn on_command(self: &Arc<Self>, chat: i64, cmd: &str) {
+    /// The bot's own command `cmd`, else a custom one (`args` its arguments).
+    pub(super) async fn on_command(self: &Arc<Self>, chat: i64, cmd: &str, args: &str) {
         match cmd {
-            "start" | "help" => self.say(chat, HELP).await,
+            "start" | "help" => self.help(chat, HELP).await,
             "new" => {
                 if self.runs.is_running(chat) {
                     self.say(chat, "A turn is running; /cancel it first.").await;
@@ -68,13 +69,7 @@ impl Bot {
                 let text = self.jobs(chat);
                 self.say(chat, &text).await;
             }
-            other => {
-                self.say(
-                    chat,
-                    &format!("Unknown command /{other}. /help lists the commands."),
-                )
-                .await;
-            }
+            other => self.custom_command(chat, other, args).await,
         }
     }
 

@@ -10,6 +10,7 @@
 mod approvals;
 mod attachments;
 mod commands;
+mod custom;
 mod parts;
 mod pending;
 mod polling;

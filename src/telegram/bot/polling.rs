@@ -41,6 +41,18 @@ pub async fn run_bot(parts: BotParts, shutdown: CancellationToken) -> Result<(),
     if let Some(w) = warning {
         eprintln!("odek telegram: warning: {w}");
     }
+    let commands = {
+        let runtime = parts.runtime.clone();
+        tokio::task::spawn_blocking(move || runtime.commands())
+            .await
+            .unwrap_or_default()
+    };
+    for warning in commands.warnings() {
+        eprintln!("{warning}");
+    }
+    for warning in super::custom::warnings(&commands) {
+        eprintln!("odek telegram: warning: {warning}");
+    }
     let frames = parts.supervisor.subscribe();
     let bot = Arc::new(Bot {
         runtime: parts.runtime,
@@ -189,7 +201,7 @@ impl Bot {
             Some("sessions") => self.sessions(chat).await,
             Some("resume") => self.resume(chat, args).await,
             Some("undo") => self.undo(chat, args).await,
-            Some(cmd) => self.on_command(chat, cmd).await,
+            Some(cmd) => self.on_command(chat, cmd, args).await,
             None if self.answer_question(chat, &text, name).await => {}
             None => self.start_turn(chat, text).await,
         }

@@ -9,7 +9,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use super::parts::{Bot, HOLDER, PROGRESS_EDIT_INTERVAL, lock, now_secs};
 use crate::engine::{EngineEvent, Observer};
 use crate::llm::Message;
-use crate::runtime::{Approvals, Runtime, RuntimeError, SessionHandle, Submission};
+use crate::runtime::{Approvals, Runtime, RuntimeError, SessionHandle, Submission, TurnScope};
 use crate::session::{ORIGIN_TELEGRAM, SessionError};
 use crate::telegram::chats;
 use crate::telegram::outgoing;
@@ -17,27 +17,51 @@ use crate::telegram::state::ChatSession;
 use crate::telegram::text::{MAX_MESSAGE_UNITS, utf16_len};
 use crate::tools::catalog::tool_emoji;
 
+/// What a chat's turn starts with.
+pub(super) struct ChatTurn {
+    /// The user message (its text and images).
+    pub input: Message,
+    /// Where external content in it came from (a file sent through the chat).
+    pub external: Vec<String>,
+    /// What a custom command narrows for the turn.
+    pub scope: TurnScope,
+    /// A new session's name when it is not the message's text (a command as typed).
+    pub title: Option<String>,
+}
+
+impl ChatTurn {
+    /// A turn of `input` as it is.
+    pub(super) fn of(input: Message) -> ChatTurn {
+        ChatTurn {
+            input,
+            external: Vec::new(),
+            scope: TurnScope::default(),
+            title: None,
+        }
+    }
+}
+
 impl Bot {
     pub(super) async fn start_turn(self: &Arc<Self>, chat: i64, text: String) {
-        self.start_turn_with(chat, Message::user(text), Vec::new())
+        self.start_turn_with(chat, ChatTurn::of(Message::user(text)))
             .await;
     }
 
-    /// A turn of the chat's session with `input` (its text and images); `external` names
-    /// external content in it.
-    pub(super) async fn start_turn_with(
-        self: &Arc<Self>,
-        chat: i64,
-        input: Message,
-        external: Vec<String>,
-    ) {
+    /// A turn of the chat's session with `turn`'s message, external content and scope.
+    pub(super) async fn start_turn_with(self: &Arc<Self>, chat: i64, turn: ChatTurn) {
+        let ChatTurn {
+            input,
+            external,
+            scope,
+            title,
+        } = turn;
         if let Some(refusal) = self.no_turn_now(chat) {
             self.say(chat, &refusal).await;
             return;
         }
         let existing = self.chat_session(chat).map(|s| s.session_id);
         let runtime = self.runtime.clone();
-        let task_text = input.content.clone();
+        let task_text = title.unwrap_or_else(|| input.content.clone());
         let opened =
             tokio::task::spawn_blocking(move || open_session(&runtime, existing, &task_text))
                 .await
@@ -76,7 +100,7 @@ impl Bot {
             external,
             origin: crate::session::ORIGIN_TELEGRAM,
             files: None,
-            scope: Default::default(),
+            scope,
         }) {
             Ok(handle) => handle,
             Err(e) => {
