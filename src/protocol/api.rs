@@ -45,6 +45,13 @@ pub struct PromptAccepted {
     pub session_id: String,
     /// Always `running`.
     pub status: RunStatus,
+    /// The custom command the prompt runs (`review` for `/review …`), when it is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// What the command's file asks that odek cannot keep (an `allowed-tools` name it does
+    /// not know), one line each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// How a run stands.

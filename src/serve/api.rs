@@ -202,7 +202,7 @@ pub async fn prompt(
         }
     }
     let attached = attached(body.attachments, app.base.config().images)?;
-    let (run_id, session_id) = app
+    let started = app
         .start_run(
             body.content,
             body.session_id,
@@ -214,9 +214,11 @@ pub async fn prompt(
     Ok((
         StatusCode::ACCEPTED,
         Json(PromptAccepted {
-            run_id,
-            session_id,
+            run_id: started.run_id,
+            session_id: started.session_id,
             status: RunStatus::Running,
+            command: started.command,
+            warnings: started.warnings,
         }),
     ))
 }

@@ -12,6 +12,7 @@
 mod api;
 mod auth;
 mod checkpoints;
+mod commands;
 mod credentials;
 mod error;
 mod export;

@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 use super::credentials::BrowserSessions;
 use super::error::{ApiError, BODY_LIMIT, PROMPT_BODY_LIMIT};
 use super::hub::Hub;
-use super::{AppState, api, auth, checkpoints, error, limits, listen, memory, models};
+use super::{AppState, api, auth, checkpoints, commands, error, limits, listen, memory, models};
 use super::{schedules, sessions, skills, ui};
 use crate::config::LoadOptions;
 use crate::events::EventWriter;
@@ -135,6 +135,7 @@ fn router(state: Arc<AppState>, mcp: Option<crate::mcp_server::OdekMcpServer>) -
         .route("/api/schedules/{name}/run", post(schedules::run))
         .route("/api/schedules/{name}/enable", post(schedules::enable))
         .route("/api/schedules/{name}/disable", post(schedules::disable))
+        .route("/api/commands", get(commands::list))
         .route("/api/skills", get(skills::list))
         .route("/api/skills/{name}/trust", post(skills::trust))
         .route("/api/models", get(models::list));

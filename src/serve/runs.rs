@@ -1,20 +1,39 @@
 //! Starting a run from `POST /api/prompt`: a new session or a turn of a saved one, on the
-//! runtime of its model and endpoint, submitted to the supervisor.
+//! runtime of its model and endpoint, a custom command's prompt and scope when the content
+//! is `/NAME args`, submitted to the supervisor.
 
 use std::sync::Arc;
 
 use super::error::ApiError;
-use super::{AppState, RuntimeKey, sessions};
+use super::{AppState, RuntimeKey, commands, sessions};
 use crate::engine::NoopObserver;
 use crate::llm::Message;
-use crate::runtime::{Approvals, Runtime, SessionHandle, Submission};
+use crate::runtime::{Approvals, Invocation, Runtime, SessionHandle, Submission, TurnScope};
 use crate::session::ORIGIN_SERVE;
 
 /// Who holds a session while the server runs a turn of it.
 const HOLDER: &str = "odek serve";
+
+/// A run started: its ids, and the custom command it runs with what its file asks that
+/// odek cannot keep.
+pub(super) struct Started {
+    pub run_id: String,
+    pub session_id: String,
+    pub command: Option<String>,
+    pub warnings: Vec<String>,
+}
+
+/// The runtime and session of a run, and the custom command its prompt runs.
+struct Opened {
+    runtime: Arc<Runtime>,
+    session: Arc<SessionHandle>,
+    invocation: Option<Invocation>,
+}
+
 impl AppState {
-    /// Starts a run: a new session (origin `serve`) or a turn of `session_id`. Returns the
-    /// run id and the session id once the turn is running.
+    /// Starts a run: a new session (origin `serve`) or a turn of `session_id`; a prompt
+    /// that starts with `/NAME` runs that custom command (its prompt, its model and
+    /// tools). Returns once the turn is running.
     pub(super) async fn start_run(
         self: &Arc<Self>,
         content: String,
@@ -22,17 +41,29 @@ impl AppState {
         model: Option<String>,
         files: Vec<crate::prompt::ContextFile>,
         images: Vec<(String, crate::llm::ImagePart)>,
-    ) -> Result<(String, String), ApiError> {
+    ) -> Result<Started, ApiError> {
         if self.supervisor.is_stopping() {
             return Err(ApiError::shutting_down());
         }
         let app = self.clone();
-        let (runtime, session, content) = tokio::task::spawn_blocking(move || {
+        let (opened, content) = tokio::task::spawn_blocking(move || {
             app.open_or_create(&content, session_id.as_deref(), model)
-                .map(|(rt, s)| (rt, s, content))
+                .map(|opened| (opened, content))
         })
         .await
         .map_err(|e| ApiError::internal(e.to_string()))??;
+        let Opened {
+            runtime,
+            session,
+            invocation,
+        } = opened;
+        let (text, scope, command, warnings) = match invocation {
+            Some(i) => (i.prompt, i.scope, Some(i.name), i.warnings),
+            None => (content, TurnScope::default(), None, Vec::new()),
+        };
+        for warning in &warnings {
+            eprintln!("odek serve: {warning}");
+        }
         // The session's title is the prompt as typed; the turn reads the files after it,
         // and the names of the images that come with it.
         let external = if files.is_empty() && images.is_empty() {
@@ -41,7 +72,7 @@ impl AppState {
             vec!["attachment".to_string()]
         };
         let mut input = Message::user(crate::prompt::with_attached_files(
-            &content,
+            &text,
             &files,
             "attachment",
         ));
@@ -51,46 +82,70 @@ impl AppState {
                 .push_str(&format!("\n\n[Image attached: {name}]"));
             input.images.push(image);
         }
-        self.launch(runtime, session, input, external)
+        let (run_id, session_id) = self.launch(runtime, session, input, external, scope)?;
+        Ok(Started {
+            run_id,
+            session_id,
+            command,
+            warnings,
+        })
     }
 
+    /// The run's runtime and session, the command expanded on that runtime before a new
+    /// session is made (a refused command leaves nothing behind).
     fn open_or_create(
         &self,
         content: &str,
         session_id: Option<&str>,
         model: Option<String>,
-    ) -> Result<(Arc<Runtime>, Arc<SessionHandle>), ApiError> {
+    ) -> Result<Opened, ApiError> {
         let config = self.base.config();
-        let Some(id) = session_id else {
-            let runtime = self.runtime_for(RuntimeKey {
-                model: model.unwrap_or_else(|| config.model.clone()),
-                base_url: config.base_url.clone(),
-                sandbox: None,
-            })?;
-            let (head, warning) = runtime.first_messages();
-            if let Some(w) = warning {
-                eprintln!("odek serve: warning: {w}");
+        let (runtime, id) = match session_id {
+            None => {
+                let runtime = self.runtime_for(RuntimeKey {
+                    model: model.unwrap_or_else(|| config.model.clone()),
+                    base_url: config.base_url.clone(),
+                    sandbox: None,
+                })?;
+                (runtime, None)
             }
-            let session = runtime.new_session(content, head, ORIGIN_SERVE, HOLDER)?;
-            return Ok((runtime, session));
+            Some(id) => {
+                let id = sessions::standard_id(id)?;
+                if self.supervisor.running_in(id).is_some() {
+                    return Err(ApiError::conflict(format!(
+                        "session {id} is already running a turn"
+                    )));
+                }
+                let saved = self.base.sessions().load(id)?;
+                let runtime = self.runtime_for(RuntimeKey {
+                    model: saved.model.clone(),
+                    base_url: saved
+                        .base_url
+                        .clone()
+                        .unwrap_or_else(|| config.base_url.clone()),
+                    sandbox: saved.sandbox,
+                })?;
+                (runtime, Some(id))
+            }
         };
-        let id = sessions::standard_id(id)?;
-        if self.supervisor.running_in(id).is_some() {
-            return Err(ApiError::conflict(format!(
-                "session {id} is already running a turn"
-            )));
-        }
-        let saved = self.base.sessions().load(id)?;
-        let runtime = self.runtime_for(RuntimeKey {
-            model: saved.model.clone(),
-            base_url: saved
-                .base_url
-                .clone()
-                .unwrap_or_else(|| config.base_url.clone()),
-            sandbox: saved.sandbox,
-        })?;
-        let session = runtime.open_session(id, HOLDER)?;
-        Ok((runtime, session))
+        let invocation = runtime
+            .expand_command(content)
+            .map_err(|e| commands::refused(&e))?;
+        let session = match id {
+            Some(id) => runtime.open_session(id, HOLDER)?,
+            None => {
+                let (head, warning) = runtime.first_messages();
+                if let Some(w) = warning {
+                    eprintln!("odek serve: warning: {w}");
+                }
+                runtime.new_session(content, head, ORIGIN_SERVE, HOLDER)?
+            }
+        };
+        Ok(Opened {
+            runtime,
+            session,
+            invocation,
+        })
     }
 
     /// Submits the turn to the supervisor: approvals are answered over HTTP (60 s, then
@@ -101,6 +156,7 @@ impl AppState {
         session: Arc<SessionHandle>,
         input: Message,
         external: Vec<String>,
+        scope: TurnScope,
     ) -> Result<(String, String), ApiError> {
         let handle = self.supervisor.submit(Submission {
             runtime,
@@ -111,7 +167,7 @@ impl AppState {
             external,
             origin: crate::session::ORIGIN_SERVE,
             files: None,
-            scope: Default::default(),
+            scope,
         })?;
         Ok((handle.run_id, handle.session_id))
     }

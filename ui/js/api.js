@@ -51,6 +51,7 @@ export const api = {
   editFact: (fid, content) => call('POST', `/api/memory/${id(String(fid))}`, { content }),
   acceptFact: (fid) => call('POST', `/api/memory/${id(String(fid))}/accept`, {}),
   deleteFact: (fid) => call('DELETE', `/api/memory/${id(String(fid))}`),
+  commands: () => call('GET', '/api/commands'),
   skills: () => call('GET', '/api/skills'),
   trustSkill: (name) => call('POST', `/api/skills/${id(name)}/trust`, {}),
   schedules: () => call('GET', '/api/schedules'),

@@ -3,6 +3,7 @@
 import { api } from './api.js';
 import { Attachments } from './attachments.js';
 import { Chat } from './chat.js';
+import { CommandHints } from './commands.js';
 import { Drawer } from './drawer.js';
 import { MemoryPanel, RunsPanel, SchedulesPanel, SkillsPanel } from './panels.js';
 import { PlanPoller, renderPlan } from './plan.js';
@@ -38,6 +39,8 @@ const attachments = new Attachments({
   list: $('attachments'),
   onStatus: (text) => status(text),
 });
+
+const hints = new CommandHints({ prompt: ui.prompt, list: $('command-hints'), load: () => api.commands() });
 
 /** The model picker: its options from GET /api/models; a session keeps its own model. */
 async function loadModels() {
@@ -249,7 +252,9 @@ async function submit() {
     return;
   }
   ui.prompt.value = '';
-  status('');
+  hints.show([]);
+  // A custom command's file may ask for what odek cannot keep (an unknown tool name).
+  status((started.warnings ?? []).join(' '));
   if (sessionId !== started.session_id) {
     setSession(started.session_id, { title: content, model: ui.model.value || defaultModel });
   }
@@ -342,3 +347,4 @@ api.health().then(
 newSession();
 sessions.refresh();
 loadModels();
+hints.refresh();
