@@ -7,7 +7,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 use super::exit::Exit;
 use super::{
-    acp_cmd, agents_cmd, audit_cmd, config_cmd, continue_cmd, docs_cmd, error, hooks_cmd, init,
+    acp_cmd, agents_cmd, audit_cmd, commands_cmd, config_cmd, continue_cmd, docs_cmd, error, hooks_cmd, init,
     mcp_cmd, memory_cmd, panic, repl, rewind_cmd, run, schedule_cmd, serve_cmd, session_cmd,
     skill_cmd, subagent_cmd, telegram_cmd, upgrade_cmd, usage_cmd,
 };
@@ -88,6 +88,9 @@ enum Command {
     Skill(skill_cmd::SkillArgs),
     /// Hooks (your programs around tool calls, in Claude Code's protocol): list, test EVENT
     Hooks(hooks_cmd::HooksArgs),
+    /// Custom slash commands (<home>/commands, .odek/commands, .claude/commands, skills):
+    /// list, trust, untrust
+    Commands(commands_cmd::CommandsArgs),
     /// Named sub-agents (<home>/agents, .odek/agents, .claude/agents): list, show, trust
     Agents(agents_cmd::AgentsArgs),
     /// Recurring tasks: add, list, rm, enable, disable, run, next, daemon
@@ -181,6 +184,7 @@ pub fn main() -> ExitCode {
         Command::Memory(args) => memory_cmd::run(args),
         Command::Skill(args) => skill_cmd::run(args),
         Command::Hooks(args) => hooks_cmd::run(args),
+        Command::Commands(args) => commands_cmd::run(args),
         Command::Agents(args) => agents_cmd::run(args),
         Command::Schedule(args) => schedule_cmd::run(args),
         Command::Completions(args) => docs_cmd::completions(args, Cli::command()),

@@ -8,6 +8,7 @@ mod acp_cmd;
 mod agents_cmd;
 mod app;
 mod audit_cmd;
+mod commands_cmd;
 mod config_cmd;
 mod continue_cmd;
 mod docs_cmd;

@@ -77,6 +77,10 @@ pub fn run(args: ReplArgs) -> crate::error::Fallible<Exit> {
     repl.keep_sigint_from_killing_the_repl();
     repl.banner();
     let mut editor = editor(&repl.setup.resolved.home, repl.setup.cwd())?;
+    let custom = repl.setup.runtime.commands().commands.into_iter();
+    if let Some(helper) = editor.helper_mut() {
+        helper.set_commands(custom.map(|c| format!("/{}", c.name)).collect());
+    }
     loop {
         let prompt = format!("odek {}> ", repl.session.saved().turns + 1);
         match editor.readline(&prompt) {
@@ -155,8 +159,8 @@ impl Repl {
         }
     }
 
-    /// Handles a slash command; true when the REPL should end.
-    fn slash(&self, line: &str) -> bool {
+    /// Handles a slash command (a custom one runs a turn); true when the REPL should end.
+    fn slash(&mut self, line: &str) -> bool {
         let command = line
             .split_whitespace()
             .next()
@@ -164,7 +168,7 @@ impl Repl {
             .to_ascii_lowercase();
         match command.as_str() {
             "/exit" | "/quit" => return true,
-            "/help" => println!("{HELP}"),
+            "/help" => self.help(),
             "/info" => self.info(),
             "/plan" => println!("{}", self.plan_text()),
             "/memory" => self.memory(),
@@ -173,9 +177,44 @@ impl Repl {
             "/rewind" => self.rewind(line),
             "/jobs" => self.jobs(),
             "/kill" => self.kill(line),
-            other => println!("Unknown command: {other}  (/help for commands)"),
+            _ => self.custom(line),
         }
         false
+    }
+
+    /// `/help`: the REPL's commands, then the custom commands found now.
+    fn help(&self) {
+        println!("{HELP}");
+        let catalog = self.setup.runtime.commands();
+        if catalog.commands.is_empty() {
+            return;
+        }
+        println!("Custom commands (odek commands list shows where each comes from):");
+        for c in &catalog.commands {
+            let usage = super::commands_cmd::usage(c);
+            let about = crate::text::first_line(&c.file.description, 60);
+            println!("  {usage:<13} {}", crate::text::visible(&about, false));
+        }
+    }
+
+    /// A custom command (`/NAME args`, docs/COMMANDS.md): its prompt as this turn's input,
+    /// narrowed to its model and tools; an unknown or refused one says why.
+    fn custom(&mut self, line: &str) {
+        let t = self.setup.terminal.clone();
+        match self.setup.command(line) {
+            Ok(Some(invocation)) => self.send(line, Some(invocation)),
+            Ok(None) => {
+                let name = line.split_whitespace().next().unwrap_or(line);
+                println!("Unknown command: {name}  (/help for commands)");
+            }
+            Err(e) => {
+                let shown = super::error::shown(&format!("{e:#}"));
+                t.line(&format!("{} {shown}", t.style().red("odek:")));
+                if let (_, Some(hint)) = super::error::diagnose(&e) {
+                    t.line(&format!("  {}", t.style().dim(&format!("hint: {hint}"))));
+                }
+            }
+        }
     }
 
     /// `/jobs`: each background job with its state and, while it runs, its last lines.
@@ -345,6 +384,12 @@ impl Repl {
     /// Runs a turn of the line, with the files it names (`@path`) attached; a named file that
     /// cannot be attached keeps the line from being sent (it is in the history, to edit).
     fn turn(&mut self, line: &str) {
+        self.send(line, None);
+    }
+
+    /// [`Repl::turn`] of a typed line, or of a custom command's prompt (the files the typed
+    /// line names attached after it).
+    fn send(&mut self, line: &str, command: Option<crate::runtime::Invocation>) {
         let t = self.setup.terminal.clone();
         let input = match super::repl_input::expand(line, self.setup.cwd()) {
             Ok(expanded) => expanded,
@@ -371,11 +416,16 @@ impl Repl {
         } else {
             vec!["resource".to_string()]
         };
-        let outcome = self.setup.run_turn(
+        let (text, scope) = match command {
+            Some(c) => (c.prompt + &input.text[line.len()..], c.scope),
+            None => (input.text, crate::runtime::TurnScope::default()),
+        };
+        let outcome = self.setup.run_scoped_turn(
             Some(&self.session),
-            vec![Message::user(&input.text)],
+            vec![Message::user(&text)],
             false,
             external,
+            scope,
         );
         let outcome = match outcome {
             Ok(outcome) => outcome,

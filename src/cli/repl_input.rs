@@ -137,12 +137,22 @@ pub fn expand(line: &str, cwd: &Path) -> Result<Expanded, AttachError> {
 /// The line editor's helper: completion only.
 pub struct ReplHelper {
     cwd: PathBuf,
+    /// The custom commands (`/review`, `/frontend:build`), completed after the built-ins.
+    commands: Vec<String>,
 }
 
 impl ReplHelper {
     /// A helper completing paths relative to `cwd`.
     pub fn new(cwd: PathBuf) -> Self {
-        ReplHelper { cwd }
+        ReplHelper {
+            cwd,
+            commands: Vec::new(),
+        }
+    }
+
+    /// Completes these custom commands too (with their slash).
+    pub fn set_commands(&mut self, commands: Vec<String>) {
+        self.commands = commands;
     }
 
     /// Files and folders whose names start with the last segment of `partial` (a path after
@@ -203,6 +213,8 @@ impl Completer for ReplHelper {
         if start == 0 && word.starts_with('/') {
             let commands = SLASH_COMMANDS
                 .iter()
+                .copied()
+                .chain(self.commands.iter().map(String::as_str))
                 .filter(|c| c.starts_with(word))
                 .map(|c| Pair {
                     display: c.to_string(),
@@ -287,7 +299,8 @@ mod tests {
         std::fs::write(dir.path().join("src/main.rs"), "").expect("write");
         std::fs::write(dir.path().join("notes.md"), "").expect("write");
         std::fs::write(dir.path().join(".hidden"), "").expect("write");
-        let helper = ReplHelper::new(dir.path().to_path_buf());
+        let mut helper = ReplHelper::new(dir.path().to_path_buf());
+        helper.set_commands(vec!["/review".into(), "/frontend:build".into()]);
         let history = rustyline::history::DefaultHistory::new();
         let ctx = Context::new(&history);
         let complete = |line: &str| {
@@ -303,6 +316,11 @@ mod tests {
         assert_eq!(complete("read @src/m"), (6, vec!["src/main.rs".into()]));
         assert_eq!(complete("@."), (1, vec![".hidden".into()]));
         assert_eq!(complete("/me"), (0, vec!["/memory ".into()]));
+        assert_eq!(
+            complete("/re"),
+            (0, vec!["/rewind ".into(), "/review ".into()])
+        );
+        assert_eq!(complete("/fr"), (0, vec!["/frontend:build ".into()]));
         // A multi-byte space before the word (no panic inside a character).
         assert_eq!(complete("read\u{3000}@n"), (8, vec!["notes.md".into()]));
         assert_eq!(complete("a\u{a0}@s"), (4, vec!["src/".into()]));

@@ -6,7 +6,7 @@ use super::Exit;
 use super::flags::TurnFlags;
 use super::turn::{Setup, exit_for, read_task, report_outcome};
 use crate::llm::Message;
-use crate::runtime::Threads;
+use crate::runtime::{Threads, TurnScope};
 use crate::schedule::deliver::{Delivery, Target};
 use crate::session::ORIGIN_CLI;
 
@@ -42,6 +42,11 @@ pub fn run(args: RunArgs) -> crate::error::Fallible<Exit> {
         .transpose()
         .map_err(|e| super::error::UsageError(e.to_string()))?;
     let setup = Setup::new(&args.turn, Threads::Caller)?;
+    // A task that starts with `/NAME` runs that custom command (docs/COMMANDS.md).
+    let (prompt, scope) = match setup.command(&task)? {
+        Some(invocation) => (invocation.prompt, invocation.scope),
+        None => (task.clone(), TurnScope::default()),
+    };
     let config = &setup.resolved.config;
     let mut head = setup.first_messages(&args.turn.ctx)?;
     let save = args.session || (config.sessions.autosave && !args.ephemeral);
@@ -49,14 +54,14 @@ pub fn run(args: RunArgs) -> crate::error::Fallible<Exit> {
     // written before the first model call, so even a crash there leaves the task on disk.
     let (session, input) = if save {
         let session = setup.runtime.new_session(&task, head, ORIGIN_CLI, HOLDER)?;
-        (Some(session), vec![Message::user(&task)])
+        (Some(session), vec![Message::user(&prompt)])
     } else {
-        head.push(Message::user(&task));
+        head.push(Message::user(&prompt));
         (None, head)
     };
     // Attached files are outside content: the turn's memory writes wait for review.
     let external = attached_sources(&args.turn.ctx);
-    let outcome = setup.run_turn(session.as_ref(), input, true, external)?;
+    let outcome = setup.run_scoped_turn(session.as_ref(), input, true, external, scope)?;
     if let Some(s) = &session
         && matches!(outcome.saved, Some(Ok(_)))
     {

@@ -15,8 +15,8 @@ use crate::events::{Emitter, EventSink, StdoutSink, open_jsonl_file};
 use crate::llm::Message;
 use crate::redact::Redactor;
 use crate::runtime::{
-    Approvals, ModelSource, Process, Runtime, SessionHandle, StartOptions, Submission, Supervisor,
-    Threads, TurnOutcome,
+    Approvals, Invocation, ModelSource, Process, Runtime, SessionHandle, StartOptions, Submission,
+    Supervisor, Threads, TurnOutcome, TurnScope,
 };
 use crate::session::{Session, SessionStore};
 
@@ -152,6 +152,24 @@ impl Setup {
         Ok(out)
     }
 
+    /// What `text` runs when it is a custom command (`/NAME args`): its invocation, whose
+    /// warnings are shown now; `None` for any other text.
+    pub fn command(&self, text: &str) -> crate::error::Fallible<Option<Invocation>> {
+        let Some(invocation) = self.runtime.expand_command(text)? else {
+            return Ok(None);
+        };
+        for w in &invocation.warnings {
+            self.warn(w);
+        }
+        let t = &self.terminal;
+        t.info(&t.style().dim(&format!(
+            "odek: /{} ({})",
+            invocation.name,
+            invocation.source.label()
+        )));
+        Ok(Some(invocation))
+    }
+
     /// Who answers approvals: the terminal's prompt when a person is there, else nobody
     /// (the policy's `non_interactive` decides).
     fn approvals(&self) -> Approvals {
@@ -173,6 +191,24 @@ impl Setup {
         exit_on_second: bool,
         external: Vec<String>,
     ) -> crate::error::Fallible<TurnOutcome> {
+        self.run_scoped_turn(
+            session,
+            input,
+            exit_on_second,
+            external,
+            TurnScope::default(),
+        )
+    }
+
+    /// [`Setup::run_turn`] narrowed to `scope` (a custom command's model and tools).
+    pub fn run_scoped_turn(
+        &self,
+        session: Option<&Arc<SessionHandle>>,
+        input: Vec<Message>,
+        exit_on_second: bool,
+        external: Vec<String>,
+        scope: TurnScope,
+    ) -> crate::error::Fallible<TurnOutcome> {
         self.start_mcp();
         let supervisor = self.process.supervisor.clone();
         let outcome = self.process.block_on(async {
@@ -185,7 +221,7 @@ impl Setup {
                 external,
                 origin: crate::session::ORIGIN_CLI,
                 files: None,
-                scope: Default::default(),
+                scope,
             })?;
             let watcher = tokio::spawn(watch_signals(
                 supervisor.clone(),

@@ -31,6 +31,9 @@ pub enum FileError {
     /// The front matter breaks a rule of the format.
     #[error("{0}")]
     FrontMatter(#[from] crate::skills::Rule),
+    /// The front matter is not YAML and has no closing `---` line.
+    #[error("the front matter has no closing `---` line")]
+    NotClosed,
     /// A key that must be text is not.
     #[error("`{0}` must be a string")]
     NotAString(&'static str),
@@ -106,7 +109,10 @@ pub fn parse(bytes: &[u8]) -> Result<CommandFile, FileError> {
             ..CommandFile::default()
         });
     }
-    let (map, body) = crate::skills::frontmatter::front_matter(text)?;
+    let (map, body) = match crate::skills::frontmatter::front_matter(text) {
+        Err(crate::skills::Rule::NotYaml(_)) => lenient(text).ok_or(FileError::NotClosed)?,
+        parsed => parsed?,
+    };
     let body = body.trim().to_string();
     let description = match text_of(&map, "description")? {
         Some(d) if !d.trim().is_empty() => cut(d.trim()),
@@ -121,14 +127,71 @@ pub fn parse(bytes: &[u8]) -> Result<CommandFile, FileError> {
     })
 }
 
-/// A key's text (a number or a boolean read as text); `None` when absent or null.
+/// A front matter that is not YAML read as Claude Code reads it: each `key: value` line a
+/// key and its text as written (`argument-hint: [pr] [priority]`), `- item` lines below a
+/// bare `key:` its list; the body after the closing `---`. `None` when it does not close.
+fn lenient(text: &str) -> Option<(Mapping, &str)> {
+    let rest = text.split_once('\n')?.1;
+    let mut map = Mapping::new();
+    let mut last: Option<String> = None;
+    let mut at = 0;
+    for line in rest.split_inclusive('\n') {
+        at += line.len();
+        let bare = line.trim_end();
+        if bare == "---" {
+            return Some((map, &rest[at..]));
+        }
+        if let (Some(item), Some(key)) = (bare.trim_start().strip_prefix("- "), &last) {
+            let entry = map.entry(Value::from(key.as_str()));
+            let list = entry.or_insert_with(|| Value::Sequence(Vec::new()));
+            if let Value::Sequence(items) = list {
+                items.push(Value::from(unquote(item)));
+            }
+            continue;
+        }
+        let Some((key, value)) = bare.split_once(':') else {
+            continue;
+        };
+        let key = key.trim().to_string();
+        if value.trim().is_empty() {
+            last = Some(key);
+            continue;
+        }
+        last = None;
+        map.insert(Value::from(key), Value::from(unquote(value)));
+    }
+    None
+}
+
+/// `text` trimmed, without one pair of surrounding quotes.
+fn unquote(text: &str) -> &str {
+    let text = text.trim();
+    for q in ['"', '\''] {
+        if let Some(inner) = text.strip_prefix(q).and_then(|t| t.strip_suffix(q)) {
+            return inner;
+        }
+    }
+    text
+}
+
+/// A key's text (a number or a boolean read as text, a list of words as `[a] [b]`: YAML's
+/// reading of Claude Code's `argument-hint: [message]`); `None` when absent or null.
 fn text_of(map: &Mapping, key: &'static str) -> Result<Option<String>, FileError> {
+    let scalar = |v: &Value| match v {
+        Value::String(s) => Some(s.trim().to_string()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    };
     match map.get(key) {
         None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.trim().to_string())),
-        Some(Value::Number(n)) => Ok(Some(n.to_string())),
-        Some(Value::Bool(b)) => Ok(Some(b.to_string())),
-        Some(_) => Err(FileError::NotAString(key)),
+        Some(Value::Sequence(items)) => items
+            .iter()
+            .map(|v| scalar(v).map(|s| format!("[{s}]")))
+            .collect::<Option<Vec<_>>>()
+            .map(|words| Some(words.join(" ")))
+            .ok_or(FileError::NotAString(key)),
+        Some(v) => scalar(v).map(Some).ok_or(FileError::NotAString(key)),
     }
 }
 

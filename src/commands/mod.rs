@@ -168,6 +168,16 @@ pub struct Places {
 }
 
 impl Places {
+    /// The places of an odek home and a project root (see [`crate::memory::project_key`])
+    /// under `config`'s `commands.import_claude`.
+    pub fn new(home: &Path, project_root: &Path, config: &crate::config::Config) -> Places {
+        Places {
+            home: home.to_path_buf(),
+            project: Some(project_root.to_path_buf()),
+            import_claude: config.commands.import_claude,
+        }
+    }
+
     /// The folders searched, first winning: the project's `.odek/commands`, its
     /// `.claude/commands`, the user's `<home>/commands` (a project's folder that is the
     /// user's, odek run in `~`, counts as the user's).
@@ -333,7 +343,7 @@ impl Catalog {
                 let warnings = mapped
                     .warnings()
                     .into_iter()
-                    .map(|w| format!("odek: /{name}: allowed-tools: {w}"))
+                    .map(|w| format!("/{name}: allowed-tools: {w}"))
                     .collect();
                 (Some(mapped.tools), warnings)
             }
@@ -453,6 +463,16 @@ impl Catalog {
         }
         Ok(command)
     }
+}
+
+/// The commands of an odek home and a project root under `config`, with the skills it
+/// offers (none when skills are off): what a runtime there finds, without building one.
+pub fn discover_for(home: &Path, project_root: &Path, config: &crate::config::Config) -> Catalog {
+    let skills = config.skills.enabled.then(|| {
+        let places = crate::skills::Places::new(home, project_root, &config.skills);
+        Arc::new(crate::skills::Catalog::discover(&places, home))
+    });
+    Catalog::discover(&Places::new(home, project_root, config), skills)
 }
 
 /// A skill as a command: its name and description (its body is read when it runs).

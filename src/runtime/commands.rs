@@ -53,11 +53,11 @@ impl Runtime {
     /// Where this runtime looks for commands: `<home>/commands`, the project root's
     /// `.odek/commands` and, with `commands.import_claude`, `.claude/commands`.
     pub fn command_places(&self) -> Places {
-        Places {
-            home: self.home.clone(),
-            project: Some(std::path::PathBuf::from(&self.project_key)),
-            import_claude: self.config.commands.import_claude,
-        }
+        Places::new(
+            &self.home,
+            std::path::Path::new(&self.project_key),
+            &self.config,
+        )
     }
 
     /// The commands as they are now (files read again, trust as recorded now), with the

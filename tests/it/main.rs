@@ -32,6 +32,7 @@ mod cli_sessions;
 mod cli_skills;
 mod cli_tls;
 mod cli_tools_files_web_and_clarify;
+mod commands;
 mod error_types;
 mod hooks;
 mod install;
