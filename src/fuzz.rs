@@ -67,7 +67,8 @@ pub fn html_to_markdown(data: &[u8]) {
     let _ = crate::tools::web::html_to_markdown(&text, deadline);
 }
 
-/// A `SKILL.md` as the catalog reads it (the size cap of a skill file applies first).
+/// A `SKILL.md` as the catalog reads it (the size cap of a skill file applies first), and
+/// the same text as an agent file (whose front matter, when not YAML, is read line by line).
 pub fn skill_front_matter(data: &[u8]) {
     let cap = usize::try_from(crate::skills::frontmatter::MAX_SKILL_FILE_BYTES).unwrap_or(0);
     let Ok(text) = std::str::from_utf8(&data[..data.len().min(cap)]) else {
@@ -75,6 +76,7 @@ pub fn skill_front_matter(data: &[u8]) {
     };
     let _ = crate::skills::frontmatter::parse(text, "fuzzed");
     let _ = crate::skills::frontmatter::declared_name(text);
+    let _ = crate::agents::file::parse(text, "fuzzed");
 }
 
 #[cfg(test)]

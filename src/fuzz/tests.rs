@@ -100,6 +100,10 @@ fn hostile(name: &str) -> Vec<Vec<u8>> {
                 "---\nname: x\ndescription: '{}'\n---\n",
                 "x".repeat(200_000)
             ),
+            format!(
+                "---\nname: x\n{}---\nb\n",
+                "description: a: b\n".repeat(800)
+            ),
         ],
         "model_answer" => vec![
             format!("{}{}", "[".repeat(100_000), "]".repeat(100_000)),
