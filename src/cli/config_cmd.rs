@@ -68,6 +68,7 @@ pub fn run(args: ConfigArgs) -> crate::error::Fallible<Exit> {
             Value::String(s) => s.clone(),
             other => other.to_string(),
         };
+    println!("instructions:   {}", instructions_line(&resolved));
         println!("{key:<width$}  {shown}  ({source})");
     }
     Ok(Exit::Success)
@@ -88,6 +89,26 @@ fn found(exists: bool) -> &'static str {
 /// Every leaf key with its (masked) value and source, in a stable order.
 fn rows(resolved: &Resolved) -> Vec<(String, Value, String)> {
     let value = crate::config::masked_json(&resolved.config);
+/// The instruction files a session started here reads, in order (docs/INSTRUCTIONS.md);
+/// why any was left out goes to stderr.
+fn instructions_line(resolved: &Resolved) -> String {
+    if resolved.config.no_agents {
+        return "none read (no_agents)".into();
+    }
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let opts =
+        crate::instructions::ChainOptions::from_config(&resolved.home, &cwd, &resolved.config);
+    let chain = crate::instructions::discover(&opts);
+    for w in &chain.warnings {
+        eprintln!("warning: {w}");
+    }
+    if chain.files.is_empty() {
+        return "(none found)".into();
+    }
+    let labels: Vec<&str> = chain.files.iter().map(|f| f.label.as_str()).collect();
+    labels.join(", ")
+}
+
     let mut out = Vec::new();
     flatten("", &value, &mut |key, v| {
         let source = source_for(resolved, key);

@@ -273,6 +273,10 @@ impl Repl {
             println!("Tokens:  {} in, {} out", s.input_tokens, s.output_tokens);
         }
         println!("Tools:   {}", self.setup.runtime.tool_names().join(", "));
+        let loaded = crate::instructions::loaded_in(&self.session.live().messages);
+        if !loaded.is_empty() {
+            println!("Instructions: {}", loaded.join(", "));
+        }
         if self.setup.runtime.sandbox().is_on() {
             println!("Sandbox: yes");
         }

@@ -13,7 +13,7 @@ mod nested;
 use std::path::{Path, PathBuf};
 
 pub use chain::{discover, repository_top};
-pub use nested::{NESTED_HEADER_PREFIX, Nested, attached_in};
+pub use nested::{NESTED_HEADER_PREFIX, Nested, attached_in, loaded_in};
 
 use crate::llm::Message;
 use crate::transcript::INJECTION_PREFIX;

@@ -13,6 +13,7 @@ use serde_json::Value;
 use super::{InstructionsError, folder_file};
 use crate::llm::{Message, Role};
 use crate::tools::catalog::{ToolKind, row_of};
+use crate::transcript::INJECTION_PREFIX;
 
 /// How a nested file's block begins in a tool result (the label follows).
 pub const NESTED_HEADER_PREFIX: &str = "\n\n[Project instructions from ";
@@ -145,6 +146,33 @@ pub fn attached_in(messages: &[Message]) -> Vec<String> {
             }
         }
     }
+    out
+}
+
+/// The instruction files a conversation holds, as labelled: the chain's leading injections
+/// in order, then the nested files attached to tool results (`./pkg/AGENTS.md (attached)`).
+/// Read back from the messages alone, so a resumed session shows what it was given.
+pub fn loaded_in(messages: &[Message]) -> Vec<String> {
+    let global = format!("{INJECTION_PREFIX} the user's own instructions from ");
+    let project = format!("{INJECTION_PREFIX} project instructions from ");
+    let mut out = Vec::new();
+    for m in messages.iter().filter(|m| m.role == Role::System) {
+        let first = m.content.lines().next().unwrap_or_default();
+        if let Some(rest) = first.strip_prefix(&global) {
+            out.extend(
+                rest.split(", for every project;")
+                    .next()
+                    .map(str::to_string),
+            );
+        } else if let Some(rest) = first.strip_prefix(&project) {
+            out.extend(rest.split("; follow them").next().map(str::to_string));
+        }
+    }
+    out.extend(
+        attached_in(messages)
+            .into_iter()
+            .map(|label| format!("{label} (attached)")),
+    );
     out
 }
 

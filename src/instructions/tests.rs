@@ -72,6 +72,7 @@ fn the_chain_runs_from_the_home_through_the_repository_top_down_to_the_working_d
     );
     assert!(m[0].content.contains("the user's own instructions from"));
     assert!(m[2].content.ends_with("]\n\nPkg."));
+    assert_eq!(loaded_in(&m)[1..], ["../../AGENTS.md", "../CLAUDE.md"]);
     // The same files give the same bytes.
     assert_eq!(read(&t, 512 * 1024).messages(), m);
 }

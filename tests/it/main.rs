@@ -38,6 +38,7 @@ mod hooks;
 mod install;
 mod layering;
 mod mcp_serve;
+mod instructions;
 mod providers;
 mod sandbox_required;
 mod serve_api;
