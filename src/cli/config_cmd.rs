@@ -100,7 +100,7 @@ fn instructions_line(resolved: &Resolved) -> String {
         crate::instructions::ChainOptions::from_config(&resolved.home, &cwd, &resolved.config);
     let chain = crate::instructions::discover(&opts);
     for w in &chain.warnings {
-        eprintln!("warning: {w}");
+        eprintln!("odek: warning: {w}");
     }
     if chain.files.is_empty() {
         return "(none found)".into();

@@ -107,7 +107,7 @@ pub struct TurnFlags {
     /// Run shell commands without the sandbox
     #[arg(long, overrides_with = "sandbox", help_heading = "Safety")]
     pub no_sandbox: bool,
-    /// Do not read ./AGENTS.md project instructions
+    /// Do not read instruction files (AGENTS.md, CLAUDE.md, ~/.odek/AGENTS.md)
     #[arg(long, help_heading = "Loop")]
     pub no_agents: bool,
     /// No delegate_tasks: the model cannot start sub-agents
