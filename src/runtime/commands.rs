@@ -4,15 +4,32 @@
 //! Surfaces call [`Runtime::expand_command`] and submit the invocation's prompt with its
 //! scope; nothing here is surface-specific.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use super::{Runtime, RuntimeError, TurnScope};
+use super::{Runtime, RuntimeError};
 use crate::commands::{Catalog, CommandError, Places, Source};
 use crate::config::ToolsConfig;
 use crate::llm::ChatModel;
 use crate::tools::claude_names::allows;
 use crate::tools::{ToolRegistry, catalog as tool_table};
+
+/// What one turn is narrowed to by a custom command (docs/COMMANDS.md): another model of the
+/// same endpoint and provider, and fewer tools. The default changes nothing.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TurnScope {
+    /// The model this turn asks instead of the configured one.
+    pub model: Option<String>,
+    /// The only tools this turn may offer (odek's names), intersected with the turn's
+    /// selection: never more than the configuration gives. `plan` stays when planning is on.
+    pub tools: Option<Vec<String>>,
+}
+
+impl TurnScope {
+    /// True when it narrows nothing.
+    pub fn is_default(&self) -> bool {
+        self.model.is_none() && self.tools.is_none()
+    }
+}
 
 /// What a typed `/NAME args` runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,25 +45,6 @@ pub struct Invocation {
     /// Lines the surface shows before the turn (names in `allowed-tools` odek does not
     /// know, patterns it cannot keep).
     pub warnings: Vec<String>,
-}
-
-/// The models of this runtime's endpoint that commands asked for, built once per name.
-#[derive(Default)]
-pub(super) struct ScopedModels {
-    /// False when answers come from a replayed file or are recorded: only the configured
-    /// model is asked.
-    pub(super) endpoint: bool,
-    built: Mutex<HashMap<String, Arc<dyn ChatModel>>>,
-}
-
-impl ScopedModels {
-    /// For a runtime whose model is the endpoint's (`endpoint`) or not.
-    pub(super) fn new(endpoint: bool) -> ScopedModels {
-        ScopedModels {
-            endpoint,
-            built: Mutex::default(),
-        }
-    }
 }
 
 impl Runtime {
@@ -83,7 +81,7 @@ impl Runtime {
             return Ok(None);
         };
         if let Some(model) = &expansion.model
-            && !self.scoped_models.endpoint
+            && self.scoped_models.is_none()
             && model != &self.config.model
         {
             return Err(CommandError::ModelNeedsEndpoint {
@@ -109,15 +107,13 @@ impl Runtime {
         let Some(name) = scope.model.as_deref().filter(|m| *m != self.config.model) else {
             return Ok(self.model.clone());
         };
-        if !self.scoped_models.endpoint {
+        let Some(models) = &self.scoped_models else {
             return Err(RuntimeError::Command(CommandError::ModelNeedsEndpoint {
                 name: String::new(),
                 model: name.to_string(),
             }));
-        }
-        let mut built = self
-            .scoped_models
-            .built
+        };
+        let mut built = models
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(model) = built.get(name) {

@@ -22,11 +22,11 @@ pub mod supervisor;
 mod turn;
 
 pub use audit::AuditLog;
-pub use commands::Invocation;
+pub use commands::{Invocation, TurnScope};
 pub use process::{Process, SHUTDOWN_GRACE, StartOptions, Threads, async_runtime};
 pub use session::SessionHandle;
 pub use supervisor::{Approvals, RunHandle, Submission, Supervisor};
-pub use turn::{Surface, Turn, TurnOutcome, TurnScope};
+pub use turn::{Surface, Turn, TurnOutcome};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -211,8 +211,9 @@ pub struct Runtime {
     /// The skills found when the runtime was built (for its warnings), and when: handed to
     /// a first turn that starts right after, so a one-turn run reads them once.
     found_skills: std::sync::Mutex<Option<(std::time::Instant, Arc<crate::skills::Catalog>)>>,
-    /// The models custom commands asked for, by name (see `commands.rs`).
-    scoped_models: commands::ScopedModels,
+    /// The models custom commands asked for, by name (see `commands.rs`); `None` when the
+    /// answers come from a replayed file or are recorded: only the configured model is asked.
+    scoped_models: Option<std::sync::Mutex<std::collections::HashMap<String, Arc<dyn ChatModel>>>>,
 }
 
 impl Runtime {
@@ -258,9 +259,9 @@ impl Runtime {
             global_config,
             home: opts.home,
             found_skills: std::sync::Mutex::default(),
-            scoped_models: commands::ScopedModels::new(
-                matches!(opts.model_source, ModelSource::Http) && opts.record.is_none(),
-            ),
+            scoped_models: (matches!(opts.model_source, ModelSource::Http)
+                && opts.record.is_none())
+            .then(std::sync::Mutex::default),
         };
         if let Some(catalog) = runtime.skills_catalog() {
             runtime.warnings.extend(catalog.warnings());

@@ -29,25 +29,7 @@ pub struct Surface {
     /// The editor's files, when the surface is an editor that offers them.
     pub files: Option<Arc<dyn crate::tools::EditorFiles>>,
     /// What a custom command narrows for this turn; the default narrows nothing.
-    pub scope: TurnScope,
-}
-
-/// What one turn is narrowed to by a custom command (docs/COMMANDS.md): another model of the
-/// same endpoint and provider, and fewer tools. The default changes nothing.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TurnScope {
-    /// The model this turn asks instead of the configured one.
-    pub model: Option<String>,
-    /// The only tools this turn may offer (odek's names), intersected with the turn's
-    /// selection: never more than the configuration gives. `plan` stays when planning is on.
-    pub tools: Option<Vec<String>>,
-}
-
-impl TurnScope {
-    /// True when it narrows nothing.
-    pub fn is_default(&self) -> bool {
-        self.model.is_none() && self.tools.is_none()
-    }
+    pub scope: super::TurnScope,
 }
 
 /// One run of the loop, ready to go: see [`Runtime::turn`].
