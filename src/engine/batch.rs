@@ -323,7 +323,8 @@ impl Engine {
                 None => shaped.into_owned(),
             };
             let mut content = content;
-            if ok && let (Some(notes), Ok(args)) = (notes, &p.args) {
+            let noted = notes.filter(|n| n.applies_to(&p.call.function.name));
+            if ok && let (Some(notes), Ok(args)) = (noted, &p.args) {
                 content.push_str(&redactor.redact(&result_note(notes, &p.call, args).await));
             }
             let mut said = p.hook_context.clone();

@@ -37,6 +37,10 @@ pub struct Engine {
 pub trait ResultNotes: Send + Sync {
     /// Told the conversation when a run starts: what it already holds is not added again.
     fn seen(&self, messages: &[Message]);
+    /// True when a call of `tool` may get a note (checked first, without blocking).
+    fn applies_to(&self, _tool: &str) -> bool {
+        true
+    }
     /// What to add to the result of a call of `tool` with `args` that succeeded (it may read
     /// files: the engine calls it off the async threads).
     fn note(&self, tool: &str, args: &serde_json::Value) -> Option<String>;

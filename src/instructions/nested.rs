@@ -55,7 +55,7 @@ impl Nested {
     /// call reads, the instruction file of each folder between the working directory and it
     /// (outermost first) not attached before. `None` for any other tool, or nothing new.
     pub fn note(&self, tool: &str, args: &Value) -> Option<String> {
-        let row = row_of(tool).filter(|r| r.kind == ToolKind::Read && !r.changes_files())?;
+        let row = reader(tool)?;
         let mut out = String::new();
         for path in row.paths(args) {
             for dir in self.folders_to(path) {
@@ -125,6 +125,10 @@ impl crate::engine::ResultNotes for Nested {
         Nested::seen(self, messages);
     }
 
+    fn applies_to(&self, tool: &str) -> bool {
+        reader(tool).is_some()
+    }
+
     fn note(&self, tool: &str, args: &Value) -> Option<String> {
         Nested::note(self, tool, args)
     }
@@ -174,6 +178,11 @@ pub fn loaded_in(messages: &[Message]) -> Vec<String> {
             .map(|label| format!("{label} (attached)")),
     );
     out
+}
+
+/// The row of `tool` when it reads the files its arguments name (`read_file`, `batch_read`).
+fn reader(tool: &str) -> Option<&'static crate::tools::catalog::ToolRow> {
+    row_of(tool).filter(|r| r.kind == ToolKind::Read && !r.changes_files())
 }
 
 /// The folder of a label (`./pkg/sub/AGENTS.md` → `pkg/sub`).
