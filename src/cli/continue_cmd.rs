@@ -7,7 +7,7 @@ use super::flags::TurnFlags;
 use super::turn::{Setup, exit_for, read_task, refuse_session_fixed_flags, report_outcome};
 use crate::llm::Message;
 use crate::prompt::{context_files_message, read_context_files};
-use crate::runtime::Threads;
+use crate::runtime::{Threads, TurnScope};
 
 /// Who holds a session while `odek continue` writes it.
 const HOLDER: &str = "odek continue";
@@ -36,7 +36,12 @@ pub fn run(args: ContinueArgs) -> crate::error::Fallible<Exit> {
     let (setup, session) = Setup::resume(&args.turn, args.id.as_deref(), HOLDER, Threads::Caller)?;
     let files = read_context_files(&args.turn.ctx, setup.cwd())?;
     let mut input: Vec<Message> = context_files_message(&files).into_iter().collect();
-    input.push(Message::user(task));
+    // A follow-up that starts with `/NAME` runs that custom command (docs/COMMANDS.md).
+    let (prompt, scope) = match setup.command(&task)? {
+        Some(invocation) => (invocation.prompt, invocation.scope),
+        None => (task, TurnScope::default()),
+    };
+    input.push(Message::user(prompt));
     let turns = session.saved().turns;
     setup.terminal.info(&format!(
         "odek: continuing session {} (turn {turns} → {})",
@@ -44,7 +49,7 @@ pub fn run(args: ContinueArgs) -> crate::error::Fallible<Exit> {
         turns + 1
     ));
     let external = super::run::attached_sources(&args.turn.ctx);
-    let outcome = setup.run_turn(Some(&session), input, true, external)?;
+    let outcome = setup.run_scoped_turn(Some(&session), input, true, external, scope)?;
     if matches!(outcome.saved, Some(Ok(_))) {
         setup.terminal.info(&setup.terminal.style().dim(&format!(
             "odek: session {} saved ({} turns)",

@@ -63,7 +63,7 @@ impl Classified for CommandError {
     fn hint(&self) -> Option<&'static str> {
         match self {
             CommandError::Unknown(_) => Some(
-                "odek commands list shows the commands; to send text that starts with `/` as it is, begin it with a space",
+                "odek commands list shows the commands; a task that only starts like one: put a word before the `/`",
             ),
             CommandError::NotTrusted { .. } => Some("docs/COMMANDS.md says what trust covers"),
             CommandError::ModelNeedsEndpoint { .. } => {

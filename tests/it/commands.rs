@@ -221,3 +221,19 @@ fn commands_list_json_names_every_source_and_the_shadowed_files() {
         "{text}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_follow_up_in_continue_runs_a_command_too() {
+    let sb = Sandbox::new();
+    write(&sb.home.join("commands/again.md"), "Again, $ARGUMENTS.\n");
+    let server = ScriptedServer::start(vec![text("one"), text("two")]).await;
+    let id = first_session(&sb, &server, "start").await;
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["continue", "--id", &id, "/again with feeling"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(
+        last_user_text(&server.requests()[1]),
+        "Again, with feeling."
+    );
+}
