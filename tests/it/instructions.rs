@@ -225,3 +225,40 @@ async fn a_sub_agent_reads_the_chain_of_its_folder_unless_the_parent_read_none()
         assert_eq!(injected.len(), expected, "{flags:?}: {injected:#?}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_repls_info_names_the_files_its_session_holds_nested_ones_once_attached() {
+    let server = ScriptedServer::start(vec![
+        tools(&[("read_file", json!({"path": "lib/a.rs"}))]),
+        text("read it"),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let pkg = repository(&sb);
+    std::fs::create_dir_all(pkg.join("lib")).expect("lib");
+    std::fs::write(pkg.join("lib/AGENTS.md"), "Lib rules.\n").expect("w");
+    std::fs::write(pkg.join("lib/a.rs"), "fn a() {}\n").expect("w");
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.current_dir(&pkg).env("TERM", "xterm").arg("repl");
+    tokio::task::spawn_blocking(move || -> Result<(), rexpect::error::Error> {
+        let mut p = rexpect::session::spawn_command(cmd, Some(15_000))?;
+        p.exp_string("odek 1> ")?;
+        p.send_line("/info")?;
+        p.exp_string("Instructions: ~/odek-home/AGENTS.md, ../AGENTS.md, ./CLAUDE.md\r\n")?;
+        p.exp_string("odek 1> ")?;
+        p.send_line("read lib")?;
+        p.exp_string("read it")?;
+        p.exp_string("odek 2> ")?;
+        p.send_line("/info")?;
+        p.exp_string(
+            "Instructions: ~/odek-home/AGENTS.md, ../AGENTS.md, ./CLAUDE.md, ./lib/AGENTS.md (attached)\r\n",
+        )?;
+        p.exp_string("odek 2> ")?;
+        p.send_line("/exit")?;
+        p.exp_eof()?;
+        Ok(())
+    })
+    .await
+    .expect("joined")
+    .expect("the REPL answered");
+}
