@@ -1275,3 +1275,80 @@ async fn rewind_to_here_shows_the_files_and_a_conflict_before_it_writes() {
     assert_eq!(browser.console_problems().await, vec![]);
     browser.quit().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_custom_command_is_offered_under_the_prompt_completed_by_tab_and_run_by_the_server() {
+    let (server, sb, _served, browser) = signed_in(vec![text("Built it.")]).await;
+    // Written after the page loaded: the first `/` typed reads the commands again.
+    let file = sb.work.join(".odek/commands/frontend/build.md");
+    std::fs::create_dir_all(file.parent().expect("folder")).expect("folder");
+    std::fs::write(
+        &file,
+        "---\ndescription: Build the <b>frontend</b>\nargument-hint: TARGET\n---\nBuild the frontend for $1 please.\n",
+    )
+    .expect("command");
+    browser.type_text("/fr").await;
+    browser
+        .wait_until(
+            "the command offered",
+            "const b = document.querySelector('#command-hints .command-pick'); return !!b && b.dataset.command === 'frontend:build' && !document.getElementById('command-hints').hidden;",
+        )
+        .await;
+    assert_eq!(
+        text_of(&browser, "#command-hints .command-args").await,
+        "TARGET"
+    );
+    assert_eq!(
+        text_of(&browser, "#command-hints .command-description").await,
+        "Build the <b>frontend</b>",
+        "the description is text"
+    );
+    browser.press(Key::Tab).await;
+    let typed = browser
+        .js("return document.getElementById('prompt').value;", vec![])
+        .await;
+    assert_eq!(typed, "/frontend:build ");
+    assert_eq!(browser.focused().await, "prompt", "Tab completed in place");
+    browser.type_text("web").await;
+    browser.press(Key::Enter).await;
+    browser.wait_until("the run ended", RUN_ENDED).await;
+    assert_eq!(text_of(&browser, ".turn .msg-assistant").await, "Built it.");
+    assert_eq!(
+        last_user_text(&server.requests()[0]),
+        "Build the frontend for web please.",
+        "the server ran the command"
+    );
+    assert!(
+        browser
+            .js(
+                "return document.getElementById('command-hints').hidden;",
+                vec![]
+            )
+            .await
+            .as_bool()
+            .unwrap_or(false)
+    );
+
+    let problems = browser.console_problems().await;
+    assert!(problems.is_empty(), "console: {problems:?}");
+
+    // An unknown command is refused as any prompt the API refuses: in the status line.
+    browser.type_text("/nosuch x").await;
+    browser.press(Key::Enter).await;
+    browser
+        .wait_until(
+            "the refusal",
+            "return document.getElementById('status').textContent.startsWith('no command /nosuch; hint: ');",
+        )
+        .await;
+    assert_eq!(server.requests().len(), 1);
+    // The browser logs the refused request itself, and nothing else.
+    let problems = browser.console_problems().await;
+    assert!(
+        problems
+            .iter()
+            .all(|(_, m)| m.contains("/api/prompt") && m.contains("404")),
+        "console: {problems:?}"
+    );
+    browser.quit().await;
+}
