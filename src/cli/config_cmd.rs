@@ -27,6 +27,7 @@ pub struct ConfigArgs {
 /// Runs `odek config`.
 pub fn run(args: ConfigArgs) -> crate::error::Fallible<Exit> {
     let flags = args.turn.overrides();
+    let agent = args.turn.agent.clone();
     let task_file = args.subagent_task.or_else(|| {
         std::env::var_os(crate::subagent::TASK_VAR)
             .filter(|v| !v.is_empty())
@@ -37,7 +38,13 @@ pub fn run(args: ConfigArgs) -> crate::error::Fallible<Exit> {
             let task = crate::subagent::read_task_file(path)?;
             super::subagent_child::load_for_task(&task, &Default::default(), flags)?
         }
-        None => crate::config::load(&LoadOptions::from_process(flags))?,
+        None => {
+            let mut opts = LoadOptions::from_process(flags);
+            if let Some(name) = &agent {
+                super::agent_flag::add_agent_layer(&mut opts, name)?;
+            }
+            crate::config::load(&opts)?
+        }
     };
     for w in &resolved.warnings {
         eprintln!("{w}");
@@ -61,6 +68,7 @@ pub fn run(args: ConfigArgs) -> crate::error::Fallible<Exit> {
         None => println!("project config: (none in this directory)"),
     }
     println!("sandbox:        {}", sandbox_line(&resolved));
+    println!("instructions:   {}", instructions_line(&resolved));
     println!();
     let width = rows.iter().map(|(k, _, _)| k.len()).max().unwrap_or(10);
     for (key, value, source) in rows {
@@ -68,7 +76,6 @@ pub fn run(args: ConfigArgs) -> crate::error::Fallible<Exit> {
             Value::String(s) => s.clone(),
             other => other.to_string(),
         };
-    println!("instructions:   {}", instructions_line(&resolved));
         println!("{key:<width$}  {shown}  ({source})");
     }
     Ok(Exit::Success)
@@ -82,13 +89,6 @@ fn sandbox_line(resolved: &Resolved) -> String {
     crate::runtime::sandbox_status(&resolved.config, &cwd, &resolved.home, &mut warnings).describe()
 }
 
-fn found(exists: bool) -> &'static str {
-    if exists { "" } else { " (not present)" }
-}
-
-/// Every leaf key with its (masked) value and source, in a stable order.
-fn rows(resolved: &Resolved) -> Vec<(String, Value, String)> {
-    let value = crate::config::masked_json(&resolved.config);
 /// The instruction files a session started here reads, in order (docs/INSTRUCTIONS.md);
 /// why any was left out goes to stderr.
 fn instructions_line(resolved: &Resolved) -> String {
@@ -109,6 +109,13 @@ fn instructions_line(resolved: &Resolved) -> String {
     labels.join(", ")
 }
 
+fn found(exists: bool) -> &'static str {
+    if exists { "" } else { " (not present)" }
+}
+
+/// Every leaf key with its (masked) value and source, in a stable order.
+fn rows(resolved: &Resolved) -> Vec<(String, Value, String)> {
+    let value = crate::config::masked_json(&resolved.config);
     let mut out = Vec::new();
     flatten("", &value, &mut |key, v| {
         let source = source_for(resolved, key);

@@ -23,6 +23,9 @@ pub struct TurnFlags {
     /// Replace the built-in system prompt
     #[arg(long, value_name = "TEXT", help_heading = "Model")]
     pub system: Option<String>,
+    /// Run the whole session as this named agent: its prompt, model, provider, tools and max_iter (see docs/AGENTS.md; `odek agents list`)
+    #[arg(long, value_name = "NAME", help_heading = "Model")]
+    pub agent: Option<String>,
     /// Sampling temperature (0..2; omitted = the server's default)
     #[arg(long, value_name = "F", help_heading = "Model")]
     pub temperature: Option<f64>,
@@ -230,6 +233,9 @@ impl TurnFlags {
         }
         if self.system.is_some() {
             fixed.push("--system");
+        }
+        if self.agent.is_some() {
+            fixed.push("--agent");
         }
         fixed
     }

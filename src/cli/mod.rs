@@ -5,6 +5,7 @@
 //! `main` are `app.rs`, the exit codes `exit.rs`.
 
 mod acp_cmd;
+mod agent_flag;
 mod agents_cmd;
 mod app;
 mod audit_cmd;

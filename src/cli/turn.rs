@@ -47,7 +47,10 @@ impl Setup {
         threads: Threads,
     ) -> crate::error::Fallible<Setup> {
         super::logging::init_tracing(flags.verbose);
-        let opts = LoadOptions::from_process(flags.overrides());
+        let mut opts = LoadOptions::from_process(flags.overrides());
+        if let Some(name) = &flags.agent {
+            super::agent_flag::add_agent_layer(&mut opts, name)?;
+        }
         let cwd = opts.cwd.clone();
         let mut resolved = crate::config::load(&opts)?;
         if let Some(notice) = resolved

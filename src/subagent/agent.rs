@@ -104,7 +104,16 @@ pub struct DelegateAgents {
     offered: Vec<String>,
     /// Each provider a usable agent names other than the parent's: its endpoint, key and
     /// default model, or why it cannot be used.
-    providers: BTreeMap<String, Result<ProviderTarget, String>>,
+    providers: BTreeMap<String, OtherProvider>,
+}
+
+/// Another provider than the parent's, as the parent resolved it.
+#[derive(Debug)]
+enum OtherProvider {
+    /// Its endpoint, key and default model.
+    Ready(ProviderTarget),
+    /// Why it cannot be used (the configuration's error, in words).
+    Unusable(String),
 }
 
 impl DelegateAgents {
@@ -131,7 +140,10 @@ impl DelegateAgents {
             if config.provider.as_deref() == Some(id) || providers.contains_key(id) {
                 continue;
             }
-            let target = config.provider_target(id, env).map_err(|e| e.to_string());
+            let target = match config.provider_target(id, env) {
+                Ok(target) => OtherProvider::Ready(target),
+                Err(e) => OtherProvider::Unusable(e.to_string()),
+            };
             providers.insert(id.to_string(), target);
         }
         DelegateAgents {
@@ -241,8 +253,8 @@ impl DelegateAgents {
             reason,
         };
         let target = match self.providers.get(id) {
-            Some(Ok(target)) => target,
-            Some(Err(reason)) => return Err(failed(reason.clone())),
+            Some(OtherProvider::Ready(target)) => target,
+            Some(OtherProvider::Unusable(reason)) => return Err(failed(reason.clone())),
             None => return Err(failed("not resolved".into())),
         };
         task.provider = Some(id.to_string());
@@ -258,12 +270,10 @@ impl DelegateAgents {
     /// none here — the parent's key never goes to another provider).
     pub fn key_for(&self, task: &TaskFile, parent: Option<&str>) -> Option<Option<String>> {
         let id = task.provider.as_deref().filter(|id| Some(*id) != parent)?;
-        Some(
-            self.providers
-                .get(id)
-                .and_then(|t| t.as_ref().ok())
-                .and_then(|t| t.api_key.clone()),
-        )
+        Some(match self.providers.get(id) {
+            Some(OtherProvider::Ready(target)) => target.api_key.clone(),
+            _ => None,
+        })
     }
 
     /// The tools the parent offers that `agent` names, in the parent's order: never
@@ -461,6 +471,44 @@ mod tests {
         assert!(
             e.to_string()
                 .contains("names no tool offered here (its tools: web_fetch"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn an_agent_on_another_provider_gets_its_endpoint_and_key_or_says_why_not() {
+        let mut scout = agent("scout", None);
+        scout.provider = Some("elsewhere".into());
+        let mut lost = agent("lost", None);
+        lost.provider = Some("nowhere".into());
+        let mut agents = agents(vec![scout, lost]);
+        agents.providers.insert(
+            "elsewhere".into(),
+            OtherProvider::Ready(ProviderTarget {
+                base_url: "http://127.0.0.1:9/v1".into(),
+                api_key: Some("sk-other".into()),
+                model: Some("other-default".into()),
+            }),
+        );
+        agents.providers.insert(
+            "nowhere".into(),
+            OtherProvider::Unusable("unknown provider".into()),
+        );
+        let mut task = task();
+        agents.apply("scout", &mut task, None).expect("applies");
+        assert_eq!(task.provider.as_deref(), Some("elsewhere"));
+        assert_eq!(task.base_url.as_deref(), Some("http://127.0.0.1:9/v1"));
+        assert_eq!(task.model.as_deref(), Some("agent-model"));
+        assert_eq!(
+            agents.key_for(&task, Some("deepseek")),
+            Some(Some("sk-other".into()))
+        );
+        let e = agents
+            .apply("lost", &mut self::task(), None)
+            .expect_err("unusable");
+        assert!(
+            e.to_string()
+                .contains("agent \"lost\": provider \"nowhere\": unknown provider"),
             "{e}"
         );
     }
