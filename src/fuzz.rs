@@ -68,7 +68,8 @@ pub fn html_to_markdown(data: &[u8]) {
 }
 
 /// A `SKILL.md` as the catalog reads it (the size cap of a skill file applies first), and
-/// the same text as an agent file (whose front matter, when not YAML, is read line by line).
+/// the same text as an agent file (whose front matter, when not YAML, is read line by line)
+/// and as a custom command's file, its body expanded with arguments.
 pub fn skill_front_matter(data: &[u8]) {
     let cap = usize::try_from(crate::skills::frontmatter::MAX_SKILL_FILE_BYTES).unwrap_or(0);
     let Ok(text) = std::str::from_utf8(&data[..data.len().min(cap)]) else {
@@ -77,6 +78,8 @@ pub fn skill_front_matter(data: &[u8]) {
     let _ = crate::skills::frontmatter::parse(text, "fuzzed");
     let _ = crate::skills::frontmatter::declared_name(text);
     let _ = crate::agents::file::parse(text, "fuzzed");
+    let _ = crate::commands::file::parse(text.as_bytes());
+    let _ = crate::commands::expand::expand(text, "one \"two three\" four");
 }
 
 #[cfg(test)]

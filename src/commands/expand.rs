@@ -5,6 +5,9 @@
 
 /// What replaces `$ARGUMENTS`.
 pub const ARGUMENTS: &str = "$ARGUMENTS";
+/// Past this many bytes of prompt, the rest of the body is kept as written: a file of many
+/// `$ARGUMENTS` and a long argument cannot make a prompt of gigabytes.
+pub const MAX_EXPANDED_BYTES: usize = 2 * 1024 * 1024;
 
 /// A typed line split into a command name (without its slash) and its arguments (trimmed);
 /// `None` when the line does not start with `/` followed by a name (a line that starts with
@@ -55,6 +58,9 @@ pub fn expand(body: &str, args: &str) -> String {
     let mut named = false;
     let mut rest = body;
     while let Some(at) = rest.find('$') {
+        if out.len() > MAX_EXPANDED_BYTES {
+            break;
+        }
         out.push_str(&rest[..at]);
         let after = &rest[at..];
         if let Some(tail) = after.strip_prefix(ARGUMENTS) {
@@ -106,6 +112,15 @@ mod tests {
         );
         assert_eq!(expand("$1-$9-$ARGUMENTS", ""), "--");
         assert_eq!(words("a 'b c' \"d\"e  f"), vec!["a", "b c", "de", "f"]);
+        let many = "$ARGUMENTS".repeat(1000);
+        let long = "x".repeat(10_000);
+        let bounded = expand(&many, &long);
+        assert!(
+            bounded.len() < MAX_EXPANDED_BYTES + 20_000,
+            "{}",
+            bounded.len()
+        );
+        assert!(bounded.ends_with("$ARGUMENTS"));
     }
 
     #[test]
