@@ -156,15 +156,23 @@ impl Agent {
         }
     }
 
-    /// The model in words, for `odek agents show` on `provider`.
+    /// The model in words, for `odek agents show` on `provider`. Without a model of its own
+    /// the child takes the parent's, or the default model of the agent's own `provider` when
+    /// that is not the parent's (docs/SUBAGENTS.md).
     pub fn model_shown(&self, provider: &str) -> String {
+        let fallback = match &self.provider {
+            Some(own) => {
+                format!("the parent's, or {own}'s default when {own} is not the parent's provider")
+            }
+            None => "the parent's".to_string(),
+        };
         match (self.model.as_deref(), self.model_for(provider)) {
-            (None, _) => "the parent's".to_string(),
-            (Some(INHERIT), _) => "the parent's (inherit)".to_string(),
+            (None, _) => fallback,
+            (Some(INHERIT), _) => format!("{fallback} (inherit)"),
             (Some(alias), Some(id)) if id != alias => format!("{id} ({alias} on {provider})"),
             (Some(model), Some(_)) => model.to_string(),
             (Some(alias), None) => format!(
-                "the parent's (`{alias}` is Claude Code's alias of a Claude model; the provider is {provider}, not {ANTHROPIC})"
+                "{fallback} (`{alias}` is Claude Code's alias of a Claude model; the provider is {provider}, not {ANTHROPIC})"
             ),
         }
     }
