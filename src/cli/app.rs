@@ -7,9 +7,9 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 use super::exit::Exit;
 use super::{
-    acp_cmd, agents_cmd, audit_cmd, commands_cmd, config_cmd, continue_cmd, docs_cmd, error, hooks_cmd, init,
-    mcp_cmd, memory_cmd, panic, repl, rewind_cmd, run, schedule_cmd, serve_cmd, session_cmd,
-    skill_cmd, subagent_cmd, telegram_cmd, upgrade_cmd, usage_cmd,
+    acp_cmd, agents_cmd, audit_cmd, commands_cmd, config_cmd, continue_cmd, docs_cmd, error,
+    hooks_cmd, init, mcp_cmd, memory_cmd, panic, repl, rewind_cmd, run, schedule_cmd, serve_cmd,
+    session_cmd, skill_cmd, subagent_cmd, telegram_cmd, upgrade_cmd, usage_cmd,
 };
 
 /// `odek --version` and `odek version`.
