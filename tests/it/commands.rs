@@ -237,3 +237,30 @@ async fn a_follow_up_in_continue_runs_a_command_too() {
         "Again, with feeling."
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn five_commands_add_nothing_to_a_plain_runs_first_request() {
+    let sb = Sandbox::new();
+    let server = ScriptedServer::start(vec![text("one"), text("two")]).await;
+    let before = run(&sb, &server, "hello").await;
+    assert_eq!(before.status.code(), Some(0), "{}", show(&before));
+    write(&sb.home.join("commands/mine.md"), "Mine $1\n");
+    write(&sb.home.join("commands/git/commit.md"), "Commit\n");
+    write(&sb.work.join(".odek/commands/review.md"), "Review\n");
+    write(&sb.work.join(".odek/commands/fe/build.md"), "Build\n");
+    write(
+        &sb.work.join(".claude/commands/deploy.md"),
+        "---\nmodel: big\nallowed-tools: Bash\n---\nDeploy\n",
+    );
+    let after = run(&sb, &server, "hello").await;
+    assert_eq!(after.status.code(), Some(0), "{}", show(&after));
+    let reqs = server.requests();
+    let size = reqs[1].to_string().len();
+    eprintln!(
+        "first request: {} bytes without commands, {size} with five",
+        reqs[0].to_string().len()
+    );
+    assert_eq!(reqs[0]["messages"], reqs[1]["messages"]);
+    assert_eq!(reqs[0]["tools"], reqs[1]["tools"]);
+    assert!(size <= 15_000, "the first request is {size} bytes");
+}
