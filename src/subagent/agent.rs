@@ -11,6 +11,7 @@ use crate::agents::{Agent, Catalog};
 use crate::config::{AgentLayer, Config, Overrides, ProviderTarget};
 use crate::tools::ToolSelection;
 use crate::tools::catalog::{DELEGATE_TASKS, MCP_SEPARATOR};
+use crate::tools::plan_tool::TOOL_NAME as PLAN;
 
 /// Most agents the tool's description lists.
 pub const MAX_LISTED: usize = 16;
@@ -222,6 +223,10 @@ impl DelegateAgents {
                 });
             }
             let disabled = task.tools.take().map(|t| t.disabled).unwrap_or_default();
+            // Without its `plan` tool the child does not plan (nor is told to).
+            if !enabled.iter().any(|t| t == PLAN) {
+                task.planning = Some(false);
+            }
             task.tools = Some(TaskTools { enabled, disabled });
         }
         if let Some(max_iter) = agent.max_iter {
@@ -367,6 +372,9 @@ pub fn session_layer(
                 tools: tools.clone(),
             });
         }
+        if !enabled.iter().any(|t| t == PLAN) {
+            values.set("planning.enabled", false);
+        }
         values.set("tools.enabled", enabled);
     }
     if let Some(max_iter) = agent.max_iter {
@@ -451,6 +459,7 @@ mod tests {
         let tools = untrusted.tools.as_ref().expect("tools");
         assert_eq!(tools.enabled, ["read_file"]);
         assert_eq!(tools.disabled, ["web_fetch"]);
+        assert_eq!(untrusted.planning, Some(false), "no plan tool, no planning");
         assert_eq!(untrusted.max_iter, 15);
         let mut trusted = task();
         agents

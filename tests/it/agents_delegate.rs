@@ -162,6 +162,8 @@ async fn a_named_agents_child_asks_with_its_model_its_prompt_and_only_its_tools(
         "the safety rules stay: {system}"
     );
     assert!(!system.contains("You are odek"), "{system}");
+    // No plan tool among its tools: it is not told to plan.
+    assert!(!system.contains("with the plan tool"), "{system}");
     // The parent's own requests keep odek's identity and the parent's model.
     assert!(system_text(&requests[0]).contains("You are odek"));
     assert_eq!(requests[0]["model"], "test-model");
@@ -298,7 +300,13 @@ async fn odek_run_as_an_agent_sends_its_model_tools_and_prompt_from_the_first_re
     let shown = output(config).await;
     assert_eq!(shown.status.code(), Some(0), "{}", show(&shown));
     let json: Value = serde_json::from_slice(&shown.stdout).expect("json");
-    for key in ["system", "model", "tools.enabled", "max_iterations"] {
+    for key in [
+        "system",
+        "model",
+        "tools.enabled",
+        "max_iterations",
+        "planning.enabled",
+    ] {
         assert_eq!(json[key]["source"], "agent reviewer", "{key}: {json}");
     }
     assert_eq!(json["max_iterations"]["value"], 3);
