@@ -262,3 +262,25 @@ async fn the_repls_info_names_the_files_its_session_holds_nested_ones_once_attac
     .expect("joined")
     .expect("the REPL answered");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fallback_with_a_folder_in_it_is_refused_before_anything_runs() {
+    let sb = Sandbox::new();
+    sb.global_config(r#"{"instructions": {"fallbacks": ["CLAUDE.md", "../secrets.md"]}}"#);
+    let mut cmd = sb.odek("http://127.0.0.1:9/v1");
+    cmd.arg("config");
+    let out = output(cmd).await;
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a configuration error: {}",
+        show(&out)
+    );
+    assert!(
+        stderr(&out).contains(
+            "instructions.fallbacks: \"../secrets.md\" is not a plain file name: give names like \"CLAUDE.md\", without `/`"
+        ),
+        "{}",
+        show(&out)
+    );
+}
