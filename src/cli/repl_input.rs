@@ -250,6 +250,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_repl_command_is_reserved_for_every_surface() {
+        for command in SLASH_COMMANDS {
+            let name = command.strip_prefix('/').unwrap();
+            assert!(crate::commands::is_built_in(name), "{command}");
+        }
+    }
+
+    #[test]
     fn at_words_are_words_that_start_with_at() {
         assert_eq!(
             at_words("read @src/main.rs and @notes.md, not me@example.com @"),
