@@ -135,7 +135,9 @@ pub(crate) fn custom(runtime: &Runtime, prompt: &[Value]) -> Custom {
         Ok(None) => Custom::Not,
         Ok(Some(invocation)) => {
             let mut prompt = prompt.to_vec();
-            prompt[0] = json!({"type": "text", "text": invocation.prompt});
+            if let Some(first) = prompt.first_mut() {
+                *first = json!({"type": "text", "text": invocation.prompt});
+            }
             Custom::Runs {
                 prompt,
                 scope: invocation.scope,
@@ -354,5 +356,19 @@ mod tests {
         assert_eq!(of_prompt(&text("/usr/bin is where it lives")), None);
         let two = [text("/undo"), text("and more")].concat();
         assert_eq!(of_prompt(&two), None);
+    }
+
+    #[test]
+    fn a_custom_command_is_looked_for_only_in_a_first_text_block_starting_with_a_slash() {
+        assert_eq!(typed_command(&text("/review a b")), Some("/review a b"));
+        let with_file = [
+            text("/review"),
+            vec![json!({"type": "resource_link", "name": "a", "uri": "file:///a"})],
+        ]
+        .concat();
+        assert_eq!(typed_command(&with_file), Some("/review"));
+        assert_eq!(typed_command(&text(" /review")), None);
+        assert_eq!(typed_command(&with_file[1..]), None);
+        assert_eq!(typed_command(&[]), None);
     }
 }
