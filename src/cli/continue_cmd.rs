@@ -49,7 +49,7 @@ pub fn run(args: ContinueArgs) -> crate::error::Fallible<Exit> {
         turns + 1
     ));
     let external = super::run::attached_sources(&args.turn.ctx);
-    let outcome = setup.run_scoped_turn(Some(&session), input, true, external, scope)?;
+    let outcome = setup.run_turn(Some(&session), input, true, external, scope)?;
     if matches!(outcome.saved, Some(Ok(_))) {
         setup.terminal.info(&setup.terminal.style().dim(&format!(
             "odek: session {} saved ({} turns)",

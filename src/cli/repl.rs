@@ -186,14 +186,16 @@ impl Repl {
     fn help(&self) {
         println!("{HELP}");
         let catalog = self.setup.runtime.commands();
-        if catalog.commands.is_empty() {
-            return;
+        if !catalog.commands.is_empty() {
+            println!("Custom commands (odek commands list shows where each comes from):");
         }
-        println!("Custom commands (odek commands list shows where each comes from):");
         for c in &catalog.commands {
             let usage = super::commands_cmd::usage(c);
             let about = crate::text::first_line(&c.file.description, 60);
             println!("  {usage:<13} {}", crate::text::visible(&about, false));
+        }
+        for w in catalog.warnings() {
+            println!("{w}");
         }
     }
 
@@ -424,7 +426,7 @@ impl Repl {
             Some(c) => (c.prompt + &input.text[line.len()..], c.scope),
             None => (input.text, crate::runtime::TurnScope::default()),
         };
-        let outcome = self.setup.run_scoped_turn(
+        let outcome = self.setup.run_turn(
             Some(&self.session),
             vec![Message::user(&text)],
             false,

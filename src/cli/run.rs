@@ -61,7 +61,7 @@ pub fn run(args: RunArgs) -> crate::error::Fallible<Exit> {
     };
     // Attached files are outside content: the turn's memory writes wait for review.
     let external = attached_sources(&args.turn.ctx);
-    let outcome = setup.run_scoped_turn(session.as_ref(), input, true, external, scope)?;
+    let outcome = setup.run_turn(session.as_ref(), input, true, external, scope)?;
     if let Some(s) = &session
         && matches!(outcome.saved, Some(Ok(_)))
     {

@@ -156,9 +156,17 @@ impl Setup {
     }
 
     /// What `text` runs when it is a custom command (`/NAME args`): its invocation, whose
-    /// warnings are shown now; `None` for any other text.
+    /// warnings are shown now with the catalog's (files skipped or hidden); `None` for any
+    /// other text.
     pub fn command(&self, text: &str) -> crate::error::Fallible<Option<Invocation>> {
-        let Some(invocation) = self.runtime.expand_command(text)? else {
+        if !text.starts_with('/') {
+            return Ok(None);
+        }
+        let catalog = self.runtime.commands();
+        for w in catalog.warnings() {
+            self.terminal.line(&self.terminal.style().yellow(&w));
+        }
+        let Some(invocation) = self.runtime.expand_in(&catalog, text)? else {
             return Ok(None);
         };
         for w in &invocation.warnings {
@@ -186,25 +194,9 @@ impl Setup {
     /// Runs one turn of `session` (or an unsaved conversation) through the supervisor, with
     /// Ctrl-C wired to cancellation: the first Ctrl-C cancels the turn (tools are stopped,
     /// the transcript saved); a second one exits at once when `exit_on_second` (in the REPL
-    /// it only repeats the cancellation, so the REPL always gets its prompt back).
+    /// it only repeats the cancellation, so the REPL always gets its prompt back). `scope`
+    /// narrows the turn to a custom command's model and tools (the default: nothing).
     pub fn run_turn(
-        &self,
-        session: Option<&Arc<SessionHandle>>,
-        input: Vec<Message>,
-        exit_on_second: bool,
-        external: Vec<String>,
-    ) -> crate::error::Fallible<TurnOutcome> {
-        self.run_scoped_turn(
-            session,
-            input,
-            exit_on_second,
-            external,
-            TurnScope::default(),
-        )
-    }
-
-    /// [`Setup::run_turn`] narrowed to `scope` (a custom command's model and tools).
-    pub fn run_scoped_turn(
         &self,
         session: Option<&Arc<SessionHandle>>,
         input: Vec<Message>,
