@@ -264,3 +264,40 @@ async fn five_commands_add_nothing_to_a_plain_runs_first_request() {
     assert_eq!(reqs[0]["tools"], reqs[1]["tools"]);
     assert!(size <= 15_000, "the first request is {size} bytes");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replayed_run_refuses_a_command_that_sets_another_model() {
+    let sb = Sandbox::new();
+    write(
+        &sb.home.join("commands/big.md"),
+        "---\nmodel: big-model\n---\nThink hard about $ARGUMENTS\n",
+    );
+    write(&sb.home.join("commands/plain.md"), "Look at $ARGUMENTS\n");
+    let server = ScriptedServer::start(vec![text("recorded answer")]).await;
+    let recording = sb.dir.path().join("rec.jsonl");
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.args(["run", "--ephemeral", "--record"])
+        .arg(&recording)
+        .arg("/plain it");
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(last_user_text(&server.requests()[0]), "Look at it");
+    let replay = |task: &str| {
+        let mut cmd = sb.odek("http://127.0.0.1:9/v1");
+        cmd.args(["run", "--ephemeral", "--replay"])
+            .arg(&recording)
+            .arg(task);
+        cmd
+    };
+    let refused = output(replay("/big it")).await;
+    assert_ne!(refused.status.code(), Some(0), "{}", show(&refused));
+    assert!(
+        stderr(&refused)
+            .contains("sets the model \"big-model\", which a replayed or recorded run cannot ask"),
+        "{}",
+        show(&refused)
+    );
+    let replayed = output(replay("/plain it")).await;
+    assert_eq!(replayed.status.code(), Some(0), "{}", show(&replayed));
+    assert_eq!(stdout(&replayed), "recorded answer\n");
+}
