@@ -286,6 +286,13 @@ async fn serve_lists_the_commands_and_a_posted_prompt_runs_one() {
     let server = ScriptedServer::start(vec![text("built"), text("reviewed")]).await;
     let served = Served::start(&sb, &server.base_url(), &[]);
 
+    let bare =
+        crate::support::serve::send(served.bare(reqwest::Method::GET, "/api/commands")).await;
+    assert_eq!(
+        bare.status, 401,
+        "the list is behind the token: {}",
+        bare.text
+    );
     let listed = served.get("/api/commands").await;
     assert_eq!(listed.status, 200, "{}", listed.text);
     let commands = listed.json["commands"].as_array().expect("commands");
