@@ -73,7 +73,7 @@ impl Classified for AgentRule {
     }
 
     fn hint(&self) -> Option<&'static str> {
-        Some("the format of an agent file: docs/AGENTS.md")
+        Some("the format of an agent file: docs/NAMED_AGENTS.md")
     }
 }
 

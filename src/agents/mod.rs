@@ -1,6 +1,6 @@
 //! Named sub-agents: Markdown files in `<home>/agents/`, the project's `.odek/agents/` and
 //! Claude Code's `.claude/agents/` (read unchanged), each a name, a description, the tools
-//! and model it runs with and the child's system prompt (see docs/AGENTS.md). A project's
+//! and model it runs with and the child's system prompt (see docs/NAMED_AGENTS.md). A project's
 //! agents choose tools and models, so they run only while the user trusts their exact bytes
 //! (`odek agents trust NAME`, recorded by hash in `<home>/agents-trust.json`).
 

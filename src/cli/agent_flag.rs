@@ -1,6 +1,6 @@
 //! `--agent NAME` (`odek run`, `odek repl`, `odek config`): the whole session runs as that
 //! named agent, through one settings layer whose values `odek config` shows with the source
-//! `agent NAME` (see docs/AGENTS.md and docs/SUBAGENTS.md).
+//! `agent NAME` (see docs/NAMED_AGENTS.md and docs/SUBAGENTS.md).
 
 use crate::config::LoadOptions;
 

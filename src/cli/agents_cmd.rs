@@ -1,4 +1,4 @@
-//! `odek agents list|show|trust|untrust`: the named sub-agents, for people (docs/AGENTS.md).
+//! `odek agents list|show|trust|untrust`: the named sub-agents, for people (docs/NAMED_AGENTS.md).
 
 use std::path::PathBuf;
 
@@ -120,7 +120,7 @@ fn list(ctx: &Ctx, as_json: bool) -> crate::error::Fallible<Exit> {
     }
     if catalog.list().is_empty() && catalog.broken().is_empty() {
         println!(
-            "No agents. Write one as <home>/agents/NAME.md or the project's .odek/agents/NAME.md (docs/AGENTS.md)."
+            "No agents. Write one as <home>/agents/NAME.md or the project's .odek/agents/NAME.md (docs/NAMED_AGENTS.md)."
         );
     }
     for a in catalog.list() {

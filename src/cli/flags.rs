@@ -23,7 +23,7 @@ pub struct TurnFlags {
     /// Replace the built-in system prompt
     #[arg(long, value_name = "TEXT", help_heading = "Model")]
     pub system: Option<String>,
-    /// Run the whole session as this named agent: its prompt, model, provider, tools and max_iter (see docs/AGENTS.md; `odek agents list`)
+    /// Run the whole session as this named agent: its prompt, model, provider, tools and max_iter (see docs/NAMED_AGENTS.md; `odek agents list`)
     #[arg(long, value_name = "NAME", help_heading = "Model")]
     pub agent: Option<String>,
     /// Sampling temperature (0..2; omitted = the server's default)

@@ -79,7 +79,7 @@ impl crate::error::Classified for AgentUseError {
             AgentUseError::Untrusted { .. } => {
                 Some("odek agents show NAME shows what the agent would run with")
             }
-            AgentUseError::NoTools { .. } => Some("an agent's tools: docs/AGENTS.md"),
+            AgentUseError::NoTools { .. } => Some("an agent's tools: docs/NAMED_AGENTS.md"),
             AgentUseError::Provider { .. } => Some("providers: docs/PROVIDERS.md"),
         }
     }

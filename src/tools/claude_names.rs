@@ -5,7 +5,7 @@
 //! A name may widen to several odek tools (`Read` is `read_file` and `batch_read`); odek's own
 //! names and MCP names (`<server>__<tool>`) pass through; a pattern in parentheses is dropped,
 //! since odek cannot narrow a tool to some of its commands (the danger policy still decides
-//! each call); an unknown name is reported, never fatal. See docs/AGENTS.md.
+//! each call); an unknown name is reported, never fatal. See docs/NAMED_AGENTS.md.
 
 use serde_yaml_ng::Value;
 
