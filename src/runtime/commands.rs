@@ -127,21 +127,21 @@ impl Runtime {
     }
 
     /// What the sub-agents of a turn of `scope` may use: the configuration's selection, or,
-    /// narrowed, only the tools the scope keeps (never `delegate_tasks`: depth 1).
+    /// narrowed, only the tools the scope keeps and `plan` (never `delegate_tasks`: depth 1).
+    /// Every other tool is named in `disabled` too, so a scope that keeps none gives none.
     pub(super) fn child_tools(&self, scope: &TurnScope) -> ToolsConfig {
         let Some(allowed) = &scope.tools else {
             return self.config.tools.clone();
         };
-        let enabled = self
+        let (enabled, dropped): (Vec<String>, Vec<String>) = self
             .tool_names()
             .into_iter()
-            .filter(|name| allows(allowed, name))
             .filter(|name| name != tool_table::DELEGATE_TASKS.name)
-            .collect();
-        ToolsConfig {
-            enabled,
-            disabled: self.config.tools.disabled.clone(),
-        }
+            .partition(|name| name == tool_table::PLAN.name || allows(allowed, name));
+        let mut disabled = self.config.tools.disabled.clone();
+        disabled.extend(dropped);
+        disabled.push(tool_table::DELEGATE_TASKS.name.to_string());
+        ToolsConfig { enabled, disabled }
     }
 }
 

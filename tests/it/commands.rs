@@ -301,3 +301,62 @@ async fn a_replayed_run_refuses_a_command_that_sets_another_model() {
     assert_eq!(replayed.status.code(), Some(0), "{}", show(&replayed));
     assert_eq!(stdout(&replayed), "recorded answer\n");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_narrowed_turns_children_get_only_its_tools() {
+    use crate::support::keyed::{Answer, KeyedServer, first_user};
+    let answer: Answer = std::sync::Arc::new(|first: String, request: Value| {
+        Box::pin(async move {
+            if !first.starts_with("Split: ") {
+                return json!({"role": "assistant", "content": "child done"});
+            }
+            let results = request["messages"]
+                .as_array()
+                .map_or(0, |m| m.iter().filter(|m| m["role"] == "tool").count());
+            if results > 0 {
+                return json!({"role": "assistant", "content": "Delegated."});
+            }
+            let args = json!({"tasks": [{"goal": "read the README"}]});
+            json!({"role": "assistant", "content": null, "tool_calls": [{"id": "call_1",
+                "type": "function",
+                "function": {"name": "delegate_tasks", "arguments": args.to_string()}}]})
+        })
+    });
+    let server = KeyedServer::start(answer).await;
+    let sb = Sandbox::new();
+    sb.global_config(
+        &json!({"stream": false, "context_window": 100000,
+                "dangerous": {"classes": {"system_write": "allow"}}})
+        .to_string(),
+    );
+    write(
+        &sb.home.join("commands/split.md"),
+        "---\nallowed-tools: Task, Read\n---\nSplit: $ARGUMENTS\n",
+    );
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.env("ODEK_API_KEY", "sk-test-0123456789abcdef0123456789")
+        .args(["run", "--ephemeral", "/split the work"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(stdout(&out).contains("Delegated."), "{}", show(&out));
+    let requests = server.requests();
+    let (parent, children): (Vec<&Value>, Vec<&Value>) = requests
+        .iter()
+        .partition(|r| first_user(r) == "Split: the work");
+    assert_eq!(
+        tool_names(parent[0]),
+        ["read_file", "batch_read", "delegate_tasks", "plan"]
+    );
+    let result = tool_results(parent.last().unwrap()).join("\n");
+    assert!(!children.is_empty(), "the child asked the model: {result}");
+    for child in children {
+        let tools = tool_names(child);
+        assert!(tools.contains(&"read_file".to_string()), "{tools:?}");
+        assert!(
+            tools
+                .iter()
+                .all(|t| ["read_file", "batch_read", "plan"].contains(&t.as_str())),
+            "the child got more than the command allows: {tools:?}"
+        );
+    }
+}
