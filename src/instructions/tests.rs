@@ -84,7 +84,7 @@ fn outside_a_repository_only_the_working_directory_is_read() {
     write(&t.repo.join("AGENTS.md"), "Root.\n");
     write(&t.cwd.join("CLAUDE.md"), "Here.\n");
     assert_eq!(repository_top(&t.cwd), None);
-    assert_eq!(chain::folder_paths(&t.cwd), [t.cwd.clone()]);
+    assert_eq!(chain::folder_paths(&t.cwd), std::slice::from_ref(&t.cwd));
     assert_eq!(labels(&read(&t, 1 << 20)), ["./CLAUDE.md"]);
     // A `.git` file (a linked work tree) marks the top as a folder does.
     write(&t.repo.join("pkg/.git"), "gitdir: elsewhere\n");
