@@ -59,6 +59,23 @@ pub struct AgentFile {
     pub other_keys: Vec<String>,
 }
 
+/// The keys that start an entry of a front matter read line by line: odek's and Claude Code's.
+const KEYS: &[&str] = &[
+    "name",
+    "description",
+    "tools",
+    "model",
+    "provider",
+    "max_iter",
+    "trust_level",
+    "color",
+    "permissionMode",
+    "disallowedTools",
+    "skills",
+    "hooks",
+    "mcpServers",
+];
+
 /// Reads the text of an agent file whose stem is `stem`; the error is the rule broken.
 pub fn parse(text: &str, stem: &str) -> Result<AgentFile, AgentRule> {
     let (yaml, body) = split_front_matter(text)?;
@@ -67,7 +84,7 @@ pub fn parse(text: &str, stem: &str) -> Result<AgentFile, AgentRule> {
         Ok((map, _)) => map,
         Err(Rule::NotYaml(_)) => {
             notes.push(LENIENT_NOTE.to_string());
-            super::lenient::mapping(yaml)
+            crate::skills::frontmatter::lenient::mapping(yaml, KEYS)
         }
         Err(rule) => return Err(rule.into()),
     };

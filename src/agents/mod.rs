@@ -6,7 +6,6 @@
 
 mod error;
 pub mod file;
-mod lenient;
 
 use std::path::{Path, PathBuf};
 

@@ -110,7 +110,7 @@ pub fn parse(bytes: &[u8]) -> Result<CommandFile, FileError> {
         });
     }
     let (map, body) = match crate::skills::frontmatter::front_matter(text) {
-        Err(crate::skills::Rule::NotYaml(_)) => lenient(text).ok_or(FileError::NotClosed)?,
+        Err(crate::skills::Rule::NotYaml(_)) => lenient(text)?,
         parsed => parsed?,
     };
     let body = body.trim().to_string();
@@ -127,51 +127,25 @@ pub fn parse(bytes: &[u8]) -> Result<CommandFile, FileError> {
     })
 }
 
-/// A front matter that is not YAML read as Claude Code reads it: each `key: value` line a
-/// key and its text as written (`argument-hint: [pr] [priority]`), `- item` lines below a
-/// bare `key:` its list; the body after the closing `---`. `None` when it does not close.
-fn lenient(text: &str) -> Option<(Mapping, &str)> {
-    let rest = text.split_once('\n')?.1;
-    let mut map = Mapping::new();
-    let mut last: Option<String> = None;
-    let mut at = 0;
-    for line in rest.split_inclusive('\n') {
-        at += line.len();
-        let bare = line.trim_end();
-        if bare == "---" {
-            return Some((map, &rest[at..]));
-        }
-        if let (Some(item), Some(key)) = (bare.trim_start().strip_prefix("- "), &last) {
-            let entry = map.entry(Value::from(key.as_str()));
-            let list = entry.or_insert_with(|| Value::Sequence(Vec::new()));
-            if let Value::Sequence(items) = list {
-                items.push(Value::from(unquote(item)));
-            }
-            continue;
-        }
-        let Some((key, value)) = bare.split_once(':') else {
-            continue;
-        };
-        let key = key.trim().to_string();
-        if value.trim().is_empty() {
-            last = Some(key);
-            continue;
-        }
-        last = None;
-        map.insert(Value::from(key), Value::from(unquote(value)));
-    }
-    None
-}
+/// The keys that start an entry of a front matter read line by line: odek's and Claude
+/// Code's.
+const KEYS: &[&str] = &[
+    "description",
+    "argument-hint",
+    "model",
+    "allowed-tools",
+    "disable-model-invocation",
+];
 
-/// `text` trimmed, without one pair of surrounding quotes.
-fn unquote(text: &str) -> &str {
-    let text = text.trim();
-    for q in ['"', '\''] {
-        if let Some(inner) = text.strip_prefix(q).and_then(|t| t.strip_suffix(q)) {
-            return inner;
-        }
-    }
-    text
+/// A front matter that is not YAML read as Claude Code reads it (`argument-hint: [pr]
+/// [priority]`): see [`crate::skills::frontmatter::lenient`]; the body after the closing `---`.
+fn lenient(text: &str) -> Result<(Mapping, &str), FileError> {
+    let (yaml, body) =
+        crate::skills::frontmatter::split_front_matter(text).map_err(|_| FileError::NotClosed)?;
+    Ok((
+        crate::skills::frontmatter::lenient::mapping(yaml, KEYS),
+        body,
+    ))
 }
 
 /// A key's text (a number or a boolean read as text, a list of words as `[a] [b]`: YAML's

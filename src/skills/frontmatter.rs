@@ -10,6 +10,8 @@ use serde_yaml_ng::{Mapping, Value};
 
 use super::error::Rule;
 
+pub mod lenient;
+
 /// Longest skill name.
 pub const MAX_NAME_CHARS: usize = 64;
 /// Longest description.
