@@ -49,7 +49,7 @@ pub struct AgentFile {
     pub model: Option<String>,
     /// `provider`: an odek provider id.
     pub provider: Option<String>,
-    /// `max_iter`: the child's tool-call budget.
+    /// `max_iter`: the child's model calls.
     pub max_iter: Option<u32>,
     /// `trust_level`.
     pub trust_level: Option<Trust>,
@@ -59,15 +59,9 @@ pub struct AgentFile {
     pub other_keys: Vec<String>,
 }
 
-/// The keys that start an entry of a front matter read line by line: odek's and Claude Code's.
-const KEYS: &[&str] = &[
-    "name",
-    "description",
-    "tools",
-    "model",
-    "provider",
-    "max_iter",
-    "trust_level",
+/// Claude Code's keys odek does not read: with [`KNOWN`], the keys that start an entry of a
+/// front matter read line by line.
+const CLAUDE_ONLY: [&str; 6] = [
     "color",
     "permissionMode",
     "disallowedTools",
@@ -84,7 +78,10 @@ pub fn parse(text: &str, stem: &str) -> Result<AgentFile, AgentRule> {
         Ok((map, _)) => map,
         Err(Rule::NotYaml(_)) => {
             notes.push(LENIENT_NOTE.to_string());
-            crate::skills::frontmatter::lenient::mapping(yaml, KEYS)
+            crate::skills::frontmatter::lenient::mapping(
+                yaml,
+                &[&KNOWN[..], &CLAUDE_ONLY[..]].concat(),
+            )
         }
         Err(rule) => return Err(rule.into()),
     };

@@ -5,7 +5,7 @@
 //! is read back from it when a run starts, so a resumed session adds nothing twice.
 
 use std::collections::BTreeSet;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use serde_json::Value;
@@ -68,7 +68,7 @@ impl Nested {
     /// The folders strictly below the working directory that hold `path` (relative to it,
     /// outermost first); none for a path outside it. A symbolic link to a folder ends the walk.
     fn folders_to(&self, path: &str) -> Vec<String> {
-        let resolved = normalize(&self.cwd.join(path));
+        let resolved = crate::tools::resolve_path(&self.cwd, path);
         let Ok(below) = resolved.strip_prefix(&self.cwd) else {
             return Vec::new();
         };
@@ -208,19 +208,4 @@ fn warning_name(why: &InstructionsError) -> String {
         | InstructionsError::NotText { path } => file_name(path),
         InstructionsError::OverBudget { .. } => super::AGENTS_FILE.to_string(),
     }
-}
-
-/// `path` with `.` and `..` taken out, as the file tools take them out.
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
 }

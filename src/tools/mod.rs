@@ -13,6 +13,8 @@ pub mod danger;
 mod glob;
 mod patch;
 mod paths;
+/// A path a tool is given, resolved against the working directory as the file tools resolve it.
+pub use paths::resolve as resolve_path;
 pub mod plan_tool;
 mod read_file;
 mod registry;

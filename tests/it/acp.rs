@@ -10,8 +10,9 @@ use serde_json::{Value, json};
 
 use crate::support::*;
 
-/// Runs the SDK client against `odek acp` with `scenario`; its report.
-async fn client(sb: &Sandbox, server_url: &str, scenario: Value) -> Value {
+/// The official ACP TypeScript SDK client (`tests/acp/client.mjs`) driving `odek acp` through
+/// `scenario`; its report. Also used by the custom commands' tests.
+pub(crate) async fn client(sb: &Sandbox, server_url: &str, scenario: Value) -> Value {
     client_with(sb, server_url, &[], scenario).await
 }
 

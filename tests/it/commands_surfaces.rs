@@ -48,17 +48,7 @@ fn only_reads(tools: &[String]) -> bool {
 // ACP
 
 async fn acp_client(sb: &Sandbox, server_url: &str, scenario: Value) -> Value {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/acp");
-    assert!(
-        root.join("node_modules/@agentclientprotocol/sdk").exists(),
-        "the ACP TypeScript SDK is not installed: run `make acp-deps`"
-    );
-    let args = [
-        root.join("client.mjs").into_os_string(),
-        odek_binary().into_os_string(),
-        "acp".into(),
-    ];
-    run_external_client(sb, server_url, "node", &args, &[], &scenario).await
+    crate::acp::client(sb, server_url, scenario).await
 }
 
 /// The session updates of one kind.
