@@ -8,6 +8,7 @@
 //! link; a file that cannot be used is skipped with a warning, never silently.
 
 mod chain;
+mod ignored;
 mod nested;
 
 use std::path::{Path, PathBuf};

@@ -1,7 +1,8 @@
 //! Nested instruction files: when a read (`read_file`, `batch_read`) first reaches a file
 //! under a folder below the working directory that has its own instruction file, that file's
 //! text is added once to the call's result, after the untrusted wrapper (the user's project,
-//! as `./AGENTS.md` in the first messages). Once a session: what a transcript already holds
+//! as `./AGENTS.md` in the first messages) — but never from a folder git ignores
+//! (`node_modules/`, `vendor/`: other people's files). Once a session: what a transcript already holds
 //! is read back from it when a run starts, so a resumed session adds nothing twice.
 
 use std::collections::BTreeSet;
@@ -26,6 +27,8 @@ const FOR_FILES_UNDER: &str = ", for the files under ";
 #[derive(Debug)]
 pub struct Nested {
     cwd: PathBuf,
+    /// The repository's top (else the working directory): where git's ignore rules start.
+    top: PathBuf,
     fallbacks: Vec<String>,
     attached: Mutex<BTreeSet<String>>,
 }
@@ -35,6 +38,7 @@ impl Nested {
     pub fn new(cwd: &Path, fallbacks: &[String]) -> Self {
         Nested {
             cwd: cwd.to_path_buf(),
+            top: super::repository_top(cwd).unwrap_or(cwd).to_path_buf(),
             fallbacks: fallbacks.to_vec(),
             attached: Mutex::new(BTreeSet::new()),
         }
@@ -96,7 +100,17 @@ impl Nested {
             return None;
         }
         let mut warnings = Vec::new();
-        let found = folder_file(&self.cwd.join(rel), &self.fallbacks, &mut warnings);
+        let folder = self.cwd.join(rel);
+        let found = folder_file(&folder, &self.fallbacks, &mut warnings);
+        if (found.is_some() || !warnings.is_empty())
+            && super::ignored::git_ignores(&self.top, &folder)
+        {
+            // Other people's files (`node_modules/`, `vendor/`): asked once, never attached.
+            if let Ok(mut set) = self.attached.lock() {
+                set.insert(rel.to_string());
+            }
+            return None;
+        }
         let body = match (&found, warnings.first()) {
             (Some((path, text)), _) => Ok((file_name(path), text.as_str())),
             (None, Some(why)) => Err((warning_name(why), why)),
