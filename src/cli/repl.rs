@@ -1,18 +1,15 @@
 //! `odek repl`: an interactive, multi-turn session with line editing and history.
 
-use std::io::Write;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clap::Args;
-use rustyline::error::ReadlineError;
 
 use super::Exit;
 use super::flags::TurnFlags;
 use super::repl_input::ReplHelper;
-use super::turn::{Setup, refuse_session_fixed_flags, summary_line};
-use crate::engine::RunError;
+use super::turn::{Setup, refuse_session_fixed_flags};
 use crate::llm::Message;
 use crate::runtime::{SessionHandle, Threads};
 use crate::session::ORIGIN_CLI;
@@ -26,6 +23,9 @@ pub struct ReplArgs {
     #[command(flatten)]
     turn: TurnFlags,
 }
+
+mod live;
+mod model;
 
 /// Who holds the session while the REPL is open.
 const HOLDER: &str = "odek repl";
@@ -45,15 +45,20 @@ Commands:
                 (--force overwrites files changed since)
   /jobs         the background jobs (shell with background: true) and their last lines
   /kill ID      stop background job ID
+  /mode [NAME]  the mode, or switch to NAME: plan (reads and plans only), ask, accept_edits
+  /model [M]    the model and the choices, or switch the session to M ([PROVIDER:]MODEL)
   /exit, /quit  leave (the session is saved; resume with odek repl --id ID; its
                 background jobs are stopped)
-@path in a line attaches that file's text (≤ 256 KiB, UTF-8); Tab completes paths after @.
+@path in a line attaches that file's text (≤ 256 KiB, UTF-8) or image (PNG, JPEG, GIF,
+WebP); Tab completes paths after @.
 Ctrl-C stops the running turn; Ctrl-D at the prompt leaves.";
 
 struct Repl {
     setup: Setup,
     /// Held (locked) for as long as the REPL is open.
     session: Arc<SessionHandle>,
+    /// The read loop's state: the running turn, where prompts' answers go.
+    live: live::Live,
 }
 
 /// Runs `odek repl`.
@@ -81,33 +86,9 @@ pub fn run(args: ReplArgs) -> crate::error::Fallible<Exit> {
     if let Some(helper) = editor.helper_mut() {
         helper.set_commands(custom.map(|c| format!("/{}", c.name)).collect());
     }
-    loop {
-        let prompt = format!("odek {}> ", repl.session.saved().turns + 1);
-        match editor.readline(&prompt) {
-            Ok(line) => {
-                let line = line.trim().to_string();
-                if line.is_empty() {
-                    continue;
-                }
-                let _ = editor.add_history_entry(line.as_str());
-                save_history(&mut editor, &repl.setup.resolved.home);
-                if line.starts_with('/') {
-                    if repl.slash(&line) {
-                        break;
-                    }
-                    continue;
-                }
-                repl.turn(&line);
-            }
-            Err(ReadlineError::Interrupted) => {
-                println!("(To leave, press Ctrl-D or type /exit)");
-            }
-            Err(ReadlineError::Eof) => break,
-            Err(e) => {
-                repl.setup.finish();
-                return Err(e.into());
-            }
-        }
+    if let Err(e) = repl.read_loop(editor) {
+        repl.setup.finish();
+        return Err(e);
     }
     repl.goodbye();
     repl.setup.finish();
@@ -120,12 +101,20 @@ fn start(flags: &TurnFlags) -> crate::error::Fallible<Repl> {
     let session = setup
         .runtime
         .new_session(NEW_SESSION_LABEL, head, ORIGIN_CLI, HOLDER)?;
-    Ok(Repl { setup, session })
+    Ok(Repl {
+        setup,
+        session,
+        live: live::Live::default(),
+    })
 }
 
 fn resume(flags: &TurnFlags, id: &str) -> crate::error::Fallible<Repl> {
     let (setup, session) = Setup::resume(flags, Some(id), HOLDER, Threads::Pool)?;
-    Ok(Repl { setup, session })
+    Ok(Repl {
+        setup,
+        session,
+        live: live::Live::default(),
+    })
 }
 
 impl Repl {
@@ -159,6 +148,11 @@ impl Repl {
         }
     }
 
+    /// The prompt: `next`, the number of the turn a line starts, and the mode.
+    fn prompt(&self, next: usize) -> String {
+        format!("odek {next}{}> ", mode_tag(self.setup.mode))
+    }
+
     /// Handles a slash command (a custom one runs a turn); true when the REPL should end.
     fn slash(&mut self, line: &str) -> bool {
         let command = line
@@ -177,6 +171,8 @@ impl Repl {
             "/rewind" => self.rewind(line),
             "/jobs" => self.jobs(),
             "/kill" => self.kill(line),
+            "/mode" => self.mode(line),
+            "/model" => self.model(line),
             _ => self.custom(line),
         }
         false
@@ -216,6 +212,29 @@ impl Repl {
                     t.line(&format!("  {}", t.style().dim(&format!("hint: {hint}"))));
                 }
             }
+        }
+    }
+
+    /// `/mode`: the mode and the list; `/mode NAME`: the next turns' mode.
+    fn mode(&mut self, line: &str) {
+        use crate::danger_policy::Mode;
+        let current = self.setup.mode;
+        match line.split_whitespace().nth(1).map(str::parse::<Mode>) {
+            None => {
+                match current {
+                    Some(m) => println!("Mode: {m}"),
+                    None => println!("Mode: none (the configured policy)"),
+                }
+                for m in Mode::ALL {
+                    let mark = if Some(m) == current { "*" } else { " " };
+                    println!("{mark} {:<13} {}", m.id(), m.description());
+                }
+            }
+            Some(Ok(mode)) => {
+                self.setup.mode = Some(mode);
+                println!("Mode: {mode} — {}", mode.description());
+            }
+            Some(Err(e)) => println!("{e}"),
         }
     }
 
@@ -264,7 +283,8 @@ impl Repl {
                 " (not saved yet)"
             }
         );
-        println!("Model:   {}", self.setup.resolved.config.model);
+        let model = self.setup.runtime.session_model(Some(&self.session));
+        println!("Model:   {model}");
         println!("Turns:   {}", s.turns);
         if s.cached_tokens > 0 {
             println!(
@@ -397,7 +417,12 @@ impl Repl {
     /// line names attached after it).
     fn send(&mut self, line: &str, command: Option<crate::runtime::Invocation>) {
         let t = self.setup.terminal.clone();
-        let input = match super::repl_input::expand(line, self.setup.cwd()) {
+        let config = &self.setup.resolved.config;
+        let target = super::repl_input::ImageTarget {
+            takes: config.images,
+            model: &config.model,
+        };
+        let input = match super::repl_input::expand(line, self.setup.cwd(), target) {
             Ok(expanded) => expanded,
             Err(e) => {
                 t.line(&format!("{} {e} — not sent", t.style().red("odek:")));
@@ -406,6 +431,9 @@ impl Repl {
         };
         for (name, bytes) in &input.attached {
             t.info(&t.style().dim(&format!("attached {name} ({bytes} bytes)")));
+        }
+        for (name, _) in &input.images {
+            t.info(&t.style().dim(&format!("attached image {name}")));
         }
         for word in &input.not_files {
             t.info(
@@ -417,7 +445,7 @@ impl Repl {
             self.session.set_task(line);
         }
         // Attached files are outside content: the turn's memory writes wait for review.
-        let external = if input.attached.is_empty() {
+        let external = if input.attached.is_empty() && input.images.is_empty() {
             Vec::new()
         } else {
             vec!["resource".to_string()]
@@ -426,37 +454,23 @@ impl Repl {
             Some(c) => (c.prompt + &input.text[line.len()..], c.scope),
             None => (input.text, crate::runtime::TurnScope::default()),
         };
-        let outcome = self.setup.run_turn(
-            Some(&self.session),
-            vec![Message::user(&text)],
-            false,
-            external,
-            scope,
-        );
-        let outcome = match outcome {
-            Ok(outcome) => outcome,
-            Err(e) => {
-                let shown = super::error::shown(&format!("{e:#}"));
-                t.line(&format!("{} {shown}", t.style().red("odek:")));
-                if let (_, Some(hint)) = super::error::diagnose(&e) {
-                    t.line(&format!("  {}", t.style().dim(&format!("hint: {hint}"))));
-                }
-                return;
-            }
-        };
-        if let Some(summary) = &outcome.run.summary {
-            t.print_report(summary);
-        }
-        match &outcome.run.result {
-            Ok(answer) => t.print_answer(answer),
-            Err(RunError::Cancelled) => {
-                t.line("odek: turn interrupted; the session is saved and the next prompt is yours")
-            }
-            Err(e) => t.line(&format!("{} {e}", t.style().red("odek:"))),
-        }
-        t.info(&t.style().dim(&summary_line(&outcome)));
-        let _ = std::io::stdout().flush();
+        self.start(vec![user_message(text, input.images)], external, scope);
     }
+}
+
+/// ` [plan]` in the prompt when a mode other than the default is on.
+fn mode_tag(mode: Option<crate::danger_policy::Mode>) -> String {
+    match mode {
+        Some(m) if m != crate::danger_policy::Mode::default() => format!(" [{m}]"),
+        _ => String::new(),
+    }
+}
+
+/// The user message of a line: its text, its images as image parts.
+fn user_message(text: String, images: Vec<(String, crate::llm::ImagePart)>) -> Message {
+    let mut message = Message::user(text);
+    crate::prompt::attach_images(&mut message, images);
+    message
 }
 
 fn history_path(home: &Path) -> PathBuf {

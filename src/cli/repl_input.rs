@@ -1,5 +1,6 @@
-//! What the REPL makes of a line: `@path` attaches that file's text to the turn, and the
-//! line editor completes paths after `@` (and slash commands) on Tab.
+//! What the REPL makes of a line: `@path` attaches that file's text (or, an image, the
+//! image) to the turn, and the line editor completes paths after `@` (and slash commands) on
+//! Tab. `odek run` takes the images a prompt names the same way.
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -10,12 +11,13 @@ use rustyline::hint::Hinter;
 use rustyline::validate::Validator;
 use rustyline::{Context, Helper};
 
-use crate::prompt::{ContextFile, ContextFileError};
+use crate::llm::ImagePart;
+use crate::prompt::{ContextFile, ContextFileError, ImageBudget, ImageError};
 
 /// The REPL's slash commands, for completion.
 pub const SLASH_COMMANDS: &[&str] = &[
-    "/exit", "/help", "/info", "/jobs", "/kill", "/memory", "/plan", "/quit", "/rewind", "/skills",
-    "/undo",
+    "/exit", "/help", "/info", "/jobs", "/kill", "/memory", "/mode", "/model", "/plan", "/quit",
+    "/rewind", "/skills", "/undo",
 ];
 
 use crate::prompt::MAX_ATTACHED_FILES;
@@ -29,6 +31,8 @@ pub struct Expanded {
     pub attached: Vec<(String, usize)>,
     /// `@words` that name no file (sent as the text they are).
     pub not_files: Vec<String>,
+    /// The images named (name, part): see [`prompt_images`].
+    pub images: Vec<(String, ImagePart)>,
 }
 
 /// Why a line is not sent.
@@ -37,6 +41,9 @@ pub enum AttachError {
     /// A named file that exists cannot be attached.
     #[error(transparent)]
     File(#[from] ContextFileError),
+    /// A named image cannot be sent.
+    #[error(transparent)]
+    Image(#[from] ImageError),
     /// Too many files.
     #[error(
         "the line names {0} files with @; at most {MAX_ATTACHED_FILES} can be attached to one turn"
@@ -55,6 +62,7 @@ impl crate::error::Classified for AttachError {
     fn kind(&self) -> crate::error::ErrorKind {
         match self {
             AttachError::File(e) => e.kind(),
+            AttachError::Image(e) => e.kind(),
             AttachError::TooMany(_) => crate::error::ErrorKind::Usage,
         }
     }
@@ -62,6 +70,7 @@ impl crate::error::Classified for AttachError {
     fn hint(&self) -> Option<&'static str> {
         match self {
             AttachError::File(e) => e.hint(),
+            AttachError::Image(e) => e.hint(),
             AttachError::TooMany(_) => Some("split the files over several turns"),
         }
     }
@@ -94,16 +103,14 @@ fn named_path<'a>(word: &'a str, cwd: &Path) -> Option<&'a str> {
     (!trimmed.is_empty() && trimmed != word && resolve(trimmed, cwd).exists()).then_some(trimmed)
 }
 
-/// Reads the files a line names and attaches them; a named file that cannot be attached
-/// (too large, binary, a directory, unreadable) stops the line, so nothing is sent without
-/// the file the user meant.
-pub fn expand(line: &str, cwd: &Path) -> Result<Expanded, AttachError> {
+/// The files the `@words` of `line` name (each once: `a.md` and `./a.md` are one file), and
+/// the words that name nothing.
+fn named_files<'a>(line: &'a str, cwd: &Path) -> (Vec<(&'a str, PathBuf)>, Vec<String>) {
     let mut named: Vec<(&str, PathBuf)> = Vec::new();
     let mut not_files = Vec::new();
     for word in at_words(line) {
         match named_path(word, cwd) {
             Some(name) => {
-                // `a.md` and `./a.md` are one file.
                 let path = resolve(name, cwd);
                 let key = path.canonicalize().unwrap_or_else(|_| path.clone());
                 let seen = named
@@ -116,11 +123,74 @@ pub fn expand(line: &str, cwd: &Path) -> Result<Expanded, AttachError> {
             None => not_files.push(format!("@{word}")),
         }
     }
+    (named, not_files)
+}
+
+/// Where a prompt's images go: whether the model takes them (the `images` setting), and its
+/// name for the refusal.
+#[derive(Debug, Clone, Copy)]
+pub struct ImageTarget<'a> {
+    /// The `images` setting.
+    pub takes: bool,
+    /// The model's name.
+    pub model: &'a str,
+}
+
+/// Reads `named` images (`-i` files, `@` words naming images) within the caps every surface
+/// shares; refused before anything is read when the model takes no images.
+fn read_images(
+    named: &[(&str, PathBuf)],
+    target: ImageTarget<'_>,
+) -> Result<Vec<(String, ImagePart)>, ImageError> {
+    if let (false, Some((name, _))) = (target.takes, named.first()) {
+        let (name, model) = (name.to_string(), target.model.to_string());
+        return Err(ImageError::NotTaken { name, model });
+    }
+    let mut budget = ImageBudget::default();
+    named
+        .iter()
+        .map(|(name, path)| Ok((name.to_string(), budget.read(name, path)?)))
+        .collect()
+}
+
+/// The images of an `odek run` or `continue` prompt: the `-i` files, then the `@words` of
+/// `text` that name images (other `@words` stay text). Nothing is sent when one cannot be.
+pub fn prompt_images(
+    files: &[PathBuf],
+    text: &str,
+    cwd: &Path,
+    target: ImageTarget<'_>,
+) -> Result<Vec<(String, ImagePart)>, AttachError> {
+    let (at_named, _) = named_files(text, cwd);
+    let mut named: Vec<(&str, PathBuf)> = files
+        .iter()
+        .map(|f| (f.to_str().unwrap_or("image"), cwd.join(f)))
+        .collect();
+    named.extend(
+        at_named
+            .into_iter()
+            .filter(|(_, p)| crate::prompt::names_image(p)),
+    );
+    if named.len() > MAX_ATTACHED_FILES {
+        return Err(AttachError::TooMany(named.len()));
+    }
+    Ok(read_images(&named, target)?)
+}
+
+/// Reads the files a line names and attaches them (images as image parts); a named file that
+/// cannot be attached (too large, binary, a directory, unreadable, an image the model is not
+/// sent) stops the line, so nothing is sent without the file the user meant.
+pub fn expand(line: &str, cwd: &Path, target: ImageTarget<'_>) -> Result<Expanded, AttachError> {
+    let (named, not_files) = named_files(line, cwd);
     // Counted before anything is read.
     if named.len() > MAX_ATTACHED_FILES {
         return Err(AttachError::TooMany(named.len()));
     }
-    let files = named
+    let (images, texts): (Vec<_>, Vec<_>) = named
+        .into_iter()
+        .partition(|(_, path)| crate::prompt::names_image(path));
+    let images = read_images(&images, target)?;
+    let files = texts
         .iter()
         .map(|(name, path)| crate::prompt::read_attachment(name, path, "@"))
         .collect::<Result<Vec<ContextFile>, _>>()?;
@@ -131,6 +201,7 @@ pub fn expand(line: &str, cwd: &Path) -> Result<Expanded, AttachError> {
             .map(|f| (f.name.clone(), f.text.len()))
             .collect(),
         not_files,
+        images,
     })
 }
 
@@ -249,6 +320,43 @@ impl Helper for ReplHelper {}
 mod tests {
     use super::*;
 
+    const SEES: ImageTarget<'static> = ImageTarget {
+        takes: true,
+        model: "m",
+    };
+
+    #[test]
+    fn images_go_as_parts_by_their_bytes_and_only_to_a_model_that_takes_them() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("shot"), b"\x89PNG\r\n\x1a\n....").expect("write");
+        std::fs::write(dir.path().join("fake.png"), b"just text").expect("write");
+        std::fs::write(dir.path().join("notes.md"), "alpha\n").expect("write");
+        let e = expand("see @shot and @notes.md", dir.path(), SEES).expect("expand");
+        assert_eq!(e.images.len(), 1);
+        assert_eq!(e.images[0].0, "shot");
+        assert!(e.images[0].1.url.starts_with("data:image/png;base64,"));
+        assert_eq!(e.attached, vec![("notes.md".to_string(), 6)]);
+        let err = |line: &str, target| {
+            let e = expand(line, dir.path(), target).expect_err(line);
+            e.to_string()
+        };
+        assert_eq!(
+            err("@fake.png", SEES),
+            "fake.png is not a PNG, JPEG, GIF or WebP image"
+        );
+        let blind = ImageTarget {
+            takes: false,
+            model: "m",
+        };
+        assert_eq!(
+            err("@shot", blind),
+            "shot is an image, and the model m does not take images (setting `images`)"
+        );
+        let files = [PathBuf::from("shot")];
+        let images = prompt_images(&files, "and @shot @notes.md", dir.path(), SEES);
+        assert_eq!(images.expect("images").len(), 2);
+    }
+
     #[test]
     fn every_repl_command_is_reserved_for_every_surface() {
         for command in SLASH_COMMANDS {
@@ -269,7 +377,12 @@ mod tests {
     fn a_line_attaches_the_files_it_names_once_and_keeps_other_words() {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::write(dir.path().join("notes.md"), "alpha\n").expect("write");
-        let e = expand("see @notes.md, then @./notes.md and @nobody", dir.path()).expect("expand");
+        let e = expand(
+            "see @notes.md, then @./notes.md and @nobody",
+            dir.path(),
+            SEES,
+        )
+        .expect("expand");
         assert_eq!(e.attached, vec![("notes.md".to_string(), 6)]);
         assert_eq!(e.not_files, vec!["@nobody".to_string()]);
         assert!(
@@ -291,7 +404,7 @@ mod tests {
         std::fs::create_dir(dir.path().join("folder")).expect("mkdir");
         let big = vec![b'a'; crate::prompt::MAX_CONTEXT_FILE_BYTES as usize + 1];
         std::fs::write(dir.path().join("big.log"), big).expect("write");
-        let err = |line: &str| expand(line, dir.path()).expect_err(line).to_string();
+        let err = |line: &str| expand(line, dir.path(), SEES).expect_err(line).to_string();
         assert_eq!(err("@blob"), "@blob: not a UTF-8 text file");
         assert_eq!(err("look at @folder"), "@folder: not a regular file");
         assert_eq!(

@@ -15,8 +15,8 @@ use crate::events::{Emitter, EventSink, StdoutSink, open_jsonl_file};
 use crate::llm::Message;
 use crate::redact::Redactor;
 use crate::runtime::{
-    Approvals, Invocation, ModelSource, Process, Runtime, SessionHandle, StartOptions, Submission,
-    Supervisor, Threads, TurnOutcome, TurnScope,
+    Approvals, Invocation, ModelSource, Process, RunHandle, Runtime, SessionHandle, StartOptions,
+    Submission, Supervisor, Threads, TurnOutcome, TurnScope,
 };
 use crate::session::{Session, SessionStore};
 
@@ -30,6 +30,8 @@ pub struct Setup {
     pub runtime: Arc<Runtime>,
     /// The process: its supervisor, and the event writer closed on every way out.
     pub process: Process,
+    /// The mode of the turns (`--mode`, the REPL's `/mode`); `None`: the configured policy.
+    pub mode: Option<crate::danger_policy::Mode>,
 }
 
 impl Setup {
@@ -101,6 +103,7 @@ impl Setup {
             terminal,
             runtime,
             process,
+            mode: flags.mode,
         })
     }
 
@@ -204,38 +207,62 @@ impl Setup {
         external: Vec<String>,
         scope: TurnScope,
     ) -> crate::error::Fallible<TurnOutcome> {
+        let (handle, watcher) =
+            self.submit_turn(session, input, exit_on_second, external, scope)?;
+        let outcome = self.process.block_on(handle.outcome());
+        watcher.abort();
+        let outcome = outcome?;
+        self.report_save(&outcome);
+        Ok(outcome)
+    }
+
+    /// [`Setup::run_turn`] without the wait: the turn is submitted and its handle returned
+    /// at once, Ctrl-C wired to it until the watcher is aborted (the REPL reads lines while
+    /// its turn runs).
+    pub fn submit_turn(
+        &self,
+        session: Option<&Arc<SessionHandle>>,
+        input: Vec<Message>,
+        exit_on_second: bool,
+        external: Vec<String>,
+        scope: TurnScope,
+    ) -> crate::error::Fallible<(RunHandle, tokio::task::JoinHandle<()>)> {
         self.start_mcp();
+        let scope = TurnScope {
+            mode: scope.mode.or(self.mode),
+            ..scope
+        };
         let supervisor = self.process.supervisor.clone();
-        let outcome = self.process.block_on(async {
-            let handle = supervisor.submit(Submission {
-                runtime: self.runtime.clone(),
-                session: session.cloned(),
-                input,
-                approvals: self.approvals(),
-                output: self.terminal.clone(),
-                external,
-                origin: crate::session::ORIGIN_CLI,
-                files: None,
-                scope,
-            })?;
-            let watcher = tokio::spawn(watch_signals(
-                supervisor.clone(),
-                handle.run_id.clone(),
-                handle.events.clone(),
-                exit_on_second,
-                self.runtime.mcp().clone(),
-            ));
-            let outcome = handle.outcome().await;
-            watcher.abort();
-            Ok::<_, crate::error::Failure>(outcome?)
+        let _context = self.process.handle().enter();
+        let handle = supervisor.submit(Submission {
+            runtime: self.runtime.clone(),
+            session: session.cloned(),
+            input,
+            approvals: self.approvals(),
+            output: self.terminal.clone(),
+            external,
+            origin: crate::session::ORIGIN_CLI,
+            files: None,
+            scope,
         })?;
+        let watcher = self.process.handle().spawn(watch_signals(
+            supervisor.clone(),
+            handle.run_id.clone(),
+            handle.events.clone(),
+            exit_on_second,
+            self.runtime.mcp().clone(),
+        ));
+        Ok((handle, watcher))
+    }
+
+    /// Warns of what the end-of-turn save reported (or that it failed).
+    pub fn report_save(&self, outcome: &TurnOutcome) {
         if let Some(saved) = &outcome.saved {
             match saved {
                 Ok(report) => report.warnings.iter().for_each(|w| self.warn(w)),
                 Err(e) => self.warn(&format!("could not save the session: {e}")),
             }
         }
-        Ok(outcome)
     }
 
     /// Starts the MCP servers before the first turn (later calls return at once), saying so
@@ -285,29 +312,13 @@ impl Setup {
     }
 }
 
-/// What `continue --provider` tells when the session moves: from what to what, and that the
-/// old provider's own state is gone. `None` when nothing changed.
+/// What `continue --provider` tells when the session moves (see `Retarget::note`).
 fn retarget_note(
     before: &crate::runtime::Retarget,
     config: &crate::config::Config,
 ) -> Option<String> {
-    let name = |provider: Option<&str>, model: &str| match provider {
-        Some(p) => format!("{p} ({model})"),
-        None => format!("{model} (no provider)"),
-    };
-    let was = name(before.provider.as_deref(), &before.model);
-    let now = name(config.provider.as_deref(), &config.model);
-    if was == now {
-        return None;
-    }
-    let mut note = format!("odek: note: this session moves from {was} to {now}");
-    if before.dropped > 0 {
-        note.push_str(&format!(
-            "; what the previous provider kept for itself in {} message(s) (thinking signatures, encrypted reasoning) is dropped",
-            before.dropped
-        ));
-    }
-    Some(note)
+    let note = before.note(config.provider.as_deref(), &config.model)?;
+    Some(format!("odek: note: {note}"))
 }
 
 /// Refuses the flags a resumed session keeps, with a message saying so.

@@ -12,6 +12,8 @@ pub const BUILT_IN: &[&str] = &[
     "jobs",
     "kill",
     "memory",
+    "mode",
+    "model",
     "new",
     "plan",
     "plan_delete",

@@ -18,6 +18,7 @@ mod layers;
 mod load;
 mod mask;
 mod mcp;
+mod model_ref;
 mod provider_choice;
 pub mod providers;
 mod sections;
@@ -37,13 +38,14 @@ pub use load::{
 };
 pub use mask::{mask, masked_json};
 pub use mcp::{MCP_DEFAULT_TIMEOUT_SECONDS, McpConfigError, McpServerConfig, PartialMcpServer};
+pub use model_ref::{ModelRef, ModelRefError};
 pub use provider_choice::ProviderTarget;
 pub use providers::{DEFAULT_BASE_URL, DEFAULT_MODEL};
 pub use sections::{
-    BackgroundConfig, CheckpointsConfig, EmbeddingsConfig, LimitsConfig, LlmConfig, MemoryConfig,
-    PlanningConfig, RateLimits, SandboxNetwork, SchedulesConfig, ServeConfig, SessionsConfig,
-    SkillsConfig, SubagentsConfig, TELEGRAM_API_BASE, TelegramConfig, ToolsConfig, WebConfig,
-    WebSearchConfig,
+    BackgroundConfig, CheckpointsConfig, CompactionConfig, CompactionMode, EmbeddingsConfig,
+    LimitsConfig, LlmConfig, MemoryConfig, PlanningConfig, RateLimits, SandboxNetwork,
+    SchedulesConfig, ServeConfig, SessionsConfig, SkillsConfig, SubagentsConfig, TELEGRAM_API_BASE,
+    TelegramConfig, ToolsConfig, WebConfig, WebSearchConfig,
 };
 pub use source::Source;
 pub use values::{Config, THINKING_LEVELS};

@@ -4,12 +4,9 @@
 //! Surfaces call [`Runtime::expand_command`] and submit the invocation's prompt with its
 //! scope; nothing here is surface-specific.
 
-use std::sync::Arc;
-
-use super::{Runtime, RuntimeError};
+use super::Runtime;
 use crate::commands::{Catalog, CommandError, Places, Source};
 use crate::config::ToolsConfig;
-use crate::llm::ChatModel;
 use crate::tools::claude_names::allows;
 use crate::tools::{ToolRegistry, catalog as tool_table};
 
@@ -22,12 +19,15 @@ pub struct TurnScope {
     /// The only tools this turn may offer (odek's names), intersected with the turn's
     /// selection: never more than the configuration gives. `plan` stays when planning is on.
     pub tools: Option<Vec<String>>,
+    /// The session's mode (`--mode`, `/mode`, ACP's picker): its policy over the configured
+    /// one, and its note to the model (docs/MODES.md); `None` changes nothing.
+    pub mode: Option<crate::danger_policy::Mode>,
 }
 
 impl TurnScope {
     /// True when it narrows nothing.
     pub fn is_default(&self) -> bool {
-        self.model.is_none() && self.tools.is_none()
+        self.model.is_none() && self.tools.is_none() && self.mode.is_none()
     }
 }
 
@@ -96,34 +96,10 @@ impl Runtime {
             scope: TurnScope {
                 model: expansion.model,
                 tools: expansion.tools,
+                mode: None,
             },
             warnings: expansion.warnings,
         }))
-    }
-
-    /// The model a turn of `scope` asks: the configured one, or the scope's model on the
-    /// same endpoint and provider (built once per name).
-    pub(super) fn model_for(&self, scope: &TurnScope) -> Result<Arc<dyn ChatModel>, RuntimeError> {
-        let Some(name) = scope.model.as_deref().filter(|m| *m != self.config.model) else {
-            return Ok(self.model.clone());
-        };
-        let Some(models) = &self.scoped_models else {
-            return Err(RuntimeError::Command(CommandError::ModelNeedsEndpoint {
-                name: String::new(),
-                model: name.to_string(),
-            }));
-        };
-        let mut built = models
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(model) = built.get(name) {
-            return Ok(model.clone());
-        }
-        let mut config = self.config.clone();
-        config.model = name.to_string();
-        let model: Arc<dyn ChatModel> = Arc::new(super::http_model(&config, &self.global_config)?);
-        built.insert(name.to_string(), model.clone());
-        Ok(model)
     }
 
     /// What the sub-agents of a turn of `scope` may use: the configuration's selection, or,
@@ -142,6 +118,25 @@ impl Runtime {
         disabled.extend(dropped);
         disabled.push(tool_table::DELEGATE_TASKS.name.to_string());
         ToolsConfig { enabled, disabled }
+    }
+
+    /// The policy of a turn of `scope` (and of its sub-agents): the configured one, changed
+    /// by the scope's mode.
+    pub(super) fn policy_for(&self, scope: &TurnScope) -> crate::danger_policy::DangerPolicy {
+        let mut policy = self.config.dangerous.clone();
+        if let Some(mode) = scope.mode {
+            mode.apply(&mut policy);
+        }
+        policy
+    }
+}
+
+/// A turn's block (skills, memory) with the scope's mode note after it: the note is the
+/// same on every request of a session in that mode, and absent without a mode.
+pub(super) fn with_mode_note(block: Option<String>, scope: &TurnScope) -> Option<String> {
+    match (block, scope.mode.and_then(crate::danger_policy::Mode::note)) {
+        (Some(block), Some(note)) => Some(format!("{block}\n\n{note}")),
+        (block, note) => block.or(note.map(str::to_string)),
     }
 }
 

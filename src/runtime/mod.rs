@@ -11,7 +11,10 @@
 
 mod audit;
 mod commands;
+mod compact;
+mod fallback;
 mod memory;
+mod models;
 mod notify;
 mod pending;
 pub mod process;
@@ -23,9 +26,10 @@ mod turn;
 
 pub use audit::AuditLog;
 pub use commands::{Invocation, TurnScope};
+pub use compact::CompactionOutcome;
 pub use process::{Process, SHUTDOWN_GRACE, StartOptions, Threads, async_runtime};
 pub use session::SessionHandle;
-pub use supervisor::{Approvals, RunHandle, Submission, Supervisor};
+pub use supervisor::{Approvals, Delivered, Delivery, RunHandle, Submission, Supervisor};
 pub use turn::{Surface, Turn, TurnOutcome};
 
 use std::path::{Path, PathBuf};
@@ -135,6 +139,23 @@ pub enum RuntimeError {
     /// A custom command's scope cannot be applied (its model on a replayed run).
     #[error(transparent)]
     Command(#[from] crate::commands::CommandError),
+    /// A compaction on demand made nothing (nothing to compact, the model failed).
+    #[error(transparent)]
+    Compact(#[from] crate::engine::compaction::CompactError),
+    /// Another model than the configured one was asked for on a replayed or recorded run.
+    #[error("the model {model} cannot be asked: this run's answers are replayed or recorded")]
+    ModelFixed {
+        /// The model asked for.
+        model: String,
+    },
+    /// A model's provider is unknown or has no endpoint of its own.
+    #[error("the model {model}: {source}")]
+    Provider {
+        /// The model asked for (`PROVIDER:MODEL`).
+        model: String,
+        /// Why its provider cannot be used.
+        source: crate::config::ConfigError,
+    },
 }
 
 impl crate::error::Classified for RuntimeError {
@@ -149,6 +170,9 @@ impl crate::error::Classified for RuntimeError {
             RuntimeError::TurnInProgress(_) => ErrorKind::Conflict,
             RuntimeError::AsyncRuntime(_) => ErrorKind::Io,
             RuntimeError::Command(e) => e.kind(),
+            RuntimeError::Compact(e) => e.kind(),
+            RuntimeError::ModelFixed { .. } => ErrorKind::Usage,
+            RuntimeError::Provider { source, .. } => source.kind(),
         }
     }
 
@@ -159,10 +183,14 @@ impl crate::error::Classified for RuntimeError {
             RuntimeError::Hooks(e) => e.hint(),
             RuntimeError::Session(e) => e.hint(),
             RuntimeError::Command(e) => e.hint(),
+            RuntimeError::Compact(e) => e.hint(),
             RuntimeError::TurnInProgress(_) => {
                 Some("wait for its turn to end, or start a new session (odek run)")
             }
-            RuntimeError::MissingApiKey { .. } | RuntimeError::AsyncRuntime(_) => None,
+            RuntimeError::MissingApiKey { .. }
+            | RuntimeError::AsyncRuntime(_)
+            | RuntimeError::ModelFixed { .. }
+            | RuntimeError::Provider { .. } => None,
         }
     }
 }
@@ -263,6 +291,8 @@ impl Runtime {
                 && opts.record.is_none())
             .then(std::sync::Mutex::default),
         };
+        let fallbacks = runtime.fallback_warnings();
+        runtime.warnings.extend(fallbacks);
         if let Some(catalog) = runtime.skills_catalog() {
             runtime.warnings.extend(catalog.warnings());
             runtime.found_skills =

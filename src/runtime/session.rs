@@ -28,6 +28,8 @@ pub struct SessionHandle {
     end_reason: Mutex<&'static str>,
     /// The background jobs its turns started (stopped when the handle goes).
     jobs: std::sync::OnceLock<Arc<Jobs>>,
+    /// The model its turns ask since a switch (`None`: the runtime's configured model).
+    model: Mutex<Option<crate::config::ModelRef>>,
 }
 
 /// What runs when a session's handle goes: given its saved turns and the reason.
@@ -55,7 +57,20 @@ impl SessionHandle {
             on_end: Mutex::new(None),
             end_reason: Mutex::new("other"),
             jobs: std::sync::OnceLock::new(),
+            model: Mutex::new(None),
         }
+    }
+
+    /// The model its turns ask since a switch (`None`: the runtime's configured model).
+    pub fn current_model(&self) -> Option<crate::config::ModelRef> {
+        self.model
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    pub(crate) fn set_model(&self, model: Option<crate::config::ModelRef>) {
+        *self.model.lock().unwrap_or_else(PoisonError::into_inner) = model;
     }
 
     /// The background jobs of the session, when a turn has had the table.

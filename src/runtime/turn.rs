@@ -40,6 +40,8 @@ pub struct Turn {
     taint: Arc<crate::tools::Taint>,
     memory: Option<TurnMemory>,
     jobs: Option<Arc<Jobs>>,
+    /// The model it asks (its name, read at the end, is the one that answered).
+    model: Arc<dyn crate::llm::ChatModel>,
 }
 
 /// How a turn ended.
@@ -81,8 +83,9 @@ impl Runtime {
         });
         side.extend(events_observer.clone());
         let surface_files = surface.files.clone();
-        let model = self.model_for(&surface.scope)?;
+        let model = self.model_for(&surface.scope, session.map(|s| &**s))?;
         let observer: Arc<dyn Observer> = Arc::new(Fanout([vec![surface.output], side].concat()));
+        let model = self.with_fallbacks(model, session.map(|s| &**s), &observer);
         let selection = tool_selection(&self.config);
         let plan = self.plan_store(events.as_ref());
         let taint = self.turn_taint(session);
@@ -90,6 +93,7 @@ impl Runtime {
         let hooks = self.hooks_of(session);
         let approver = self.notifying(surface.approver.clone(), hooks.as_ref(), &observer);
         let jobs = self.jobs_of(session, &observer);
+        let policy = self.policy_for(&surface.scope);
         if let (Some(s), Some(h)) = (session, &hooks) {
             self.end_session_with(s, h, events_observer);
         }
@@ -100,6 +104,7 @@ impl Runtime {
                 session,
                 approver.clone(),
                 self.child_tools(&surface.scope),
+                policy.clone(),
             ),
             memory: self.memory_tools(session.map(|s| s.id()), &taint),
             skills: self.skill_tools(skills.as_ref()),
@@ -112,15 +117,10 @@ impl Runtime {
         settings.budgets.price =
             crate::llm::pricing::price_for(model.model_name(), &self.config.pricing);
         let trust = session.map_or_else(|| Arc::new(TrustSet::default()), |s| s.trust().clone());
-        let gate = Gate::new(
-            self.config.dangerous.clone(),
-            approver,
-            &self.global_config,
-            trust,
-        )
-        .with_redactor(self.redactor.clone());
+        let gate = Gate::new(policy, approver, &self.global_config, trust)
+            .with_redactor(self.redactor.clone());
         let engine = Engine::new(EngineParts {
-            model,
+            model: model.clone(),
             tools: Arc::new(tools),
             gate: Arc::new(gate),
             plan,
@@ -128,7 +128,10 @@ impl Runtime {
             observer,
             settings,
             taint: taint.clone(),
-            turn_block: self.turn_block(skills.as_ref()),
+            turn_block: super::commands::with_mode_note(
+                self.turn_block(skills.as_ref()),
+                &surface.scope,
+            ),
             checkpoints: self.checkpoints_of(session),
             hooks,
             jobs: jobs.clone(),
@@ -142,6 +145,7 @@ impl Runtime {
             memory: self.turn_memory(&taint),
             taint,
             jobs,
+            model,
         })
     }
 
@@ -258,7 +262,12 @@ impl Runtime {
         let selection = tool_selection(&self.config);
         let parts = RegistryParts {
             plan: self.plan_store(None),
-            delegate: self.delegate_tool(None, None, self.config.tools.clone()),
+            delegate: self.delegate_tool(
+                None,
+                None,
+                self.config.tools.clone(),
+                self.config.dangerous.clone(),
+            ),
             memory: self.memory_tools(None, &Arc::default()),
             skills: self.skill_tools(self.skills_catalog_peek().as_ref()),
             ..self.registry_parts()
@@ -275,12 +284,13 @@ impl Runtime {
 
     /// `delegate_tasks` for a turn of `session`, when `subagents.enabled` (a child's
     /// configuration turns it off: depth 1) and the model is not a replay or a recording
-    /// (a child would reach the real endpoint).
+    /// (a child would reach the real endpoint). A trusted child has `policy`, the turn's.
     fn delegate_tool(
         &self,
         session: Option<&Arc<SessionHandle>>,
         asker: Option<Arc<dyn Approver>>,
         tools: crate::config::ToolsConfig,
+        policy: crate::danger_policy::DangerPolicy,
     ) -> Option<Arc<dyn crate::tools::Tool>> {
         let s = &self.config.subagents;
         if !s.enabled || !self.can_delegate {
@@ -302,10 +312,11 @@ impl Runtime {
                 .filter(|(_, entry)| !entry.headers.is_empty())
                 .map(|(id, entry)| (id.clone(), entry.headers.clone()))
                 .collect(),
+            fallback_keys: self.fallback_keys(),
             parent_session: session.map(|s| s.id().to_string()),
             checkpoints: self.checkpoint_owner(session),
             asker,
-            policy: self.config.dangerous.clone(),
+            policy,
             sandbox: self.sandbox.confines_commands(),
             planning: self.planning_enabled(),
             no_agents: self.config.no_agents,
@@ -379,6 +390,11 @@ impl Turn {
     /// The background jobs its shell calls start (kept by the session between turns).
     pub fn jobs(&self) -> Option<&Arc<Jobs>> {
         self.jobs.as_ref()
+    }
+
+    /// Gives the turn's engine where it takes steer messages from (the session's inbox).
+    pub fn steer_with(&mut self, steering: Arc<dyn crate::engine::Steering>) {
+        self.engine.set_steering(steering);
     }
 
     /// This turn's event stream (for an exit that cannot wait for the run to end).
@@ -464,7 +480,8 @@ impl Turn {
             let spent = m.episode(&session, &run.messages, &cancel).await;
             run.usage.add(&spent);
         }
-        let record = run_record(&run);
+        let mut record = run_record(&run);
+        record.model = Some(self.model.model_name().to_string());
         let saved = session.writer().finish_turn(&mut run.messages, record);
         if let Some(m) = &self.memory
             && saved.is_ok()
@@ -504,6 +521,7 @@ fn run_record(run: &RunOutcome) -> RunRecord {
         plan_bytes: plan.plan_bytes_sent,
         cost_microusd: run.cost_usd.map(crate::llm::pricing::microdollars),
         reasoning_tokens: run.usage.reasoning_tokens,
+        model: None,
     }
 }
 

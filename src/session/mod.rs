@@ -153,8 +153,8 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
-/// One run (turn) of a session: when it ended, what it cost, and what it did with its
-/// plan. Numbers only — no text of the run.
+/// One run (turn) of a session: when it ended, which model answered, what it cost, and
+/// what it did with its plan. Numbers and the model's name only — no text of the run.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct RunRecord {
@@ -190,6 +190,10 @@ pub struct RunRecord {
     /// Completion tokens spent reasoning (in `output_tokens`), when the provider said.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub reasoning_tokens: u64,
+    /// The model that answered, as its provider names it (absent in runs saved before
+    /// models were recorded: `odek usage` counts the session's model then).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 impl Session {

@@ -829,6 +829,8 @@ struct UsageFields {
     cached_tokens: u64,
     #[serde(default)]
     runs: Vec<RunRecord>,
+    #[serde(default)]
+    model: String,
 }
 
 impl UsageFields {
@@ -852,6 +854,10 @@ impl UsageFields {
         };
         if earlier.input_tokens + earlier.output_tokens > 0 {
             self.runs.insert(0, earlier);
+        }
+        let model = Some(self.model).filter(|m| !m.is_empty());
+        for run in self.runs.iter_mut().filter(|r| r.model.is_none()) {
+            run.model.clone_from(&model);
         }
         self.runs
     }

@@ -178,6 +178,16 @@ impl SessionWriter {
         dropped
     }
 
+    /// Saves the session now, between turns (a switch of model): a session not yet on disk
+    /// is saved by its first turn.
+    pub fn save_now(&mut self) -> Result<SaveReport, SessionError> {
+        if !self.on_disk {
+            return Ok(SaveReport::default());
+        }
+        self.mirror.updated_at = now_rfc3339();
+        self.fold(None)
+    }
+
     /// The start of a turn: a new session gets its first snapshot; the index entry is
     /// brought up to date (the only index write until the turn ends).
     pub fn begin_turn(&mut self) -> Result<SaveReport, SessionError> {

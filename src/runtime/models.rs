@@ -1,0 +1,185 @@
+//! The models a runtime asks besides its configured one: a custom command's model, a
+//! session's model after `/model` (docs/MODELS.md), another provider's model (its own
+//! endpoint, key, wire and headers). Each is built once per `[PROVIDER:]MODEL` and kept.
+
+use std::sync::Arc;
+
+use super::{Retarget, Runtime, RuntimeError, SessionHandle, TurnScope};
+use crate::config::{Config, ModelRef};
+use crate::llm::ChatModel;
+
+impl Runtime {
+    /// The client of `wanted`: the configured model itself, another model of the same
+    /// provider, or a model of another provider (through `Config::provider_target`: its
+    /// endpoint, its key, its wire format and headers). Built once and kept. Refused with a
+    /// typed error for an unknown provider, one without an endpoint, a missing key, or any
+    /// other model than the configured one when answers are replayed or recorded.
+    pub fn chat_model_for(&self, wanted: &ModelRef) -> Result<Arc<dyn ChatModel>, RuntimeError> {
+        let wanted = wanted.normalized(&self.config);
+        if wanted.is_configured(&self.config) {
+            return Ok(self.model.clone());
+        }
+        let Some(models) = &self.scoped_models else {
+            return Err(RuntimeError::ModelFixed {
+                model: wanted.to_string(),
+            });
+        };
+        let key = wanted.to_string();
+        let mut built = models
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(model) = built.get(&key) {
+            return Ok(model.clone());
+        }
+        let config = self.config_of(&wanted)?;
+        let model: Arc<dyn ChatModel> = Arc::new(super::http_model(&config, &self.global_config)?);
+        built.insert(key, model.clone());
+        Ok(model)
+    }
+
+    /// This configuration moved to `wanted` (normalized): its provider's endpoint and key
+    /// when it names another provider, its model.
+    fn config_of(&self, wanted: &ModelRef) -> Result<Config, RuntimeError> {
+        let mut config = self.config.clone();
+        if let Some(id) = &wanted.provider {
+            let env = std::env::vars().collect();
+            let target =
+                config
+                    .provider_target(id, &env)
+                    .map_err(|source| RuntimeError::Provider {
+                        model: wanted.to_string(),
+                        source,
+                    })?;
+            config.provider = Some(id.clone());
+            config.base_url = target.base_url;
+            config.api_key = target.api_key;
+        }
+        config.model = wanted.model.clone();
+        Ok(config)
+    }
+
+    /// The model the next turn of `session` asks (the configured one when it never
+    /// switched, or without a session).
+    pub fn session_model(&self, session: Option<&SessionHandle>) -> ModelRef {
+        session
+            .and_then(SessionHandle::current_model)
+            .unwrap_or_else(|| ModelRef::bare(&self.config.model))
+    }
+
+    /// The models a surface offers for a switch: the session's model first, then the
+    /// `models` setting, then what its endpoint lists (`GET /models`, when it answers; named
+    /// `PROVIDER:MODEL` when the session is on another provider); each once.
+    pub async fn model_choices(&self, session: Option<&SessionHandle>) -> Vec<String> {
+        let current = self.session_model(session);
+        let listed = match self.chat_model_for(&current) {
+            Ok(model) => model.listed_models().await.unwrap_or_default(),
+            Err(_) => Vec::new(),
+        };
+        let prefix = current
+            .provider
+            .as_ref()
+            .map_or_else(String::new, |p| format!("{p}:"));
+        let mut names = vec![current.to_string()];
+        let listed = listed.into_iter().map(|name| format!("{prefix}{name}"));
+        for name in self.config.models.iter().cloned().chain(listed) {
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        names
+    }
+
+    /// Moves `session` to `wanted` between turns (`/model`, `session/set_model`, the web
+    /// UI's picker): its next turns ask that model, and the session, saved at once, names
+    /// it. A move to another provider drops what the old one kept for itself in the
+    /// messages (as `continue --provider` does). Returns the note that tells the user
+    /// (`None` when nothing changed); the model is built first, so a refusal changes nothing.
+    pub fn switch_model(
+        &self,
+        session: &SessionHandle,
+        wanted: &ModelRef,
+    ) -> Result<Option<String>, RuntimeError> {
+        let wanted = wanted.normalized(&self.config);
+        let config = self.config_of(&wanted)?;
+        self.chat_model_for(&wanted)?;
+        if !session.start_turn() {
+            return Err(RuntimeError::TurnInProgress(session.id().to_string()));
+        }
+        let moved = move_session(session, &config);
+        if moved.is_ok() {
+            session.set_model((!wanted.is_configured(&self.config)).then_some(wanted));
+        }
+        session.end_turn();
+        Ok(moved?.note(config.provider.as_deref(), &config.model))
+    }
+
+    /// The model a turn of `scope` on `session` asks: a custom command's model on the same
+    /// provider, else the session's model, else the configured one.
+    pub(super) fn model_for(
+        &self,
+        scope: &TurnScope,
+        session: Option<&SessionHandle>,
+    ) -> Result<Arc<dyn ChatModel>, RuntimeError> {
+        if let Some(name) = scope.model.as_deref() {
+            if self.scoped_models.is_none() && name != self.config.model {
+                return Err(RuntimeError::Command(
+                    crate::commands::CommandError::ModelNeedsEndpoint {
+                        name: String::new(),
+                        model: name.to_string(),
+                    },
+                ));
+            }
+            return self.chat_model_for(&ModelRef::bare(name));
+        }
+        match session.and_then(SessionHandle::current_model) {
+            Some(wanted) => self.chat_model_for(&wanted),
+            None => Ok(self.model.clone()),
+        }
+    }
+}
+
+/// Retargets the session's writer to `config`'s provider, model and endpoint, drops the old
+/// provider's state from the live messages too, and saves the session when it is on disk.
+fn move_session(session: &SessionHandle, config: &Config) -> Result<Retarget, RuntimeError> {
+    let mut writer = session.writer();
+    let before = writer.session();
+    let mut retarget = Retarget {
+        provider: before.provider.clone(),
+        model: before.model.clone(),
+        dropped: 0,
+    };
+    let other_provider = before.provider != config.provider;
+    retarget.dropped = writer.retarget(config.provider.as_deref(), &config.model, &config.base_url);
+    writer.save_now()?;
+    drop(writer);
+    if other_provider {
+        for message in &mut session.live().messages {
+            message.provider_state = None;
+        }
+    }
+    Ok(retarget)
+}
+
+impl Retarget {
+    /// What the user is told when a session moves to `provider`'s `model`: from what to
+    /// what, and that the old provider's own state is gone. `None` when nothing changed.
+    pub fn note(&self, provider: Option<&str>, model: &str) -> Option<String> {
+        let name = |provider: Option<&str>, model: &str| match provider {
+            Some(p) => format!("{p} ({model})"),
+            None => format!("{model} (no provider)"),
+        };
+        let was = name(self.provider.as_deref(), &self.model);
+        let now = name(provider, model);
+        if was == now {
+            return None;
+        }
+        let mut note = format!("this session moves from {was} to {now}");
+        if self.dropped > 0 {
+            note.push_str(&format!(
+                "; what the previous provider kept for itself in {} message(s) (thinking signatures, encrypted reasoning) is dropped",
+                self.dropped
+            ));
+        }
+        Some(note)
+    }
+}
