@@ -224,12 +224,15 @@ impl Observer for Updates {
             EngineEvent::RunStarted { .. }
             | EngineEvent::ModelCallStarted { .. }
             | EngineEvent::ModelRetry { .. }
+            | EngineEvent::ModelFallback { .. }
             | EngineEvent::ToolReport { .. }
             | EngineEvent::Hint { .. }
             | EngineEvent::IterationCompleted { .. }
             | EngineEvent::SessionSaved { .. }
             | EngineEvent::SessionSaveFailed { .. }
             | EngineEvent::ContextTrimmed { .. }
+            | EngineEvent::CompactionStarted { .. }
+            | EngineEvent::Compacted { .. }
             | EngineEvent::ContentIngested { .. }
             | EngineEvent::BackgroundFinished { .. }
             | EngineEvent::Hook { .. }

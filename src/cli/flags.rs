@@ -104,6 +104,9 @@ pub struct TurnFlags {
     /// Allow every tool call except blocked commands, without asking (printed loudly, recorded in the session)
     #[arg(long, help_heading = "Safety")]
     pub yolo: bool,
+    /// Mode: plan (only reads and the plan; the model plans, changes nothing), ask (file edits ask too) or accept_edits (see docs/MODES.md)
+    #[arg(long, value_name = "MODE", help_heading = "Safety")]
+    pub mode: Option<crate::danger_policy::Mode>,
     /// Run shell commands in the Landlock sandbox (default where the kernel offers it)
     #[arg(long, overrides_with = "no_sandbox", help_heading = "Safety")]
     pub sandbox: bool,
@@ -171,7 +174,10 @@ impl TurnFlags {
         }
         let toggles = [
             ("stream", toggle(self.stream, self.no_stream)),
-            ("compaction", toggle(self.compaction, self.no_compaction)),
+            (
+                "compaction.enabled",
+                toggle(self.compaction, self.no_compaction),
+            ),
             ("planning.enabled", toggle(self.planning, self.no_planning)),
             ("sandbox", toggle(self.sandbox, self.no_sandbox)),
             ("no_color", self.no_color.then_some(true)),
@@ -220,14 +226,12 @@ impl TurnFlags {
         o
     }
 
-    /// The flags a resumed session may not change, by name, when given. `--provider` moves
-    /// the session to a provider, and then `--model` and `--base-url` may go with it.
+    /// The flags a resumed session may not change, by name, when given. `--model` switches
+    /// its model (`[PROVIDER:]MODEL`); `--provider` moves it to a provider, and then
+    /// `--base-url` may go with it.
     pub fn session_fixed_flags(&self) -> Vec<&'static str> {
         let mut fixed = Vec::new();
         let retargeting = self.provider.is_some();
-        if self.model.is_some() && !retargeting {
-            fixed.push("--model");
-        }
         if self.base_url.is_some() && !retargeting {
             fixed.push("--base-url");
         }

@@ -61,12 +61,21 @@ pub(super) fn file_layer(value: &Value, source: Source) -> Layer {
     let values = SETTINGS
         .iter()
         .filter_map(|s| {
-            let v = value.pointer(&s.pointer())?;
+            let v = value
+                .pointer(&s.pointer())
+                .or_else(|| legacy_value(value, s.key))?;
             let unset = v.is_null() || v.as_str() == Some("");
             (!unset).then(|| (s, v.clone()))
         })
         .collect();
     Layer { source, values }
+}
+
+/// A key read where earlier versions kept it: `"compaction": true|false` is
+/// `compaction.enabled`.
+fn legacy_value<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
+    let old = value.get("compaction").filter(|v| v.is_boolean());
+    (key == "compaction.enabled").then_some(old).flatten()
 }
 
 /// The `ODEK_*` variables of the settings that have one. An invalid value is an error

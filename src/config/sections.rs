@@ -152,6 +152,51 @@ pub enum SandboxNetwork {
     None,
 }
 
+/// The `compaction` section: what happens when the conversation fills the context (see
+/// docs/COMPACTION.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct CompactionConfig {
+    /// Compact at all; off, trimming only drops old turns.
+    pub enabled: bool,
+    /// How: the rolling digest of dropped turns, or the model's summary of the conversation.
+    pub mode: CompactionMode,
+    /// `summary`: percent of the context budget at which the summary is made.
+    pub at_percent: u64,
+    /// User turns a summary keeps whole at the end of the conversation.
+    pub keep_turns: u64,
+}
+
+impl Default for CompactionConfig {
+    fn default() -> Self {
+        CompactionConfig {
+            enabled: true,
+            mode: CompactionMode::Digest,
+            at_percent: 85,
+            keep_turns: 2,
+        }
+    }
+}
+
+/// `compaction.mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CompactionMode {
+    /// The turns trimming drops are summarised into a rolling digest (a side call).
+    Digest,
+    /// Past `at_percent`, the model summarises the turns before the last `keep_turns`.
+    Summary,
+}
+
+impl CompactionMode {
+    /// The word of the setting and the events.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CompactionMode::Digest => "digest",
+            CompactionMode::Summary => "summary",
+        }
+    }
+}
+
 /// The `planning` section.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct PlanningConfig {

@@ -79,7 +79,7 @@ fn planning_defaults() {
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
     assert_eq!(r.config.max_iterations, 90);
     assert_eq!(r.config.max_tool_parallel, 4);
-    assert!(r.config.stream && r.config.compaction && r.config.sessions.autosave);
+    assert!(r.config.stream && r.config.compaction.enabled && r.config.sessions.autosave);
     assert_eq!(r.config.llm.timeout_seconds, 120);
 }
 

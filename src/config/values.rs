@@ -49,15 +49,19 @@ pub struct Config {
     pub max_tool_parallel: u32,
     /// Stream answers as they are generated.
     pub stream: bool,
-    /// Summarise dropped turns into a rolling digest when trimming.
-    pub compaction: bool,
+    /// Compaction when the conversation fills the context: on or off, digest or summary.
+    pub compaction: super::sections::CompactionConfig,
     /// Context window in tokens; 0 = discover from the server or the model table.
     pub context_window: u64,
     /// Plain output without ANSI colours.
     pub no_color: bool,
     /// More models the web UI's picker offers beside `model`.
     pub models: Vec<String>,
-    /// The model takes images (image parts from Telegram photos and web UI attachments).
+    /// `[PROVIDER:]MODEL`s a request goes on with, in order, when its retries are spent on a
+    /// 429, a 5xx, an overload or a timeout (docs/FALLBACK.md).
+    pub fallback_models: Vec<String>,
+    /// The model takes images (image parts from Telegram photos, web UI and ACP attachments,
+    /// `odek run -i` and `@image` in the terminal).
     pub images: bool,
     /// Final answers as the model wrote them (no Markdown rendering on a terminal).
     pub raw: bool,
@@ -191,12 +195,13 @@ impl Default for Config {
             max_iterations: 90,
             max_tool_parallel: 4,
             stream: true,
-            compaction: true,
+            compaction: super::sections::CompactionConfig::default(),
             context_window: 0,
             no_color: false,
             images: false,
             raw: false,
             models: Vec::new(),
+            fallback_models: Vec::new(),
             no_agents: false,
             instructions: InstructionsConfig {
                 fallbacks: vec!["CLAUDE.md".to_string()],

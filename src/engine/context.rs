@@ -693,6 +693,14 @@ impl Context {
         shortened
     }
 
+    /// Replaces the whole transcript (a summary compaction), recorded as one reset.
+    pub fn replace_all(&mut self, messages: Vec<Message>) {
+        self.messages = messages;
+        self.record(|m| Edit::Reset {
+            messages: m.to_vec(),
+        });
+    }
+
     /// Takes the context size a server named in an overflow error when it is smaller than
     /// the one assumed (or none was known), so later requests are trimmed before sending.
     pub fn learn_window(&mut self, tokens: u64) {

@@ -3,10 +3,12 @@
 
 use tokio_util::sync::CancellationToken;
 
+use super::compaction::{CompactError, compact_conversation};
 use super::context::SurvivalReport;
 use super::error::RunError;
 use super::observer::EngineEvent;
 use super::parts::{Engine, RunState};
+use crate::config::CompactionMode;
 use crate::llm::{Overflow, WindowSize};
 
 /// Survival trims tried for one iteration before the error is given up on.
@@ -30,10 +32,13 @@ impl Engine {
     /// Graduated trimming when over budget, the rolling digest of what was dropped, and the
     /// trim warning.
     pub(super) async fn fit_context(&self, state: &mut RunState, cancel: &CancellationToken) {
+        if self.summary_due(state) {
+            self.auto_summary(state, cancel).await;
+        }
         let Some(report) = state.ctx.trim_to_budget(self.tools.defs()) else {
             return;
         };
-        if report.dropped_groups > 0 && self.settings.compaction {
+        if report.dropped_groups > 0 && self.settings.compaction.enabled {
             let previous = state.ctx.digest_body();
             if let Some((summary, usage)) = self
                 .compact(previous.as_deref(), &report.dropped, cancel)
@@ -56,6 +61,55 @@ impl Engine {
             shortened_attachments: report.shortened,
             overflow: None,
         });
+    }
+
+    /// True when `compaction.mode = summary` and the transcript passed `at_percent` of the
+    /// context budget (and no summary failed to help earlier in the run).
+    fn summary_due(&self, state: &RunState) -> bool {
+        let c = &self.settings.compaction;
+        if !c.enabled || c.mode != CompactionMode::Summary || state.summary_spent {
+            return false;
+        }
+        let Some(budget) = state.ctx.budget() else {
+            return false;
+        };
+        state.ctx.estimate(self.tools.defs()) * 100 > budget * c.at_percent
+    }
+
+    /// The automatic summary: the turns before the last `keep_turns` (at least the current
+    /// one) replaced by the model's summary, or by the digest when that fails.
+    async fn auto_summary(&self, state: &mut RunState, cancel: &CancellationToken) {
+        let keep = (self.settings.compaction.keep_turns as usize).max(1);
+        let tokens = state.ctx.estimate(self.tools.defs());
+        self.observer.on_event(&EngineEvent::CompactionStarted {
+            trigger: "auto",
+            tokens,
+        });
+        let messages = state.ctx.messages();
+        match compact_conversation(self.model.as_ref(), messages, keep, None, cancel).await {
+            Ok(done) => {
+                state.usage.add(&done.usage);
+                state.ctx.replace_all(done.messages);
+                self.observer.on_event(&EngineEvent::ContentIngested {
+                    iteration: state.iterations,
+                    source: "compaction",
+                    content: &done.text,
+                });
+                self.observer.on_event(&EngineEvent::Compacted {
+                    mode: done.mode.as_str(),
+                    trigger: "auto",
+                    before_tokens: done.before_tokens,
+                    after_tokens: done.after_tokens,
+                    removed_messages: done.removed,
+                });
+            }
+            Err(CompactError::Failed { usage }) => {
+                state.usage.add(&usage);
+                state.summary_spent = true;
+            }
+            Err(CompactError::NothingToCompact { .. }) => state.summary_spent = true,
+            Err(CompactError::Cancelled) => {}
+        }
     }
 
     /// A model call that answers a context overflow with a survival trim and a retry; an

@@ -10,7 +10,7 @@
 pub mod attachments;
 mod batch;
 mod budgets;
-mod compaction;
+pub mod compaction;
 pub mod context;
 mod error;
 mod fit;
@@ -24,6 +24,7 @@ mod parts;
 mod persist;
 mod run;
 mod settings;
+mod steer;
 mod summary;
 
 pub use error::RunError;
@@ -32,6 +33,7 @@ pub use outcome::{AnswerCut, Conversation, PlanTelemetry, RemainingSteps, RunOut
 pub use parts::{Engine, EngineParts, ResultNotes};
 pub use persist::{PersistError, PersistFn};
 pub use settings::{Budgets, EngineSettings};
+pub use steer::{STEER_NOTE, Steering, steer_message};
 
 #[cfg(test)]
 mod tests;

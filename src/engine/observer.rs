@@ -44,6 +44,16 @@ pub enum EngineEvent<'a> {
         /// True when the text streamed by the failed attempt is discarded.
         discards_partial_answer: bool,
     },
+    /// A request's retries were spent on a transient failure: the turn goes on with the
+    /// next model of `fallback_models`.
+    ModelFallback {
+        /// The model given up on.
+        from: &'a str,
+        /// The model asked now (`provider:model`).
+        to: &'a str,
+        /// Why (status line or error).
+        reason: &'a str,
+    },
     /// Streamed text arrived.
     Delta {
         /// Iteration number.
@@ -140,6 +150,27 @@ pub enum EngineEvent<'a> {
         shortened_attachments: usize,
         /// The server's overflow error that caused it (survival only).
         overflow: Option<&'a Overflow>,
+    },
+    /// A summary of the conversation is being asked for (`/compact`, or `compaction.mode =
+    /// summary` past `at_percent`).
+    CompactionStarted {
+        /// `manual` or `auto`.
+        trigger: &'a str,
+        /// Estimated tokens of the transcript.
+        tokens: u64,
+    },
+    /// The conversation was compacted: the turns before the last ones replaced by a summary.
+    Compacted {
+        /// `summary`, or `digest` when the summary failed and the digest replaced it.
+        mode: &'a str,
+        /// `manual` or `auto`.
+        trigger: &'a str,
+        /// Estimated tokens before.
+        before_tokens: u64,
+        /// Estimated tokens after.
+        after_tokens: u64,
+        /// Messages taken out.
+        removed_messages: usize,
     },
     /// Externally derived text entered the model's context: the plan render, the compaction
     /// digest, a tool's wrapped output, a wrapped attachment of the input (`--ctx` files,

@@ -30,6 +30,8 @@ pub struct Engine {
     pub(super) jobs: Option<Arc<crate::tools::background::Jobs>>,
     pub(super) files: Option<Arc<dyn crate::tools::EditorFiles>>,
     pub(super) notes: Option<Arc<dyn ResultNotes>>,
+    /// Where the run takes steer messages from (none: nobody can steer it).
+    pub(super) steering: Option<Arc<dyn super::Steering>>,
 }
 
 /// What the engine adds after a tool's result, outside its untrusted wrapper (as the hooks'
@@ -98,6 +100,8 @@ pub(super) struct RunState {
     pub(super) stop_refusals: u32,
     /// How the last final answer was cut, if it was.
     pub(super) answer_cut: Option<AnswerCut>,
+    /// An automatic summary was tried and could not help (not tried again this run).
+    pub(super) summary_spent: bool,
 }
 
 impl Engine {
@@ -118,6 +122,7 @@ impl Engine {
             jobs: parts.jobs,
             files: parts.files,
             notes: parts.notes,
+            steering: None,
         }
     }
 

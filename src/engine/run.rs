@@ -100,6 +100,7 @@ impl Engine {
             plan_bytes_sent: 0,
             stop_refusals: 0,
             answer_cut: None,
+            summary_spent: false,
         };
         self.observer.on_event(&EngineEvent::RunStarted {
             model: self.model.model_name(),
@@ -252,6 +253,7 @@ impl Engine {
         deadline: Option<Instant>,
     ) -> Result<Step, RunError> {
         self.background_notices(iteration, state);
+        self.take_steers(iteration, state);
         self.fit_context(state, cancel).await;
         let answer = self
             .call_model_surviving(iteration, state, cancel, deadline)

@@ -34,8 +34,8 @@ pub struct EngineSettings {
     pub cwd: std::path::PathBuf,
     /// Context window in tokens; 0 = ask the model client (discovery, profile table).
     pub context_window: u64,
-    /// Summarise dropped turns into a rolling digest.
-    pub compaction: bool,
+    /// Compaction: on or off, digest or summary, when, what a summary keeps.
+    pub compaction: crate::config::CompactionConfig,
     /// Where requests carry the plan message.
     pub plan_placement: PlanPlacement,
     /// The model takes images: messages' images go as image parts (else a note says how

@@ -122,7 +122,10 @@ fn engine(model: Arc<Scripted>, max_iterations: u32, budgets: Budgets) -> Engine
             budgets,
             cwd: std::env::temp_dir(),
             context_window: 0,
-            compaction: false,
+            compaction: crate::config::CompactionConfig {
+                enabled: false,
+                ..Default::default()
+            },
             plan_placement: crate::plan::PlanPlacement::Tail,
             images: true,
         },
@@ -507,7 +510,10 @@ fn plan_engine_placing(
             budgets: Budgets::default(),
             cwd: std::env::temp_dir(),
             context_window: 0,
-            compaction: false,
+            compaction: crate::config::CompactionConfig {
+                enabled: false,
+                ..Default::default()
+            },
             plan_placement,
             images: true,
         },

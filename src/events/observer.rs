@@ -6,10 +6,10 @@ use super::Emitter;
 use crate::engine::{EngineEvent, Observer, RemainingSteps};
 use crate::plan::PlanEvent;
 use crate::protocol::{
-    BackgroundFinished, BudgetExceeded, CheckpointFile, CheckpointTaken, ContextTrimmed, Event,
-    HookRan, IterationCompleted, PlanBlocked, PlanCreated, PlanUpdated, Remaining, RunCompleted,
-    RunFailed, RunStarted, SessionSaved, SubagentFinished, SubagentStarted, ToolCallCompleted,
-    ToolCallFailed, ToolCallStarted,
+    BackgroundFinished, BudgetExceeded, CheckpointFile, CheckpointTaken, Compacted,
+    CompactionStarted, ContextTrimmed, Event, HookRan, IterationCompleted, PlanBlocked,
+    PlanCreated, PlanUpdated, Remaining, RunCompleted, RunFailed, RunStarted, SessionSaved,
+    SubagentFinished, SubagentStarted, ToolCallCompleted, ToolCallFailed, ToolCallStarted,
 };
 use crate::tools::ToolReport;
 
@@ -231,6 +231,15 @@ impl Observer for EventsObserver {
                 None,
                 None,
             ),
+            EngineEvent::ModelFallback { from, to, reason } => e.emit(
+                Event::ModelFallback(crate::protocol::ModelFallback {
+                    from: from.to_string(),
+                    to: to.to_string(),
+                    reason: reason.to_string(),
+                }),
+                None,
+                None,
+            ),
             EngineEvent::ContextTrimmed {
                 mode,
                 dropped_groups,
@@ -244,6 +253,31 @@ impl Observer for EventsObserver {
                     truncated_results: *truncated_results,
                     shortened_attachments: *shortened_attachments,
                     reason: overflow.map(ToString::to_string),
+                }),
+                None,
+                None,
+            ),
+            EngineEvent::CompactionStarted { trigger, tokens } => e.emit(
+                Event::CompactionStarted(CompactionStarted {
+                    trigger: trigger.to_string(),
+                    tokens: *tokens,
+                }),
+                None,
+                None,
+            ),
+            EngineEvent::Compacted {
+                mode,
+                trigger,
+                before_tokens,
+                after_tokens,
+                removed_messages,
+            } => e.emit(
+                Event::Compacted(Compacted {
+                    mode: mode.to_string(),
+                    trigger: trigger.to_string(),
+                    before_tokens: *before_tokens,
+                    after_tokens: *after_tokens,
+                    removed_messages: *removed_messages,
                 }),
                 None,
                 None,

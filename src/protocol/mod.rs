@@ -58,6 +58,14 @@ pub enum Event {
     Hook(HookRan),
     /// A background job ended.
     BackgroundFinished(BackgroundFinished),
+    /// A model's retries were spent: the turn goes on with the next of `fallback_models`.
+    ModelFallback(ModelFallback),
+    /// A message the user sent while the turn ran was given to it (steering).
+    UserSteer(UserSteer),
+    /// A summary of the conversation is being asked for.
+    CompactionStarted(CompactionStarted),
+    /// The conversation was compacted.
+    Compacted(Compacted),
     /// Terminal: the run produced an answer.
     RunCompleted(RunCompleted),
     /// Terminal: the run failed.
@@ -76,7 +84,7 @@ pub enum Event {
 
 /// Every `type`, in the order of [`Event`]'s variants (the web UI subscribes to exactly
 /// these; a test holds `ui/js/stream.js` and `docs/EVENTS.md` to this list).
-pub const EVENT_TYPES: [&str; 24] = [
+pub const EVENT_TYPES: [&str; 28] = [
     "run_started",
     "iteration_completed",
     "tool_call_started",
@@ -94,6 +102,10 @@ pub const EVENT_TYPES: [&str; 24] = [
     "rewound",
     "hook",
     "background_finished",
+    "model_fallback",
+    "user_steer",
+    "compaction_started",
+    "compacted",
     "run_completed",
     "run_failed",
     "answer_delta",
@@ -133,13 +145,17 @@ impl Event {
             Event::Rewound(_) => EVENT_TYPES[14],
             Event::Hook(_) => EVENT_TYPES[15],
             Event::BackgroundFinished(_) => EVENT_TYPES[16],
-            Event::RunCompleted(_) => EVENT_TYPES[17],
-            Event::RunFailed(_) => EVENT_TYPES[18],
-            Event::AnswerDelta(_) => EVENT_TYPES[19],
-            Event::ApprovalRequested(_) => EVENT_TYPES[20],
-            Event::ApprovalResolved(_) => EVENT_TYPES[21],
-            Event::ClarifyRequested(_) => EVENT_TYPES[22],
-            Event::ClarifyResolved(_) => EVENT_TYPES[23],
+            Event::ModelFallback(_) => EVENT_TYPES[17],
+            Event::UserSteer(_) => EVENT_TYPES[18],
+            Event::CompactionStarted(_) => EVENT_TYPES[19],
+            Event::Compacted(_) => EVENT_TYPES[20],
+            Event::RunCompleted(_) => EVENT_TYPES[21],
+            Event::RunFailed(_) => EVENT_TYPES[22],
+            Event::AnswerDelta(_) => EVENT_TYPES[23],
+            Event::ApprovalRequested(_) => EVENT_TYPES[24],
+            Event::ApprovalResolved(_) => EVENT_TYPES[25],
+            Event::ClarifyRequested(_) => EVENT_TYPES[26],
+            Event::ClarifyResolved(_) => EVENT_TYPES[27],
         }
     }
 
@@ -593,6 +609,49 @@ pub struct HookRan {
     pub decision: String,
     /// How long it ran.
     pub duration_ms: u64,
+}
+
+/// `compaction_started`: the model is asked for a summary of the conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompactionStarted {
+    /// `manual` (`/compact`, `odek session compact`) or `auto` (`compaction.mode = summary`).
+    pub trigger: String,
+    /// Estimated tokens of the transcript.
+    pub tokens: u64,
+}
+
+/// `compacted`: the turns before the last ones were replaced by a summary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Compacted {
+    /// `summary`, or `digest` when the summary failed and the digest was made instead.
+    pub mode: String,
+    /// `manual` or `auto`.
+    pub trigger: String,
+    /// Estimated tokens of the transcript before.
+    pub before_tokens: u64,
+    /// Estimated tokens after.
+    pub after_tokens: u64,
+    /// Messages taken out.
+    pub removed_messages: usize,
+}
+
+/// `user_steer`: a message the user sent while the turn ran, given to it before a model
+/// request (`iteration` in the envelope); its text redacted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UserSteer {
+    /// What the user sent (redacted).
+    pub text: String,
+}
+
+/// `model_fallback`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelFallback {
+    /// The model whose retries were spent.
+    pub from: String,
+    /// The model the turn goes on with (`provider:model`).
+    pub to: String,
+    /// Why, e.g. `429 Too Many Requests`.
+    pub reason: String,
 }
 
 /// `background_finished`: a job started by `shell` with `background: true` ended.

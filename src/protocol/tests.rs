@@ -119,6 +119,25 @@ fn samples() -> Vec<Event> {
             exit_code: Some(1),
             duration_ms: 4200,
         }),
+        Event::ModelFallback(crate::protocol::ModelFallback {
+            from: "deepseek-chat".into(),
+            to: "anthropic:claude-sonnet-4-5".into(),
+            reason: "429 Too Many Requests".into(),
+        }),
+        Event::UserSteer(crate::protocol::UserSteer {
+            text: "use the staging database".into(),
+        }),
+        Event::CompactionStarted(crate::protocol::CompactionStarted {
+            trigger: "manual".into(),
+            tokens: 9000,
+        }),
+        Event::Compacted(crate::protocol::Compacted {
+            mode: "summary".into(),
+            trigger: "manual".into(),
+            before_tokens: 9000,
+            after_tokens: 1200,
+            removed_messages: 14,
+        }),
         Event::RunCompleted(RunCompleted {
             duration_ms: 1,
             input_tokens: 2,
@@ -284,6 +303,7 @@ fn a_handover_reads_as_json_or_as_a_bare_key() {
     let full = Handover {
         api_key: None,
         headers,
+        keys: [("anthropic".to_string(), "sk-fallback".to_string())].into(),
     };
     let text = serde_json::to_string(&full).unwrap();
     assert_eq!(Handover::parse(&text).unwrap(), full);

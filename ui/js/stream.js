@@ -5,7 +5,9 @@ export const EVENT_TYPES = Object.freeze([
   'run_started', 'iteration_completed', 'tool_call_started', 'tool_call_completed',
   'tool_call_failed', 'session_saved', 'context_trimmed', 'budget_exceeded',
   'plan_created', 'plan_updated', 'plan_blocked', 'subagent_started', 'subagent_finished',
-  'checkpoint', 'rewound', 'hook', 'background_finished', 'run_completed', 'run_failed',
+  'checkpoint', 'rewound', 'hook', 'background_finished', 'model_fallback', 'user_steer',
+  'compaction_started', 'compacted',
+  'run_completed', 'run_failed',
   'answer_delta', 'approval_requested', 'approval_resolved', 'clarify_requested',
   'clarify_resolved',
 ]);

@@ -33,6 +33,10 @@ impl Observer for Terminal {
                 &format!("{reason} — retried (attempt {attempt}/{max_attempts})"),
                 *discards_partial_answer,
             ),
+            EngineEvent::ModelFallback { from, to, reason } => {
+                let text = format!("{reason} — retries spent on {from}, falling back to {to}");
+                self.retry_notice(&text, &text, false)
+            }
             EngineEvent::Delta { delta, .. } => self.on_delta(*delta),
             EngineEvent::ModelCallFinished { message, streamed, .. } => {
                 self.on_model_finished(message, *streamed)
@@ -92,6 +96,21 @@ impl Observer for Terminal {
             } if self.opts.verbose > 0 => self.line(&self.err_style.dim(&format!(
                 "odek: context trimmed ({mode}): {dropped_groups} group(s) dropped, {truncated_results} output(s) and {shortened_attachments} attachment(s) shortened"
             ))),
+            EngineEvent::CompactionStarted { .. } => {
+                self.line(&self.err_style.dim("odek: summarising the conversation…"))
+            }
+            EngineEvent::Compacted {
+                mode,
+                before_tokens,
+                after_tokens,
+                removed_messages,
+                ..
+            } => self.line(&self.err_style.dim(&crate::engine::compaction::compacted_line(
+                mode,
+                *before_tokens,
+                *after_tokens,
+                *removed_messages,
+            ))),
             EngineEvent::RunStarted { context_window, .. } if self.opts.verbose > 0 => {
                 self.line(&self.err_style.dim(&window_line(*context_window)))
             }
@@ -102,7 +121,7 @@ impl Observer for Terminal {
                 if let Some(notice) = st.deferred_notice.take() {
                     close_answer_line(self.opts.answer, &mut st);
                     st.wrote_other();
-                    let _ = writeln!(std::io::stderr(), "{notice}");
+                    let _ = writeln!(super::sink::Out(std::io::stderr()), "{notice}");
                 }
             }
             // Shown only with `-v` (the arms above); without it, nothing on the terminal.
