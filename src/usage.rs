@@ -51,6 +51,22 @@ pub struct UsageReport {
     pub unpriced_runs: u64,
     /// Session files that could not be read (named in the text output).
     pub unreadable_sessions: u64,
+    /// The runs of each model that answered (a run saved before models were recorded
+    /// counts for its session's model).
+    pub by_model: std::collections::BTreeMap<String, ModelUsage>,
+}
+
+/// What the runs of one model took.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ModelUsage {
+    /// Runs (turns) it answered.
+    pub runs: u64,
+    /// Prompt tokens (cached ones included).
+    pub input_tokens: u64,
+    /// Completion tokens.
+    pub output_tokens: u64,
+    /// What its runs with a known price cost, in millionths of a US dollar.
+    pub cost_microusd: u64,
 }
 
 impl UsageReport {
@@ -73,6 +89,13 @@ impl UsageReport {
         match r.cost_microusd {
             Some(cost) => self.cost_microusd += cost,
             None => self.unpriced_runs += u64::from(r.iterations > 0),
+        }
+        if let Some(model) = &r.model {
+            let m = self.by_model.entry(model.clone()).or_default();
+            m.runs += u64::from(r.iterations > 0);
+            m.input_tokens += r.input_tokens;
+            m.output_tokens += r.output_tokens;
+            m.cost_microusd += r.cost_microusd.unwrap_or(0);
         }
     }
 
@@ -153,6 +176,16 @@ pub fn render_text(r: &UsageReport) -> String {
             out.push_str(&format!(" ({} without one)", r.unpriced_runs));
         }
         out.push('\n');
+    }
+    for (model, m) in r.by_model.iter().filter(|_| r.by_model.len() > 1) {
+        let dollars = crate::llm::pricing::dollars(m.cost_microusd as f64 / 1_000_000.0);
+        out.push_str(&format!(
+            "  model   {} · {} run(s) · {} in · {} out · {dollars}\n",
+            crate::text::visible(model, false),
+            m.runs,
+            m.input_tokens,
+            m.output_tokens
+        ));
     }
     out
 }

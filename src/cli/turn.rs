@@ -124,14 +124,18 @@ impl Setup {
         let peek = load_session(&probe, id)?;
         let mut flags = flags.clone();
         let retarget = flags.provider.is_some();
+        let mut switch_to = None;
         if !retarget {
-            flags.model = Some(peek.model.clone());
+            switch_to = flags.model.replace(peek.model.clone());
             flags.base_url = peek.base_url.clone();
             flags.provider = peek.provider.clone();
         }
         let setup = Setup::build(&flags, peek.sandbox, threads)?;
         if !retarget {
             let session = setup.runtime.open_session(&peek.id, holder)?;
+            if let Some(wanted) = switch_to {
+                setup.switch_model(&session, &wanted)?;
+            }
             return Ok((setup, session));
         }
         let (session, before) = setup.runtime.open_session_retargeted(&peek.id, holder)?;
@@ -298,6 +302,16 @@ impl Setup {
         }
     }
 
+    /// Switches `session` to `wanted` (`[PROVIDER:]MODEL`: `continue --model`, `repl --id
+    /// --model`), telling the move as `continue --provider` does.
+    fn switch_model(&self, session: &SessionHandle, wanted: &str) -> crate::error::Fallible<()> {
+        let wanted = crate::config::ModelRef::parse(wanted, &self.resolved.config)?;
+        if let Some(note) = self.runtime.switch_model(session, &wanted)? {
+            self.terminal.info(&format!("odek: note: {note}"));
+        }
+        Ok(())
+    }
+
     /// Prints `odek: warning: …`.
     pub fn warn(&self, text: &str) {
         self.terminal.line(&format!("odek: warning: {text}"));
@@ -328,7 +342,7 @@ pub fn refuse_session_fixed_flags(flags: &TurnFlags, command: &str) -> crate::er
         return Ok(());
     }
     crate::error::bail!(
-        "{command} cannot change {}: a resumed session keeps its provider, model, endpoint and system prompt (`--provider ID` moves it to a provider, with `--model`/`--base-url` if given; start a new session with `odek run` for a new system prompt)",
+        "{command} cannot change {}: a resumed session keeps its provider, endpoint and system prompt (`--model [PROVIDER:]MODEL` switches its model; `--provider ID` moves it to a provider, with `--model`/`--base-url` if given; start a new session with `odek run` for a new system prompt)",
         fixed.join(", ")
     )
 }

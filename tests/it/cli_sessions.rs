@@ -63,14 +63,14 @@ async fn run_then_continue_sends_the_whole_transcript() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn continue_refuses_to_change_the_model() {
+async fn continue_refuses_to_change_the_endpoint() {
     let sb = Sandbox::new();
     let mut cmd = sb.odek("http://127.0.0.1:9/v1");
-    cmd.args(["continue", "--model", "other", "hi"]);
+    cmd.args(["continue", "--base-url", "http://127.0.0.1:8/v1", "hi"]);
     let out = output(cmd).await;
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("continue cannot change --model: a resumed session keeps its provider, model, endpoint and system prompt (`--provider ID` moves it"), "{stderr}");
+    assert!(stderr.contains("continue cannot change --base-url: a resumed session keeps its provider, endpoint and system prompt (`--model [PROVIDER:]MODEL` switches its model; `--provider ID` moves it"), "{stderr}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,0 +1,179 @@
+//! Switching a session's model (docs/MODELS.md) through the real binary: `continue --model`,
+//! a move to another provider's wire, the REPL's `/model` in a pseudo-terminal.
+
+use serde_json::{Value, json};
+
+use crate::support::anthropic::with_thinking;
+use crate::support::*;
+
+async fn odek_ok(sb: &Sandbox, base_url: &str, args: &[&str]) -> std::process::Output {
+    let mut cmd = sb.odek(base_url);
+    cmd.args(args);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    out
+}
+
+/// The model each saved run of `session` names.
+fn run_models(session: &Value) -> Vec<Value> {
+    let runs = session["runs"].as_array().expect("runs");
+    runs.iter().map(|r| r["model"].clone()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn continue_model_switches_the_session_and_the_next_continue_keeps_it() {
+    let server = ScriptedServer::start(vec![text("one"), text("two"), text("three")]).await;
+    let sb = Sandbox::new();
+    let url = server.base_url();
+    odek_ok(&sb, &url, &["run", "first"]).await;
+    let out = odek_ok(&sb, &url, &["continue", "--model", "other", "second"]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "odek: note: this session moves from test-model (no provider) to other (no provider)"
+        ),
+        "{stderr}"
+    );
+    odek_ok(&sb, &url, &["continue", "third"]).await;
+    let reqs = server.requests();
+    let models: Vec<&Value> = reqs.iter().map(|r| &r["model"]).collect();
+    assert_eq!(models, ["test-model", "other", "other"]);
+    // The conversation carried on: the switched turn saw the first one.
+    assert!(reqs[1].to_string().contains("\"one\""));
+    let session = only_session(&sb);
+    assert_eq!(session["model"], "other");
+    assert_eq!(
+        run_models(&session),
+        [json!("test-model"), json!("other"), json!("other")]
+    );
+
+    let out = odek_ok(&sb, &url, &["usage", "--json"]).await;
+    let usage: Value = serde_json::from_slice(&out.stdout).expect("usage json");
+    assert_eq!(usage["by_model"]["other"]["runs"], 2, "{usage}");
+    assert_eq!(usage["by_model"]["test-model"]["runs"], 1, "{usage}");
+}
+
+const SIGNATURE: &str = "EqQBCkgIARABGAIiQLsk-opaque-signature-0123456789/+==";
+
+/// A session on an Anthropic-format provider entry moves to a Chat Completions entry with
+/// `continue --model PROVIDER:MODEL`: its endpoint and key, the thinking the old provider
+/// kept dropped (and said so), the conversation kept, the next `continue` on the new wire.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_to_another_provider_drops_only_the_old_providers_state() {
+    let claude = ScriptedServer::start_anthropic(vec![with_thinking(
+        text("The notes say hello."),
+        json!([{"type": "thinking", "thinking": "Easy.", "signature": SIGNATURE}]),
+    )])
+    .await;
+    let chat = ScriptedServer::start(vec![text("On chat now."), text("Still chat.")]).await;
+    let sb = Sandbox::new();
+    sb.global_config(
+        &json!({"providers": {
+            "claude": {"format": "anthropic", "base_url": claude.base_url(), "api_key": "claude-key-1"},
+            "gw": {"base_url": chat.base_url(), "api_key": "gw-key-2"}
+        }})
+        .to_string(),
+    );
+    let claude_url = claude.base_url();
+    odek_ok(
+        &sb,
+        &claude_url,
+        &[
+            "run",
+            "--provider",
+            "claude",
+            "--model",
+            "claude-test",
+            "hi",
+        ],
+    )
+    .await;
+    assert!(only_session(&sb).to_string().contains(SIGNATURE));
+
+    let out = odek_ok(
+        &sb,
+        &claude_url,
+        &["continue", "--model", "gw:small", "go on"],
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "odek: note: this session moves from claude (claude-test) to gw (small); what the previous provider kept for itself in 1 message(s)"
+        ),
+        "{stderr}"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("On chat now."));
+    let first = chat.requests()[0].clone();
+    assert_eq!(first["model"], "small");
+    assert!(first.to_string().contains("The notes say hello."));
+    assert!(!first.to_string().contains(SIGNATURE));
+    assert_eq!(chat.auth_headers()[0].as_deref(), Some("Bearer gw-key-2"));
+    let session = only_session(&sb);
+    assert_eq!(session["provider"], "gw");
+    assert_eq!(session["model"], "small");
+    assert_eq!(session["base_url"], chat.base_url());
+    assert!(!session.to_string().contains("provider_state"));
+    assert_eq!(run_models(&session), [json!("claude-test"), json!("small")]);
+
+    odek_ok(&sb, &claude_url, &["continue", "and still?"]).await;
+    assert_eq!(chat.requests()[1]["model"], "small");
+    assert_eq!(claude.requests().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_provider_or_a_missing_key_is_refused_and_changes_nothing() {
+    let server = ScriptedServer::start(vec![text("one"), text("two")]).await;
+    let sb = Sandbox::new();
+    let url = server.base_url();
+    odek_ok(&sb, &url, &["run", "first"]).await;
+    let mut cmd = sb.odek(&url);
+    cmd.args(["continue", "--model", "anthropic:claude-x", "second"]);
+    let out = output(cmd).await;
+    assert_ne!(out.status.code(), Some(0), "{}", show(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("ANTHROPIC_API_KEY"), "{stderr}");
+    assert_eq!(only_session(&sb)["model"], "test-model");
+    assert_eq!(server.requests().len(), 1);
+}
+
+/// `/model other` in the REPL: the next request asks `other`; `/model` and `/info` say so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repl_model_switches_the_next_request() {
+    let server = ScriptedServer::start(vec![text("answer one"), text("answer two")]).await;
+    let sb = Sandbox::new();
+    let cmd = {
+        let mut c = sb.odek(&server.base_url());
+        c.env("TERM", "xterm").arg("repl");
+        c
+    };
+    tokio::task::spawn_blocking(move || -> Result<(), rexpect::error::Error> {
+        let mut p = rexpect::session::spawn_command(cmd, Some(15_000))?;
+        p.exp_string("odek 1> ")?;
+        p.send_line("first question")?;
+        p.exp_string("answer one")?;
+        p.exp_string("odek 2> ")?;
+        p.send_line("/model other")?;
+        p.exp_string("Model: other")?;
+        p.send_line("/model")?;
+        p.exp_string("* other")?;
+        p.send_line("/info")?;
+        p.exp_string("Model:   other")?;
+        p.send_line("second question")?;
+        p.exp_string("answer two")?;
+        p.send_line("/exit")?;
+        p.exp_eof()?;
+        Ok(())
+    })
+    .await
+    .expect("join")
+    .expect("the REPL conversation went as expected");
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2);
+    assert_eq!(reqs[0]["model"], "test-model");
+    assert_eq!(reqs[1]["model"], "other");
+    assert_eq!(last_user_text(&reqs[1]), "second question");
+    let session = only_session(&sb);
+    assert_eq!(session["model"], "other");
+    assert_eq!(run_models(&session), [json!("test-model"), json!("other")]);
+}
