@@ -11,6 +11,9 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+mod mode;
+pub use mode::{Mode, UnknownMode};
+
 /// How risky an action is. Declared in rank order, so `Ord` compares risk (the Go original's v2
 /// ranks, with `network_upload` above `network_egress`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

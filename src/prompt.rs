@@ -177,15 +177,50 @@ pub enum ImageError {
     /// Not PNG, JPEG, GIF or WebP.
     #[error("{0} is not a PNG, JPEG, GIF or WebP image")]
     NotAnImage(String),
+    /// The images of one prompt over [`MAX_IMAGE_BYTES`] together.
+    #[error(
+        "{name}: the images would hold {total} bytes together, over the {MAX_IMAGE_BYTES}-byte limit"
+    )]
+    TooMuch {
+        /// The image that went over.
+        name: String,
+        /// The images' bytes with it.
+        total: usize,
+    },
+    /// Missing or unreadable.
+    #[error("image {name}: {source}")]
+    Unreadable {
+        /// As given.
+        name: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The model is not sent images (the `images` setting is off).
+    #[error("{name} is an image, and the model {model} does not take images (setting `images`)")]
+    NotTaken {
+        /// As given.
+        name: String,
+        /// The model.
+        model: String,
+    },
 }
 
 impl crate::error::Classified for ImageError {
     fn kind(&self) -> crate::error::ErrorKind {
-        crate::error::ErrorKind::Usage
+        match self {
+            ImageError::Unreadable { .. } => crate::error::ErrorKind::Io,
+            _ => crate::error::ErrorKind::Usage,
+        }
     }
 
     fn hint(&self) -> Option<&'static str> {
-        Some("attach a PNG, JPEG, GIF or WebP image under the limit")
+        match self {
+            ImageError::Unreadable { .. } => Some("check the image's path"),
+            ImageError::NotTaken { .. } => Some(
+                "use a model that takes images and set `images: true` (odek config set images true), or describe the image in words",
+            ),
+            _ => Some("attach PNG, JPEG, GIF or WebP images under the limit"),
+        }
     }
 }
 
@@ -267,6 +302,73 @@ pub fn image_part(name: &str, bytes: &[u8]) -> Result<crate::llm::ImagePart, Ima
     }
     let mime = image_type(bytes).ok_or_else(|| ImageError::NotAnImage(name.to_string()))?;
     Ok(crate::llm::ImagePart::from_bytes(mime, bytes))
+}
+
+/// The images of one prompt, each checked as [`image_part`] does and all of them within
+/// [`MAX_IMAGE_BYTES`] together: the caps of every surface (web UI, ACP, terminal).
+#[derive(Debug, Default)]
+pub struct ImageBudget {
+    total: usize,
+}
+
+impl ImageBudget {
+    /// `bytes` as an image part, counted against the prompt's cap.
+    pub fn part(&mut self, name: &str, bytes: &[u8]) -> Result<crate::llm::ImagePart, ImageError> {
+        let part = image_part(name, bytes)?;
+        let total = self.total + bytes.len();
+        if total > MAX_IMAGE_BYTES {
+            let name = name.to_string();
+            return Err(ImageError::TooMuch { name, total });
+        }
+        self.total = total;
+        Ok(part)
+    }
+
+    /// The image file at `path` (named `name` by the user) as an image part; one over the
+    /// cap is refused before it is read.
+    pub fn read(&mut self, name: &str, path: &Path) -> Result<crate::llm::ImagePart, ImageError> {
+        let unreadable = |source| ImageError::Unreadable {
+            name: name.to_string(),
+            source,
+        };
+        let size = std::fs::metadata(path).map_err(unreadable)?.len();
+        if size > MAX_IMAGE_BYTES as u64 {
+            let (name, size) = (
+                name.to_string(),
+                usize::try_from(size).unwrap_or(usize::MAX),
+            );
+            return Err(ImageError::TooLarge { name, size });
+        }
+        let bytes = std::fs::read(path).map_err(unreadable)?;
+        self.part(name, &bytes)
+    }
+}
+
+/// True when the file at `path` is meant as an image: it starts as one (PNG, JPEG, GIF,
+/// WebP), or its name ends as one does (`.png`, `.jpg`, `.jpeg`, `.gif`, `.webp`; such a
+/// file that is not one is then refused, not sent as text).
+pub fn names_image(path: &Path) -> bool {
+    use std::io::Read as _;
+    let mut head = [0u8; 12];
+    let read = std::fs::File::open(path)
+        .and_then(|mut f| f.read(&mut head))
+        .unwrap_or(0);
+    let named = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .is_some_and(|e| matches!(e.as_str(), "png" | "jpg" | "jpeg" | "gif" | "webp"));
+    named || image_type(&head[..read]).is_some()
+}
+
+/// Adds `images` to `message`: each as an image part, its name in the text.
+pub fn attach_images(message: &mut Message, images: Vec<(String, crate::llm::ImagePart)>) {
+    for (name, part) in images {
+        message
+            .content
+            .push_str(&format!("\n\n[Image attached: {name}]"));
+        message.images.push(part);
+    }
 }
 
 /// The user's text with attached files after it, each inside the untrusted wrapper with the

@@ -24,6 +24,7 @@ pub(crate) fn message(blocks: &[Value], images: bool) -> Result<Input, RpcError>
     let mut text = String::new();
     let mut files: Vec<ContextFile> = Vec::new();
     let mut pictures: Vec<(String, ImagePart)> = Vec::new();
+    let mut budget = crate::prompt::ImageBudget::default();
     for block in blocks {
         match block.get("type").and_then(Value::as_str) {
             Some("text") => push_paragraph(&mut text, str_field(block, "text")?),
@@ -60,8 +61,9 @@ pub(crate) fn message(blocks: &[Value], images: bool) -> Result<Input, RpcError>
                     .to_string();
                 let bytes = base64_bytes(str_field(block, "data")?)
                     .ok_or_else(|| invalid(format!("image {name}: data is not base64")))?;
-                let part =
-                    crate::prompt::image_part(&name, &bytes).map_err(|e| invalid(e.to_string()))?;
+                let part = budget
+                    .part(&name, &bytes)
+                    .map_err(|e| invalid(e.to_string()))?;
                 pictures.push((name, part));
             }
             Some(other) => {
@@ -86,12 +88,7 @@ pub(crate) fn message(blocks: &[Value], images: bool) -> Result<Input, RpcError>
         &files,
         "attachment",
     ));
-    for (name, part) in pictures {
-        message
-            .content
-            .push_str(&format!("\n\n[Image attached: {name}]"));
-        message.images.push(part);
-    }
+    crate::prompt::attach_images(&mut message, pictures);
     Ok(Input {
         message,
         title,

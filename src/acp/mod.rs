@@ -98,13 +98,13 @@ impl AcpSession {
     }
 }
 
-/// Which runtime: a directory, a model and its endpoint, and the mode whose policy it has.
+/// Which runtime: a directory, a model and its endpoint (a session's mode is its turns'
+/// scope, not a runtime's).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct RuntimeKey {
     cwd: PathBuf,
     model: String,
     base_url: String,
-    mode: modes::Mode,
     /// The client's MCP servers of the session ([`Server::client_servers`]; 0: none).
     servers: u64,
 }
@@ -358,7 +358,6 @@ impl Server {
         if key.cwd == base.cwd()
             && key.model == config.model
             && key.base_url == config.base_url
-            && key.mode.is(&config.dangerous)
             && key.servers == 0
         {
             return Ok(base.clone());
@@ -375,7 +374,6 @@ impl Server {
         let mut resolved = crate::config::load(&load).map_err(|e| {
             RpcError::internal(format!("the configuration of {}: {e}", key.cwd.display()))
         })?;
-        key.mode.apply(&mut resolved.config.dangerous);
         let mut redactor = base.redactor().clone();
         if key.servers != 0 {
             let extra = lock(&self.client_servers)
@@ -391,7 +389,7 @@ impl Server {
             RuntimeOptions::surface(load.home.clone(), key.cwd.clone(), None, redactor),
         )
         .map_err(|e| RpcError::internal(e.to_string()))?;
-        // The session's own servers run once for all its modes; the others are odek's.
+        // The session's own servers run once for all its runtimes; the others are odek's.
         let sibling = runtimes
             .iter()
             .find(|(other, _)| key.servers != 0 && other.servers == key.servers)
@@ -413,7 +411,6 @@ impl Server {
             cwd,
             model: config.model.clone(),
             base_url: config.base_url.clone(),
-            mode: modes::Mode::default(),
             servers: 0,
         })
     }
@@ -488,7 +485,6 @@ impl Server {
                     .map(|b| b.base.config().base_url.clone())
                     .unwrap_or_default()
             }),
-            mode: modes::Mode::default(),
             servers: self.client_servers(&params.session.mcp_servers)?,
         };
         let runtime = self.runtime_for(key.clone())?;
@@ -504,7 +500,7 @@ impl Server {
 
     fn hold(&self, key: RuntimeKey, handle: Arc<SessionHandle>) {
         let session = AcpSession {
-            mode: Mutex::new(key.mode),
+            mode: Mutex::new(modes::Mode::default()),
             key,
             handle,
             rejected: Arc::default(),
@@ -526,11 +522,7 @@ impl Server {
         let params: PromptParams = decode(params)?;
         let session = self.session(&params.session_id)?;
         let supervisor = self.backend()?.supervisor.clone();
-        let key = RuntimeKey {
-            mode: *lock(&session.mode),
-            ..session.key.clone()
-        };
-        let runtime = self.runtime_for(key)?;
+        let runtime = self.runtime_for(session.key.clone())?;
         if let Some((name, args)) = commands::of_prompt(&params.prompt) {
             if lock(&session.run).is_some() {
                 return Err(RpcError::new(
@@ -547,9 +539,10 @@ impl Server {
             return Ok(json!({"stopReason": "end_turn"}));
         }
         start_mcp(&runtime).await;
-        let Some((prompt, scope)) = self.custom_command(&runtime, &params).await? else {
+        let Some((prompt, mut scope)) = self.custom_command(&runtime, &params).await? else {
             return Ok(json!({"stopReason": "end_turn"}));
         };
+        scope.mode = Some(*lock(&session.mode));
         let mut input = input::message(&prompt, runtime.config().images)?;
         // A command's session is named by what was typed, not by the command's prompt.
         if let Some(typed) = commands::typed_command(&params.prompt) {
@@ -634,7 +627,7 @@ impl Server {
         let session = self.session(&params.session_id)?;
         let mode = modes::Mode::of(&params.mode_id).ok_or_else(|| {
             RpcError::invalid_params(format!(
-                "no mode {}: ask, accept_edits or read_only",
+                "no mode {}: plan, ask or accept_edits (read_only is plan)",
                 params.mode_id
             ))
         })?;

@@ -20,6 +20,14 @@ pub struct ContinueArgs {
     id: Option<String>,
     #[command(flatten)]
     turn: TurnFlags,
+    /// Send this image with the follow-up (PNG, JPEG, GIF or WebP; repeatable)
+    #[arg(
+        long = "image",
+        short = 'i',
+        value_name = "FILE",
+        help_heading = "Model"
+    )]
+    images: Vec<std::path::PathBuf>,
     /// The follow-up; words are joined with spaces, `-` reads it from stdin
     #[arg(value_name = "TASK", required = true)]
     task: Vec<String>,
@@ -39,16 +47,17 @@ pub fn run(args: ContinueArgs) -> crate::error::Fallible<Exit> {
     // A follow-up that starts with `/NAME` runs that custom command (docs/COMMANDS.md).
     let (prompt, scope) = match setup.command(&task)? {
         Some(invocation) => (invocation.prompt, invocation.scope),
-        None => (task, TurnScope::default()),
+        None => (task.clone(), TurnScope::default()),
     };
-    input.push(Message::user(prompt));
+    let (message, images) = super::run::user_message(&setup, &prompt, &task, &args.images)?;
+    input.push(message);
     let turns = session.saved().turns;
     setup.terminal.info(&format!(
         "odek: continuing session {} (turn {turns} → {})",
         session.id(),
         turns + 1
     ));
-    let external = super::run::attached_sources(&args.turn.ctx);
+    let external = [super::run::attached_sources(&args.turn.ctx), images].concat();
     let outcome = setup.run_turn(Some(&session), input, true, external, scope)?;
     if matches!(outcome.saved, Some(Ok(_))) {
         setup.terminal.info(&setup.terminal.style().dim(&format!(

@@ -1,5 +1,7 @@
 //! `odek run`: one task to a final answer.
 
+use std::path::PathBuf;
+
 use clap::Args;
 
 use super::Exit;
@@ -24,6 +26,14 @@ pub struct RunArgs {
     /// Save this run as a session even when sessions.autosave is false
     #[arg(long, help_heading = "Sessions")]
     session: bool,
+    /// Send this image with the task (PNG, JPEG, GIF or WebP; repeatable; `@shot.png` in the task does too)
+    #[arg(
+        long = "image",
+        short = 'i',
+        value_name = "FILE",
+        help_heading = "Model"
+    )]
+    images: Vec<PathBuf>,
     /// Also deliver the answer: log, file:PATH, telegram or telegram:CHAT_ID (as schedules do)
     #[arg(long, value_name = "TARGET", help_heading = "Output")]
     deliver: Option<String>,
@@ -48,19 +58,20 @@ pub fn run(args: RunArgs) -> crate::error::Fallible<Exit> {
         None => (task.clone(), TurnScope::default()),
     };
     let config = &setup.resolved.config;
+    let (message, images) = user_message(&setup, &prompt, &task, &args.images)?;
     let mut head = setup.first_messages(&args.turn.ctx)?;
     let save = args.session || (config.sessions.autosave && !args.ephemeral);
     // The session is held from here to the end; its first snapshot (with the task) is
     // written before the first model call, so even a crash there leaves the task on disk.
     let (session, input) = if save {
         let session = setup.runtime.new_session(&task, head, ORIGIN_CLI, HOLDER)?;
-        (Some(session), vec![Message::user(&prompt)])
+        (Some(session), vec![message])
     } else {
-        head.push(Message::user(&prompt));
+        head.push(message);
         (None, head)
     };
     // Attached files are outside content: the turn's memory writes wait for review.
-    let external = attached_sources(&args.turn.ctx);
+    let external = [attached_sources(&args.turn.ctx), images].concat();
     let outcome = setup.run_turn(session.as_ref(), input, true, external, scope)?;
     if let Some(s) = &session
         && matches!(outcome.saved, Some(Ok(_)))
@@ -94,6 +105,31 @@ pub fn run(args: RunArgs) -> crate::error::Fallible<Exit> {
         }
     }
     Ok(exit_for(&outcome.run.result))
+}
+
+/// The user message of `prompt` with the images `typed` (the task as given) names with
+/// `@path` and the `-i` files, and `image` when there are any (outside content for the turn);
+/// refused, before any request, when one cannot be sent or the model takes no images.
+pub(super) fn user_message(
+    setup: &Setup,
+    prompt: &str,
+    typed: &str,
+    files: &[PathBuf],
+) -> crate::error::Fallible<(Message, Vec<String>)> {
+    let config = &setup.resolved.config;
+    let target = super::repl_input::ImageTarget {
+        takes: config.images,
+        model: &config.model,
+    };
+    let images = super::repl_input::prompt_images(files, typed, setup.cwd(), target)?;
+    let external = if images.is_empty() {
+        Vec::new()
+    } else {
+        vec!["image".to_string()]
+    };
+    let mut message = Message::user(prompt);
+    crate::prompt::attach_images(&mut message, images);
+    Ok((message, external))
 }
 
 /// `ctx` when `--ctx` files are attached (outside content for the turn).

@@ -70,9 +70,6 @@ use crate::prompt::MAX_ATTACHED_FILES as MAX_ATTACHMENTS;
 const MAX_CONTENT_BYTES: usize = 1024 * 1024;
 /// At most this much text all the attachments of one prompt hold.
 const MAX_ATTACHMENTS_TOTAL: usize = 1024 * 1024;
-/// At most this many image bytes (decoded) one prompt holds (the prompt's body is capped at
-/// [`super::error::PROMPT_BODY_LIMIT`]; base64 takes a third more).
-const MAX_IMAGES_TOTAL: usize = crate::prompt::MAX_IMAGE_BYTES;
 
 /// What a prompt's attachments bring: files to wrap and images to send.
 #[derive(Debug, Default)]
@@ -101,7 +98,9 @@ fn attached(attachments: Vec<Attachment>, images_taken: bool) -> Result<Attached
         )));
     }
     let mut out = Attached::default();
-    let mut image_bytes = 0;
+    // The images' caps are every surface's (the body is capped at
+    // [`super::error::PROMPT_BODY_LIMIT`]; base64 takes a third more).
+    let mut budget = crate::prompt::ImageBudget::default();
     for a in attachments {
         let name = a.name.trim().to_string();
         if name.is_empty() || name.chars().count() > 200 || name.chars().any(char::is_control) {
@@ -122,14 +121,9 @@ fn attached(attachments: Vec<Attachment>, images_taken: bool) -> Result<Attached
                         "attachment {name}: image must be the file's bytes in standard base64 (no data: prefix)"
                     ))
                 })?;
-                let part = crate::prompt::image_part(&name, &bytes)
+                let part = budget
+                    .part(&name, &bytes)
                     .map_err(|e| ApiError::bad_request(e.to_string()))?;
-                image_bytes += bytes.len();
-                if image_bytes > MAX_IMAGES_TOTAL {
-                    return Err(ApiError::bad_request(format!(
-                        "attachment {name}: the images would hold {image_bytes} bytes together, over the {MAX_IMAGES_TOTAL}-byte limit"
-                    )));
-                }
                 out.images.push((name, part));
             }
             _ => {

@@ -76,12 +76,7 @@ impl AppState {
             &files,
             "attachment",
         ));
-        for (name, image) in images {
-            input
-                .content
-                .push_str(&format!("\n\n[Image attached: {name}]"));
-            input.images.push(image);
-        }
+        crate::prompt::attach_images(&mut input, images);
         let (run_id, session_id) = self.launch(runtime, session, input, external, scope)?;
         Ok(Started {
             run_id,

@@ -542,11 +542,16 @@ async fn modes_switch_the_policy_read_only_refuses_edits_and_ask_asks_before_the
         .iter()
         .filter_map(|m| m["id"].as_str())
         .collect();
-    assert_eq!(ids, ["ask", "accept_edits", "read_only"]);
+    // `read_only`, `plan`'s name before, is still taken from editors.
+    assert_eq!(ids, ["plan", "ask", "accept_edits"]);
     // Read-only: refused without a question. Ask: asked once. Accept edits: not asked.
     let requests = server.requests();
     let refused = tool_results(&requests[1]);
     assert!(refused[0].contains("denied"), "{refused:?}");
+    // `read_only` is `plan`: the model is told to plan, and only in that prompt.
+    let told = |r: &Value| r.to_string().contains("[Plan mode: the user wants a plan");
+    assert!(told(&requests[0]) && told(&requests[1]));
+    assert!(!told(&requests[2]));
     assert_eq!(entries(&report, "permission").len(), 1, "{report}");
     assert_eq!(
         entries(&report, "permission")[0]["toolCall"]["kind"],
