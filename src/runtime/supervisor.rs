@@ -36,6 +36,9 @@ use crate::redact::{Redactor, StreamRedactor};
 use crate::tools::approval::{ApprovalAnswer, ApprovalItem, Approver, Question, QuestionAnswer};
 use crate::tools::background::Jobs;
 
+mod inbox;
+pub use inbox::{Delivered, Delivery};
+
 /// Ended runs kept for their views.
 const ENDED_RUNS_KEPT: usize = 200;
 
@@ -101,7 +104,8 @@ pub struct RunHandle {
     pub session_id: String,
     /// Its event stream (for an exit that cannot wait for the run to end).
     pub events: Option<crate::events::Emitter>,
-    outcome: oneshot::Receiver<Result<TurnOutcome, RuntimeError>>,
+    outcome: oneshot::Receiver<(Result<TurnOutcome, RuntimeError>, Option<String>)>,
+    supervisor: Weak<Inner>,
 }
 
 impl Approvals {
@@ -116,12 +120,25 @@ impl Approvals {
 }
 
 impl RunHandle {
-    /// Waits for the run to end.
+    /// Waits for the run to end. A message sent to the session meanwhile that the run
+    /// did not take stays in the session's inbox for its next turn's end.
     pub async fn outcome(self) -> Result<TurnOutcome, RuntimeError> {
+        let (supervisor, session_id) = (self.supervisor.clone(), self.session_id.clone());
+        let (outcome, next) = self.outcome_and_next().await;
+        if let (Some(text), Some(inner)) = (next, supervisor.upgrade()) {
+            inner.requeue(&session_id, text);
+        }
+        outcome
+    }
+
+    /// Waits for the run to end; with it, the message the session's next turn starts with
+    /// (a steer that came after the run's last model request, else the first queued one),
+    /// which the caller now owns: it starts that turn.
+    pub async fn outcome_and_next(self) -> (Result<TurnOutcome, RuntimeError>, Option<String>) {
         // The task always sends; only a panic in it could drop the sender.
         self.outcome
             .await
-            .unwrap_or(Err(RuntimeError::TurnInProgress(self.session_id)))
+            .unwrap_or((Err(RuntimeError::TurnInProgress(self.session_id)), None))
     }
 }
 
@@ -150,6 +167,8 @@ struct Table {
     running: HashMap<String, String>,
     /// Approval or question id → its run.
     requests: HashMap<String, String>,
+    /// Session id → the messages sent to it while it ran.
+    inboxes: HashMap<String, inbox::Inbox>,
     ended: VecDeque<String>,
 }
 
@@ -251,7 +270,7 @@ impl Supervisor {
             files: submission.files,
             scope: submission.scope,
         };
-        let turn = match submission
+        let mut turn = match submission
             .runtime
             .turn(submission.session.as_ref(), surface, &run_id)
         {
@@ -263,6 +282,18 @@ impl Supervisor {
         };
         for source in &submission.external {
             turn.mark_external(source);
+        }
+        if !session_id.is_empty() {
+            let steering = inbox::RunInbox {
+                inner: Arc::downgrade(&self.inner),
+                session_id: session_id.clone(),
+                redactor: self.inner.redactor.clone(),
+                events: std::sync::OnceLock::new(),
+            };
+            if let Some(events) = turn.events() {
+                let _ = steering.events.set(events.clone());
+            }
+            turn.steer_with(Arc::new(steering));
         }
         if let Some(jobs) = turn.jobs() {
             *lock(&slot.jobs) = Arc::downgrade(jobs);
@@ -277,14 +308,17 @@ impl Supervisor {
             drop(session);
             drop(runtime);
             ended.finish(&outcome, &inner.redactor);
-            inner.ended(&ended);
-            let _ = tx.send(outcome);
+            let next = inner.ended(&ended);
+            if let Err((_, Some(text))) = tx.send((outcome, next)) {
+                inner.requeue(&ended.session_id, text);
+            }
         });
         Ok(RunHandle {
             run_id,
             session_id,
             events,
             outcome: rx,
+            supervisor: Arc::downgrade(&self.inner),
         })
     }
 
@@ -413,12 +447,15 @@ impl Inner {
 
     /// Moves a run to the ended ones (the oldest ended are forgotten). Whatever it still
     /// had open is closed as cancelled first (one frame each), so no surface keeps waiting
-    /// for an answer nobody reads.
-    fn ended(&self, slot: &RunSlot) {
+    /// for an answer nobody reads. Returns the message the session's next turn starts with,
+    /// if its inbox holds one.
+    fn ended(&self, slot: &RunSlot) -> Option<String> {
         slot.close_all();
         let mut table = lock(&self.table);
+        let mut next = None;
         if table.running.get(&slot.session_id) == Some(&slot.run_id) {
             table.running.remove(&slot.session_id);
+            next = Inner::next_of(&mut table, &slot.session_id);
         }
         for id in slot.approvals.ids().into_iter().chain(slot.questions.ids()) {
             table.requests.remove(&id);
@@ -429,6 +466,7 @@ impl Inner {
                 table.runs.remove(&old);
             }
         }
+        next
     }
 }
 

@@ -520,6 +520,7 @@ async fn status_and_cancel_work_while_a_turn_runs_and_new_starts_another_session
     let hold = Hold::new();
     let model = ScriptedServer::start(vec![
         Reply::Held(hold.clone(), Box::new(text("too late"))),
+        text("on it after all"),
         text("a fresh start"),
     ])
     .await;
@@ -535,9 +536,11 @@ async fn status_and_cancel_work_while_a_turn_runs_and_new_starts_another_session
         .wait_sent("the status", |m| text_of(m).contains("Running: yes"))
         .await;
     let first_id = session_of(&running);
+    // A message during the turn goes to it; the turn cancelled before its next request,
+    // the message becomes the next turn (never lost).
     tg.message(CHAT, ALLOWED, "another task meanwhile");
-    tg.wait_sent("the busy answer", |m| {
-        text_of(m) == "A turn is still running: wait for it, or /cancel it."
+    tg.wait_sent("the steer's note", |m| {
+        text_of(m) == "↳ Given to the running turn: it reads this before its next step."
     })
     .await;
     tg.message(CHAT, ALLOWED, "/cancel");
@@ -546,6 +549,10 @@ async fn status_and_cancel_work_while_a_turn_runs_and_new_starts_another_session
     tg.wait_sent("Cancelled.", |m| text_of(m) == "Cancelled.")
         .await;
     hold.release();
+    tg.wait_sent("the next turn's answer", |m| {
+        text_of(m) == "on it after all"
+    })
+    .await;
 
     // /new: the next message starts another session.
     tg.message(CHAT, ALLOWED, "/new");
@@ -1453,6 +1460,48 @@ async fn jobs_lists_the_running_turns_background_jobs_with_their_last_lines() {
         .await;
     // The turn has ended: its job with it.
     processes_gone("sleep 61.7").await;
+    let (code, _) = bot.stop();
+    assert_eq!(code, Some(0));
+}
+
+/// A message sent while a turn runs reaches that turn's next model request, marked as sent
+/// during the turn (docs/STEERING.md).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_during_a_turn_steers_it() {
+    let hold = Hold::new();
+    let model = ScriptedServer::start(vec![
+        Reply::Held(
+            hold.clone(),
+            Box::new(tools(&[("glob", json!({"pattern": "*.md"}))])),
+        ),
+        text("staging it is"),
+    ])
+    .await;
+    let tg = FakeTelegram::start().await;
+    let sb = Sandbox::new();
+    configure(&sb, &tg, json!({}));
+    let bot = Bot::start(&sb, &model);
+    tg.message(CHAT, ALLOWED, "migrate the db");
+    hold.wait_reached().await;
+    tg.message(CHAT, ALLOWED, "use staging");
+    tg.wait_sent("the steer's note", |m| {
+        text_of(m).starts_with("↳ Given to the running turn")
+    })
+    .await;
+    hold.release();
+    tg.wait_sent("the answer", |m| text_of(m) == "staging it is")
+        .await;
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2);
+    let last_user = messages(&requests[1])
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .and_then(|m| m["content"].as_str().map(str::to_string));
+    assert_eq!(
+        last_user.as_deref(),
+        Some("[Sent by the user while you were working on this turn]\nuse staging")
+    );
     let (code, _) = bot.stop();
     assert_eq!(code, Some(0));
 }

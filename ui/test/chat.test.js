@@ -215,4 +215,6 @@ test('a saved user message with images shows its text and how many images, never
   assert.equal(userText(parts), 'what is this?\n🖼 2 images');
   assert.equal(userText([parts[1]]), '🖼 1 image');
   assert.equal(userText(null), '');
+  // A message sent during a turn is shown without its saved opening line.
+  assert.equal(userText('[Sent by the user while you were working on this turn]\nuse staging'), '↳ use staging');
 });

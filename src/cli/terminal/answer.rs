@@ -84,10 +84,12 @@ impl Terminal {
             // Plain text: its rendering is what the screen already shows.
             return;
         }
-        write_answer(
-            self.opts.answer,
-            &format!("\x1b[?2026h\r\x1b[{used}A\x1b[J{rendered}\x1b[?2026l"),
-        );
+        // Above the REPL's prompt, the printer's clearing of the prompt leaves the cursor
+        // right under the streamed text: the same moves reach it.
+        let update = format!("\x1b[?2026h\r\x1b[{used}A\x1b[J{rendered}\x1b[?2026l");
+        if !super::sink::write(&update, true) {
+            write_answer(self.opts.answer, &update);
+        }
     }
 
     pub(super) fn on_delta(&self, delta: Delta<'_>) {
@@ -110,7 +112,11 @@ impl Terminal {
                 st.spinner = None;
                 clear_spinner(&mut st);
                 st.wrote_other();
-                let _ = write!(std::io::stderr(), "{}", self.err_style.dim(text));
+                let _ = write!(
+                    super::sink::Out(std::io::stderr()),
+                    "{}",
+                    self.err_style.dim(text)
+                );
             }
             // Not streamed: answer text off a terminal or in quiet mode (the final answer is
             // printed whole), a restart with nothing shown, reasoning without `-v` or off a terminal.
@@ -157,7 +163,7 @@ impl Terminal {
         close_answer_line(self.opts.answer, st);
         st.screen = Screen::Empty;
         let _ = writeln!(
-            std::io::stderr(),
+            super::sink::Out(std::io::stderr()),
             "{}",
             self.err_style.yellow(
                 "odek: the retried answer differs from the text above, which is discarded:"
@@ -211,12 +217,12 @@ impl Terminal {
         }
         if let Some(notice) = st.deferred_notice.take() {
             st.wrote_other();
-            let _ = writeln!(std::io::stderr(), "{notice}");
+            let _ = writeln!(super::sink::Out(std::io::stderr()), "{notice}");
         }
         let narration = !message.tool_calls.is_empty() && !message.content.trim().is_empty();
         if narration && !streamed && !self.opts.quiet {
             let _ = writeln!(
-                std::io::stderr(),
+                super::sink::Out(std::io::stderr()),
                 "{}",
                 self.err_style
                     .dim(&crate::text::visible(message.content.trim(), true))

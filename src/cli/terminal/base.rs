@@ -44,6 +44,10 @@ pub struct Terminal {
     pub(super) answer_tty: bool,
     pub(super) state: Arc<Mutex<State>>,
     pub(super) stop: Arc<AtomicBool>,
+    /// Where prompts read their answer instead of the terminal (the REPL's reader).
+    pub(super) replies: Mutex<Option<std::sync::mpsc::Receiver<String>>>,
+    /// A prompt waits on `replies`.
+    pub(super) asking: AtomicBool,
 }
 
 impl Terminal {
@@ -64,6 +68,8 @@ impl Terminal {
             answer_tty,
             state: Arc::new(Mutex::new(State::default())),
             stop: Arc::new(AtomicBool::new(false)),
+            replies: Mutex::new(None),
+            asking: AtomicBool::new(false),
         });
         if stderr_tty && !opts.quiet {
             let frames = if t.glyphs == Glyphs::Ascii {
@@ -94,7 +100,7 @@ impl Terminal {
         clear_spinner(&mut st);
         close_answer_line(self.opts.answer, &mut st);
         st.wrote_other();
-        let mut err = std::io::stderr().lock();
+        let mut err = super::sink::Out(std::io::stderr().lock());
         let _ = writeln!(err, "{line}");
     }
 

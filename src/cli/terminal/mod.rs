@@ -4,7 +4,7 @@
 //! This file is the folder's face: the terminal itself, its options and its one lock are in
 //! `base.rs`, what the lock guards and the answer stream's writes in `state.rs`, the spinner
 //! thread in `spinner.rs`, the glyphs and tool lines in `glyphs.rs`, streamed and final
-//! answers in `answer.rs`, the approval and `clarify` prompts in `prompts.rs`, and the engine's
+//! answers in `answer.rs`, the REPL's printer in `sink.rs`, the approval and `clarify` prompts in `prompts.rs`, and the engine's
 //! events in `events.rs`.
 
 mod answer;
@@ -12,6 +12,7 @@ mod base;
 mod events;
 mod glyphs;
 mod prompts;
+pub mod sink;
 mod spinner;
 mod state;
 

@@ -39,7 +39,7 @@ impl Terminal {
             return ApprovalAnswer::Deny;
         };
         let s = self.err_style;
-        let mut out = &tty;
+        let mut out = super::sink::Out(&tty);
         let header = if items.len() == 1 {
             "⚠️  The following tool action requires approval:".to_string()
         } else {
@@ -84,7 +84,7 @@ impl Terminal {
         loop {
             let _ = write!(out, "{}", s.bold(question));
             let _ = out.flush();
-            let answer = match read_line_cancellable(&tty, cancel) {
+            let answer = match self.read_reply(&tty, cancel) {
                 LineRead::Line(answer) => answer,
                 LineRead::End => return ApprovalAnswer::Deny,
                 LineRead::Cancelled => {
@@ -128,7 +128,7 @@ impl Terminal {
             return QuestionAnswer::NoUser;
         };
         let s = self.err_style;
-        let mut out = &tty;
+        let mut out = super::sink::Out(&tty);
         // The model's question and options: their control bytes shown, never acted on.
         let asked = crate::text::visible(&question.question, true);
         let _ = writeln!(out, "\n{} {}", s.yellow("❓"), s.bold(&asked));
@@ -143,7 +143,7 @@ impl Terminal {
         loop {
             let _ = write!(out, "{}", s.bold(&prompt));
             let _ = out.flush();
-            match read_line_cancellable(&tty, cancel) {
+            match self.read_reply(&tty, cancel) {
                 LineRead::Line(reply) => {
                     if let Some(answer) = crate::tools::answer_from_reply(&question.options, &reply)
                     {
@@ -157,6 +157,43 @@ impl Terminal {
                 }
             }
         }
+    }
+}
+
+impl Terminal {
+    /// The answer to a prompt: the next line the REPL read, while it reads during a turn
+    /// ([`Terminal::take_replies_from`]); else a line of the terminal.
+    fn read_reply(&self, tty: &std::fs::File, cancel: &CancellationToken) -> LineRead {
+        let replies = self.replies.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(replies) = replies.as_ref() else {
+            return read_line_cancellable(tty, cancel);
+        };
+        self.asking.store(true, std::sync::atomic::Ordering::SeqCst);
+        let wait = std::time::Duration::from_millis(u64::from(CANCEL_POLL_MS));
+        let read = loop {
+            if cancel.is_cancelled() {
+                break LineRead::Cancelled;
+            }
+            match replies.recv_timeout(wait) {
+                Ok(line) => break LineRead::Line(line),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => continue,
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break LineRead::End,
+            }
+        };
+        self.asking
+            .store(false, std::sync::atomic::Ordering::SeqCst);
+        read
+    }
+
+    /// From now on a prompt's answer is the next line sent on `replies` (the REPL reads the
+    /// terminal during a turn and hands the line over while [`Terminal::is_asking`]).
+    pub fn take_replies_from(&self, replies: std::sync::mpsc::Receiver<String>) {
+        *self.replies.lock().unwrap_or_else(|p| p.into_inner()) = Some(replies);
+    }
+
+    /// True while a prompt waits for its answer on the replies channel.
+    pub fn is_asking(&self) -> bool {
+        self.asking.load(std::sync::atomic::Ordering::SeqCst)
     }
 }
 

@@ -33,6 +33,10 @@ pub(super) fn spawn_spinner(
                 let Some((label, since)) = st.spinner.clone() else {
                     continue;
                 };
+                // Above the REPL's prompt there is no line of its own to draw on.
+                if super::sink::routed() {
+                    continue;
+                }
                 // Show the spinner only for waits longer than a blink.
                 if since.elapsed() < Duration::from_millis(300) {
                     continue;

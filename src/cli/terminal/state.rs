@@ -63,6 +63,9 @@ impl State {
 }
 
 pub(super) fn write_answer(stream: AnswerStream, text: &str) {
+    if super::sink::write(text, false) {
+        return;
+    }
     // A closed pipe (`odek run … | head`) is not an error worth a panic or a message.
     let _ = match stream {
         AnswerStream::Stdout => {

@@ -9,13 +9,18 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use super::parts::{Bot, HOLDER, PROGRESS_EDIT_INTERVAL, lock, now_secs};
 use crate::engine::{EngineEvent, Observer};
 use crate::llm::Message;
-use crate::runtime::{Approvals, Runtime, RuntimeError, SessionHandle, Submission, TurnScope};
+use crate::runtime::{
+    Approvals, Delivered, Delivery, Runtime, RuntimeError, SessionHandle, Submission, TurnScope,
+};
 use crate::session::{ORIGIN_TELEGRAM, SessionError};
 use crate::telegram::chats;
 use crate::telegram::outgoing;
 use crate::telegram::state::ChatSession;
 use crate::telegram::text::{MAX_MESSAGE_UNITS, utf16_len};
 use crate::tools::catalog::tool_emoji;
+
+/// The reply to a message given to the running turn.
+pub(super) const STEERED: &str = "↳ Given to the running turn: it reads this before its next step.";
 
 /// What a chat's turn starts with.
 pub(super) struct ChatTurn {
@@ -42,9 +47,42 @@ impl ChatTurn {
 }
 
 impl Bot {
+    /// A turn of `text`; while the chat's turn runs, `text` goes to that turn instead (a
+    /// steer: the model reads it at its next request).
     pub(super) async fn start_turn(self: &Arc<Self>, chat: i64, text: String) {
+        let Some(text) = self.steer_running(chat, text).await else {
+            return;
+        };
         self.start_turn_with(chat, ChatTurn::of(Message::user(text)))
             .await;
+    }
+
+    /// Gives `text` to the chat's running turn and says so; the text back when none runs.
+    async fn steer_running(&self, chat: i64, text: String) -> Option<String> {
+        if !self.runs.is_running(chat) {
+            return Some(text);
+        }
+        let session = self.chat_session(chat)?;
+        match self
+            .supervisor
+            .deliver(&session.session_id, text, Delivery::Steer)
+        {
+            Delivered::NotRunning(text) => Some(text),
+            Delivered::Taken { .. } => {
+                self.say(chat, STEERED).await;
+                None
+            }
+        }
+    }
+
+    /// The chat's next turn, of a message its ended turn did not take (boxed: that turn
+    /// continues in turn when it ends).
+    fn run_next(
+        self: Arc<Self>,
+        chat: i64,
+        text: String,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
+        Box::pin(async move { self.start_turn(chat, text).await })
     }
 
     /// A turn of the chat's session with `turn`'s message, external content and scope.
@@ -113,7 +151,7 @@ impl Bot {
         let bot = self.clone();
         let task = tokio::spawn(async move {
             let run_id = handle.run_id.clone();
-            let outcome = handle.outcome().await;
+            let (outcome, next) = handle.outcome_and_next().await;
             let _ = progress_end.send(Progress::End);
             let _ = progress.await;
             // The chat is free before the answer goes out: a message sent the moment the
@@ -145,6 +183,9 @@ impl Bot {
                     }
                 },
                 Err(e) => bot.say(chat, &format!("The turn failed: {e}")).await,
+            }
+            if let Some(next) = next {
+                bot.run_next(chat, next).await;
             }
         });
         self.runs.keep_task(task);
