@@ -52,6 +52,14 @@ pub struct PromptAccepted {
     /// not know), one line each.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// For a prompt to a session running a turn here: `steered` (given to that run, whose
+    /// id `run_id` is, at its next model request) or `queued` (a turn of its own once the
+    /// run ended).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivered: Option<String>,
+    /// A queued prompt's place in the session's queue (1 = next).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub position: Option<usize>,
 }
 
 /// How a run stands.
@@ -705,6 +713,22 @@ pub struct ModelList {
     pub endpoint_listed: bool,
     /// True when the model takes images (the `images` setting): the web UI attaches them.
     pub images: bool,
+    /// The configured provider: a session on another one names its model `PROVIDER:MODEL`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+}
+
+/// `POST /api/sessions/{id}/model`: the session's model after the switch.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ModelSwitched {
+    /// The session.
+    pub session_id: String,
+    /// Its model, `PROVIDER:MODEL` when on another provider than the server's.
+    pub model: String,
+    /// What moved (`this session moves from … to …`, and the state dropped); absent when
+    /// nothing changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// One model of [`ModelList`].

@@ -51,6 +51,10 @@ pub struct Prompt {
     /// Text files attached in the web UI.
     #[serde(default)]
     attachments: Vec<Attachment>,
+    /// While the session runs a turn: queue the prompt as a next turn instead of steering
+    /// the running one.
+    #[serde(default)]
+    queue: bool,
 }
 
 /// A file attached to a prompt: a text file (`text`) or, when the model takes images, an
@@ -191,9 +195,15 @@ pub async fn prompt(
         check_model(model)?;
         if body.session_id.is_some() {
             return Err(ApiError::bad_request(
-                "model cannot be given with session_id: a session keeps the model it was started with",
+                "model cannot be given with session_id: switch a session's model with POST /api/sessions/{id}/model",
             ));
         }
+    }
+    if let Some(id) = &body.session_id
+        && let Some(accepted) =
+            app.deliver(id, &body.content, body.queue, !body.attachments.is_empty())?
+    {
+        return Ok((StatusCode::ACCEPTED, Json(accepted)));
     }
     let attached = attached(body.attachments, app.base.config().images)?;
     let started = app
@@ -213,8 +223,27 @@ pub async fn prompt(
             status: RunStatus::Running,
             command: started.command,
             warnings: started.warnings,
+            delivered: None,
+            position: None,
         }),
     ))
+}
+
+/// `POST /api/sessions/{id}/messages`: `POST /api/prompt` for session `id` — a turn, or
+/// while one runs, a steer (or with `queue`, a next turn).
+pub async fn message(
+    state: State<Arc<AppState>>,
+    peer: ConnectInfo<SocketAddr>,
+    Path(id): Path<String>,
+    JsonBody(mut body): JsonBody<Prompt, { super::error::PROMPT_BODY_LIMIT }>,
+) -> Result<(StatusCode, Json<PromptAccepted>), ApiError> {
+    if body.session_id.as_ref().is_some_and(|given| *given != id) {
+        return Err(ApiError::bad_request(
+            "session_id, when given, must be the session of the path",
+        ));
+    }
+    body.session_id = Some(id);
+    prompt(state, peer, JsonBody(body)).await
 }
 
 /// True for a name `POST /api/prompt` takes as `model`.

@@ -74,6 +74,8 @@ pub struct AppState {
 struct RuntimeKey {
     model: String,
     base_url: String,
+    /// The provider (its wire and key); `None`: the server's.
+    provider: Option<String>,
     sandbox: Option<bool>,
 }
 
@@ -91,7 +93,12 @@ impl AppState {
     /// the same configuration layers with the model and endpoint of `key`.
     fn runtime_for(&self, key: RuntimeKey) -> Result<Arc<Runtime>, ApiError> {
         let config = self.base.config();
-        if key.model == config.model && key.base_url == config.base_url && key.sandbox.is_none() {
+        let provider_is_base = key.provider.is_none() || key.provider == config.provider;
+        if key.model == config.model
+            && key.base_url == config.base_url
+            && provider_is_base
+            && key.sandbox.is_none()
+        {
             return Ok(self.base.clone());
         }
         let mut runtimes = self.runtimes.lock().unwrap_or_else(PoisonError::into_inner);
@@ -102,6 +109,9 @@ impl AppState {
         load.flags
             .set("model", key.model.as_str())
             .set("base_url", key.base_url.as_str());
+        if let Some(provider) = &key.provider {
+            load.flags.set("provider", provider.as_str());
+        }
         let mut resolved = crate::config::load(&load)
             .map_err(|e| ApiError::internal_logged("the configuration could not be loaded", &e))?;
         resolved.config.keep_sandbox_posture(false, key.sandbox);
@@ -118,6 +128,20 @@ impl AppState {
         let runtime = Arc::new(runtime);
         runtimes.insert(key, runtime.clone());
         Ok(runtime)
+    }
+}
+
+impl AppState {
+    /// The runtime a turn of the saved session `saved` runs on: its model, endpoint,
+    /// provider and sandbox posture.
+    fn session_runtime(&self, saved: &crate::session::Session) -> Result<Arc<Runtime>, ApiError> {
+        self.runtime_for(RuntimeKey {
+            model: saved.model.clone(),
+            base_url: (saved.base_url.clone())
+                .unwrap_or_else(|| self.base.config().base_url.clone()),
+            provider: saved.provider.clone(),
+            sandbox: saved.sandbox,
+        })
     }
 }
 

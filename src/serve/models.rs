@@ -1,15 +1,18 @@
 //! `GET /api/models`: what the web UI's model picker offers — the configured `model`, the
-//! `models` list, and what the endpoint's `GET /models` lists when it answers (5 s at most).
+//! `models` list, and what the endpoint's `GET /models` lists when it answers (5 s at most);
+//! `POST /api/sessions/{id}/model`: a session switched to another model (docs/MODELS.md).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Json;
-use axum::extract::{ConnectInfo, State};
+use axum::extract::{ConnectInfo, Path, State};
 
-use super::AppState;
-use super::error::ApiError;
-use crate::protocol::api::{ModelEntry, ModelList};
+use super::error::{ApiError, JsonBody};
+use super::{AppState, sessions};
+use crate::config::ModelRef;
+use crate::protocol::api::{ModelEntry, ModelList, ModelSwitched};
+use crate::runtime::RuntimeError;
 
 /// `GET /api/models`.
 pub async fn list(
@@ -21,7 +24,72 @@ pub async fn list(
     let listed = app.base.chat_model().listed_models().await;
     let mut list = model_list(&config.model, &config.models, listed);
     list.images = config.images;
+    list.provider.clone_from(&config.provider);
     Ok(Json(list))
+}
+
+/// `POST /api/sessions/{id}/model` body.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Switch {
+    model: String,
+}
+
+/// `POST /api/sessions/{id}/model` `{model}`: switches the session to `[PROVIDER:]MODEL`,
+/// saved at once; its next turns ask that model. 400 for a model that cannot be asked (an
+/// unknown provider, no key), 409 while a turn or another process holds the session.
+pub async fn switch(
+    State(app): State<Arc<AppState>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody<Switch>,
+) -> Result<Json<ModelSwitched>, ApiError> {
+    app.limits.prompt(peer.ip())?;
+    sessions::standard_id(&id)?;
+    if !super::api::model_name_ok(&body.model) {
+        return Err(ApiError::bad_request(format!(
+            "model {:?} is not a model name",
+            body.model
+        )));
+    }
+    sessions::refuse_while_running(&app, &id)?;
+    let app = app.clone();
+    tokio::task::spawn_blocking(move || app.switch_model(&id, &body.model))
+        .await
+        .map_err(|e| ApiError::internal(e.to_string()))?
+        .map(Json)
+}
+
+impl AppState {
+    /// Opens the saved session `id` on its runtime, switches it to `model`, lets it go.
+    fn switch_model(&self, id: &str, model: &str) -> Result<ModelSwitched, ApiError> {
+        let saved = self.base.sessions().load(id)?;
+        let runtime = self.session_runtime(&saved)?;
+        let wanted = ModelRef::parse(model, runtime.config())
+            .map_err(|e| ApiError::bad_request(e.to_string()))?;
+        let session = runtime.open_session(id, super::runs::HOLDER)?;
+        let note = runtime.switch_model(&session, &wanted).map_err(refused)?;
+        let now = session.saved();
+        let on_other = now.provider.is_some() && now.provider != self.base.config().provider;
+        Ok(ModelSwitched {
+            session_id: id.to_string(),
+            model: match now.provider.filter(|_| on_other) {
+                Some(p) => format!("{p}:{}", now.model),
+                None => now.model,
+            },
+            note,
+        })
+    }
+}
+
+/// A switch's refusal: 400 for a model this server cannot ask, else as any runtime error.
+pub(super) fn refused(e: RuntimeError) -> ApiError {
+    match e {
+        RuntimeError::Provider { .. }
+        | RuntimeError::MissingApiKey { .. }
+        | RuntimeError::ModelFixed { .. } => ApiError::bad_request(e.message_without_paths()),
+        other => other.into(),
+    }
 }
 
 /// The default first, then the `models` setting, then the endpoint's; each name once, with
@@ -55,6 +123,7 @@ pub fn model_list(default: &str, configured: &[String], listed: Option<Vec<Strin
         models,
         endpoint_listed,
         images: false,
+        provider: None,
     }
 }
 

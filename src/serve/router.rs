@@ -102,7 +102,9 @@ fn router(state: Arc<AppState>, mcp: Option<crate::mcp_server::OdekMcpServer>) -
                 .post(sessions::rename)
                 .delete(sessions::delete),
         )
+        .route("/api/sessions/{id}/messages", post(api::message))
         .route("/api/sessions/{id}/plan", get(sessions::plan))
+        .route("/api/sessions/{id}/model", post(models::switch))
         .route("/api/sessions/{id}/checkpoints", get(checkpoints::list))
         .route("/api/sessions/{id}/rewind", post(checkpoints::rewind))
         .route("/api/sessions/{id}/export", get(sessions::export))

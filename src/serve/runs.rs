@@ -6,13 +6,18 @@ use std::sync::Arc;
 
 use super::error::ApiError;
 use super::{AppState, RuntimeKey, commands, sessions};
+use crate::config::ModelRef;
 use crate::engine::NoopObserver;
 use crate::llm::Message;
-use crate::runtime::{Approvals, Invocation, Runtime, SessionHandle, Submission, TurnScope};
+use crate::protocol::api::{PromptAccepted, RunStatus};
+use crate::runtime::{
+    Approvals, Delivered, Delivery, Invocation, RunHandle, Runtime, SessionHandle, Submission,
+    TurnScope,
+};
 use crate::session::ORIGIN_SERVE;
 
 /// Who holds a session while the server runs a turn of it.
-const HOLDER: &str = "odek serve";
+pub(super) const HOLDER: &str = "odek serve";
 
 /// A run started: its ids, and the custom command it runs with what its file asks that
 /// odek cannot keep.
@@ -95,13 +100,25 @@ impl AppState {
         model: Option<String>,
     ) -> Result<Opened, ApiError> {
         let config = self.base.config();
+        let mut other_provider = None;
         let (runtime, id) = match session_id {
             None => {
-                let runtime = self.runtime_for(RuntimeKey {
-                    model: model.unwrap_or_else(|| config.model.clone()),
-                    base_url: config.base_url.clone(),
-                    sandbox: None,
-                })?;
+                // A model of another provider: the server's runtime, the session switched
+                // to it before its first turn (docs/MODELS.md).
+                let wanted = model.as_deref().map(|m| ModelRef::parse(m, config));
+                let wanted = wanted
+                    .transpose()
+                    .map_err(|e| ApiError::bad_request(e.to_string()))?;
+                other_provider = wanted.filter(|w| w.normalized(config).provider.is_some());
+                let runtime = match other_provider {
+                    Some(_) => self.base.clone(),
+                    None => self.runtime_for(RuntimeKey {
+                        model: model.unwrap_or_else(|| config.model.clone()),
+                        base_url: config.base_url.clone(),
+                        provider: None,
+                        sandbox: None,
+                    })?,
+                };
                 (runtime, None)
             }
             Some(id) => {
@@ -112,15 +129,7 @@ impl AppState {
                     )));
                 }
                 let saved = self.base.sessions().load(id)?;
-                let runtime = self.runtime_for(RuntimeKey {
-                    model: saved.model.clone(),
-                    base_url: saved
-                        .base_url
-                        .clone()
-                        .unwrap_or_else(|| config.base_url.clone()),
-                    sandbox: saved.sandbox,
-                })?;
-                (runtime, Some(id))
+                (self.session_runtime(&saved)?, Some(id))
             }
         };
         let invocation = runtime
@@ -133,13 +142,99 @@ impl AppState {
                 if let Some(w) = warning {
                     eprintln!("odek serve: warning: {w}");
                 }
-                runtime.new_session(content, head, ORIGIN_SERVE, HOLDER)?
+                let session = runtime.new_session(content, head, ORIGIN_SERVE, HOLDER)?;
+                if let Some(wanted) = &other_provider {
+                    runtime
+                        .switch_model(&session, wanted)
+                        .map_err(super::models::refused)?;
+                }
+                session
             }
         };
         Ok(Opened {
             runtime,
             session,
             invocation,
+        })
+    }
+
+    /// A prompt for `session_id` while a turn of it runs here: given to that run (a steer)
+    /// or queued as a next turn. `None` when no turn of it runs (a turn starts instead).
+    /// Attachments wait for the turn's end (409).
+    pub(super) fn deliver(
+        &self,
+        session_id: &str,
+        content: &str,
+        queue: bool,
+        attachments: bool,
+    ) -> Result<Option<PromptAccepted>, ApiError> {
+        let id = sessions::standard_id(session_id)?;
+        let Some(run_id) = self.supervisor.running_in(id) else {
+            return Ok(None);
+        };
+        if attachments {
+            return Err(ApiError::conflict(format!(
+                "session {id} is running a turn: send attachments once it ended (text alone steers it)"
+            )));
+        }
+        let how = if queue {
+            Delivery::Queue
+        } else {
+            Delivery::Steer
+        };
+        let position = match self.supervisor.deliver(id, content.to_string(), how) {
+            Delivered::NotRunning(_) => return Ok(None),
+            Delivered::Taken { position } => position,
+        };
+        Ok(Some(PromptAccepted {
+            run_id,
+            session_id: id.to_string(),
+            status: RunStatus::Running,
+            command: None,
+            warnings: Vec::new(),
+            delivered: Some(if queue { "queued" } else { "steered" }.to_string()),
+            position: (position > 0).then_some(position),
+        }))
+    }
+
+    /// Once `handle`'s run ended, runs what its session's inbox holds next: a steer that
+    /// came after its last model request, else the first queued prompt. A turn another
+    /// prompt started meanwhile gets it queued instead.
+    fn continue_after(self: &Arc<Self>, handle: RunHandle) {
+        let app = self.clone();
+        let session_id = handle.session_id.clone();
+        tokio::spawn(async move {
+            if let (_, Some(next)) = handle.outcome_and_next().await {
+                app.run_next(session_id, next).await;
+            }
+        });
+    }
+
+    /// The next turn of `session_id` (boxed: it continues in turn once it ended).
+    fn run_next(
+        self: Arc<Self>,
+        session_id: String,
+        text: String,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
+        Box::pin(async move {
+            let started = self
+                .start_run(
+                    text.clone(),
+                    Some(session_id.clone()),
+                    None,
+                    Vec::new(),
+                    Vec::new(),
+                )
+                .await;
+            if let Err(e) = started
+                && let Delivered::NotRunning(_) =
+                    self.supervisor.deliver(&session_id, text, Delivery::Queue)
+            {
+                eprintln!(
+                    "odek serve: a queued prompt of session {session_id} did not start: {}",
+                    e.message
+                );
+            }
         })
     }
 
@@ -164,6 +259,8 @@ impl AppState {
             files: None,
             scope,
         })?;
-        Ok((handle.run_id, handle.session_id))
+        let ids = (handle.run_id.clone(), handle.session_id.clone());
+        self.continue_after(handle);
+        Ok(ids)
     }
 }

@@ -4,6 +4,7 @@
 use serde_json::{Value, json};
 
 use crate::support::anthropic::with_thinking;
+use crate::support::serve::Served;
 use crate::support::*;
 
 async fn odek_ok(sb: &Sandbox, base_url: &str, args: &[&str]) -> std::process::Output {
@@ -176,4 +177,69 @@ async fn repl_model_switches_the_next_request() {
     let session = only_session(&sb);
     assert_eq!(session["model"], "other");
     assert_eq!(run_models(&session), [json!("test-model"), json!("other")]);
+}
+
+/// `POST /api/sessions/{id}/model`: the open session's next prompt asks the model picked, on
+/// its own provider's endpoint and key when it names one; a model that cannot be asked is a
+/// 400 that changes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_switches_a_sessions_model_and_its_next_prompt_asks_it() {
+    let server = ScriptedServer::start(vec![text("one"), text("two")]).await;
+    let gw = ScriptedServer::start(vec![text("three")]).await;
+    let sb = Sandbox::new();
+    sb.global_config(
+        &json!({"providers": {"gw": {"base_url": gw.base_url(), "api_key": "gw-key-3"}}})
+            .to_string(),
+    );
+    let served = Served::start(&sb, &server.base_url(), &[]);
+    let started = served.prompt_completed(json!({"content": "first"})).await;
+    let id = started["session_id"]
+        .as_str()
+        .expect("session id")
+        .to_string();
+    let path = format!("/api/sessions/{id}/model");
+
+    let switched = served.post(&path, json!({"model": "other"})).await;
+    assert_eq!(switched.status, 200, "{}", switched.text);
+    assert_eq!(switched.json["model"], "other");
+    assert!(
+        switched.json["note"]
+            .as_str()
+            .is_some_and(|n| n.starts_with("this session moves from test-model")),
+        "{}",
+        switched.text
+    );
+    assert_eq!(only_session(&sb)["model"], "other", "saved at once");
+    served
+        .prompt_completed(json!({"content": "second", "session_id": id}))
+        .await;
+    assert_eq!(server.requests()[1]["model"], "other");
+
+    let refused = served
+        .post(&path, json!({"model": "anthropic:claude-x"}))
+        .await;
+    assert_eq!(refused.status, 400, "{}", refused.text);
+    assert!(refused.text.contains("no API key"), "{}", refused.text);
+    assert_eq!(only_session(&sb)["model"], "other");
+
+    let moved = served.post(&path, json!({"model": "gw:small"})).await;
+    assert_eq!(moved.status, 200, "{}", moved.text);
+    assert_eq!(moved.json["model"], "gw:small");
+    served
+        .prompt_completed(json!({"content": "third", "session_id": id}))
+        .await;
+    let sent = gw.requests()[0].clone();
+    assert_eq!(sent["model"], "small");
+    assert!(
+        sent.to_string().contains("\"two\""),
+        "the conversation goes on"
+    );
+    assert_eq!(gw.auth_headers()[0].as_deref(), Some("Bearer gw-key-3"));
+    assert_eq!(server.requests().len(), 2);
+    let session = only_session(&sb);
+    assert_eq!(session["provider"], "gw");
+    assert_eq!(
+        run_models(&session),
+        [json!("test-model"), json!("other"), json!("small")]
+    );
 }

@@ -770,13 +770,20 @@ async fn markdown_answers_render_hostile_html_runs_nothing_and_the_theme_and_mod
         browser.js("return window.__pwned ?? null;", vec![]).await,
         Value::Null
     );
+    // The picker stays enabled on the open session: a pick switches its model, saved at once.
+    let pick_model = "const m = document.getElementById('model'); m.value = arguments[0]; m.dispatchEvent(new Event('change')); return m.disabled;";
     assert_eq!(
-        browser
-            .js("return document.getElementById('model').disabled;", vec![])
-            .await,
-        json!(true),
-        "a session keeps its model"
+        browser.js(pick_model, vec![json!("other-model")]).await,
+        json!(false),
+        "the picker stays enabled on an open session"
     );
+    browser
+        .wait_until(
+            "the switch",
+            "return document.getElementById('status').textContent.startsWith('Model: other-model');",
+        )
+        .await;
+    assert_eq!(only_session(&sb)["model"], "other-model");
 
     // A new session with the other model.
     browser

@@ -41,12 +41,14 @@ export const api = {
   checkpoints: (sid) => call('GET', `/api/sessions/${id(sid)}/checkpoints`),
   rewind: (sid, body) => call('POST', `/api/sessions/${id(sid)}/rewind`, body),
   exportUrl: (sid, format) => `/api/sessions/${id(sid)}/export?format=${format}`,
-  prompt: (content, sessionId, model, attachments = []) => {
+  prompt: (content, sessionId, model, attachments = [], queue = false) => {
     const body = sessionId ? { content, session_id: sessionId } : model ? { content, model } : { content };
     if (attachments.length) body.attachments = attachments;
+    if (queue && sessionId) body.queue = true;
     return call('POST', '/api/prompt', body);
   },
   models: () => call('GET', '/api/models'),
+  switchModel: (sid, model) => call('POST', `/api/sessions/${id(sid)}/model`, { model }),
   memory: () => call('GET', '/api/memory'),
   editFact: (fid, content) => call('POST', `/api/memory/${id(String(fid))}`, { content }),
   acceptFact: (fid) => call('POST', `/api/memory/${id(String(fid))}/accept`, {}),

@@ -19,6 +19,7 @@ const ui = {
   form: $('prompt-form'),
   prompt: $('prompt'),
   send: $('send'),
+  queue: $('queue'),
   cancel: $('cancel'),
   status: $('status'),
   title: $('session-title'),
@@ -30,6 +31,10 @@ const ui = {
 
 /** The configured model (what a new session gets unless another is picked). */
 let defaultModel = null;
+/** The configured provider: a session on another one shows `PROVIDER:MODEL`. */
+let serverProvider = null;
+/** The open session's model, put back when a switch is refused. */
+let sessionModel = null;
 
 themePicker($('theme'), window.localStorage);
 
@@ -52,6 +57,7 @@ async function loadModels() {
     return;
   }
   defaultModel = list.default;
+  serverProvider = list.provider ?? null;
   attachments.images = list.images === true;
   ui.model.replaceChildren();
   for (const m of list.models) {
@@ -65,24 +71,42 @@ async function loadModels() {
   ui.model.hidden = list.models.length < 2;
 }
 
-/** Shows the session's model (fixed), or the picker for a new session. */
+/** Shows the session's model in the picker (another pick switches it), or the model of a
+ * new session. */
 function showModel(detail) {
+  ui.model.disabled = false;
   if (detail?.model) {
-    if (![...ui.model.options].some((o) => o.value === detail.model)) {
+    const other = detail.provider && detail.provider !== serverProvider;
+    sessionModel = other ? `${detail.provider}:${detail.model}` : detail.model;
+    if (![...ui.model.options].some((o) => o.value === sessionModel)) {
       const option = document.createElement('option');
-      option.value = detail.model;
-      option.textContent = detail.model;
+      option.value = sessionModel;
+      option.textContent = sessionModel;
       ui.model.append(option);
     }
-    ui.model.value = detail.model;
-    ui.model.disabled = true;
-    ui.model.title = 'A session keeps the model it was started with';
+    ui.model.value = sessionModel;
+    ui.model.title = 'Model of this session: picking another switches it';
   } else {
+    sessionModel = null;
     if (defaultModel) ui.model.value = defaultModel;
-    ui.model.disabled = false;
     ui.model.title = 'Model of a new session';
   }
 }
+
+/** A pick on an open session switches its model at once (saved; its next turns ask it). */
+async function switchModel() {
+  if (!sessionId || ui.model.value === sessionModel) return;
+  const wanted = ui.model.value;
+  try {
+    const switched = await api.switchModel(sessionId, wanted);
+    sessionModel = switched.model;
+    status(switched.note ? `Model: ${switched.model} — ${switched.note}` : `Model: ${switched.model}`);
+  } catch (err) {
+    ui.model.value = sessionModel;
+    status(err.message);
+  }
+}
+ui.model.addEventListener('change', switchModel);
 
 let sessionId = null;
 let runId = null;
@@ -94,7 +118,9 @@ function status(text) {
 
 function setRunning(id) {
   runId = id;
-  ui.send.disabled = id !== null;
+  // The input stays open: during a run, Send steers it and Queue waits for its end.
+  ui.send.disabled = false;
+  ui.queue.hidden = id === null;
   ui.cancel.hidden = id === null;
   ui.cancel.disabled = false;
 }
@@ -235,23 +261,31 @@ function newSession() {
   ui.prompt.focus();
 }
 
-async function submit() {
+async function submit(queue = false) {
   const content = ui.prompt.value.trim();
-  if (!content || runId !== null) return;
+  if (!content) return;
   ui.send.disabled = true;
   let started;
   let files = [];
   try {
     const picked = !sessionId && ui.model.value && ui.model.value !== defaultModel ? ui.model.value : null;
     files = attachments.take();
-    started = await api.prompt(content, sessionId, picked, Attachments.wire(files));
+    started = await api.prompt(content, sessionId, picked, Attachments.wire(files), queue && runId !== null);
   } catch (err) {
     attachments.restore(files);
     status(err.message);
     ui.send.disabled = false;
     return;
   }
+  ui.send.disabled = false;
   ui.prompt.value = '';
+  if (started.delivered) {
+    // The session runs a turn: steered into it (shown when the turn takes it), or queued.
+    status(started.delivered === 'queued'
+      ? `Queued (${started.position}): runs when this turn ends.`
+      : 'Sent to the running turn: it reads it before its next step.');
+    return;
+  }
   hints.show([]);
   // A custom command's file may ask for what odek cannot keep (an unknown tool name).
   status((started.warnings ?? []).join(' '));
@@ -269,9 +303,10 @@ ui.form.addEventListener('submit', (e) => {
 ui.prompt.addEventListener('keydown', (e) => {
   if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
     e.preventDefault();
-    submit();
+    submit(e.altKey);
   }
 });
+ui.queue.addEventListener('click', () => submit(true));
 ui.cancel.addEventListener('click', async () => {
   const cancelling = runId;
   if (cancelling === null) return;
