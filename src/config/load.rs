@@ -185,6 +185,17 @@ fn validate(config: &Config, sources: &BTreeMap<String, Source>) -> Result<(), C
             ),
         });
     }
+    if let Some((entry, message)) = config
+        .fallback_models
+        .iter()
+        .find_map(|e| fallback_problem(e, config).map(|m| (e, m)))
+    {
+        return Err(ConfigError::InvalidValue {
+            origin: origin("fallback_models"),
+            key: "fallback_models".into(),
+            message: format!("{entry:?}: {message}"),
+        });
+    }
     for (name, server) in &config.mcp_servers {
         let key = format!("mcp_servers.{name}");
         server.check(name).map_err(|e| ConfigError::InvalidValue {
@@ -201,6 +212,26 @@ fn validate(config: &Config, sources: &BTreeMap<String, Source>) -> Result<(), C
             key: "dangerous".into(),
             message: e.to_string(),
         })
+}
+
+/// What is wrong with an entry of `fallback_models`, if anything: it names a known provider
+/// and a model (`PROVIDER:MODEL`).
+fn fallback_problem(entry: &str, config: &Config) -> Option<String> {
+    match super::ModelRef::parse(entry, config) {
+        Err(e) => Some(e.to_string()),
+        Ok(r) if r.provider.is_none() => {
+            let known: Vec<&str> = super::providers::BUILT_IN
+                .iter()
+                .map(|p| p.id)
+                .chain(config.providers.keys().map(String::as_str))
+                .collect();
+            Some(format!(
+                "expected PROVIDER:MODEL with a known provider ({}; or add a providers entry)",
+                known.join(", ")
+            ))
+        }
+        Ok(_) => None,
+    }
 }
 
 /// A file name with no folder in it: not empty, no `/` or `\\`, not `.` or `..`.

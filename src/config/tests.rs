@@ -466,6 +466,7 @@ fn every_environment_variable_sets_its_row_and_a_bad_value_names_it() {
             settings::Kind::Int { range } => range.map_or(7, |(min, _)| min).to_string(),
             settings::Kind::Float { .. } => "0.5".into(),
             settings::Kind::Choice(options) => options[0].to_string(),
+            settings::Kind::List if s.key == "fallback_models" => "ollama:a,anthropic:b".into(),
             settings::Kind::List => "a,b".into(),
             settings::Kind::Id => "-1001234".into(),
             _ if s.key == "base_url" => "http://127.0.0.1:8080/v1".into(),

@@ -5,6 +5,7 @@
 
 mod client;
 mod error;
+mod fallback;
 mod groups;
 pub mod http;
 mod overflow;
@@ -22,6 +23,7 @@ pub use client::{
     DEFAULT_STREAM_IDLE_TIMEOUT, HttpModel, HttpModelConfig,
 };
 pub use error::{LlmError, NetworkKind};
+pub use fallback::{FallbackChain, FallbackLink, FallbackListener, FallbackNotice, falls_back};
 pub use groups::{HeadRule, message_groups};
 pub use overflow::Overflow;
 pub use profiles::{MODEL_PROFILES, ModelProfile, profile_for};

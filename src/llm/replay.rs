@@ -429,6 +429,7 @@ mod tests {
         let mut message = Message::assistant("hi");
         message.provider_state = Some(Box::new(crate::llm::ProviderState {
             wire: "anthropic".into(),
+            origin: None,
             items: vec![
                 serde_json::json!({"type": "thinking", "thinking": "t", "signature": "s+/="}),
             ],

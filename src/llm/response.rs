@@ -101,6 +101,7 @@ pub(crate) fn chat_state(extras: Vec<Map<String, Value>>) -> Option<Box<Provider
     (!items.is_empty()).then(|| {
         Box::new(ProviderState {
             wire: CHAT_WIRE.to_string(),
+            origin: None,
             items,
         })
     })

@@ -65,6 +65,11 @@ pub struct ProviderState {
     pub wire: String,
     /// The items, verbatim.
     pub items: Vec<Value>,
+    /// The provider whose answer they came from, when a fallback model gave it (see
+    /// `fallback`): another provider's state is never sent, even on the same wire. `None`:
+    /// the session's own provider.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
 }
 
 impl ProviderState {

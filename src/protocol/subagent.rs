@@ -24,12 +24,15 @@ pub struct Handover {
     /// Provider id → its extra headers, with their values.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub headers: BTreeMap<String, BTreeMap<String, String>>,
+    /// Provider id → its key: the providers of `fallback_models` other than the child's.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub keys: BTreeMap<String, String>,
 }
 
 impl Handover {
     /// True when there is nothing to hand over.
     pub fn is_empty(&self) -> bool {
-        self.api_key.is_none() && self.headers.is_empty()
+        self.api_key.is_none() && self.headers.is_empty() && self.keys.is_empty()
     }
 
     /// What the descriptor held: this type as JSON, or a bare key (as a person or an older
@@ -42,6 +45,7 @@ impl Handover {
         Ok(Handover {
             api_key: Some(text.to_string()).filter(|k| !k.is_empty()),
             headers: BTreeMap::new(),
+            keys: BTreeMap::new(),
         })
     }
 }

@@ -208,6 +208,7 @@ mod tests {
     fn provider_state_is_kept_whole_or_dropped_whole() {
         let state = |text: &str| crate::llm::ProviderState {
             wire: "anthropic".into(),
+            origin: None,
             items: vec![serde_json::json!({"type": "thinking", "thinking": text,
                 "signature": "EqQBCkgIAxABGAIiQLk5n0Vq8mZ+yT3w/AbCdEfGhIjKlMnOpQrStUvWxYz0123456789=="})],
         };

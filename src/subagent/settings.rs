@@ -21,7 +21,7 @@ pub fn task_layer(task: &TaskFile, handover: &Handover, base: &Config) -> Overri
     if let Some(key) = &handover.api_key {
         layer.set("api_key", key.as_str());
     }
-    set_headers(&mut layer, handover, base);
+    set_providers(&mut layer, handover, base);
     // A named agent's prompt is the child's identity (the safety rules stay).
     if let Some(system) = &task.system {
         layer.set("system", system.as_str());
@@ -88,16 +88,28 @@ fn set_policy(layer: &mut Overrides, task: &TaskFile, base: &Config) {
     }
 }
 
-/// The parent's provider headers over the child's own entries (whose `${VAR}`s found nothing:
-/// the variables are kept from the child's environment).
-fn set_headers(layer: &mut Overrides, handover: &Handover, base: &Config) {
-    if handover.headers.is_empty() {
+/// The parent's provider headers and its fallback providers' keys over the child's own
+/// entries (whose `${VAR}`s found nothing: the variables are kept from the child's
+/// environment).
+fn set_providers(layer: &mut Overrides, handover: &Handover, base: &Config) {
+    if handover.headers.is_empty() && handover.keys.is_empty() {
         return;
     }
+    // The task's map replaces the child's whole `providers`: every entry of its own stays.
+    let ids = base
+        .providers
+        .keys()
+        .chain(handover.headers.keys())
+        .chain(handover.keys.keys());
     let mut entries = serde_json::Map::new();
-    for (id, headers) in &handover.headers {
+    for id in ids {
         let mut entry = base.providers.get(id).cloned().unwrap_or_default();
-        entry.headers = headers.clone();
+        if let Some(headers) = handover.headers.get(id) {
+            entry.headers = headers.clone();
+        }
+        if let Some(key) = handover.keys.get(id) {
+            entry.api_key = Some(key.clone());
+        }
         if let Ok(value) = serde_json::to_value(entry) {
             entries.insert(id.clone(), value);
         }

@@ -56,6 +56,9 @@ pub struct DelegateSettings {
     /// `${VAR}`s are not in the child's environment).
     pub provider_headers:
         std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>>,
+    /// The keys of the `fallback_models` providers other than the parent's, by provider id,
+    /// handed over on the same pipe so that a child falls back as its parent does.
+    pub fallback_keys: std::collections::BTreeMap<String, String>,
     /// The parent's session, recorded in each child's.
     pub parent_session: Option<String>,
     /// Where the children's file tools record their checkpoints (the parent's turn).
@@ -366,6 +369,7 @@ impl DelegateTasksTool {
         for key in [&self.settings.api_key, &self.key_for(task)]
             .into_iter()
             .flatten()
+            .chain(self.settings.fallback_keys.values())
         {
             crate::process_group::register_key(key);
         }
@@ -376,6 +380,7 @@ impl DelegateTasksTool {
         let handover = crate::protocol::subagent::Handover {
             api_key: self.key_for(task),
             headers: self.settings.provider_headers.clone(),
+            keys: self.settings.fallback_keys.clone(),
         };
         let _key_pipe = if handover.is_empty() {
             cmd.env_remove(KEY_FD_VAR);

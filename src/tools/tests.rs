@@ -45,6 +45,7 @@ fn full() -> RegistryParts {
                 provider: None,
                 api_key: None,
                 provider_headers: Default::default(),
+                fallback_keys: Default::default(),
                 parent_session: None,
                 checkpoints: None,
                 asker: None,

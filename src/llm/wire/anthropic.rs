@@ -397,6 +397,7 @@ impl Answer {
         if !self.opaque.is_empty() {
             message.provider_state = Some(Box::new(ProviderState {
                 wire: WIRE.into(),
+                origin: None,
                 items: self.opaque,
             }));
         }

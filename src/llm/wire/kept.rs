@@ -271,6 +271,7 @@ mod tests {
             |m| {
                 m.provider_state = Some(Box::new(crate::llm::ProviderState {
                     wire: "chat".into(),
+                    origin: None,
                     items: vec![],
                 }))
             },

@@ -241,6 +241,7 @@ fn answer_of(items: impl Iterator<Item = Value>, response: &Value) -> ChatRespon
     if !opaque.is_empty() {
         message.provider_state = Some(Box::new(ProviderState {
             wire: WIRE.into(),
+            origin: None,
             items: opaque,
         }));
     }

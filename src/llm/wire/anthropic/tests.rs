@@ -42,6 +42,7 @@ fn conversation() -> Vec<Message> {
     ];
     call.provider_state = Some(Box::new(ProviderState {
         wire: WIRE.into(),
+        origin: None,
         items: vec![thinking_block()],
     }));
     vec![
@@ -332,6 +333,7 @@ fn the_provider_state_is_kept_in_a_session_and_never_sent_over_chat() {
     let mut m = Message::assistant("x");
     m.provider_state = Some(Box::new(ProviderState {
         wire: WIRE.into(),
+        origin: None,
         items: vec![thinking_block()],
     }));
     let saved = serde_json::to_string(&m).expect("json");

@@ -41,11 +41,13 @@ fn a_conversation_goes_as_input_items_with_reasoning_back_verbatim() {
     call.tool_calls = vec![ToolCall::new("call_1", "read_file", r#"{"path":"a"}"#)];
     call.provider_state = Some(Box::new(ProviderState {
         wire: WIRE.into(),
+        origin: None,
         items: vec![reasoning_item()],
     }));
     let mut other = Message::assistant("earlier");
     other.provider_state = Some(Box::new(ProviderState {
         wire: "anthropic".into(),
+        origin: None,
         items: vec![json!({"type": "thinking"})],
     }));
     let mut user = Message::user("look");
@@ -246,6 +248,7 @@ fn a_request_reusing_the_kept_items_is_the_request_encoded_afresh() {
     call.tool_calls = vec![ToolCall::new("call_1", "read_file", r#"{"path":"a"}"#)];
     call.provider_state = Some(Box::new(ProviderState {
         wire: WIRE.into(),
+        origin: None,
         items: vec![reasoning_item()],
     }));
     all.push(call);
