@@ -214,7 +214,8 @@ async fn at_path_attaches_a_file_completed_with_tab_and_memory_and_skills_are_li
     let server = ScriptedServer::start(vec![text("**Two** notes.")]).await;
     let sb = Sandbox::new();
     std::fs::write(sb.work.join("notes.md"), "buy milk\ncall Ana\n").expect("notes");
-    std::fs::write(sb.work.join("photo.bin"), [0xff, 0xd8, 0xff, 0x00]).expect("binary");
+    std::fs::write(sb.work.join("blob.bin"), [0x00, 0xff, 0xfe, 0x00]).expect("binary");
+    std::fs::write(sb.work.join("photo.bin"), [0xff, 0xd8, 0xff, 0x00]).expect("jpeg");
     let skill = sb.home.join("skills/release-notes");
     std::fs::create_dir_all(&skill).expect("skill folder");
     std::fs::write(
@@ -241,8 +242,13 @@ async fn at_path_attaches_a_file_completed_with_tab_and_memory_and_skills_are_li
         p.send_line("/skills")?;
         p.exp_string("release-notes  [home] offered")?;
         // A file that cannot be attached stops the line: nothing is sent.
+        p.send_line("look at @blob.bin")?;
+        p.exp_string("@blob.bin: not a UTF-8 text file")?;
+        p.exp_string("not sent")?;
+        p.exp_string("odek 1> ")?;
+        // An image (by its bytes) to a model that takes none: not sent either.
         p.send_line("look at @photo.bin")?;
-        p.exp_string("@photo.bin: not a UTF-8 text file")?;
+        p.exp_string("photo.bin is an image, and the model test-model does not take images")?;
         p.exp_string("not sent")?;
         p.exp_string("odek 1> ")?;
         p.send("summarise @no")?;
