@@ -24,6 +24,7 @@ pub struct ReplArgs {
     turn: TurnFlags,
 }
 
+mod compact;
 mod live;
 mod model;
 
@@ -47,11 +48,16 @@ Commands:
   /kill ID      stop background job ID
   /mode [NAME]  the mode, or switch to NAME: plan (reads and plans only), ask, accept_edits
   /model [M]    the model and the choices, or switch the session to M ([PROVIDER:]MODEL)
+  /compact [KEEP] summarise the conversation before the last turns (KEEP: what
+                the summary must keep); the turns before are kept as a fork
+  /queue [TEXT] the lines waiting to become turns; with TEXT, queue it (during a turn)
   /exit, /quit  leave (the session is saved; resume with odek repl --id ID; its
                 background jobs are stopped)
 @path in a line attaches that file's text (≤ 256 KiB, UTF-8) or image (PNG, JPEG, GIF,
 WebP); Tab completes paths after @.
-Ctrl-C stops the running turn; Ctrl-D at the prompt leaves.";
+During a turn, Enter gives the line to it (steer) and Alt+Enter queues it as the next turn.
+Ctrl-C stops the running turn (on an empty line with lines queued, clears the queue);
+Ctrl-D at the prompt leaves.";
 
 struct Repl {
     setup: Setup,
@@ -173,6 +179,7 @@ impl Repl {
             "/kill" => self.kill(line),
             "/mode" => self.mode(line),
             "/model" => self.model(line),
+            "/compact" => self.compact(line),
             _ => self.custom(line),
         }
         false

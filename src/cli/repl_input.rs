@@ -16,7 +16,7 @@ use crate::prompt::{ContextFile, ContextFileError, ImageBudget, ImageError};
 
 /// The REPL's slash commands, for completion.
 pub const SLASH_COMMANDS: &[&str] = &[
-    "/exit", "/help", "/info", "/jobs", "/kill", "/memory", "/mode", "/model", "/plan", "/quit",
+    "/compact", "/exit", "/help", "/info", "/jobs", "/kill", "/memory", "/mode", "/model", "/plan", "/queue", "/quit",
     "/rewind", "/skills", "/undo",
 ];
 

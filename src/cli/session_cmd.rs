@@ -1,4 +1,4 @@
-//! `odek session list|show|delete|trim|cleanup|search|reindex`.
+//! `odek session list|show|delete|trim|fork|compact|cleanup|search|reindex`.
 
 use std::sync::Arc;
 
@@ -56,6 +56,15 @@ enum SessionCommand {
         /// The turns to keep (0: none; the fork continues after this turn)
         #[arg(long, value_name = "TURN")]
         at: u32,
+    },
+    /// Summarise a session's conversation before its last turns (compaction.keep_turns) by
+    /// the model; the conversation before is kept as a fork
+    Compact {
+        /// Session id
+        id: String,
+        /// What the summary must keep
+        #[arg(long, value_name = "TEXT")]
+        keep: Option<String>,
     },
     /// Delete sessions not updated for DAYS days (0 = all)
     Cleanup {
@@ -122,6 +131,7 @@ pub fn run(args: SessionArgs) -> crate::error::Fallible<Exit> {
             Ok(Exit::Success)
         }
         SessionCommand::Fork { id, at } => fork(&store, &id, at),
+        SessionCommand::Compact { id, keep } => compact(&id, keep.as_deref()),
         SessionCommand::Cleanup { days } => {
             let outcome = store.cleanup(days)?;
             if outcome.deleted > 0 {
@@ -141,6 +151,22 @@ pub fn run(args: SessionArgs) -> crate::error::Fallible<Exit> {
             Ok(Exit::Success)
         }
     }
+}
+
+/// `odek session compact ID [--keep TEXT]`: the session opened with its model, compacted
+/// by the runtime, the outcome's line printed.
+fn compact(id: &str, keep: Option<&str>) -> crate::error::Fallible<Exit> {
+    use crate::runtime::Threads;
+    let flags = super::flags::TurnFlags::default();
+    let (setup, session) =
+        super::turn::Setup::resume(&flags, Some(id), "odek session compact", Threads::Caller)?;
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let runtime = setup.runtime.clone();
+    let outcome = setup
+        .process
+        .block_on(runtime.compact(&session, keep, &cancel))?;
+    println!("{}", outcome.line());
+    Ok(Exit::Success)
 }
 
 /// The newest `limit` sessions — every one with `all`, the sub-agents' too; without it,

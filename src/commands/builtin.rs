@@ -6,6 +6,7 @@
 /// Every built-in command name, without its slash, sorted.
 pub const BUILT_IN: &[&str] = &[
     "cancel",
+    "compact",
     "exit",
     "help",
     "info",
@@ -21,6 +22,7 @@ pub const BUILT_IN: &[&str] = &[
     "plan_status",
     "plan_view",
     "plans",
+    "queue",
     "quit",
     "resume",
     "rewind",

@@ -86,7 +86,7 @@ impl Runtime {
             tokens: tokens.sum(),
         });
         let keep = usize::try_from(self.config.compaction.keep_turns).unwrap_or(usize::MAX);
-        let model = self.chat_model().clone();
+        let model = self.chat_model_for(&self.session_model(Some(session)))?;
         let done = compact_conversation(model.as_ref(), &messages, keep, focus, cancel).await;
         let price = crate::llm::pricing::price_for(model.model_name(), &self.config.pricing);
         let done = match done {
@@ -96,7 +96,8 @@ impl Runtime {
                     && session.is_saved()
                 {
                     // The failed requests are counted too; the transcript is unchanged.
-                    let record = run_record(usage, price.map(|p| p.cost_usd(usage)));
+                    let record =
+                        run_record(model.model_name(), usage, price.map(|p| p.cost_usd(usage)));
                     session
                         .writer()
                         .finish_turn(&mut messages.clone(), record)?;
@@ -106,7 +107,8 @@ impl Runtime {
         };
         let backup = self.keep_before(session)?;
         let cost_usd = price.map(|p| p.cost_usd(&done.usage));
-        let outcome = self.save_compaction(session, done, backup, cost_usd)?;
+        let name = model.model_name().to_string();
+        let outcome = self.save_compaction(session, done, name, backup, cost_usd)?;
         observer.on_event(&EngineEvent::Compacted {
             mode: outcome.mode.as_str(),
             trigger: "manual",
@@ -144,12 +146,22 @@ impl Runtime {
         &self,
         session: &SessionHandle,
         done: Compaction,
+        model: String,
         backup: Option<String>,
         cost_usd: Option<f64>,
     ) -> Result<CompactionOutcome, RuntimeError> {
         let mut messages = done.messages;
-        let record = run_record(&done.usage, cost_usd);
-        session.writer().finish_turn(&mut messages, record)?;
+        let record = run_record(&model, &done.usage, cost_usd);
+        let mut writer = session.writer();
+        writer.save_delta(crate::transcript::TranscriptDelta {
+            edits: vec![crate::transcript::Edit::Reset {
+                messages: messages.clone(),
+            }],
+            len: messages.len(),
+            plan: None,
+        })?;
+        writer.finish_turn(&mut messages, record)?;
+        drop(writer);
         session.live().messages = messages;
         Ok(CompactionOutcome {
             mode: done.mode,
@@ -164,8 +176,9 @@ impl Runtime {
 
 /// The record of a compaction's side calls: tokens and cost, no iteration (so `odek usage`
 /// counts the tokens and the cost, not a run).
-fn run_record(usage: &crate::llm::Usage, cost_usd: Option<f64>) -> RunRecord {
+fn run_record(model: &str, usage: &crate::llm::Usage, cost_usd: Option<f64>) -> RunRecord {
     RunRecord {
+        model: Some(model.to_string()),
         input_tokens: usage.input_tokens,
         output_tokens: usage.output_tokens,
         cached_tokens: usage.cache_read_tokens,

@@ -36,6 +36,7 @@ mod cli_tls;
 mod cli_tools_files_web_and_clarify;
 mod commands;
 mod commands_surfaces;
+mod compaction;
 mod error_types;
 mod fallback;
 mod hooks;
