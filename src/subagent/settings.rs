@@ -116,3 +116,37 @@ fn set_providers(layer: &mut Overrides, handover: &Handover, base: &Config) {
     }
     layer.set("providers", Value::Object(entries));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fallbacks_keys_join_the_childs_own_provider_entries() {
+        let task: TaskFile = serde_json::from_value(serde_json::json!({"goal": "g", "index": 1,
+            "total": 1, "max_iter": 15, "timeout_seconds": 60}))
+        .expect("task");
+        let mut base = Config::default();
+        base.providers.insert("main".into(), Default::default());
+        let mut backup = crate::config::providers::ProviderConfig::default();
+        backup.base_url = Some("http://127.0.0.1:9/v1".into());
+        base.providers.insert("backup".into(), backup);
+        let handover = Handover {
+            keys: [("backup".to_string(), "sk-backup".to_string())].into(),
+            ..Handover::default()
+        };
+        let layer = task_layer(&task, &handover, &base);
+        let providers = layer.get("providers").expect("providers");
+        assert_eq!(providers["backup"]["api_key"], "sk-backup");
+        assert_eq!(providers["backup"]["base_url"], "http://127.0.0.1:9/v1");
+        assert!(
+            providers.get("main").is_some(),
+            "the task's map replaces the child's"
+        );
+        assert!(
+            task_layer(&task, &Handover::default(), &base)
+                .get("providers")
+                .is_none()
+        );
+    }
+}
