@@ -510,8 +510,11 @@ impl Runtime {
 
     /// A saved session held for writing by `holder`, or refused at once with
     /// `session <id> is in use by <holder> (pid N)` when another writer holds it.
+    /// Its turns ask the model it was saved with (see `models.rs`).
     pub fn open_session(&self, id: &str, holder: &str) -> Result<Arc<SessionHandle>, RuntimeError> {
-        self.open_session_with(id, holder, |_| {})
+        let handle = self.open_session_with(id, holder, |_| {})?;
+        handle.set_model(self.saved_model(&handle.saved()));
+        Ok(handle)
     }
 
     /// Opens a saved session for writing and moves it to this runtime's provider and model

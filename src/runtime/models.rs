@@ -58,6 +58,22 @@ impl Runtime {
         Ok(config)
     }
 
+    /// The model a saved session goes on with when this runtime opens it: the one it was
+    /// saved with, when that is not this runtime's own and can be asked here (its provider
+    /// is this one, a built-in one or a `providers` entry with an endpoint); else `None`,
+    /// this runtime's model.
+    pub(super) fn saved_model(&self, saved: &crate::session::Session) -> Option<ModelRef> {
+        let wanted = ModelRef {
+            provider: saved.provider.clone(),
+            model: saved.model.clone(),
+        }
+        .normalized(&self.config);
+        if wanted.model.is_empty() || wanted.is_configured(&self.config) {
+            return None;
+        }
+        self.config_of(&wanted).ok().map(|_| wanted)
+    }
+
     /// The model the next turn of `session` asks (the configured one when it never
     /// switched, or without a session).
     pub fn session_model(&self, session: Option<&SessionHandle>) -> ModelRef {

@@ -1505,3 +1505,44 @@ async fn a_message_during_a_turn_steers_it() {
     let (code, _) = bot.stop();
     assert_eq!(code, Some(0));
 }
+
+/// `/model` lists the session's model and the `models` setting, numbered; `/model 2`
+/// switches the session and the next message asks that model; a model that cannot be asked
+/// is refused and changes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn model_lists_and_switches_the_chats_session() {
+    let model = ScriptedServer::start(vec![text("first answer"), text("second answer")]).await;
+    let tg = FakeTelegram::start().await;
+    let sb = Sandbox::new();
+    configure(&sb, &tg, json!({"models": ["other-model"]}));
+    let _bot = Bot::start(&sb, &model);
+    let said = |text: &'static str| move |m: &Value| text_of(m).starts_with(text);
+
+    tg.message(CHAT, ALLOWED, "first task");
+    tg.wait_sent("the first answer", said("first answer")).await;
+    tg.message(CHAT, ALLOWED, "/model");
+    let listing = tg.wait_sent("/model", said("Models")).await;
+    let lines: Vec<&str> = text_of(&listing).lines().collect();
+    assert_eq!(lines[1], "1. test-model  ← current", "{listing}");
+    assert_eq!(lines[2], "2. other-model", "{listing}");
+    tg.message(CHAT, ALLOWED, "/model anthropic:claude-x");
+    tg.wait_sent(
+        "a refusal",
+        said("Cannot switch: no API key provided for https://api.anthropic.com/v1"),
+    )
+    .await;
+    tg.message(CHAT, ALLOWED, "/model 2");
+    tg.wait_sent(
+        "the switch",
+        said("Model: other-model (this session moves from test-model"),
+    )
+    .await;
+    tg.message(CHAT, ALLOWED, "go on");
+    tg.wait_sent("the second answer", said("second answer"))
+        .await;
+    let requests = model.requests();
+    assert_eq!(requests[0]["model"], "test-model");
+    assert_eq!(requests[1]["model"], "other-model");
+    assert!(requests[1].to_string().contains("first answer"));
+    assert_eq!(only_session(&sb)["model"], "other-model");
+}

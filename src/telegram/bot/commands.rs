@@ -19,6 +19,8 @@ Send a message to give it a task; each chat keeps one session.\n\n\
 /stop (or /cancel) — stop the running turn\n\
 /jobs — the background jobs of the running turn, with their last lines\n\
 /plan_status — the plan the agent keeps in this session\n\
+/model — the session's model and the others; /model N or /model NAME switches it\n\
+/compact [what to keep] — summarise the conversation before the last turns\n\
 /undo — put back the files the last turn changed (/undo force overwrites files changed since)\n\
 /plan <text> — save a plan note; /plans lists them, /plan_view N, /plan_delete N, /plan_resume N works on one\n\
 /schedules — the scheduled jobs that deliver to this chat\n\
@@ -65,6 +67,8 @@ impl Bot {
                 self.say(chat, text).await;
             }
             "plan_status" => self.plan_status(chat).await,
+            "model" => self.model(chat, args).await,
+            "compact" => self.compact(chat, args).await,
             "jobs" => {
                 let text = self.jobs(chat);
                 self.say(chat, &text).await;

@@ -10,7 +10,9 @@
 mod approvals;
 mod attachments;
 mod commands;
+mod compact;
 mod custom;
+mod model;
 mod parts;
 mod pending;
 mod polling;
