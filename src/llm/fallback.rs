@@ -64,13 +64,6 @@ impl FallbackChain {
         }
     }
 
-    /// The label of the model asked now (`provider:model` for a fallback).
-    pub fn current_label(&self) -> &str {
-        self.links
-            .get(self.current.load(Ordering::SeqCst))
-            .map_or("", |l| l.label.as_str())
-    }
-
     async fn ask(
         link: &FallbackLink,
         request: &ChatRequest<'_>,

@@ -23,7 +23,7 @@ pub use client::{
     DEFAULT_STREAM_IDLE_TIMEOUT, HttpModel, HttpModelConfig,
 };
 pub use error::{LlmError, NetworkKind};
-pub use fallback::{FallbackChain, FallbackLink, FallbackListener, FallbackNotice, falls_back};
+pub use fallback::{FallbackChain, FallbackLink, FallbackNotice};
 pub use groups::{HeadRule, message_groups};
 pub use overflow::Overflow;
 pub use profiles::{MODEL_PROFILES, ModelProfile, profile_for};
