@@ -220,10 +220,14 @@ mod tests {
         async fn complete(
             &self,
             request: &ChatRequest<'_>,
-            _: Option<DeltaSink<'_>>,
+            sink: Option<DeltaSink<'_>>,
         ) -> Result<ChatResponse, LlmError> {
             self.seen.lock().unwrap().push(request.messages.to_vec());
             if let Some(status) = self.status {
+                // A failing model streamed the start of an answer first.
+                if let Some(sink) = sink {
+                    sink(Delta::Content("partial"));
+                }
                 return Err(LlmError::RetryExhausted {
                     attempts: 2,
                     last: Box::new(LlmError::Status {
@@ -337,6 +341,23 @@ mod tests {
         assert!(next.complete(&request(&history), None).await.is_err());
         let sent = busy.seen.lock().unwrap()[1].clone();
         assert!(sent[1].provider_state.is_some() && sent[2].provider_state.is_none());
+    }
+
+    #[tokio::test]
+    async fn text_the_failed_model_streamed_is_taken_back_before_the_fallback_answers() {
+        let chain = chain(
+            Stub::new("main", Some(503)),
+            Stub::new("backup", None),
+            Arc::default(),
+        );
+        let seen = Mutex::new(Vec::new());
+        let sink = |d: Delta<'_>| seen.lock().unwrap().push(format!("{d:?}"));
+        let messages = [Message::user("hi")];
+        chain
+            .complete(&request(&messages), Some(&sink))
+            .await
+            .unwrap();
+        assert_eq!(*seen.lock().unwrap(), ["Content(\"partial\")", "Restart"]);
     }
 
     #[tokio::test]
