@@ -12,9 +12,9 @@ pub trait Steering: Send + Sync {
     fn take(&self, iteration: u32) -> Vec<String>;
 }
 
-/// What opens a steer message, so the model reads it as sent while it worked. Byte-stable:
-/// a session's saved steers read the same on every later request.
-pub const STEER_NOTE: &str = "[Sent by the user while you were working on this turn]\n";
+/// What opens a steer message, so the model reads it as sent while it worked (kept with the
+/// session's turn counting, which leaves steers out).
+pub use crate::session::STEER_NOTE;
 
 /// A steer message as the transcript keeps it.
 pub fn steer_message(text: &str) -> Message {

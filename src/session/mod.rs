@@ -335,9 +335,17 @@ pub struct SaveReport {
     pub warnings: Vec<String>,
 }
 
-/// Number of user messages in a transcript (a session's `turns`).
+/// What opens a user message sent while a turn ran (a steer, docs/STEERING.md): it belongs to
+/// that turn and starts none. Byte-stable: saved steers read the same on every request.
+pub const STEER_NOTE: &str = "[Sent by the user while you were working on this turn]\n";
+
+/// Number of user messages in a transcript that start a turn (a session's `turns`): every
+/// one but the steers.
 pub fn count_turns(messages: &[Message]) -> u32 {
-    let users = messages.iter().filter(|m| m.role == Role::User).count();
+    let users = messages
+        .iter()
+        .filter(|m| m.role == Role::User && !m.content.starts_with(STEER_NOTE))
+        .count();
     u32::try_from(users).unwrap_or(u32::MAX)
 }
 

@@ -256,7 +256,9 @@ async fn at_path_attaches_a_file_completed_with_tab_and_memory_and_skills_are_li
         p.exp_string("tes.md")?;
         p.send_line(" please")?;
         p.exp_string("attached notes.md (18 bytes)")?;
-        let before = p.exp_string("odek 2> ")?;
+        // (the prompt stays open during the turn: the turn's summary line ends its output)
+        let before = p.exp_string(" iteration")?;
+        p.exp_string("odek 2> ")?;
         p.send_line("/exit")?;
         p.exp_eof()?;
         Ok(before)

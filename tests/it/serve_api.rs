@@ -564,10 +564,12 @@ async fn a_busy_session_refuses_a_second_prompt_rename_and_delete_and_a_run_can_
     let (run_id, same) = prompt(&served, json!({"content": "two", "session_id": session_id})).await;
     assert_eq!(same, session_id);
     hold.wait_reached().await;
+    // Text alone would steer the run (steering.rs); with attachments it waits: 409.
     let second = served
         .post(
             "/api/prompt",
-            json!({"content": "three", "session_id": session_id}),
+            json!({"content": "three", "session_id": session_id,
+                "attachments": [{"name": "a.txt", "text": "x"}]}),
         )
         .await;
     assert_eq!(second.status, 409, "{}", second.text);

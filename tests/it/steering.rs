@@ -244,3 +244,71 @@ async fn repl_enter_steers_alt_enter_queues_and_a_late_steer_is_the_next_turn() 
     let late_turn = user_texts(&requests[4]);
     assert_eq!(late_turn.last().map(String::as_str), Some("and this too"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn web_ui_keeps_the_input_open_send_steers_and_alt_enter_queues() {
+    use crate::support::browser::Browser;
+    use fantoccini::key::Key;
+    let hold = Hold::new();
+    let server = ScriptedServer::start(vec![
+        Reply::Held(
+            hold.clone(),
+            Box::new(tools(&[("glob", json!({"pattern": "*.md"}))])),
+        ),
+        text("done on staging"),
+        text("notes written"),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let served = Served::start(&sb, &server.base_url(), &[]);
+    let browser = Browser::start(&sb.tmp().join("chromium")).await;
+    browser.sign_in(&served).await;
+    browser.type_text("migrate the db").await;
+    browser.press(Key::Enter).await;
+    hold.wait_reached().await;
+    browser
+        .wait_until(
+            "Send enabled and Queue shown during the run",
+            "return !document.getElementById('send').disabled && !document.getElementById('queue').hidden;",
+        )
+        .await;
+    browser.type_text("use staging").await;
+    browser.press(Key::Enter).await;
+    browser
+        .wait_until(
+            "the steer accepted",
+            "return document.getElementById('status').textContent.startsWith('Sent to the running turn');",
+        )
+        .await;
+    browser.type_text("write the notes").await;
+    browser.alt(Key::Enter.into()).await;
+    browser
+        .wait_until(
+            "the line queued",
+            "return document.getElementById('status').textContent.startsWith('Queued (1)');",
+        )
+        .await;
+    hold.release();
+    browser
+        .wait_until(
+            "the steer shown in the turn",
+            "const s = document.querySelector('.turn .steer'); return !!s && s.textContent === '↳ use staging';",
+        )
+        .await;
+    browser
+        .wait_until(
+            "the queued turn's answer",
+            "return [...document.querySelectorAll('.turn .msg-assistant')].some((a) => a.textContent === 'notes written');",
+        )
+        .await;
+    let requests = requests_reach(&server, 3).await;
+    assert_eq!(
+        user_texts(&requests[1]),
+        ["migrate the db".to_string(), format!("{NOTE}use staging")]
+    );
+    let queued = user_texts(&requests[2]);
+    assert_eq!(queued.last().map(String::as_str), Some("write the notes"));
+    let problems = browser.console_problems().await;
+    assert!(problems.is_empty(), "console: {problems:?}");
+    browser.quit().await;
+}

@@ -8,6 +8,8 @@ import { bubble, el, endSubagentRow, setToolStatus, subagentRow, summarizeArgs, 
  * arrive after its first frames). */
 const MAX_PENDING_RUNS = 50;
 const MAX_PENDING_FRAMES = 2000;
+/** What opens a message sent during a turn, as saved (odek's `engine::STEER_NOTE`). */
+const STEER_NOTE = '[Sent by the user while you were working on this turn]\n';
 
 export class Chat {
   constructor({ log, api, onRunEnded, onRunStarted, onPlanChanged, onStatus }) {
@@ -181,6 +183,13 @@ export class Chat {
       case 'clarify_resolved':
         this.resolveQuestion(turn, payload);
         break;
+      case 'user_steer': {
+        // A message sent during the run, taken before its next request.
+        const steer = bubble(this.doc, 'user', `↳ ${data.text ?? ''}`);
+        steer.classList.add('steer');
+        turn.answer.before(steer);
+        break;
+      }
       case 'run_completed': {
         // Streamed as plain text; rendered as Markdown once complete.
         const text = typeof data.answer === 'string' && data.answer ? data.answer : turn.answer.textContent;
@@ -383,7 +392,9 @@ function setControls(card, enabled) {
  * their text and a line per image (`🖼 image`), never the image's data.
  */
 export function userText(content) {
-  if (typeof content === 'string') return content;
+  if (typeof content === 'string') {
+    return content.startsWith(STEER_NOTE) ? `↳ ${content.slice(STEER_NOTE.length)}` : content;
+  }
   if (!Array.isArray(content)) return '';
   const texts = content.filter((p) => p?.type === 'text' && typeof p.text === 'string').map((p) => p.text);
   const images = content.filter((p) => p?.type === 'image_url').length;

@@ -13,19 +13,22 @@ pub type PrintFn = Box<dyn FnMut(String) + Send>;
 struct Route {
     lines: Sender<String>,
     partial: String,
+    printer: std::thread::JoinHandle<()>,
 }
 
 static ROUTE: Mutex<Option<Route>> = Mutex::new(None);
 
 /// From now on every terminal write goes to `print` (on a thread of its own, in order:
-/// a writer never waits for the screen); `None` goes back to the streams, printing what was
-/// left of a line first.
+/// a writer never waits for the screen); `None` goes back to the streams once what was sent
+/// (and what was left of a line) is printed.
 pub fn route_to(print: Option<PrintFn>) {
     let mut route = ROUTE.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some(old) = route.take()
-        && !old.partial.is_empty()
-    {
-        let _ = old.lines.send(old.partial);
+    if let Some(old) = route.take() {
+        if !old.partial.is_empty() {
+            let _ = old.lines.send(old.partial);
+        }
+        drop(old.lines);
+        let _ = old.printer.join();
     }
     let Some(mut print) = print else {
         return;
@@ -34,10 +37,11 @@ pub fn route_to(print: Option<PrintFn>) {
     let spawned = std::thread::Builder::new()
         .name("odek-printer".into())
         .spawn(move || rx.iter().for_each(|text| print(text)));
-    if spawned.is_ok() {
+    if let Ok(printer) = spawned {
         *route = Some(Route {
             lines: tx,
             partial: String::new(),
+            printer,
         });
     }
 }

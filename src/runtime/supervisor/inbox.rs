@@ -151,3 +151,28 @@ impl Steering for RunInbox {
         taken
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_late_steer_comes_before_the_queue_and_the_queue_keeps_its_order() {
+        let mut inbox = Inbox::default();
+        inbox.queued.extend(["q1".to_string(), "q2".to_string()]);
+        inbox.steers.extend(["s1".to_string(), "s2".to_string()]);
+        let order: Vec<String> = std::iter::from_fn(|| inbox.next()).collect();
+        assert_eq!(order, ["s1", "s2", "q1", "q2"]);
+        assert!(inbox.is_empty());
+    }
+
+    #[test]
+    fn a_session_that_runs_nothing_gives_the_message_back() {
+        let supervisor =
+            Supervisor::new(std::time::Duration::from_secs(1), Arc::new(Redactor::new()));
+        let back = supervisor.deliver("20261205-ab", "hello".into(), Delivery::Steer);
+        assert_eq!(back, Delivered::NotRunning("hello".into()));
+        assert!(supervisor.queued("20261205-ab").is_empty());
+        assert_eq!(supervisor.clear_queue("20261205-ab"), 0);
+    }
+}
