@@ -100,7 +100,16 @@ async fn a_429_forever_falls_back_for_the_turn_and_the_next_turn_asks_the_first_
         fell[0]["data"],
         json!({"from": "test-model", "to": "backup:backup-model", "reason": "429 Too Many Requests"})
     );
-    let saved = only_session(&sb).to_string();
+    let session = only_session(&sb);
+    assert_eq!(
+        session["runs"][0]["model"], "backup-model",
+        "the turn records the model that answered"
+    );
+    assert_eq!(
+        session["model"], "test-model",
+        "the session stays on its model"
+    );
+    let saved = session.to_string();
     assert!(saved.contains(r#""origin":"backup""#), "{saved}");
     assert!(!saved.contains(BACKUP_KEY) && !saved.contains(MAIN_KEY));
 
@@ -122,6 +131,7 @@ async fn a_429_forever_falls_back_for_the_turn_and_the_next_turn_asks_the_first_
     );
     assert!(reqs[2].to_string().contains("From the backup."));
     assert_eq!(backup.requests().len(), 2);
+    assert_eq!(only_session(&sb)["runs"][1]["model"], "test-model");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
