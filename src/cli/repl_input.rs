@@ -103,23 +103,23 @@ fn named_path<'a>(word: &'a str, cwd: &Path) -> Option<&'a str> {
     (!trimmed.is_empty() && trimmed != word && resolve(trimmed, cwd).exists()).then_some(trimmed)
 }
 
-/// The files the `@words` of `line` name (each once: `a.md` and `./a.md` are one file), and
-/// the words that name nothing.
+/// Adds `path`, named `name`, to `named` unless it is a file already there (`a.md` and
+/// `./a.md` are one file).
+fn push_once<'a>(named: &mut Vec<(&'a str, PathBuf)>, name: &'a str, path: PathBuf) {
+    let key = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let new = key(&path);
+    if !named.iter().any(|(_, p)| key(p) == new) {
+        named.push((name, path));
+    }
+}
+
+/// The files the `@words` of `line` name, each once, and the words that name nothing.
 fn named_files<'a>(line: &'a str, cwd: &Path) -> (Vec<(&'a str, PathBuf)>, Vec<String>) {
     let mut named: Vec<(&str, PathBuf)> = Vec::new();
     let mut not_files = Vec::new();
     for word in at_words(line) {
         match named_path(word, cwd) {
-            Some(name) => {
-                let path = resolve(name, cwd);
-                let key = path.canonicalize().unwrap_or_else(|_| path.clone());
-                let seen = named
-                    .iter()
-                    .any(|(_, p)| p.canonicalize().unwrap_or_else(|_| p.clone()) == key);
-                if !seen {
-                    named.push((name, path));
-                }
-            }
+            Some(name) => push_once(&mut named, name, resolve(name, cwd)),
             None => not_files.push(format!("@{word}")),
         }
     }
@@ -161,16 +161,15 @@ pub fn prompt_images(
     cwd: &Path,
     target: ImageTarget<'_>,
 ) -> Result<Vec<(String, ImagePart)>, AttachError> {
-    let (at_named, _) = named_files(text, cwd);
-    let mut named: Vec<(&str, PathBuf)> = files
-        .iter()
-        .map(|f| (f.to_str().unwrap_or("image"), cwd.join(f)))
-        .collect();
-    named.extend(
-        at_named
-            .into_iter()
-            .filter(|(_, p)| crate::prompt::names_image(p)),
-    );
+    let mut named: Vec<(&str, PathBuf)> = Vec::new();
+    for f in files {
+        push_once(&mut named, f.to_str().unwrap_or("image"), cwd.join(f));
+    }
+    for (name, path) in named_files(text, cwd).0 {
+        if crate::prompt::names_image(&path) {
+            push_once(&mut named, name, path);
+        }
+    }
     if named.len() > MAX_ATTACHED_FILES {
         return Err(AttachError::TooMany(named.len()));
     }
@@ -353,8 +352,9 @@ mod tests {
             "shot is an image, and the model m does not take images (setting `images`)"
         );
         let files = [PathBuf::from("shot")];
-        let images = prompt_images(&files, "and @shot @notes.md", dir.path(), SEES);
-        assert_eq!(images.expect("images").len(), 2);
+        // `-i shot` and `@shot` are one image, sent once; `@notes.md` is no image.
+        let images = prompt_images(&files, "and @shot @./shot @notes.md", dir.path(), SEES);
+        assert_eq!(images.expect("images").len(), 1);
     }
 
     #[test]

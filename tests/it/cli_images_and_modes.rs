@@ -141,7 +141,8 @@ async fn an_image_too_big_not_an_image_or_missing_is_refused_and_nothing_is_sent
     std::fs::write(sb.work.join("fake.gif"), "GIF? no, text").expect("fake");
     let mut mid = PNG.to_vec();
     mid.resize(3 * 1024 * 1024, 0);
-    std::fs::write(sb.work.join("mid.png"), mid).expect("mid");
+    std::fs::write(sb.work.join("mid.png"), &mid).expect("mid");
+    std::fs::write(sb.work.join("mid2.png"), &mid).expect("mid2");
     let cases = [
         (
             vec!["-i", "big.png", "look"],
@@ -153,8 +154,8 @@ async fn an_image_too_big_not_an_image_or_missing_is_refused_and_nothing_is_sent
         ),
         (vec!["-i", "gone.png", "look"], "image gone.png: "),
         (
-            vec!["-i", "mid.png", "look at @mid.png"],
-            "mid.png: the images would hold 6291456 bytes together, over the 4194304-byte limit",
+            vec!["-i", "mid.png", "look at @mid2.png"],
+            "mid2.png: the images would hold 6291456 bytes together, over the 4194304-byte limit",
         ),
     ];
     for (args, message) in cases {
