@@ -13,6 +13,7 @@ mod commands;
 mod files;
 mod input;
 mod mcp;
+mod models;
 mod modes;
 mod replay;
 mod rpc;
@@ -105,6 +106,8 @@ struct RuntimeKey {
     cwd: PathBuf,
     model: String,
     base_url: String,
+    /// The provider (its wire and key).
+    provider: Option<String>,
     /// The client's MCP servers of the session ([`Server::client_servers`]; 0: none).
     servers: u64,
 }
@@ -303,6 +306,8 @@ impl Server {
             "session/load" => self.load_session(params).await,
             "session/prompt" => self.prompt(params).await,
             "session/set_mode" => self.set_mode(params),
+            "session/set_model" => self.set_model(params),
+            "session/set_config_option" => self.set_config_option(params),
             _ => Err(RpcError::new(
                 code::METHOD_NOT_FOUND,
                 format!("odek acp has no method {method}"),
@@ -358,6 +363,7 @@ impl Server {
         if key.cwd == base.cwd()
             && key.model == config.model
             && key.base_url == config.base_url
+            && key.provider == config.provider
             && key.servers == 0
         {
             return Ok(base.clone());
@@ -371,6 +377,9 @@ impl Server {
         load.flags
             .set("model", key.model.as_str())
             .set("base_url", key.base_url.as_str());
+        if let Some(provider) = &key.provider {
+            load.flags.set("provider", provider.as_str());
+        }
         let mut resolved = crate::config::load(&load).map_err(|e| {
             RpcError::internal(format!("the configuration of {}: {e}", key.cwd.display()))
         })?;
@@ -411,6 +420,7 @@ impl Server {
             cwd,
             model: config.model.clone(),
             base_url: config.base_url.clone(),
+            provider: config.provider.clone(),
             servers: 0,
         })
     }
@@ -449,8 +459,10 @@ impl Server {
             .await?
         };
         let id = handle.id().to_string();
+        let mut answer = json!({"sessionId": id, "modes": modes::state(modes::Mode::default())});
+        models::add_to(&mut answer, &runtime, &handle);
         self.hold(key, handle);
-        Ok(json!({"sessionId": id, "modes": modes::state(modes::Mode::default())}))
+        Ok(answer)
     }
 
     async fn load_session(self: &Arc<Self>, params: Value) -> Result<Value, RpcError> {
@@ -485,6 +497,10 @@ impl Server {
                     .map(|b| b.base.config().base_url.clone())
                     .unwrap_or_default()
             }),
+            provider: saved.provider.clone().or_else(|| {
+                let backend = self.backend().ok()?;
+                backend.base.config().provider.clone()
+            }),
             servers: self.client_servers(&params.session.mcp_servers)?,
         };
         let runtime = self.runtime_for(key.clone())?;
@@ -494,8 +510,10 @@ impl Server {
             blocking(move || runtime.open_session(&id, HOLDER)).await?
         };
         replay::replay(&self.conn, &saved);
+        let mut answer = json!({"modes": modes::state(modes::Mode::default())});
+        models::add_to(&mut answer, &runtime, &handle);
         self.hold(key, handle);
-        Ok(json!({"modes": modes::state(modes::Mode::default())}))
+        Ok(answer)
     }
 
     fn hold(&self, key: RuntimeKey, handle: Arc<SessionHandle>) {

@@ -82,9 +82,20 @@ impl Runtime {
             .unwrap_or_else(|| ModelRef::bare(&self.config.model))
     }
 
-    /// The models a surface offers for a switch: the session's model first, then the
-    /// `models` setting, then what its endpoint lists (`GET /models`, when it answers; named
-    /// `PROVIDER:MODEL` when the session is on another provider); each once.
+    /// The models a surface offers for a switch without asking the endpoint: the
+    /// session's model first, then the `models` setting; each once.
+    pub fn offered_models(&self, session: Option<&SessionHandle>) -> Vec<String> {
+        let mut names = vec![self.session_model(session).to_string()];
+        for name in &self.config.models {
+            if !names.contains(name) {
+                names.push(name.clone());
+            }
+        }
+        names
+    }
+
+    /// [`Runtime::offered_models`], then what the session's endpoint lists (`GET /models`,
+    /// when it answers; named `PROVIDER:MODEL` when the session is on another provider).
     pub async fn model_choices(&self, session: Option<&SessionHandle>) -> Vec<String> {
         let current = self.session_model(session);
         let listed = match self.chat_model_for(&current) {
@@ -95,9 +106,8 @@ impl Runtime {
             .provider
             .as_ref()
             .map_or_else(String::new, |p| format!("{p}:"));
-        let mut names = vec![current.to_string()];
-        let listed = listed.into_iter().map(|name| format!("{prefix}{name}"));
-        for name in self.config.models.iter().cloned().chain(listed) {
+        let mut names = self.offered_models(session);
+        for name in listed.into_iter().map(|name| format!("{prefix}{name}")) {
             if !names.contains(&name) {
                 names.push(name);
             }

@@ -243,3 +243,83 @@ async fn serve_switches_a_sessions_model_and_its_next_prompt_asks_it() {
         [json!("test-model"), json!("other"), json!("small")]
     );
 }
+
+/// ACP through the official TypeScript SDK: `session/new` answers with the models (and the
+/// `model` config option); `session/set_model` and `session/set_config_option` switch the
+/// session for its next prompts; a model that cannot be asked is an error; `session/load`
+/// in another process goes on with the switched model.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acp_set_model_switches_the_sessions_next_prompts() {
+    let server =
+        ScriptedServer::start(vec![text("one"), text("two"), text("three"), text("four")]).await;
+    let sb = Sandbox::new();
+    sb.global_config(r#"{"models": ["other"]}"#);
+    let work = sb.work.to_string_lossy().to_string();
+    let set = |method: &str, params: Value| json!({"request": method, "params": params});
+    let report = crate::acp::client(
+        &sb,
+        &server.base_url(),
+        json!({"steps": [
+            {"new": work},
+            {"prompt": "first"},
+            set("session/set_model", json!({"sessionId": "$session", "modelId": "other"})),
+            {"prompt": "second"},
+            set("session/set_config_option",
+                json!({"sessionId": "$session", "configId": "model", "value": "third-model"})),
+            {"prompt": "third"},
+            set("session/set_model", json!({"sessionId": "$session", "modelId": "anthropic:claude-x"})),
+        ]}),
+    )
+    .await;
+    let log = report["log"].as_array().expect("log");
+    let new = &log[0]["new"];
+    assert_eq!(new["models"]["currentModelId"], "test-model", "{report}");
+    let ids: Vec<&Value> = new["models"]["availableModels"]
+        .as_array()
+        .expect("models")
+        .iter()
+        .map(|m| &m["modelId"])
+        .collect();
+    assert_eq!(ids, ["test-model", "other"]);
+    let option = &new["configOptions"][0];
+    assert_eq!(
+        (&option["id"], &option["category"], &option["currentValue"]),
+        (&json!("model"), &json!("model"), &json!("test-model"))
+    );
+    let answers: Vec<&Value> = log.iter().filter_map(|e| e.get("answer")).collect();
+    assert_eq!(answers[0], &json!({}), "{report}");
+    assert_eq!(
+        answers[1]["configOptions"][0]["currentValue"],
+        "third-model"
+    );
+    let errors: Vec<&Value> = log.iter().filter_map(|e| e.get("error")).collect();
+    assert_eq!(errors.len(), 1, "{report}");
+    assert!(
+        errors[0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("no API key")),
+        "{report}"
+    );
+    let models: Vec<Value> = server
+        .requests()
+        .iter()
+        .map(|r| r["model"].clone())
+        .collect();
+    assert_eq!(models, ["test-model", "other", "third-model"]);
+    let id = only_session(&sb)["id"].as_str().expect("id").to_string();
+    assert_eq!(only_session(&sb)["model"], "third-model");
+
+    let report = crate::acp::client(
+        &sb,
+        &server.base_url(),
+        json!({"steps": [{"load": id, "cwd": work}, {"prompt": "fourth"}]}),
+    )
+    .await;
+    let log = report["log"].as_array().expect("log");
+    let loaded = log.iter().find_map(|e| e.get("loaded")).expect("loaded");
+    assert_eq!(
+        loaded["models"]["currentModelId"], "third-model",
+        "{report}"
+    );
+    assert_eq!(server.requests()[3]["model"], "third-model");
+}
