@@ -1,7 +1,7 @@
 //! The REPL's slash commands that make sense in an editor, announced with
 //! `available_commands_update` when a session opens and answered by odek itself (no model
 //! call, nothing added to the transcript): `/undo`, `/rewind [N] [--force]`, `/info`,
-//! `/jobs`, `/kill ID`. The plan is not among them (the editor draws it from the `plan`
+//! `/jobs`, `/kill ID`, `/compact [what to keep]`. The plan is not among them (the editor draws it from the `plan`
 //! updates), nor `/exit` (the editor closes sessions).
 //!
 //! The custom commands of the session's directory (docs/COMMANDS.md) are announced after
@@ -51,6 +51,11 @@ const COMMANDS: &[Command] = &[
         name: "kill",
         description: "Stop a background job",
         input: Some("the job's id (see /jobs)"),
+    },
+    Command {
+        name: "compact",
+        description: "Summarise the conversation before the last turns (the turns before are kept as a fork)",
+        input: Some("what the summary must keep"),
     },
 ];
 
@@ -162,6 +167,14 @@ pub(crate) async fn run(
         "info" => info(runtime, session),
         "jobs" => jobs(session),
         "kill" => kill(session, args).await,
+        "compact" => {
+            let focus = Some(args.join(" ")).filter(|f| !f.is_empty());
+            let cancel = tokio_util::sync::CancellationToken::new();
+            match runtime.compact(session, focus.as_deref(), &cancel).await {
+                Ok(outcome) => outcome.line().trim_start_matches("odek: ").to_string(),
+                Err(e) => format!("Not compacted: {}", e.message_without_paths()),
+            }
+        }
         "undo" | "rewind" => {
             let (runtime, id, turns) = (
                 runtime.clone(),

@@ -718,6 +718,26 @@ pub struct ModelList {
     pub provider: Option<String>,
 }
 
+/// `POST /api/sessions/{id}/compact`: what the compaction did (docs/COMPACTION.md).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionCompacted {
+    /// The session.
+    pub session_id: String,
+    /// `summary`, or `digest` when the summary failed and the digest replaced it.
+    pub mode: &'static str,
+    /// Estimated tokens of the transcript before.
+    pub before_tokens: u64,
+    /// Estimated tokens after.
+    pub after_tokens: u64,
+    /// Messages taken out.
+    pub removed_messages: usize,
+    /// The fork that keeps the conversation before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backup: Option<String>,
+    /// The line the web UI shows.
+    pub line: String,
+}
+
 /// `POST /api/sessions/{id}/model`: the session's model after the switch.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ModelSwitched {

@@ -2,8 +2,6 @@
 //! (`/compact` on every surface, `odek session compact`), saved at once, with its events
 //! and its cost (see docs/COMPACTION.md).
 
-use std::sync::Arc;
-
 use tokio_util::sync::CancellationToken;
 
 use super::{Runtime, RuntimeError, SessionHandle};
@@ -68,7 +66,7 @@ impl Runtime {
     /// turn of the session runs.
     pub async fn compact(
         &self,
-        session: &Arc<SessionHandle>,
+        session: &SessionHandle,
         focus: Option<&str>,
         cancel: &CancellationToken,
     ) -> Result<CompactionOutcome, RuntimeError> {

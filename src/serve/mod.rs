@@ -13,6 +13,7 @@ mod api;
 mod auth;
 mod checkpoints;
 mod commands;
+mod compact;
 mod credentials;
 mod error;
 mod export;

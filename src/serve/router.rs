@@ -17,7 +17,7 @@ use super::credentials::BrowserSessions;
 use super::error::{ApiError, BODY_LIMIT, PROMPT_BODY_LIMIT};
 use super::hub::Hub;
 use super::{AppState, api, auth, checkpoints, commands, error, limits, listen, memory, models};
-use super::{schedules, sessions, skills, ui};
+use super::{compact, schedules, sessions, skills, ui};
 use crate::config::LoadOptions;
 use crate::events::EventWriter;
 use crate::redact::Redactor;
@@ -105,6 +105,7 @@ fn router(state: Arc<AppState>, mcp: Option<crate::mcp_server::OdekMcpServer>) -
         .route("/api/sessions/{id}/messages", post(api::message))
         .route("/api/sessions/{id}/plan", get(sessions::plan))
         .route("/api/sessions/{id}/model", post(models::switch))
+        .route("/api/sessions/{id}/compact", post(compact::compact))
         .route("/api/sessions/{id}/checkpoints", get(checkpoints::list))
         .route("/api/sessions/{id}/rewind", post(checkpoints::rewind))
         .route("/api/sessions/{id}/export", get(sessions::export))

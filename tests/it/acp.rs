@@ -410,7 +410,7 @@ async fn slash_commands_are_announced_and_undo_puts_back_the_last_turns_files_wi
         .iter()
         .filter_map(|c| c["name"].as_str())
         .collect();
-    assert_eq!(names, ["undo", "rewind", "info", "jobs", "kill"]);
+    assert_eq!(names, ["undo", "rewind", "info", "jobs", "kill", "compact"]);
     assert_eq!(
         announced[0]["availableCommands"][4]["input"]["hint"],
         "the job's id (see /jobs)"

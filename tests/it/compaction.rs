@@ -4,6 +4,7 @@
 
 use serde_json::{Value, json};
 
+use crate::support::serve::Served;
 use crate::support::*;
 
 const SUMMARY_PROMPT_START: &str = "You are compacting the conversation";
@@ -313,4 +314,83 @@ async fn a_failed_summary_falls_back_to_the_digest() {
     assert!(!sent.to_string().contains(&big[..100]));
     let done = events_of(&events, "compacted");
     assert_eq!(done[0]["data"]["mode"], "digest", "{events}");
+}
+
+/// `POST /api/sessions/{id}/compact`: the web UI's `/compact` — the summary request with
+/// the focus, the answer's line and fork, the session's next prompt with the summary; a
+/// second call at once, with nothing before the kept turns, is a 400.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_compacts_a_session_on_request() {
+    let server = ScriptedServer::start(vec![
+        text("reply one"),
+        text("reply two"),
+        text("reply three"),
+        text("Summary: asked three times."),
+        text("reply four"),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let served = Served::start(&sb, &server.base_url(), &[]);
+    let first = served.prompt_completed(json!({"content": "one"})).await;
+    let id = first["session_id"].as_str().expect("id").to_string();
+    for ask in ["two", "three"] {
+        served
+            .prompt_completed(json!({"content": ask, "session_id": id}))
+            .await;
+    }
+    let path = format!("/api/sessions/{id}/compact");
+    let done = served.post(&path, json!({"keep": "the count"})).await;
+    assert_eq!(done.status, 200, "{}", done.text);
+    assert_eq!(done.json["mode"], "summary");
+    assert!(done.json["backup"].as_str().is_some(), "{}", done.text);
+    assert!(
+        done.json["line"]
+            .as_str()
+            .is_some_and(|l| l.contains("summarised"))
+    );
+    assert!(content(&messages(&server.requests()[3])[1]).contains("keep: the count"));
+    let again = served.post(&path, json!({})).await;
+    assert_eq!(again.status, 400, "{}", again.text);
+    served
+        .prompt_completed(json!({"content": "four", "session_id": id}))
+        .await;
+    let next = server.requests()[4].to_string();
+    assert!(next.contains("Summary: asked three times.") && !next.contains("reply one"));
+}
+
+/// ACP's `/compact`: announced, answered by odek (the summary request, no turn of the
+/// model), the next prompt's request holding the summary.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acp_compact_is_odeks_command() {
+    let server = ScriptedServer::start(vec![
+        text("reply one"),
+        text("reply two"),
+        text("reply three"),
+        text("Summary: an editor's three prompts."),
+        text("reply four"),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let work = sb.work.to_string_lossy().to_string();
+    let report = crate::acp::client(
+        &sb,
+        &server.base_url(),
+        json!({"steps": [
+            {"new": work},
+            {"prompt": "one"},
+            {"prompt": "two"},
+            {"prompt": "three"},
+            {"prompt": "/compact the prompts"},
+            {"prompt": "four"},
+        ]}),
+    )
+    .await;
+    let log = report.to_string();
+    assert!(log.contains("conversation summarised"), "{log}");
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 5, "{log}");
+    assert!(is_summary_request(&reqs[3]));
+    assert!(content(&messages(&reqs[3])[1]).contains("keep: the prompts"));
+    let next = reqs[4].to_string();
+    assert!(next.contains("Summary: an editor's three prompts.") && !next.contains("reply one"));
 }

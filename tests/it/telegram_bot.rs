@@ -1546,3 +1546,41 @@ async fn model_lists_and_switches_the_chats_session() {
     assert!(requests[1].to_string().contains("first answer"));
     assert_eq!(only_session(&sb)["model"], "other-model");
 }
+
+/// `/compact keep the numbers` in a chat with three turns: one summary request with the
+/// focus, the answer's line in the chat, the next turn's request with the summary in place
+/// of the first answer (docs/COMPACTION.md).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compact_summarises_the_chats_session_and_the_next_turn_sees_the_summary() {
+    let model = ScriptedServer::start(vec![
+        text("reply one"),
+        text("reply two"),
+        text("reply three"),
+        text("Summary: three numbered questions."),
+        text("reply four"),
+    ])
+    .await;
+    let tg = FakeTelegram::start().await;
+    let sb = Sandbox::new();
+    configure(&sb, &tg, json!({}));
+    let bot = Bot::start(&sb, &model);
+    let said = |text: &'static str| move |m: &Value| to_chat(m) && text_of(m).starts_with(text);
+    for (ask, reply) in [("one", "reply one"), ("two", "reply two"), ("three", "reply three")] {
+        tg.message(CHAT, ALLOWED, ask);
+        tg.wait_sent(reply, said(reply)).await;
+    }
+    tg.message(CHAT, ALLOWED, "/compact keep the numbers");
+    tg.wait_sent("the compaction", said("conversation summarised"))
+        .await;
+    tg.message(CHAT, ALLOWED, "four");
+    tg.wait_sent("the fourth answer", said("reply four")).await;
+    let requests = model.requests();
+    assert_eq!(requests.len(), 5);
+    let asked = requests[3].to_string();
+    assert!(asked.contains("You are compacting the conversation"), "{asked}");
+    assert!(asked.contains("keep: keep the numbers"), "{asked}");
+    let next = requests[4].to_string();
+    assert!(next.contains("Summary: three numbered questions."), "{next}");
+    assert!(!next.contains("reply one") && next.contains("reply two"), "{next}");
+    stops_cleanly(&tg, bot);
+}

@@ -48,6 +48,7 @@ export const api = {
     return call('POST', '/api/prompt', body);
   },
   models: () => call('GET', '/api/models'),
+  compact: (sid, keep) => call('POST', `/api/sessions/${id(sid)}/compact`, keep ? { keep } : {}),
   switchModel: (sid, model) => call('POST', `/api/sessions/${id(sid)}/model`, { model }),
   memory: () => call('GET', '/api/memory'),
   editFact: (fid, content) => call('POST', `/api/memory/${id(String(fid))}`, { content }),

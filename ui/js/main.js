@@ -261,9 +261,33 @@ function newSession() {
   ui.prompt.focus();
 }
 
+/** `/compact [what to keep]`: the open session's conversation summarised by the model. */
+async function compact(keep) {
+  if (!sessionId) {
+    status('Nothing to compact: open a session first.');
+    return;
+  }
+  ui.send.disabled = true;
+  status('Summarising the conversation…');
+  try {
+    const done = await api.compact(sessionId, keep);
+    ui.prompt.value = '';
+    await openSession(sessionId);
+    status(done.line);
+  } catch (err) {
+    status(err.message);
+  } finally {
+    ui.send.disabled = false;
+  }
+}
+
 async function submit(queue = false) {
   const content = ui.prompt.value.trim();
   if (!content) return;
+  if (/^\/compact(\s|$)/.test(content)) {
+    await compact(content.slice('/compact'.length).trim());
+    return;
+  }
   ui.send.disabled = true;
   let started;
   let files = [];
