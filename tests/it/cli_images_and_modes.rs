@@ -263,3 +263,29 @@ async fn the_repl_switches_to_plan_mode_shows_it_in_its_prompt_and_refuses_a_wri
     assert!(tool_results(&requests[1])[0].contains("denied"));
     assert!(!sb.work.join("out.md").exists());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn continue_takes_an_image_and_a_mode_for_its_turn_only() {
+    let server = ScriptedServer::start(vec![text("First."), text("Second."), text("Third.")]).await;
+    let sb = seeing_sandbox();
+    let out = run(&sb, &server, &[], &["--session", "first"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let mut cont = sb.odek(&server.base_url());
+    cont.args(["continue", "--mode", "plan", "-i", "shot.png", "and this?"]);
+    let out = output(cont).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let mut again = sb.odek(&server.base_url());
+    again.args(["continue", "and now?"]);
+    let out = output(again).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let requests = server.requests();
+    assert_eq!(
+        last_user(&requests[1])["content"][1]["image_url"]["url"],
+        png_data_url()
+    );
+    assert!(plan_note(&requests[1]).contains("[Plan mode:"));
+    // The next turn has its own flags: no mode, and the image stays in the transcript.
+    assert_eq!(plan_note(&requests[2]), "");
+    assert_eq!(last_user_text(&requests[2]), "and now?");
+    assert!(requests[2].to_string().contains(&png_data_url()));
+}
