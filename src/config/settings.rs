@@ -226,7 +226,7 @@ pub static SETTINGS: std::sync::LazyLock<Vec<Setting>> = std::sync::LazyLock::ne
         row!("no_color", Bool, no_color, "no ANSI colours (also `NO_COLOR`)",
             env: Some("ODEK_NO_COLOR"), flag: Some("--no-color")),
         row!("models", List, models,
-            "more models the web UI's picker offers beside `model` (with those the endpoint's `GET /models` lists)",
+            "more models the pickers offer beside `model` — the web UI's, the REPL's and Telegram's `/model`, ACP's — (with those the endpoint's `GET /models` lists); `PROVIDER:MODEL` names another provider's (see MODELS.md)",
             env: Some("ODEK_MODELS")),
         row!("fallback_models", List, fallback_models,
             "`PROVIDER:MODEL`s a request goes on with, in order, when its retries are spent on a 429, a 5xx, an overload or a timeout; the next turn starts from `model` again (see FALLBACK.md)",
