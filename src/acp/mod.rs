@@ -306,8 +306,8 @@ impl Server {
             "session/load" => self.load_session(params).await,
             "session/prompt" => self.prompt(params).await,
             "session/set_mode" => self.set_mode(params),
-            "session/set_model" => self.set_model(params),
-            "session/set_config_option" => self.set_config_option(params),
+            "session/set_model" => self.set_model(params, false),
+            "session/set_config_option" => self.set_model(params, true),
             _ => Err(RpcError::new(
                 code::METHOD_NOT_FOUND,
                 format!("odek acp has no method {method}"),
@@ -637,6 +637,24 @@ impl Server {
                 Ok(None)
             }
         }
+    }
+
+    /// `session/set_model`, and `session/set_config_option` (`as_option`: its one option,
+    /// `model`): the session's next prompts ask that model (see `models.rs`).
+    fn set_model(&self, params: Value, as_option: bool) -> Result<Value, RpcError> {
+        let (id, model) = models::wanted(params, as_option)?;
+        let session = self.session(&id)?;
+        if lock(&session.run).is_some() {
+            return Err(RpcError::invalid_params(format!(
+                "session {id} is running a prompt: switch its model when it ends"
+            )));
+        }
+        let runtime = self.runtime_for(session.key.clone())?;
+        let offered = models::switch(&runtime, &session.handle, &model)?;
+        Ok(match as_option {
+            true => json!({"configOptions": models::config_options(&offered)}),
+            false => json!({}),
+        })
     }
 
     /// `session/set_mode`: the next prompt's policy (a running one keeps its own).

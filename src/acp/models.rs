@@ -7,7 +7,6 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::rpc::RpcError;
-use super::{Server, decode, lock};
 use crate::config::ModelRef;
 use crate::runtime::{Runtime, SessionHandle};
 
@@ -44,7 +43,7 @@ pub(super) fn add_to(answer: &mut Value, runtime: &Runtime, handle: &SessionHand
 }
 
 /// The `model` select option, the session's model current.
-fn config_options(offered: &[String]) -> Value {
+pub(super) fn config_options(offered: &[String]) -> Value {
     let options: Vec<Value> = offered
         .iter()
         .map(|m| json!({"value": m, "name": m}))
@@ -53,45 +52,34 @@ fn config_options(offered: &[String]) -> Value {
             "currentValue": offered.first(), "options": options}])
 }
 
-impl Server {
-    /// `session/set_model`: the session's next prompts ask `modelId` (`[PROVIDER:]MODEL`).
-    pub(super) fn set_model(&self, params: Value) -> Result<Value, RpcError> {
-        let params: SetModel = decode(params)?;
-        self.switch(&params.session_id, &params.model_id)?;
-        Ok(json!({}))
+/// The session and the model a `session/set_model` (or, `as_option`, a
+/// `session/set_config_option`) asks for.
+pub(super) fn wanted(params: Value, as_option: bool) -> Result<(String, String), RpcError> {
+    let invalid = |e: serde_json::Error| RpcError::invalid_params(format!("invalid params: {e}"));
+    if !as_option {
+        let p: SetModel = serde_json::from_value(params).map_err(invalid)?;
+        return Ok((p.session_id, p.model_id));
     }
+    let p: SetOption = serde_json::from_value(params).map_err(invalid)?;
+    match p.value.as_str().filter(|_| p.config_id == CONFIG_ID) {
+        Some(model) => Ok((p.session_id, model.to_string())),
+        None => Err(RpcError::invalid_params(format!(
+            "no config option {} taking {}: odek has \"model\", a model's name",
+            p.config_id, p.value
+        ))),
+    }
+}
 
-    /// `session/set_config_option`: `model` is the only option odek has.
-    pub(super) fn set_config_option(&self, params: Value) -> Result<Value, RpcError> {
-        let params: SetOption = decode(params)?;
-        let value = params
-            .value
-            .as_str()
-            .filter(|_| params.config_id == CONFIG_ID);
-        let Some(value) = value else {
-            return Err(RpcError::invalid_params(format!(
-                "no config option {} taking {}: odek has \"model\", a model's name",
-                params.config_id, params.value
-            )));
-        };
-        let offered = self.switch(&params.session_id, value)?;
-        Ok(json!({"configOptions": config_options(&offered)}))
-    }
-
-    /// Switches the session to `model`; the models then offered.
-    fn switch(&self, id: &str, model: &str) -> Result<Vec<String>, RpcError> {
-        let session = self.session(id)?;
-        if lock(&session.run).is_some() {
-            return Err(RpcError::invalid_params(format!(
-                "session {id} is running a prompt: switch its model when it ends"
-            )));
-        }
-        let runtime = self.runtime_for(session.key.clone())?;
-        let wanted = ModelRef::parse(model, runtime.config())
-            .map_err(|e| RpcError::invalid_params(e.to_string()))?;
-        runtime
-            .switch_model(&session.handle, &wanted)
-            .map_err(|e| RpcError::invalid_params(e.message_without_paths()))?;
-        Ok(runtime.offered_models(Some(&session.handle)))
-    }
+/// Switches `handle` on `runtime` to `model`; the models then offered.
+pub(super) fn switch(
+    runtime: &Runtime,
+    handle: &SessionHandle,
+    model: &str,
+) -> Result<Vec<String>, RpcError> {
+    let wanted = ModelRef::parse(model, runtime.config())
+        .map_err(|e| RpcError::invalid_params(e.to_string()))?;
+    runtime
+        .switch_model(handle, &wanted)
+        .map_err(|e| RpcError::invalid_params(e.message_without_paths()))?;
+    Ok(runtime.offered_models(Some(handle)))
 }

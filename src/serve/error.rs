@@ -162,6 +162,17 @@ impl From<SupervisorError> for ApiError {
     }
 }
 
+/// A model switch's refusal: 400 for a model this server cannot ask (an unknown provider, no
+/// key, a replayed run), else as any runtime error.
+pub(super) fn model_refused(e: RuntimeError) -> ApiError {
+    match e {
+        RuntimeError::Provider { .. }
+        | RuntimeError::MissingApiKey { .. }
+        | RuntimeError::ModelFixed { .. } => ApiError::bad_request(e.message_without_paths()),
+        other => other.into(),
+    }
+}
+
 /// A JSON request body of at most `LIMIT` bytes, decoded strictly into `T` (which should deny
 /// unknown fields). The body must be sent as `application/json` (so a cross-site HTML form
 /// cannot post it).

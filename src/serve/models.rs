@@ -12,7 +12,6 @@ use super::error::{ApiError, JsonBody};
 use super::{AppState, sessions};
 use crate::config::ModelRef;
 use crate::protocol::api::{ModelEntry, ModelList, ModelSwitched};
-use crate::runtime::RuntimeError;
 
 /// `GET /api/models`.
 pub async fn list(
@@ -68,7 +67,8 @@ impl AppState {
         let wanted = ModelRef::parse(model, runtime.config())
             .map_err(|e| ApiError::bad_request(e.to_string()))?;
         let session = runtime.open_session(id, super::runs::HOLDER)?;
-        let note = runtime.switch_model(&session, &wanted).map_err(refused)?;
+        let note =
+            (runtime.switch_model(&session, &wanted)).map_err(super::error::model_refused)?;
         let now = session.saved();
         let on_other = now.provider.is_some() && now.provider != self.base.config().provider;
         Ok(ModelSwitched {
@@ -79,16 +79,6 @@ impl AppState {
             },
             note,
         })
-    }
-}
-
-/// A switch's refusal: 400 for a model this server cannot ask, else as any runtime error.
-pub(super) fn refused(e: RuntimeError) -> ApiError {
-    match e {
-        RuntimeError::Provider { .. }
-        | RuntimeError::MissingApiKey { .. }
-        | RuntimeError::ModelFixed { .. } => ApiError::bad_request(e.message_without_paths()),
-        other => other.into(),
     }
 }
 

@@ -146,7 +146,7 @@ impl AppState {
                 if let Some(wanted) = &other_provider {
                     runtime
                         .switch_model(&session, wanted)
-                        .map_err(super::models::refused)?;
+                        .map_err(super::error::model_refused)?;
                 }
                 session
             }
