@@ -26,6 +26,7 @@ pub struct ReplArgs {
 
 mod compact;
 mod live;
+mod state;
 mod model;
 
 /// Who holds the session while the REPL is open.
@@ -64,7 +65,7 @@ struct Repl {
     /// Held (locked) for as long as the REPL is open.
     session: Arc<SessionHandle>,
     /// The read loop's state: the running turn, where prompts' answers go.
-    live: live::Live,
+    live: state::Live,
 }
 
 /// Runs `odek repl`.
@@ -110,7 +111,7 @@ fn start(flags: &TurnFlags) -> crate::error::Fallible<Repl> {
     Ok(Repl {
         setup,
         session,
-        live: live::Live::default(),
+        live: state::Live::default(),
     })
 }
 
@@ -119,7 +120,7 @@ fn resume(flags: &TurnFlags, id: &str) -> crate::error::Fallible<Repl> {
     Ok(Repl {
         setup,
         session,
-        live: live::Live::default(),
+        live: state::Live::default(),
     })
 }
 

@@ -126,6 +126,11 @@ impl Engine {
         }
     }
 
+    /// Sets where this engine's run takes steer messages from.
+    pub fn set_steering(&mut self, steering: Arc<dyn super::Steering>) {
+        self.steering = Some(steering);
+    }
+
     /// The plan store, when planning is on.
     pub fn plan_store(&self) -> Option<&Arc<PlanStore>> {
         self.plan.as_ref()

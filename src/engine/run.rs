@@ -304,6 +304,16 @@ impl Engine {
         Ok(Step::Continue)
     }
 
+    /// Appends the steer messages waiting for this request (see `steer.rs`).
+    fn take_steers(&self, iteration: u32, state: &mut RunState) {
+        let Some(steering) = &self.steering else {
+            return;
+        };
+        for text in steering.take(iteration) {
+            state.ctx.push(super::steer_message(&text));
+        }
+    }
+
     /// The background jobs that ended since the last request: a system message each, the
     /// last lines of its output wrapped as untrusted (they are what a command printed).
     fn background_notices(&self, iteration: u32, state: &mut RunState) {

@@ -168,8 +168,15 @@ struct Table {
     /// Approval or question id → its run.
     requests: HashMap<String, String>,
     /// Session id → the messages sent to it while it ran.
-    inboxes: HashMap<String, inbox::Inbox>,
+    inboxes: HashMap<String, Inbox>,
     ended: VecDeque<String>,
+}
+
+/// The messages sent to one session while it ran (see `inbox.rs`).
+#[derive(Default)]
+struct Inbox {
+    steers: VecDeque<String>,
+    queued: VecDeque<String>,
 }
 
 /// One run in the table.
@@ -284,16 +291,8 @@ impl Supervisor {
             turn.mark_external(source);
         }
         if !session_id.is_empty() {
-            let steering = inbox::RunInbox {
-                inner: Arc::downgrade(&self.inner),
-                session_id: session_id.clone(),
-                redactor: self.inner.redactor.clone(),
-                events: std::sync::OnceLock::new(),
-            };
-            if let Some(events) = turn.events() {
-                let _ = steering.events.set(events.clone());
-            }
-            turn.steer_with(Arc::new(steering));
+            let steering = self.steering_for(&session_id, turn.events());
+            turn.steer_with(steering);
         }
         if let Some(jobs) = turn.jobs() {
             *lock(&slot.jobs) = Arc::downgrade(jobs);

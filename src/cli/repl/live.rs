@@ -17,42 +17,10 @@ use rustyline::{
     Modifiers, RepeatCount,
 };
 
+use super::state::{Event, Read};
 use super::{LineEditor, Repl, save_history};
 use crate::cli::terminal::sink;
 use crate::runtime::{Delivered, Delivery, RuntimeError, TurnOutcome};
-
-/// What the loop hears: a read of the line editor, or the end of a turn.
-pub(super) enum Event {
-    Read(Read),
-    Ended(Result<TurnOutcome, RuntimeError>, Option<String>),
-}
-
-/// One read of the line editor.
-pub(super) enum Read {
-    /// A line, and whether it was sent with Alt+Enter.
-    Line(String, bool),
-    /// Ctrl-C, and whether the line was empty.
-    Interrupted(bool),
-    Eof,
-    Failed(ReadlineError),
-}
-
-/// The loop's state kept on the REPL.
-#[derive(Default)]
-pub(super) struct Live {
-    /// Where a turn's end is told (set while the loop runs).
-    events: Option<Sender<Event>>,
-    /// The running turn: its run id and its Ctrl-C watcher.
-    running: Option<(String, tokio::task::JoinHandle<()>)>,
-    /// Where a prompt's answer goes (approvals, `clarify`) while lines are read in a turn.
-    replies: Option<Sender<String>>,
-    /// Lines for the next turns that came as a turn was ending.
-    waiting: std::collections::VecDeque<String>,
-    /// The REPL ends once the running turn has.
-    leaving: bool,
-    /// The number of the turn a line would start (the prompt shown follows it).
-    number: Arc<AtomicUsize>,
-}
 
 /// The prompt of one read: its text follows the turn number as turns end while the line is
 /// being typed (redrawn with the next line printed above it).
@@ -72,13 +40,6 @@ impl rustyline::Prompt for LivePrompt {
             .load(Ordering::SeqCst)
             .saturating_sub(self.first);
         &self.texts[at.min(self.texts.len() - 1)]
-    }
-}
-
-impl Live {
-    /// True while a turn runs.
-    pub(super) fn is_running(&self) -> bool {
-        self.running.is_some()
     }
 }
 

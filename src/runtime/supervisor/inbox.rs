@@ -4,10 +4,9 @@
 //! is still there — a steer that came after the last request, then the queue in order — is
 //! handed out one message per ended turn, so nothing sent is lost.
 
-use std::collections::VecDeque;
 use std::sync::{Arc, OnceLock, Weak};
 
-use super::{Inner, Supervisor, lock};
+use super::{Inbox, Inner, Supervisor, lock};
 use crate::engine::Steering;
 use crate::events::Emitter;
 use crate::protocol::{Event, UserSteer};
@@ -35,13 +34,6 @@ pub enum Delivered {
     NotRunning(String),
 }
 
-/// The messages waiting for one session.
-#[derive(Default)]
-pub(super) struct Inbox {
-    steers: VecDeque<String>,
-    queued: VecDeque<String>,
-}
-
 impl Inbox {
     fn is_empty(&self) -> bool {
         self.steers.is_empty() && self.queued.is_empty()
@@ -58,6 +50,25 @@ impl Inbox {
 }
 
 impl Supervisor {
+    /// Where a run of `session_id` takes its steers, each reported on `events` as a
+    /// `user_steer` event.
+    pub(super) fn steering_for(
+        &self,
+        session_id: &str,
+        events: Option<&Emitter>,
+    ) -> Arc<dyn Steering> {
+        let steering = RunInbox {
+            inner: Arc::downgrade(&self.inner),
+            session_id: session_id.to_string(),
+            redactor: self.inner.redactor.clone(),
+            events: OnceLock::new(),
+        };
+        if let Some(events) = events {
+            let _ = steering.events.set(events.clone());
+        }
+        Arc::new(steering)
+    }
+
     /// Sends `text` to the running turn of `session_id` (see [`Delivery`]); with no turn of
     /// it running here, gives the text back for the caller to start one.
     pub fn deliver(&self, session_id: &str, text: String, how: Delivery) -> Delivered {
@@ -126,11 +137,11 @@ impl Inner {
 }
 
 /// The steers of one run, as its engine takes them: each reported as a `user_steer` event.
-pub(super) struct RunInbox {
-    pub(super) inner: Weak<Inner>,
-    pub(super) session_id: String,
-    pub(super) redactor: Arc<Redactor>,
-    pub(super) events: OnceLock<Emitter>,
+struct RunInbox {
+    inner: Weak<Inner>,
+    session_id: String,
+    redactor: Arc<Redactor>,
+    events: OnceLock<Emitter>,
 }
 
 impl Steering for RunInbox {
