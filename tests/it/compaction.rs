@@ -394,3 +394,50 @@ async fn acp_compact_is_odeks_command() {
     let next = reqs[4].to_string();
     assert!(next.contains("Summary: an editor's three prompts.") && !next.contains("reply one"));
 }
+
+/// The web UI in Chromium: three prompts, then `/compact the names` typed in the prompt box
+/// goes to `POST /api/sessions/{id}/compact` (the summary request, not a prompt), and the
+/// status line says what was replaced.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_web_ui_compacts_the_open_session_when_compact_is_typed() {
+    use crate::support::browser::Browser;
+    use fantoccini::key::Key;
+    let server = ScriptedServer::start(vec![
+        text("reply one"),
+        text("reply two"),
+        text("reply three"),
+        text("Summary: three prompts in the browser."),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let served = Served::start(&sb, &server.base_url(), &[]);
+    let browser = Browser::start(&sb.tmp().join("chromium")).await;
+    browser.sign_in(&served).await;
+    for ask in ["one", "two", "three"] {
+        browser.type_text(ask).await;
+        browser.press(Key::Enter).await;
+        let answered = format!(
+            "return Array.from(document.querySelectorAll('.turn .msg-assistant.markdown')).some(a => a.textContent === 'reply {ask}');"
+        );
+        browser.wait_until("the answer", &answered).await;
+    }
+    browser.type_text("/compact the names").await;
+    browser.press(Key::Enter).await;
+    browser
+        .wait_until(
+            "the compaction's line",
+            "return document.getElementById('status').textContent.includes('conversation summarised');",
+        )
+        .await;
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 4);
+    assert!(is_summary_request(&reqs[3]));
+    assert!(content(&messages(&reqs[3])[1]).contains("keep: the names"));
+    let typed = browser
+        .js("return document.getElementById('prompt').value;", vec![])
+        .await;
+    assert_eq!(typed, "");
+    let problems = browser.console_problems().await;
+    assert!(problems.is_empty(), "console: {problems:?}");
+    browser.quit().await;
+}
