@@ -220,6 +220,15 @@ async fn repl_enter_steers_alt_enter_queues_and_a_late_steer_is_the_next_turn() 
         // A steer that comes after the turn's last request becomes the next turn.
         p.send_line("one more")?;
         reached(&late);
+        // Ctrl-C on an empty line clears the queue (and leaves the turn running).
+        p.send("drop me\x1b\r")?;
+        p.flush()?;
+        p.exp_string("queued (1): drop me")?;
+        p.exp_string("odek 4> ")?;
+        p.send_control('c')?;
+        p.exp_string("queue cleared (1)")?;
+        p.send_line("/queue")?;
+        p.exp_string("Nothing queued")?;
         p.send_line("and this too")?;
         p.exp_string("steered: and this too")?;
         late.release();
