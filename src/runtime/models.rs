@@ -209,3 +209,103 @@ impl Retarget {
         Some(note)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::Message;
+    use crate::redact::Redactor;
+
+    fn runtime(home: &std::path::Path, source: super::super::ModelSource) -> Runtime {
+        let mut config = Config {
+            base_url: "http://127.0.0.1:9/v1".into(),
+            ..Config::default()
+        };
+        let gw = crate::config::providers::ProviderConfig {
+            base_url: Some("http://127.0.0.1:8/v1".into()),
+            format: Some("anthropic".into()),
+            ..Default::default()
+        };
+        config.providers.insert("gw".into(), gw);
+        let opts = super::super::RuntimeOptions {
+            home: home.to_path_buf(),
+            cwd: home.to_path_buf(),
+            model_source: source,
+            record: None,
+            events: None,
+            redactor: Arc::new(Redactor::new()),
+        };
+        Runtime::build(config, opts).expect("runtime")
+    }
+
+    #[test]
+    fn each_model_is_built_once_and_an_unknown_provider_is_a_typed_error() {
+        let home = tempfile::tempdir().expect("tempdir");
+        let rt = runtime(home.path(), super::super::ModelSource::Http);
+        let same = ModelRef::bare(&rt.config.model);
+        assert!(Arc::ptr_eq(
+            &rt.chat_model_for(&same).expect("own"),
+            &rt.model
+        ));
+        let gw = ModelRef::parse("gw:small", &rt.config).expect("ref");
+        let first = rt.chat_model_for(&gw).expect("gw");
+        assert!(Arc::ptr_eq(&first, &rt.chat_model_for(&gw).expect("again")));
+        assert_eq!(first.model_name(), "small");
+        let unknown = ModelRef {
+            provider: Some("nowhere".into()),
+            model: "m".into(),
+        };
+        assert!(matches!(
+            rt.chat_model_for(&unknown),
+            Err(RuntimeError::Provider { .. })
+        ));
+    }
+
+    #[test]
+    fn a_switch_names_the_new_model_and_drops_only_another_providers_state() {
+        let home = tempfile::tempdir().expect("tempdir");
+        let rt = runtime(home.path(), super::super::ModelSource::Http);
+        let mut answer = Message::assistant("hi");
+        answer.provider_state = Some(Box::new(crate::llm::ProviderState {
+            wire: "anthropic".into(),
+            items: Vec::new(),
+            origin: None,
+        }));
+        let session = rt
+            .new_session("t", vec![Message::system("s"), answer], "cli", "odek test")
+            .expect("session");
+        let note = rt
+            .switch_model(&session, &ModelRef::bare("other"))
+            .expect("switch");
+        assert_eq!(
+            note.as_deref(),
+            Some("this session moves from deepseek-v4-flash (no provider) to other (no provider)")
+        );
+        assert!(session.live().messages[1].provider_state.is_some());
+        let note = rt
+            .switch_model(
+                &session,
+                &ModelRef::parse("gw:big", &rt.config).expect("ref"),
+            )
+            .expect("switch");
+        assert!(note.is_some_and(|n| {
+            n.ends_with("in 1 message(s) (thinking signatures, encrypted reasoning) is dropped")
+        }));
+        assert!(session.live().messages[1].provider_state.is_none());
+        assert_eq!(rt.session_model(Some(&session)).to_string(), "gw:big");
+        assert_eq!(session.saved().provider.as_deref(), Some("gw"));
+    }
+
+    #[test]
+    fn a_replayed_run_asks_only_its_own_model() {
+        let home = tempfile::tempdir().expect("tempdir");
+        let replay = home.path().join("r.jsonl");
+        let line = r#"{"choices":[{"message":{"role":"assistant","content":"ok"}}]}"#;
+        std::fs::write(&replay, line).expect("replay file");
+        let rt = runtime(home.path(), super::super::ModelSource::Replay(replay));
+        assert!(matches!(
+            rt.chat_model_for(&ModelRef::bare("other")),
+            Err(RuntimeError::ModelFixed { .. })
+        ));
+    }
+}
