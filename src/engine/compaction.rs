@@ -340,3 +340,49 @@ pub(super) fn compaction_input(previous: Option<&str>, dropped: &[Message]) -> S
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn injection(text: &str) -> Message {
+        Message::system(format!("{}{text}", crate::transcript::INJECTION_PREFIX))
+    }
+
+    #[test]
+    fn a_summary_takes_answers_tools_hints_and_later_attachments_never_user_words() {
+        let plan = Message::system(format!("{} v1]", crate::plan::PLAN_MESSAGE_PREFIX));
+        let messages = vec![
+            Message::system("prompt"),
+            plan,
+            injection(" AGENTS.md"),
+            Message::user("task"),
+            Message::assistant("answer 1"),
+            Message::system("a hint"),
+            injection(" a file of turn 2"),
+            Message::user("second"),
+            Message::assistant("answer 2"),
+            Message::user("third"),
+            Message::assistant("answer 3"),
+        ];
+        let drop = removable(&messages, 1).expect("something to take");
+        let taken: Vec<usize> = (0..messages.len()).filter(|&i| drop[i]).collect();
+        assert_eq!(taken, [4, 5, 6, 8]);
+        let all = removable(&messages, 0).expect("everything");
+        assert!(all[10] && !all[9] && !all[1] && !all[2]);
+        assert!(removable(&messages, 3).is_none(), "three turns, three kept");
+    }
+
+    #[test]
+    fn only_a_digest_before_the_kept_turns_is_nothing_to_compact() {
+        let messages = vec![
+            Message::system("prompt"),
+            Message::user("task"),
+            Message::system(digest_content(SUMMARY_HEADER, "earlier")),
+            Message::user("second"),
+            Message::assistant("answer 2"),
+        ];
+        assert!(removable(&messages, 1).is_none());
+        assert!(removable(&messages, 0).is_some());
+    }
+}

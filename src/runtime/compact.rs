@@ -182,6 +182,7 @@ fn run_record(model: &str, usage: &crate::llm::Usage, cost_usd: Option<f64>) -> 
         cached_tokens: usage.cache_read_tokens,
         reasoning_tokens: usage.reasoning_tokens,
         cost_microusd: cost_usd.map(crate::llm::pricing::microdollars),
+        compaction: true,
         ..RunRecord::default()
     }
 }

@@ -296,15 +296,19 @@ impl Runtime {
         if !s.enabled || !self.can_delegate {
             return None;
         }
+        // The children ask the session's model (after a switch, its provider's endpoint).
+        let switched = session.and_then(|s| s.current_model());
+        let switched = switched.and_then(|wanted| self.config_of(&wanted).ok());
+        let on = switched.as_ref().unwrap_or(&self.config);
         Some(Arc::new(DelegateTasksTool::new(DelegateSettings {
             slots: self.subagent_slots.clone(),
             tools,
             timeout: Duration::from_secs(s.timeout_seconds),
             max_iter: u32::try_from(s.max_iter).unwrap_or(15),
-            model: self.config.model.clone(),
-            base_url: self.config.base_url.clone(),
-            provider: self.config.provider.clone(),
-            api_key: self.config.api_key.clone(),
+            model: on.model.clone(),
+            base_url: on.base_url.clone(),
+            provider: on.provider.clone(),
+            api_key: on.api_key.clone(),
             provider_headers: self
                 .config
                 .providers
@@ -522,6 +526,7 @@ fn run_record(run: &RunOutcome) -> RunRecord {
         cost_microusd: run.cost_usd.map(crate::llm::pricing::microdollars),
         reasoning_tokens: run.usage.reasoning_tokens,
         model: None,
+        compaction: false,
     }
 }
 

@@ -41,7 +41,7 @@ impl SessionStore {
             input_tokens: 0,
             output_tokens: 0,
             cached_tokens: 0,
-            runs: old.runs.iter().take(keep as usize).cloned().collect(),
+            runs: runs_of_turns(&old.runs, keep),
             plan,
             revision: 0,
             name: None,
@@ -68,6 +68,21 @@ impl SessionStore {
             plan_known,
         })
     }
+}
+
+/// The records of the first `keep` turns, with the compactions made before the last of
+/// them (a compaction's record is not a turn's).
+fn runs_of_turns(runs: &[super::RunRecord], keep: u32) -> Vec<super::RunRecord> {
+    let mut turns = 0;
+    let mut kept = Vec::new();
+    for run in runs {
+        if (run.compaction && turns >= keep) || (!run.compaction && turns == keep) {
+            break;
+        }
+        turns += u32::from(!run.compaction);
+        kept.push(run.clone());
+    }
+    kept
 }
 
 /// The messages before the user message that starts turn `keep + 1`, the plan message
@@ -114,5 +129,42 @@ fn plan_at(session: &Session, keep: u32) -> (Option<PlanState>, bool) {
             None,
             session.turn_plans.first().is_some_and(|t| t.turn == 1),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::RunRecord;
+
+    fn turn(n: u64) -> RunRecord {
+        RunRecord {
+            input_tokens: n,
+            iterations: 1,
+            ..RunRecord::default()
+        }
+    }
+
+    fn compaction(n: u64) -> RunRecord {
+        RunRecord {
+            input_tokens: n,
+            compaction: true,
+            ..RunRecord::default()
+        }
+    }
+
+    #[test]
+    fn a_fork_takes_the_records_of_its_turns_and_the_compactions_between_them() {
+        let runs = [turn(1), turn(2), compaction(10), turn(3), compaction(20)];
+        let tokens = |keep| -> Vec<u64> {
+            runs_of_turns(&runs, keep)
+                .iter()
+                .map(|r| r.input_tokens)
+                .collect()
+        };
+        assert_eq!(tokens(0), Vec::<u64>::new());
+        assert_eq!(tokens(2), [1, 2]);
+        assert_eq!(tokens(3), [1, 2, 10, 3]);
+        assert_eq!(tokens(9), [1, 2, 10, 3, 20]);
     }
 }

@@ -194,6 +194,10 @@ pub struct RunRecord {
     /// models were recorded: `odek usage` counts the session's model then).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// A compaction's record (`/compact`, `odek session compact`): the summary request's
+    /// tokens and cost, not a turn.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub compaction: bool,
 }
 
 impl Session {
