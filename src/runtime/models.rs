@@ -39,7 +39,7 @@ impl Runtime {
 
     /// This configuration moved to `wanted` (normalized): its provider's endpoint and key
     /// when it names another provider, its model.
-    fn config_of(&self, wanted: &ModelRef) -> Result<Config, RuntimeError> {
+    pub(super) fn config_of(&self, wanted: &ModelRef) -> Result<Config, RuntimeError> {
         let mut config = self.config.clone();
         if let Some(id) = &wanted.provider {
             let env = std::env::vars().collect();

@@ -1,6 +1,8 @@
 //! Switching a session's model (docs/MODELS.md) through the real binary: `continue --model`,
 //! a move to another provider's wire, the REPL's `/model` in a pseudo-terminal.
 
+use std::sync::Arc;
+
 use serde_json::{Value, json};
 
 use crate::support::anthropic::with_thinking;
@@ -322,4 +324,54 @@ async fn acp_set_model_switches_the_sessions_next_prompts() {
         "{report}"
     );
     assert_eq!(server.requests()[3]["model"], "third-model");
+}
+
+/// A session switched with `continue --model` hands its model to the sub-agents its turn
+/// delegates to.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sub_agents_of_a_switched_session_ask_its_model() {
+    use crate::support::keyed::{Answer, KeyedServer};
+    let answer: Answer = Arc::new(|first: String, request: Value| {
+        Box::pin(async move {
+            let messages = request["messages"].as_array().cloned().unwrap_or_default();
+            let results = messages.iter().filter(|m| m["role"] == "tool").count();
+            let last_user = messages.iter().rev().find(|m| m["role"] == "user");
+            let asked = last_user.and_then(|m| m["content"].as_str()).unwrap_or("");
+            let reply = |text: &str| json!({"role": "assistant", "content": text});
+            match (first == "first", asked == "first", results) {
+                (false, _, _) => reply("child done"),
+                (true, true, _) => reply("one"),
+                (true, false, 0) => json!({"role": "assistant", "content": null, "tool_calls": [
+                    {"id": "call_d", "type": "function", "function": {"name": "delegate_tasks",
+                     "arguments": json!({"tasks": [{"goal": "count the files"}]}).to_string()}}]}),
+                (true, false, _) => reply("delegated"),
+            }
+        })
+    });
+    let server = KeyedServer::start(answer).await;
+    let sb = Sandbox::new();
+    sb.global_config(r#"{"stream": false, "dangerous": {"classes": {"system_write": "allow"}}}"#);
+    let url = server.base_url();
+    odek_ok(&sb, &url, &["run", "first"]).await;
+    let out = odek_ok(&sb, &url, &["continue", "--model", "other", "delegate it"]).await;
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("delegated"),
+        "{}",
+        show(&out)
+    );
+    let requests = server.requests();
+    let first_user = crate::support::keyed::first_user;
+    let children: Vec<&Value> = requests
+        .iter()
+        .filter(|r| first_user(r) != "first")
+        .collect();
+    assert!(
+        !children.is_empty(),
+        "a child asked the model: {requests:?}"
+    );
+    assert!(
+        children.iter().all(|r| r["model"] == "other"),
+        "{children:?}"
+    );
+    assert_eq!(requests.last().expect("parent")["model"], "other");
 }
