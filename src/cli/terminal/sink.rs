@@ -61,16 +61,21 @@ pub(super) fn write(text: &str, whole: bool) -> bool {
     let Some(route) = route.as_mut() else {
         return false;
     };
-    route.partial.push_str(text);
-    let end = match whole {
-        true => route.partial.len(),
-        false => route.partial.rfind('\n').map_or(0, |i| i + 1),
-    };
-    if end > 0 {
-        let lines: String = route.partial.drain(..end).collect();
-        let _ = route.lines.send(lines);
+    if let Some(ready) = ready(&mut route.partial, text, whole) {
+        let _ = route.lines.send(ready);
     }
     true
+}
+
+/// Adds `text` to what waits of a line and takes out what is ready to print: everything
+/// when `whole`, else up to the last line's end.
+fn ready(partial: &mut String, text: &str, whole: bool) -> Option<String> {
+    partial.push_str(text);
+    let end = match whole {
+        true => partial.len(),
+        false => partial.rfind('\n').map_or(0, |i| i + 1),
+    };
+    (end > 0).then(|| partial.drain(..end).collect())
 }
 
 /// A writer for prompts: what it is given goes to the printer when one is set (a flush
@@ -90,5 +95,22 @@ impl<W: std::io::Write> std::io::Write for Out<W> {
             return Ok(());
         }
         self.0.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ready;
+
+    #[test]
+    fn text_goes_out_by_whole_lines_and_a_flush_takes_the_rest() {
+        let mut partial = String::new();
+        assert_eq!(ready(&mut partial, "The answ", false), None);
+        assert_eq!(
+            ready(&mut partial, "er\nand more", false).as_deref(),
+            Some("The answer\n")
+        );
+        assert_eq!(ready(&mut partial, "", true).as_deref(), Some("and more"));
+        assert_eq!(ready(&mut partial, "", true), None);
     }
 }
