@@ -203,8 +203,8 @@ fn removable(messages: &[Message], keep_turns: usize) -> Option<Vec<bool>> {
     };
     let head = HEAD.len_of(messages).min(tail);
     let mut drop = vec![false; messages.len()];
-    for i in head..tail {
-        drop[i] = match context::kind(&messages[i]) {
+    for (i, taken) in drop.iter_mut().enumerate().take(tail).skip(head) {
+        *taken = match context::kind(&messages[i]) {
             Kind::Plan => false,
             Kind::Injection => i > first_user,
             Kind::Other => messages[i].role != Role::User,
