@@ -139,7 +139,7 @@ impl Repl {
         println!(
             "{} ⚡ {} · session {}",
             s.bold("odek"),
-            self.setup.resolved.config.model,
+            self.setup.runtime.session_model(Some(&self.session)),
             self.session.id()
         );
         println!("  {}", s.dim("Type /help for commands, /exit to quit."));

@@ -100,6 +100,7 @@ async function switchModel() {
   try {
     const switched = await api.switchModel(sessionId, wanted);
     sessionModel = switched.model;
+    sessions.refresh();
     status(switched.note ? `Model: ${switched.model} — ${switched.note}` : `Model: ${switched.model}`);
   } catch (err) {
     ui.model.value = sessionModel;
