@@ -651,10 +651,10 @@ impl Server {
         }
         let runtime = self.runtime_for(session.key.clone())?;
         let offered = models::switch(&runtime, &session.handle, &model)?;
-        Ok(match as_option {
-            true => json!({"configOptions": models::config_options(&offered)}),
-            false => json!({}),
-        })
+        if as_option {
+            return Ok(json!({"configOptions": models::config_options(&offered)}));
+        }
+        Ok(json!({}))
     }
 
     /// `session/set_mode`: the next prompt's policy (a running one keeps its own).

@@ -67,8 +67,8 @@ impl AppState {
         let wanted = ModelRef::parse(model, runtime.config())
             .map_err(|e| ApiError::bad_request(e.to_string()))?;
         let session = runtime.open_session(id, super::runs::HOLDER)?;
-        let note =
-            (runtime.switch_model(&session, &wanted)).map_err(super::error::model_refused)?;
+        let switched = runtime.switch_model(&session, &wanted);
+        let note = switched.map_err(super::error::model_refused)?;
         let now = session.saved();
         let on_other = now.provider.is_some() && now.provider != self.base.config().provider;
         Ok(ModelSwitched {
