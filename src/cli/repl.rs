@@ -26,8 +26,8 @@ pub struct ReplArgs {
 
 mod compact;
 mod live;
-mod state;
 mod model;
+mod state;
 
 /// Who holds the session while the REPL is open.
 const HOLDER: &str = "odek repl";

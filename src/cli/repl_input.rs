@@ -16,8 +16,8 @@ use crate::prompt::{ContextFile, ContextFileError, ImageBudget, ImageError};
 
 /// The REPL's slash commands, for completion.
 pub const SLASH_COMMANDS: &[&str] = &[
-    "/compact", "/exit", "/help", "/info", "/jobs", "/kill", "/memory", "/mode", "/model", "/plan", "/queue", "/quit",
-    "/rewind", "/skills", "/undo",
+    "/compact", "/exit", "/help", "/info", "/jobs", "/kill", "/memory", "/mode", "/model", "/plan",
+    "/queue", "/quit", "/rewind", "/skills", "/undo",
 ];
 
 use crate::prompt::MAX_ATTACHED_FILES;

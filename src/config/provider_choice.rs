@@ -86,6 +86,7 @@ pub(super) fn apply(
     sources: &mut BTreeMap<String, Source>,
     env: &BTreeMap<String, String>,
 ) -> Result<(), ConfigError> {
+    provider_from_model(config, sources);
     let Some(id) = config.provider.clone() else {
         apply_legacy_key(config, sources, env);
         return Ok(());
@@ -119,6 +120,30 @@ pub(super) fn apply(
         sources.insert("model".into(), by_provider);
     }
     Ok(())
+}
+
+/// A `model` written `PROVIDER:MODEL` (a built-in provider or a `providers` entry, as
+/// `/model` and `fallback_models` write it) chooses that provider where no layer named
+/// another; the model keeps only its own name.
+fn provider_from_model(config: &mut Config, sources: &mut BTreeMap<String, Source>) {
+    let Ok(named) = super::ModelRef::parse(&config.model, config) else {
+        return;
+    };
+    let Some(provider) = named.provider else {
+        return;
+    };
+    let named_another = sources
+        .get("provider")
+        .is_some_and(|s| *s != Source::Default)
+        && config.provider.as_deref() != Some(provider.as_str());
+    if named_another {
+        return;
+    }
+    if let Some(source) = sources.get("model").cloned() {
+        sources.insert("provider".into(), source);
+    }
+    config.provider = Some(provider);
+    config.model = named.model;
 }
 
 fn choose<'a>(

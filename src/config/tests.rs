@@ -617,6 +617,27 @@ fn a_provider_sets_endpoint_key_and_model_where_no_layer_did() {
 }
 
 #[test]
+fn a_model_written_provider_colon_model_chooses_its_provider() {
+    let mut f = Fixture::new();
+    f.env("ODEK_MODEL", "anthropic:claude-opus-4-1")
+        .env("ANTHROPIC_API_KEY", "sk-ant-0123456789");
+    let r = f.ok();
+    assert_eq!(r.config.provider.as_deref(), Some("anthropic"));
+    assert_eq!(r.config.model, "claude-opus-4-1");
+    assert_eq!(r.config.base_url, "https://api.anthropic.com/v1");
+    // A model name with a colon that names no provider stays whole; a provider a layer
+    // named is not replaced.
+    f.env("ODEK_MODEL", "qwen3:8b");
+    assert_eq!(f.ok().config.model, "qwen3:8b");
+    f.env("ODEK_MODEL", "anthropic:claude-opus-4-1")
+        .env("ODEK_PROVIDER", "openai")
+        .env("OPENAI_API_KEY", "sk-openai-0123456789");
+    let r = f.ok();
+    assert_eq!(r.config.provider.as_deref(), Some("openai"));
+    assert_eq!(r.config.model, "anthropic:claude-opus-4-1");
+}
+
+#[test]
 fn custom_providers_come_from_the_global_file_with_their_format_and_headers() {
     let mut f = Fixture::new();
     f.global(

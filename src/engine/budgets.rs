@@ -40,15 +40,22 @@ impl Engine {
         let b = &self.settings.budgets;
         let price = b.price.filter(|_| b.max_cost_usd > 0.0)?;
         Some(crate::tools::CostLeft {
-            usd: (b.max_cost_usd - price.cost_usd(&state.usage)).max(0.0),
+            usd: (b.max_cost_usd - state.spent_usd).max(0.0),
             price,
         })
     }
 
+    /// Adds a model call's tokens to the run, priced as the model that answered it (after a
+    /// fallback, the fallback's own price).
+    pub(super) fn charge(&self, state: &mut RunState, usage: &crate::llm::Usage) {
+        let price = crate::llm::pricing::price_for(self.model.model_name(), &self.settings.pricing);
+        state.charge(usage, price);
+    }
+
     pub(super) fn check_token_budgets(&self, state: &RunState) -> Result<(), RunError> {
         let b = &self.settings.budgets;
-        if let (Some(price), true) = (b.price, b.max_cost_usd > 0.0) {
-            let spent = price.cost_usd(&state.usage);
+        if b.price.is_some() && b.max_cost_usd > 0.0 {
+            let spent = state.spent_usd;
             if spent > b.max_cost_usd {
                 return Err(self.budget_exceeded(
                     "cost_microusd",

@@ -44,7 +44,7 @@ impl Engine {
                 .compact(previous.as_deref(), &report.dropped, cancel)
                 .await
             {
-                state.usage.add(&usage);
+                self.charge(state, &usage);
                 state.ctx.upsert_digest(&summary);
                 self.observer.on_event(&EngineEvent::ContentIngested {
                     iteration: state.iterations,
@@ -88,7 +88,7 @@ impl Engine {
         let messages = state.ctx.messages();
         match compact_conversation(self.model.as_ref(), messages, keep, None, cancel).await {
             Ok(done) => {
-                state.usage.add(&done.usage);
+                self.charge(state, &done.usage);
                 state.ctx.replace_all(done.messages);
                 self.observer.on_event(&EngineEvent::ContentIngested {
                     iteration: state.iterations,
@@ -104,7 +104,7 @@ impl Engine {
                 });
             }
             Err(CompactError::Failed { usage }) => {
-                state.usage.add(&usage);
+                self.charge(state, &usage);
                 state.summary_spent = true;
             }
             Err(CompactError::NothingToCompact { .. }) => state.summary_spent = true,

@@ -63,7 +63,7 @@ impl Engine {
             _ = sleep_until(deadline) => return Err(self.runtime_exceeded(state)),
         };
         let response = response.map_err(|error| RunError::Model { iteration, error })?;
-        state.usage.add(&response.usage);
+        self.charge(state, &response.usage);
         if state.ctx.calibrate(response.usage.input_tokens) {
             tracing::debug!("token estimate ran low; context budget lowered to 65% of the window");
         }

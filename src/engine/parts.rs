@@ -102,6 +102,26 @@ pub(super) struct RunState {
     pub(super) answer_cut: Option<AnswerCut>,
     /// An automatic summary was tried and could not help (not tried again this run).
     pub(super) summary_spent: bool,
+    /// Dollars the run's calls cost, each at the price of the model that answered it.
+    pub(super) spent_usd: f64,
+    /// A call whose model has no known price: the run's cost is unknown.
+    pub(super) unpriced: bool,
+}
+
+impl RunState {
+    /// Adds a call's tokens to the run, and its cost at `price`.
+    pub(super) fn charge(&mut self, usage: &Usage, price: Option<crate::llm::pricing::Price>) {
+        self.usage.add(usage);
+        match price {
+            Some(price) => self.spent_usd += price.cost_usd(usage),
+            None => self.unpriced = true,
+        }
+    }
+
+    /// The run's cost, when every call's price is known.
+    pub(super) fn cost_usd(&self) -> Option<f64> {
+        (!self.unpriced).then_some(self.spent_usd)
+    }
 }
 
 impl Engine {

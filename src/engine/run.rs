@@ -101,6 +101,8 @@ impl Engine {
             stop_refusals: 0,
             answer_cut: None,
             summary_spent: false,
+            spent_usd: 0.0,
+            unpriced: self.settings.budgets.price.is_none(),
         };
         self.observer.on_event(&EngineEvent::RunStarted {
             model: self.model.model_name(),
@@ -125,11 +127,7 @@ impl Engine {
             .await;
         let remaining = self.remaining_if_limited(&state, &result);
         let duration = state.started.elapsed();
-        let cost_usd = self
-            .settings
-            .budgets
-            .price
-            .map(|p| p.cost_usd(&state.usage));
+        let cost_usd = state.cost_usd();
         self.observer.on_event(&EngineEvent::RunFinished {
             result: &result,
             usage: &state.usage,
@@ -289,7 +287,7 @@ impl Engine {
             .run_batch_until(iteration, &calls, cut_off, cancel, tool_cancel, limits)
             .await;
         // What the calls spent on models of their own (sub-agents) counts as the run's.
-        state.usage.add(&spent);
+        state.charge(&spent, self.settings.budgets.price);
         self.append_results(iteration, state, &calls, results);
         self.refresh_plan(state);
         self.persist(persist, state).await;

@@ -41,4 +41,7 @@ pub struct EngineSettings {
     /// The model takes images: messages' images go as image parts (else a note says how
     /// many were left out).
     pub images: bool,
+    /// The configuration's own prices (`pricing`): a call is priced as the model that
+    /// answered it, a fallback's at its own.
+    pub pricing: std::collections::BTreeMap<String, crate::llm::pricing::Price>,
 }

@@ -136,7 +136,7 @@ impl Engine {
         };
         match response {
             Ok(Ok(r)) => {
-                state.usage.add(&r.usage);
+                self.charge(state, &r.usage);
                 let report = r.message.content.trim();
                 Ok((!report.is_empty()).then(|| report.to_string()))
             }

@@ -116,6 +116,7 @@ fn engine(model: Arc<Scripted>, max_iterations: u32, budgets: Budgets) -> Engine
         hooks: None,
         jobs: None,
         settings: EngineSettings {
+            pricing: Default::default(),
             max_iterations,
             max_tool_parallel: 4,
             stream: false,
@@ -504,6 +505,7 @@ fn plan_engine_placing(
         hooks: None,
         jobs: None,
         settings: EngineSettings {
+            pricing: Default::default(),
             max_iterations: 10,
             max_tool_parallel: 4,
             stream: false,

@@ -10,13 +10,13 @@ use crate::config::ModelRef;
 use crate::engine::{EngineEvent, Observer};
 use crate::llm::{ChatModel, FallbackChain, FallbackLink};
 
+/// A fallback's client, or why it has none.
+type ModelOrWhyNot = Result<Arc<dyn ChatModel>, super::RuntimeError>;
+
 impl Runtime {
     /// The fallbacks this runtime can ask, in order: each `fallback_models` entry that
     /// parses and is not the model `first` itself, with its client or why it has none.
-    fn fallbacks(
-        &self,
-        first: &ModelRef,
-    ) -> Vec<(ModelRef, Result<Arc<dyn ChatModel>, super::RuntimeError>)> {
+    fn fallbacks(&self, first: &ModelRef) -> Vec<(ModelRef, ModelOrWhyNot)> {
         let first = first.normalized(&self.config);
         self.config
             .fallback_models

@@ -575,6 +575,7 @@ impl Runtime {
             compaction: config.compaction,
             plan_placement: config.planning.placement,
             images: config.images,
+            pricing: config.pricing.clone(),
         }
     }
 }

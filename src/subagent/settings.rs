@@ -128,8 +128,10 @@ mod tests {
         .expect("task");
         let mut base = Config::default();
         base.providers.insert("main".into(), Default::default());
-        let mut backup = crate::config::providers::ProviderConfig::default();
-        backup.base_url = Some("http://127.0.0.1:9/v1".into());
+        let backup = crate::config::providers::ProviderConfig {
+            base_url: Some("http://127.0.0.1:9/v1".into()),
+            ..Default::default()
+        };
         base.providers.insert("backup".into(), backup);
         let handover = Handover {
             keys: [("backup".to_string(), "sk-backup".to_string())].into(),

@@ -97,16 +97,17 @@ async fn acp_lists_project_and_user_commands_and_a_prompt_runs_one_narrowed() {
             "info",
             "jobs",
             "kill",
+            "compact",
             "deploy",
             "frontend:build",
             "review"
         ]
     );
-    let build = &listed[6];
+    let build = &listed[7];
     assert_eq!(build["description"], "Build the frontend");
     assert_eq!(build["input"]["hint"], "TARGET");
-    assert_eq!(listed[7]["description"], "Review a file");
-    assert_eq!(listed[7]["input"]["hint"], "FILE");
+    assert_eq!(listed[8]["description"], "Review a file");
+    assert_eq!(listed[8]["input"]["hint"], "FILE");
 
     // Every prompt ends its turn; only three reach the model.
     let stops: Vec<&Value> = report["log"]

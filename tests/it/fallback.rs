@@ -60,7 +60,11 @@ async fn a_429_forever_falls_back_for_the_turn_and_the_next_turn_asks_the_first_
     )])
     .await;
     backup.push(vec![text("From the backup.")]);
-    let sb = sandbox(&main.base_url(), &backup.base_url(), "anthropic", json!({}));
+    // The fallback costs a thousand times the first model: the turn is priced at its own.
+    let price =
+        |usd: f64| json!({"input": usd, "cached_input": usd, "cache_write": usd, "output": usd});
+    let pricing = json!({"pricing": {"test-model": price(1.0), "backup-model": price(1000.0)}});
+    let sb = sandbox(&main.base_url(), &backup.base_url(), "anthropic", pricing);
     std::fs::write(sb.work.join("notes.txt"), "hello").expect("notes");
     let events = sb.dir.path().join("events.jsonl");
     let mut first = odek(&sb, &main);
@@ -104,6 +108,15 @@ async fn a_429_forever_falls_back_for_the_turn_and_the_next_turn_asks_the_first_
     assert_eq!(
         session["runs"][0]["model"], "backup-model",
         "the turn records the model that answered"
+    );
+    let run = &session["runs"][0];
+    let tokens =
+        run["input_tokens"].as_u64().expect("in") + run["output_tokens"].as_u64().expect("out");
+    assert!(tokens > 0, "{run}");
+    assert_eq!(
+        run["cost_microusd"].as_u64(),
+        Some(tokens * 1000),
+        "priced at the fallback's price: {run}"
     );
     assert_eq!(
         session["model"], "test-model",

@@ -1565,7 +1565,11 @@ async fn compact_summarises_the_chats_session_and_the_next_turn_sees_the_summary
     configure(&sb, &tg, json!({}));
     let bot = Bot::start(&sb, &model);
     let said = |text: &'static str| move |m: &Value| to_chat(m) && text_of(m).starts_with(text);
-    for (ask, reply) in [("one", "reply one"), ("two", "reply two"), ("three", "reply three")] {
+    for (ask, reply) in [
+        ("one", "reply one"),
+        ("two", "reply two"),
+        ("three", "reply three"),
+    ] {
         tg.message(CHAT, ALLOWED, ask);
         tg.wait_sent(reply, said(reply)).await;
     }
@@ -1577,10 +1581,19 @@ async fn compact_summarises_the_chats_session_and_the_next_turn_sees_the_summary
     let requests = model.requests();
     assert_eq!(requests.len(), 5);
     let asked = requests[3].to_string();
-    assert!(asked.contains("You are compacting the conversation"), "{asked}");
+    assert!(
+        asked.contains("You are compacting the conversation"),
+        "{asked}"
+    );
     assert!(asked.contains("keep: keep the numbers"), "{asked}");
     let next = requests[4].to_string();
-    assert!(next.contains("Summary: three numbered questions."), "{next}");
-    assert!(!next.contains("reply one") && next.contains("reply two"), "{next}");
+    assert!(
+        next.contains("Summary: three numbered questions."),
+        "{next}"
+    );
+    assert!(
+        !next.contains("reply one") && next.contains("reply two"),
+        "{next}"
+    );
     stops_cleanly(&tg, bot);
 }

@@ -148,7 +148,7 @@ impl Repl {
                     }
                     self.on_read(read);
                 }
-                Event::Ended(outcome, next) => self.ended(outcome, next),
+                Event::Ended(outcome, next) => self.ended(*outcome, next),
             }
         }
         sink::route_to(None);
@@ -298,8 +298,11 @@ impl Repl {
     /// Sets the number of the turn a line would start: the next one, or during a turn the
     /// one after it.
     fn follow_number(&self) -> usize {
-        let running = usize::from(self.live.is_running());
-        let next = self.session.saved().turns as usize + 1 + running;
+        let next = if self.live.is_running() {
+            self.live.turns_before + 2
+        } else {
+            self.session.saved().turns as usize + 1
+        };
         self.live.number.store(next, Ordering::SeqCst);
         next
     }
@@ -317,6 +320,7 @@ impl Repl {
         external: Vec<String>,
         scope: crate::runtime::TurnScope,
     ) {
+        self.live.turns_before = self.session.saved().turns as usize;
         let submitted = self
             .setup
             .submit_turn(Some(&self.session), input, false, external, scope);
@@ -330,7 +334,7 @@ impl Repl {
         self.setup.process.handle().spawn(async move {
             let (outcome, next) = handle.outcome_and_next().await;
             if let Some(events) = events {
-                let _ = events.send(Event::Ended(outcome, next));
+                let _ = events.send(Event::Ended(Box::new(outcome), next));
             }
         });
     }

@@ -11,7 +11,7 @@ use crate::runtime::{RuntimeError, TurnOutcome};
 /// What the loop hears: a read of the line editor, or the end of a turn.
 pub(super) enum Event {
     Read(Read),
-    Ended(Result<TurnOutcome, RuntimeError>, Option<String>),
+    Ended(Box<Result<TurnOutcome, RuntimeError>>, Option<String>),
 }
 
 /// One read of the line editor.
@@ -39,6 +39,9 @@ pub(super) struct Live {
     pub(super) leaving: bool,
     /// The number of the turn a line would start (the prompt shown follows it).
     pub(super) number: Arc<AtomicUsize>,
+    /// The session's turns when the running turn started (its own message is saved during
+    /// the turn: counting it again would skip a number).
+    pub(super) turns_before: usize,
 }
 
 impl Live {

@@ -30,13 +30,13 @@ pub fn route_to(print: Option<PrintFn>) {
         drop(old.lines);
         let _ = old.printer.join();
     }
-    let Some(mut print) = print else {
+    let Some(print) = print else {
         return;
     };
     let (tx, rx) = channel::<String>();
     let spawned = std::thread::Builder::new()
         .name("odek-printer".into())
-        .spawn(move || rx.iter().for_each(|text| print(text)));
+        .spawn(move || rx.iter().for_each(print));
     if let Ok(printer) = spawned {
         *route = Some(Route {
             lines: tx,
