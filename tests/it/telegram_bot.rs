@@ -1537,6 +1537,12 @@ async fn model_lists_and_switches_the_chats_session() {
         said("Model: other-model (this session moves from test-model"),
     )
     .await;
+    tg.message(CHAT, ALLOWED, "/status");
+    let status = tg.wait_sent("/status", said("Session:")).await;
+    assert!(
+        text_of(&status).contains("Model: other-model"),
+        "/status names the session's model: {status}"
+    );
     tg.message(CHAT, ALLOWED, "go on");
     tg.wait_sent("the second answer", said("second answer"))
         .await;

@@ -78,8 +78,8 @@ impl Bot {
     }
 
     pub(super) fn status(&self, chat: i64) -> String {
-        let model = self.runtime.config().model.clone();
         let session = self.chat_session(chat);
+        let model = self.chat_model(session.as_ref());
         let mut lines = vec![match &session {
             Some(s) => format!("Session: {}", s.session_id),
             None => "Session: none yet (your next message starts one)".to_string(),
@@ -252,6 +252,22 @@ impl Bot {
 
     /// The chat's live session: none when it has none or it has been silent longer than
     /// `session_ttl_hours`.
+    /// The model the chat's session asks (after a `/model` switch, the one it switched to),
+    /// else the configured one.
+    fn chat_model(&self, session: Option<&ChatSession>) -> String {
+        let config = self.runtime.config();
+        session
+            .and_then(|s| self.runtime.sessions().load(&s.session_id).ok())
+            .map(|saved| crate::config::ModelRef {
+                provider: saved.provider,
+                model: saved.model,
+            })
+            .map_or_else(
+                || config.model.clone(),
+                |named| named.normalized(config).to_string(),
+            )
+    }
+
     pub(super) fn chat_session(&self, chat: i64) -> Option<ChatSession> {
         let state = lock(&self.state);
         let s = state.state.chats.get(&chat.to_string())?.clone();
