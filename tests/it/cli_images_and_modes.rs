@@ -233,13 +233,8 @@ async fn the_repl_switches_to_plan_mode_shows_it_in_its_prompt_and_refuses_a_wri
     ])
     .await;
     let sb = Sandbox::new();
-    let cmd = {
-        let mut c = sb.odek(&server.base_url());
-        c.env("TERM", "xterm").arg("repl");
-        c
-    };
-    tokio::task::spawn_blocking(move || -> Result<(), rexpect::error::Error> {
-        let mut p = rexpect::session::spawn_command(cmd, Some(15_000))?;
+    let cmd = repl_command(&sb, &server);
+    in_pty(cmd, move |p| {
         p.exp_string("odek 1> ")?;
         p.send_line("/mode")?;
         p.exp_string("Mode: none (the configured policy)")?;
@@ -256,9 +251,7 @@ async fn the_repl_switches_to_plan_mode_shows_it_in_its_prompt_and_refuses_a_wri
         p.exp_eof()?;
         Ok(())
     })
-    .await
-    .expect("join")
-    .expect("the REPL conversation went as expected");
+    .await;
     let requests = server.requests();
     assert!(tool_results(&requests[1])[0].contains("denied"));
     assert!(!sb.work.join("out.md").exists());

@@ -14,11 +14,7 @@ async fn two_turns_ctrl_c_during_a_slow_turn_then_a_working_turn_and_exit() {
     ])
     .await;
     let sb = Sandbox::new();
-    let cmd = {
-        let mut c = sb.odek(&server.base_url());
-        c.env("TERM", "xterm").arg("repl");
-        c
-    };
+    let cmd = repl_command(&sb, &server);
     let requests = std::sync::Arc::new(server);
     let watch = requests.clone();
     let transcript =
@@ -95,11 +91,7 @@ async fn two_turns_ctrl_c_during_a_slow_turn_then_a_working_turn_and_exit() {
 async fn ctrl_d_exits_and_repl_id_resumes() {
     let server = ScriptedServer::start(vec![text("hello back"), text("resumed answer")]).await;
     let sb = Sandbox::new();
-    let cmd = {
-        let mut c = sb.odek(&server.base_url());
-        c.env("TERM", "xterm").arg("repl");
-        c
-    };
+    let cmd = repl_command(&sb, &server);
     let id = tokio::task::spawn_blocking(move || -> Result<String, rexpect::error::Error> {
         let mut p = rexpect::session::spawn_command(cmd, Some(15_000))?;
         p.exp_string("odek 1> ")?;
@@ -156,13 +148,8 @@ async fn clarify_asks_on_the_terminal_and_the_answer_reaches_the_model() {
     ])
     .await;
     let sb = Sandbox::new();
-    let cmd = {
-        let mut c = sb.odek(&server.base_url());
-        c.env("TERM", "xterm").arg("repl");
-        c
-    };
-    tokio::task::spawn_blocking(move || -> Result<(), rexpect::error::Error> {
-        let mut p = rexpect::session::spawn_command(cmd, Some(15_000))?;
+    let cmd = repl_command(&sb, &server);
+    in_pty(cmd, move |p| {
         p.exp_string("odek 1> ")?;
         p.send_line("set up storage")?;
         p.exp_string("Which database?")?;
@@ -193,9 +180,7 @@ async fn clarify_asks_on_the_terminal_and_the_answer_reaches_the_model() {
         p.exp_eof()?;
         Ok(())
     })
-    .await
-    .expect("join")
-    .expect("conversation");
+    .await;
     let requests = server.requests();
     let first: Vec<String> = tool_results(&requests[1])
         .iter()
@@ -314,11 +299,7 @@ async fn jobs_lists_the_background_jobs_kill_stops_one_and_exit_stops_the_rest()
             "command": format!("python3 -c 'import json,sys; open(\"{}\",\"w\").write(json.load(sys.stdin)[\"reason\"])'", log.display())}]}]}})
         .to_string(),
     );
-    let cmd = {
-        let mut c = sb.odek(&server.base_url());
-        c.env("TERM", "xterm").arg("repl");
-        c
-    };
+    let cmd = repl_command(&sb, &server);
     tokio::task::spawn_blocking(move || -> Result<(), rexpect::error::Error> {
         let mut p = rexpect::session::spawn_command(cmd, Some(15_000))?;
         p.exp_string("odek 1> ")?;

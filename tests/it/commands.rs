@@ -40,11 +40,7 @@ async fn a_project_command_expands_its_arguments_in_run_and_in_the_repl() {
         "Fix issue #42 in src/a.rs (). Everything: 42 src/a.rs"
     );
 
-    let cmd = {
-        let mut c = sb.odek(&server.base_url());
-        c.env("TERM", "xterm").arg("repl");
-        c
-    };
+    let cmd = repl_command(&sb, &server);
     tokio::task::spawn_blocking(move || -> Result<(), rexpect::error::Error> {
         let mut p = rexpect::session::spawn_command(cmd, Some(15_000))?;
         p.exp_string("odek 1> ")?;

@@ -145,13 +145,8 @@ async fn an_unknown_provider_or_a_missing_key_is_refused_and_changes_nothing() {
 async fn repl_model_switches_the_next_request() {
     let server = ScriptedServer::start(vec![text("answer one"), text("answer two")]).await;
     let sb = Sandbox::new();
-    let cmd = {
-        let mut c = sb.odek(&server.base_url());
-        c.env("TERM", "xterm").arg("repl");
-        c
-    };
-    tokio::task::spawn_blocking(move || -> Result<(), rexpect::error::Error> {
-        let mut p = rexpect::session::spawn_command(cmd, Some(15_000))?;
+    let cmd = repl_command(&sb, &server);
+    in_pty(cmd, move |p| {
         p.exp_string("odek 1> ")?;
         p.send_line("first question")?;
         p.exp_string("answer one")?;
@@ -168,9 +163,7 @@ async fn repl_model_switches_the_next_request() {
         p.exp_eof()?;
         Ok(())
     })
-    .await
-    .expect("join")
-    .expect("the REPL conversation went as expected");
+    .await;
     let reqs = server.requests();
     assert_eq!(reqs.len(), 2);
     assert_eq!(reqs[0]["model"], "test-model");

@@ -190,15 +190,10 @@ async fn repl_enter_steers_alt_enter_queues_and_a_late_steer_is_the_next_turn() 
     ])
     .await;
     let sb = Sandbox::new();
-    let cmd = {
-        let mut c = sb.odek(&server.base_url());
-        c.env("TERM", "xterm").arg("repl");
-        c
-    };
+    let cmd = repl_command(&sb, &server);
     let holds = (first.clone(), late.clone());
-    tokio::task::spawn_blocking(move || -> Result<(), rexpect::error::Error> {
+    in_pty(cmd, move |p| {
         let (first, late) = holds;
-        let mut p = rexpect::session::spawn_command(cmd, Some(15_000))?;
         p.exp_string("odek 1> ")?;
         p.send_line("migrate the db")?;
         reached(&first);
@@ -239,9 +234,7 @@ async fn repl_enter_steers_alt_enter_queues_and_a_late_steer_is_the_next_turn() 
         p.exp_eof()?;
         Ok(())
     })
-    .await
-    .expect("join")
-    .expect("the REPL conversation went as expected");
+    .await;
     let requests = server.requests();
     assert_eq!(requests.len(), 5);
     assert_eq!(

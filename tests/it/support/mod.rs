@@ -752,6 +752,30 @@ pub fn spawn_until(mut cmd: std::process::Command, marker: &str) -> Spawned {
 }
 
 /// Runs a command to completion off the async runtime.
+/// `odek repl` against `server`, as a terminal runs it (`TERM=xterm`).
+pub fn repl_command(sb: &Sandbox, server: &ScriptedServer) -> std::process::Command {
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.env("TERM", "xterm").arg("repl");
+    cmd
+}
+
+/// Runs `cmd` in a pty and has `talk` drive it (15 s per expectation); panics with what the
+/// pty showed when the conversation does not go as `talk` expects.
+pub async fn in_pty<F>(cmd: std::process::Command, talk: F)
+where
+    F: FnOnce(&mut rexpect::session::PtySession) -> Result<(), rexpect::error::Error>
+        + Send
+        + 'static,
+{
+    tokio::task::spawn_blocking(move || {
+        let mut p = rexpect::session::spawn_command(cmd, Some(15_000))?;
+        talk(&mut p)
+    })
+    .await
+    .expect("join")
+    .expect("the conversation in the terminal went as expected");
+}
+
 pub async fn output(mut cmd: std::process::Command) -> std::process::Output {
     tokio::task::spawn_blocking(move || cmd.output().expect("odek runs"))
         .await
