@@ -220,11 +220,15 @@ impl Observer for Updates {
             } => self.on_tool_finished(call, *ok, *error, result),
             EngineEvent::PlanChanged { plan } => self.send(plan_update(plan)),
             EngineEvent::RunFinished { .. } => self.flush_streams(),
+            // What every surface shows: a thought of its own, the editor has no notice.
+            EngineEvent::ModelFallback { .. } | EngineEvent::Compacted { .. } => {
+                let line = event.notice().unwrap_or_default();
+                self.chunk("agent_thought_chunk", format!("odek: {line}\n"));
+            }
             // Nothing the editor shows: ACP has no update for these.
             EngineEvent::RunStarted { .. }
             | EngineEvent::ModelCallStarted { .. }
             | EngineEvent::ModelRetry { .. }
-            | EngineEvent::ModelFallback { .. }
             | EngineEvent::ToolReport { .. }
             | EngineEvent::Hint { .. }
             | EngineEvent::IterationCompleted { .. }
@@ -232,7 +236,6 @@ impl Observer for Updates {
             | EngineEvent::SessionSaveFailed { .. }
             | EngineEvent::ContextTrimmed { .. }
             | EngineEvent::CompactionStarted { .. }
-            | EngineEvent::Compacted { .. }
             | EngineEvent::ContentIngested { .. }
             | EngineEvent::BackgroundFinished { .. }
             | EngineEvent::Hook { .. }

@@ -241,6 +241,35 @@ pub trait Observer: Send + Sync {
 /// Ignores everything.
 pub struct NoopObserver;
 
+impl EngineEvent<'_> {
+    /// The line every surface shows for what the user must hear of even away from a
+    /// terminal — a fallback to another model, a compaction (SPEC: "shown on every
+    /// surface"); `None` for the other events.
+    pub fn notice(&self) -> Option<String> {
+        match self {
+            EngineEvent::ModelFallback { from, to, reason } => Some(format!(
+                "{reason} — retries spent on {from}, falling back to {to}"
+            )),
+            EngineEvent::Compacted {
+                mode,
+                before_tokens,
+                after_tokens,
+                removed_messages,
+                ..
+            } => {
+                let line = super::compaction::compacted_line(
+                    mode,
+                    *before_tokens,
+                    *after_tokens,
+                    *removed_messages,
+                );
+                Some(line.trim_start_matches("odek: ").to_string())
+            }
+            _ => None,
+        }
+    }
+}
+
 impl Observer for NoopObserver {
     fn on_event(&self, _event: &EngineEvent<'_>) {}
 }
@@ -253,5 +282,39 @@ impl Observer for Fanout {
         for o in &self.0 {
             o.on_event(event);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fallback_and_a_compaction_have_a_notice_for_every_surface() {
+        let fell = EngineEvent::ModelFallback {
+            from: "m",
+            to: "backup:b",
+            reason: "503 Service Unavailable",
+        };
+        assert_eq!(
+            fell.notice().as_deref(),
+            Some("503 Service Unavailable — retries spent on m, falling back to backup:b")
+        );
+        let compacted = EngineEvent::Compacted {
+            mode: "summary",
+            trigger: "auto",
+            before_tokens: 900,
+            after_tokens: 200,
+            removed_messages: 7,
+        };
+        assert_eq!(
+            compacted.notice().as_deref(),
+            Some("conversation summarised: 7 message(s) replaced, about 900 → 200 tokens")
+        );
+        let hint = EngineEvent::Hint {
+            iteration: 1,
+            text: "x",
+        };
+        assert_eq!(hint.notice(), None);
     }
 }

@@ -1603,3 +1603,44 @@ async fn compact_summarises_the_chats_session_and_the_next_turn_sees_the_summary
     );
     stops_cleanly(&tg, bot);
 }
+
+/// A model that answers 429 until its retries are spent, then its fallback: the chat's
+/// progress message says so (docs/FALLBACK.md: shown on every surface).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fallback_shows_in_the_progress_message() {
+    let busy = || Reply::Status(429, vec![], r#"{"error": {"message": "slow down"}}"#.into());
+    let model = ScriptedServer::start(vec![busy(), busy()]).await;
+    let backup = ScriptedServer::start(vec![text("from the backup")]).await;
+    let tg = FakeTelegram::start().await;
+    let sb = Sandbox::new();
+    configure(
+        &sb,
+        &tg,
+        json!({
+            "provider": "main",
+            "providers": {
+                "main": {"format": "chat", "base_url": model.base_url(), "api_key": "sk-main-0123456789"},
+                "backup": {"format": "chat", "base_url": backup.base_url(), "api_key": "sk-backup-0123456789"},
+            },
+            "fallback_models": ["backup:backup-model"],
+            "llm": {"max_attempts": 2, "retry_initial_delay_ms": 1},
+        }),
+    );
+    let bot = Bot::start(&sb, &model);
+    tg.message(CHAT, ALLOWED, "hello");
+    let said = |text: &'static str| move |m: &Value| to_chat(m) && text_of(m).contains(text);
+    tg.wait_sent("the answer", said("from the backup")).await;
+    let notice = tg
+        .sent()
+        .into_iter()
+        .chain(tg.edits())
+        .map(|m| text_of(&m).to_string())
+        .find(|t| t.contains("falling back to backup:backup-model"));
+    assert!(
+        notice.is_some_and(|t| t.starts_with("⚠️ 429 Too Many Requests — retries spent on")),
+        "{:?}",
+        tg.sent()
+    );
+    assert_eq!(backup.requests()[0]["model"], "backup-model");
+    stops_cleanly(&tg, bot);
+}

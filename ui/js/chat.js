@@ -190,6 +190,11 @@ export class Chat {
         turn.answer.before(steer);
         break;
       }
+      case 'model_fallback':
+      case 'compacted':
+        // What every surface shows: a notice in the turn, above its answer.
+        turn.answer.before(bubble(this.doc, 'notice', noticeText(type, data)));
+        break;
       case 'run_completed': {
         // Streamed as plain text; rendered as Markdown once complete.
         const text = typeof data.answer === 'string' && data.answer ? data.answer : turn.answer.textContent;
@@ -422,4 +427,13 @@ export function answerStats(data) {
   const cost = costText(data.cost_usd);
   if (cost) parts.push(cost);
   return parts.join(' · ');
+}
+
+/** The notice of a fallback or a compaction (the terminal's line, from the event's data). */
+export function noticeText(type, data) {
+  if (type === 'model_fallback') {
+    return `${data.reason ?? 'The model failed'} — retries spent on ${data.from ?? '?'}, falling back to ${data.to ?? '?'}`;
+  }
+  const how = data.mode === 'summary' ? 'summarised' : 'digested (the summary failed)';
+  return `Conversation ${how}: ${data.removed_messages ?? 0} message(s) replaced, about ${data.before_tokens ?? '?'} → ${data.after_tokens ?? '?'} tokens`;
 }

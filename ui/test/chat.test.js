@@ -218,3 +218,19 @@ test('a saved user message with images shows its text and how many images, never
   // A message sent during a turn is shown without its saved opening line.
   assert.equal(userText('[Sent by the user while you were working on this turn]\nuse staging'), '↳ use staging');
 });
+
+test('a fallback and a compaction show as notices above the answer', () => {
+  const { doc, chat } = newChat();
+  const envelope = (type, data) => ({ schema: 'odek.event/v1', type, run_id: 'r1', session_id: 's1', data });
+  chat.handle('model_fallback', envelope('model_fallback', { from: 'test-model', to: 'backup:small', reason: '429 Too Many Requests' }));
+  chat.handle(
+    'compacted',
+    envelope('compacted', { mode: 'summary', trigger: 'auto', before_tokens: 9000, after_tokens: 2000, removed_messages: 12 }),
+  );
+  const notices = [...doc.querySelectorAll('.msg-notice')].map((n) => n.textContent);
+  assert.deepEqual(notices, [
+    '429 Too Many Requests — retries spent on test-model, falling back to backup:small',
+    'Conversation summarised: 12 message(s) replaced, about 9000 → 2000 tokens',
+  ]);
+  assert.ok(doc.querySelector('.msg-notice + .msg-notice + .msg-assistant'), 'both above the answer');
+});

@@ -33,8 +33,8 @@ impl Observer for Terminal {
                 &format!("{reason} — retried (attempt {attempt}/{max_attempts})"),
                 *discards_partial_answer,
             ),
-            EngineEvent::ModelFallback { from, to, reason } => {
-                let text = format!("{reason} — retries spent on {from}, falling back to {to}");
+            EngineEvent::ModelFallback { .. } => {
+                let text = event.notice().unwrap_or_default();
                 self.retry_notice(&text, &text, false)
             }
             EngineEvent::Delta { delta, .. } => self.on_delta(*delta),
@@ -99,18 +99,10 @@ impl Observer for Terminal {
             EngineEvent::CompactionStarted { .. } => {
                 self.line(&self.err_style.dim("odek: summarising the conversation…"))
             }
-            EngineEvent::Compacted {
-                mode,
-                before_tokens,
-                after_tokens,
-                removed_messages,
-                ..
-            } => self.line(&self.err_style.dim(&crate::engine::compaction::compacted_line(
-                mode,
-                *before_tokens,
-                *after_tokens,
-                *removed_messages,
-            ))),
+            EngineEvent::Compacted { .. } => {
+                let line = format!("odek: {}", event.notice().unwrap_or_default());
+                self.line(&self.err_style.dim(&line))
+            }
             EngineEvent::RunStarted { context_window, .. } if self.opts.verbose > 0 => {
                 self.line(&self.err_style.dim(&window_line(*context_window)))
             }

@@ -213,7 +213,7 @@ impl Bot {
             let done = match next {
                 None | Some(Some(Progress::End)) => true,
                 Some(Some(Progress::Line(line))) => {
-                    lines.push(line.render());
+                    lines.push(line);
                     // Many calls: keep the newest under the cap.
                     while utf16_len(&lines.join("\n")) > MAX_MESSAGE_UNITS - 64 && lines.len() > 1 {
                         lines.remove(0);
@@ -283,8 +283,8 @@ impl ToolLine {
 
 /// What the progress message hears.
 pub(super) enum Progress {
-    /// A tool call ended.
-    Line(ToolLine),
+    /// A tool call ended, a fallback or a compaction happened: its line.
+    Line(String),
     /// The turn ended: the last edit, then done.
     End,
 }
@@ -304,12 +304,15 @@ impl Observer for ProgressObserver {
             ..
         } = event
         {
-            let _ = self.tx.send(Progress::Line(ToolLine {
+            let line = ToolLine {
                 name: call.function.name.clone(),
                 summary: summary.to_string(),
                 ok: *ok,
                 seconds: duration.as_secs_f64(),
-            }));
+            };
+            let _ = self.tx.send(Progress::Line(line.render()));
+        } else if let Some(notice) = event.notice() {
+            let _ = self.tx.send(Progress::Line(format!("⚠️ {notice}")));
         }
     }
 }
