@@ -314,3 +314,31 @@ async fn web_ui_keeps_the_input_open_send_steers_and_alt_enter_queues() {
     assert!(problems.is_empty(), "console: {problems:?}");
     browser.quit().await;
 }
+
+/// `/exit` during a turn with a line queued: the turn stops, and the queued line is shown as
+/// not sent — what the user typed is never dropped in silence.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repl_exit_during_a_turn_shows_the_lines_it_did_not_send() {
+    let slow = Hold::new();
+    let server =
+        ScriptedServer::start(vec![Reply::Held(slow.clone(), Box::new(text("too late")))]).await;
+    let sb = Sandbox::new();
+    let cmd = repl_command(&sb, &server);
+    let gate = slow.clone();
+    in_pty(cmd, move |p| {
+        p.exp_string("odek 1> ")?;
+        p.send_line("a long job")?;
+        reached(&gate);
+        p.send("then the tests\x1b\r")?;
+        p.flush()?;
+        p.exp_string("queued (1): then the tests")?;
+        p.send_line("/exit")?;
+        p.exp_string("Not sent (the REPL ended before their turn):")?;
+        p.exp_string("  then the tests")?;
+        p.exp_eof()?;
+        Ok(())
+    })
+    .await;
+    slow.release();
+    assert_eq!(server.requests().len(), 1, "the queued line never became a turn");
+}

@@ -153,6 +153,7 @@ impl Repl {
         }
         sink::route_to(None);
         self.live.events = None;
+        self.show_unsent();
         match failure {
             Some(e) => Err(e.into()),
             None => Ok(()),
@@ -249,6 +250,22 @@ impl Repl {
                 self.live.waiting.push_back(text);
                 t.line(&t.style().dim(&format!("⏸ queued: {shown}")));
             }
+        }
+    }
+
+    /// The REPL ends with lines still waiting to become turns: they are shown, so what the
+    /// user typed is never lost in silence (copy them into the next session).
+    fn show_unsent(&mut self) {
+        let supervisor = &self.setup.process.supervisor;
+        let mut unsent: Vec<String> = self.live.waiting.drain(..).collect();
+        unsent.extend(supervisor.queued(self.session.id()));
+        supervisor.clear_queue(self.session.id());
+        if unsent.is_empty() {
+            return;
+        }
+        println!("Not sent (the REPL ended before their turn):");
+        for line in unsent {
+            println!("  {line}");
         }
     }
 
@@ -363,7 +380,10 @@ impl Repl {
             );
             self.dispatch(&line);
         }
-        if !self.live.leaving {
+        if self.live.leaving {
+            // Said when the REPL ends: never dropped in silence.
+            self.live.waiting.extend(lines);
+        } else {
             for line in lines {
                 self.send_to_turn(line, Delivery::Queue);
             }
