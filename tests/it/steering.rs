@@ -340,5 +340,9 @@ async fn repl_exit_during_a_turn_shows_the_lines_it_did_not_send() {
     })
     .await;
     slow.release();
-    assert_eq!(server.requests().len(), 1, "the queued line never became a turn");
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "the queued line never became a turn"
+    );
 }
