@@ -441,3 +441,50 @@ async fn the_web_ui_compacts_the_open_session_when_compact_is_typed() {
     assert!(problems.is_empty(), "console: {problems:?}");
     browser.quit().await;
 }
+
+/// Ctrl-C while `/compact` waits for the model: the summary is given up, the REPL's prompt
+/// comes back and the conversation is as it was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_stops_a_compact_in_the_repl() {
+    let slow = Hold::new();
+    let server = ScriptedServer::start(vec![
+        text("answer one"),
+        Reply::Held(slow.clone(), Box::new(text("a summary too late"))),
+        text("answer two"),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    sb.global_config(r#"{"compaction": {"keep_turns": 0}}"#);
+    let cmd = repl_command(&sb, &server);
+    let watch = std::sync::Arc::new(server);
+    let requests = watch.clone();
+    let gate = slow.clone();
+    in_pty(cmd, move |p| {
+        p.exp_string("odek 1> ")?;
+        p.send_line("first question")?;
+        p.exp_string("answer one")?;
+        p.exp_string("odek 2> ")?;
+        p.send_line("/compact")?;
+        p.exp_string("summarising the conversation")?;
+        while requests.requests().len() < 2 {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        p.send_control('c')?;
+        p.exp_string("compaction cancelled")?;
+        gate.release();
+        p.exp_string("odek 2> ")?;
+        p.send_line("second question")?;
+        p.exp_string("answer two")?;
+        p.send_line("/exit")?;
+        p.exp_eof()?;
+        Ok(())
+    })
+    .await;
+    let reqs = watch.requests();
+    assert_eq!(reqs.len(), 3);
+    let text = reqs[2].to_string();
+    assert!(
+        text.contains("answer one") && !text.contains("Compacted earlier context"),
+        "the conversation is as it was: {text}"
+    );
+}

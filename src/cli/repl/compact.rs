@@ -15,10 +15,18 @@ impl Repl {
         let t = self.setup.terminal.clone();
         t.info("odek: summarising the conversation…");
         let cancel = tokio_util::sync::CancellationToken::new();
+        // Ctrl-C stops the summary (the line editor is not reading: it comes as a signal).
+        let stop = cancel.clone();
+        let watcher = self.setup.process.handle().spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                stop.cancel();
+            }
+        });
         let done = self
             .setup
             .process
             .block_on(runtime.compact(&self.session, focus, &cancel));
+        watcher.abort();
         match done {
             Ok(outcome) => t.info(&outcome.line()),
             Err(e) => {
