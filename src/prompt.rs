@@ -217,7 +217,7 @@ impl crate::error::Classified for ImageError {
         match self {
             ImageError::Unreadable { .. } => Some("check the image's path"),
             ImageError::NotTaken { .. } => Some(
-                "use a model that takes images and set `images: true` (odek config set images true), or describe the image in words",
+                "use a model that takes images and set `\"images\": true` in config.json (or ODEK_IMAGES=true), or describe the image in words",
             ),
             _ => Some("attach PNG, JPEG, GIF or WebP images under the limit"),
         }

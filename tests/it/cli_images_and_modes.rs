@@ -127,7 +127,7 @@ async fn a_model_that_takes_no_images_is_refused_before_any_request() {
         ),
         "{err}"
     );
-    assert!(err.contains("odek config set images true"), "{err}");
+    assert!(err.contains("ODEK_IMAGES=true"), "{err}");
     assert_eq!(server.requests().len(), 0);
 }
 
