@@ -159,18 +159,6 @@ pub async fn compact_conversation(
     })
 }
 
-/// The line a surface shows after a compaction.
-pub fn compacted_line(mode: &str, before: u64, after: u64, removed: usize) -> String {
-    let how = if mode == "summary" {
-        "summarised"
-    } else {
-        "digested (the summary failed)"
-    };
-    format!(
-        "odek: conversation {how}: {removed} message(s) replaced, about {before} → {after} tokens"
-    )
-}
-
 /// The digest or summary message: `header`, then the text wrapped as untrusted (source
 /// `compaction`).
 pub(super) fn digest_content(header: &str, text: &str) -> String {

@@ -241,6 +241,18 @@ pub trait Observer: Send + Sync {
 /// Ignores everything.
 pub struct NoopObserver;
 
+/// The line a surface shows after a compaction.
+pub fn compacted_line(mode: &str, before: u64, after: u64, removed: usize) -> String {
+    let how = if mode == "summary" {
+        "summarised"
+    } else {
+        "digested (the summary failed)"
+    };
+    format!(
+        "odek: conversation {how}: {removed} message(s) replaced, about {before} → {after} tokens"
+    )
+}
+
 impl EngineEvent<'_> {
     /// The line every surface shows for what the user must hear of even away from a
     /// terminal — a fallback to another model, a compaction (SPEC: "shown on every
@@ -257,12 +269,7 @@ impl EngineEvent<'_> {
                 removed_messages,
                 ..
             } => {
-                let line = super::compaction::compacted_line(
-                    mode,
-                    *before_tokens,
-                    *after_tokens,
-                    *removed_messages,
-                );
+                let line = compacted_line(mode, *before_tokens, *after_tokens, *removed_messages);
                 Some(line.trim_start_matches("odek: ").to_string())
             }
             _ => None,

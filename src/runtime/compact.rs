@@ -32,7 +32,7 @@ pub struct CompactionOutcome {
 impl CompactionOutcome {
     /// The line a surface shows.
     pub fn line(&self) -> String {
-        let mut line = crate::engine::compaction::compacted_line(
+        let mut line = crate::engine::observer::compacted_line(
             self.mode.as_str(),
             self.before_tokens,
             self.after_tokens,
