@@ -5,6 +5,7 @@ pub mod approval;
 pub mod background;
 mod batch_patch;
 mod batch_read;
+pub mod browser;
 pub mod catalog;
 mod clarify;
 pub mod claude_names;
