@@ -103,6 +103,7 @@ impl Engine {
             report: None,
             checkpoints: self.checkpoints.clone(),
             files: self.files.clone(),
+            attachments: None,
         };
         let mut prepared: Vec<Prepared> = calls
             .iter()

@@ -118,7 +118,13 @@ pub struct ToolContext {
     /// What is left of the run's cost budget as the batch starts (none: no `max_cost_usd`,
     /// or the model's price is unknown); a tool that runs models of its own keeps within it.
     pub cost_left: Option<CostLeft>,
+    /// Where the call's images go (the browser's screenshot): set fresh for each call by
+    /// the engine, which sends them with the call's result; none outside a run.
+    pub attachments: Option<Attachments>,
 }
+
+/// The images one call attaches to its result (see [`ToolContext::attach_image`]).
+pub type Attachments = Arc<std::sync::Mutex<Vec<crate::llm::ImagePart>>>;
 
 /// What is left of a run's `limits.max_cost_usd`, and the price its tokens are counted at.
 #[derive(Debug, Clone, Copy)]
@@ -185,6 +191,18 @@ impl ToolContext {
         }
     }
 
+    /// Attaches `image` to the call's result, sent to the model after it; false when
+    /// nothing takes it (no run: the tool should say so in its text).
+    pub fn attach_image(&self, image: crate::llm::ImagePart) -> bool {
+        match self.attachments.as_ref().map(|a| a.lock()) {
+            Some(Ok(mut images)) => {
+                images.push(image);
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Adds tokens spent on the call's own model calls to the run's usage.
     pub fn spend(&self, usage: &crate::llm::Usage) {
         if let Ok(mut spent) = self.spent.lock() {
@@ -206,6 +224,7 @@ impl ToolContext {
             checkpoints: None,
             files: None,
             cost_left: None,
+            attachments: None,
         }
     }
 }
