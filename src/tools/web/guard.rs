@@ -129,6 +129,72 @@ fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     None
 }
 
+/// A URL's host and port and the addresses its host resolves to (an IP literal is its own
+/// one address).
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    /// The host as the URL names it (IPv6 literals in brackets).
+    pub host: String,
+    /// The port, the scheme's default when the URL names none.
+    pub port: u16,
+    /// Every address, never empty.
+    pub addrs: Vec<SocketAddr>,
+    /// True when the host is an IP literal (nothing was resolved).
+    pub literal: bool,
+}
+
+/// Resolves `url`'s host (http and https only); errors start with `tool`.
+pub async fn resolve(url: &Url, tool: &str) -> Result<Resolved, ToolError> {
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(ToolError(format!(
+            "{tool}: {} is not an http or https URL",
+            url.scheme()
+        )));
+    }
+    let host = url
+        .host_str()
+        .ok_or_else(|| ToolError(format!("{tool}: {url} has no host")))?;
+    let port = url
+        .port_or_known_default()
+        .ok_or_else(|| ToolError(format!("{tool}: {url} has no port")))?;
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    let literal = bare.parse::<IpAddr>().ok();
+    let addrs: Vec<SocketAddr> = match literal {
+        Some(ip) => vec![SocketAddr::new(ip, port)],
+        None => tokio::net::lookup_host((bare, port))
+            .await
+            .map_err(|e| ToolError(format!("{tool}: cannot resolve {host}: {e}")))?
+            .collect(),
+    };
+    if addrs.is_empty() {
+        return Err(ToolError(format!("{tool}: {host} resolves to no address")));
+    }
+    Ok(Resolved {
+        host: host.to_string(),
+        port,
+        addrs,
+        literal: literal.is_some(),
+    })
+}
+
+impl Resolved {
+    /// The first address a rule refuses whose rule is not in `allowed`, worded for a
+    /// message: `127.0.0.1 is a loopback address`, `localhost resolves to ::1, which is …`.
+    pub fn refused(&self, allowed: &[AddressRule]) -> Option<(AddressRule, String)> {
+        let (ip, rule) = self.addrs.iter().find_map(|a| {
+            let rule = address_rule(a.ip())?;
+            (!allowed.contains(&rule)).then_some((a.ip(), rule))
+        })?;
+        let host = &self.host;
+        let text = if self.literal {
+            format!("{host} is {}", rule.describe())
+        } else {
+            format!("{host} resolves to {ip}, which is {}", rule.describe())
+        };
+        Some((rule, text))
+    }
+}
+
 /// The addresses `url` may be fetched from: its host resolved, every address checked
 /// (unless the host is listed in `web.allow_private_hosts`). The connection is then pinned
 /// to exactly these.
@@ -136,48 +202,15 @@ pub async fn checked_addresses(
     url: &Url,
     settings: &WebSettings,
 ) -> Result<Vec<SocketAddr>, ToolError> {
-    if !matches!(url.scheme(), "http" | "https") {
-        return Err(ToolError(format!(
-            "web_fetch: {} is not an http or https URL",
-            url.scheme()
-        )));
-    }
-    let host = url
-        .host_str()
-        .ok_or_else(|| ToolError(format!("web_fetch: {url} has no host")))?;
-    let port = url
-        .port_or_known_default()
-        .ok_or_else(|| ToolError(format!("web_fetch: {url} has no port")))?;
-    let exempt = host_listed(&settings.allow_private_hosts, host, port);
-    let bare = host.trim_start_matches('[').trim_end_matches(']');
-    let addrs: Vec<SocketAddr> = match bare.parse::<IpAddr>() {
-        Ok(ip) => vec![SocketAddr::new(ip, port)],
-        Err(_) => tokio::net::lookup_host((bare, port))
-            .await
-            .map_err(|e| ToolError(format!("web_fetch: cannot resolve {host}: {e}")))?
-            .collect(),
-    };
-    if addrs.is_empty() {
-        return Err(ToolError(format!(
-            "web_fetch: {host} resolves to no address"
-        )));
-    }
-    if !exempt
-        && let Some((ip, rule)) = addrs
-            .iter()
-            .find_map(|a| Some((a.ip(), address_rule(a.ip())?)))
+    let resolved = resolve(url, "web_fetch").await?;
+    if !host_listed(&settings.allow_private_hosts, &resolved.host, resolved.port)
+        && let Some((_, why)) = resolved.refused(&[])
     {
-        let resolves = if bare.parse::<IpAddr>().is_ok() {
-            format!("{host} is")
-        } else {
-            format!("{host} resolves to {ip}, which is")
-        };
         return Err(ToolError(format!(
-            "web_fetch: refused: {resolves} {}; odek does not fetch from loopback, private, link-local, CGNAT, multicast, unspecified or reserved addresses unless the host is listed in web.allow_private_hosts",
-            rule.describe()
+            "web_fetch: refused: {why}; odek does not fetch from loopback, private, link-local, CGNAT, multicast, unspecified or reserved addresses unless the host is listed in web.allow_private_hosts"
         )));
     }
-    Ok(addrs)
+    Ok(resolved.addrs)
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@ mod search;
 use std::time::Duration;
 
 pub use fetch::WebFetchTool;
-pub use guard::{AddressRule, address_rule};
+pub use guard::{AddressRule, Resolved, address_rule, resolve};
 pub use search::WebSearchTool;
 
 /// Most redirects one fetch follows.
