@@ -60,6 +60,10 @@ const FLAGS: &[&str] = &[
     "--window-size=1280,800",
 ];
 
+/// The fresh profile's preferences: no network prediction, since a page's
+/// `<link rel=preconnect>` opens a connection without any request the guard could pause.
+const PREFERENCES: &str = r#"{"net":{"network_prediction_options":2}}"#;
+
 /// The bytes of the browser's error output kept for a failed start.
 const KEPT_OUTPUT: usize = 2048;
 
@@ -139,6 +143,10 @@ pub async fn launch(settings: &BrowserSettings) -> Result<Browser, ToolError> {
         .prefix("odek-browser-")
         .tempdir()
         .map_err(|e| failed("make a profile folder", e))?;
+    let settled = profile.path().join("Default");
+    std::fs::create_dir(&settled)
+        .and_then(|()| std::fs::write(settled.join("Preferences"), PREFERENCES))
+        .map_err(|e| failed("write the profile", e))?;
     let (commands, command_writer) = std::io::pipe().map_err(|e| failed("make a pipe", e))?;
     let (message_reader, messages) = std::io::pipe().map_err(|e| failed("make a pipe", e))?;
     let commands = above_standard(commands).map_err(|e| failed("move a pipe", e))?;

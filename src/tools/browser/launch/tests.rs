@@ -110,7 +110,11 @@ async fn chromium_answers_on_the_pipe_and_leaves_nothing_once_dropped() {
         .expect("profile")
         .path()
         .to_path_buf();
-    assert!(profile.join("Default").exists() || profile.read_dir().expect("profile").count() > 0);
+    let preferences = std::fs::read_to_string(profile.join("Default/Preferences")).expect("prefs");
+    assert!(
+        preferences.contains(r#""network_prediction_options":2"#),
+        "{preferences}"
+    );
     let cdp = browser.cdp.clone();
     drop(browser);
     assert!(!profile.exists(), "{} left", profile.display());
