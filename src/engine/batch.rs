@@ -283,6 +283,8 @@ impl Engine {
                 report,
             });
         })));
+        let attached = crate::tools::Attachments::default();
+        ctx.attachments = Some(attached.clone());
         let permits = permits.clone();
         let taint = self.taint.clone();
         let hooks = self.hooks.clone();
@@ -352,10 +354,34 @@ impl Engine {
                 result: &content,
                 error: error_line.as_deref(),
             });
-            let message = Message::tool_result(&p.call.id, &p.call.function.name, content);
+            let mut message = Message::tool_result(&p.call.id, &p.call.function.name, content);
+            if ok {
+                message.images = take_images(&attached, iteration, &*observer);
+            }
             CallResult { message, ok }
         }
     }
+}
+
+/// The images a call attached to its result, each logged as outside content by its size
+/// and hash (images are never wrapped), as the user's are.
+fn take_images(
+    attached: &crate::tools::Attachments,
+    iteration: u32,
+    observer: &dyn super::observer::Observer,
+) -> Vec<crate::llm::ImagePart> {
+    let images = match attached.lock() {
+        Ok(mut images) => std::mem::take(&mut *images),
+        Err(_) => Vec::new(),
+    };
+    for image in &images {
+        observer.on_event(&EngineEvent::ContentIngested {
+            iteration,
+            source: super::observer::IMAGE_SOURCE,
+            content: &image.url,
+        });
+    }
+    images
 }
 
 /// What the result notes add after a successful call (the nested project instructions),

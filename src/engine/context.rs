@@ -120,6 +120,20 @@ pub fn estimate_message(m: &Message) -> u64 {
     overhead + (bytes as u64).div_ceil(4) + m.images.len() as u64 * IMAGE_TOKENS
 }
 
+/// The estimate of each of `messages` as a request sends them: the images of tool results
+/// older than the newest with images are left out ([`crate::llm::newest_tool_images`]).
+fn estimates_as_sent(messages: &[Message]) -> impl Iterator<Item = u64> + '_ {
+    let newest = crate::llm::newest_tool_images(messages);
+    messages.iter().enumerate().map(move |(i, m)| {
+        let unsent = if m.role == Role::Tool && !newest.contains(&i) {
+            m.images.len() as u64 * IMAGE_TOKENS
+        } else {
+            0
+        };
+        estimate_message(m) - unsent
+    })
+}
+
 /// Rough token count of the tool definitions sent with every request.
 pub fn estimate_tools(tools: &[ToolDef]) -> u64 {
     tools
@@ -349,9 +363,7 @@ impl Context {
 
     /// Estimated tokens of a request with these tools.
     pub fn estimate(&self, tools: &[ToolDef]) -> u64 {
-        self.reserved
-            + estimate_tools(tools)
-            + self.messages.iter().map(estimate_message).sum::<u64>()
+        self.reserved + estimate_tools(tools) + estimates_as_sent(&self.messages).sum::<u64>()
     }
 
     /// Remembers the estimate of the request about to be sent (for calibration).
@@ -444,7 +456,7 @@ impl Context {
     /// for this turn). `None` when nothing had to change.
     pub fn trim_to_budget(&mut self, tools: &[ToolDef]) -> Option<TrimReport> {
         let budget = self.budget()?;
-        let mut sizes: Vec<u64> = self.messages.iter().map(estimate_message).collect();
+        let mut sizes: Vec<u64> = estimates_as_sent(&self.messages).collect();
         let mut total = self.reserved + estimate_tools(tools) + sizes.iter().sum::<u64>();
         if total <= budget {
             return None;
@@ -482,11 +494,12 @@ impl Context {
             }
             let length = self.messages[i].content.len();
             if is_large_output(&self.messages[i]) {
+                let before = estimate_message(&self.messages[i]);
                 self.set_content(
                     i,
                     format!("[tool output trimmed: {length} bytes dropped to fit context budget]"),
                 );
-                let new_size = estimate_message(&self.messages[i]);
+                let new_size = sizes[i] - (before - estimate_message(&self.messages[i]));
                 *total -= sizes[i] - new_size;
                 sizes[i] = new_size;
                 report.truncated += 1;

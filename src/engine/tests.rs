@@ -806,3 +806,73 @@ fn a_final_answers_finish_reason_says_how_it_was_cut() {
     assert_eq!(AnswerCut::of(Some("stop")), None);
     assert_eq!(AnswerCut::of(None), None);
 }
+
+/// Attaches one image to its result ("fail": attaches, then fails).
+struct Camera;
+
+#[async_trait]
+impl Tool for Camera {
+    fn name(&self) -> &str {
+        "camera"
+    }
+    fn description(&self) -> &str {
+        "camera"
+    }
+    fn parameters(&self) -> serde_json::Value {
+        serde_json::json!({"type":"object"})
+    }
+    async fn call(&self, args: &str, ctx: &ToolContext) -> Result<String, ToolError> {
+        let image = crate::llm::ImagePart::from_bytes("image/jpeg", args.as_bytes());
+        assert!(ctx.attach_image(image), "a run takes images");
+        match args.contains("fail") {
+            true => Err(ToolError::new("it failed")),
+            false => Ok("shot".into()),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_tools_images_go_on_its_result_and_the_estimate_counts_the_newest_only() {
+    let model = Scripted::new(vec![
+        with_calls(vec![
+            ToolCall::new("c1", "camera", "{}"),
+            ToolCall::new("c2", "camera", r#"{"fail":1}"#),
+        ]),
+        with_calls(vec![ToolCall::new("c3", "camera", r#"{"n":3}"#)]),
+        Message::assistant("done"),
+    ]);
+    let mut e = engine(model.clone(), 5, Budgets::default());
+    e.tools = Arc::new(ToolRegistry::new(vec![Arc::new(Camera)]));
+    let out = e
+        .run(
+            Conversation::new(vec![Message::system("sys"), Message::user("go")]),
+            None,
+            CancellationToken::new(),
+        )
+        .await;
+    assert_eq!(out.result.expect("answer"), "done");
+    let images: Vec<usize> = out
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::Tool)
+        .map(|m| m.images.len())
+        .collect();
+    assert_eq!(images, [1, 0, 1], "a failed call's images are dropped");
+    // Both images stay in the transcript; a request sends the newest batch's only.
+    let estimate = |messages: Vec<Message>| context::Context::new(messages, None).estimate(&[]);
+    let all = out.messages.clone();
+    let mut without_old = all.clone();
+    let first = without_old.iter().position(|m| !m.images.is_empty());
+    without_old[first.expect("an image")].images.clear();
+    assert_eq!(estimate(all), estimate(without_old));
+    let seen = model.seen.lock().expect("lock");
+    assert_eq!(seen[1].iter().map(|m| m.images.len()).sum::<usize>(), 1);
+    let last = crate::llm::RequestMessages::new(&seen[2]);
+    let sent = serde_json::to_string(&last).expect("json");
+    assert_eq!(
+        sent.matches("data:image/jpeg").count(),
+        1,
+        "only the newest"
+    );
+    assert!(sent.contains("[1 image(s) omitted: only the newest are sent]"));
+}

@@ -32,7 +32,7 @@ pub use retry::RetryNotice;
 pub use sse::StreamAccumulator;
 pub use types::{
     ChatRequest, ChatResponse, Delta, FunctionCall, ImagePart, Message, ProviderState,
-    RequestMessages, Role, ToolCall, ToolDef, Usage,
+    RequestMessages, Role, ToolCall, ToolDef, Usage, newest_tool_images,
 };
 #[cfg(any(fuzzing, test))]
 pub use wire::fuzz_answer;

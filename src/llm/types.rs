@@ -104,25 +104,74 @@ impl ImagePart {
 
 impl Serialize for Message {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.serialize_with(s, true, true)
+        self.serialize_with(s, Images::Sent, true)
     }
 }
 
-/// How many images a message without them in its request had, said in its text.
-pub(crate) fn images_omitted(count: usize) -> String {
-    format!("[{count} image(s) omitted: this model does not take images]")
+/// Whether a message's images go in a request, or a note of how many were left out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Images {
+    /// They are sent.
+    Sent,
+    /// The model takes no images.
+    NotTaken,
+    /// A tool result's, older than the newest tool result with images: only those are sent.
+    Older,
+}
+
+impl Images {
+    /// `text` as a request carries it: with the note of `count` images left out, unless
+    /// they are sent (or there are none).
+    pub(crate) fn text(self, text: &str, count: usize) -> std::borrow::Cow<'_, str> {
+        let note = match self {
+            Images::Sent => return text.into(),
+            _ if count == 0 => return text.into(),
+            Images::NotTaken => {
+                format!("[{count} image(s) omitted: this model does not take images]")
+            }
+            Images::Older => format!("[{count} image(s) omitted: only the newest are sent]"),
+        };
+        match text {
+            "" => note.into(),
+            _ => format!("{text}\n\n{note}").into(),
+        }
+    }
+}
+
+/// The text said before a tool result's images, which go in a user message of their own on
+/// the wires that take images only there (Chat Completions, Responses).
+pub(crate) fn tool_images_text(message: &Message) -> String {
+    let id = message.tool_call_id.as_deref().unwrap_or("");
+    format!("[image from tool call {id}]")
+}
+
+/// The range of `all` whose tool results' images a request sends: the newest run of tool
+/// results (one batch) with any image; the images of older tool results are left out.
+pub fn newest_tool_images(all: &[Message]) -> std::ops::Range<usize> {
+    let is_tool = |m: &Message| m.role == Role::Tool;
+    let Some(end) = all.iter().rposition(|m| is_tool(m) && !m.images.is_empty()) else {
+        return 0..0;
+    };
+    let start = all[..end]
+        .iter()
+        .rposition(|m| !is_tool(m))
+        .map_or(0, |i| i + 1);
+    start..end + 1
 }
 
 impl Message {
-    /// Serialises the message; without `images`, each image is left out and its text says
-    /// how many were (a session that holds images, continued with a model that takes none);
-    /// `opaque` keeps the provider state (a session), which no chat request carries.
+    /// Serialises the message; unless `images` are sent, each image is left out and its
+    /// text says how many were (a session that holds images, continued with a model that
+    /// takes none); `opaque` keeps the provider state (a session), which no chat request
+    /// carries. A request's tool result sends its text only: its images follow it in a user
+    /// message ([`ChatWireMessage`]).
     fn serialize_with<S: serde::Serializer>(
         &self,
         s: S,
-        images: bool,
+        images: Images,
         opaque: bool,
     ) -> Result<S::Ok, S::Error> {
+        let tool_in_request = !opaque && self.role == Role::Tool;
         // A request on the Chat Completions wire sends each call's extras back inside it.
         let call_extras = self
             .provider_state
@@ -140,17 +189,12 @@ impl Message {
             + usize::from(opaque.is_some());
         let mut out = s.serialize_struct("Message", fields)?;
         out.serialize_field("role", &self.role)?;
-        if self.images.is_empty() {
+        if self.images.is_empty() || (images == Images::Sent && tool_in_request) {
             out.serialize_field("content", &self.content)?;
-        } else if images {
-            out.serialize_field("content", &ContentParts(self))?;
+        } else if images == Images::Sent {
+            out.serialize_field("content", &ContentParts(&self.content, &self.images))?;
         } else {
-            let note = images_omitted(self.images.len());
-            let text = if self.content.is_empty() {
-                note
-            } else {
-                format!("{}\n\n{note}", self.content)
-            };
+            let text = images.text(&self.content, self.images.len());
             out.serialize_field("content", &text)?;
         }
         if let Some(name) = &self.name {
@@ -210,7 +254,7 @@ impl Serialize for CallsWithExtras<'_> {
 }
 
 /// The `content` parts of a message with images: its text (when any), then the images.
-struct ContentParts<'a>(&'a Message);
+struct ContentParts<'a>(&'a str, &'a [ImagePart]);
 
 impl Serialize for ContentParts<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -221,12 +265,11 @@ impl Serialize for ContentParts<'_> {
             Text { text: &'a str },
             ImageUrl { image_url: &'a ImagePart },
         }
-        let m = self.0;
         let mut seq = s.serialize_seq(None)?;
-        if !m.content.is_empty() {
-            seq.serialize_element(&Part::Text { text: &m.content })?;
+        if !self.0.is_empty() {
+            seq.serialize_element(&Part::Text { text: self.0 })?;
         }
-        for image in &m.images {
+        for image in self.1 {
             seq.serialize_element(&Part::ImageUrl { image_url: image })?;
         }
         seq.end()
@@ -495,6 +538,25 @@ impl<'a> RequestMessages<'a> {
         self.images
     }
 
+    /// The messages in the order they are sent, each with whether its images go: not when
+    /// the model takes none, nor a tool result's older than the newest with images.
+    pub(crate) fn iter_with_images(&self) -> impl Iterator<Item = (&'a Message, Images)> + 'a {
+        let all = self.all;
+        let newest = all[newest_tool_images(all)].as_ptr_range();
+        let sent = if self.images {
+            Images::Sent
+        } else {
+            Images::NotTaken
+        };
+        self.iter().map(move |m| {
+            let older = m.role == Role::Tool && !newest.contains(&std::ptr::from_ref(m));
+            match sent {
+                Images::Sent if older && !m.images.is_empty() => (m, Images::Older),
+                _ => (m, sent),
+            }
+        })
+    }
+
     /// Number of messages.
     pub fn len(&self) -> usize {
         self.all.len() + usize::from(self.second.is_some())
@@ -524,8 +586,18 @@ impl<'a> From<&'a Vec<Message>> for RequestMessages<'a> {
 }
 
 /// A message as a chat request carries it: without its provider state, and with its images
-/// (`true`) or a note of how many were left out.
-pub(crate) struct ChatWireMessage<'a>(pub &'a Message, pub bool);
+/// or a note of how many were left out. A tool result whose images are sent is two messages
+/// (Chat Completions takes images in user messages only): its text, then a user message
+/// with the images ([`Self::messages`]).
+pub(crate) struct ChatWireMessage<'a>(pub &'a Message, pub Images);
+
+impl ChatWireMessage<'_> {
+    /// How many messages of the request this one is (1, or 2 for a tool result with images).
+    pub(crate) fn messages(&self) -> usize {
+        let (m, images) = (self.0, self.1);
+        1 + usize::from(m.role == Role::Tool && images == Images::Sent && !m.images.is_empty())
+    }
+}
 
 impl Serialize for ChatWireMessage<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -533,9 +605,32 @@ impl Serialize for ChatWireMessage<'_> {
     }
 }
 
+/// The user message after a tool result that carries the result's images.
+pub(crate) struct ToolImagesMessage<'a>(pub &'a Message);
+
+impl Serialize for ToolImagesMessage<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let text = tool_images_text(self.0);
+        let mut out = s.serialize_struct("Message", 2)?;
+        out.serialize_field("role", &Role::User)?;
+        out.serialize_field("content", &ContentParts(&text, &self.0.images))?;
+        out.end()
+    }
+}
+
 impl Serialize for RequestMessages<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.iter().map(|m| ChatWireMessage(m, self.images)))
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(None)?;
+        for (m, images) in self.iter_with_images() {
+            let wire = ChatWireMessage(m, images);
+            seq.serialize_element(&wire)?;
+            if wire.messages() == 2 {
+                seq.serialize_element(&ToolImagesMessage(m))?;
+            }
+        }
+        seq.end()
     }
 }
 

@@ -17,7 +17,7 @@ use serde_json::{Map, Value, json};
 use super::WireSettings;
 use crate::llm::response::non_empty_str;
 use crate::llm::sse::{EventFold, event_json};
-use crate::llm::types::images_omitted;
+use crate::llm::types::Images;
 use crate::llm::{
     ChatRequest, ChatResponse, Delta, LlmError, Message, ProviderState, Role, ToolCall, Usage,
 };
@@ -123,11 +123,10 @@ struct Turn {
 
 impl Conversation {
     fn of(request: &ChatRequest<'_>) -> Conversation {
-        let images = request.messages.sends_images();
         let mut system = Vec::new();
         let mut turns: Vec<Turn> = Vec::new();
         let mut head = true;
-        for message in request.messages.iter() {
+        for (message, images) in request.messages.iter_with_images() {
             if head && message.role == Role::System {
                 if !message.content.trim().is_empty() {
                     system.push(json!({"type": "text", "text": message.content}));
@@ -138,7 +137,7 @@ impl Conversation {
             let (role, blocks, own) = match message.role {
                 Role::System => ("user", vec![text(&system_note(&message.content))], false),
                 Role::User => ("user", user_blocks(message, images), true),
-                Role::Tool => ("user", vec![tool_result(message)], true),
+                Role::Tool => ("user", vec![tool_result(message, images)], true),
                 Role::Assistant => ("assistant", assistant_blocks(message), true),
             };
             push_blocks(&mut turns, role, blocks, own);
@@ -215,21 +214,13 @@ fn system_note(content: &str) -> String {
     format!("<system-reminder>\n{content}\n</system-reminder>")
 }
 
-fn user_blocks(message: &Message, images: bool) -> Vec<Value> {
+fn user_blocks(message: &Message, images: Images) -> Vec<Value> {
     let mut blocks = Vec::new();
-    let mut said = message.content.clone();
-    if !images && !message.images.is_empty() {
-        let note = images_omitted(message.images.len());
-        said = if said.is_empty() {
-            note
-        } else {
-            format!("{said}\n\n{note}")
-        };
-    }
+    let said = images.text(&message.content, message.images.len());
     if !said.trim().is_empty() {
         blocks.push(text(&said));
     }
-    if images {
+    if images == Images::Sent {
         blocks.extend(message.images.iter().map(|i| image_block(&i.url)));
     }
     blocks
@@ -248,11 +239,24 @@ fn image_block(url: &str) -> Value {
     }
 }
 
-fn tool_result(message: &Message) -> Value {
-    let content = if message.content.is_empty() {
+/// A tool result: its text, and its images (when sent) as image blocks after it.
+fn tool_result(message: &Message, images: Images) -> Value {
+    let said = images.text(&message.content, message.images.len());
+    let said = if said.is_empty() {
         "(no output)"
     } else {
-        &message.content
+        &said
+    };
+    let content = match images {
+        Images::Sent if !message.images.is_empty() => {
+            let blocks = std::iter::once(text(said));
+            Value::Array(
+                blocks
+                    .chain(message.images.iter().map(|i| image_block(&i.url)))
+                    .collect(),
+            )
+        }
+        _ => json!(said),
     };
     json!({
         "type": "tool_result",

@@ -8,13 +8,13 @@ use serde_json::{Value, json};
 use super::kept::KeptEncodings;
 use super::{ThinkingMode, WireSettings};
 use crate::llm::ChatRequest;
-use crate::llm::types::ChatWireMessage;
+use crate::llm::types::{ChatWireMessage, ToolImagesMessage};
 
 /// The JSON body of `/chat/completions`.
 #[derive(Serialize)]
 struct RequestBody<'a> {
     model: &'a str,
-    messages: &'a [Box<RawValue>],
+    messages: Flat<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tools: Option<&'a RawValue>,
     stream: bool,
@@ -41,13 +41,18 @@ pub(super) fn encode(
         Some(ThinkingMode::Enabled) => Some(1.0),
         _ => settings.temperature,
     };
+    // A tool result with images is kept as an array of two messages (see `Flat`).
     kept.keep_messages(&request.messages, |message, images| {
-        to_raw_value(&ChatWireMessage(message, images))
+        let wire = ChatWireMessage(message, images);
+        match wire.messages() {
+            1 => to_raw_value(&wire),
+            _ => to_raw_value(&(&wire, ToolImagesMessage(message))),
+        }
     })?;
     kept.keep_tools(request.tools)?;
     let body = RequestBody {
         model: settings.model,
-        messages: kept.messages(),
+        messages: Flat(kept.messages()),
         tools: kept.tools(),
         stream: request.stream,
         stream_options: request.stream.then(|| json!({"include_usage": true})),
@@ -58,6 +63,7 @@ pub(super) fn encode(
     };
     let size = body
         .messages
+        .0
         .iter()
         .map(|m| m.get().len() + 1)
         .sum::<usize>()
@@ -66,6 +72,29 @@ pub(super) fn encode(
     let mut out = Vec::with_capacity(size);
     serde_json::to_writer(&mut out, &body)?;
     Ok(out)
+}
+
+/// The kept messages as the body's one array: an encoding that is an array (a tool result
+/// and the user message with its images) gives its elements.
+struct Flat<'a>(&'a [Box<RawValue>]);
+
+impl Serialize for Flat<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error as _, SerializeSeq};
+        let mut seq = s.serialize_seq(Some(self.0.len()))?;
+        for raw in self.0 {
+            if !raw.get().starts_with('[') {
+                seq.serialize_element(raw)?;
+                continue;
+            }
+            let parts: Vec<&RawValue> =
+                serde_json::from_str(raw.get()).map_err(S::Error::custom)?;
+            for part in parts {
+                seq.serialize_element(part)?;
+            }
+        }
+        seq.end()
+    }
 }
 
 fn thinking_field(mode: ThinkingMode) -> Option<Value> {
@@ -84,5 +113,90 @@ fn reasoning_effort(mode: ThinkingMode) -> Option<&'static str> {
         ThinkingMode::Medium => Some("medium"),
         ThinkingMode::High => Some("high"),
         ThinkingMode::Enabled | ThinkingMode::Disabled => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    use super::*;
+    use crate::llm::{ImagePart, Message, RequestMessages, ToolCall};
+
+    fn encoded(messages: RequestMessages<'_>, kept: &mut KeptEncodings) -> Value {
+        let request = ChatRequest {
+            messages,
+            tools: &[],
+            stream: false,
+            max_tokens: None,
+            on_retry: None,
+        };
+        let settings = WireSettings {
+            model: "m",
+            temperature: None,
+            thinking: None,
+        };
+        let body = encode(&request, &settings, kept).expect("encodes");
+        let fresh = encode(&request, &settings, &mut KeptEncodings::default()).expect("encodes");
+        assert_eq!(body, fresh, "the kept encodings are the fresh ones");
+        serde_json::from_slice(&body).expect("json")
+    }
+
+    fn screenshot(id: &str, bytes: &[u8]) -> Message {
+        let mut result = Message::tool_result(id, "browser", "screenshot of http://x/");
+        result
+            .images
+            .push(ImagePart::from_bytes("image/jpeg", bytes));
+        result
+    }
+
+    #[test]
+    fn a_tool_results_image_follows_it_in_a_user_message_and_only_the_newest_goes() {
+        let mut call = Message::assistant("");
+        call.tool_calls = vec![ToolCall::new("c1", "browser", r#"{"action":"screenshot"}"#)];
+        let mut all = vec![Message::user("look"), call, screenshot("c1", b"one")];
+        let mut kept = KeptEncodings::default();
+        let body = encoded(RequestMessages::new(&all), &mut kept);
+        let messages = body["messages"].as_array().expect("messages");
+        assert_eq!(messages.len(), 4, "{messages:?}");
+        assert_eq!(
+            messages[2],
+            serde_json::json!({"role": "tool", "content": "screenshot of http://x/",
+                "name": "browser", "tool_call_id": "c1"})
+        );
+        assert_eq!(
+            messages[3],
+            serde_json::json!({"role": "user", "content": [
+                {"type": "text", "text": "[image from tool call c1]"},
+                {"type": "image_url", "image_url": {"url": "data:image/jpeg;base64,b25l"}}]})
+        );
+        // A second screenshot: the first one's image is left out with a note.
+        let mut again = Message::assistant("");
+        again.tool_calls = vec![ToolCall::new("c2", "browser", r#"{"action":"screenshot"}"#)];
+        all.extend([again, screenshot("c2", b"two")]);
+        let body = encoded(RequestMessages::new(&all), &mut kept);
+        let messages = body["messages"].as_array().expect("messages");
+        assert_eq!(messages.len(), 6, "{messages:?}");
+        assert_eq!(
+            messages[2]["content"],
+            "screenshot of http://x/\n\n[1 image(s) omitted: only the newest are sent]"
+        );
+        assert_eq!(messages[4]["role"], "tool");
+        assert_eq!(
+            messages[5]["content"][1]["image_url"]["url"],
+            "data:image/jpeg;base64,dHdv"
+        );
+        // A model without images: each says how many it had, and no user message follows.
+        let body = encoded(RequestMessages::new(&all).with_images(false), &mut kept);
+        let messages = body["messages"].as_array().expect("messages");
+        assert_eq!(messages.len(), 5);
+        assert_eq!(
+            messages[4]["content"],
+            "screenshot of http://x/\n\n[1 image(s) omitted: this model does not take images]"
+        );
+        // The session keeps both images as parts of the tool messages.
+        let saved = serde_json::to_string(&all).expect("json");
+        let back: Vec<Message> = serde_json::from_str(&saved).expect("parses");
+        assert_eq!(back, all);
     }
 }

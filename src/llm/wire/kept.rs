@@ -11,6 +11,7 @@ use serde_json::Value;
 use serde_json::value::{RawValue, to_raw_value};
 
 use crate::byte_copy::same_bytes;
+use crate::llm::types::Images;
 use crate::llm::{FunctionCall, Message, RequestMessages, ToolCall, ToolDef};
 
 /// What the previous request sent, with its encodings.
@@ -42,7 +43,7 @@ impl KeptEncodings {
     pub(crate) fn keep_messages(
         &mut self,
         messages: &RequestMessages<'_>,
-        encode: impl Fn(&Message, bool) -> serde_json::Result<Box<RawValue>>,
+        encode: impl Fn(&Message, Images) -> serde_json::Result<Box<RawValue>>,
     ) -> serde_json::Result<()> {
         let images = messages.sends_images();
         if images != self.images {
@@ -51,14 +52,14 @@ impl KeptEncodings {
             self.images = images;
         }
         let mut count = 0;
-        for (place, message) in messages.iter().enumerate() {
+        for (place, (message, sent_images)) in messages.iter_with_images().enumerate() {
             count = place + 1;
             if let Some(Some(sent)) = self.sent.get(place)
                 && same(sent, message)
             {
                 continue;
             }
-            let bytes = encode(message, images)?;
+            let bytes = encode(message, sent_images)?;
             let kept = message.images.is_empty().then(|| message.clone());
             if place < self.sent.len() {
                 self.sent[place] = kept;
@@ -194,7 +195,7 @@ mod tests {
     use crate::llm::types::ChatWireMessage;
     use crate::llm::{ImagePart, Message};
 
-    fn encode(message: &Message, images: bool) -> serde_json::Result<Box<RawValue>> {
+    fn encode(message: &Message, images: Images) -> serde_json::Result<Box<RawValue>> {
         to_raw_value(&ChatWireMessage(message, images))
     }
 

@@ -16,7 +16,7 @@ use super::kept::KeptEncodings;
 use super::{ThinkingMode, WireSettings};
 use crate::llm::response::non_empty_str;
 use crate::llm::sse::{EventFold, event_json};
-use crate::llm::types::images_omitted;
+use crate::llm::types::{Images, tool_images_text};
 use crate::llm::{
     ChatRequest, ChatResponse, Delta, LlmError, Message, ProviderState, Role, ToolCall, Usage,
 };
@@ -103,7 +103,7 @@ fn effort(mode: ThinkingMode) -> Option<&'static str> {
     }
 }
 
-fn push_items(input: &mut Vec<Value>, message: &Message, images: bool) {
+fn push_items(input: &mut Vec<Value>, message: &Message, images: Images) {
     match message.role {
         // Every item says its type: llama-server's `/v1/responses` refuses a message without
         // one ("Cannot determine type of 'item'"), which OpenAI's API merely allows.
@@ -111,11 +111,17 @@ fn push_items(input: &mut Vec<Value>, message: &Message, images: bool) {
             input.push(json!({"type": "message", "role": "system", "content": message.content}))
         }
         Role::User => input.push(user_item(message, images)),
-        Role::Tool => input.push(json!({
-            "type": "function_call_output",
-            "call_id": message.tool_call_id.as_deref().unwrap_or(""),
-            "output": message.content,
-        })),
+        Role::Tool => {
+            input.push(json!({
+                "type": "function_call_output",
+                "call_id": message.tool_call_id.as_deref().unwrap_or(""),
+                "output": images.text(&message.content, message.images.len()),
+            }));
+            // A function's output takes no images: they follow as the user's.
+            if images == Images::Sent && !message.images.is_empty() {
+                input.push(image_item(&tool_images_text(message), message));
+            }
+        }
         Role::Assistant => {
             input.extend(
                 ProviderState::items_for(message.provider_state.as_deref(), WIRE)
@@ -138,22 +144,19 @@ fn push_items(input: &mut Vec<Value>, message: &Message, images: bool) {
     }
 }
 
-fn user_item(message: &Message, images: bool) -> Value {
-    if message.images.is_empty() {
-        return json!({"type": "message", "role": "user", "content": message.content});
-    }
-    if !images {
-        let note = images_omitted(message.images.len());
-        let text = if message.content.is_empty() {
-            note
-        } else {
-            format!("{}\n\n{note}", message.content)
-        };
+fn user_item(message: &Message, images: Images) -> Value {
+    if message.images.is_empty() || images != Images::Sent {
+        let text = images.text(&message.content, message.images.len());
         return json!({"type": "message", "role": "user", "content": text});
     }
+    image_item(&message.content, message)
+}
+
+/// A user message of `text` (when any) and `message`'s images.
+fn image_item(text: &str, message: &Message) -> Value {
     let mut parts = Vec::new();
-    if !message.content.is_empty() {
-        parts.push(json!({"type": "input_text", "text": message.content}));
+    if !text.is_empty() {
+        parts.push(json!({"type": "input_text", "text": text}));
     }
     for image in &message.images {
         parts.push(json!({"type": "input_image", "image_url": image.url}));

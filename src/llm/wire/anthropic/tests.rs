@@ -344,3 +344,37 @@ fn the_provider_state_is_kept_in_a_session_and_never_sent_over_chat() {
     let wire = serde_json::to_string(&RequestMessages::new(&all)).expect("json");
     assert!(!wire.contains("provider_state"), "{wire}");
 }
+
+#[test]
+fn a_tool_results_image_goes_in_its_tool_result_and_only_the_newest() {
+    let shot = |id: &str, bytes: &[u8]| {
+        let mut result = Message::tool_result(id, "browser", "screenshot");
+        result
+            .images
+            .push(ImagePart::from_bytes("image/jpeg", bytes));
+        result
+    };
+    let call = |id: &str| {
+        let mut call = Message::assistant("");
+        call.tool_calls = vec![ToolCall::new(id, "browser", "{}")];
+        call
+    };
+    let mut messages = vec![Message::user("look"), call("c1"), shot("c1", b"one")];
+    let body = encoded(&messages, &[], false);
+    let content = &body["messages"][2]["content"][0]["content"];
+    assert_eq!(content[0], json!({"type": "text", "text": "screenshot"}));
+    assert_eq!(
+        content[1]["source"],
+        json!({"type": "base64", "media_type": "image/jpeg", "data": "b25l"})
+    );
+    messages.extend([call("c2"), shot("c2", b"two")]);
+    let body = encoded(&messages, &[], false);
+    assert_eq!(
+        body["messages"][2]["content"][0]["content"],
+        "screenshot\n\n[1 image(s) omitted: only the newest are sent]"
+    );
+    assert_eq!(
+        body["messages"][4]["content"][0]["content"][1]["source"]["data"],
+        "dHdv"
+    );
+}

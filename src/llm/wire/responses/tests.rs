@@ -283,3 +283,40 @@ fn a_request_reusing_the_kept_items_is_the_request_encoded_afresh() {
     let body = both(&mut kept, &[Message::assistant("")], true);
     assert_eq!(body["input"], json!([]));
 }
+
+#[test]
+fn a_tool_results_image_follows_its_output_as_a_user_item() {
+    let mut call = Message::assistant("");
+    call.tool_calls = vec![ToolCall::new("c1", "browser", "{}")];
+    let mut shot = Message::tool_result("c1", "browser", "screenshot");
+    shot.images
+        .push(ImagePart::from_bytes("image/jpeg", b"one"));
+    let mut older = shot.clone();
+    older.tool_call_id = Some("c0".into());
+    let body = encoded(&[Message::user("look"), call, shot], None);
+    let input = &body["input"];
+    assert_eq!(
+        input[2],
+        json!({"type": "function_call_output", "call_id": "c1", "output": "screenshot"})
+    );
+    assert_eq!(
+        input[3],
+        json!({"type": "message", "role": "user", "content": [
+            {"type": "input_text", "text": "[image from tool call c1]"},
+            {"type": "input_image", "image_url": "data:image/jpeg;base64,b25l"}]})
+    );
+    // An older one (before the newest's batch) goes as text with a note.
+    let body = encoded(&[older, Message::assistant("again"), body_shot()], None);
+    assert_eq!(
+        body["input"][0]["output"],
+        "screenshot\n\n[1 image(s) omitted: only the newest are sent]"
+    );
+    assert_eq!(body["input"].as_array().map(Vec::len), Some(4));
+}
+
+fn body_shot() -> Message {
+    let mut shot = Message::tool_result("c2", "browser", "screenshot");
+    shot.images
+        .push(ImagePart::from_bytes("image/jpeg", b"two"));
+    shot
+}
