@@ -235,7 +235,8 @@ impl Merger {
             }
             Project::OnlyTo(to) => {
                 let to: Value = serde_json::from_str(to).unwrap_or(Value::Null);
-                if *value == to || below != to {
+                // Towards `to`, or no change: a choice of three never moves sideways.
+                if *value == to || *value == below {
                     return None;
                 }
                 let v = shown(value);

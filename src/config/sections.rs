@@ -141,6 +141,18 @@ pub struct WebSearchConfig {
     pub categories: String,
 }
 
+/// The `browser` section: the `browser` tool (a project may only turn it off or narrow
+/// `allow_local` to `none`; never choose the program).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BrowserConfig {
+    /// Offer the tool when a browser is found.
+    pub enabled: bool,
+    /// The Chromium or Chrome program; empty = the usual names on PATH.
+    pub executable: String,
+    /// Private addresses the page may reach unlisted: `none`, `loopback`, `private`.
+    pub allow_local: String,
+}
+
 /// What a sandboxed shell command may do on the network.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]

@@ -474,6 +474,17 @@ pub static SETTINGS: std::sync::LazyLock<Vec<Setting>> = std::sync::LazyLock::ne
         row!("web_search.categories", Text, web_search.categories,
             "SearXNG's `categories` (e.g. `general,it`); empty = the instance's default",
             doc_default: Some("none")),
+        row!("browser.enabled", Bool, browser.enabled,
+            "the `browser` tool, offered when a Chromium or Chrome is found (see TOOLS.md)",
+            env: Some("ODEK_BROWSER"), project: OnlyTo("false"),
+            project_note: Some("a project may only turn the browser off")),
+        row!("browser.executable", Text, browser.executable,
+            "the Chromium or Chrome program; empty = the first of `chromium`, `chromium-browser`, `google-chrome`, `google-chrome-stable`, `chrome` on PATH (and the macOS app paths)",
+            env: Some("ODEK_BROWSER_EXECUTABLE"), project: Never,
+            project_note: Some("a project may not choose a program odek runs"), doc_default: Some("none")),
+        row!("browser.allow_local", Choice(&["none", "loopback", "private"]), browser.allow_local,
+            "addresses the browser's pages reach without `web.allow_private_hosts`: `loopback` (a dev server on this machine), `private` (also 10/8, 172.16/12, 192.168/16, fc00::/7), `none`; each action waits at most `web.timeout_seconds`",
+            project: OnlyTo("\"none\""), project_note: Some("a project may only narrow it to `none`")),
     ]
 });
 

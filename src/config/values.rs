@@ -8,10 +8,10 @@ use serde::Serialize;
 use super::mcp::McpServerConfig;
 use super::providers::{self, DEFAULT_BASE_URL, DEFAULT_MODEL};
 use super::sections::{
-    BackgroundConfig, CheckpointsConfig, EmbeddingsConfig, InstructionsConfig, LimitsConfig,
-    LlmConfig, MemoryConfig, PlanningConfig, RateLimits, SandboxNetwork, SchedulesConfig,
-    ServeConfig, SessionsConfig, SkillsConfig, SubagentsConfig, TELEGRAM_API_BASE, TelegramConfig,
-    ToolsConfig, WebConfig, WebSearchConfig,
+    BackgroundConfig, BrowserConfig, CheckpointsConfig, EmbeddingsConfig, InstructionsConfig,
+    LimitsConfig, LlmConfig, MemoryConfig, PlanningConfig, RateLimits, SandboxNetwork,
+    SchedulesConfig, ServeConfig, SessionsConfig, SkillsConfig, SubagentsConfig, TELEGRAM_API_BASE,
+    TelegramConfig, ToolsConfig, WebConfig, WebSearchConfig,
 };
 use crate::danger_policy::DangerPolicy;
 use crate::plan::PlanPlacement;
@@ -105,6 +105,8 @@ pub struct Config {
     pub web: WebConfig,
     /// `web_search`: the SearXNG instance (none = no such tool).
     pub web_search: WebSearchConfig,
+    /// The `browser` tool (see docs/TOOLS.md).
+    pub browser: BrowserConfig,
     /// `delegate_tasks` and its children.
     pub subagents: SubagentsConfig,
     /// What the file tools capture for `odek rewind` (see docs/UNDO.md).
@@ -257,6 +259,11 @@ impl Default for Config {
                 timeout_seconds: 15,
                 language: String::new(),
                 categories: String::new(),
+            },
+            browser: BrowserConfig {
+                enabled: true,
+                executable: String::new(),
+                allow_local: "loopback".into(),
             },
             subagents: SubagentsConfig {
                 enabled: true,

@@ -8,6 +8,7 @@ use crate::plan::PlanState;
 use crate::session::{Session, SessionWriter};
 use crate::tools::approval::TrustSet;
 use crate::tools::background::{JobLimits, Jobs};
+use crate::tools::browser::BrowserSlot;
 
 /// A session this process holds: its writer (and with it the session's lock, released when
 /// the handle is dropped), the live transcript the next turn continues (unredacted, in step
@@ -28,6 +29,8 @@ pub struct SessionHandle {
     end_reason: Mutex<&'static str>,
     /// The background jobs its turns started (stopped when the handle goes).
     jobs: std::sync::OnceLock<Arc<Jobs>>,
+    /// Its browser page (the browser ends when the handle goes).
+    browser: std::sync::OnceLock<Arc<BrowserSlot>>,
     /// The model its turns ask since a switch (`None`: the runtime's configured model).
     model: Mutex<Option<crate::config::ModelRef>>,
 }
@@ -57,6 +60,7 @@ impl SessionHandle {
             on_end: Mutex::new(None),
             end_reason: Mutex::new("other"),
             jobs: std::sync::OnceLock::new(),
+            browser: std::sync::OnceLock::new(),
             model: Mutex::new(None),
         }
     }
@@ -83,6 +87,12 @@ impl SessionHandle {
         self.jobs
             .get_or_init(|| Arc::new(Jobs::new(limits)))
             .clone()
+    }
+
+    /// The session's browser slot, made on first use (its browser starts with the first
+    /// action).
+    pub(crate) fn browser_slot(&self) -> Arc<BrowserSlot> {
+        self.browser.get_or_init(Arc::default).clone()
     }
 
     /// Sets what runs when the handle goes, unless something already is set.

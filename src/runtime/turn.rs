@@ -15,6 +15,7 @@ use crate::session::{RunRecord, SaveReport, SessionError};
 use crate::subagent::{DelegateSettings, DelegateTasksTool};
 use crate::tools::approval::{Approver, Gate, TrustSet};
 use crate::tools::background::{JobLimits, Jobs};
+use crate::tools::browser::{self, AllowLocal, BrowserSettings, BrowserTool};
 use crate::tools::web::{SearchSettings, WebSettings};
 use crate::tools::{RegistryParts, build_registry};
 
@@ -109,6 +110,7 @@ impl Runtime {
             memory: self.memory_tools(session.map(|s| s.id()), &taint),
             skills: self.skill_tools(skills.as_ref()),
             jobs: jobs.clone(),
+            browser: self.browser_of(session),
             ..self.registry_parts()
         };
         let tools = build_registry(&selection, parts).map_err(RuntimeError::Tools)?;
@@ -199,6 +201,25 @@ impl Runtime {
             }
         }));
         Some(jobs)
+    }
+
+    /// `browser` for a turn of `session` (the session's page, kept between its turns; a turn
+    /// without a session has its own), when `browser.enabled` and a browser is found.
+    fn browser_of(&self, session: Option<&Arc<SessionHandle>>) -> Option<Arc<BrowserTool>> {
+        let b = &self.config.browser;
+        if !b.enabled {
+            return None;
+        }
+        let executable = browser::program(&b.executable)?.to_path_buf();
+        let settings = BrowserSettings {
+            executable,
+            allow_local: AllowLocal::from_setting(&b.allow_local),
+            web: self.web_settings(),
+            timeout: Duration::from_secs(self.config.web.timeout_seconds),
+            images: self.config.images,
+        };
+        let slot = session.map_or_else(Arc::default, |s| s.browser_slot());
+        Some(Arc::new(BrowserTool::new(slot, Arc::new(settings))))
     }
 
     /// The hooks a turn of `session` runs (none configured: none).
@@ -347,17 +368,13 @@ impl Runtime {
     /// What every turn's registry is built from, but its plan store and asker: the sandbox,
     /// the MCP tools, the web settings.
     fn registry_parts(&self) -> RegistryParts {
-        let web = &self.config.web;
         let search = &self.config.web_search;
         RegistryParts {
             jobs: self.job_limits().map(|limits| Arc::new(Jobs::new(limits))),
             sandbox: self.sandbox.sandbox(),
             mcp: self.mcp.tools(),
-            web: Arc::new(WebSettings {
-                allow_hosts: web.allow_hosts.clone(),
-                allow_private_hosts: web.allow_private_hosts.clone(),
-                timeout: Duration::from_secs(web.timeout_seconds),
-            }),
+            web: self.web_settings(),
+            browser: self.browser_of(None),
             search: (!search.base_url.trim().is_empty()).then(|| {
                 Arc::new(SearchSettings {
                     base_url: search.base_url.trim().to_string(),
@@ -369,6 +386,16 @@ impl Runtime {
             }),
             ..RegistryParts::default()
         }
+    }
+
+    /// What `web_fetch` (and the browser's guard) may reach, and its time limit.
+    fn web_settings(&self) -> Arc<WebSettings> {
+        let web = &self.config.web;
+        Arc::new(WebSettings {
+            allow_hosts: web.allow_hosts.clone(),
+            allow_private_hosts: web.allow_private_hosts.clone(),
+            timeout: Duration::from_secs(web.timeout_seconds),
+        })
     }
 
     /// Planning is on when the configuration enables it and the tool selection keeps `plan`;

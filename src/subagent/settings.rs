@@ -61,10 +61,12 @@ pub fn task_layer(task: &TaskFile, handover: &Handover, base: &Config) -> Overri
     set_policy(&mut layer, task, base);
     if task.trust_level == Trust::Untrusted {
         // Nothing reaches the network without asking: no MCP servers, no search instance,
-        // no host that skips the approval (which nobody can give).
+        // no host that skips the approval (which nobody can give), no local address.
         layer.set("mcp_servers", Value::Object(serde_json::Map::new()));
         layer.set("web_search.base_url", "");
         layer.set("web.allow_hosts", Value::Array(Vec::new()));
+        // Its browser (its own, in its own process) reaches no local address unlisted.
+        layer.set("browser.allow_local", "none");
     }
     layer
 }

@@ -190,6 +190,9 @@ pub const WEB_FETCH: ToolRow = external("web_fetch", "🌐", Subject::Url).with_
 /// `web_search`.
 pub const WEB_SEARCH: ToolRow =
     external("web_search", "🔎", Subject::Arg("query")).with_kind(ToolKind::Fetch);
+/// `browser` (what a page says is outside content).
+pub const BROWSER: ToolRow =
+    external("browser", "🧭", Subject::Arg("action")).with_kind(ToolKind::Fetch);
 /// `clarify`.
 pub const CLARIFY: ToolRow = row("clarify", "❓", Subject::Arg("question"));
 /// `memory`.
@@ -206,7 +209,7 @@ pub const SKILL_LIST: ToolRow = plain("skill_list", Subject::Nothing);
 pub const PLAN: ToolRow = row("plan", "📋", Subject::Arg("verb")).with_kind(ToolKind::Think);
 
 /// Every tool odek offers, in registration order (`web_search` only when its instance is
-/// configured, `memory` and `session_search` only with memory on, `skill_load` and
+/// configured, `browser` only when one is found, `memory` and `session_search` only with memory on, `skill_load` and
 /// `skill_list` only when a skill is offered, `plan` only with planning on).
 pub const TOOLS: &[ToolRow] = &[
     READ_FILE,
@@ -221,6 +224,7 @@ pub const TOOLS: &[ToolRow] = &[
     DELEGATE_TASKS,
     WEB_FETCH,
     WEB_SEARCH,
+    BROWSER,
     CLARIFY,
     MEMORY,
     SESSION_SEARCH,
@@ -330,6 +334,7 @@ mod tests {
         for name in [
             "web_fetch",
             "web_search",
+            "browser",
             "delegate_tasks",
             "everything__echo",
         ] {

@@ -188,6 +188,8 @@ pub struct RegistryParts {
     /// The session's background jobs: `shell`'s `background` and the `background` tool
     /// exist exactly when there are.
     pub jobs: Option<Arc<background::Jobs>>,
+    /// `browser` over the session's page, when it is on and a browser is found.
+    pub browser: Option<Arc<super::browser::BrowserTool>>,
 }
 
 /// Builds the tool registry. This is the only place tools are registered, so `run`,
@@ -215,6 +217,9 @@ pub fn build_registry(
     all.push(Arc::new(web::WebFetchTool::new(parts.web)));
     if let Some(search) = parts.search {
         all.push(Arc::new(web::WebSearchTool::new(search)));
+    }
+    if let Some(browser) = parts.browser {
+        all.push(browser);
     }
     all.push(Arc::new(ClarifyTool::new(parts.asker)));
     all.extend(parts.memory);

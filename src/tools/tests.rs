@@ -69,6 +69,16 @@ fn full() -> RegistryParts {
             max_jobs: 1,
             max_time: std::time::Duration::from_secs(10),
         }))),
+        browser: Some(Arc::new(browser::BrowserTool::new(
+            Arc::default(),
+            Arc::new(browser::BrowserSettings {
+                executable: "chromium".into(),
+                allow_local: browser::AllowLocal::Loopback,
+                web: Arc::default(),
+                timeout: std::time::Duration::from_secs(30),
+                images: false,
+            }),
+        ))),
         ..RegistryParts::default()
     }
 }
@@ -159,19 +169,20 @@ const SCHEMA_BUDGETS: &[(&str, usize)] = &[
     ("write_file", 560),
     ("search_files", 1000),
     ("patch", 800),
-    ("glob", 600),
+    ("glob", 560),
     ("batch_read", 560),
     ("batch_patch", 560),
     ("shell", 880),
     ("background", 440),
-    ("delegate_tasks", 900),
-    ("web_fetch", 400),
-    ("web_search", 360),
+    ("delegate_tasks", 890),
+    ("web_fetch", 360),
+    ("web_search", 330),
+    ("browser", 800),
     ("clarify", 420),
-    ("memory", 900),
-    ("session_search", 600),
-    ("skill_load", 350),
-    ("skill_list", 300),
+    ("memory", 780),
+    ("session_search", 360),
+    ("skill_load", 260),
+    ("skill_list", 240),
     ("plan", 1500),
 ];
 

@@ -500,7 +500,7 @@ async fn an_unknown_tool_name_is_an_error_naming_the_known_ones() {
     assert_ne!(out.status.code(), Some(0));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("unknown tool \"web_fech\" (available: read_file, write_file, search_files, patch, glob, batch_read, batch_patch, shell, background, delegate_tasks, web_fetch, web_search, clarify, memory, session_search, skill_load, skill_list, plan)"),
+        stderr.contains("unknown tool \"web_fech\" (available: read_file, write_file, search_files, patch, glob, batch_read, batch_patch, shell, background, delegate_tasks, web_fetch, web_search, browser, clarify, memory, session_search, skill_load, skill_list, plan)"),
         "{stderr}"
     );
     assert!(server.requests().is_empty());

@@ -751,35 +751,60 @@ async fn the_official_openai_sdk_reads_every_answer_the_scripted_server_sends() 
     assert_eq!(lines[4]["error"], "InternalServerError", "{}", lines[4]);
 }
 
+/// With `web_search` and the browser on (the most a plain run offers), the first request
+/// stays within its budget on each of the three wires.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_plain_runs_first_request_stays_under_15_kb_on_every_wire() {
     let mut sizes = Vec::new();
-    for wire in ["anthropic", "openai"] {
+    for wire in ["anthropic", "openai", "chat"] {
         let sb = Sandbox::new();
         sb.global_config(r#"{"web_search": {"base_url": "http://127.0.0.1:9"}}"#);
-        let server = if wire == "anthropic" {
-            ScriptedServer::start_anthropic(vec![text("done")]).await
-        } else {
-            ScriptedServer::start_responses(vec![text("done")]).await
+        let server = match wire {
+            "anthropic" => ScriptedServer::start_anthropic(vec![text("done")]).await,
+            "openai" => ScriptedServer::start_responses(vec![text("done")]).await,
+            _ => ScriptedServer::start(vec![text("done")]).await,
         };
-        let mut cmd = anthropic_run(
-            &sb,
-            &server,
-            &["run", "--ephemeral", "--provider", wire, "x"],
-        );
-        cmd.env("OPENAI_API_KEY", "sk-openai-0123456789abcdef");
+        let mut cmd = if wire == "chat" {
+            let mut cmd = sb.odek(&server.base_url());
+            cmd.args(["run", "--ephemeral", "x"]);
+            cmd
+        } else {
+            anthropic_run(
+                &sb,
+                &server,
+                &["run", "--ephemeral", "--provider", wire, "x"],
+            )
+        };
+        cmd.env("OPENAI_API_KEY", "sk-openai-0123456789abcdef")
+            .env("ODEK_BROWSER", "true");
         let out = output(cmd).await;
         assert_eq!(out.status.code(), Some(0), "{wire}: {}", show(&out));
         let first = &server.requests()[0];
-        assert_eq!(first["tools"].as_array().map(Vec::len), Some(16), "{wire}");
+        let tools = first["tools"].as_array().cloned().unwrap_or_default();
+        assert_eq!(tools.len(), 17, "{wire}");
+        let browser = tools
+            .iter()
+            .find(|t| t.to_string().contains("\"browser\""))
+            .map(Value::to_string)
+            .unwrap_or_default();
+        assert!(
+            !browser.is_empty() && browser.len() < 850,
+            "{wire}: the browser's entry is {} bytes",
+            browser.len()
+        );
+        let tools_bytes = first["tools"].to_string().len();
+        assert!(
+            tools_bytes <= 12_000,
+            "{wire}: the tools take {tools_bytes} bytes"
+        );
         let bytes = first.to_string().len();
-        sizes.push((wire, bytes));
+        sizes.push((wire, bytes, tools_bytes, browser.len()));
         assert!(
             bytes <= 15_000,
             "{wire}: the first request is {bytes} bytes"
         );
     }
-    eprintln!("first request sizes: {sizes:?}");
+    eprintln!("first request sizes (wire, bytes, tools, the browser's entry): {sizes:?}");
 }
 
 /// A request as Anthropic caches it: tools, then system, then the turns, without the

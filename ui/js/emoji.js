@@ -15,6 +15,7 @@ export const TOOL_EMOJI = Object.freeze({
   delegate_tasks: '🤝',
   web_fetch: '🌐',
   web_search: '🔎',
+  browser: '🧭',
   clarify: '❓',
   plan: '📋',
 });

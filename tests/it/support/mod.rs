@@ -631,7 +631,8 @@ impl Sandbox {
         self.dir.path().join("tmp")
     }
 
-    /// `odek` with a clean environment: only PATH, HOME, TMPDIR, ODEK_HOME and the base URL.
+    /// `odek` with a clean environment: only PATH, HOME, TMPDIR, ODEK_HOME and the base URL
+    /// (the browser off).
     pub fn odek(&self, base_url: &str) -> std::process::Command {
         let mut cmd = odek_command();
         cmd.env_clear()
@@ -643,6 +644,9 @@ impl Sandbox {
             .env("ODEK_MODEL", "test-model")
             // An episode's summary is a model call of its own: the memory tests turn it on.
             .env("ODEK_MEMORY_EPISODES", "false")
+            // Chromium is on PATH here: the browser tests turn the tool on (a later
+            // `.env("ODEK_BROWSER", "true")` wins), so the other tests' tool lists stay.
+            .env("ODEK_BROWSER", "false")
             .current_dir(&self.work);
         cmd
     }
