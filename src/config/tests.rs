@@ -696,3 +696,45 @@ fn the_providers_page_holds_the_built_in_table() {
         "docs/PROVIDERS.md does not hold the table of built-in providers; replace it with:\n{table}"
     );
 }
+
+#[test]
+fn a_project_may_turn_the_browser_off_and_narrow_it_never_choose_its_program_or_widen_it() {
+    let r = Fixture::new().ok();
+    assert!(r.config.browser.enabled);
+    assert_eq!(r.config.browser.allow_local, "loopback");
+    assert_eq!(r.config.browser.executable, "");
+    let f = Fixture::new();
+    f.project(r#"{"browser":{"enabled":false,"allow_local":"none","executable":"/tmp/evil"}}"#);
+    let r = f.ok();
+    assert!(!r.config.browser.enabled);
+    assert_eq!(r.config.browser.allow_local, "none");
+    assert_eq!(r.config.browser.executable, "");
+    assert_eq!(r.warnings.len(), 1, "{:#?}", r.warnings);
+    assert!(
+        r.warnings[0].starts_with(
+            "odek: WARNING: ignoring browser.executable (a project may not choose a program odek runs) from project config ("
+        ),
+        "{}",
+        r.warnings[0]
+    );
+    // Sideways is not narrower: `private` over the default `loopback` is refused.
+    let f = Fixture::new();
+    f.global(r#"{"browser":{"allow_local":"loopback"}}"#);
+    f.project(r#"{"browser":{"allow_local":"private","enabled":true}}"#);
+    let r = f.ok();
+    assert_eq!(r.config.browser.allow_local, "loopback");
+    assert_eq!(r.warnings.len(), 1, "{:#?}", r.warnings);
+    assert!(
+        r.warnings[0].contains(
+            "ignoring browser.allow_local=private (a project may only narrow it to `none`)"
+        ),
+        "{}",
+        r.warnings[0]
+    );
+    let mut f = Fixture::new();
+    f.env("ODEK_BROWSER", "false")
+        .env("ODEK_BROWSER_EXECUTABLE", "/opt/chrome/chrome");
+    let r = f.ok();
+    assert!(!r.config.browser.enabled);
+    assert_eq!(r.config.browser.executable, "/opt/chrome/chrome");
+}
