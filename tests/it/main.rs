@@ -11,6 +11,7 @@ mod acp;
 mod agents;
 mod agents_delegate;
 mod background;
+mod browser_images;
 mod cli_audit;
 mod cli_completions;
 mod cli_config;
