@@ -49,8 +49,6 @@ const FLAGS: &[&str] = &[
     "--disable-default-apps",
     "--disable-breakpad",
     "--disable-crash-reporter",
-    // Else crashpad handlers start in sessions of their own, outside the browser's group.
-    "--disable-crashpad-for-testing",
     "--disable-features=Translate,OptimizationHints,MediaRouter",
     "--disable-quic",
     "--deny-permission-prompts",
