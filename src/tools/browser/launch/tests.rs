@@ -94,6 +94,10 @@ async fn chromium_answers_on_the_pipe_and_leaves_nothing_once_dropped() {
     let chromium = find_executable(None).expect("Chromium or Chrome on PATH (.ci/run installs it)");
     let browser = launch(&settings(chromium)).await.expect("launch");
     let session = browser.new_page().await.expect("page");
+    // The flags leave navigation working (one of them once aborted every navigation).
+    let go = json!({"url": "data:text/html,<p>odek</p>"});
+    let went = browser.cdp.call(Some(&session), "Page.navigate", go).await;
+    assert_eq!(went.expect("navigate").get("errorText"), None);
     let evaluate = json!({"expression": "6 * 7", "returnByValue": true});
     let answer = browser
         .cdp
