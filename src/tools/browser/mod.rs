@@ -24,7 +24,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use super::web::WebSettings;
-use super::{Tool, ToolContext, ToolError, decode_args};
+use super::{Classification, Tool, ToolContext, ToolError, decode_args};
 use page::{Element, Page};
 
 pub use launch::find_executable;
@@ -114,10 +114,6 @@ const ACTIONS: &str =
 
 /// Why `screenshot` is refused for a model without images.
 const NO_IMAGES: &str = "browser: this model does not take images (images: true in config.json, ODEK_IMAGES=true); use snapshot";
-
-/// Why `type` is refused for a secret.
-const SECRET: &str =
-    "browser: the text holds a secret odek knows (a key or token); it was not typed";
 
 /// What a failed call says when the browser is gone: the next action starts a new one.
 const ENDED: &str = "the browser ended";
@@ -247,9 +243,7 @@ impl BrowserTool {
     async fn run(&self, request: Request, ctx: &ToolContext) -> Result<String, ToolError> {
         match &request {
             Request::Screenshot if !self.settings.images => return Err(ToolError::new(NO_IMAGES)),
-            Request::Type { text, .. } if ctx.redactor.holds_known_secret(text) => {
-                return Err(ToolError::new(SECRET));
-            }
+            Request::Type { text, .. } => guard::refuse_secret(text, &ctx.redactor)?,
             Request::Open(url) => {
                 let parsed = reqwest::Url::parse(url)
                     .map_err(|e| ToolError(format!("browser: not a URL: {url}: {e}")))?;
@@ -345,6 +339,18 @@ impl Tool for BrowserTool {
 
     fn parameters(&self) -> Value {
         serde_json::json!({"type":"object","properties":{"action":{"type":"string","enum":["open","snapshot","click","type","press","select","back","wait_for","screenshot","console","close"]},"url":{"type":"string"},"ref":{"type":"string"},"selector":{"type":"string"},"text":{"type":"string"},"submit":{"type":"boolean"},"key":{"type":"string"},"value":{"type":"string"}},"required":["action"]})
+    }
+
+    /// `open` of a host `web.allow_hosts` does not list is `network_egress` (a local address
+    /// `browser.allow_local` allows is not asked about); the other actions act on the page
+    /// already approved.
+    fn classify(&self, args: &Value, _ctx: &ToolContext) -> Option<Classification> {
+        match args.get("action").and_then(Value::as_str) {
+            Some("open") => {
+                guard::classify_open(args.get("url").and_then(Value::as_str)?, &self.settings)
+            }
+            _ => None,
+        }
     }
 
     /// What a page says is outside content: `browser:<host>` of the page opened (or being
