@@ -120,6 +120,26 @@ async fn a_screenshot_goes_to_a_chat_model_as_an_image_part_after_its_tool_messa
     // The session keeps both, as parts of the tool messages.
     let saved: Value = serde_json::from_str(&read(only_session_path(&sb))).expect("json");
     assert_eq!(image_urls(&saved["messages"]).len(), 2, "both kept");
+    // Continued: the newest still goes, once; with images off, none, each result noted.
+    for (images, sent, note) in [
+        ("true", 1, "only the newest are sent]"),
+        ("false", 0, "this model does not take images]"),
+    ] {
+        // The session goes on with the server it started with.
+        server.push(vec![text("still there")]);
+        let mut cmd = sb.odek(&server.base_url());
+        cmd.env("ODEK_IMAGES", images)
+            .args(["continue", "and now?"]);
+        let out = output(cmd).await;
+        assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+        let request = &server.requests().pop().expect("a request");
+        assert_eq!(image_urls(request).len(), sent, "images {images}");
+        let noted = tool_results(request)
+            .iter()
+            .filter(|r| r.ends_with(note))
+            .count();
+        assert_eq!(noted, 2 - sent, "images {images}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
