@@ -12,6 +12,7 @@ mod agents;
 mod agents_delegate;
 mod background;
 mod browser_images;
+mod browser_lifecycle;
 mod cli_audit;
 mod cli_completions;
 mod cli_config;
