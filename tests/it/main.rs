@@ -13,6 +13,7 @@ mod agents_delegate;
 mod background;
 mod browser_images;
 mod browser_lifecycle;
+mod browser_wiring;
 mod cli_audit;
 mod cli_completions;
 mod cli_config;
