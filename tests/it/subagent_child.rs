@@ -227,6 +227,7 @@ async fn odek_config_shows_a_childs_settings_as_the_subagent_task_layer() {
         task_value(json!("allow"))
     );
     assert_eq!(v["web.allow_hosts"], task_value(json!([])));
+    assert_eq!(v["browser.allow_local"], task_value(json!("none")));
     assert!(
         !v.as_object()
             .expect("object")
