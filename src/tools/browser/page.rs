@@ -189,7 +189,6 @@ struct Signals {
     console: Arc<ConsoleRing>,
     started: watch::Sender<u32>,
     loaded: watch::Sender<u32>,
-    runtime: tokio::runtime::Handle,
 }
 
 fn bump(counter: &watch::Sender<u32>) {
@@ -206,7 +205,9 @@ fn on_page_event(signals: &Signals, cdp: &Arc<Cdp>, event: CdpEvent) {
     match event.method.as_str() {
         "Runtime.consoleAPICalled" => signals.console.push(console_line(p)),
         "Runtime.exceptionThrown" => signals.console.push(exception_line(p)),
-        "Log.entryAdded" => signals.console.push(log_line(p)),
+        "Log.entryAdded" => log_line(p)
+            .into_iter()
+            .for_each(|l| signals.console.push(l)),
         "Page.loadEventFired" => bump(&signals.loaded),
         "Page.frameStoppedLoading" if main_frame() => bump(&signals.loaded),
         "Page.frameStartedLoading" if main_frame() => bump(&signals.started),
@@ -218,7 +219,7 @@ fn on_page_event(signals: &Signals, cdp: &Arc<Cdp>, event: CdpEvent) {
             ));
             let (cdp, session) = (Arc::clone(cdp), signals.session.clone());
             let accept = kind == "beforeunload";
-            signals.runtime.spawn(async move {
+            tokio::spawn(async move {
                 let params = json!({ "accept": accept });
                 let _ = cdp
                     .call(Some(&session), "Page.handleJavaScriptDialog", params)
@@ -263,14 +264,16 @@ fn exception_line(params: &Value) -> String {
     }
 }
 
-/// A browser log entry (network errors, refusals): `error: Failed to load … (url)`.
-fn log_line(params: &Value) -> String {
+/// A browser log entry (network errors, refusals): `error: Failed to load … (url)`; none
+/// for the favicon the browser asks for by itself.
+fn log_line(params: &Value) -> Option<String> {
     let entry = params.get("entry").unwrap_or(&Value::Null);
     let (level, text) = (str_at(entry, "/level"), str_at(entry, "/text"));
-    match str_at(entry, "/url") {
+    Some(match str_at(entry, "/url") {
         "" => format!("{level}: {text}"),
+        url if url.ends_with("/favicon.ico") => return None,
         url => format!("{level}: {text} ({url})"),
-    }
+    })
 }
 
 /// The value a `Runtime.evaluate` reply returned, or what the script threw as the error.
@@ -313,20 +316,16 @@ impl Page {
         let cdp = Arc::clone(&browser.cdp);
         let console = Arc::new(ConsoleRing::default());
         guard::protect(&cdp, Arc::clone(&settings), Arc::clone(&console)).await?;
-        let created = cdp
-            .call(None, "Target.createTarget", json!({"url": "about:blank"}))
+        let session = browser.new_page().await?;
+        let tree = cdp
+            .call(Some(&session), "Page.getFrameTree", json!({}))
             .await?;
-        let target = str_at(&created, "/targetId").to_string();
-        let attach = json!({"targetId": target, "flatten": true});
-        let attached = cdp.call(None, "Target.attachToTarget", attach).await?;
-        let session = str_at(&attached, "/sessionId").to_string();
         let signals = Arc::new(Signals {
             session: session.clone(),
-            frame: target,
+            frame: str_at(&tree, "/frameTree/frame/id").to_string(),
             console: Arc::clone(&console),
             started: watch::Sender::new(0),
             loaded: watch::Sender::new(0),
-            runtime: tokio::runtime::Handle::current(),
         });
         let handler = Arc::clone(&signals);
         cdp.on_event(Arc::new(move |cdp, event| {

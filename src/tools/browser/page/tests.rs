@@ -91,9 +91,12 @@ fn console_events_read_as_one_line_each() {
     let log = json!({"entry": {"source": "network", "level": "error",
         "text": "Failed to load resource", "url": "http://127.0.0.1:9/x"}});
     assert_eq!(
-        log_line(&log),
-        "error: Failed to load resource (http://127.0.0.1:9/x)"
+        log_line(&log).as_deref(),
+        Some("error: Failed to load resource (http://127.0.0.1:9/x)")
     );
+    let favicon = json!({"entry": {"level": "error", "text": "Failed to load resource",
+        "url": "http://127.0.0.1:9/favicon.ico"}});
+    assert_eq!(log_line(&favicon), None);
 }
 
 #[test]
