@@ -11,6 +11,7 @@ mod acp;
 mod agents;
 mod agents_delegate;
 mod background;
+mod browser_actions;
 mod browser_images;
 mod browser_lifecycle;
 mod browser_wiring;
