@@ -380,9 +380,15 @@ impl Tool for BrowserTool {
         }
     }
 
+    /// The action, and the host `open` goes to; never what is typed.
     fn event_summary(&self, args: &Value) -> Option<Value> {
+        let mut summary = serde_json::Map::new();
         let action = args.get("action").and_then(Value::as_str).unwrap_or("");
-        Some(serde_json::json!({ "action": action }))
+        summary.insert("action".into(), action.into());
+        if let Some(host) = args.get("url").and_then(Value::as_str).and_then(host_of) {
+            summary.insert("host".into(), host.into());
+        }
+        Some(Value::Object(summary))
     }
 
     /// A snapshot is cut by the page itself (12,000 characters).

@@ -175,6 +175,14 @@ fn the_source_is_the_page_host_and_the_schema_stays_small() {
         t.summary(&json!({"action": "type", "ref": "1", "text": "pw"})),
         "type [1]"
     );
+    assert_eq!(
+        t.event_summary(&json!({"action": "type", "ref": "1", "text": "pw"})),
+        Some(json!({"action": "type"}))
+    );
+    assert_eq!(
+        t.event_summary(&open),
+        Some(json!({"action": "open", "host": "127.0.0.1"}))
+    );
     let entry =
         json!({"name": t.name(), "description": t.description(), "parameters": t.parameters()});
     let size = entry.to_string().len();
