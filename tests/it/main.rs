@@ -14,6 +14,7 @@ mod background;
 mod browser_actions;
 mod browser_images;
 mod browser_lifecycle;
+mod browser_safety;
 mod browser_wiring;
 mod cli_audit;
 mod cli_completions;

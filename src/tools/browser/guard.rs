@@ -1,7 +1,7 @@
 //! The browser's safety: every request any of its targets makes is paused and checked by
 //! `web_fetch`'s address guard; downloads, dialogs, popups and file pickers are off.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use reqwest::Url;
@@ -111,6 +111,8 @@ struct Guard {
     settings: Arc<BrowserSettings>,
     console: Arc<page::ConsoleRing>,
     verdicts: Mutex<HashMap<String, Option<String>>>,
+    /// The sessions of popups being closed: their every request fails.
+    popups: Mutex<HashSet<String>>,
 }
 
 /// Makes every target of `cdp` pause its requests for [`verdict`] (refusals are written to
@@ -126,6 +128,7 @@ pub async fn protect(
         settings,
         console,
         verdicts: Mutex::new(HashMap::new()),
+        popups: Mutex::new(HashSet::new()),
     });
     cdp.on_event(Arc::new(move |cdp: &Arc<Cdp>, event: CdpEvent| {
         if matches!(
@@ -192,12 +195,20 @@ impl Guard {
         }
     }
 
-    /// A request paused: let it go on, or fail it and say so on the console.
+    /// A request paused: let it go on, or fail it and say so on the console (a popup's
+    /// fail in silence).
     async fn paused(&self, cdp: &Cdp, session: &str, id: &str, url: &str) {
-        let (method, params) = match self.refusal(url).await {
+        let popup = lock(&self.popups).contains(session);
+        let refusal = match popup {
+            true => Some(String::new()),
+            false => self.refusal(url).await,
+        };
+        let (method, params) = match refusal {
             None => ("Fetch.continueRequest", json!({"requestId": id})),
             Some(why) => {
-                self.console.push(format!("odek refused {url}: {why}"));
+                if !popup {
+                    self.console.push(format!("odek refused {url}: {why}"));
+                }
                 let failed = json!({"requestId": id, "errorReason": "BlockedByClient"});
                 ("Fetch.failRequest", failed)
             }
@@ -234,7 +245,9 @@ impl Guard {
     }
 
     /// A target attached: a popup is closed; any other is protected, or closed when it
-    /// cannot be (fail closed).
+    /// cannot be (fail closed). A page attached without waiting is the page itself (odek
+    /// attached it: [`protect_page`] protects it; protecting one session twice at once can
+    /// lose a paused navigation) or was there before [`protect`].
     async fn attached(&self, cdp: &Cdp, params: &Value) {
         let info = &params["targetInfo"];
         let (Some(session), Some(target)) = (
@@ -244,17 +257,30 @@ impl Guard {
             return;
         };
         let kind = info.get("type").and_then(Value::as_str).unwrap_or("");
-        let popup = kind == "page" && info.get("openerId").is_some();
-        if popup {
-            let url = info.get("url").and_then(Value::as_str).unwrap_or("");
-            self.console
-                .push(format!("odek closed a popup the page opened {url}"));
+        let waiting = params.get("waitingForDebugger") == Some(&Value::Bool(true));
+        if kind == "page" && !waiting {
+            return;
         }
-        if popup || protect_target(cdp, session, kind).await.is_err() {
-            let _ = cdp
-                .call(None, "Target.closeTarget", json!({"targetId": target}))
-                .await;
+        let closed = json!({"targetId": target});
+        if kind == "page" && info.get("openerId").is_some() {
+            // A popup's opener waits until the popup runs: it runs with every request
+            // failed, then is closed.
+            lock(&self.popups).insert(session.to_string());
+            self.console.push("odek closed a popup the page opened");
+            if cdp
+                .call(Some(session), "Fetch.enable", fetch_patterns())
+                .await
+                .is_ok()
+            {
+                let run = json!({});
+                let _ = cdp
+                    .call(Some(session), "Runtime.runIfWaitingForDebugger", run)
+                    .await;
+            }
+        } else if protect_target(cdp, session, kind).await.is_ok() {
+            return;
         }
+        let _ = cdp.call(None, "Target.closeTarget", closed).await;
     }
 }
 
