@@ -1,7 +1,8 @@
 //! The browser's processes and profile through the real binary and a real headless
-//! Chromium: odek killed outright leaves no Chromium process, a normal end leaves neither a
-//! process nor the `odek-browser-*` profile folder, and a configured program that is not a
-//! browser is a tool error the run goes on after.
+//! Chromium: odek killed outright leaves no Chromium process (and the next browser sweeps
+//! the profile it left), a normal end leaves neither a process nor the `odek-browser-*`
+//! profile and Chromium's socket folder, and a configured program that is not a browser is
+//! a tool error the run goes on after.
 
 use std::path::Path;
 
@@ -63,17 +64,38 @@ async fn browser_gone(sb: &Sandbox) {
     panic!("left running: {:#?}", browser_processes(sb));
 }
 
-/// The `odek-browser-*` profile folders in the sandbox's temporary folder.
-fn profiles(tmp: &Path) -> Vec<String> {
-    std::fs::read_dir(tmp)
+/// What browsers left in the sandbox's temporary folder: `odek-browser-*` profiles and
+/// Chromium's socket folders (`org.chromium.Chromium.*`).
+fn leftovers(tmp: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(tmp)
         .map(|entries| {
             entries
                 .flatten()
                 .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|name| name.starts_with("odek-browser-"))
+                .filter(|name| {
+                    name.starts_with("odek-browser-") || name.starts_with("org.chromium.")
+                })
                 .collect()
         })
-        .unwrap_or_default()
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// Runs `odek run` whose model opens `url` in the browser, then answers; returns the
+/// browser's result.
+async fn open_and_end(sb: &Sandbox, url: &str) -> String {
+    let server = ScriptedServer::start(vec![
+        tools(&[("browser", json!({"action": "open", "url": url}))]),
+        text("done"),
+    ])
+    .await;
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.env("ODEK_BROWSER", "true")
+        .args(["run", "open the dev server"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    tool_results(&server.requests()[1]).remove(0)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -105,26 +127,22 @@ async fn odek_killed_outright_leaves_no_browser_running() {
     let _ = odek.wait();
     browser_gone(&sb).await;
     hold.release();
+    // Its profile and socket folder are left; the next browser sweeps them away.
+    let left = leftovers(&sb.tmp());
+    assert_eq!(left.len(), 2, "{left:?}");
+    let opened = open_and_end(&sb, &site.uri()).await;
+    assert!(opened.contains("The dev server is up."), "{opened}");
+    assert_eq!(leftovers(&sb.tmp()), Vec::<String>::new());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_normal_end_leaves_no_browser_and_no_profile_folder() {
     let sb = Sandbox::new();
     let site = site().await;
-    let server = ScriptedServer::start(vec![
-        tools(&[("browser", json!({"action": "open", "url": site.uri()}))]),
-        text("done"),
-    ])
-    .await;
-    let mut cmd = sb.odek(&server.base_url());
-    cmd.env("ODEK_BROWSER", "true")
-        .args(["run", "open the dev server"]);
-    let out = output(cmd).await;
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
-    let opened = tool_results(&server.requests()[1]);
-    assert!(opened[0].contains("The dev server is up."), "{opened:?}");
+    let opened = open_and_end(&sb, &site.uri()).await;
+    assert!(opened.contains("The dev server is up."), "{opened}");
     browser_gone(&sb).await;
-    assert_eq!(profiles(&sb.tmp()), Vec::<String>::new());
+    assert_eq!(leftovers(&sb.tmp()), Vec::<String>::new());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -160,5 +178,5 @@ async fn a_configured_program_that_is_not_a_browser_is_a_tool_error_and_the_run_
         fake.display()
     );
     assert!(result.contains(&expected), "{result}");
-    assert_eq!(profiles(&sb.tmp()), Vec::<String>::new());
+    assert_eq!(leftovers(&sb.tmp()), Vec::<String>::new());
 }

@@ -116,14 +116,68 @@ impl Drop for Browser {
             std::thread::sleep(Duration::from_millis(10));
         }
         if let Some(profile) = self.profile.take() {
-            let path = profile.path().to_path_buf();
+            let path = profile.keep();
             // A process of the group still writing in it: once more, a moment later.
-            if profile.close().is_err() {
+            if !remove_profile(&path, &std::env::temp_dir()) {
                 std::thread::sleep(Duration::from_millis(50));
                 let _ = std::fs::remove_dir_all(path);
             }
         }
     }
+}
+
+/// Removes a profile folder and the folder of its `SingletonSocket`, which Chromium makes
+/// in the temporary folder `temp` and cannot remove when killed. True when the profile went.
+fn remove_profile(profile: &Path, temp: &Path) -> bool {
+    if let Ok(socket) = std::fs::read_link(profile.join("SingletonSocket"))
+        && let Some(folder) = socket.parent()
+        && folder.parent().and_then(|p| p.canonicalize().ok()) == temp.canonicalize().ok()
+        && folder.file_name().is_some_and(|name| {
+            let name = name.as_encoded_bytes();
+            name.starts_with(b"org.chromium.") || name.starts_with(b"com.google.")
+        })
+    {
+        let _ = std::fs::remove_dir_all(folder);
+    }
+    std::fs::remove_dir_all(profile).is_ok()
+}
+
+/// Removes what the browsers of odeks killed outright left in `temp`: each `odek-browser-*`
+/// profile whose browser (the pid its `SingletonLock` names) is gone, with its socket folder.
+/// A profile without that lock, or whose browser runs, is left alone.
+fn sweep_left_profiles(temp: &Path) {
+    let Ok(entries) = std::fs::read_dir(temp) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if !entry
+            .file_name()
+            .as_encoded_bytes()
+            .starts_with(b"odek-browser-")
+        {
+            continue;
+        }
+        let profile = entry.path();
+        let lock = std::fs::read_link(profile.join("SingletonLock")).unwrap_or_default();
+        let pid = lock
+            .to_str()
+            .and_then(|l| l.rsplit('-').next()?.parse::<i32>().ok());
+        if pid.is_some_and(|pid| pid > 0 && !runs(pid)) {
+            remove_profile(&profile, temp);
+        }
+    }
+}
+
+/// True while process `pid` runs: on Linux a zombie (ended, its parent gone, not yet
+/// reaped by init) does not.
+fn runs(pid: i32) -> bool {
+    #[cfg(target_os = "linux")]
+    if let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        && let Some(state) = stat.rfind(')').and_then(|at| stat.get(at + 2..at + 3))
+    {
+        return state != "Z" && state != "X";
+    }
+    crate::process_group::process_alive(pid)
 }
 
 /// Starts the browser headless with a fresh profile and checks that it answers.
@@ -139,6 +193,7 @@ pub async fn launch(settings: &BrowserSettings) -> Result<Browser, ToolError> {
             program.display()
         ))
     };
+    sweep_left_profiles(&std::env::temp_dir());
     let profile = tempfile::Builder::new()
         .prefix("odek-browser-")
         .tempdir()

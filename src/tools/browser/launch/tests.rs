@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::{find_executable, flags, launch, search};
+use super::{find_executable, flags, launch, search, sweep_left_profiles};
 use crate::tools::browser::{AllowLocal, BrowserSettings};
 
 fn settings(executable: PathBuf) -> BrowserSettings {
@@ -65,6 +65,37 @@ fn a_configured_program_that_exists_is_taken_as_it_is() {
     assert_eq!(find_executable(Some(&mine)), Some(mine));
 }
 
+/// A profile as Chromium leaves it: its lock naming the browser's pid, its socket in a
+/// folder of the temporary folder.
+fn left_profile(temp: &Path, name: &str, pid: u32) -> (PathBuf, PathBuf) {
+    let profile = temp.join(name);
+    let socket = temp.join(format!("org.chromium.Chromium.{name}"));
+    std::fs::create_dir_all(&profile).expect("profile");
+    std::fs::create_dir_all(&socket).expect("socket");
+    let link = |to: PathBuf, at: &str| std::os::unix::fs::symlink(to, profile.join(at));
+    link(format!("my-host-{pid}").into(), "SingletonLock").expect("lock");
+    link(socket.join("SingletonSocket"), "SingletonSocket").expect("link");
+    (profile, socket)
+}
+
+#[test]
+fn a_profile_whose_browser_is_gone_is_swept_with_its_socket_folder_and_no_other() {
+    let temp = tempfile::tempdir().expect("tempdir");
+    let mut ended = std::process::Command::new("true").spawn().expect("true");
+    let gone = ended.id();
+    ended.wait().expect("wait");
+    let (dead, dead_socket) = left_profile(temp.path(), "odek-browser-dead", gone);
+    let (live, live_socket) = left_profile(temp.path(), "odek-browser-live", std::process::id());
+    let (other, _) = left_profile(temp.path(), "someone-else", gone);
+    let unlocked = temp.path().join("odek-browser-starting");
+    std::fs::create_dir(&unlocked).expect("dir");
+    sweep_left_profiles(temp.path());
+    assert!(!dead.exists() && !dead_socket.exists());
+    for kept in [live, live_socket, other, unlocked] {
+        assert!(kept.exists(), "{} swept", kept.display());
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_program_that_is_not_a_browser_fails_with_what_it_said() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -119,9 +150,13 @@ async fn chromium_answers_on_the_pipe_and_leaves_nothing_once_dropped() {
         preferences.contains(r#""network_prediction_options":2"#),
         "{preferences}"
     );
+    let socket = std::fs::read_link(profile.join("SingletonSocket")).ok();
+    let socket = socket.and_then(|s| Some(s.parent()?.to_path_buf()));
     let cdp = browser.cdp.clone();
     drop(browser);
     assert!(!profile.exists(), "{} left", profile.display());
+    let socket = socket.expect("Chromium's SingletonSocket link");
+    assert!(!socket.exists(), "{} left", socket.display());
     // Every process of the group ends (zombies aside, which odek's reaper collects).
     let mut alive = true;
     for _ in 0..500 {
