@@ -116,3 +116,64 @@ async fn a_sessions_page_stays_open_from_one_repl_turn_to_the_next() {
     let second = unwrap_untrusted(tool_results(&reqs[3]).last().expect("result"));
     assert!(second.contains("The dev server is up"), "{second}");
 }
+
+/// The pids of the sandbox's browser itself (not its helpers): the process whose
+/// environment holds the sandbox's `TMPDIR` and whose command line has the DevTools pipe.
+#[cfg(target_os = "linux")]
+fn browser_pids(sb: &Sandbox) -> Vec<String> {
+    let entry = format!("TMPDIR={}", sb.tmp().display());
+    std::fs::read_dir("/proc")
+        .expect("proc")
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok())
+        .filter(|e| {
+            std::fs::read(e.path().join("environ"))
+                .is_ok_and(|env| env.split(|&b| b == 0).any(|var| var == entry.as_bytes()))
+        })
+        .filter(|e| {
+            std::fs::read(e.path().join("cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains("--remote-debugging-pipe"))
+        })
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_browser_that_died_is_reported_and_the_next_action_starts_a_new_one() {
+    let page = site("The dev server is up").await;
+    let hold = Hold::new();
+    let server = ScriptedServer::start(vec![
+        tools(&[("browser", json!({"action": "open", "url": page.uri()}))]),
+        Reply::Held(
+            hold.clone(),
+            Box::new(tools(&[("browser", json!({"action": "snapshot"}))])),
+        ),
+        tools(&[("browser", json!({"action": "open", "url": page.uri()}))]),
+        text("done"),
+    ])
+    .await;
+    let sb = Sandbox::new();
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.env("ODEK_BROWSER", "true").args(["run", "look"]);
+    let run = tokio::task::spawn_blocking(move || cmd.output().expect("odek runs"));
+    hold.wait_reached().await;
+    let pids = browser_pids(&sb);
+    assert_eq!(pids.len(), 1, "{pids:?}");
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &pids[0]])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    hold.release();
+    let out = run.await.expect("join");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let reqs = server.requests();
+    let results: Vec<String> = tool_results(&reqs[3])
+        .iter()
+        .map(|r| unwrap_untrusted(r))
+        .collect();
+    assert!(results[0].contains("The dev server is up"), "{results:?}");
+    assert!(results[1].contains("the browser ended"), "{results:?}");
+    assert!(results[2].contains("The dev server is up"), "{results:?}");
+}
