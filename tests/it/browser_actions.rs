@@ -174,7 +174,7 @@ async fn the_console_reports_the_pages_messages_and_errors_once_and_wait_for_nam
             json!({"action": "console"}),
             json!({"action": "wait_for", "text": "never there"}),
         ],
-        Some(r#"{"web": {"timeout_seconds": 1}}"#),
+        Some(r#"{"web": {"timeout_seconds": 5}}"#),
     )
     .await;
     assert!(r[0].contains("Title: Noisy\n\nHi"), "{}", r[0]);
@@ -185,7 +185,7 @@ async fn the_console_reports_the_pages_messages_and_errors_once_and_wait_for_nam
     );
     assert_eq!(r[2], "no console messages");
     assert!(
-        r[3].contains("\"never there\" did not appear within 1 s"),
+        r[3].contains("\"never there\" did not appear within 5 s"),
         "{}",
         r[3]
     );
