@@ -391,6 +391,11 @@ impl Tool for BrowserTool {
         Some(Value::Object(summary))
     }
 
+    /// One page: the actions of a batch act on it one after the other, as called.
+    fn runs_in_call_order(&self) -> bool {
+        true
+    }
+
     /// A snapshot is cut by the page itself (12,000 characters).
     fn output_limit(&self, _args: &Value) -> usize {
         16 * 1024

@@ -183,6 +183,7 @@ fn the_source_is_the_page_host_and_the_schema_stays_small() {
         t.event_summary(&open),
         Some(json!({"action": "open", "host": "127.0.0.1"}))
     );
+    assert!(t.runs_in_call_order());
     let entry =
         json!({"name": t.name(), "description": t.description(), "parameters": t.parameters()});
     let size = entry.to_string().len();
