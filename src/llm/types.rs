@@ -138,11 +138,20 @@ impl Images {
     }
 }
 
-/// The text said before a tool result's images, which go in a user message of their own on
-/// the wires that take images only there (Chat Completions, Responses).
+/// The text said before a tool result's images in the user message after the results (the
+/// wires that take images in user messages only: Chat Completions, Responses).
 pub(crate) fn tool_images_text(message: &Message) -> String {
     let id = message.tool_call_id.as_deref().unwrap_or("");
     format!("[image from tool call {id}]")
+}
+
+/// The parts of the user message that carries `results`' images: for each result with
+/// images, its [`tool_images_text`], then its images.
+pub(crate) fn tool_images_parts(
+    results: &[Message],
+) -> impl Iterator<Item = (String, &[ImagePart])> {
+    let with_images = results.iter().filter(|m| !m.images.is_empty());
+    with_images.map(|m| (tool_images_text(m), m.images.as_slice()))
 }
 
 /// The range of `all` whose tool results' images a request sends: the newest run of tool
@@ -156,7 +165,11 @@ pub fn newest_tool_images(all: &[Message]) -> std::ops::Range<usize> {
         .iter()
         .rposition(|m| !is_tool(m))
         .map_or(0, |i| i + 1);
-    start..end + 1
+    let past = all[end..]
+        .iter()
+        .position(|m| !is_tool(m))
+        .map_or(all.len(), |i| end + i);
+    start..past
 }
 
 impl Message {
@@ -256,22 +269,36 @@ impl Serialize for CallsWithExtras<'_> {
 /// The `content` parts of a message with images: its text (when any), then the images.
 struct ContentParts<'a>(&'a str, &'a [ImagePart]);
 
+/// One `content` part.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Part<'a> {
+    Text { text: &'a str },
+    ImageUrl { image_url: &'a ImagePart },
+}
+
+impl Part<'_> {
+    /// `text` (when any), then `images`, as parts of `seq`.
+    fn push<S: serde::ser::SerializeSeq>(
+        seq: &mut S,
+        text: &str,
+        images: &[ImagePart],
+    ) -> Result<(), S::Error> {
+        if !text.is_empty() {
+            seq.serialize_element(&Part::Text { text })?;
+        }
+        for image in images {
+            seq.serialize_element(&Part::ImageUrl { image_url: image })?;
+        }
+        Ok(())
+    }
+}
+
 impl Serialize for ContentParts<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeSeq;
-        #[derive(Serialize)]
-        #[serde(tag = "type", rename_all = "snake_case")]
-        enum Part<'a> {
-            Text { text: &'a str },
-            ImageUrl { image_url: &'a ImagePart },
-        }
         let mut seq = s.serialize_seq(None)?;
-        if !self.0.is_empty() {
-            seq.serialize_element(&Part::Text { text: self.0 })?;
-        }
-        for image in self.1 {
-            seq.serialize_element(&Part::ImageUrl { image_url: image })?;
-        }
+        Part::push(&mut seq, self.0, self.1)?;
         seq.end()
     }
 }
@@ -538,22 +565,32 @@ impl<'a> RequestMessages<'a> {
         self.images
     }
 
-    /// The messages in the order they are sent, each with whether its images go: not when
-    /// the model takes none, nor a tool result's older than the newest with images.
-    pub(crate) fn iter_with_images(&self) -> impl Iterator<Item = (&'a Message, Images)> + 'a {
+    /// The messages in the order they are sent, each with whether its images go (not when
+    /// the model takes none, nor a tool result's older than the newest with images) and the
+    /// tool results whose images follow it: the newest run of results with images, after
+    /// its last (empty for every other message). A wire that takes images in tool results
+    /// sends them in place and ignores the run.
+    pub(crate) fn iter_with_images(
+        &self,
+    ) -> impl Iterator<Item = (&'a Message, Images, &'a [Message])> + 'a {
         let all = self.all;
-        let newest = all[newest_tool_images(all)].as_ptr_range();
-        let sent = if self.images {
-            Images::Sent
-        } else {
-            Images::NotTaken
+        let run = &all[newest_tool_images(all)];
+        let newest = run.as_ptr_range();
+        let last = run.last().map(std::ptr::from_ref);
+        let (sent, after) = match self.images {
+            true => (Images::Sent, run),
+            false => (Images::NotTaken, &[][..]),
         };
         self.iter().map(move |m| {
-            let older = m.role == Role::Tool && !newest.contains(&std::ptr::from_ref(m));
-            match sent {
-                Images::Sent if older && !m.images.is_empty() => (m, Images::Older),
-                _ => (m, sent),
-            }
+            let at = std::ptr::from_ref(m);
+            let older = m.role == Role::Tool && !m.images.is_empty() && !newest.contains(&at);
+            let images = if older && sent == Images::Sent {
+                Images::Older
+            } else {
+                sent
+            };
+            let then = if Some(at) == last { after } else { &[] };
+            (m, images, then)
         })
     }
 
@@ -586,18 +623,10 @@ impl<'a> From<&'a Vec<Message>> for RequestMessages<'a> {
 }
 
 /// A message as a chat request carries it: without its provider state, and with its images
-/// or a note of how many were left out. A tool result whose images are sent is two messages
-/// (Chat Completions takes images in user messages only): its text, then a user message
-/// with the images ([`Self::messages`]).
+/// or a note of how many were left out. A tool result sends its text only: Chat
+/// Completions takes images in user messages only, so the images of the newest results go
+/// in a user message after the last of them ([`ToolImagesMessage`]).
 pub(crate) struct ChatWireMessage<'a>(pub &'a Message, pub Images);
-
-impl ChatWireMessage<'_> {
-    /// How many messages of the request this one is (1, or 2 for a tool result with images).
-    pub(crate) fn messages(&self) -> usize {
-        let (m, images) = (self.0, self.1);
-        1 + usize::from(m.role == Role::Tool && images == Images::Sent && !m.images.is_empty())
-    }
-}
 
 impl Serialize for ChatWireMessage<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -605,16 +634,26 @@ impl Serialize for ChatWireMessage<'_> {
     }
 }
 
-/// The user message after a tool result that carries the result's images.
-pub(crate) struct ToolImagesMessage<'a>(pub &'a Message);
+/// The user message after a run of tool results that carries their images, each after
+/// the text naming its call.
+pub(crate) struct ToolImagesMessage<'a>(pub &'a [Message]);
 
 impl Serialize for ToolImagesMessage<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let text = tool_images_text(self.0);
+        use serde::ser::{SerializeSeq, SerializeStruct};
+        struct Parts<'a>(&'a [Message]);
+        impl Serialize for Parts<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let mut seq = s.serialize_seq(None)?;
+                for (text, images) in tool_images_parts(self.0) {
+                    Part::push(&mut seq, &text, images)?;
+                }
+                seq.end()
+            }
+        }
         let mut out = s.serialize_struct("Message", 2)?;
         out.serialize_field("role", &Role::User)?;
-        out.serialize_field("content", &ContentParts(&text, &self.0.images))?;
+        out.serialize_field("content", &Parts(self.0))?;
         out.end()
     }
 }
@@ -623,11 +662,10 @@ impl Serialize for RequestMessages<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeSeq;
         let mut seq = s.serialize_seq(None)?;
-        for (m, images) in self.iter_with_images() {
-            let wire = ChatWireMessage(m, images);
-            seq.serialize_element(&wire)?;
-            if wire.messages() == 2 {
-                seq.serialize_element(&ToolImagesMessage(m))?;
+        for (m, images, then) in self.iter_with_images() {
+            seq.serialize_element(&ChatWireMessage(m, images))?;
+            if !then.is_empty() {
+                seq.serialize_element(&ToolImagesMessage(then))?;
             }
         }
         seq.end()

@@ -126,7 +126,7 @@ impl Conversation {
         let mut system = Vec::new();
         let mut turns: Vec<Turn> = Vec::new();
         let mut head = true;
-        for (message, images) in request.messages.iter_with_images() {
+        for (message, images, _) in request.messages.iter_with_images() {
             if head && message.role == Role::System {
                 if !message.content.trim().is_empty() {
                     system.push(json!({"type": "text", "text": message.content}));

@@ -41,12 +41,13 @@ pub(super) fn encode(
         Some(ThinkingMode::Enabled) => Some(1.0),
         _ => settings.temperature,
     };
-    // A tool result with images is kept as an array of two messages (see `Flat`).
-    kept.keep_messages(&request.messages, |message, images| {
+    // The last of the newest tool results with images is kept as an array of two
+    // messages: it, and the user message with their images (see `Flat`).
+    kept.keep_messages(&request.messages, |message, images, then| {
         let wire = ChatWireMessage(message, images);
-        match wire.messages() {
-            1 => to_raw_value(&wire),
-            _ => to_raw_value(&(&wire, ToolImagesMessage(message))),
+        match then {
+            [] => to_raw_value(&wire),
+            _ => to_raw_value(&(&wire, ToolImagesMessage(then))),
         }
     })?;
     kept.keep_tools(request.tools)?;
@@ -194,6 +195,45 @@ mod tests {
             messages[4]["content"],
             "screenshot of http://x/\n\n[1 image(s) omitted: this model does not take images]"
         );
+        // A batch of three results, two with images: the results together, then the images.
+        let mut batch = Message::assistant("");
+        batch.tool_calls = ["c3", "c4", "c5"]
+            .map(|id| ToolCall::new(id, "browser", "{}"))
+            .to_vec();
+        let plain = Message::tool_result("c4", "browser", "clicked");
+        all.extend([batch, screenshot("c3", b"3"), plain, screenshot("c5", b"5")]);
+        let body = encoded(RequestMessages::new(&all), &mut kept);
+        let messages = body["messages"].as_array().expect("messages");
+        let roles: Vec<&str> = messages[5..]
+            .iter()
+            .map(|m| m["role"].as_str().unwrap_or(""))
+            .collect();
+        assert_eq!(roles, ["assistant", "tool", "tool", "tool", "user"]);
+        let parts: Vec<&str> = messages[9]["content"]
+            .as_array()
+            .expect("parts")
+            .iter()
+            .map(|p| {
+                p["text"]
+                    .as_str()
+                    .or(p["image_url"]["url"].as_str())
+                    .unwrap_or("")
+            })
+            .collect();
+        assert_eq!(
+            parts,
+            [
+                "[image from tool call c3]",
+                "data:image/jpeg;base64,Mw==",
+                "[image from tool call c5]",
+                "data:image/jpeg;base64,NQ=="
+            ]
+        );
+        assert_eq!(body.to_string().matches("data:image").count(), 2);
+        // Dropped again (a trim): the one before is the newest again, kept bytes or not.
+        all.truncate(5);
+        let body = encoded(RequestMessages::new(&all), &mut kept);
+        assert_eq!(body["messages"].as_array().map(Vec::len), Some(6));
         // The session keeps both images as parts of the tool messages.
         let saved = serde_json::to_string(&all).expect("json");
         let back: Vec<Message> = serde_json::from_str(&saved).expect("parses");

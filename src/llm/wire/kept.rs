@@ -43,7 +43,7 @@ impl KeptEncodings {
     pub(crate) fn keep_messages(
         &mut self,
         messages: &RequestMessages<'_>,
-        encode: impl Fn(&Message, Images) -> serde_json::Result<Box<RawValue>>,
+        encode: impl Fn(&Message, Images, &[Message]) -> serde_json::Result<Box<RawValue>>,
     ) -> serde_json::Result<()> {
         let images = messages.sends_images();
         if images != self.images {
@@ -52,15 +52,18 @@ impl KeptEncodings {
             self.images = images;
         }
         let mut count = 0;
-        for (place, (message, sent_images)) in messages.iter_with_images().enumerate() {
+        for (place, (message, sent_images, then)) in messages.iter_with_images().enumerate() {
             count = place + 1;
+            // A message followed by others' images is encoded with them, every time.
             if let Some(Some(sent)) = self.sent.get(place)
+                && then.is_empty()
                 && same(sent, message)
             {
                 continue;
             }
-            let bytes = encode(message, sent_images)?;
-            let kept = message.images.is_empty().then(|| message.clone());
+            let bytes = encode(message, sent_images, then)?;
+            let plain = message.images.is_empty() && then.is_empty();
+            let kept = plain.then(|| message.clone());
             if place < self.sent.len() {
                 self.sent[place] = kept;
                 self.encoded[place] = bytes;
@@ -195,7 +198,11 @@ mod tests {
     use crate::llm::types::ChatWireMessage;
     use crate::llm::{ImagePart, Message};
 
-    fn encode(message: &Message, images: Images) -> serde_json::Result<Box<RawValue>> {
+    fn encode(
+        message: &Message,
+        images: Images,
+        _: &[Message],
+    ) -> serde_json::Result<Box<RawValue>> {
         to_raw_value(&ChatWireMessage(message, images))
     }
 

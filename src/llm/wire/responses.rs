@@ -16,7 +16,7 @@ use super::kept::KeptEncodings;
 use super::{ThinkingMode, WireSettings};
 use crate::llm::response::non_empty_str;
 use crate::llm::sse::{EventFold, event_json};
-use crate::llm::types::{Images, tool_images_text};
+use crate::llm::types::{Images, tool_images_parts};
 use crate::llm::{
     ChatRequest, ChatResponse, Delta, LlmError, Message, ProviderState, Role, ToolCall, Usage,
 };
@@ -33,9 +33,13 @@ pub(super) fn encode(
 ) -> Result<Vec<u8>, serde_json::Error> {
     // Each message's items are kept as one JSON array; the body's `input` is their
     // elements, one array after the other.
-    kept.keep_messages(&request.messages, |message, images| {
+    kept.keep_messages(&request.messages, |message, images, then| {
         let mut items = Vec::new();
         push_items(&mut items, message, images);
+        // A function's output takes no images: the newest outputs' follow them as the user's.
+        if !then.is_empty() {
+            items.push(tool_images_item(then));
+        }
         to_raw_value(&items)
     })?;
     kept.keep_tools_with(request.tools, |tools| {
@@ -111,17 +115,11 @@ fn push_items(input: &mut Vec<Value>, message: &Message, images: Images) {
             input.push(json!({"type": "message", "role": "system", "content": message.content}))
         }
         Role::User => input.push(user_item(message, images)),
-        Role::Tool => {
-            input.push(json!({
-                "type": "function_call_output",
-                "call_id": message.tool_call_id.as_deref().unwrap_or(""),
-                "output": images.text(&message.content, message.images.len()),
-            }));
-            // A function's output takes no images: they follow as the user's.
-            if images == Images::Sent && !message.images.is_empty() {
-                input.push(image_item(&tool_images_text(message), message));
-            }
-        }
+        Role::Tool => input.push(json!({
+            "type": "function_call_output",
+            "call_id": message.tool_call_id.as_deref().unwrap_or(""),
+            "output": images.text(&message.content, message.images.len()),
+        })),
         Role::Assistant => {
             input.extend(
                 ProviderState::items_for(message.provider_state.as_deref(), WIRE)
@@ -149,19 +147,29 @@ fn user_item(message: &Message, images: Images) -> Value {
         let text = images.text(&message.content, message.images.len());
         return json!({"type": "message", "role": "user", "content": text});
     }
-    image_item(&message.content, message)
+    let mut parts = Vec::new();
+    push_parts(&mut parts, &message.content, &message.images);
+    json!({"type": "message", "role": "user", "content": parts})
 }
 
-/// A user message of `text` (when any) and `message`'s images.
-fn image_item(text: &str, message: &Message) -> Value {
+/// The user message after tool results with their images, each after the text naming its
+/// call.
+fn tool_images_item(results: &[Message]) -> Value {
     let mut parts = Vec::new();
+    for (text, images) in tool_images_parts(results) {
+        push_parts(&mut parts, &text, images);
+    }
+    json!({"type": "message", "role": "user", "content": parts})
+}
+
+/// `text` (when any), then `images`, as input parts.
+fn push_parts(parts: &mut Vec<Value>, text: &str, images: &[crate::llm::ImagePart]) {
     if !text.is_empty() {
         parts.push(json!({"type": "input_text", "text": text}));
     }
-    for image in &message.images {
+    for image in images {
         parts.push(json!({"type": "input_image", "image_url": image.url}));
     }
-    json!({"type": "message", "role": "user", "content": parts})
 }
 
 /// Parses a buffered answer (a `response` object).

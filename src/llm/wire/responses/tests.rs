@@ -320,3 +320,38 @@ fn body_shot() -> Message {
         .push(ImagePart::from_bytes("image/jpeg", b"two"));
     shot
 }
+
+#[test]
+fn a_batchs_images_follow_its_last_output() {
+    let mut call = Message::assistant("");
+    call.tool_calls = vec![
+        ToolCall::new("c1", "browser", "{}"),
+        ToolCall::new("c2", "browser", "{}"),
+    ];
+    let mut shot = Message::tool_result("c1", "browser", "screenshot");
+    shot.images
+        .push(ImagePart::from_bytes("image/jpeg", b"one"));
+    let plain = Message::tool_result("c2", "browser", "clicked");
+    let body = encoded(&[Message::user("look"), call, shot, plain], None);
+    let types: Vec<&str> = body["input"]
+        .as_array()
+        .expect("input")
+        .iter()
+        .map(|i| i["type"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "message",
+            "function_call",
+            "function_call",
+            "function_call_output",
+            "function_call_output",
+            "message"
+        ]
+    );
+    assert_eq!(
+        body["input"][5]["content"][0]["text"],
+        "[image from tool call c1]"
+    );
+}
