@@ -1,7 +1,8 @@
 //! The browser's actions (issue 65) through the real binary and a real headless Chromium,
 //! on pages served on loopback: a form typed into and submitted, then read from the next
-//! snapshot, then `back` and typed into again by ref; a click, a select, a key and a text that appears later;
-//! the console's messages and errors; the errors that teach (a stale ref, an unknown key).
+//! snapshot, then `back` and typed into again by ref; a click, a select, a key and a text
+//! that appears later; the console's messages and errors, a dialog dismissed; the errors
+//! that teach (a stale ref, an unknown key, a missing option, a text that never came).
 
 use serde_json::{Value, json};
 use wiremock::{Mock, MockServer, Request, ResponseTemplate, matchers};
@@ -17,7 +18,8 @@ const WIDGETS: &str = r#"<title>Widgets</title><p id="out">before</p>
 <p id="chose"></p><p id="key"></p><p id="later"></p>
 <script>document.addEventListener('keydown',e=>key.textContent='key '+e.key)</script>"#;
 
-const NOISY: &str = r#"<title>Noisy</title><p>Hi</p>
+const NOISY: &str = r#"<title>Noisy</title><p id="said">Hi</p>
+<button onclick="said.textContent='confirmed '+confirm('sure?')">Ask</button>
 <script>console.error("boom", 42); console.log("fine"); throw new Error("bad")</script>"#;
 
 fn html(body: &str) -> ResponseTemplate {
@@ -172,6 +174,9 @@ async fn the_console_reports_the_pages_messages_and_errors_once_and_wait_for_nam
             json!({"action": "open", "url": format!("{}/noisy", site.uri())}),
             json!({"action": "console"}),
             json!({"action": "console"}),
+            json!({"action": "click", "ref": "1"}),
+            json!({"action": "console"}),
+            json!({"action": "snapshot"}),
             json!({"action": "wait_for", "text": "never there"}),
         ],
         Some(r#"{"web": {"timeout_seconds": 5}}"#),
@@ -181,12 +186,15 @@ async fn the_console_reports_the_pages_messages_and_errors_once_and_wait_for_nam
     let noisy = format!("{}/noisy", site.uri());
     assert_eq!(
         r[1],
-        format!("error: boom 42\nlog: fine\nexception: Error: bad ({noisy}:2)")
+        format!("error: boom 42\nlog: fine\nexception: Error: bad ({noisy}:3)")
     );
     assert_eq!(r[2], "no console messages");
+    assert_eq!(r[3], "clicked [1] button \"Ask\"");
+    assert_eq!(r[4], "odek dismissed the page's confirm dialog: sure?");
+    assert!(r[5].contains("confirmed false"), "{}", r[5]);
     assert!(
-        r[3].contains("\"never there\" did not appear within 5 s"),
+        r[6].contains("\"never there\" did not appear within 5 s"),
         "{}",
-        r[3]
+        r[6]
     );
 }

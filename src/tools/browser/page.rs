@@ -214,7 +214,7 @@ fn on_page_event(signals: &Signals, cdp: &Arc<Cdp>, event: CdpEvent) {
         "Page.javascriptDialogOpening" => {
             let kind = str_at(p, "/type");
             signals.console.push(format!(
-                "odek dismissed a {kind} dialog: {}",
+                "odek dismissed the page's {kind} dialog: {}",
                 str_at(p, "/message")
             ));
             let (cdp, session) = (Arc::clone(cdp), signals.session.clone());

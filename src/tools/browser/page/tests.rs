@@ -122,3 +122,8 @@ fn what_the_script_throws_is_the_error_and_its_value_the_answer() {
         Err(ToolError::new("browser: SyntaxError: bad selector"))
     );
 }
+
+#[test]
+fn a_screenshot_has_the_size_limit_of_every_other_image() {
+    assert_eq!(MAX_SCREENSHOT_BYTES, crate::prompt::MAX_IMAGE_BYTES);
+}
