@@ -139,11 +139,6 @@ impl Cdp {
         lock(&self.handlers).push(handler);
     }
 
-    /// True once the browser's end of the pipe closed: every call fails with [`ENDED`].
-    pub fn ended(&self) -> bool {
-        lock(&self.calls).ended
-    }
-
     /// The browser's end closed: every waiting call and every later one fails.
     fn end(&self) {
         let mut calls = lock(&self.calls);

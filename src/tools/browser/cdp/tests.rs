@@ -132,7 +132,6 @@ async fn the_browsers_end_fails_the_waiting_call_and_every_later_one() {
         .await;
     assert_eq!(waiting.expect_err("ended").0, ENDED);
     let _commands = browser.join();
-    assert!(cdp.ended());
     let later = cdp.call(None, "Browser.getVersion", json!({})).await;
     assert_eq!(later.expect_err("ended").0, ENDED);
 }
@@ -154,5 +153,4 @@ async fn a_call_without_an_answer_fails_at_the_time_cap_and_the_late_reply_is_dr
     browser.send(format!("{{\"id\":{id},\"result\":{{}}}}\0{{\"method\":\"X.y\"}}\0").as_bytes());
     // The late reply went nowhere; the event after it still arrives.
     assert_eq!(received.recv_timeout(WAIT).expect("event").method, "X.y");
-    assert!(!cdp.ended());
 }
