@@ -7,13 +7,9 @@
 //! - [`guard`]: every request the page makes goes through `web_fetch`'s address guard.
 //! - [`page`]: the actions (open, snapshot, click, type, …).
 
-#[allow(dead_code)] // API skeleton: removed once every part is wired (issue 65)
 mod cdp;
-#[allow(dead_code)]
 mod guard;
-#[allow(dead_code)]
 mod launch;
-#[allow(dead_code)]
 mod page;
 
 use std::path::{Path, PathBuf};
