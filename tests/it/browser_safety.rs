@@ -171,8 +171,22 @@ async fn a_page_cannot_reach_an_unlisted_loopback_server_and_no_secret_is_typed(
     );
 }
 
+/// The names of every file under `dir`, at any depth.
+fn files_under(dir: &std::path::Path) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(files_under(&path));
+        } else {
+            found.push(entry.file_name().to_string_lossy().into_owned());
+        }
+    }
+    found
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn loopback_is_reached_by_default_and_a_popup_is_closed_before_it_loads() {
+async fn loopback_is_reached_by_default_a_popup_is_closed_and_nothing_is_downloaded() {
     let inside = inside_server().await;
     let page = format!(
         r#"<!DOCTYPE html><html><body><p id=o>waiting</p>
@@ -183,6 +197,14 @@ async fn loopback_is_reached_by_default_and_a_popup_is_closed_before_it_loads() 
         inside = inside.uri()
     );
     let site = site_with(page, &format!("{}/hop", inside.uri())).await;
+    Mock::given(matchers::path("/report.bin"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .insert_header("Content-Disposition", "attachment; filename=report.bin")
+                .set_body_raw(vec![7u8; 4096], "application/octet-stream"),
+        )
+        .mount(&site)
+        .await;
     let sb = Sandbox::new();
     sb.global_config(r#"{"web": {"allow_hosts": ["127.0.0.1"]}}"#);
     let results = browse(
@@ -192,10 +214,11 @@ async fn loopback_is_reached_by_default_and_a_popup_is_closed_before_it_loads() 
             json!({"action": "wait_for", "text": "got the inside"}),
             json!({"action": "click", "selector": "button"}),
             json!({"action": "console"}),
+            json!({"action": "open", "url": format!("{}/report.bin", site.uri())}),
         ],
     )
     .await;
-    assert_eq!(results.len(), 4, "{results:#?}");
+    assert_eq!(results.len(), 5, "{results:#?}");
     assert!(!results[1].starts_with("error"), "{}", results[1]);
     assert!(
         results[3].contains("odek closed a popup the page opened"),
@@ -210,4 +233,14 @@ async fn loopback_is_reached_by_default_and_a_popup_is_closed_before_it_loads() 
         .map(|r| r.url.path().to_string())
         .collect();
     assert_eq!(heard, ["/hop"], "the inside server heard {heard:?}");
+    let asked = site.received_requests().await.unwrap_or_default();
+    assert!(
+        asked.iter().any(|r| r.url.path() == "/report.bin"),
+        "{asked:?}"
+    );
+    let saved = files_under(sb.dir.path());
+    assert!(
+        !saved.iter().any(|name| name.contains("report")),
+        "downloaded: {saved:?}"
+    );
 }
