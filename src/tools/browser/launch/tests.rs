@@ -89,9 +89,20 @@ fn a_profile_whose_browser_is_gone_is_swept_with_its_socket_folder_and_no_other(
     let (other, _) = left_profile(temp.path(), "someone-else", gone);
     let unlocked = temp.path().join("odek-browser-starting");
     std::fs::create_dir(&unlocked).expect("dir");
+    // A socket link into another folder: the profile goes, that folder is not touched.
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    let (astray, _) = left_profile(temp.path(), "odek-browser-astray", gone);
+    let foreign = elsewhere.path().join("org.chromium.Chromium.x");
+    std::fs::create_dir(&foreign).expect("foreign");
+    std::fs::remove_file(astray.join("SingletonSocket")).expect("unlink");
+    std::os::unix::fs::symlink(
+        foreign.join("SingletonSocket"),
+        astray.join("SingletonSocket"),
+    )
+    .expect("link");
     sweep_left_profiles(temp.path());
-    assert!(!dead.exists() && !dead_socket.exists());
-    for kept in [live, live_socket, other, unlocked] {
+    assert!(!dead.exists() && !dead_socket.exists() && !astray.exists());
+    for kept in [live, live_socket, other, unlocked, foreign] {
         assert!(kept.exists(), "{} swept", kept.display());
     }
 }
