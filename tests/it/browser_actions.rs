@@ -1,8 +1,9 @@
 //! The browser's actions (issue 65) through the real binary and a real headless Chromium,
 //! on pages served on loopback: a form typed into and submitted, then read from the next
-//! snapshot, then `back` and typed into again by ref; a click, a select, a key and a text
-//! that appears later; the console's messages and errors, a dialog dismissed; the errors
-//! that teach (a stale ref, an unknown key, a missing option, a text that never came).
+//! snapshot, then `back` and typed into again by ref; a click, a select, a key, a text
+//! that appears later and a button inside a same-origin frame; the console's messages and
+//! errors, a dialog dismissed; the errors that teach (a stale ref, an unknown key, a missing
+//! option, a text that never came).
 
 use serde_json::{Value, json};
 use wiremock::{Mock, MockServer, Request, ResponseTemplate, matchers};
@@ -16,7 +17,8 @@ const WIDGETS: &str = r#"<title>Widgets</title><p id="out">before</p>
 <button onclick="out.textContent='clicked';setTimeout(()=>later.textContent='later on',200)">Go</button>
 <select onchange="chose.textContent='chose '+this.value"><option value="s">Small</option><option value="l">Large</option></select>
 <p id="chose"></p><p id="key"></p><p id="later"></p>
-<script>document.addEventListener('keydown',e=>key.textContent='key '+e.key)</script>"#;
+<script>document.addEventListener('keydown',e=>key.textContent='key '+e.key)</script>
+<iframe srcdoc="<button onclick='this.textContent=&quot;pressed inside&quot;'>Inner</button>"></iframe>"#;
 
 const NOISY: &str = r#"<title>Noisy</title><p id="said">Hi</p>
 <button onclick="said.textContent='confirmed '+confirm('sure?')">Ask</button>
@@ -117,7 +119,7 @@ async fn a_form_typed_into_and_submitted_is_read_from_the_next_snapshot_and_back
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_click_a_select_a_key_and_a_text_that_comes_later_change_the_page() {
+async fn a_click_a_select_a_key_a_text_that_comes_later_and_a_frames_button_change_the_page() {
     let site = site().await;
     let r = browse(
         vec![
@@ -130,6 +132,8 @@ async fn a_click_a_select_a_key_and_a_text_that_comes_later_change_the_page() {
             json!({"action": "press", "key": "F5"}),
             json!({"action": "click", "ref": "7"}),
             json!({"action": "select", "ref": "2", "value": "Huge"}),
+            json!({"action": "click", "ref": "3"}),
+            json!({"action": "snapshot"}),
         ],
         None,
     )
@@ -163,6 +167,8 @@ async fn a_click_a_select_a_key_and_a_text_that_comes_later_change_the_page() {
         "{}",
         r[8]
     );
+    assert_eq!(r[9], "clicked [3] button \"Inner\"");
+    assert!(r[10].contains("[3] button \"pressed inside\""), "{}", r[10]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

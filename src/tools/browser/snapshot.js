@@ -27,10 +27,11 @@ if(e.disabled||e.getAttribute('aria-disabled')=='true')s+=' disabled';
 return s},
 snap(){let o=[],c='',m=O.m=new Map(),f=()=>{c=O.t(c);if(c)o.push(c);c=''},
 w=x=>{if(x.nodeType==3){if(!x.parentNode.closest?.('label')?.control)c+=x.data;return}
-let g=x.tagName;if(x.nodeType!=1||/^(SCRIPT|STYLE|NOSCRIPT|TEMPLATE|IFRAME|svg|math)$/.test(g))return;
+let g=x.tagName;if(x.nodeType!=1||/^(SCRIPT|STYLE|NOSCRIPT|TEMPLATE|svg|math)$/.test(g))return;
 let d=getComputedStyle(x).display,b=!/^(inline|contents|table-cell)/.test(d),h=/^H[1-6]$/.test(g),k=O.k(x);
 if(d=='none'||d!='contents'&&!x.checkVisibility({checkVisibilityCSS:true,visibilityProperty:true}))return;
 if(g=='BR')return f();
+if(g=='IFRAME'){f();let i=x.contentDocument;if(i?.body)w(i.body);else o.push('[iframe '+O.q(x.src)+' not read: open it]');return f()}
 if(d=='table-cell'&&O.t(c))c+=' | ';
 if(b||h)f();
 if(h)c='#'.repeat(g[1])+' ';
@@ -46,8 +47,9 @@ else if(!(e=O.m.get(+String(r).replace(/\D/g,''))))throw'no element ['+r+'] here
 else if(!e.isConnected)throw'element ['+r+'] left the page: take a new snapshot';
 return e},
 pt(r,s){let e=O.c=O.el(r,s);e.scrollIntoView({block:'center',inline:'center',behavior:'instant'});
-let b=e.getBoundingClientRect(),x=b.left+b.width/2,y=b.top+b.height/2,h=document.elementFromPoint(x,y);
-return{x,y,h:!!h&&b.width>0&&(h==e||e.contains(h)),d:O.d(e)}},
+let b=e.getBoundingClientRect(),x=b.left+b.width/2,y=b.top+b.height/2,h=e.ownerDocument.elementFromPoint(x,y),X=x,Y=y;
+for(let v=e.ownerDocument.defaultView;v.frameElement;v=v.parent){let f=v.frameElement,c=f.getBoundingClientRect();X+=c.left+f.clientLeft;Y+=c.top+f.clientTop}
+return{x:X,y:Y,h:!!h&&b.width>0&&(h==e||e.contains(h)),d:O.d(e)}},
 ck(){O.c.click()},
 fo(r,s){let e=O.el(r,s);
 if(!e.isContentEditable&&e.tagName!='TEXTAREA'&&!(e.tagName=='INPUT'&&!/^(checkbox|radio|submit|button|reset|image|file|range|color)$/.test(e.type)))throw O.d(e)+' takes no text: click or select it';
