@@ -88,10 +88,22 @@ async fn site_with(page: String, hop: &str) -> MockServer {
 async fn a_page_cannot_reach_an_unlisted_loopback_server_and_no_secret_is_typed() {
     let inside = inside_server().await;
     let (door_port, knocks) = door();
+    // Another site (localhost is not 127.0.0.1's site): its frame runs in a process and a
+    // target of its own, whose requests are paused on its own session.
+    let framed = MockServer::start().await;
+    let frame_page = format!(
+        r#"<!DOCTYPE html><p>framed</p><script>fetch("{}/oopif")</script>"#,
+        inside.uri()
+    );
+    Mock::given(matchers::path("/"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(frame_page, "text/html"))
+        .mount(&framed)
+        .await;
+    let framed_port = framed.address().port();
     let page = format!(
         r#"<!DOCTYPE html><html><head><link rel=preconnect href="http://127.0.0.1:{door_port}">
         </head><body><h1>Probe</h1><p id=o>waiting</p><p id=h>hop</p><p id=w>ws</p><input name=q>
-        <iframe src="{inside}/frame"></iframe>
+        <iframe src="{inside}/frame"></iframe><iframe src="http://localhost:{framed_port}/"></iframe>
         <script>fetch("{inside}/secret").then(r => r.text()).then(
           t => o.textContent = "got " + t,
           e => o.textContent = "blocked: " + e.message);
@@ -110,7 +122,7 @@ async fn a_page_cannot_reach_an_unlisted_loopback_server_and_no_secret_is_typed(
             "browser": {"allow_local": "none"},
             "web": {
                 "allow_hosts": ["127.0.0.1", "169.254.169.254"],
-                "allow_private_hosts": [listed]
+                "allow_private_hosts": [listed, format!("localhost:{framed_port}")]
             }
         })
         .to_string(),
@@ -149,7 +161,7 @@ async fn a_page_cannot_reach_an_unlisted_loopback_server_and_no_secret_is_typed(
         )),
         "{snapshot}"
     );
-    for path in ["/secret", "/frame", "/hop"] {
+    for path in ["/secret", "/frame", "/hop", "/oopif"] {
         let line = format!(
             "odek refused {}{path}: 127.0.0.1 is a loopback address",
             inside.uri()
@@ -163,6 +175,8 @@ async fn a_page_cannot_reach_an_unlisted_loopback_server_and_no_secret_is_typed(
     );
     let heard = inside.received_requests().await.unwrap_or_default();
     assert!(heard.is_empty(), "the inside server heard {heard:?}");
+    let framed_heard = framed.received_requests().await.unwrap_or_default();
+    assert_eq!(framed_heard.len(), 1, "the framed site: {framed_heard:?}");
     assert_eq!(knocks.load(Ordering::SeqCst), 0, "connections to the door");
     let typed = site.received_requests().await.unwrap_or_default();
     assert!(

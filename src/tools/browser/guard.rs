@@ -258,11 +258,12 @@ impl Guard {
         };
         let kind = info.get("type").and_then(Value::as_str).unwrap_or("");
         let waiting = params.get("waitingForDebugger") == Some(&Value::Bool(true));
-        if kind == "page" && !waiting {
+        let popup = kind == "page" && info.get("openerId").is_some();
+        if kind == "page" && !waiting && !popup {
             return;
         }
         let closed = json!({"targetId": target});
-        if kind == "page" && info.get("openerId").is_some() {
+        if popup {
             // A popup's opener waits until the popup runs: it runs with every request
             // failed, then is closed.
             lock(&self.popups).insert(session.to_string());
