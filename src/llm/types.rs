@@ -41,7 +41,8 @@ pub struct Message {
     pub role: Role,
     /// Text; providers send `null` beside tool calls, which reads as empty.
     pub content: String,
-    /// Images sent with the text (user messages, when the model takes images).
+    /// Images sent with the text (user messages and tool results, when the model takes
+    /// images; a request sends only the newest tool results' images).
     pub images: Vec<ImagePart>,
     /// Tool name on tool results.
     pub name: Option<String>,
