@@ -31,7 +31,7 @@ let g=x.tagName;if(x.nodeType!=1||/^(SCRIPT|STYLE|NOSCRIPT|TEMPLATE|svg|math)$/.
 let d=getComputedStyle(x).display,b=!/^(inline|contents|table-cell)/.test(d),h=/^H[1-6]$/.test(g),k=O.k(x);
 if(d=='none'||d!='contents'&&!x.checkVisibility({checkVisibilityCSS:true,visibilityProperty:true}))return;
 if(g=='BR')return f();
-if(g=='IFRAME'){f();let i=x.contentDocument;if(i?.body)w(i.body);else o.push('[iframe '+O.q(x.src)+' not read: open it]');return f()}
+if(g=='IFRAME'){f();let i=x.contentDocument;if(i?.body)w(i.body);else if(x.clientWidth)o.push('[iframe '+O.q(x.src)+' not read: open it]');return f()}
 if(d=='table-cell'&&O.t(c))c+=' | ';
 if(b||h)f();
 if(h)c='#'.repeat(g[1])+' ';
