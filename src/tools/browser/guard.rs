@@ -199,9 +199,10 @@ impl Guard {
     /// fail in silence).
     async fn paused(&self, cdp: &Cdp, session: &str, id: &str, url: &str) {
         let popup = lock(&self.popups).contains(session);
-        let refusal = match popup {
-            true => Some(String::new()),
-            false => self.refusal(url).await,
+        let refusal = if popup {
+            Some(String::new())
+        } else {
+            self.refusal(url).await
         };
         let (method, params) = match refusal {
             None => ("Fetch.continueRequest", json!({"requestId": id})),
