@@ -111,9 +111,6 @@ const ACTIONS: &str =
 /// Why `screenshot` is refused for a model without images.
 const NO_IMAGES: &str = "browser: this model does not take images (images: true in config.json, ODEK_IMAGES=true); use snapshot";
 
-/// What a failed call says when the browser is gone: the next action starts a new one.
-const ENDED: &str = "the browser ended";
-
 /// Time on top of the action's cap for starting the browser.
 const START_TIME: Duration = Duration::from_secs(30);
 
@@ -260,14 +257,15 @@ impl BrowserTool {
             acted = tokio::time::timeout(cap, self.act(&mut page, &request, ctx)) => acted,
             () = ctx.cancel.cancelled() => return Err(ToolError::new("browser: cancelled")),
         };
-        let result = acted.unwrap_or_else(|_| {
-            Err(ToolError(format!(
-                "browser: no answer within {}s; {ENDED}, the next action starts a new one",
+        let Ok(result) = acted else {
+            *page = None;
+            return Err(ToolError(format!(
+                "browser: no answer within {} s; the browser was ended, the next action starts a new one",
                 cap.as_secs()
-            )))
-        });
+            )));
+        };
         match &result {
-            Err(e) if e.0.contains(ENDED) => *page = None,
+            Err(e) if e.0.contains(cdp::ENDED) => *page = None,
             Ok(_) => {
                 if let Request::Open(url) = &request {
                     self.slot.set_host(&host_of(url).unwrap_or_default());
