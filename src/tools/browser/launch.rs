@@ -5,7 +5,7 @@
 use std::ffi::{OsStr, OsString};
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -340,23 +340,30 @@ fn give_pipes(cmd: &mut tokio::process::Command, commands: RawFd, messages: RawF
     }
 }
 
-/// The browser to use: `configured` when it is a file, else the first of the usual names on
-/// PATH outside the places commands may write (the temporary folder, the working
-/// directory), then the macOS app paths; that search runs once per process. None = no
+/// The browser to use: `configured` when it is a path to a file, or a bare name found on
+/// PATH; else the first of the usual names on PATH; then the macOS app paths. PATH entries
+/// beneath the places commands may write (the temporary folder, the working directory)
+/// are skipped, and a bare name never means a file of the working directory. None = no
 /// browser, the tool is not offered.
 pub fn find_executable(configured: Option<&Path>) -> Option<PathBuf> {
-    if let Some(program) = configured.filter(|program| program.is_file()) {
-        return Some(program.to_path_buf());
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut refused = vec![std::env::temp_dir()];
+    refused.extend(std::env::current_dir().ok());
+    choose(configured, &path, &refused)
+}
+
+/// [`find_executable`] over the given PATH and refused places.
+fn choose(configured: Option<&Path>, path: &OsStr, refused: &[PathBuf]) -> Option<PathBuf> {
+    if let Some(program) = configured {
+        let found = match program.to_str().filter(|name| !name.contains('/')) {
+            Some(name) => crate::process_group::find_in_path(name, path, refused),
+            None => program.is_file().then(|| program.to_path_buf()),
+        };
+        if found.is_some() {
+            return found;
+        }
     }
-    static FOUND: OnceLock<Option<PathBuf>> = OnceLock::new();
-    FOUND
-        .get_or_init(|| {
-            let path = std::env::var_os("PATH").unwrap_or_default();
-            let mut refused = vec![std::env::temp_dir()];
-            refused.extend(std::env::current_dir().ok());
-            search(&path, &refused)
-        })
-        .clone()
+    search(path, refused)
 }
 
 /// The first of [`NAMES`] in `path`'s entries not beneath `refused`, else of [`APPS`].

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::{find_executable, flags, launch, search, sweep_left_profiles};
+use super::{choose, find_executable, flags, launch, search, sweep_left_profiles};
 use crate::tools::browser::{AllowLocal, BrowserSettings};
 
 fn settings(executable: PathBuf) -> BrowserSettings {
@@ -59,10 +59,22 @@ fn a_browser_in_a_place_commands_may_write_is_never_chosen() {
 }
 
 #[test]
-fn a_configured_program_that_exists_is_taken_as_it_is() {
+fn a_configured_path_is_taken_as_it_is_and_a_bare_name_is_looked_up_on_path() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mine = program(dir.path(), "my-chrome", "exit 0");
     assert_eq!(find_executable(Some(&mine)), Some(mine));
+    let bin = dir.path().join("bin");
+    program(&bin, "chrome-beta", "exit 0");
+    let tree = dir.path().join("tree");
+    program(&tree, "chrome-beta", "exit 0");
+    let path = std::env::join_paths([&tree, &bin]).expect("join");
+    let found = choose(
+        Some(Path::new("chrome-beta")),
+        &path,
+        std::slice::from_ref(&tree),
+    );
+    let bin = bin.canonicalize().expect("real");
+    assert_eq!(found, Some(bin.join("chrome-beta")));
 }
 
 /// A profile as Chromium leaves it: its lock naming the browser's pid, its socket in a
