@@ -291,6 +291,7 @@ impl Runtime {
             ),
             memory: self.memory_tools(None, &Arc::default()),
             skills: self.skill_tools(self.skills_catalog_peek().as_ref()),
+            browser: self.browser_of(None),
             ..self.registry_parts()
         };
         build_registry(&selection, parts)
@@ -374,7 +375,6 @@ impl Runtime {
             sandbox: self.sandbox.sandbox(),
             mcp: self.mcp.tools(),
             web: self.web_settings(),
-            browser: self.browser_of(None),
             search: (!search.base_url.trim().is_empty()).then(|| {
                 Arc::new(SearchSettings {
                     base_url: search.base_url.trim().to_string(),
