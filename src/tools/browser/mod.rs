@@ -5,9 +5,11 @@
 //! - [`launch`]: finding the browser, starting it in its own process group with a fresh
 //!   profile, and making sure it ends with odek.
 //! - [`guard`]: every request the page makes goes through `web_fetch`'s address guard.
-//! - [`page`]: the actions (open, snapshot, click, type, …).
+//! - [`page`]: the actions (open, snapshot, click, type, …); `snapshot.js` reads the page.
+//! - [`console`]: the page's console messages and errors, bounded between two reads.
 
 mod cdp;
+mod console;
 mod guard;
 mod launch;
 mod page;

@@ -2,9 +2,8 @@
 //! isolated world ("odek"): the page's own scripts cannot see or rewrite the refs, nor
 //! change the DOM functions the walk calls; the world is made again after a navigation.
 
-use std::collections::VecDeque;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -12,10 +11,14 @@ use tokio::sync::watch;
 
 use super::BrowserSettings;
 use super::cdp::{Cdp, CdpEvent};
+use super::console::{console_line, exception_line, log_line, str_at};
 use super::guard;
 use super::launch::{self, Browser};
 use crate::llm::ImagePart;
 use crate::tools::ToolError;
+
+/// Named here until the guard names it by its module (no circle guard ↔ page).
+pub use super::console::ConsoleRing;
 
 /// The script that reads and acts on the page (defines `O` in the isolated world).
 const SNAPSHOT_JS: &str = include_str!("snapshot.js");
@@ -27,64 +30,6 @@ const SETTLE: Duration = Duration::from_millis(500);
 const POLL: Duration = Duration::from_millis(100);
 /// Most bytes of a screenshot: `prompt::MAX_IMAGE_BYTES` (tools sit below `prompt`).
 const MAX_SCREENSHOT_BYTES: usize = 4 * 1024 * 1024;
-/// Most console lines kept between two reads, and their most bytes together.
-const RING_LINES: usize = 100;
-const RING_BYTES: usize = 4096;
-/// Most bytes of one console line.
-const LINE_BYTES: usize = 400;
-
-/// The page's console messages, errors and odek's refusals, newest last (bounded).
-#[derive(Debug, Default)]
-pub struct ConsoleRing(Mutex<Ring>);
-
-#[derive(Debug, Default)]
-struct Ring {
-    lines: VecDeque<String>,
-    bytes: usize,
-    dropped: usize,
-}
-
-impl ConsoleRing {
-    /// Adds one line (cut at 400 bytes); the oldest go past 100 lines or 4 KB.
-    pub fn push(&self, line: impl Into<String>) {
-        self.push_line(line.into());
-    }
-
-    fn push_line(&self, mut line: String) {
-        if line.len() > LINE_BYTES {
-            line.truncate(crate::text::floor_char_boundary(&line, LINE_BYTES));
-            line.push('…');
-        }
-        let Ok(mut ring) = self.0.lock() else { return };
-        ring.bytes += line.len();
-        ring.lines.push_back(line);
-        while ring.lines.len() > RING_LINES || ring.bytes > RING_BYTES {
-            let Some(old) = ring.lines.pop_front() else {
-                break;
-            };
-            ring.bytes -= old.len();
-            ring.dropped += 1;
-        }
-    }
-
-    /// The lines since the last read, and forgets them.
-    pub fn take(&self) -> String {
-        let Ok(mut ring) = self.0.lock() else {
-            return String::new();
-        };
-        let mut out = match ring.dropped {
-            0 => String::new(),
-            n => format!("[{n} earlier lines dropped]\n"),
-        };
-        for line in ring.lines.drain(..) {
-            out.push_str(&line);
-            out.push('\n');
-        }
-        (ring.bytes, ring.dropped) = (0, 0);
-        out.pop();
-        out
-    }
-}
 
 /// The element an action names: a ref from the last snapshot, or a CSS selector.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -228,52 +173,6 @@ fn on_page_event(signals: &Signals, cdp: &Arc<Cdp>, event: CdpEvent) {
         }
         _ => {}
     }
-}
-
-fn str_at<'a>(value: &'a Value, pointer: &str) -> &'a str {
-    value.pointer(pointer).and_then(Value::as_str).unwrap_or("")
-}
-
-/// A remote object as text: its value, else its description.
-fn remote_text(object: &Value) -> String {
-    match object.get("value") {
-        Some(Value::String(s)) => s.clone(),
-        Some(v) => v.to_string(),
-        None => str_at(object, "/description").to_string() + str_at(object, "/unserializableValue"),
-    }
-}
-
-/// `console.error("boom")` → `error: boom`.
-fn console_line(params: &Value) -> String {
-    let args = params.get("args").and_then(Value::as_array);
-    let texts: Vec<String> = args.into_iter().flatten().map(remote_text).collect();
-    format!("{}: {}", str_at(params, "/type"), texts.join(" "))
-}
-
-/// An uncaught exception: `exception: Error: bad (http://…/app.js:12)`.
-fn exception_line(params: &Value) -> String {
-    let details = params.get("exceptionDetails").unwrap_or(&Value::Null);
-    let message = match str_at(details, "/exception/description") {
-        "" => str_at(details, "/text"),
-        description => description.lines().next().unwrap_or(""),
-    };
-    let line = details.pointer("/lineNumber").and_then(Value::as_u64);
-    match (str_at(details, "/url"), line) {
-        ("", _) | (_, None) => format!("exception: {message}"),
-        (url, Some(n)) => format!("exception: {message} ({url}:{})", n + 1),
-    }
-}
-
-/// A browser log entry (network errors, refusals): `error: Failed to load … (url)`; none
-/// for the favicon the browser asks for by itself.
-fn log_line(params: &Value) -> Option<String> {
-    let entry = params.get("entry").unwrap_or(&Value::Null);
-    let (level, text) = (str_at(entry, "/level"), str_at(entry, "/text"));
-    Some(match str_at(entry, "/url") {
-        "" => format!("{level}: {text}"),
-        url if url.ends_with("/favicon.ico") => return None,
-        url => format!("{level}: {text} ({url})"),
-    })
 }
 
 /// The value a `Runtime.evaluate` reply returned, or what the script threw as the error.

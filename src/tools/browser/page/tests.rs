@@ -48,58 +48,6 @@ fn a_long_snapshot_is_cut_at_a_line_end_and_says_how_much_is_left() {
 }
 
 #[test]
-fn the_console_keeps_the_newest_lines_within_its_caps_and_is_read_once() {
-    let ring = ConsoleRing::default();
-    assert_eq!(ring.take(), "");
-    ring.push("log: one");
-    ring.push(String::from("error: two"));
-    assert_eq!(ring.take(), "log: one\nerror: two");
-    assert_eq!(ring.take(), "");
-    for n in 0..150 {
-        ring.push(format!("log: {n}"));
-    }
-    let read = ring.take();
-    assert!(
-        read.starts_with("[50 earlier lines dropped]\nlog: 50\n"),
-        "{read}"
-    );
-    assert!(read.ends_with("log: 149"));
-    ring.push("x".repeat(5000));
-    let long = ring.take();
-    assert_eq!(long.len(), LINE_BYTES + '…'.len_utf8());
-    for n in 0..20 {
-        ring.push(format!("{n:0>300}"));
-    }
-    let read = ring.take();
-    assert!(read.len() <= RING_BYTES + 40, "{}", read.len());
-    assert!(read.starts_with("[7 earlier lines dropped]"), "{read}");
-}
-
-#[test]
-fn console_events_read_as_one_line_each() {
-    let called = json!({"type": "error", "args": [{"type": "string", "value": "boom"},
-        {"type": "number", "value": 2}, {"type": "object", "description": "Object"}]});
-    assert_eq!(console_line(&called), "error: boom 2 Object");
-    let thrown = json!({"exceptionDetails": {"text": "Uncaught", "lineNumber": 4,
-        "url": "http://127.0.0.1:9/", "exception": {"description": "Error: bad\n    at x"}}});
-    assert_eq!(
-        exception_line(&thrown),
-        "exception: Error: bad (http://127.0.0.1:9/:5)"
-    );
-    let bare = json!({"exceptionDetails": {"text": "Uncaught SyntaxError"}});
-    assert_eq!(exception_line(&bare), "exception: Uncaught SyntaxError");
-    let log = json!({"entry": {"source": "network", "level": "error",
-        "text": "Failed to load resource", "url": "http://127.0.0.1:9/x"}});
-    assert_eq!(
-        log_line(&log).as_deref(),
-        Some("error: Failed to load resource (http://127.0.0.1:9/x)")
-    );
-    let favicon = json!({"entry": {"level": "error", "text": "Failed to load resource",
-        "url": "http://127.0.0.1:9/favicon.ico"}});
-    assert_eq!(log_line(&favicon), None);
-}
-
-#[test]
 fn what_the_script_throws_is_the_error_and_its_value_the_answer() {
     let ok = json!({"result": {"type": "string", "value": "hi"}});
     assert_eq!(js_value(ok), Ok(json!("hi")));
