@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::context::{self, DIGEST_HEADER, HEAD, Kind, estimate_message};
+use super::context::{self, DIGEST_HEADER, HEAD, Kind};
 use super::output::excerpt_line;
 use super::parts::Engine;
 use crate::config::CompactionMode;
@@ -147,11 +147,10 @@ pub async fn compact_conversation(
     let at = HEAD.len_of(&kept);
     kept.insert(at, Message::system(digest_content(header, &text)));
     tracing::debug!("compacted by {}", mode.as_str());
-    let tokens = |ms: &[Message]| ms.iter().map(estimate_message).sum::<u64>();
     Ok(Compaction {
         mode,
-        before_tokens: tokens(messages),
-        after_tokens: tokens(&kept),
+        before_tokens: context::estimate_messages(messages),
+        after_tokens: context::estimate_messages(&kept),
         removed: messages.len() + 1 - kept.len(),
         messages: kept,
         usage,

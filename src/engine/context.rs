@@ -134,6 +134,12 @@ fn estimates_as_sent(messages: &[Message]) -> impl Iterator<Item = u64> + '_ {
     })
 }
 
+/// Rough token count of `messages` as a request sends them (see [`estimate_message`]; the
+/// images of tool results older than the newest with images are not sent).
+pub fn estimate_messages(messages: &[Message]) -> u64 {
+    estimates_as_sent(messages).sum()
+}
+
 /// Rough token count of the tool definitions sent with every request.
 pub fn estimate_tools(tools: &[ToolDef]) -> u64 {
     tools
@@ -363,7 +369,7 @@ impl Context {
 
     /// Estimated tokens of a request with these tools.
     pub fn estimate(&self, tools: &[ToolDef]) -> u64 {
-        self.reserved + estimate_tools(tools) + estimates_as_sent(&self.messages).sum::<u64>()
+        self.reserved + estimate_tools(tools) + estimate_messages(&self.messages)
     }
 
     /// Remembers the estimate of the request about to be sent (for calibration).

@@ -76,12 +76,9 @@ impl Runtime {
         let _busy = Busy(session);
         let observer = self.compaction_events(session);
         let messages = session.live().messages.clone();
-        let tokens = messages
-            .iter()
-            .map(crate::engine::context::estimate_message);
         observer.on_event(&EngineEvent::CompactionStarted {
             trigger: "manual",
-            tokens: tokens.sum(),
+            tokens: crate::engine::context::estimate_messages(&messages),
         });
         let keep = usize::try_from(self.config.compaction.keep_turns).unwrap_or(usize::MAX);
         let model = self.chat_model_for(&self.session_model(Some(session)))?;
