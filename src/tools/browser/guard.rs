@@ -1,5 +1,5 @@
 //! The browser's safety: every request any of its targets makes is paused and checked by
-//! `web_fetch`'s address guard; downloads, dialogs, popups and file pickers are off.
+//! `web_fetch`'s address guard; downloads and popups are off (dialogs and file pickers: `page`).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -8,7 +8,7 @@ use reqwest::Url;
 use serde_json::{Value, json};
 
 use super::cdp::{Cdp, CdpEvent};
-use super::page;
+use super::console::ConsoleRing;
 use super::{AllowLocal, BrowserSettings};
 use crate::redact::Redactor;
 use crate::tools::ToolError;
@@ -109,7 +109,7 @@ const WEBSOCKET_STUB: &str = "(()=>{const W=self.WebSocket;if(!W||W.odek)return;
 /// so far by scheme, host and port.
 struct Guard {
     settings: Arc<BrowserSettings>,
-    console: Arc<page::ConsoleRing>,
+    console: Arc<ConsoleRing>,
     verdicts: Mutex<HashMap<String, Option<String>>>,
     /// The sessions of popups being closed: their every request fails.
     popups: Mutex<HashSet<String>>,
@@ -122,7 +122,7 @@ struct Guard {
 pub async fn protect(
     cdp: &Arc<Cdp>,
     settings: Arc<BrowserSettings>,
-    console: Arc<page::ConsoleRing>,
+    console: Arc<ConsoleRing>,
 ) -> Result<(), ToolError> {
     let guard = Arc::new(Guard {
         settings,
