@@ -109,6 +109,11 @@ async fn a_screenshot_goes_to_a_chat_model_as_an_image_part_after_its_tool_messa
     assert!(url.starts_with("data:image/jpeg;base64,"));
     let first = jpeg(url);
     assert!(first.len() > 1_000, "a picture: {} bytes", first.len());
+    eprintln!(
+        "screenshot: {} bytes of JPEG, {} in base64",
+        first.len(),
+        url.len()
+    );
     // After the second: one image, the newest; the first is a note.
     let last = &requests[3];
     assert_eq!(image_urls(last).len(), 1, "only the newest is sent");
