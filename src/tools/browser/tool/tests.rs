@@ -3,6 +3,7 @@
 use serde_json::json;
 
 use super::*;
+use crate::tools::browser::AllowLocal;
 
 fn decoded(args: Value) -> Result<Request, ToolError> {
     Request::decode(&args)
