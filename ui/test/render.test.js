@@ -51,6 +51,7 @@ describe('toolEmoji', () => {
         batch_patch: '🧩',
         web_fetch: '🌐',
         web_search: '🔎',
+        browser: '🧭',
         clarify: '❓',
         delegate_tasks: '🤝',
       },
