@@ -35,12 +35,6 @@ pub struct BrowserSlot {
     host: std::sync::Mutex<String>,
 }
 
-impl std::fmt::Debug for BrowserSlot {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("BrowserSlot")
-    }
-}
-
 impl BrowserSlot {
     fn host(&self) -> String {
         self.host
