@@ -11,14 +11,11 @@ use tokio::sync::watch;
 
 use super::BrowserSettings;
 use super::cdp::{Cdp, CdpEvent};
-use super::console::{console_line, exception_line, log_line, str_at};
+use super::console::{ConsoleRing, console_line, exception_line, log_line, str_at};
 use super::guard;
 use super::launch::{self, Browser};
 use crate::llm::ImagePart;
 use crate::tools::ToolError;
-
-/// Named here until the guard names it by its module (no circle guard ↔ page).
-pub use super::console::ConsoleRing;
 
 /// The script that reads and acts on the page (defines `O` in the isolated world).
 const SNAPSHOT_JS: &str = include_str!("snapshot.js");
