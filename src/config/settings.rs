@@ -479,7 +479,7 @@ pub static SETTINGS: std::sync::LazyLock<Vec<Setting>> = std::sync::LazyLock::ne
             env: Some("ODEK_BROWSER"), project: OnlyTo("false"),
             project_note: Some("a project may only turn the browser off")),
         row!("browser.executable", Text, browser.executable,
-            "the Chromium or Chrome program; empty = the first of `chromium`, `chromium-browser`, `google-chrome`, `google-chrome-stable`, `chrome` on PATH (and the macOS app paths)",
+            "the Chromium or Chrome program: a path, or a name looked up on PATH; empty = the first of `chromium`, `chromium-browser`, `google-chrome`, `google-chrome-stable`, `chrome` on PATH (and the macOS app paths)",
             env: Some("ODEK_BROWSER_EXECUTABLE"), project: Never,
             project_note: Some("a project may not choose a program odek runs"), doc_default: Some("none")),
         row!("browser.allow_local", Choice(&["none", "loopback", "private"]), browser.allow_local,
