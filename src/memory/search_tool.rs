@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::embed::Embedder;
 use super::index::condensed_transcript;
@@ -22,7 +22,7 @@ pub const TOOL_NAME: &str = crate::tools::catalog::SESSION_SEARCH.name;
 /// Sessions listed unless the call asks for fewer or more.
 const DEFAULT_LIMIT: usize = 5;
 /// Most sessions one call lists.
-const MAX_LIMIT: usize = 20;
+pub(crate) const MAX_LIMIT: usize = 20;
 
 /// The `session_search` tool of one turn.
 pub struct SessionSearchTool {
@@ -179,14 +179,16 @@ impl Tool for SessionSearchTool {
     }
 
     fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "query": {"type": "string"},
-                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT},
-                "session_id": {"type": "string"}
-            }
-        })
+        crate::tools::schema(
+            r#"{
+              "type":"object",
+              "properties":{
+                "query":{"type":"string"},
+                "limit":{"type":"integer","minimum":1,"maximum":20},
+                "session_id":{"type":"string"}
+              }
+            }"#,
+        )
     }
 
     fn untrusted_source(&self, args: &Value) -> Option<String> {

@@ -102,17 +102,19 @@ impl Tool for MemoryTool {
     }
 
     fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "action": {"type": "string", "enum": ["add", "replace", "remove", "read", "search"]},
-                "target": {"type": "string", "enum": ["user", "project"]},
-                "content": {"type": "string", "description": "the fact (add, replace)"},
-                "old_content": {"type": "string", "description": "a distinctive part of the fact to replace or remove"},
-                "query": {"type": "string"}
-            },
-            "required": ["action"]
-        })
+        crate::tools::schema(
+            r#"{
+              "type":"object",
+              "properties":{
+                "action":{"type":"string","enum":["add","replace","remove","read","search"]},
+                "target":{"type":"string","enum":["user","project"]},
+                "content":{"type":"string","description":"the fact (add, replace)"},
+                "old_content":{"type":"string","description":"a distinctive part of the fact to replace or remove"},
+                "query":{"type":"string"}
+              },
+              "required":["action"]
+            }"#,
+        )
     }
 
     fn classify(&self, args: &Value, _ctx: &ToolContext) -> Option<Classification> {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::{Catalog, Skill};
 use crate::tools::{Tool, ToolContext, ToolError, decode_args};
@@ -67,7 +67,13 @@ impl Tool for SkillLoadTool {
     }
 
     fn parameters(&self) -> Value {
-        json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]})
+        crate::tools::schema(
+            r#"{
+              "type":"object",
+              "properties":{"name":{"type":"string"}},
+              "required":["name"]
+            }"#,
+        )
     }
 
     fn untrusted_source(&self, args: &Value) -> Option<String> {
@@ -178,7 +184,12 @@ impl Tool for SkillListTool {
     }
 
     fn parameters(&self) -> Value {
-        json!({"type": "object", "properties": {"filter": {"type": "string"}}})
+        crate::tools::schema(
+            r#"{
+              "type":"object",
+              "properties":{"filter":{"type":"string"}}
+            }"#,
+        )
     }
 
     async fn call(&self, args: &str, _ctx: &ToolContext) -> Result<String, ToolError> {

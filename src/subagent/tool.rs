@@ -145,28 +145,15 @@ impl Tool for DelegateTasksTool {
     }
 
     fn parameters(&self) -> Value {
-        let mut schema = json!({
-            "type": "object",
-            "properties": {
-                "tasks": {
-                    "type": "array",
-                    "minItems": 1,
-                    "maxItems": MAX_TASKS,
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "goal": {"type": "string"},
-                            "context": {"type": "string"},
-                            "guidance": {"type": "string"},
-                            "trust_level": {"type": "string", "enum": ["untrusted", "trusted"]},
-                            "max_risk": {"type": "string", "description": "A risk class, e.g. local_write"}
-                        },
-                        "required": ["goal"]
-                    }
-                }
-            },
-            "required": ["tasks"]
-        });
+        let mut schema = crate::tools::schema(
+            r#"{
+              "type":"object",
+              "properties":{
+                "tasks":{"type":"array","minItems":1,"maxItems":8,"items":{"type":"object","properties":{"goal":{"type":"string"},"context":{"type":"string"},"guidance":{"type":"string"},"trust_level":{"type":"string","enum":["untrusted","trusted"]},"max_risk":{"type":"string","description":"A risk class, e.g. local_write"}},"required":["goal"]}}
+              },
+              "required":["tasks"]
+            }"#,
+        );
         // Only with agents to run as: without, the schema stays byte for byte the plain one.
         if !self.settings.agents.is_empty() {
             schema["properties"]["tasks"]["items"]["properties"]["agent"] =

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::{Tool, ToolContext, ToolError, decode_args};
@@ -493,15 +493,17 @@ impl Tool for BackgroundTool {
     }
 
     fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "action": {"type": "string", "enum": ["list", "output", "stop"]},
-                "id": {"type": "integer"},
-                "offset": {"type": "integer", "minimum": 0}
-            },
-            "required": ["action"]
-        })
+        crate::tools::schema(
+            r#"{
+              "type":"object",
+              "properties":{
+                "action":{"type":"string","enum":["list","output","stop"]},
+                "id":{"type":"integer"},
+                "offset":{"type":"integer","minimum":0}
+              },
+              "required":["action"]
+            }"#,
+        )
     }
 
     fn untrusted_source(&self, args: &Value) -> Option<String> {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use async_trait::async_trait;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::danger::{Classification, classify_write_path};
 use super::patch::{Edit, read_text, replace, unified_diff, write_text};
@@ -54,26 +54,15 @@ impl Tool for BatchPatchTool {
     }
 
     fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "patches": {
-                    "type": "array",
-                    "maxItems": MAX_PATCHES,
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "path": {"type": "string"},
-                            "old_string": {"type": "string"},
-                            "new_string": {"type": "string"},
-                            "replace_all": {"type": "boolean"}
-                        },
-                        "required": ["path", "old_string"]
-                    }
-                }
-            },
-            "required": ["patches"]
-        })
+        crate::tools::schema(
+            r#"{
+              "type":"object",
+              "properties":{
+                "patches":{"type":"array","maxItems":10,"items":{"type":"object","properties":{"path":{"type":"string"},"old_string":{"type":"string"},"new_string":{"type":"string"},"replace_all":{"type":"boolean"}},"required":["path","old_string"]}}
+              },
+              "required":["patches"]
+            }"#,
+        )
     }
 
     fn classify(&self, args: &Value, ctx: &ToolContext) -> Option<Classification> {
@@ -221,6 +210,7 @@ async fn apply(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn ctx(dir: &std::path::Path) -> ToolContext {
         ToolContext::in_dir(dir)

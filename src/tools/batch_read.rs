@@ -3,7 +3,7 @@
 
 use async_trait::async_trait;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::danger::{Classification, classify_read_path};
 use super::read_file::read_window;
@@ -49,25 +49,15 @@ impl Tool for BatchReadTool {
     }
 
     fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "files": {
-                    "type": "array",
-                    "maxItems": MAX_FILES,
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "path": {"type": "string"},
-                            "offset": {"type": "integer", "minimum": 1},
-                            "limit": {"type": "integer", "minimum": 1, "maximum": super::read_file::MAX_LIMIT}
-                        },
-                        "required": ["path"]
-                    }
-                }
-            },
-            "required": ["files"]
-        })
+        crate::tools::schema(
+            r#"{
+              "type":"object",
+              "properties":{
+                "files":{"type":"array","maxItems":10,"items":{"type":"object","properties":{"path":{"type":"string"},"offset":{"type":"integer","minimum":1},"limit":{"type":"integer","minimum":1,"maximum":2000}},"required":["path"]}}
+              },
+              "required":["files"]
+            }"#,
+        )
     }
 
     /// The riskiest of its files, as `read_file` would classify each.
@@ -142,6 +132,7 @@ impl Tool for BatchReadTool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn ctx(dir: &std::path::Path) -> ToolContext {
         ToolContext::in_dir(dir)

@@ -20,7 +20,7 @@ pub const EXPIRED_ANSWER: &str =
     "the user did not answer in time: decide, and state the assumption in your answer";
 
 /// Most options of one question.
-const MAX_OPTIONS: usize = 8;
+pub(super) const MAX_OPTIONS: usize = 8;
 /// Longest question, in characters.
 const MAX_QUESTION_CHARS: usize = 2000;
 /// Longest option, in characters.
@@ -89,14 +89,16 @@ impl Tool for ClarifyTool {
     }
 
     fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "question": {"type": "string"},
-                "options": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_OPTIONS}
-            },
-            "required": ["question"]
-        })
+        crate::tools::schema(
+            r#"{
+              "type":"object",
+              "properties":{
+                "question":{"type":"string"},
+                "options":{"type":"array","items":{"type":"string"},"maxItems":8}
+              },
+              "required":["question"]
+            }"#,
+        )
     }
 
     /// The answer is the user's own words, not outside content.

@@ -14,7 +14,7 @@ use super::search_files::SKIPPED_DIRS;
 use super::{Tool, ToolContext, ToolError, decode_args, paths};
 
 const DEFAULT_LIMIT: usize = 50;
-const MAX_LIMIT: usize = 1000;
+pub(super) const MAX_LIMIT: usize = 1000;
 /// Largest answer: matches past it are counted in `more`, so the JSON is never cut.
 const MAX_ANSWER_BYTES: usize = 64 * 1024;
 
@@ -79,15 +79,17 @@ impl Tool for GlobTool {
     }
 
     fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "pattern": {"type": "string", "description": "e.g. \"src/**/*.rs\""},
-                "path": {"type": "string", "description": "Directory to search (default .)."},
-                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "description": "Default 50."}
-            },
-            "required": ["pattern"]
-        })
+        crate::tools::schema(
+            r#"{
+              "type":"object",
+              "properties":{
+                "pattern":{"type":"string","description":"e.g. \"src/**/*.rs\""},
+                "path":{"type":"string","description":"Directory to search (default .)."},
+                "limit":{"type":"integer","minimum":1,"maximum":1000,"description":"Default 50."}
+              },
+              "required":["pattern"]
+            }"#,
+        )
     }
 
     /// Classified like `read_file` on the directory it walks (a credential folder is

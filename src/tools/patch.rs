@@ -36,16 +36,18 @@ impl Tool for PatchTool {
     }
 
     fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "File to change, inside the working directory."},
-                "old_string": {"type": "string", "description": "Exact text to replace."},
-                "new_string": {"type": "string", "description": "Replacement text (empty deletes)."},
-                "replace_all": {"type": "boolean", "description": "Replace every occurrence (default false: old_string must be unique)."}
-            },
-            "required": ["path", "old_string"]
-        })
+        crate::tools::schema(
+            r#"{
+              "type":"object",
+              "properties":{
+                "path":{"type":"string","description":"File to change, inside the working directory."},
+                "old_string":{"type":"string","description":"Exact text to replace."},
+                "new_string":{"type":"string","description":"Replacement text (empty deletes)."},
+                "replace_all":{"type":"boolean","description":"Replace every occurrence (default false: old_string must be unique)."}
+              },
+              "required":["path","old_string"]
+            }"#,
+        )
     }
 
     fn classify(&self, args: &Value, ctx: &ToolContext) -> Option<Classification> {

@@ -36,15 +36,17 @@ impl Tool for ReadFileTool {
     }
 
     fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "File path, relative to the working directory or absolute."},
-                "offset": {"type": "integer", "minimum": 1, "description": "First line to return (1-based, default 1)."},
-                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "description": "Most lines to return (default 500, max 2000)."}
-            },
-            "required": ["path"]
-        })
+        crate::tools::schema(
+            r#"{
+              "type":"object",
+              "properties":{
+                "path":{"type":"string","description":"File path, relative to the working directory or absolute."},
+                "offset":{"type":"integer","minimum":1,"description":"First line to return (1-based, default 1)."},
+                "limit":{"type":"integer","minimum":1,"maximum":2000,"description":"Most lines to return (default 500, max 2000)."}
+              },
+              "required":["path"]
+            }"#,
+        )
     }
 
     fn classify(&self, args: &Value, ctx: &ToolContext) -> Option<Classification> {

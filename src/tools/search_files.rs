@@ -11,7 +11,7 @@ use super::danger::{Classification, classify_read_path, is_secret_file};
 use super::{Tool, ToolContext, ToolError, decode_args, paths};
 
 const DEFAULT_LIMIT: usize = 50;
-const MAX_LIMIT: usize = 500;
+pub(super) const MAX_LIMIT: usize = 500;
 const MAX_SEARCHED_FILE_BYTES: u64 = 10 * 1024 * 1024;
 const MAX_MATCH_LINE_CHARS: usize = 300;
 /// Directories never searched (build output and dependency trees), even without a .gitignore.
@@ -60,17 +60,19 @@ impl Tool for SearchFilesTool {
     }
 
     fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "pattern": {"type": "string", "description": "Regex for content search; glob or substring for file names."},
-                "target": {"type": "string", "enum": ["content", "files"], "description": "What to search (default content)."},
-                "path": {"type": "string", "description": "Directory or file to search (default the working directory)."},
-                "file_glob": {"type": "string", "description": "Only search files whose name matches this glob, e.g. \"*.py\"."},
-                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "description": "Most results (default 50, max 500)."}
-            },
-            "required": ["pattern"]
-        })
+        crate::tools::schema(
+            r#"{
+              "type":"object",
+              "properties":{
+                "pattern":{"type":"string","description":"Regex for content search; glob or substring for file names."},
+                "target":{"type":"string","enum":["content","files"],"description":"What to search (default content)."},
+                "path":{"type":"string","description":"Directory or file to search (default the working directory)."},
+                "file_glob":{"type":"string","description":"Only search files whose name matches this glob, e.g. \"*.py\"."},
+                "limit":{"type":"integer","minimum":1,"maximum":500,"description":"Most results (default 50, max 500)."}
+              },
+              "required":["pattern"]
+            }"#,
+        )
     }
 
     fn classify(&self, args: &Value, ctx: &ToolContext) -> Option<Classification> {

@@ -64,15 +64,17 @@ impl Tool for ShellTool {
     }
 
     fn parameters(&self) -> Value {
-        let mut schema = json!({
-            "type": "object",
-            "properties": {
-                "command": {"type": "string", "description": "The command line, run by sh -c."},
-                "description": {"type": "string", "description": "Why you run it, in a few words (shown when approval is asked)."},
-                "timeout": {"type": "integer", "minimum": 1, "description": "Seconds before the command is killed (default 1800)."}
-            },
-            "required": ["command"]
-        });
+        let mut schema = super::schema(
+            r#"{
+              "type":"object",
+              "properties":{
+                "command":{"type":"string","description":"The command line, run by sh -c."},
+                "description":{"type":"string","description":"Why you run it, in a few words (shown when approval is asked)."},
+                "timeout":{"type":"integer","minimum":1,"description":"Seconds before the command is killed (default 1800)."}
+              },
+              "required":["command"]
+            }"#,
+        );
         if self.jobs.is_some() {
             schema["properties"]["background"] = json!({"type": "boolean", "description": "Run it as a background job (a server, a watcher): answers at once with its id; see the background tool."});
         }

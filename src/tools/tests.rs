@@ -275,3 +275,73 @@ fn event_summaries_name_paths_and_hosts_never_content() {
         serde_json::json!({"options": 2})
     );
 }
+
+/// The schemas are JSON text (smaller in the binary than `json!`); the limits they state
+/// are the ones the code holds to.
+#[test]
+fn every_schemas_limits_are_the_ones_the_code_holds_to() {
+    let r = build_registry(&ToolSelection::default(), full()).expect("builds");
+    let at = |tool: &str, pointer: &str| {
+        let def = r.defs().iter().find(|d| d.name == tool).expect(tool);
+        def.parameters
+            .pointer(pointer)
+            .and_then(Value::as_u64)
+            .map(|n| n as usize)
+    };
+    let limits = [
+        (
+            "read_file",
+            "/properties/limit/maximum",
+            read_file::MAX_LIMIT,
+        ),
+        ("glob", "/properties/limit/maximum", glob::MAX_LIMIT),
+        (
+            "search_files",
+            "/properties/limit/maximum",
+            search_files::MAX_LIMIT,
+        ),
+        (
+            "batch_read",
+            "/properties/files/maxItems",
+            batch_read::MAX_FILES,
+        ),
+        (
+            "batch_read",
+            "/properties/files/items/properties/limit/maximum",
+            read_file::MAX_LIMIT,
+        ),
+        (
+            "batch_patch",
+            "/properties/patches/maxItems",
+            batch_patch::MAX_PATCHES,
+        ),
+        (
+            "clarify",
+            "/properties/options/maxItems",
+            clarify::MAX_OPTIONS,
+        ),
+        (
+            "web_fetch",
+            "/properties/max_chars/maximum",
+            web::MAX_MAX_CHARS,
+        ),
+        (
+            "web_search",
+            "/properties/max_results/maximum",
+            web::MAX_RESULTS,
+        ),
+        (
+            "session_search",
+            "/properties/limit/maximum",
+            crate::memory::search_tool::MAX_LIMIT,
+        ),
+        (
+            "delegate_tasks",
+            "/properties/tasks/maxItems",
+            crate::subagent::MAX_TASKS,
+        ),
+    ];
+    for (tool, pointer, limit) in limits {
+        assert_eq!(at(tool, pointer), Some(limit), "{tool} {pointer}");
+    }
+}

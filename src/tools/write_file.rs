@@ -30,14 +30,16 @@ impl Tool for WriteFileTool {
     }
 
     fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "File path inside the working directory."},
-                "content": {"type": "string", "description": "The complete new content of the file."}
-            },
-            "required": ["path", "content"]
-        })
+        crate::tools::schema(
+            r#"{
+              "type":"object",
+              "properties":{
+                "path":{"type":"string","description":"File path inside the working directory."},
+                "content":{"type":"string","description":"The complete new content of the file."}
+              },
+              "required":["path","content"]
+            }"#,
+        )
     }
 
     fn classify(&self, args: &Value, ctx: &ToolContext) -> Option<Classification> {

@@ -17,6 +17,10 @@ use super::launch::{self, Browser};
 use crate::llm::ImagePart;
 use crate::tools::ToolError;
 
+/// A boxed reply future (see [`Page::call`]).
+type Reply<'a, T> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<T, ToolError>> + Send + 'a>>;
+
 /// The script that reads and acts on the page (defines `O` in the isolated world).
 const SNAPSHOT_JS: &str = include_str!("snapshot.js");
 /// Most characters of a snapshot's text.
@@ -245,12 +249,10 @@ impl Page {
         Ok(page)
     }
 
-    /// A call on the page's session.
-    async fn call(&self, method: &str, params: Value) -> Result<Value, ToolError> {
-        self.browser
-            .cdp
-            .call(Some(&self.session), method, params)
-            .await
+    /// A call on the page's session. Boxed: every action awaits it, and one poll function
+    /// beats its state machine inlined into each (the binary's size).
+    fn call<'a>(&'a self, method: &'a str, params: Value) -> Reply<'a, Value> {
+        Box::pin(self.browser.cdp.call(Some(&self.session), method, params))
     }
 
     /// The isolated world with `snapshot.js` in it, made when there is none.
@@ -276,8 +278,12 @@ impl Page {
     }
 
     /// Runs `expression` (a call of `snapshot.js`'s `O`) in the isolated world; once more
-    /// in a new world when a navigation took the old one.
-    async fn js(&self, expression: &str) -> Result<Value, ToolError> {
+    /// in a new world when a navigation took the old one. Boxed as [`Page::call`].
+    fn js<'a>(&'a self, expression: &'a str) -> Reply<'a, Value> {
+        Box::pin(self.js_inline(expression))
+    }
+
+    async fn js_inline(&self, expression: &str) -> Result<Value, ToolError> {
         let context = self.world().await?;
         match self.eval(context, expression).await {
             Err(e) if e.0.contains("context") => {

@@ -276,7 +276,22 @@ impl Tool for BrowserTool {
     }
 
     fn parameters(&self) -> Value {
-        serde_json::json!({"type":"object","properties":{"action":{"type":"string","enum":["open","snapshot","click","type","press","select","back","wait_for","screenshot","console","close"]},"url":{"type":"string"},"ref":{"type":"string"},"selector":{"type":"string"},"text":{"type":"string"},"submit":{"type":"boolean"},"key":{"type":"string"},"value":{"type":"string"}},"required":["action"]})
+        crate::tools::schema(
+            r#"{
+              "type":"object",
+              "properties":{
+                "action":{"type":"string","enum":["open","snapshot","click","type","press","select","back","wait_for","screenshot","console","close"]},
+                "url":{"type":"string"},
+                "ref":{"type":"string"},
+                "selector":{"type":"string"},
+                "text":{"type":"string"},
+                "submit":{"type":"boolean"},
+                "key":{"type":"string"},
+                "value":{"type":"string"}
+              },
+              "required":["action"]
+            }"#,
+        )
     }
 
     /// `open` of a host `web.allow_hosts` does not list is `network_egress` (a local address

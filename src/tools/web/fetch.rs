@@ -15,7 +15,7 @@ use crate::tools::{Tool, ToolContext, ToolError, decode_args};
 /// `max_chars` unless the call says.
 const DEFAULT_MAX_CHARS: usize = 20_000;
 /// The largest `max_chars`.
-const MAX_MAX_CHARS: usize = 100_000;
+pub(crate) const MAX_MAX_CHARS: usize = 100_000;
 /// Characters of an error page quoted back.
 const ERROR_PAGE_CHARS: usize = 2_000;
 /// Tags whose content never reaches the model.
@@ -96,14 +96,16 @@ impl Tool for WebFetchTool {
     }
 
     fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "url": {"type": "string"},
-                "max_chars": {"type": "integer", "minimum": 1, "maximum": MAX_MAX_CHARS, "description": "Default 20000."}
-            },
-            "required": ["url"]
-        })
+        crate::tools::schema(
+            r#"{
+              "type":"object",
+              "properties":{
+                "url":{"type":"string"},
+                "max_chars":{"type":"integer","minimum":1,"maximum":100000,"description":"Default 20000."}
+              },
+              "required":["url"]
+            }"#,
+        )
     }
 
     /// Network egress, trusted for a session host by host; hosts in `web.allow_hosts` never

@@ -22,6 +22,9 @@ use std::time::Duration;
 pub use fetch::WebFetchTool;
 pub use guard::{AddressRule, Resolved, address_rule, resolve};
 pub use search::WebSearchTool;
+/// The schemas' limits, for the test that keeps them equal to the code's.
+#[cfg(test)]
+pub(crate) use {fetch::MAX_MAX_CHARS, search::MAX_RESULTS};
 
 /// Most redirects one fetch follows.
 pub const MAX_REDIRECTS: usize = 5;

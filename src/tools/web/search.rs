@@ -13,7 +13,7 @@ use super::SearchSettings;
 use crate::tools::{Tool, ToolContext, ToolError, decode_args};
 
 /// The most results one search returns.
-const MAX_RESULTS: usize = 20;
+pub(crate) const MAX_RESULTS: usize = 20;
 /// Longest snippet, in characters.
 const SNIPPET_CHARS: usize = 300;
 /// Largest answer read from the instance.
@@ -67,14 +67,16 @@ impl Tool for WebSearchTool {
     }
 
     fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "query": {"type": "string"},
-                "max_results": {"type": "integer", "minimum": 1, "maximum": MAX_RESULTS}
-            },
-            "required": ["query"]
-        })
+        crate::tools::schema(
+            r#"{
+              "type":"object",
+              "properties":{
+                "query":{"type":"string"},
+                "max_results":{"type":"integer","minimum":1,"maximum":20}
+              },
+              "required":["query"]
+            }"#,
+        )
     }
 
     fn summary(&self, args: &Value) -> String {
