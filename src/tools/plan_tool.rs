@@ -19,50 +19,13 @@ pub const TOOL_DESCRIPTION: &str = "Maintain your task plan. Create steps before
 /// The sentence the default system prompt carries about planning.
 pub const SYSTEM_PROMPT_SENTENCE: &str = "For multi-step work, maintain a plan with the plan tool: create steps up front, keep statuses current, replan when blocked. The plan survives context trimming \u{2014} trust it over your memory of earlier turns.";
 
-const VERB_DESCRIPTION: &str = "create: replace the whole plan. update: batch status/note changes. complete: shorthand to mark one step done. get: return current plan.";
-const STEPS_DESCRIPTION: &str = "create only: full ordered step list (1..max_steps). All steps start pending; mark the first one in_progress with a follow-up update (can ride the same parallel batch).";
-const UPDATES_DESCRIPTION: &str = "update only: applied in array order; unknown id or invalid transition fails the whole call (atomic).";
-const STEP_ID_DESCRIPTION: &str = "complete only";
+/// The tool's `parameters` JSON Schema, as sent (parsed by [`super::schema`]; a test pins
+/// its descriptions and enums).
+const SCHEMA: &str = r#"{"type":"object","properties":{"verb":{"enum":["create","update","complete","get"],"description":"create: replace the whole plan. update: batch status/note changes. complete: shorthand to mark one step done. get: return current plan."},"steps":{"type":"array","items":{"type":"object","properties":{"id":{"type":"string"},"title":{"type":"string"},"note":{"type":"string"}},"required":["id","title"]},"description":"create only: full ordered step list (1..max_steps). All steps start pending; mark the first one in_progress with a follow-up update (can ride the same parallel batch)."},"updates":{"type":"array","items":{"type":"object","properties":{"id":{"type":"string"},"status":{"enum":["pending","in_progress","done","blocked"]},"note":{"type":"string"}},"required":["id"]},"description":"update only: applied in array order; unknown id or invalid transition fails the whole call (atomic)."},"step_id":{"type":"string","description":"complete only"}},"required":["verb"]}"#;
 
 /// The tool's `parameters` JSON Schema.
 pub fn tool_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "verb": {
-                "enum": ["create", "update", "complete", "get"],
-                "description": VERB_DESCRIPTION
-            },
-            "steps": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "id": { "type": "string" },
-                        "title": { "type": "string" },
-                        "note": { "type": "string" }
-                    },
-                    "required": ["id", "title"]
-                },
-                "description": STEPS_DESCRIPTION
-            },
-            "updates": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "id": { "type": "string" },
-                        "status": { "enum": ["pending", "in_progress", "done", "blocked"] },
-                        "note": { "type": "string" }
-                    },
-                    "required": ["id"]
-                },
-                "description": UPDATES_DESCRIPTION
-            },
-            "step_id": { "type": "string", "description": STEP_ID_DESCRIPTION }
-        },
-        "required": ["verb"]
-    })
+    super::schema(SCHEMA)
 }
 
 /// The model's handle on the plan. Always safe: it changes engine memory only, so it never
@@ -155,7 +118,10 @@ mod tests {
             props["verb"]["enum"],
             json!(["create", "update", "complete", "get"])
         );
-        assert_eq!(props["verb"]["description"], VERB_DESCRIPTION);
+        assert_eq!(
+            props["verb"]["description"],
+            "create: replace the whole plan. update: batch status/note changes. complete: shorthand to mark one step done. get: return current plan."
+        );
         assert_eq!(props["steps"]["items"]["required"], json!(["id", "title"]));
         assert_eq!(props["updates"]["items"]["required"], json!(["id"]));
         assert_eq!(props["step_id"]["description"], "complete only");
@@ -164,8 +130,15 @@ mod tests {
             props["updates"]["items"]["properties"]["status"]["enum"],
             json!(statuses)
         );
-        for text in [STEPS_DESCRIPTION, UPDATES_DESCRIPTION, VERB_DESCRIPTION] {
-            assert!(!text.contains('\n'));
-        }
+        assert!(
+            props["steps"]["description"]
+                .as_str()
+                .is_some_and(|d| d.starts_with("create only: full ordered step list"))
+        );
+        assert!(
+            props["updates"]["description"]
+                .as_str()
+                .is_some_and(|d| d.starts_with("update only: applied in array order"))
+        );
     }
 }
