@@ -11,15 +11,20 @@
 //! prompt (the first system block, so a changed memory block after it costs nothing before
 //! it), the last block of the conversation before the trailing system text (the plan
 //! changes without moving the cached prefix), and the same point of the request before.
+//! The breakpoints move with every request: they are kept out of the kept encodings (see
+//! [`encode`]).
 
-use serde_json::{Map, Value, json};
+use serde_json::value::{RawValue, to_raw_value};
+use serde_json::{Value, json};
 
 use super::WireSettings;
+use super::kept::KeptEncodings;
 use crate::llm::response::non_empty_str;
 use crate::llm::sse::{EventFold, event_json};
 use crate::llm::types::Images;
 use crate::llm::{
-    ChatRequest, ChatResponse, Delta, LlmError, Message, ProviderState, Role, ToolCall, Usage,
+    ChatRequest, ChatResponse, Delta, LlmError, Message, ProviderState, RequestMessages, Role,
+    ToolCall, ToolDef, Usage,
 };
 
 /// The API version sent in `anthropic-version`.
@@ -45,173 +50,262 @@ pub(super) fn authorise(
     }
 }
 
-/// The body of `request`.
+/// The body of `request`, with the encodings of the messages' blocks and of the tools `kept`
+/// from the request before where they are the same.
+///
+/// Each message is kept as the JSON array of its blocks, a system message as its text (a
+/// JSON string: its block depends on where it stands, see [`Piece`]); the turns are their
+/// elements, one message's after the other's, and the few blocks that carry a breakpoint
+/// this time get their `cache_control` as they are written.
 pub(super) fn encode(
     request: &ChatRequest<'_>,
     settings: &WireSettings<'_>,
+    kept: &mut KeptEncodings,
 ) -> Result<Vec<u8>, serde_json::Error> {
-    let conversation = Conversation::of(request);
+    kept.keep_messages(&request.messages, |message, images, _| match message.role {
+        Role::System => to_raw_value(&message.content),
+        Role::User => to_raw_value(&user_blocks(message, images)),
+        Role::Tool => to_raw_value(&[tool_result(message, images)]),
+        Role::Assistant => to_raw_value(&assistant_blocks(message)),
+    })?;
+    kept.keep_tools_with(request.tools, |tools| to_raw_value(&tools_value(tools)))?;
+    let conversation = Conversation::of(&request.messages, kept.messages());
     let budget = settings.thinking.and_then(|t| t.budget_tokens());
     let answer_tokens = request
         .max_tokens
         .filter(|&n| n > 0)
         .unwrap_or(DEFAULT_MAX_TOKENS);
-    let mut body = Map::new();
-    body.insert("model".into(), json!(settings.model));
-    body.insert(
-        "max_tokens".into(),
-        json!(answer_tokens.saturating_add(budget.unwrap_or(0))),
-    );
-    if !conversation.system.is_empty() {
-        body.insert("system".into(), Value::Array(conversation.system));
-    }
-    body.insert("messages".into(), Value::Array(conversation.turns));
-    if !request.tools.is_empty() {
-        body.insert("tools".into(), tools(request));
+    let size = kept
+        .messages()
+        .iter()
+        .map(|m| m.get().len() + 64)
+        .sum::<usize>()
+        + kept.tools().map_or(0, |t| t.get().len())
+        + settings.model.len()
+        + 256;
+    let mut out = Vec::with_capacity(size);
+    out.extend_from_slice(b"{\"model\":");
+    serde_json::to_writer(&mut out, settings.model)?;
+    out.extend_from_slice(b",\"max_tokens\":");
+    serde_json::to_writer(&mut out, &answer_tokens.saturating_add(budget.unwrap_or(0)))?;
+    conversation.write(&mut out);
+    if let Some(tools) = kept.tools() {
+        out.extend_from_slice(b",\"tools\":");
+        out.extend_from_slice(tools.get().as_bytes());
     }
     match budget {
         // Thinking takes no temperature but the default.
         Some(budget) => {
-            body.insert(
-                "thinking".into(),
-                json!({"type": "enabled", "budget_tokens": budget}),
-            );
+            out.extend_from_slice(b",\"thinking\":{\"type\":\"enabled\",\"budget_tokens\":");
+            serde_json::to_writer(&mut out, &budget)?;
+            out.push(b'}');
         }
         None => {
             if let Some(t) = settings.temperature {
-                body.insert("temperature".into(), json!(t.min(1.0)));
+                out.extend_from_slice(b",\"temperature\":");
+                serde_json::to_writer(&mut out, &t.min(1.0))?;
             }
         }
     }
-    body.insert("stream".into(), json!(request.stream));
-    serde_json::to_vec(&body)
+    out.extend_from_slice(match request.stream {
+        true => b",\"stream\":true}",
+        false => b",\"stream\":false}",
+    });
+    Ok(out)
 }
 
-fn tools(request: &ChatRequest<'_>) -> Value {
-    let count = request.tools.len();
-    let tools = request.tools.iter().enumerate().map(|(i, tool)| {
+/// The tools, the last with a breakpoint.
+fn tools_value(tools: &[ToolDef]) -> Value {
+    let count = tools.len();
+    let tools = tools.iter().enumerate().map(|(i, tool)| {
         let mut entry = json!({
             "name": tool.name,
             "description": tool.description,
             "input_schema": tool.parameters,
         });
         if i + 1 == count {
-            entry["cache_control"] = ephemeral();
+            entry["cache_control"] = json!({"type": "ephemeral"});
         }
         entry
     });
     Value::Array(tools.collect())
 }
 
-fn ephemeral() -> Value {
-    json!({"type": "ephemeral"})
+/// A breakpoint, as the last field of the block it marks.
+const CACHE_CONTROL: &[u8] = b",\"cache_control\":{\"type\":\"ephemeral\"}";
+
+/// The first turn of a conversation that does not start with the user's.
+const CONTINUES: &str = r#"{"type":"text","text":"(the conversation continues)"}"#;
+
+/// One message's part of a turn, as kept.
+#[derive(Clone, Copy)]
+enum Piece<'a> {
+    /// Its blocks: the elements of a JSON array, comma-separated.
+    Blocks(&'a str),
+    /// A system message inside the conversation (a JSON string), said to the model as such
+    /// in a text block.
+    Note(&'a str),
 }
 
-/// The conversation in Messages' shape.
-struct Conversation {
-    system: Vec<Value>,
-    turns: Vec<Value>,
+impl Piece<'_> {
+    /// Writes the piece's blocks, the last with a breakpoint when `marked`.
+    fn write(self, out: &mut Vec<u8>, marked: bool) {
+        match self {
+            Piece::Blocks(blocks) => match blocks.strip_suffix('}') {
+                Some(open) if marked => {
+                    out.extend_from_slice(open.as_bytes());
+                    out.extend_from_slice(CACHE_CONTROL);
+                    out.push(b'}');
+                }
+                _ => out.extend_from_slice(blocks.as_bytes()),
+            },
+            Piece::Note(text) => {
+                // JSON escapes a string character by character: the note's encoding is its
+                // text's between the escaped words around it.
+                let inner = text.get(1..text.len().saturating_sub(1)).unwrap_or("");
+                out.extend_from_slice(b"{\"type\":\"text\",\"text\":\"<system-reminder>\\n");
+                out.extend_from_slice(inner.as_bytes());
+                out.extend_from_slice(b"\\n</system-reminder>\"}");
+            }
+        }
+    }
 }
 
-/// A turn being built, and where its last block of the conversation proper is (blocks
-/// from system messages come after it).
+/// The conversation in Messages' shape, made of the kept encodings.
+struct Conversation<'a> {
+    /// The leading system messages' texts (JSON strings), blank ones left out.
+    system: Vec<&'a str>,
+    /// Every turn's pieces, in order.
+    pieces: Vec<Piece<'a>>,
+    turns: Vec<Turn>,
+}
+
+/// A turn: its role, its pieces, and its last piece of the conversation proper (system
+/// notes come after it).
 struct Turn {
     role: &'static str,
-    blocks: Vec<Value>,
-    last_own_block: Option<usize>,
+    pieces: std::ops::Range<usize>,
+    last_own: Option<usize>,
 }
 
-impl Conversation {
-    fn of(request: &ChatRequest<'_>) -> Conversation {
-        let mut system = Vec::new();
-        let mut turns: Vec<Turn> = Vec::new();
+impl<'a> Conversation<'a> {
+    /// The conversation of `messages`, each encoded as `encoded` at its place.
+    fn of(messages: &RequestMessages<'_>, encoded: &'a [Box<RawValue>]) -> Conversation<'a> {
+        let mut conversation = Conversation {
+            system: Vec::new(),
+            pieces: Vec::with_capacity(encoded.len() + 1),
+            turns: Vec::new(),
+        };
         let mut head = true;
-        for (message, images, _) in request.messages.iter_with_images() {
+        for (message, raw) in messages.iter().zip(encoded) {
+            let raw = raw.get();
             if head && message.role == Role::System {
                 if !message.content.trim().is_empty() {
-                    system.push(json!({"type": "text", "text": message.content}));
+                    conversation.system.push(raw);
                 }
                 continue;
             }
             head = false;
-            let (role, blocks, own) = match message.role {
-                Role::System => ("user", vec![text(&system_note(&message.content))], false),
-                Role::User => ("user", user_blocks(message, images), true),
-                Role::Tool => ("user", vec![tool_result(message, images)], true),
-                Role::Assistant => ("assistant", assistant_blocks(message), true),
-            };
-            push_blocks(&mut turns, role, blocks, own);
+            let blocks = raw.get(1..raw.len().saturating_sub(1)).unwrap_or("");
+            match message.role {
+                Role::System => conversation.push("user", Piece::Note(raw), false),
+                Role::Assistant => conversation.push("assistant", Piece::Blocks(blocks), true),
+                Role::User | Role::Tool => conversation.push("user", Piece::Blocks(blocks), true),
+            }
         }
-        if let Some(first) = system.first_mut() {
-            first["cache_control"] = ephemeral();
-        }
-        if turns.first().is_none_or(|t| t.role != "user") {
+        if conversation.turns.first().is_none_or(|t| t.role != "user") {
+            let at = conversation.pieces.len();
+            conversation.pieces.push(Piece::Blocks(CONTINUES));
             let start = Turn {
                 role: "user",
-                blocks: vec![text("(the conversation continues)")],
-                last_own_block: None,
+                pieces: at..at + 1,
+                last_own: None,
             };
-            turns.insert(0, start);
+            conversation.turns.insert(0, start);
         }
-        mark_cache_points(&mut turns);
-        Conversation {
-            system,
-            turns: turns
-                .into_iter()
-                .map(|t| json!({"role": t.role, "content": t.blocks}))
-                .collect(),
-        }
+        conversation
     }
-}
 
-/// Adds `blocks` to the last turn when it has `role`, else as a new turn.
-fn push_blocks(turns: &mut Vec<Turn>, role: &'static str, blocks: Vec<Value>, own: bool) {
-    if blocks.is_empty() {
-        return;
+    /// Adds `piece` to the last turn when it has `role`, else as a new turn; `own` when it
+    /// is of the conversation proper.
+    fn push(&mut self, role: &'static str, piece: Piece<'a>, own: bool) {
+        if let Piece::Blocks("") = piece {
+            return;
+        }
+        let at = self.pieces.len();
+        self.pieces.push(piece);
+        let turn = match self.turns.last_mut() {
+            Some(turn) if turn.role == role => turn,
+            _ => {
+                self.turns.push(Turn {
+                    role,
+                    pieces: at..at,
+                    last_own: None,
+                });
+                let last = self.turns.len() - 1;
+                &mut self.turns[last]
+            }
+        };
+        turn.pieces.end = at + 1;
+        if own {
+            turn.last_own = Some(at);
+        }
     }
-    let turn = match turns.last_mut() {
-        Some(turn) if turn.role == role => turn,
-        _ => {
-            turns.push(Turn {
-                role,
-                blocks: Vec::new(),
-                last_own_block: None,
+
+    /// The pieces whose last block carries a breakpoint: the last of the conversation
+    /// proper, and the same point of the request before this one (the last user turn's
+    /// before the last assistant turn).
+    fn cache_points(&self) -> [Option<usize>; 2] {
+        let turns = &self.turns;
+        let latest = turns.iter().rposition(|t| t.last_own.is_some());
+        let last_assistant = turns.iter().rposition(|t| t.role == "assistant");
+        let previous = last_assistant.and_then(|a| {
+            turns[..a]
+                .iter()
+                .rposition(|t| t.role == "user" && t.last_own.is_some())
+        });
+        [latest, previous].map(|turn| turn.and_then(|t| turns[t].last_own))
+    }
+
+    /// Writes the `system` blocks (a breakpoint on the first) and the `messages`.
+    fn write(&self, out: &mut Vec<u8>) {
+        for (i, text) in self.system.iter().enumerate() {
+            out.extend_from_slice(match i {
+                0 => b",\"system\":[{\"type\":\"text\",\"text\":",
+                _ => b",{\"type\":\"text\",\"text\":",
             });
-            let last = turns.len() - 1;
-            &mut turns[last]
+            out.extend_from_slice(text.as_bytes());
+            if i == 0 {
+                out.extend_from_slice(CACHE_CONTROL);
+            }
+            out.push(b'}');
         }
-    };
-    turn.blocks.extend(blocks);
-    if own {
-        turn.last_own_block = Some(turn.blocks.len() - 1);
-    }
-}
-
-/// Breakpoints on the last block of the conversation proper, and on the same point of the
-/// request before this one (the last user turn before the last assistant turn).
-fn mark_cache_points(turns: &mut [Turn]) {
-    let latest = turns.iter().rposition(|t| t.last_own_block.is_some());
-    let last_assistant = turns.iter().rposition(|t| t.role == "assistant");
-    let previous = last_assistant.and_then(|a| {
-        turns[..a]
-            .iter()
-            .rposition(|t| t.role == "user" && t.last_own_block.is_some())
-    });
-    for index in [latest, previous].into_iter().flatten() {
-        let turn = &mut turns[index];
-        if let Some(block) = turn.last_own_block {
-            turn.blocks[block]["cache_control"] = ephemeral();
+        if !self.system.is_empty() {
+            out.push(b']');
         }
+        out.extend_from_slice(b",\"messages\":[");
+        let marked = self.cache_points();
+        for (i, turn) in self.turns.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(b"{\"role\":\"");
+            out.extend_from_slice(turn.role.as_bytes());
+            out.extend_from_slice(b"\",\"content\":[");
+            for at in turn.pieces.clone() {
+                if at > turn.pieces.start {
+                    out.push(b',');
+                }
+                self.pieces[at].write(out, marked.contains(&Some(at)));
+            }
+            out.extend_from_slice(b"]}");
+        }
+        out.push(b']');
     }
 }
 
 fn text(text: &str) -> Value {
     json!({"type": "text", "text": text})
-}
-
-/// A system message inside the conversation, said to the model as such.
-fn system_note(content: &str) -> String {
-    format!("<system-reminder>\n{content}\n</system-reminder>")
 }
 
 fn user_blocks(message: &Message, images: Images) -> Vec<Value> {

@@ -1,5 +1,4 @@
-//! The encoded messages and tools of the chat and Responses wires, kept from one request to
-//! the next.
+//! The encoded messages and tools of every wire, kept from one request to the next.
 //!
 //! Every request of a run repeats the whole conversation, and encoding it again — escaping
 //! every string of every message — was the largest cost of the loop (docs/PERFORMANCE.md,

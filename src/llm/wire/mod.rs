@@ -67,9 +67,8 @@ impl Format {
         }
     }
 
-    /// The request body of `request`; the chat and Responses formats reuse the encodings
-    /// `kept` from the request before where they are the same, and keep this one's (the
-    /// Anthropic format encodes the whole conversation: it merges messages into turns).
+    /// The request body of `request`, reusing the encodings `kept` from the request before
+    /// where they are the same, and keeping this one's.
     pub(crate) fn encode(
         self,
         request: &ChatRequest<'_>,
@@ -78,7 +77,7 @@ impl Format {
     ) -> Result<Vec<u8>, LlmError> {
         let body = match self {
             Format::Chat => chat::encode(request, settings, kept),
-            Format::Anthropic => anthropic::encode(request, settings),
+            Format::Anthropic => anthropic::encode(request, settings, kept),
             Format::Responses => responses::encode(request, settings, kept),
         };
         body.map_err(|e| LlmError::Protocol(format!("cannot encode request: {e}")))

@@ -2,9 +2,10 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::llm::sse::read_event_pieces;
-use crate::llm::{ImagePart, RequestMessages, ToolDef};
+use crate::llm::wire::KeptEncodings;
+use crate::llm::{ImagePart, RequestMessages, ThinkingMode, ToolDef};
 
-fn settings(thinking: Option<crate::llm::ThinkingMode>) -> WireSettings<'static> {
+fn settings(thinking: Option<ThinkingMode>) -> WireSettings<'static> {
     WireSettings {
         model: "claude-test",
         temperature: Some(0.2),
@@ -20,8 +21,8 @@ fn encoded(messages: &[Message], tools: &[ToolDef], thinking: bool) -> Value {
         max_tokens: None,
         on_retry: None,
     };
-    let mode = thinking.then_some(crate::llm::ThinkingMode::Low);
-    let body = encode(&request, &settings(mode)).expect("encodes");
+    let mode = thinking.then_some(ThinkingMode::Low);
+    let body = encode(&request, &settings(mode), &mut KeptEncodings::default()).expect("encodes");
     serde_json::from_slice(&body).expect("json")
 }
 
@@ -178,8 +179,8 @@ fn images_go_as_base64_sources_or_are_counted_out() {
         max_tokens: Some(100),
         on_retry: None,
     };
-    let body: Value =
-        serde_json::from_slice(&encode(&request, &settings(None)).expect("encodes")).expect("json");
+    let body = encode(&request, &settings(None), &mut KeptEncodings::default()).expect("encodes");
+    let body: Value = serde_json::from_slice(&body).expect("json");
     assert_eq!(body["max_tokens"], 100);
     let text = body["messages"][0]["content"][0]["text"]
         .as_str()
@@ -377,4 +378,247 @@ fn a_tool_results_image_goes_in_its_tool_result_and_only_the_newest() {
         body["messages"][4]["content"][0]["content"][1]["source"]["data"],
         "dHdv"
     );
+}
+
+/// A tool result with a screenshot.
+fn shot(id: &str, bytes: &[u8]) -> Message {
+    let mut result = Message::tool_result(id, "browser", "screenshot");
+    result
+        .images
+        .push(ImagePart::from_bytes("image/jpeg", bytes));
+    result
+}
+
+/// An answer with thinking, text and calls.
+fn answer(text: &str, ids: &[&str]) -> Message {
+    let mut call = Message::assistant(text);
+    call.tool_calls = ids
+        .iter()
+        .map(|id| ToolCall::new(*id, "read_file", r#"{"path":"a"}"#))
+        .collect();
+    call.provider_state = Some(Box::new(ProviderState {
+        wire: WIRE.into(),
+        origin: None,
+        items: vec![thinking_block()],
+    }));
+    call
+}
+
+#[test]
+fn a_request_reusing_the_kept_blocks_is_the_request_encoded_afresh() {
+    let tools = [tool(), tool()];
+    let both = |kept: &mut KeptEncodings, messages: RequestMessages<'_>| {
+        let request = ChatRequest {
+            messages,
+            tools: &tools,
+            stream: true,
+            max_tokens: None,
+            on_retry: None,
+        };
+        let settings = settings(Some(ThinkingMode::High));
+        let reused = encode(&request, &settings, kept).expect("encodes");
+        let fresh = encode(&request, &settings, &mut KeptEncodings::default()).expect("encodes");
+        assert_eq!(
+            String::from_utf8_lossy(&reused),
+            String::from_utf8_lossy(&fresh)
+        );
+        serde_json::from_slice::<Value>(&reused).expect("json")
+    };
+    let memory = Message::system("Memory: tea \"hot\"");
+    let mut kept = KeptEncodings::default();
+    // The plan is kept second and sent last, the memory block sent second.
+    let mut all = vec![
+        Message::system("You are odek."),
+        Message::system("Plan: step 1"),
+        Message::user("list\tfiles"),
+    ];
+    let body = both(
+        &mut kept,
+        RequestMessages::with_last(&all, 1).with_second(Some(&memory)),
+    );
+    assert_eq!(body["system"].as_array().map(Vec::len), Some(2));
+    // Growing by tool rounds: the breakpoints move to the newest results.
+    for round in 0..3 {
+        let id = format!("call:{round}");
+        all.push(answer(&format!("round {round}"), &[&id, "c2"]));
+        all.push(Message::tool_result(&id, "read_file", "line\n"));
+        all.push(Message::tool_result("c2", "read_file", ""));
+        all[1].content = format!("Plan: step {round}");
+        let body = both(
+            &mut kept,
+            RequestMessages::with_last(&all, 1).with_second(Some(&memory)),
+        );
+        assert_eq!(cache_points(&body), 4);
+        let turns = body["messages"].as_array().expect("turns");
+        let last = turns.last().expect("a turn")["content"]
+            .as_array()
+            .expect("blocks");
+        assert_eq!(last[1]["cache_control"]["type"], "ephemeral");
+        assert!(
+            last[2]["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("Plan: step"))
+        );
+    }
+    // A hint mid-conversation, an empty user message, an answer with nothing in it.
+    all.push(Message::system("Hint: <look> \u{7f} é"));
+    all.push(Message::user("  "));
+    all.push(Message::assistant(""));
+    all.push(Message::user("go on"));
+    both(
+        &mut kept,
+        RequestMessages::with_last(&all, 1).with_second(Some(&memory)),
+    );
+    // An edit in place, and images: sent, a newer one, then left out.
+    all[2].content.push_str(" (edited)");
+    all[2]
+        .images
+        .push(ImagePart::from_bytes("image/png", b"\x89PNG"));
+    all.push(answer("", &["s1"]));
+    all.push(shot("s1", b"one"));
+    both(
+        &mut kept,
+        RequestMessages::with_last(&all, 1).with_second(Some(&memory)),
+    );
+    all.push(answer("again", &["s2"]));
+    all.push(shot("s2", b"two"));
+    let body = both(
+        &mut kept,
+        RequestMessages::with_last(&all, 1).with_second(Some(&memory)),
+    );
+    assert_eq!(body.to_string().matches("\"type\":\"image\"").count(), 2);
+    both(
+        &mut kept,
+        RequestMessages::with_last(&all, 1)
+            .with_second(Some(&memory))
+            .with_images(false),
+    );
+    // The first message removed: every place shifts, the memory block leads.
+    all.remove(0);
+    both(
+        &mut kept,
+        RequestMessages::with_last(&all, 0).with_second(Some(&memory)),
+    );
+    // A system message kept at its place, leading the conversation and then inside it.
+    let first = [
+        Message::system("a"),
+        Message::system("b"),
+        Message::user("u"),
+    ];
+    both(&mut kept, RequestMessages::new(&first));
+    let second = [Message::system("a"), Message::user("v"), Message::user("u")];
+    both(&mut kept, RequestMessages::new(&second));
+    let third = [
+        Message::system("a"),
+        Message::assistant("v"),
+        Message::system("b"),
+    ];
+    let body = both(&mut kept, RequestMessages::new(&third));
+    assert_eq!(
+        body["messages"][0]["content"][0]["text"],
+        "(the conversation continues)"
+    );
+    // Nothing but a blank system message; nothing at all.
+    both(&mut kept, RequestMessages::new(&[Message::system(" ")]));
+    both(&mut kept, RequestMessages::new(&[]));
+}
+
+/// Histories grown, edited and cut at random (the same sequence every run), each request
+/// sent with the plan moved last or not, the memory block or not, images or not.
+#[test]
+fn random_histories_reuse_the_bytes_of_a_fresh_encoding() {
+    let mut seed: u64 = 0x1234_5678;
+    let mut next = move |n: u64| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 33) % n
+    };
+    let tools = [tool()];
+    for run in 0..50 {
+        let mut kept = KeptEncodings::default();
+        let mut all: Vec<Message> = Vec::new();
+        let memory = Message::system("mem \"x\"\n");
+        for step in 0..40 {
+            let op = next(14);
+            let m = match op {
+                0 => Message::system(if next(3) == 0 { " " } else { "sys\u{1}\t" }),
+                1 => Message::user(if next(4) == 0 { "" } else { "u\"</" }),
+                2 => answer(if next(2) == 0 { "" } else { "txt" }, &["c:1", "c2"]),
+                3 => Message::assistant(if next(2) == 0 { "" } else { "  " }),
+                9 => answer("", &[]),
+                4 => Message::tool_result("c:1", "read_file", if next(2) == 0 { "" } else { "r" }),
+                5 => shot("c2", b"img"),
+                6 => {
+                    let mut u = Message::user("pic");
+                    u.images.push(ImagePart::from_bytes("image/png", b"p"));
+                    u
+                }
+                7 if !all.is_empty() => {
+                    let at = next(all.len() as u64) as usize;
+                    all.remove(at);
+                    continue;
+                }
+                8 if !all.is_empty() => {
+                    let at = next(all.len() as u64) as usize;
+                    all[at].content.push('!');
+                    continue;
+                }
+                _ => {
+                    let mut a = Message::assistant("plain");
+                    a.tool_calls = vec![ToolCall::new("x y", "shell", "")];
+                    a
+                }
+            };
+            all.push(m);
+            let last = next(all.len() as u64 + 2) as usize;
+            let mut messages = RequestMessages::with_last(&all, last);
+            if next(3) == 0 {
+                messages = messages.with_second(Some(&memory));
+            }
+            messages = messages.with_images(next(5) != 0);
+            let request = ChatRequest {
+                messages,
+                tools: if next(2) == 0 { &tools } else { &[] },
+                stream: next(2) == 0,
+                max_tokens: if next(2) == 0 { Some(7) } else { None },
+                on_retry: None,
+            };
+            let settings = settings(if next(2) == 0 {
+                Some(ThinkingMode::High)
+            } else {
+                None
+            });
+            let reused = encode(&request, &settings, &mut kept).expect("encodes");
+            let fresh =
+                encode(&request, &settings, &mut KeptEncodings::default()).expect("encodes");
+            assert_eq!(
+                String::from_utf8_lossy(&reused),
+                String::from_utf8_lossy(&fresh),
+                "run {run} step {step}"
+            );
+        }
+    }
+}
+
+/// The body of [`conversation`] as the encoder built of `serde_json::Value`s wrote it before
+/// the kept encodings (the same bytes keep the providers' prompt caches).
+const BODY_BEFORE: &str = r#"{"model":"claude-test","max_tokens":10240,"system":[{"type":"text","text":"You are odek.","cache_control":{"type":"ephemeral"}},{"type":"text","text":"Memory: the user likes tea."}],"messages":[{"role":"user","content":[{"type":"text","text":"list files","cache_control":{"type":"ephemeral"}}]},{"role":"assistant","content":[{"type":"thinking","thinking":"I should list.","signature":"EqQBCkgIARABGAIiQL+sk-ant-api03-AAAA/+=="},{"type":"text","text":"Looking."},{"type":"tool_use","id":"call_1_0","name":"shell","input":{"command":"ls"}},{"type":"tool_use","id":"call_1_1","name":"read_file","input":{"arguments":"not json"}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"call_1_0","content":"a\nb"},{"type":"tool_result","tool_use_id":"call_1_1","content":"(no output)","cache_control":{"type":"ephemeral"}},{"type":"text","text":"<system-reminder>\nPlan: step 1 in progress\n</system-reminder>"}]}],"tools":[{"name":"shell","description":"run","input_schema":{"type":"object"},"cache_control":{"type":"ephemeral"}}],"thinking":{"type":"enabled","budget_tokens":2048},"stream":true}"#;
+
+#[test]
+fn the_body_is_byte_for_byte_the_one_sent_before() {
+    let all = conversation();
+    let request = ChatRequest {
+        messages: RequestMessages::new(&all),
+        tools: &[tool()],
+        stream: true,
+        max_tokens: None,
+        on_retry: None,
+    };
+    let settings = settings(Some(ThinkingMode::Low));
+    let mut kept = KeptEncodings::default();
+    for _ in 0..2 {
+        let body = encode(&request, &settings, &mut kept).expect("encodes");
+        assert_eq!(String::from_utf8_lossy(&body), BODY_BEFORE);
+    }
 }
