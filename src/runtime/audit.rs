@@ -4,6 +4,7 @@
 //! `<home>/sessions/audit/<session id>.jsonl`, redacted, with the turn and model call it
 //! entered in. `odek audit` reads it back.
 
+use std::borrow::Cow;
 use std::fs::File;
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
@@ -14,7 +15,7 @@ use sha2::{Digest, Sha256};
 
 use crate::engine::{EngineEvent, Observer};
 use crate::redact::Redactor;
-use crate::session::audit::{AuditRecord, audit_path};
+use crate::session::audit::{AuditLine, audit_path};
 
 /// Appends ingested content to one session's audit file (one log per turn of a session; the
 /// file is opened on the first record and kept open for the turn).
@@ -22,8 +23,19 @@ pub struct AuditLog {
     path: PathBuf,
     redactor: Arc<Redactor>,
     turn: u32,
-    file: Mutex<Option<File>>,
+    file: Mutex<AuditFile>,
 }
+
+/// The open file and the line being written (kept between records: a record allocates
+/// nothing for its line).
+#[derive(Default)]
+struct AuditFile {
+    file: Option<File>,
+    line: Vec<u8>,
+}
+
+/// A line buffer larger than this is not kept for the next record.
+const KEPT_LINE_BYTES: usize = 64 * 1024;
 
 use crate::engine::IMAGE_SOURCE;
 
@@ -42,7 +54,7 @@ impl AuditLog {
             path: audit_path(sessions_dir, session_id),
             redactor,
             turn,
-            file: Mutex::new(None),
+            file: Mutex::new(AuditFile::default()),
         }
     }
 
@@ -59,26 +71,34 @@ impl AuditLog {
     }
 
     fn record(&self, iteration: u32, source: &str, content: &str) -> std::io::Result<()> {
-        let record = AuditRecord {
-            timestamp: crate::util::timestamp::now_rfc3339_precise(),
+        let timestamp = crate::util::timestamp::now_rfc3339_precise();
+        let sha256 = crate::util::hex::encode(&Sha256::digest(content.as_bytes()));
+        let shown = if source == IMAGE_SOURCE {
+            Cow::Owned(image_note(content))
+        } else {
+            self.redactor.redact(content)
+        };
+        let line = AuditLine {
+            timestamp: &timestamp,
             turn: Some(self.turn),
             iteration: Some(iteration),
-            source: self.redactor.redact(source).into_owned(),
+            source: &self.redactor.redact(source),
             bytes: content.len(),
-            sha256: crate::util::hex::encode(&Sha256::digest(content.as_bytes())),
-            content: if source == IMAGE_SOURCE {
-                image_note(content)
-            } else {
-                self.redactor.redact(content).into_owned()
-            },
+            sha256: &sha256,
+            content: &shown,
         };
-        let line = serde_json::to_string(&record).map_err(std::io::Error::other)?;
-        let mut file = self.file.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut out = self.file.lock().unwrap_or_else(PoisonError::into_inner);
+        let AuditFile { file, line: buf } = &mut *out;
+        buf.clear();
+        if buf.capacity() > KEPT_LINE_BYTES {
+            *buf = Vec::new();
+        }
+        line.write_to(buf).map_err(std::io::Error::other)?;
         if file.is_none() {
             *file = Some(self.open()?);
         }
         match file.as_mut() {
-            Some(f) => f.write_all(format!("{line}\n").as_bytes()),
+            Some(f) => f.write_all(buf),
             None => Ok(()),
         }
     }

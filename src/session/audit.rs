@@ -29,6 +29,52 @@ pub struct AuditRecord {
     pub content: String,
 }
 
+/// One record's line, newline included, appended to `out`: the bytes `serde_json` writes for
+/// an [`AuditRecord`] of these fields, written from borrowed text (a tool's output is not
+/// copied into a record first).
+pub struct AuditLine<'a> {
+    /// [`AuditRecord::timestamp`].
+    pub timestamp: &'a str,
+    /// [`AuditRecord::turn`].
+    pub turn: Option<u32>,
+    /// [`AuditRecord::iteration`].
+    pub iteration: Option<u32>,
+    /// [`AuditRecord::source`].
+    pub source: &'a str,
+    /// [`AuditRecord::bytes`].
+    pub bytes: usize,
+    /// [`AuditRecord::sha256`].
+    pub sha256: &'a str,
+    /// [`AuditRecord::content`].
+    pub content: &'a str,
+}
+
+impl AuditLine<'_> {
+    /// Appends the line to `out`.
+    pub fn write_to(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        out.extend_from_slice(b"{\"timestamp\":");
+        serde_json::to_writer(&mut *out, self.timestamp)?;
+        for (key, value) in [("turn", self.turn), ("iteration", self.iteration)] {
+            if let Some(n) = value {
+                out.extend_from_slice(b",\"");
+                out.extend_from_slice(key.as_bytes());
+                out.extend_from_slice(b"\":");
+                serde_json::to_writer(&mut *out, &n)?;
+            }
+        }
+        out.extend_from_slice(b",\"source\":");
+        serde_json::to_writer(&mut *out, self.source)?;
+        out.extend_from_slice(b",\"bytes\":");
+        serde_json::to_writer(&mut *out, &self.bytes)?;
+        out.extend_from_slice(b",\"sha256\":");
+        serde_json::to_writer(&mut *out, self.sha256)?;
+        out.extend_from_slice(b",\"content\":");
+        serde_json::to_writer(&mut *out, self.content)?;
+        out.extend_from_slice(b"}\n");
+        Ok(())
+    }
+}
+
 /// The audit file of session `id` under the sessions directory.
 pub fn audit_path(sessions_dir: &Path, id: &str) -> PathBuf {
     sessions_dir.join("audit").join(format!("{id}.jsonl"))
@@ -82,4 +128,38 @@ pub fn audited_sessions(sessions_dir: &Path) -> std::io::Result<Vec<String>> {
         .collect();
     ids.sort();
     Ok(ids)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_is_the_bytes_of_the_record_serialised() {
+        for (turn, iteration) in [(Some(3), Some(0)), (None, None), (Some(1), None)] {
+            let record = AuditRecord {
+                timestamp: "2026-12-06T00:00:00.123456Z".into(),
+                turn,
+                iteration,
+                source: "read_file:src/\"x\".rs".into(),
+                bytes: 4096,
+                sha256: "ab".repeat(32),
+                content: "line 1\n\ttab \\ \u{1} é [REDACTED]".into(),
+            };
+            let mut line = Vec::new();
+            AuditLine {
+                timestamp: &record.timestamp,
+                turn,
+                iteration,
+                source: &record.source,
+                bytes: record.bytes,
+                sha256: &record.sha256,
+                content: &record.content,
+            }
+            .write_to(&mut line)
+            .expect("writes");
+            let expected = serde_json::to_string(&record).expect("serialises") + "\n";
+            assert_eq!(String::from_utf8(line).expect("utf-8"), expected);
+        }
+    }
 }

@@ -7,9 +7,13 @@
 //! nothing it saved. Getting the lines to the disk itself (`fdatasync`) is the job of a
 //! background thread that syncs at most [`SYNC_INTERVAL`] after a write, so several saves
 //! share one sync: a power loss can cost the last fraction of a second of a turn, never the
-//! consistency of the file (a torn last line is ignored). The snapshot `<id>.json` records the revision it contains; the writer
-//! folds the journal into it at the end of every turn (and when the journal outgrows the
-//! snapshot), then removes the journal.
+//! consistency of the file (a torn last line is ignored). The same thread syncs the directory
+//! once after the journal is created, so a new journal's name is as durable as its first
+//! lines. The snapshot `<id>.json` records the revision it contains; the writer folds the
+//! journal into it at the end of every turn (and when the journal outgrows the snapshot), then
+//! drops the journal unsynced and removes it without syncing the directory: the snapshot,
+//! synced first, holds every line, and a journal that comes back after a power loss holds
+//! only lines the snapshot has, which readers skip.
 //!
 //! Reading is the same for everyone: the snapshot, then every journal line whose revision
 //! continues it, in order. A line torn by a crash (no newline yet, or not JSON) ends the
@@ -75,8 +79,7 @@ impl JournalFile {
             .truncate(true)
             .mode(0o600)
             .open(journal_path(dir, id))?;
-        util::files::sync_dir(dir)?;
-        let syncer = Syncer::start(file.try_clone()?);
+        let syncer = Syncer::start(file.try_clone()?, dir.to_path_buf());
         Ok(JournalFile {
             file,
             bytes: 0,
@@ -84,16 +87,19 @@ impl JournalFile {
         })
     }
 
-    /// Appends one line (the JSON text without its newline) in one write; the background
-    /// thread syncs it to the disk within [`SYNC_INTERVAL`].
-    pub(crate) fn append(&mut self, json: &[u8]) -> io::Result<()> {
-        let mut line = Vec::with_capacity(json.len() + 1);
-        line.extend_from_slice(json);
-        line.push(b'\n');
-        self.file.write_all(&line)?;
+    /// Appends one line (the JSON text and its newline) in one write; the background thread
+    /// syncs it to the disk within [`SYNC_INTERVAL`].
+    pub(crate) fn append(&mut self, line: &[u8]) -> io::Result<()> {
+        self.file.write_all(line)?;
         self.bytes += line.len() as u64;
         self.syncer.mark_dirty();
         Ok(())
+    }
+
+    /// Closes a journal whose lines a synced snapshot now holds: the sync still pending is
+    /// not made (the journal is about to be removed).
+    pub(crate) fn discard(self) {
+        self.syncer.cancel_pending();
     }
 
     /// Bytes written so far.
@@ -117,15 +123,23 @@ struct SyncState {
 }
 
 impl Syncer {
-    fn start(file: File) -> Syncer {
+    /// Starts the thread; its first sync also syncs `dir`, where the journal was created.
+    fn start(file: File, dir: PathBuf) -> Syncer {
         let state = Arc::new((Mutex::new(SyncState::default()), Condvar::new()));
         let shared = state.clone();
         let thread = std::thread::Builder::new()
             .name("odek-journal-sync".into())
-            .spawn(move || sync_loop(&file, &shared))
+            .spawn(move || sync_loop(&file, Some(&dir), &shared))
             .map_err(|e| tracing::warn!("no journal sync thread ({e}); lines sync at fold"))
             .ok();
         Syncer { state, thread }
+    }
+
+    /// Forgets the sync asked for (the lines are safe elsewhere); the thread then ends
+    /// without syncing when the syncer is dropped.
+    fn cancel_pending(&self) {
+        let (lock, _) = &*self.state;
+        lock.lock().unwrap_or_else(PoisonError::into_inner).dirty = false;
     }
 
     /// Asks for a sync; wakes the thread only when it was idle (saves made while a sync is
@@ -151,7 +165,7 @@ impl Drop for Syncer {
     }
 }
 
-fn sync_loop(file: &File, state: &(Mutex<SyncState>, Condvar)) {
+fn sync_loop(file: &File, mut dir: Option<&Path>, state: &(Mutex<SyncState>, Condvar)) {
     let (lock, wake) = state;
     let mut s = lock.lock().unwrap_or_else(PoisonError::into_inner);
     loop {
@@ -171,6 +185,12 @@ fn sync_loop(file: &File, state: &(Mutex<SyncState>, Condvar)) {
         if dirty && let Err(e) = file.sync_data() {
             tracing::warn!("cannot sync the session journal: {e}");
         }
+        if dirty && let Some(created_in) = dir.take() {
+            // The journal's name: synced once, with its first lines.
+            if let Err(e) = util::files::sync_dir(created_in) {
+                tracing::warn!("cannot sync the sessions directory: {e}");
+            }
+        }
         if closed {
             return;
         }
@@ -178,10 +198,11 @@ fn sync_loop(file: &File, state: &(Mutex<SyncState>, Condvar)) {
     }
 }
 
-/// Removes `<id>.journal`; a missing file is fine.
+/// Removes `<id>.journal`; a missing file is fine. The directory is not synced: a journal
+/// that a power loss brings back holds only lines the snapshot has (see the module docs).
 pub(crate) fn remove(dir: &Path, id: &str) -> io::Result<()> {
     match std::fs::remove_file(journal_path(dir, id)) {
-        Ok(()) => util::files::sync_dir(dir),
+        Ok(()) => Ok(()),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(e),
     }
@@ -310,7 +331,9 @@ mod tests {
     fn journal_with(dir: &Path, lines: &[Vec<u8>], tail: &[u8]) {
         let mut j = JournalFile::create(dir, ID).expect("create");
         for l in lines {
-            j.append(l).expect("append");
+            let mut l = l.clone();
+            l.push(b'\n');
+            j.append(&l).expect("append");
         }
         j.file.write_all(tail).expect("tail");
     }

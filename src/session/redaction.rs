@@ -33,19 +33,79 @@ pub(crate) fn redacted_copy(session: &Session, redactor: &Redactor) -> Session {
 /// dropped whole when the redactor would change any of it (a key of this process, a token
 /// of a known format pasted into the conversation).
 pub(crate) fn redact_message(redactor: &Redactor, message: &mut Message) {
-    if message
-        .provider_state
-        .as_deref()
-        .is_some_and(|state| holds_secret(redactor, state))
-    {
-        message.provider_state = None;
-    }
+    drop_state_holding_secret(redactor, message);
     redact_text(redactor, &mut message.content);
     if let Some(reasoning) = message.reasoning_content.as_mut() {
         redact_text(redactor, reasoning);
     }
     for call in &mut message.tool_calls {
         redact_arguments(redactor, &mut call.function.arguments);
+    }
+}
+
+/// Texts checked together are joined by this: a blank line, a run of characters that no
+/// encoding, hex run or credential format continues, and a blank line again, so every text
+/// keeps the surroundings it has alone (a line start before it, a line end after it, no
+/// wrapped block or hex run reaching in from its neighbour).
+const JOIN: &str = "\n\n~~~~~~~~\n\n";
+
+/// Redacts `messages` and `plan` in place exactly as [`redact_message`] and [`redact_plan`]
+/// do, with one pass of the redactor when none of their texts holds a secret (a save's
+/// texts are mostly short, and the redactor's cost per call is mostly its rules'): the
+/// texts are checked joined by [`JOIN`] — a secret in one is a secret in the joined text
+/// too — and only when that finds something is each redacted on its own. What the joined
+/// text cannot show is still checked apart: provider state, and arguments with a JSON
+/// escape in them.
+pub(crate) fn redact_together(
+    redactor: &Redactor,
+    messages: &mut [&mut Message],
+    plan: Option<&mut PlanState>,
+) {
+    let mut joined = String::new();
+    let mut add = |text: &str| {
+        if !text.is_empty() {
+            if !joined.is_empty() {
+                joined.push_str(JOIN);
+            }
+            joined.push_str(text);
+        }
+    };
+    for message in messages.iter() {
+        add(&message.content);
+        add(message.reasoning_content.as_deref().unwrap_or_default());
+        for call in &message.tool_calls {
+            add(&call.function.arguments);
+        }
+    }
+    for step in plan.iter().flat_map(|plan| &plan.steps) {
+        add(&step.title);
+        add(&step.note);
+    }
+    if matches!(redactor.redact(&joined), Cow::Owned(_)) {
+        for message in messages.iter_mut() {
+            redact_message(redactor, message);
+        }
+        if let Some(plan) = plan {
+            redact_plan(redactor, plan);
+        }
+        return;
+    }
+    for message in messages.iter_mut() {
+        drop_state_holding_secret(redactor, message);
+        for call in &mut message.tool_calls {
+            redact_escaped_arguments(redactor, &mut call.function.arguments);
+        }
+    }
+}
+
+/// Drops a message's provider state when the redactor would change any of it.
+fn drop_state_holding_secret(redactor: &Redactor, message: &mut Message) {
+    if message
+        .provider_state
+        .as_deref()
+        .is_some_and(|state| holds_secret(redactor, state))
+    {
+        message.provider_state = None;
     }
 }
 
@@ -94,6 +154,11 @@ pub(crate) fn redact_text(redactor: &Redactor, text: &mut String) {
 /// the text pass has already seen.
 fn redact_arguments(redactor: &Redactor, arguments: &mut String) {
     redact_text(redactor, arguments);
+    redact_escaped_arguments(redactor, arguments);
+}
+
+/// The second pass of [`redact_arguments`]: the values of arguments with an escape in them.
+fn redact_escaped_arguments(redactor: &Redactor, arguments: &mut String) {
     if !arguments.contains('\\') {
         return;
     }
@@ -187,6 +252,51 @@ mod tests {
                 .as_str()
                 .is_some_and(|c| c.contains("[REDACTED]"))
         );
+    }
+
+    #[test]
+    fn redacting_together_is_redacting_one_by_one() {
+        let mut r = redactor();
+        r.add_secret("pass\"word\\with-escapes");
+        let wrapped = "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo=\n".repeat(2);
+        let escaped = serde_json::json!({ "p": "pass\"word\\with-escapes" }).to_string();
+        let secrets = [
+            format!("{wrapped}{SECRET}"),
+            format!("{SECRET}\n{wrapped}"),
+            "token ghp_0123456789abcdefghijABCDEFGHIJ012345".to_string(),
+            "de:ad".to_string(),
+        ];
+        for secret in &secrets {
+            for at in 0..3 {
+                let mut messages: Vec<Message> = (0..3)
+                    .map(|i| {
+                        Message::assistant(if i == at {
+                            secret.clone()
+                        } else {
+                            wrapped.clone()
+                        })
+                    })
+                    .collect();
+                messages[2].tool_calls = vec![ToolCall::new("c", "shell", escaped.clone())];
+                let mut plan = session_with_secret_everywhere().plan.expect("plan");
+                plan.steps[0].title = "clean".into();
+                plan.steps[0].note = "clean".into();
+                let mut one_by_one = messages.clone();
+                let mut plan_alone = plan.clone();
+                one_by_one.iter_mut().for_each(|m| redact_message(&r, m));
+                redact_plan(&r, &mut plan_alone);
+                let mut refs: Vec<&mut Message> = messages.iter_mut().collect();
+                redact_together(&r, &mut refs, Some(&mut plan));
+                assert_eq!(messages, one_by_one, "{secret:?} in message {at}");
+                assert_eq!(plan, plan_alone);
+                assert!(
+                    !messages[2].tool_calls[0]
+                        .function
+                        .arguments
+                        .contains("with-escapes")
+                );
+            }
+        }
     }
 
     #[test]

@@ -12,7 +12,7 @@ use std::path::Path;
 use super::id::validate_id;
 use super::journal::{self, JournalFile, JournalLine};
 use super::lock::{Holder, SessionLock};
-use super::redaction::{redact_message, redact_plan, redact_text, redacted_copy};
+use super::redaction::{redact_text, redact_together, redacted_copy};
 use super::{RunRecord, SaveReport, Session, SessionError, SessionStore, count_turns};
 use crate::llm::{Message, Role};
 use crate::transcript::{self, Edit, TranscriptDelta};
@@ -58,7 +58,13 @@ pub struct SessionWriter {
     /// Tool results arrive redacted with this store's redactor (see
     /// [`SessionWriter::trust_tool_result_redaction`]).
     tool_results_redacted: bool,
+    /// The journal line being written, kept between saves so a save allocates nothing for it.
+    line: Vec<u8>,
 }
+
+/// A line buffer larger than this is not kept for the next save (a batch that reset the
+/// whole transcript).
+const KEPT_LINE_BYTES: usize = 64 * 1024;
 
 /// The store hands out its sessions' writers (here, beside the writer: the store itself
 /// knows nothing of writing turns).
@@ -104,6 +110,7 @@ impl SessionWriter {
             on_disk,
             diverged: false,
             tool_results_redacted: false,
+            line: Vec::new(),
         }
     }
 
@@ -210,10 +217,29 @@ impl SessionWriter {
         }
         let expected_len = delta.len;
         let line = self.journal_line(delta);
-        let json = serde_json::to_vec(&line).map_err(|source| SessionError::Serialize {
+        let mut json = std::mem::take(&mut self.line);
+        json.clear();
+        if json.capacity() > KEPT_LINE_BYTES {
+            json = Vec::new();
+        }
+        serde_json::to_writer(&mut json, &line).map_err(|source| SessionError::Serialize {
             id: self.mirror.id.clone(),
             source,
         })?;
+        json.push(b'\n');
+        let written = self.journal_and_apply(line, &json, expected_len);
+        self.line = json;
+        written
+    }
+
+    /// The second half of [`Self::save_delta`]: `line`, encoded as `json` (newline included),
+    /// applied to the mirror and appended to the journal.
+    fn journal_and_apply(
+        &mut self,
+        line: JournalLine,
+        json: &[u8],
+        expected_len: usize,
+    ) -> Result<(), SessionError> {
         if let Err(e) = self.apply_to_mirror(line.edits, expected_len) {
             tracing::warn!(
                 "session {}: a save did not fit the saved transcript ({e}); it is rewritten whole at the end of the turn",
@@ -227,7 +253,7 @@ impl SessionWriter {
         }
         self.mirror.revision = line.rev;
         self.mirror.updated_at = line.at;
-        if let Err(e) = self.append_line(&json) {
+        if let Err(e) = self.append_line(json) {
             // The journal may now end in a torn line: rewrite the session whole instead.
             self.journal = None;
             self.fold(None).map_err(|_| e)?;
@@ -241,18 +267,14 @@ impl SessionWriter {
 
     /// The journal line of `delta`: the next revision, now, and the delta redacted.
     fn journal_line(&self, mut delta: TranscriptDelta) -> JournalLine {
-        let redactor = self.store.redactor();
         let skip_tool_results = self.tool_results_redacted;
-        for edit in &mut delta.edits {
-            for message in edit.messages_mut() {
-                if !(skip_tool_results && message.role == Role::Tool) {
-                    redact_message(redactor, message);
-                }
-            }
-        }
-        if let Some(plan) = delta.plan.as_mut() {
-            redact_plan(redactor, plan);
-        }
+        let mut untrusted: Vec<&mut Message> = delta
+            .edits
+            .iter_mut()
+            .flat_map(Edit::messages_mut)
+            .filter(|message| !(skip_tool_results && message.role == Role::Tool))
+            .collect();
+        redact_together(self.store.redactor(), &mut untrusted, delta.plan.as_mut());
         JournalLine {
             rev: self.mirror.revision + 1,
             at: now_rfc3339(),
@@ -315,23 +337,25 @@ impl SessionWriter {
         self.journal.as_ref().map_or(0, JournalFile::bytes)
     }
 
+    /// Appends one line (newline included), creating the journal on the first.
     fn append_line(&mut self, json: &[u8]) -> Result<(), SessionError> {
-        let dir = self.store.dir().to_path_buf();
-        let id = self.mirror.id.clone();
-        let failed = |e| {
+        let dir = self.store.dir();
+        let id = &self.mirror.id;
+        let written = match self.journal.as_mut() {
+            Some(journal) => journal.append(json),
+            None => JournalFile::create(dir, id).and_then(|mut journal| {
+                let appended = journal.append(json);
+                self.journal = Some(journal);
+                appended
+            }),
+        };
+        written.map_err(|e| {
             SessionError::io(
                 format!("session {id}: cannot write"),
-                journal::journal_path(&dir, &id),
+                journal::journal_path(dir, id),
                 e,
             )
-        };
-        if self.journal.is_none() {
-            self.journal = Some(JournalFile::create(&dir, &id).map_err(failed)?);
-        }
-        let Some(journal) = self.journal.as_mut() else {
-            return Ok(());
-        };
-        journal.append(json).map_err(failed)
+        })
     }
 
     /// Folds a journal left by a writer that crashed into the snapshot (when a session is
@@ -362,7 +386,15 @@ impl SessionWriter {
         let report = self.store.write_snapshot(&mut self.mirror, live)?;
         self.on_disk = true;
         self.fold_at = MIN_FOLD_BYTES.max(2 * report.bytes_written);
-        if self.journal.take().is_some() || self.journal_exists() {
+        let had_journal = match self.journal.take() {
+            // The snapshot just synced holds every line: the journal's pending sync is not made.
+            Some(journal) => {
+                journal.discard();
+                true
+            }
+            None => false,
+        };
+        if had_journal || self.journal_exists() {
             journal::remove(self.store.dir(), &self.mirror.id).map_err(|e| {
                 SessionError::io(
                     format!("session {}: cannot remove", self.mirror.id),

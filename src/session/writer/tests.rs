@@ -365,3 +365,48 @@ fn run(input_tokens: u64, output_tokens: u64) -> RunRecord {
         ..RunRecord::default()
     }
 }
+
+#[test]
+fn journal_lines_read_back_as_the_mirror_with_every_secret_redacted() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let store = store_in(home.path());
+    let mut writer = started(&store);
+    let id = writer.id().to_string();
+    // A long line first (its buffer is reused by the short ones after it), then saves whose
+    // texts are checked together: clean, and with one secret among clean neighbours.
+    let long = "x".repeat(100 * 1024);
+    let wrapped = "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo=\n".repeat(3);
+    let saves = [
+        vec![append(Message::user(long))],
+        vec![append(Message::assistant("short"))],
+        vec![
+            append(Message::system(wrapped.clone())),
+            append(Message::assistant(format!("{wrapped}{SECRET}"))),
+            append(Message::user("clean")),
+        ],
+        vec![Edit::Replace {
+            index: 1,
+            message: Message::user(format!("now {SECRET} again")),
+        }],
+    ];
+    let mut len = writer.len();
+    for (n, edits) in saves.into_iter().enumerate() {
+        len += edits.iter().filter(|e| e.op() == "append").count();
+        let mut d = delta(edits, len);
+        d.plan = Some(plan(n as u64 + 1, &format!("step {n}")));
+        writer.save_delta(d).expect("save");
+    }
+    let text = journal_text(&store, &id);
+    assert!(!text.contains(SECRET), "{text}");
+    assert_eq!(text.lines().count(), 4);
+    assert!(text.lines().all(|l| l.starts_with("{\"rev\":")));
+    let loaded = store.load(&id).expect("loads with the journal");
+    assert_eq!(loaded.messages, writer.session().messages);
+    assert_eq!(loaded.plan, writer.session().plan);
+    assert_eq!(loaded.revision, writer.session().revision);
+    assert!(
+        loaded.messages[4]
+            .content
+            .ends_with(crate::redact::REDACTED)
+    );
+}
