@@ -1,5 +1,5 @@
 //! Saving what a run changed: the edits since the previous save and the plan state when its
-//! version moved, through the caller's [`PersistFn`] on a blocking thread.
+//! version moved, through the caller's [`PersistFn`], called in place.
 
 use std::sync::Arc;
 
@@ -9,8 +9,10 @@ use crate::transcript::TranscriptDelta;
 
 /// Saves what changed: called at the start of a run when there is anything unsaved, after
 /// every tool batch, and after the final answer, with the edits made since the previous call
-/// (never the whole history). Called on a blocking thread; an error is reported and the run
-/// goes on.
+/// (never the whole history). Called in place, on the run's own thread: a save is meant to
+/// cost the batch (the session writer appends one journal line, tens of microseconds), less
+/// than handing it to another thread and back; the rare save that rewrites a session file
+/// blocks as the end of a turn does. An error is reported and the run goes on.
 pub type PersistFn = Arc<dyn Fn(TranscriptDelta) -> Result<(), PersistError> + Send + Sync>;
 
 /// Why a save failed (the session store's error; the engine only reports it).
@@ -40,7 +42,7 @@ impl Engine {
         state: &mut RunState,
         report_success: bool,
     ) {
-        let Some(persist) = persist.cloned() else {
+        let Some(persist) = persist else {
             return;
         };
         let delta = self.take_delta(state);
@@ -48,11 +50,7 @@ impl Engine {
             return;
         }
         let count = delta.len;
-        let saved = tokio::task::spawn_blocking(move || persist(delta))
-            .await
-            .map_err(PersistError::from)
-            .and_then(|r| r);
-        match saved {
+        match persist(delta) {
             Ok(()) if report_success => self.observer.on_event(&EngineEvent::SessionSaved {
                 message_count: count,
             }),
