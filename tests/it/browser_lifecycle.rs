@@ -29,17 +29,9 @@ async fn site() -> MockServer {
 /// or process group) and whose command line names Chromium or Chrome.
 #[cfg(target_os = "linux")]
 fn browser_processes(sb: &Sandbox) -> Vec<String> {
-    let entry = format!("TMPDIR={}", sb.tmp().display());
-    std::fs::read_dir("/proc")
-        .expect("proc")
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok())
-        .filter(|e| {
-            std::fs::read(e.path().join("environ"))
-                .is_ok_and(|env| env.split(|&b| b == 0).any(|var| var == entry.as_bytes()))
-        })
-        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+    processes_in_env(&format!("TMPDIR={}", sb.tmp().display()))
+        .into_iter()
+        .map(|(_, command)| command)
         .filter(|c| c.contains("chrom"))
         .collect()
 }

@@ -121,20 +121,10 @@ async fn a_sessions_page_stays_open_from_one_repl_turn_to_the_next() {
 /// environment holds the sandbox's `TMPDIR` and whose command line has the DevTools pipe.
 #[cfg(target_os = "linux")]
 fn browser_pids(sb: &Sandbox) -> Vec<String> {
-    let entry = format!("TMPDIR={}", sb.tmp().display());
-    std::fs::read_dir("/proc")
-        .expect("proc")
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok())
-        .filter(|e| {
-            std::fs::read(e.path().join("environ"))
-                .is_ok_and(|env| env.split(|&b| b == 0).any(|var| var == entry.as_bytes()))
-        })
-        .filter(|e| {
-            std::fs::read(e.path().join("cmdline"))
-                .is_ok_and(|c| String::from_utf8_lossy(&c).contains("--remote-debugging-pipe"))
-        })
-        .map(|e| e.file_name().to_string_lossy().into_owned())
+    processes_in_env(&format!("TMPDIR={}", sb.tmp().display()))
+        .into_iter()
+        .filter(|(_, command)| command.contains("--remote-debugging-pipe"))
+        .map(|(pid, _)| pid)
         .collect()
 }
 

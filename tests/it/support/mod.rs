@@ -923,6 +923,27 @@ pub fn processes_with(needle: &str) -> Vec<u32> {
         .collect()
 }
 
+/// The pid and command line of every process whose environment holds `entry` (e.g.
+/// `TMPDIR=<the sandbox's>`: what a program and all its helpers inherit, whatever their
+/// command lines or process groups).
+#[cfg(target_os = "linux")]
+pub fn processes_in_env(entry: &str) -> Vec<(String, String)> {
+    std::fs::read_dir("/proc")
+        .expect("proc")
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok())
+        .filter(|e| {
+            std::fs::read(e.path().join("environ"))
+                .is_ok_and(|env| env.split(|&b| b == 0).any(|var| var == entry.as_bytes()))
+        })
+        .filter_map(|e| {
+            let command = std::fs::read(e.path().join("cmdline")).ok()?;
+            let command = String::from_utf8_lossy(&command).replace('\0', " ");
+            Some((e.file_name().to_string_lossy().into_owned(), command))
+        })
+        .collect()
+}
+
 /// Processes whose command line holds `needle`, as `ps` lists them where there is no
 /// `/proc` (a zombie's command is only its name there).
 #[cfg(not(target_os = "linux"))]
