@@ -424,6 +424,71 @@ pub fn kill_group(pgid: i32) {
     signal_group(pgid, libc::SIGKILL);
 }
 
+/// Reaps the processes of group `pgid` that ended as odek's children — programs of the
+/// group odek adopted ([`adopt_orphans`]) when their parent ended, which would stay zombies
+/// until odek ends. Waits up to ~200 ms for those still ending (already killed).
+pub fn reap_group(pgid: i32) {
+    for _ in 0..20 {
+        // SAFETY: waitpid with a null status pointer writes nothing.
+        #[allow(unsafe_code)]
+        let reaped = unsafe { libc::waitpid(-pgid, std::ptr::null_mut(), libc::WNOHANG) };
+        match reaped {
+            0 => std::thread::sleep(std::time::Duration::from_millis(10)),
+            r if r > 0 => {}
+            _ => return,
+        }
+    }
+}
+
+/// Reaps the children of odek named `name` (the kernel's 15-byte command name) that have
+/// ended: daemons a child started in a session of their own (a browser's crash handler),
+/// adopted by odek and never started by it, so nothing else waits for them. Looks a few
+/// times over ~100 ms, until it finds some (Linux; elsewhere nothing is adopted).
+pub fn reap_adopted(name: &str) {
+    #[cfg(target_os = "linux")]
+    for _ in 0..10 {
+        let ended = ended_children_named(std::process::id(), name);
+        for &pid in &ended {
+            // SAFETY: waitpid with a null status pointer writes nothing.
+            #[allow(unsafe_code)]
+            unsafe {
+                libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG);
+            }
+        }
+        if !ended.is_empty() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = name;
+}
+
+/// The children of `parent` named `name` that ended (zombies).
+#[cfg(target_os = "linux")]
+fn ended_children_named(parent: u32, name: &str) -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                return false;
+            };
+            let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+                return false;
+            };
+            let mut fields = stat.get(close + 2..).unwrap_or("").split_whitespace();
+            let (state, ppid) = (fields.next(), fields.next());
+            stat.get(open + 1..close) == Some(name)
+                && ppid.and_then(|p| p.parse::<u32>().ok()) == Some(parent)
+                && state == Some("Z")
+        })
+        .collect()
+}
+
 /// Kills a process group when dropped — on a normal end, an early return, a cancelled
 /// future or a panic — unless it was disarmed after the group's leader exited normally.
 #[derive(Debug, Default)]

@@ -172,3 +172,41 @@ async fn a_configured_program_that_is_not_a_browser_is_a_tool_error_and_the_run_
     assert!(result.contains(&expected), "{result}");
     assert_eq!(leftovers(&sb.tmp()), Vec::<String>::new());
 }
+
+/// After `close`, odek has no ended children: what it adopted of the browser (its helpers,
+/// and the crash handler that runs in a session of its own) is reaped, not left as zombies
+/// for as long as odek runs (a REPL, `odek serve`).
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_browser_leaves_no_ended_process_behind() {
+    let sb = Sandbox::new();
+    let site = site().await;
+    let server = ScriptedServer::start(vec![
+        tools(&[("browser", json!({"action": "open", "url": site.uri()}))]),
+        tools(&[("browser", json!({"action": "close"}))]),
+        tools(&[(
+            "shell",
+            json!({"command": "ps -o stat=,comm= --ppid $PPID"}),
+        )]),
+        text("done"),
+    ])
+    .await;
+    let mut cmd = sb.odek(&server.base_url());
+    cmd.env("ODEK_BROWSER", "true")
+        .env("ODEK_DANGEROUS_ACTION", "allow")
+        .args(["run", "open the dev server, close it, list your children"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let opened = tool_results(&server.requests()[1]).remove(0);
+    assert!(opened.contains("The dev server is up."), "{opened}");
+    let children = tool_results(&server.requests()[3]).pop().unwrap_or_default();
+    assert!(children.contains("sh"), "{children}");
+    let ended: Vec<&str> = children
+        .lines()
+        .filter(|l| l.trim_start().starts_with('Z'))
+        .collect();
+    assert!(
+        ended.is_empty(),
+        "zombies under odek after close: {ended:?}\n{children}"
+    );
+}

@@ -13,7 +13,7 @@ use tokio::io::AsyncReadExt;
 
 use super::BrowserSettings;
 use super::cdp::Cdp;
-use crate::process_group::GroupGuard;
+use crate::process_group::{self, GroupGuard};
 use crate::tools::ToolError;
 use crate::tools::background::Watched;
 
@@ -106,8 +106,10 @@ impl Browser {
 }
 
 impl Drop for Browser {
-    /// Kills the group, waits briefly for the browser to go, removes the profile folder.
+    /// Kills the group, waits briefly for the browser to go, reaps the helpers odek adopted
+    /// when the browser ended, removes the profile folder.
     fn drop(&mut self) {
+        let pgid = self.group.pgid();
         self.group.kill_now();
         for _ in 0..50 {
             if !matches!(self.child.try_wait(), Ok(None)) {
@@ -115,6 +117,12 @@ impl Drop for Browser {
             }
             std::thread::sleep(Duration::from_millis(10));
         }
+        // What odek adopted of it: the group's helpers, and the crash handler, which runs in
+        // a session of its own and ends when the browser has.
+        if let Some(pgid) = pgid {
+            process_group::reap_group(pgid);
+        }
+        process_group::reap_adopted("chrome_crashpad");
         if let Some(profile) = self.profile.take() {
             let path = profile.keep();
             // A process of the group still writing in it: once more, a moment later.
