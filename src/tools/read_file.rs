@@ -94,11 +94,14 @@ pub(super) async fn read_window(
     if let Some(text) = editor_text(tool, shown, &path, files).await? {
         return window(tool, &text, shown, offset, limit);
     }
-    // One hand-off to a blocking thread for the whole read (docs/PERFORMANCE.md, "The
-    // loop's cost").
-    let read = tokio::task::spawn_blocking(move || read_text_file(&path))
-        .await
-        .map_err(|e| ToolError(format!("{tool}: {shown}: {e}")))?;
+    // A small regular file is read where the call runs; anything else in one hand-off to a
+    // blocking thread (docs/PERFORMANCE.md, "The loop's cost").
+    let read = match read_small_file(&path) {
+        Some(read) => read,
+        None => tokio::task::spawn_blocking(move || read_text_file(&path))
+            .await
+            .map_err(|e| ToolError(format!("{tool}: {shown}: {e}")))?,
+    };
     let bytes = match read {
         Ok(bytes) => bytes,
         Err(Unreadable::Io(e)) => return Err(ToolError(format!("{tool}: {shown}: {e}"))),
@@ -159,6 +162,7 @@ pub(super) async fn editor_text(
 }
 
 /// Why a file was not read.
+#[cfg_attr(test, derive(Debug))]
 enum Unreadable {
     Io(std::io::Error),
     Directory,
@@ -168,9 +172,39 @@ enum Unreadable {
 
 /// The bytes of the text file at `path` (blocking).
 fn read_text_file(path: &std::path::Path) -> Result<Vec<u8>, Unreadable> {
-    use std::io::Read as _;
     let file = std::fs::File::open(path).map_err(Unreadable::Io)?;
     let meta = file.metadata().map_err(Unreadable::Io)?;
+    read_opened(file, &meta)
+}
+
+/// Largest file read on the calling thread: reading it costs less than the hand-off to a
+/// blocking thread and back (two thread wake-ups per call).
+const INLINE_READ_BYTES: u64 = 256 * 1024;
+
+/// Reads `path` on the calling thread when it is a regular file of at most
+/// [`INLINE_READ_BYTES`]; `None` for anything else (a FIFO, a device, a larger file), which
+/// [`read_text_file`] reads on a blocking thread. Opened without blocking (`O_NONBLOCK`), so a
+/// FIFO cannot hold the caller, even one put in the file's place meanwhile.
+fn read_small_file(path: &std::path::Path) -> Option<Result<Vec<u8>, Unreadable>> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .and_then(|file| Ok((file.metadata()?, file)));
+    match opened {
+        Err(e) => Some(Err(Unreadable::Io(e))),
+        Ok((meta, _)) if meta.is_dir() => Some(Err(Unreadable::Directory)),
+        Ok((meta, file)) if meta.is_file() && meta.len() <= INLINE_READ_BYTES => {
+            Some(read_opened(file, &meta))
+        }
+        Ok(_) => None,
+    }
+}
+
+/// The text of an opened file whose metadata is `meta`, within [`MAX_FILE_BYTES`].
+fn read_opened(file: std::fs::File, meta: &std::fs::Metadata) -> Result<Vec<u8>, Unreadable> {
+    use std::io::Read as _;
     if meta.is_dir() {
         return Err(Unreadable::Directory);
     }
@@ -273,6 +307,39 @@ mod tests {
         if std::path::Path::new("/dev/zero").exists() {
             let zero = refused("/dev/zero").await;
             assert!(zero.contains("over the 52428800-byte limit"), "{zero}");
+        }
+    }
+
+    #[test]
+    fn only_small_regular_files_are_read_on_the_calling_thread() {
+        let dir = tempfile::tempdir().unwrap();
+        let small = dir.path().join("small.txt");
+        std::fs::write(&small, "one\ntwo\n").unwrap();
+        assert_eq!(read_small_file(&small).unwrap().unwrap(), b"one\ntwo\n");
+        let large = dir.path().join("large.txt");
+        std::fs::write(&large, "x".repeat(INLINE_READ_BYTES as usize + 1)).unwrap();
+        assert!(
+            read_small_file(&large).is_none(),
+            "a larger file goes to a blocking thread"
+        );
+        assert_eq!(
+            read_text_file(&large).unwrap().len(),
+            INLINE_READ_BYTES as usize + 1
+        );
+        assert!(matches!(
+            read_small_file(dir.path()),
+            Some(Err(Unreadable::Directory))
+        ));
+        assert!(matches!(
+            read_small_file(&dir.path().join("missing")),
+            Some(Err(Unreadable::Io(_)))
+        ));
+        // A FIFO without a writer: opening it does not wait, and it is left to a blocking
+        // thread (where reading it would wait, as before).
+        let fifo = dir.path().join("fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if made.is_ok_and(|status| status.success()) {
+            assert!(read_small_file(&fifo).is_none());
         }
     }
 }
