@@ -119,7 +119,8 @@ impl fmt::Debug for HttpModelConfig {
 #[derive(Debug)]
 pub struct HttpModel {
     http: reqwest::Client,
-    completions_url: String,
+    /// Parsed once: each request clones it instead of parsing the text again.
+    completions_url: reqwest::Url,
     models_url: String,
     /// llama-server's `/props` (at the server's root, beside `/v1`).
     props_url: String,
@@ -148,9 +149,12 @@ impl HttpModel {
         let http = super::http::client_builder()
             .build()
             .map_err(|e| LlmError::Config(format!("cannot build HTTP client: {e}")))?;
+        let completions_url =
+            reqwest::Url::parse(&format!("{base}{}", config.format.endpoint()))
+                .map_err(|e| LlmError::Config(format!("invalid base URL {base:?}: {e}")))?;
         Ok(HttpModel {
             http,
-            completions_url: format!("{base}{}", config.format.endpoint()),
+            completions_url,
             models_url: format!("{base}/models"),
             props_url: format!("{}/props", base.strip_suffix("/v1").unwrap_or(&base)),
             config,
@@ -200,7 +204,7 @@ impl HttpModel {
     async fn send(&self, body: &bytes::Bytes, stream: bool) -> Result<reqwest::Response, LlmError> {
         let mut builder = self.authorised(
             self.http
-                .post(&self.completions_url)
+                .post(self.completions_url.clone())
                 .header(CONTENT_TYPE, "application/json")
                 .body(body.clone()),
         );

@@ -101,7 +101,11 @@ impl Terminal {
         close_answer_line(self.opts.answer, &mut st);
         st.wrote_other();
         let mut err = super::sink::Out(std::io::stderr().lock());
-        let _ = writeln!(err, "{line}");
+        // One write for the line and its newline (stderr is unbuffered: `writeln!` makes two).
+        let mut text = String::with_capacity(line.len() + 1);
+        text.push_str(line);
+        text.push('\n');
+        let _ = err.write_all(text.as_bytes());
     }
 
     /// Stops the spinner thread.
