@@ -9,6 +9,13 @@ Prints CPU per iteration (median of --reps runs) and peak RSS (GNU time, median 
 --wire responses|anthropic speaks OpenAI's Responses or Anthropic's Messages instead of Chat
 Completions (the built-in `openai` and `anthropic` providers pointed at the script's server).
 
+--compare NAME=PATH (repeatable) adds another odek binary (every default feature), run
+interleaved with the others — a before and an after measured in one session. --go PATH adds
+the Go original (`odek run --max-iter N TASK`: it saves nothing without `--session` and does
+not stream by default), on the chat wire only; each row then says its CPU and peak RSS as a
+share of the Go original's. The script's server closes every connection (HTTP/1.0), so each
+request opens a new one, for every binary alike.
+
 With --perf DIR it instead records one run of the default variant with `perf record
 --call-graph dwarf` into DIR/perf.data (use a binary built with `--profile profiling`).
 """
@@ -113,7 +120,11 @@ def main():
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--wire", choices=sorted(WIRES), default="chat")
     p.add_argument("--perf", metavar="DIR")
+    p.add_argument("--compare", action="append", default=[], metavar="NAME=PATH")
+    p.add_argument("--go", metavar="PATH", help="the Go original's binary, measured beside")
     args = p.parse_args()
+    if args.go and args.wire != "chat":
+        p.error("--go measures the chat wire only (the Go original speaks Chat Completions)")
     binary = os.path.abspath(args.bin)
     server, port = start_server(args.iterations)
     with tempfile.TemporaryDirectory(prefix="odek-bench-") as root:
@@ -126,8 +137,18 @@ def main():
         argv = {name: [binary, "run", "--ephemeral", "--no-stream", "--max-iter", str(args.iterations + 1),
                       *flags, "read the notes"]
                 for name, flags in VARIANTS.items()}
-        for name in VARIANTS:
-            measure.run_once(argv[name], env, cwd=work, check=measure.expect_ok(name, "Read them all"))
+        labels = {"default": "every default feature", "lean": "`--no-memory --no-skills --no-subagents`"}
+        for spec in args.compare:
+            name, _, path = spec.partition("=")
+            argv[name] = [os.path.abspath(path), *argv["default"][1:]]
+            labels[name] = f"{name} (`{path}`), every default feature"
+        if args.go:
+            argv["go"] = [os.path.abspath(args.go), "run", "--max-iter", str(args.iterations + 1), "read the notes"]
+            labels["go"] = "the Go original"
+        # The Go original wants a key; odek's runs go without one, as before.
+        envs = {name: {**env, "ODEK_API_KEY": "bench-key"} if name == "go" else env for name in argv}
+        for name in argv:
+            measure.run_once(argv[name], envs[name], cwd=work, check=measure.expect_ok(name, "Read them all"))
         if args.perf:
             os.makedirs(args.perf, exist_ok=True)
             data = os.path.join(os.path.abspath(args.perf), "perf.data")
@@ -137,20 +158,27 @@ def main():
             server.shutdown()
             print(data)
             return
-        samples = {name: measure.Sample() for name in VARIANTS}
-        for _ in range(args.reps):
-            for name in VARIANTS:
-                measure.run_once(argv[name], env, cwd=work, sample=samples[name])
-        for name in VARIANTS:
-            measure.measure_rss(argv[name], env, cwd=work, sample=samples[name], runs=5)
+        samples = {name: measure.Sample() for name in argv}
+        for rep in range(args.reps):
+            # Alternate which binary goes first, so none always runs on a cold cache.
+            order = list(argv) if rep % 2 == 0 else list(reversed(argv))
+            for name in order:
+                measure.run_once(argv[name], envs[name], cwd=work, sample=samples[name])
+        for name in argv:
+            measure.measure_rss(argv[name], envs[name], cwd=work, sample=samples[name], runs=5)
     server.shutdown()
     print(f"\nMachine: {measure.machine()}.\n")
-    print(f"| {args.iterations} iterations ({args.wire}) | CPU (median) | per iteration | peak RSS |")
-    print("|---|---|---|---|")
-    for name, label in (("default", "every default feature"), ("lean", "`--no-memory --no-skills --no-subagents`")):
+    go = samples.get("go")
+    share = " | × Go's CPU | × Go's peak RSS" if go else ""
+    print(f"| {args.iterations} iterations ({args.wire}) | CPU (median) | per iteration | peak RSS{share} |")
+    print("|---|---|---|---|" + ("---|---|" if go else ""))
+    for name, label in labels.items():
         s = samples[name]
         cpu = statistics.median(s.cpu)
-        print(f"| {label} | {cpu * 1000:.1f} ms | {cpu / args.iterations * 1000:.3f} ms | {measure.rss_text(s)} |")
+        row = f"| {label} | {cpu * 1000:.1f} ms | {cpu / args.iterations * 1000:.3f} ms | {measure.rss_text(s)} |"
+        if go:
+            row += f" {cpu / statistics.median(go.cpu):.2f}× | {statistics.median(s.rss) / statistics.median(go.rss):.2f}× |"
+        print(row)
 
 
 if __name__ == "__main__":

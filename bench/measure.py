@@ -520,9 +520,10 @@ def first_trim_iteration(events_path):
     return first_trim, plan_events, iterations
 
 
-def saving_cost(binary, reps, iterations, window, root):
+def saving_cost(binary, reps, iterations, window, root, go=None):
     """CPU of `odek run` with autosave against `--ephemeral`, for the `long` and `readonly`
-    scenarios of scripted_server.py (see its docstring)."""
+    scenarios of scripted_server.py (see its docstring). With `go`, the Go original's binary,
+    its `odek run --session` against its plain run (which saves nothing) too, interleaved."""
     home, odek_home, work = bench_home(root, "saving")
     with open(os.path.join(work, "big.txt"), "w") as f:
         # ~4 KB, as a typical tool result: source-like lines.
@@ -542,12 +543,18 @@ def saving_cost(binary, reps, iterations, window, root):
             task = f"bench {scenario} run {n}: work through the steps"
             return [binary, "run"] + ([] if save else ["--ephemeral"]) + list(extra) + [task]
 
+        def go_argv(save):
+            task = f"bench {scenario} go run {n}: work through the steps"
+            return [go, "run", "--max-iter", str(iterations + 10)] + (["--session"] if save else []) + [task]
+
         try:
             env = clean_env(
                 home,
                 odek_home,
                 {"ODEK_BASE_URL": f"http://127.0.0.1:{port}/v1", "ODEK_MODEL": "bench-model"},
             )
+            # The Go original wants a key; odek's runs go without one, as before.
+            go_env = {**env, "ODEK_API_KEY": "bench-key"}
             events = os.path.join(root, f"{scenario}-events.jsonl")
             run_once(
                 argv(True, ["--events-jsonl", events]),
@@ -558,12 +565,16 @@ def saving_cost(binary, reps, iterations, window, root):
             trim, plan_events, made = first_trim_iteration(events)
             if made != iterations:
                 raise SystemExit(f"{scenario}: {made} iterations, expected {iterations}")
-            samples = {"autosave": Sample(), "ephemeral": Sample()}
+            names = ["autosave", "ephemeral"] + (["go-session", "go"] if go else [])
+            samples = {name: Sample() for name in names}
             for rep in range(reps):
                 # Alternate which goes first, so neither side always follows the other.
-                order = ["autosave", "ephemeral"] if rep % 2 == 0 else ["ephemeral", "autosave"]
-                for name in order:
-                    run_once(argv(name == "autosave"), env, cwd=work, sample=samples[name])
+                for name in names if rep % 2 == 0 else reversed(names):
+                    save = name in ("autosave", "go-session")
+                    if name.startswith("go"):
+                        run_once(go_argv(save), go_env, cwd=work, sample=samples[name])
+                    else:
+                        run_once(argv(save), env, cwd=work, sample=samples[name])
             sessions = os.path.join(odek_home, "sessions")
             journals = [p for p in os.listdir(sessions) if p.endswith(".journal")]
             if journals:
@@ -572,6 +583,10 @@ def saving_cost(binary, reps, iterations, window, root):
             server.terminate()
             server.wait()
         auto, eph = (statistics.median(samples[k].cpu) for k in ("autosave", "ephemeral"))
+        if go:
+            go_save, go_plain = (statistics.median(samples[k].cpu) for k in ("go-session", "go"))
+            log(f"{scenario}: the Go original {go_save * 1000:.0f} ms saving, {go_plain * 1000:.0f} ms "
+                f"not; odek's autosave {auto / go_save:.2f}× its CPU")
         log(
             f"{iterations}-iteration {scenario} run: CPU autosave {auto * 1000:.0f} ms, "
             f"ephemeral {eph * 1000:.0f} ms ({auto / eph:.2f}×); first trim before iteration "
@@ -750,15 +765,17 @@ def main():
         default="all",
         help="measure everything, or only the saving cost (section 5) or the prompt cache (section 6)",
     )
+    p.add_argument("--go", help="the Go original's binary, measured beside odek where given")
     args = p.parse_args()
     binary = os.path.abspath(args.bin)
+    go = os.path.abspath(args.go) if args.go else None
 
     host = machine()
     log(f"machine: {host}")
     if args.only == "saving":
         with tempfile.TemporaryDirectory(prefix="odek-bench-") as root:
             saving = saving_cost(
-                binary, args.saving_reps, args.saving_iterations, args.saving_window, root
+                binary, args.saving_reps, args.saving_iterations, args.saving_window, root, go
             )
         print(f"\nMachine: {host}.\n")
         print_saving_table(saving, args.saving_iterations)
@@ -775,7 +792,7 @@ def main():
         runs = agent_run(binary, args.run_reps, args.iterations, root)
         listing = session_list(binary, args.sessions, args.list_runs, root)
         saving = saving_cost(
-            binary, args.saving_reps, args.saving_iterations, args.saving_window, root
+            binary, args.saving_reps, args.saving_iterations, args.saving_window, root, go
         )
         cache = cache_share(binary, args.cache_reps, args.cache_iterations, root)
 
@@ -850,6 +867,10 @@ def print_saving_table(saving, iterations):
             f"(min {auto['min']:.0f}) | median {eph['median']:.0f} ms (min {eph['min']:.0f}) "
             f"| {auto['median'] / eph['median']:.2f}× |"
         )
+        if "go" in samples:
+            gs, gp = (samples[k].ms(samples[k].cpu)["median"] for k in ("go-session", "go"))
+            print(f"| the Go original, the same run: `--session` / without | median {gs:.0f} ms "
+                  f"({auto['median'] / gs:.2f}× is odek's) | median {gp:.0f} ms | {gs / gp:.2f}× |")
 
 
 if __name__ == "__main__":

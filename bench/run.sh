@@ -38,6 +38,12 @@
 # wall, first-request bytes) and `odek skill list` with 200; not part of `all`.
 # ODEK_BENCH_ONLY=schedules runs bench/schedule_idle.py: `odek schedule daemon` with 20 jobs
 # not due, its CPU and RSS over ODEK_BENCH_IDLE_SECONDS=60; not part of `all`.
+# ODEK_BENCH_ONLY=cost measures the figures of the loop's cost (issue 66) in one run: the
+# binary's size, 100 `read_file` iterations on the chat wire (every request a new connection),
+# 100 on the Anthropic wire, and the saving cost at 400 iterations; with ODEK_GO_BIN=path
+# (the Go original's binary) each beside the Go original's where it has the figure (the loop
+# and saving on the chat wire, the size); not part of `all`. ODEK_GO_BIN also adds the Go
+# original to ODEK_BENCH_ONLY=loop's chat runs and to the saving table.
 # Progress goes to stderr; the Markdown tables for
 # docs/PERFORMANCE.md go to stdout.
 set -euo pipefail
@@ -81,11 +87,30 @@ if [[ "${ODEK_BENCH_ONLY:-all}" == batch ]]; then
     exec python3 "$root/bench/batch_read.py" --bin "$bin" --reps "${ODEK_BENCH_BATCH_REPS:-20}"
 fi
 
+go=()
+[[ -n "${ODEK_GO_BIN:-}" ]] && go=(--go "$ODEK_GO_BIN")
+
 if [[ "${ODEK_BENCH_ONLY:-all}" == loop ]]; then
     for n in 100 400; do
-        python3 "$root/bench/loop_cost.py" --bin "$bin" --iterations "$n" --reps "${ODEK_BENCH_LOOP_REPS:-5}"
+        python3 "$root/bench/loop_cost.py" --bin "$bin" --iterations "$n" --reps "${ODEK_BENCH_LOOP_REPS:-5}" "${go[@]}"
     done
     exit 0
+fi
+
+if [[ "${ODEK_BENCH_ONLY:-all}" == cost ]]; then
+    size=$(stat -c %s "$bin")
+    if [[ -n "${ODEK_GO_BIN:-}" ]]; then
+        go_size=$(stat -c %s "$ODEK_GO_BIN")
+        echo "binary: $size bytes; the Go original: $go_size bytes ($(python3 -c "print(f'{$size / $go_size:.2f}')")×)"
+    else
+        echo "binary: $size bytes (no ODEK_GO_BIN: the Go original is not measured)"
+    fi
+    reps="${ODEK_BENCH_LOOP_REPS:-5}"
+    python3 "$root/bench/loop_cost.py" --bin "$bin" --iterations 100 --reps "$reps" "${go[@]}"
+    python3 "$root/bench/loop_cost.py" --bin "$bin" --iterations 100 --reps "$reps" --wire anthropic
+    exec python3 "$root/bench/measure.py" --bin "$bin" --only saving "${go[@]}" \
+        --saving-iterations "${ODEK_BENCH_SAVING_ITERATIONS:-400}" \
+        --saving-reps "${ODEK_BENCH_SAVING_REPS:-15}"
 fi
 
 if [[ "${ODEK_BENCH_ONLY:-all}" == hooks ]]; then
@@ -116,4 +141,4 @@ exec python3 "$root/bench/measure.py" \
     --saving-iterations "${ODEK_BENCH_SAVING_ITERATIONS:-400}" \
     --saving-reps "${ODEK_BENCH_SAVING_REPS:-15}" \
     --cache-reps "${ODEK_BENCH_CACHE_REPS:-3}" \
-    --only "${ODEK_BENCH_ONLY:-all}"
+    --only "${ODEK_BENCH_ONLY:-all}" "${go[@]}"
