@@ -259,6 +259,72 @@ impl HttpModel {
         Ok(parsed)
     }
 
+    /// Sends `body` until an attempt answers or the retry policy gives up.
+    async fn send_with_retries(
+        &self,
+        request: &ChatRequest<'_>,
+        body: &bytes::Bytes,
+        on_delta: Option<DeltaSink<'_>>,
+    ) -> Result<ChatResponse, LlmError> {
+        let policy = RetryPolicy {
+            max_attempts: self.config.max_attempts.max(1),
+            backoff_base: self.config.backoff_base,
+        };
+        let delivered = AtomicBool::new(false);
+        // What broken attempts were billed before they broke (a stream cut after Anthropic's
+        // `message_start` has counted its input): added to the answer's usage.
+        let billed = std::sync::Mutex::new(super::Usage::default());
+        let mut attempt = 1;
+        loop {
+            let result = if request.stream {
+                self.attempt_streaming(body, on_delta, &delivered, &billed)
+                    .await
+            } else {
+                self.attempt_buffered(body).await
+            };
+            let error = match result {
+                Ok(mut response) => {
+                    let billed = billed.lock().map(|u| *u).unwrap_or_default();
+                    response.usage.add(&billed);
+                    return Ok(response);
+                }
+                Err(error) => error,
+            };
+            match policy.decide(&error, attempt, crate::random::unit()) {
+                RetryDecision::GiveUp => return Err(error),
+                RetryDecision::Exhausted => {
+                    return Err(LlmError::RetryExhausted {
+                        attempts: attempt,
+                        last: Box::new(error),
+                    });
+                }
+                RetryDecision::Retry {
+                    wait,
+                    from_retry_after,
+                } => {
+                    attempt += 1;
+                    // Text of the broken attempt is on its way to the user: start it over.
+                    let discards_partial_answer = delivered.swap(false, Ordering::SeqCst);
+                    if let (true, Some(sink)) = (discards_partial_answer, on_delta) {
+                        sink(Delta::Restart);
+                    }
+                    self.notify_retry(
+                        request,
+                        RetryNotice {
+                            attempt,
+                            max_attempts: policy.max_attempts,
+                            wait,
+                            reason: retry_reason(&error),
+                            from_retry_after,
+                            discards_partial_answer,
+                        },
+                    );
+                    tokio::time::sleep(wait).await;
+                }
+            }
+        }
+    }
+
     fn notify_retry(&self, request: &ChatRequest<'_>, notice: RetryNotice) {
         tracing::debug!(
             "retrying in {:?} (attempt {}/{}): {}",
@@ -337,63 +403,12 @@ impl ChatModel for HttpModel {
         on_delta: Option<DeltaSink<'_>>,
     ) -> Result<ChatResponse, LlmError> {
         let body = self.encode_request(request)?;
-        let policy = RetryPolicy {
-            max_attempts: self.config.max_attempts.max(1),
-            backoff_base: self.config.backoff_base,
-        };
-        let delivered = AtomicBool::new(false);
-        // What broken attempts were billed before they broke (a stream cut after Anthropic's
-        // `message_start` has counted its input): added to the answer's usage.
-        let billed = std::sync::Mutex::new(super::Usage::default());
-        let mut attempt = 1;
-        loop {
-            let result = if request.stream {
-                self.attempt_streaming(&body, on_delta, &delivered, &billed)
-                    .await
-            } else {
-                self.attempt_buffered(&body).await
-            };
-            let error = match result {
-                Ok(mut response) => {
-                    let billed = billed.lock().map(|u| *u).unwrap_or_default();
-                    response.usage.add(&billed);
-                    return Ok(response);
-                }
-                Err(error) => error,
-            };
-            match policy.decide(&error, attempt, crate::random::unit()) {
-                RetryDecision::GiveUp => return Err(error),
-                RetryDecision::Exhausted => {
-                    return Err(LlmError::RetryExhausted {
-                        attempts: attempt,
-                        last: Box::new(error),
-                    });
-                }
-                RetryDecision::Retry {
-                    wait,
-                    from_retry_after,
-                } => {
-                    attempt += 1;
-                    // Text of the broken attempt is on its way to the user: start it over.
-                    let discards_partial_answer = delivered.swap(false, Ordering::SeqCst);
-                    if let (true, Some(sink)) = (discards_partial_answer, on_delta) {
-                        sink(Delta::Restart);
-                    }
-                    self.notify_retry(
-                        request,
-                        RetryNotice {
-                            attempt,
-                            max_attempts: policy.max_attempts,
-                            wait,
-                            reason: retry_reason(&error),
-                            from_retry_after,
-                            discards_partial_answer,
-                        },
-                    );
-                    tokio::time::sleep(wait).await;
-                }
-            }
-        }
+        let answer = self.send_with_retries(request, &body, on_delta).await;
+        self.kept
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .give_back(body);
+        answer
     }
 
     async fn context_window(&self) -> Option<WindowSize> {

@@ -69,6 +69,7 @@ pub(super) fn encode(
         Role::Assistant => to_raw_value(&assistant_blocks(message)),
     })?;
     kept.keep_tools_with(request.tools, |tools| to_raw_value(&tools_value(tools)))?;
+    let mut out = kept.body_buffer();
     let conversation = Conversation::of(&request.messages, kept.messages());
     let budget = settings.thinking.and_then(|t| t.budget_tokens());
     let answer_tokens = request
@@ -83,7 +84,7 @@ pub(super) fn encode(
         + kept.tools().map_or(0, |t| t.get().len())
         + settings.model.len()
         + 256;
-    let mut out = Vec::with_capacity(size);
+    out.reserve(size);
     out.extend_from_slice(b"{\"model\":");
     serde_json::to_writer(&mut out, settings.model)?;
     out.extend_from_slice(b",\"max_tokens\":");

@@ -51,6 +51,7 @@ pub(super) fn encode(
         }
     })?;
     kept.keep_tools(request.tools)?;
+    let mut out = kept.body_buffer();
     let body = RequestBody {
         model: settings.model,
         messages: Flat(kept.messages()),
@@ -70,7 +71,7 @@ pub(super) fn encode(
         .sum::<usize>()
         + body.tools.map_or(0, |t| t.get().len())
         + 512;
-    let mut out = Vec::with_capacity(size);
+    out.reserve(size);
     serde_json::to_writer(&mut out, &body)?;
     Ok(out)
 }

@@ -24,6 +24,9 @@ pub(crate) struct KeptEncodings {
     encoded: Vec<Box<RawValue>>,
     /// The tools as last sent, with their encoding.
     tools: Option<(Vec<ToolDef>, Box<RawValue>)>,
+    /// The last request's body, given back once sent, to write the next one into: a fresh
+    /// buffer the size of the conversation is fresh pages from the kernel at every request.
+    spare: Vec<u8>,
 }
 
 impl std::fmt::Debug for KeptEncodings {
@@ -101,6 +104,20 @@ impl KeptEncodings {
             };
         }
         Ok(())
+    }
+
+    /// An empty buffer for the next body: the last one's memory when it was given back.
+    pub(crate) fn body_buffer(&mut self) -> Vec<u8> {
+        let mut buffer = std::mem::take(&mut self.spare);
+        buffer.clear();
+        buffer
+    }
+
+    /// Takes a sent body back for the next request, when nothing else holds it any more.
+    pub(crate) fn give_back(&mut self, body: bytes::Bytes) {
+        if let Ok(body) = body.try_into_mut() {
+            self.spare = Vec::from(body);
+        }
     }
 
     /// The messages' encodings, as last kept.
@@ -333,5 +350,24 @@ mod tests {
         let changed = serde_json::json!({"type": "object", "properties": {"x": [1, "two", 3]}});
         assert!(!same_value(&a, &changed));
         assert!(!same_value(&serde_json::json!(1), &serde_json::json!(1.0)));
+    }
+
+    #[test]
+    fn a_body_given_back_is_the_next_ones_buffer_unless_still_held() {
+        let mut kept = KeptEncodings::default();
+        let mut sent = Vec::with_capacity(64);
+        sent.extend_from_slice(b"{\"model\":\"m\"}");
+        let sent = bytes::Bytes::from(sent);
+        let place = sent.as_ptr();
+        kept.give_back(sent);
+        let next = kept.body_buffer();
+        assert!(next.is_empty());
+        assert_eq!(next.as_ptr(), place, "the same memory, not a fresh buffer");
+        assert!(next.capacity() >= 64);
+        // A body something still holds (a retry, a connection) is left to it.
+        let held = bytes::Bytes::from(vec![b'x'; 16]);
+        let holder = held.clone();
+        kept.give_back(held);
+        assert_ne!(kept.body_buffer().as_ptr(), holder.as_ptr());
     }
 }

@@ -70,7 +70,8 @@ pub(super) fn encode(
         + rest.len()
         + settings.model.len()
         + 64;
-    let mut out = Vec::with_capacity(size);
+    let mut out = kept.body_buffer();
+    out.reserve(size);
     out.extend_from_slice(b"{\"model\":");
     serde_json::to_writer(&mut out, settings.model)?;
     out.extend_from_slice(b",\"input\":[");
