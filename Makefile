@@ -25,14 +25,15 @@ STATIC_TRIPLE = $(subst -,_,$(STATIC_TARGET))
 STATIC_CC = CC_$(STATIC_TRIPLE)=$(MUSL_CC)
 STATIC_CFLAGS = CFLAGS_$(STATIC_TRIPLE)
 STATIC_RUSTFLAGS = CARGO_TARGET_$(shell echo $(STATIC_TRIPLE) | tr a-z A-Z)_RUSTFLAGS
-# Linked with the toolchain's own lld (rust-lld, through the gcc-ld wrapper rustup ships) and
-# identical code folding: the many generic instances that compile to the same machine code are
-# kept once (`--icf=all`; Rust promises no distinct addresses for distinct functions, and lld
-# folds no data). 146,824 bytes (docs/PERFORMANCE.md, "The loop's cost, round 2"). Where the
-# toolchain has no gcc-ld wrapper, the system linker as before.
+# `make build ICF=1` links with the toolchain's own lld (rust-lld, through the gcc-ld wrapper
+# rustup ships) and identical code folding: the generic instances that compile to the same
+# machine code kept once (`--icf=all`; Rust promises no distinct addresses for distinct
+# functions, and lld folds no data). 146,824 bytes smaller, but lld's layout spreads what a
+# run touches over more pages: +570 KiB of the binary resident at a 100-iteration run's peak
+# (docs/PERFORMANCE.md, "The loop's cost, round 2"), so the default stays GNU ld.
 comma := ,
 RUST_LLD_DIR = $(shell rustc --print sysroot)/lib/rustlib/$(shell rustc -vV | sed -n 's/^host: //p')/bin/gcc-ld
-LLD_ICF = $(if $(wildcard $(RUST_LLD_DIR)/ld.lld),-C link-arg=-B$(RUST_LLD_DIR) -C link-arg=-fuse-ld=lld -C link-arg=-Wl$(comma)--icf=all)
+LLD_ICF = $(if $(filter 1,$(ICF)),$(if $(wildcard $(RUST_LLD_DIR)/ld.lld),-C link-arg=-B$(RUST_LLD_DIR) -C link-arg=-fuse-ld=lld -C link-arg=-Wl$(comma)--icf=all))
 STATIC_ENV = $(STATIC_CC) $(STATIC_CFLAGS)="-U_FORTIFY_SOURCE -fno-asynchronous-unwind-tables" \
   $(STATIC_RUSTFLAGS)="-C relocation-model=static -C force-unwind-tables=no -C link-arg=-Wl,--no-eh-frame-hdr $(LLD_ICF)"
 PROFILING_ENV = $(STATIC_CC) $(STATIC_CFLAGS)=-U_FORTIFY_SOURCE $(STATIC_RUSTFLAGS)="-C relocation-model=static $(LLD_ICF)"
