@@ -199,7 +199,9 @@ async fn a_closed_browser_leaves_no_ended_process_behind() {
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let opened = tool_results(&server.requests()[1]).remove(0);
     assert!(opened.contains("The dev server is up."), "{opened}");
-    let children = tool_results(&server.requests()[3]).pop().unwrap_or_default();
+    let children = tool_results(&server.requests()[3])
+        .pop()
+        .unwrap_or_default();
     assert!(children.contains("sh"), "{children}");
     let ended: Vec<&str> = children
         .lines()
