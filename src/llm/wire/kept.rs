@@ -368,6 +368,7 @@ mod tests {
         let held = bytes::Bytes::from(vec![b'x'; 16]);
         let holder = held.clone();
         kept.give_back(held);
-        assert_ne!(kept.body_buffer().as_ptr(), holder.as_ptr());
+        let fresh = kept.body_buffer();
+        assert_ne!(fresh.as_ptr(), holder.as_ptr());
     }
 }
