@@ -337,6 +337,27 @@ pub fn end_leftovers() {
 /// The children of `parent` that have not ended (zombies left out): pid and process group.
 #[cfg(target_os = "linux")]
 fn live_children(parent: u32) -> Vec<(i32, i32)> {
+    proc_children(parent)
+        .into_iter()
+        .filter(|child| child.state != "Z" && child.state != "X")
+        .map(|child| (child.pid, child.pgrp))
+        .collect()
+}
+
+/// A child process as `/proc/PID/stat` shows it.
+#[cfg(target_os = "linux")]
+struct ProcChild {
+    pid: i32,
+    /// The kernel's command name (15 bytes at most).
+    name: String,
+    /// `R`, `S`, … `Z` for one that ended and was not waited for.
+    state: String,
+    pgrp: i32,
+}
+
+/// Every child of `parent`, from `/proc`.
+#[cfg(target_os = "linux")]
+fn proc_children(parent: u32) -> Vec<ProcChild> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -345,11 +366,15 @@ fn live_children(parent: u32) -> Vec<(i32, i32)> {
         .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
         .filter_map(|pid| {
             let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            let rest = stat.get(stat.rfind(')')? + 2..)?;
-            let fields: Vec<&str> = rest.split_whitespace().collect();
-            let (state, ppid, pgrp) = (*fields.first()?, fields.get(1)?, fields.get(2)?);
-            let alive = state != "Z" && state != "X";
-            (alive && ppid.parse::<u32>().ok()? == parent).then_some((pid, pgrp.parse().ok()?))
+            let (open, close) = (stat.find('(')?, stat.rfind(')')?);
+            let mut fields = stat.get(close + 2..)?.split_whitespace();
+            let (state, ppid, pgrp) = (fields.next()?, fields.next()?, fields.next()?);
+            (ppid.parse::<u32>().ok()? == parent).then(|| ProcChild {
+                pid,
+                name: stat.get(open + 1..close).unwrap_or_default().to_string(),
+                state: state.to_string(),
+                pgrp: pgrp.parse().unwrap_or(0),
+            })
         })
         .collect()
 }
@@ -467,25 +492,10 @@ pub fn reap_adopted(name: &str) {
 /// The children of `parent` named `name` that ended (zombies).
 #[cfg(target_os = "linux")]
 fn ended_children_named(parent: u32, name: &str) -> Vec<i32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-                return false;
-            };
-            let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
-                return false;
-            };
-            let mut fields = stat.get(close + 2..).unwrap_or("").split_whitespace();
-            let (state, ppid) = (fields.next(), fields.next());
-            stat.get(open + 1..close) == Some(name)
-                && ppid.and_then(|p| p.parse::<u32>().ok()) == Some(parent)
-                && state == Some("Z")
-        })
+    proc_children(parent)
+        .into_iter()
+        .filter(|child| child.state == "Z" && child.name == name)
+        .map(|child| child.pid)
         .collect()
 }
 
