@@ -238,6 +238,8 @@ impl Setup {
         };
         let supervisor = self.process.supervisor.clone();
         let _context = self.process.handle().enter();
+        // The handlers are in place before the turn starts, so no Ctrl-C is missed.
+        let signals = TurnSignals::listen();
         let handle = supervisor.submit(Submission {
             runtime: self.runtime.clone(),
             session: session.cloned(),
@@ -250,6 +252,7 @@ impl Setup {
             scope,
         })?;
         let watcher = self.process.handle().spawn(watch_signals(
+            signals,
             supervisor.clone(),
             handle.run_id.clone(),
             handle.events.clone(),
@@ -368,7 +371,25 @@ pub fn interactive() -> bool {
     std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
 }
 
+/// SIGINT and SIGTERM, listened to from before a turn starts.
+struct TurnSignals(Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)>);
+
+impl TurnSignals {
+    /// Installs the handlers (needs the runtime's context).
+    fn listen() -> TurnSignals {
+        use tokio::signal::unix::{SignalKind, signal};
+        match (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) {
+            (Ok(int), Ok(term)) => TurnSignals(Some((int, term))),
+            _ => TurnSignals(None),
+        }
+    }
+}
+
 async fn watch_signals(
+    signals: TurnSignals,
     supervisor: Supervisor,
     run_id: String,
     events: Option<Emitter>,
@@ -376,11 +397,7 @@ async fn watch_signals(
     mcp: Arc<crate::mcp_client::McpHub>,
 ) {
     let interrupted = AtomicBool::new(false);
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut int), Ok(mut term)) = (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
-    ) else {
+    let Some((mut int, mut term)) = signals.0 else {
         return;
     };
     loop {

@@ -15,18 +15,10 @@ impl Repl {
         let t = self.setup.terminal.clone();
         t.info("odek: summarising the conversation…");
         let cancel = tokio_util::sync::CancellationToken::new();
-        // Ctrl-C stops the summary (the line editor is not reading: it comes as a signal).
-        let stop = cancel.clone();
-        let watcher = self.setup.process.handle().spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                stop.cancel();
-            }
-        });
-        let done = self
-            .setup
-            .process
-            .block_on(runtime.compact(&self.session, focus, &cancel));
-        watcher.abort();
+        let done = self.setup.process.block_on(until_ctrl_c(
+            runtime.compact(&self.session, focus, &cancel),
+            &cancel,
+        ));
         match done {
             Ok(outcome) => t.info(&outcome.line()),
             Err(e) => {
@@ -37,6 +29,30 @@ impl Repl {
                     t.line(&format!("  {}", t.style().dim(&format!("hint: {hint}"))));
                 }
             }
+        }
+    }
+}
+
+/// Runs `work`, cancelling `cancel` on Ctrl-C (the line editor is not reading, so it comes as
+/// SIGINT). The handler is in place before `work` is first polled, so a Ctrl-C sent once the
+/// request has left is never missed.
+async fn until_ctrl_c<T>(
+    work: impl std::future::Future<Output = T>,
+    cancel: &tokio_util::sync::CancellationToken,
+) -> T {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut interrupt = signal(SignalKind::interrupt()).ok();
+    tokio::pin!(work);
+    loop {
+        tokio::select! {
+            biased;
+            got = async { interrupt.as_mut()?.recv().await }, if interrupt.is_some() => {
+                if got.is_some() {
+                    cancel.cancel();
+                }
+                interrupt = None;
+            }
+            done = &mut work => return done,
         }
     }
 }
