@@ -307,9 +307,9 @@ impl Engine {
                 taint.mark_files(&p.call.function.name);
             }
             let ok = raw.is_ok();
-            let text = match &raw {
-                Ok(s) => s.clone(),
-                Err(e) => format!("error: {e}"),
+            let text: std::borrow::Cow<'_, str> = match &raw {
+                Ok(s) => s.into(),
+                Err(e) => format!("error: {e}").into(),
             };
             let redacted = redactor.redact(&text);
             let shaped = crate::text::head_and_tail(&redacted, limit);
@@ -326,8 +326,10 @@ impl Engine {
                 None => shaped.into_owned(),
             };
             let mut content = content;
-            let noted = notes.filter(|n| n.applies_to(&p.call.function.name));
-            if ok && let (Some(notes), Ok(args)) = (noted, &p.args) {
+            if ok
+                && let (Some(notes), Ok(args)) = (notes, &p.args)
+                && notes.applies_to(&p.call.function.name, args)
+            {
                 content.push_str(&redactor.redact(&result_note(notes, &p.call, args).await));
             }
             let mut said = p.hook_context.clone();

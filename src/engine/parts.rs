@@ -39,8 +39,10 @@ pub struct Engine {
 pub trait ResultNotes: Send + Sync {
     /// Told the conversation when a run starts: what it already holds is not added again.
     fn seen(&self, messages: &[Message]);
-    /// True when a call of `tool` may get a note (checked first, without blocking).
-    fn applies_to(&self, _tool: &str) -> bool {
+    /// True when a call of `tool` with `args` may get a note: checked first, on the calling
+    /// thread, so it reads no file (a call it rules out costs no hand-off to a blocking
+    /// thread).
+    fn applies_to(&self, _tool: &str, _args: &serde_json::Value) -> bool {
         true
     }
     /// What to add to the result of a call of `tool` with `args` that succeeded (it may read

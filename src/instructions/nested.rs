@@ -69,20 +69,37 @@ impl Nested {
         (!out.is_empty()).then_some(out)
     }
 
+    /// The names of the folders between the working directory and `path` (outermost
+    /// first), from its text alone: none for a path outside the working directory or
+    /// directly in it.
+    fn folder_names<'a>(&self, resolved: &'a Path) -> Vec<&'a str> {
+        let Ok(below) = resolved.strip_prefix(&self.cwd) else {
+            return Vec::new();
+        };
+        let mut parts: Vec<&str> = below
+            .components()
+            .filter_map(|c| c.as_os_str().to_str())
+            .collect();
+        parts.pop();
+        parts
+    }
+
+    /// True when a path of the call lies in a folder below the working directory: only
+    /// then can it reach a nested file (the text alone decides; no file is read).
+    fn may_reach_a_folder(&self, row: &crate::tools::catalog::ToolRow, args: &Value) -> bool {
+        row.paths(args).into_iter().any(|path| {
+            let resolved = crate::tools::resolve_path(&self.cwd, path);
+            !self.folder_names(&resolved).is_empty()
+        })
+    }
+
     /// The folders strictly below the working directory that hold `path` (relative to it,
     /// outermost first); none for a path outside it. A symbolic link to a folder ends the walk.
     fn folders_to(&self, path: &str) -> Vec<String> {
         let resolved = crate::tools::resolve_path(&self.cwd, path);
-        let Ok(below) = resolved.strip_prefix(&self.cwd) else {
-            return Vec::new();
-        };
-        let parts: Vec<&str> = below
-            .components()
-            .filter_map(|c| c.as_os_str().to_str())
-            .collect();
         let mut out = Vec::new();
         let mut dir = PathBuf::new();
-        for part in parts.iter().take(parts.len().saturating_sub(1)) {
+        for part in self.folder_names(&resolved) {
             dir.push(part);
             let real = std::fs::symlink_metadata(self.cwd.join(&dir));
             if !real.is_ok_and(|m| m.is_dir()) {
@@ -139,8 +156,8 @@ impl crate::engine::ResultNotes for Nested {
         Nested::seen(self, messages);
     }
 
-    fn applies_to(&self, tool: &str) -> bool {
-        reader(tool).is_some()
+    fn applies_to(&self, tool: &str, args: &Value) -> bool {
+        reader(tool).is_some_and(|row| self.may_reach_a_folder(row, args))
     }
 
     fn note(&self, tool: &str, args: &Value) -> Option<String> {

@@ -192,6 +192,33 @@ fn a_nested_file_is_attached_once_to_the_first_read_below_its_folder() {
 }
 
 #[test]
+fn only_a_read_naming_a_folder_below_the_working_directory_is_looked_into() {
+    let t = tree();
+    let nested = Nested::new(&t.cwd, &[]);
+    let applies = |tool: &str, args: serde_json::Value| {
+        crate::engine::ResultNotes::applies_to(&nested, tool, &args)
+    };
+    let absolute = |rel: &str| json!({"path": t.cwd.join(rel).display().to_string()});
+    assert!(!applies("read_file", json!({"path": "top.rs"})), "in it");
+    assert!(!applies("read_file", json!({"path": "./lib/../top.rs"})));
+    assert!(
+        !applies("read_file", json!({"path": "../other/a.rs"})),
+        "outside it"
+    );
+    assert!(!applies("read_file", absolute("top.rs")));
+    assert!(!applies("read_file", json!({})));
+    // A folder by name, even one that does not exist: the walk off the async threads finds out.
+    assert!(applies("read_file", json!({"path": "lib/a.rs"})));
+    assert!(applies("read_file", absolute("lib/deep/a.rs")));
+    assert!(applies(
+        "batch_read",
+        json!({"files": [{"path": "a.rs"}, {"path": "lib/b.rs"}]})
+    ));
+    assert!(!applies("batch_read", json!({"files": [{"path": "a.rs"}]})));
+    assert!(!applies("write_file", json!({"path": "lib/x"})));
+}
+
+#[test]
 fn a_folder_git_ignores_never_gives_its_instruction_file() {
     let t = tree();
     write(&t.repo.join(".gitignore"), "node_modules/\n");
